@@ -1,0 +1,434 @@
+//! The archetype file format, version 1: the data model of one file and how it is read from JSON.
+//!
+//! This module only checks what one file can tell on its own (its keys, their kinds, component
+//! names). Inheritance, children's archetypes and component values are checked by resolution.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::archetype_name::{check_local_name, check_name};
+use crate::component_registry::ComponentRegistry;
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::field_path::FieldPath;
+use crate::suggest::did_you_mean;
+
+/// The key names of the archetype file format.
+pub mod keys {
+    /// Editor support: the JSON Schema the file follows. Ignored by the loader.
+    pub const SCHEMA: &str = "$schema";
+    /// The file format version (an integer; `1` today).
+    pub const FORMAT: &str = "format";
+    /// `true`: the archetype can be extended but not spawned.
+    pub const ABSTRACT: &str = "abstract";
+    /// A parent archetype name, or a list of them.
+    pub const EXTENDS: &str = "extends";
+    /// Component name → value (`null` removes an inherited component).
+    pub const COMPONENTS: &str = "components";
+    /// Local child name → child entry (`null` removes an inherited child).
+    pub const CHILDREN: &str = "children";
+    /// In a child entry: the archetype the child is an instance of.
+    pub const ARCHETYPE: &str = "archetype";
+    /// Every key allowed at the top level of an archetype file, in canonical order.
+    pub const TOP_LEVEL: [&str; 6] = [SCHEMA, FORMAT, ABSTRACT, EXTENDS, COMPONENTS, CHILDREN];
+    /// Every key allowed in a child entry, in canonical order.
+    pub const CHILD: [&str; 3] = [ARCHETYPE, COMPONENTS, CHILDREN];
+}
+
+/// The newest archetype file format version this library reads.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// One archetype file, as written (component names already mapped from aliases to their
+/// current names).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct ArchetypeDoc {
+    pub is_abstract: bool,
+    /// Parent names, in the order they are applied.
+    pub extends: Vec<String>,
+    /// The root entity's components and the children.
+    pub root: EntitySpec,
+}
+
+/// An entity as a file describes it: the root of an archetype, or a child entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct EntitySpec {
+    /// For children only: the archetype the child is an instance of.
+    pub archetype: Option<String>,
+    /// Current component name → value as written (`Value::Null` removes).
+    pub components: BTreeMap<Arc<str>, WrittenValue>,
+    /// Local name → entry, `None` removing an inherited child.
+    pub children: BTreeMap<String, Option<EntitySpec>>,
+}
+
+/// A component value and the key it was written under (which may be an alias), so errors can
+/// point at the file's own text.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct WrittenValue {
+    pub key: String,
+    pub value: Value,
+}
+
+/// A problem found in one file, placed by its path inside the file's JSON.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct DocProblem {
+    /// Path from the top of the file to the offending key or value.
+    pub path: FieldPath,
+    /// Whether to point at the key itself (unknown keys) rather than its value.
+    pub at_key: bool,
+    /// What is wrong (without file and position).
+    pub diagnostic: Diagnostic,
+}
+
+/// Reads an archetype file's JSON into its data model, collecting every problem.
+pub(crate) fn parse_doc(
+    value: &Value,
+    registry: &ComponentRegistry,
+    max_children_depth: usize,
+) -> (ArchetypeDoc, Vec<DocProblem>) {
+    let mut reader = Reader {
+        registry,
+        problems: Vec::new(),
+        max_children_depth,
+    };
+    let doc = reader.doc(value);
+    (doc, reader.problems)
+}
+
+struct Reader<'a> {
+    registry: &'a ComponentRegistry,
+    problems: Vec<DocProblem>,
+    max_children_depth: usize,
+}
+
+impl Reader<'_> {
+    fn problem(&mut self, path: FieldPath, at_key: bool, diagnostic: Diagnostic) {
+        self.problems.push(DocProblem {
+            path,
+            at_key,
+            diagnostic,
+        });
+    }
+
+    fn malformed(&mut self, path: FieldPath, message: String) {
+        self.problem(
+            path,
+            false,
+            Diagnostic::error(DiagnosticCode::Malformed, message),
+        );
+    }
+
+    fn doc(&mut self, value: &Value) -> ArchetypeDoc {
+        let mut doc = ArchetypeDoc::default();
+        let Value::Object(object) = value else {
+            self.problem(
+                FieldPath::root(),
+                false,
+                Diagnostic::error(
+                    DiagnosticCode::NotAnObject,
+                    format!(
+                        "expected a JSON object at the top level of an archetype file, found {}",
+                        kind_of(value)
+                    ),
+                ),
+            );
+            return doc;
+        };
+        let root = FieldPath::root();
+        if let Some(format) = object.get(keys::FORMAT) {
+            match format.as_u64() {
+                Some(version) if (1..=FORMAT_VERSION).contains(&version) => {}
+                Some(version) if version > FORMAT_VERSION => {
+                    self.problem(
+                        root.key(keys::FORMAT),
+                        false,
+                        Diagnostic::error(
+                            DiagnosticCode::UnsupportedFormat,
+                            format!(
+                                "format version {version} is newer than this library reads (up to {FORMAT_VERSION}); update archetype-engine"
+                            ),
+                        ),
+                    );
+                    // The rest may use syntax we don't know: don't report it as mistakes.
+                    return doc;
+                }
+                _ => self.malformed(
+                    root.key(keys::FORMAT),
+                    format!("`format` must be a positive integer (the current version is {FORMAT_VERSION})"),
+                ),
+            }
+        }
+        for key in object.keys() {
+            if !keys::TOP_LEVEL.contains(&key.as_str()) {
+                self.unknown_key(root.key(key), key, &keys::TOP_LEVEL, "an archetype file");
+            }
+        }
+        if let Some(value) = object.get(keys::ABSTRACT) {
+            match value {
+                Value::Bool(flag) => doc.is_abstract = *flag,
+                _ => self.malformed(
+                    root.key(keys::ABSTRACT),
+                    format!("`abstract` must be true or false, found {}", kind_of(value)),
+                ),
+            }
+        }
+        if let Some(value) = object.get(keys::EXTENDS) {
+            doc.extends = self.extends(value, &root.key(keys::EXTENDS));
+        }
+        doc.root = self.entity(object, &root, false, 0);
+        doc
+    }
+
+    fn extends(&mut self, value: &Value, path: &FieldPath) -> Vec<String> {
+        // A single name may be a plain string; its path is still `extends[0]`, which the
+        // locator resolves to the string itself.
+        let names: Vec<(&Value, FieldPath)> = match value {
+            Value::String(_) => vec![(value, path.index(0))],
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (item, path.index(i)))
+                .collect(),
+            _ => {
+                self.malformed(
+                    path.clone(),
+                    format!(
+                        "`extends` must be an archetype name or a list of names, found {}",
+                        kind_of(value)
+                    ),
+                );
+                return Vec::new();
+            }
+        };
+        let mut extends: Vec<String> = Vec::new();
+        for (item, item_path) in names {
+            let Value::String(name) = item else {
+                self.malformed(
+                    item_path,
+                    format!(
+                        "`extends` entries must be archetype names, found {}",
+                        kind_of(item)
+                    ),
+                );
+                continue;
+            };
+            if let Err(problem) = check_name(name) {
+                self.problem(
+                    item_path,
+                    false,
+                    Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
+                        .with_suggestion(problem.suggestion),
+                );
+            } else if extends.contains(name) {
+                self.malformed(item_path, format!("`{name}` is listed twice in `extends`"));
+            } else {
+                extends.push(name.clone());
+            }
+        }
+        extends
+    }
+
+    /// Reads `components` and `children` (and, for child entries, `archetype`) of `object`.
+    fn entity(
+        &mut self,
+        object: &Map<String, Value>,
+        path: &FieldPath,
+        is_child: bool,
+        depth: usize,
+    ) -> EntitySpec {
+        let mut spec = EntitySpec::default();
+        if is_child {
+            for key in object.keys() {
+                if !keys::CHILD.contains(&key.as_str()) {
+                    self.unknown_key(path.key(key), key, &keys::CHILD, "a child entry");
+                }
+            }
+            match object.get(keys::ARCHETYPE) {
+                None => {}
+                Some(Value::String(name)) => match check_name(name) {
+                    Ok(()) => spec.archetype = Some(name.clone()),
+                    Err(problem) => self.problem(
+                        path.key(keys::ARCHETYPE),
+                        false,
+                        Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
+                            .with_suggestion(problem.suggestion),
+                    ),
+                },
+                Some(other) => self.malformed(
+                    path.key(keys::ARCHETYPE),
+                    format!(
+                        "`archetype` must be an archetype name, found {}",
+                        kind_of(other)
+                    ),
+                ),
+            }
+        }
+        match object.get(keys::COMPONENTS) {
+            None => {}
+            Some(Value::Object(components)) => {
+                spec.components = self.components(components, &path.key(keys::COMPONENTS));
+            }
+            Some(other) => self.malformed(
+                path.key(keys::COMPONENTS),
+                format!(
+                    "`components` must be an object of component name to value, found {}",
+                    kind_of(other)
+                ),
+            ),
+        }
+        match object.get(keys::CHILDREN) {
+            None => {}
+            Some(Value::Object(children)) => {
+                let children_path = path.key(keys::CHILDREN);
+                if depth >= self.max_children_depth && !children.is_empty() {
+                    self.problem(
+                        children_path,
+                        false,
+                        Diagnostic::error(
+                            DiagnosticCode::TooDeep,
+                            format!(
+                                "children are nested deeper than the limit of {} levels",
+                                self.max_children_depth
+                            ),
+                        ),
+                    );
+                    return spec;
+                }
+                for (name, entry) in children {
+                    let entry_path = children_path.key(name);
+                    if !check_local_name(name) {
+                        self.problem(
+                            entry_path.clone(),
+                            true,
+                            Diagnostic::error(
+                                DiagnosticCode::InvalidName,
+                                format!("child name `{name}` must be made of ASCII letters, digits, `_` and `-`"),
+                            ),
+                        );
+                        continue;
+                    }
+                    match entry {
+                        Value::Null => {
+                            spec.children.insert(name.clone(), None);
+                        }
+                        Value::Object(entry) => {
+                            let child = self.entity(entry, &entry_path, true, depth + 1);
+                            spec.children.insert(name.clone(), Some(child));
+                        }
+                        other => self.malformed(
+                            entry_path,
+                            format!(
+                                "child `{name}` must be an object (or null to remove it), found {}",
+                                kind_of(other)
+                            ),
+                        ),
+                    }
+                }
+            }
+            Some(other) => self.malformed(
+                path.key(keys::CHILDREN),
+                format!(
+                    "`children` must be an object of child name to entry, found {}",
+                    kind_of(other)
+                ),
+            ),
+        }
+        spec
+    }
+
+    fn components(
+        &mut self,
+        components: &Map<String, Value>,
+        path: &FieldPath,
+    ) -> BTreeMap<Arc<str>, WrittenValue> {
+        let mut out: BTreeMap<Arc<str>, WrittenValue> = BTreeMap::new();
+        for (key, value) in components {
+            let key_path = path.key(key);
+            let Some(id) = self.registry.id(key) else {
+                let suggestion = did_you_mean(key, self.registry.names());
+                self.problem(
+                    key_path,
+                    true,
+                    Diagnostic::error(
+                        DiagnosticCode::UnknownComponent,
+                        format!("unknown component `{key}`"),
+                    )
+                    .with_component(key.clone())
+                    .with_suggestion(suggestion),
+                );
+                continue;
+            };
+            let name = self.registry.name_arc(id).clone();
+            if self.registry.is_managed(id) {
+                self.problem(
+                    key_path,
+                    true,
+                    Diagnostic::error(
+                        DiagnosticCode::ReservedComponent,
+                        format!(
+                            "component `{name}` is set by the library when entities are spawned; {}",
+                            if matches!(&*name, "Parent" | "Children") {
+                                "describe child entities under `children`"
+                            } else {
+                                "remove it from the file"
+                            }
+                        ),
+                    )
+                    .with_component(name.to_string()),
+                );
+                continue;
+            }
+            if let Some(previous) = out.get(&name) {
+                let message = format!(
+                    "`{}` and `{key}` both set component `{name}` (old names still load as the current one); keep one",
+                    previous.key
+                );
+                self.problem(
+                    key_path,
+                    true,
+                    Diagnostic::error(DiagnosticCode::Malformed, message)
+                        .with_component(name.to_string()),
+                );
+                continue;
+            }
+            out.insert(
+                name,
+                WrittenValue {
+                    key: key.clone(),
+                    value: value.clone(),
+                },
+            );
+        }
+        out
+    }
+
+    fn unknown_key(&mut self, path: FieldPath, key: &str, allowed: &[&str], place: &str) {
+        let suggestion = did_you_mean(key, allowed.iter().copied());
+        let list = allowed
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.problem(
+            path,
+            true,
+            Diagnostic::error(
+                DiagnosticCode::UnknownKey,
+                format!("unknown key `{key}` in {place}; expected one of {list}"),
+            )
+            .with_suggestion(suggestion),
+        );
+    }
+}
+
+/// "an array", "a string", ... for messages.
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,932 @@
+//! [`ArchetypeLibrary`]: every archetype under a root directory, resolved, validated and ready
+//! to spawn.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hecs::{Entity, World};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::Value;
+
+use crate::archetype::Archetype;
+use crate::archetype_file::{ArchetypeDoc, EntitySpec};
+use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
+use crate::archetype_source::{case_conflict_problem, case_conflicts, scan, SourceFile};
+use crate::compiled_archetype::{compile, CompileProblem};
+use crate::component_registry::ComponentRegistry;
+use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Severity};
+use crate::field_path::FieldPath;
+use crate::limits::Limits;
+use crate::resolver::{supplier, Failure, Lookup, ResolvedEntity, Resolver};
+use crate::spawn_error::SpawnError;
+use crate::suggest::did_you_mean;
+
+/// How a library reads its files.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Size and depth limits.
+    pub limits: Limits,
+    /// Whether a field a component type does not have is an error (the default) or a warning.
+    pub unknown_fields: Severity,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            limits: Limits::default(),
+            unknown_fields: Severity::Error,
+        }
+    }
+}
+
+/// Every archetype under a root directory: read once, inheritance resolved, every component
+/// value deserialized up front, so spawning never parses JSON.
+///
+/// A library keeps serving the last good version of an archetype whose file breaks later (see
+/// [`reload_all`](Self::reload_all)), and a library that loaded with errors still serves the
+/// archetypes that are valid and do not depend on broken ones.
+///
+/// # Example
+/// ```no_run
+/// use archetype_engine::{ArchetypeLibrary, ComponentRegistry};
+/// # #[derive(Clone, serde::Serialize, serde::Deserialize)] struct Health { max: f32 }
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Health>()?;
+/// let library = ArchetypeLibrary::load("archetypes", registry)?;
+/// let mut world = hecs::World::new();
+/// let goblin = library.spawn(&mut world, "enemies/goblin")?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ArchetypeLibrary {
+    registry: Arc<ComponentRegistry>,
+    root: PathBuf,
+    options: LoadOptions,
+    sources: BTreeMap<Arc<str>, SourceFile>,
+    scan_problems: Vec<Diagnostic>,
+    slots: Vec<Slot>,
+    ids: FxHashMap<Arc<str>, ArchetypeId>,
+    states: FxHashMap<Arc<str>, State>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Everything the library remembers about one archetype name, for as long as it lives.
+struct Slot {
+    name: Arc<str>,
+    /// Interned entity paths (`""` is node 0); never shrinks, so instance markers stay valid.
+    node_paths: Vec<Arc<str>>,
+    node_ids: FxHashMap<Arc<str>, u32>,
+    /// The version in effect (the last good one).
+    current: Option<Arc<Archetype>>,
+    /// The file is gone; `current` stays as the baseline if it comes back.
+    deleted: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Status {
+    Ready,
+    Errors,
+    Dependency(String),
+}
+
+struct State {
+    status: Status,
+    problems: Vec<Diagnostic>,
+}
+
+/// How one archetype changed in a reload: `old` is what was in effect, `new` what is now.
+#[derive(Clone, Debug)]
+pub struct ArchetypeChange {
+    /// The archetype.
+    pub id: ArchetypeId,
+    /// Its name.
+    pub name: Arc<str>,
+    /// The version in effect before (`None`: the archetype is new).
+    pub old: Option<Arc<Archetype>>,
+    /// The version in effect now (`None`: the archetype was deleted).
+    pub new: Option<Arc<Archetype>>,
+}
+
+/// What a reload changed in a library.
+#[derive(Clone, Debug, Default)]
+pub struct LibraryUpdate {
+    /// Archetypes whose content in effect changed (including new and deleted ones).
+    pub changes: Vec<ArchetypeChange>,
+    /// Archetypes that were touched but keep their last good version: name and reason.
+    pub held_back: Vec<(String, String)>,
+    /// Current problems of the files and archetypes the reload touched.
+    pub errors: Vec<Diagnostic>,
+}
+
+/// A library that loaded with errors. It still holds every archetype that is valid
+/// ([`into_partial`](Self::into_partial)).
+pub struct LoadError {
+    library: Box<ArchetypeLibrary>,
+}
+
+impl LoadError {
+    /// The problems found, in reporting order (warnings included).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        self.library.diagnostics()
+    }
+
+    /// The library with every archetype that is valid and does not depend on a broken one.
+    pub fn into_partial(self) -> ArchetypeLibrary {
+        *self.library
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let errors = self.library.error_count();
+        write!(
+            f,
+            "{errors} error{} loading archetypes from `{}`:\n{}",
+            if errors == 1 { "" } else { "s" },
+            self.library.root.display(),
+            Diagnostics(self.library.diagnostics.clone())
+        )
+    }
+}
+
+impl fmt::Debug for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl fmt::Debug for ArchetypeLibrary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArchetypeLibrary")
+            .field("root", &self.root)
+            .field("archetypes", &self.sources.len())
+            .field("errors", &self.error_count())
+            .finish()
+    }
+}
+
+impl ArchetypeLibrary {
+    /// Loads every archetype under `root` with default options.
+    ///
+    /// # Errors
+    /// If any file has an error. The error lists every problem and still holds the valid part
+    /// of the library ([`LoadError::into_partial`]).
+    pub fn load(
+        root: impl AsRef<Path>,
+        registry: impl Into<Arc<ComponentRegistry>>,
+    ) -> Result<Self, LoadError> {
+        Self::load_with(root, registry, LoadOptions::default())
+    }
+
+    /// Loads every archetype under `root`.
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub fn load_with(
+        root: impl AsRef<Path>,
+        registry: impl Into<Arc<ComponentRegistry>>,
+        options: LoadOptions,
+    ) -> Result<Self, LoadError> {
+        let mut library = Self::empty(root, registry, options);
+        library.reload_all();
+        if library.error_count() > 0 {
+            return Err(LoadError {
+                library: Box::new(library),
+            });
+        }
+        Ok(library)
+    }
+
+    /// A library with no archetypes yet, reading from `root` when told to (see
+    /// [`reload_all`](Self::reload_all), [`set_source`](Self::set_source)).
+    pub fn empty(
+        root: impl AsRef<Path>,
+        registry: impl Into<Arc<ComponentRegistry>>,
+        options: LoadOptions,
+    ) -> Self {
+        ArchetypeLibrary {
+            registry: registry.into(),
+            root: root.as_ref().to_path_buf(),
+            options,
+            sources: BTreeMap::new(),
+            scan_problems: Vec::new(),
+            slots: Vec::new(),
+            ids: FxHashMap::default(),
+            states: FxHashMap::default(),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// The component registry the library reads with.
+    pub fn registry(&self) -> &Arc<ComponentRegistry> {
+        &self.registry
+    }
+
+    /// The archetypes directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The options the library reads with.
+    pub fn options(&self) -> &LoadOptions {
+        &self.options
+    }
+
+    /// Every current problem, sorted by file and position.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Number of current errors (not counting warnings).
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The names of every archetype with a file, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.sources.keys().map(|name| &**name)
+    }
+
+    /// Number of archetype files.
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// Whether there are no archetype files.
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    /// The archetype in effect under `name` (its last good version), if it has a file.
+    pub fn get(&self, name: &str) -> Option<&Arc<Archetype>> {
+        let id = self.ids.get(name)?;
+        let slot = &self.slots[id.0 as usize];
+        if slot.deleted {
+            return None;
+        }
+        slot.current.as_ref()
+    }
+
+    /// The archetype with `id`, even if its file was deleted since (for orphaned instances).
+    pub fn get_by_id(&self, id: ArchetypeId) -> Option<&Arc<Archetype>> {
+        self.slots.get(id.0 as usize)?.current.as_ref()
+    }
+
+    /// The ID of an archetype name (known names only; IDs are never reused).
+    pub fn id(&self, name: &str) -> Option<ArchetypeId> {
+        self.ids.get(name).copied()
+    }
+
+    /// The name behind an ID.
+    pub fn name_of(&self, id: ArchetypeId) -> Option<&str> {
+        self.slots.get(id.0 as usize).map(|slot| &*slot.name)
+    }
+
+    /// The entity path (`""`, `"turret"`, ...) an instance marker points to.
+    pub fn node_path(&self, instance: ArchetypeInstance) -> Option<&str> {
+        let slot = self.slots.get(instance.archetype.0 as usize)?;
+        slot.node_paths
+            .get(instance.node as usize)
+            .map(|path| &**path)
+    }
+
+    /// The node number of an entity path of an archetype, if any instance ever had it.
+    pub fn node_id(&self, id: ArchetypeId, path: &str) -> Option<u32> {
+        self.slots.get(id.0 as usize)?.node_ids.get(path).copied()
+    }
+
+    /// Whether the archetype's file is gone (its live instances are orphans).
+    pub fn is_deleted(&self, id: ArchetypeId) -> bool {
+        self.slots
+            .get(id.0 as usize)
+            .is_some_and(|slot| slot.deleted)
+    }
+
+    /// The text of an archetype's file as last read, for tools that show sources.
+    pub fn source_text(&self, name: &str) -> Option<&str> {
+        self.sources
+            .get(name)?
+            .text
+            .as_deref()
+            .map(|text| text.text())
+    }
+
+    /// The file an archetype is read from, as shown in messages.
+    pub fn file_of(&self, name: &str) -> Option<&Path> {
+        self.sources.get(name).map(|source| source.file.as_path())
+    }
+
+    /// Which archetype's file wrote `field` of `component` on the entity at `entity_path`
+    /// (`""` for the root) of archetype `name`, with the place in that file (line, column).
+    ///
+    /// Returns the file and the diagnostic-style position, or `None` when no file wrote it.
+    pub fn provenance(
+        &self,
+        name: &str,
+        entity_path: &str,
+        component: &str,
+        field: &FieldPath,
+    ) -> Option<(PathBuf, Option<crate::Position>)> {
+        let docs = |n: &str| self.sources.get(n).and_then(|s| s.doc.as_deref());
+        let node: Vec<&str> = entity_path.split('/').filter(|s| !s.is_empty()).collect();
+        let found = supplier(&docs, name, &node, component, field.segments())?;
+        let source = self.sources.get(found.archetype.as_str())?;
+        let mut probe = Diagnostic::error(DiagnosticCode::Io, String::new());
+        source.locate_into(&mut probe, &found.path, false);
+        Some((source.file.clone(), probe.position))
+    }
+
+    /// Re-reads every file under the root (new, changed and deleted files alike) and rebuilds
+    /// what they affect. Archetypes whose new version has errors keep their last good version.
+    pub fn reload_all(&mut self) -> LibraryUpdate {
+        let scan = scan(&self.root);
+        self.scan_problems = scan.problems;
+        let mut updates: Vec<(Arc<str>, Option<SourceFile>)> = Vec::new();
+        for name in self.sources.keys() {
+            if !scan.files.contains_key(&**name) {
+                updates.push((name.clone(), None));
+            }
+        }
+        for (name, (file, path)) in scan.files {
+            let source = SourceFile::read(file, &path, &name, &self.registry, &self.options.limits);
+            updates.push((Arc::from(name), Some(source)));
+        }
+        self.apply_sources(updates)
+    }
+
+    /// Re-reads the given files (paths under the root; a missing file means it was deleted)
+    /// and rebuilds what they affect.
+    pub fn reload_files<P: AsRef<Path>>(&mut self, paths: &[P]) -> LibraryUpdate {
+        let mut updates = Vec::new();
+        for path in paths {
+            let path = path.as_ref();
+            let Some(relative) = self.relative_path(path) else {
+                continue;
+            };
+            let name = match crate::archetype_name::name_from_relative_path(&relative) {
+                Ok(name) => name,
+                Err(problem) => {
+                    self.scan_problems
+                        .retain(|d| d.file.as_deref() != Some(&self.root.join(&relative)));
+                    if path.exists() {
+                        self.scan_problems.push(
+                            Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
+                                .with_file(self.root.join(&relative)),
+                        );
+                    }
+                    continue;
+                }
+            };
+            let file = self.root.join(&relative);
+            let source = path
+                .is_file()
+                .then(|| SourceFile::read(file, path, &name, &self.registry, &self.options.limits));
+            updates.push((Arc::from(name), source));
+        }
+        self.apply_sources(updates)
+    }
+
+    /// Replaces the content of one archetype file without touching the disk (`None` deletes
+    /// it), then rebuilds what it affects. `relative_path` is relative to the root, e.g.
+    /// `enemies/goblin.json`. For tests and tools that generate archetypes.
+    pub fn set_source(
+        &mut self,
+        relative_path: impl AsRef<Path>,
+        text: Option<&str>,
+    ) -> LibraryUpdate {
+        self.set_sources([(relative_path, text)])
+    }
+
+    /// [`set_source`](Self::set_source) for several files at once (one rebuild).
+    pub fn set_sources<P: AsRef<Path>>(
+        &mut self,
+        sources: impl IntoIterator<Item = (P, Option<impl AsRef<str>>)>,
+    ) -> LibraryUpdate {
+        let mut updates = Vec::new();
+        for (relative, text) in sources {
+            let relative = relative.as_ref();
+            let Ok(name) = crate::archetype_name::name_from_relative_path(relative) else {
+                continue;
+            };
+            let source = text.map(|text| {
+                SourceFile::from_bytes(
+                    self.root.join(relative),
+                    &name,
+                    text.as_ref().as_bytes().to_vec(),
+                    &self.registry,
+                    &self.options.limits,
+                )
+            });
+            updates.push((Arc::from(name), source));
+        }
+        self.apply_sources(updates)
+    }
+
+    fn relative_path(&self, path: &Path) -> Option<PathBuf> {
+        if let Ok(relative) = path.strip_prefix(&self.root) {
+            return Some(relative.to_path_buf());
+        }
+        let root = std::fs::canonicalize(&self.root).ok()?;
+        if let Ok(relative) = path.strip_prefix(&root) {
+            return Some(relative.to_path_buf());
+        }
+        // The file may be gone: canonicalize its directory instead.
+        let parent = std::fs::canonicalize(path.parent()?).ok()?;
+        let relative_dir = parent.strip_prefix(&root).ok()?;
+        Some(relative_dir.join(path.file_name()?))
+    }
+
+    /// Installs new file contents (or deletions) and rebuilds everything they affect.
+    fn apply_sources(&mut self, updates: Vec<(Arc<str>, Option<SourceFile>)>) -> LibraryUpdate {
+        let mut touched: BTreeSet<Arc<str>> = BTreeSet::new();
+        for (name, source) in updates {
+            match source {
+                Some(source) => {
+                    let unchanged = self.sources.get(&name).is_some_and(|old| {
+                        old.text.as_ref().map(|t| t.text())
+                            == source.text.as_ref().map(|t| t.text())
+                            && old.problems == source.problems
+                    });
+                    if !unchanged {
+                        touched.insert(name.clone());
+                        self.sources.insert(name, source);
+                    }
+                }
+                None => {
+                    if self.sources.remove(&name).is_some() {
+                        touched.insert(name);
+                    }
+                }
+            }
+        }
+        // Case conflicts depend on the whole set of names: recompute them.
+        let conflicts = case_conflicts(self.sources.keys().map(|n| &**n));
+        for (name, source) in self.sources.iter_mut() {
+            let had = source
+                .problems
+                .iter()
+                .any(|d| d.code == DiagnosticCode::CaseConflict);
+            source
+                .problems
+                .retain(|d| d.code != DiagnosticCode::CaseConflict);
+            if let Some((_, others)) = conflicts.iter().find(|(n, _)| **n == **name) {
+                source
+                    .problems
+                    .push(case_conflict_problem(&source.file, name, others));
+                touched.insert(name.clone());
+            } else if had {
+                touched.insert(name.clone());
+            }
+        }
+        self.rebuild(touched)
+    }
+
+    fn slot_id(&mut self, name: &Arc<str>) -> ArchetypeId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = ArchetypeId(self.slots.len() as u32);
+        let root: Arc<str> = Arc::from("");
+        let mut node_ids = FxHashMap::default();
+        node_ids.insert(root.clone(), 0);
+        self.slots.push(Slot {
+            name: name.clone(),
+            node_paths: vec![root],
+            node_ids,
+            current: None,
+            deleted: false,
+        });
+        self.ids.insert(name.clone(), id);
+        id
+    }
+
+    /// Re-resolves `touched` archetypes and everything that depends on them.
+    fn rebuild(&mut self, touched: BTreeSet<Arc<str>>) -> LibraryUpdate {
+        // Who depends on whom, from the files as they are now.
+        let mut dependents: FxHashMap<String, Vec<Arc<str>>> = FxHashMap::default();
+        let mut deps: FxHashMap<Arc<str>, Vec<String>> = FxHashMap::default();
+        for (name, source) in &self.sources {
+            let list = source.doc.as_deref().map(dependencies).unwrap_or_default();
+            for dep in &list {
+                dependents
+                    .entry(dep.clone())
+                    .or_default()
+                    .push(name.clone());
+            }
+            deps.insert(name.clone(), list);
+        }
+        let mut affected: BTreeSet<Arc<str>> = BTreeSet::new();
+        let mut queue: Vec<Arc<str>> = touched.into_iter().collect();
+        while let Some(name) = queue.pop() {
+            if affected.insert(name.clone()) {
+                if let Some(list) = dependents.get(&*name) {
+                    queue.extend(list.iter().cloned());
+                }
+            }
+        }
+
+        // Resolve every affected archetype that has a file.
+        let names: Vec<&str> = self.sources.keys().map(|n| &**n).collect();
+        let mut outcomes = FxHashMap::default();
+        {
+            let sources = &self.sources;
+            let states = &self.states;
+            let ids = &self.ids;
+            let slots = &self.slots;
+            let affected_ref = &affected;
+            let lookup = |name: &str| -> Lookup<'_> {
+                let Some(source) = sources.get(name) else {
+                    return Lookup::Missing;
+                };
+                if affected_ref.contains(name) {
+                    return match &source.doc {
+                        Some(doc) => Lookup::Doc(doc),
+                        None => Lookup::Broken,
+                    };
+                }
+                let ready = states.get(name).is_some_and(|s| s.status == Status::Ready);
+                let current = ids
+                    .get(name)
+                    .and_then(|id| slots[id.0 as usize].current.as_ref());
+                match (ready, current) {
+                    (true, Some(current)) => Lookup::Resolved(current.resolved.clone()),
+                    _ => Lookup::Broken,
+                }
+            };
+            let mut resolver = Resolver::new(lookup, &names);
+            for name in &affected {
+                if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
+                    outcomes.insert(name.clone(), resolver.resolve(name));
+                }
+            }
+        }
+
+        // Decide, dependencies first, what each affected archetype becomes.
+        let mut update = LibraryUpdate::default();
+        for name in dependency_order(&affected, &deps) {
+            let id = self.slot_id(&name);
+            let Some(source) = self.sources.get(&name) else {
+                self.states.remove(&name);
+                let slot = &mut self.slots[id.0 as usize];
+                if !slot.deleted {
+                    slot.deleted = true;
+                    update.changes.push(ArchetypeChange {
+                        id,
+                        name: name.clone(),
+                        old: slot.current.clone(),
+                        new: None,
+                    });
+                }
+                continue;
+            };
+            let file = source.file.clone();
+            let self_errors = source.has_errors();
+            let doc = source.doc.clone();
+            let broken_dep = deps.get(&name).into_iter().flatten().find(|dep| {
+                !self
+                    .states
+                    .get(dep.as_str())
+                    .is_some_and(|s| s.status == Status::Ready)
+                    && self.sources.contains_key(dep.as_str())
+            });
+            let broken_dep = broken_dep.cloned();
+            let mut problems = Vec::new();
+            let mut new_archetype = None;
+            let status = match (outcomes.remove(&name), doc) {
+                (None, _) | (_, None) => Status::Errors,
+                (Some(Err(Failure::Problems(found))), _) => {
+                    for problem in found {
+                        let diagnostic = self.sources[&name].place(
+                            crate::archetype_file::DocProblem {
+                                path: problem.path,
+                                at_key: false,
+                                diagnostic: problem.diagnostic,
+                            },
+                            &name,
+                        );
+                        problems.push(diagnostic);
+                    }
+                    Status::Errors
+                }
+                (Some(Err(Failure::Dependency(dep))), _) => Status::Dependency(dep),
+                (Some(Err(Failure::Cycle(_))), _) => Status::Errors,
+                (Some(Ok(_)), _) if broken_dep.is_some() => {
+                    Status::Dependency(broken_dep.clone().unwrap_or_default())
+                }
+                (Some(Ok(resolved)), Some(doc)) => {
+                    let mut hard = false;
+                    let compiled = if doc.is_abstract {
+                        None
+                    } else {
+                        let slot = &mut self.slots[id.0 as usize];
+                        let mut intern = |path: &str| intern_node(slot, path);
+                        let (compiled, found) = compile(id, &resolved, &self.registry, &mut intern);
+                        hard = compiled.is_none();
+                        for problem in found {
+                            let diagnostic = self.place_compile_problem(&name, problem);
+                            if diagnostic.is_error() {
+                                hard = true;
+                            }
+                            problems.push(diagnostic);
+                        }
+                        compiled
+                    };
+                    if self_errors || hard {
+                        Status::Errors
+                    } else {
+                        new_archetype = Some(Arc::new(Archetype {
+                            id,
+                            name: name.clone(),
+                            file,
+                            is_abstract: doc.is_abstract,
+                            extends: doc.extends.clone(),
+                            resolved,
+                            compiled,
+                        }));
+                        Status::Ready
+                    }
+                }
+            };
+            if let Status::Dependency(dep) = &status {
+                update.held_back.push((
+                    name.to_string(),
+                    format!("it depends on `{dep}`, which has errors"),
+                ));
+            }
+            let slot = &mut self.slots[id.0 as usize];
+            let was_deleted = std::mem::replace(&mut slot.deleted, false);
+            if let Some(new) = new_archetype {
+                let changed = match &slot.current {
+                    None => true,
+                    Some(old) => {
+                        was_deleted
+                            || old.resolved != new.resolved
+                            || old.is_abstract != new.is_abstract
+                    }
+                };
+                if changed {
+                    update.changes.push(ArchetypeChange {
+                        id,
+                        name: name.clone(),
+                        old: slot.current.clone(),
+                        new: Some(new.clone()),
+                    });
+                }
+                slot.current = Some(new);
+            } else if was_deleted && slot.current.is_some() {
+                // The file came back broken: nothing in effect changes, but it is no longer
+                // deleted, so instances are not orphans; they keep the last good version.
+            }
+            self.states.insert(name.clone(), State { status, problems });
+        }
+
+        self.collect_diagnostics();
+        for name in &affected {
+            if let Some(source) = self.sources.get(name) {
+                update.errors.extend(source.problems.iter().cloned());
+            }
+            if let Some(state) = self.states.get(name) {
+                update.errors.extend(state.problems.iter().cloned());
+            }
+        }
+        sort_and_dedup(&mut update.errors);
+        update
+    }
+
+    fn place_compile_problem(&self, name: &str, problem: CompileProblem) -> Diagnostic {
+        let severity = if problem.unknown_field {
+            self.options.unknown_fields
+        } else {
+            Severity::Error
+        };
+        let mut diagnostic = Diagnostic::error(problem.code, problem.message)
+            .with_severity(severity)
+            .with_archetype(name)
+            .with_component(problem.component.to_string())
+            .with_field(problem.field.clone())
+            .with_suggestion(problem.suggestion);
+        let docs = |n: &str| self.sources.get(n).and_then(|s| s.doc.as_deref());
+        let node: Vec<&str> = problem.node.iter().map(|n| &**n).collect();
+        let found = supplier(
+            &docs,
+            name,
+            &node,
+            &problem.component,
+            problem.field.segments(),
+        );
+        match found.and_then(|f| Some((self.sources.get(f.archetype.as_str())?, f.path))) {
+            Some((source, path)) => {
+                diagnostic.file = Some(source.file.clone());
+                source.locate_into(&mut diagnostic, &path, false);
+            }
+            None => diagnostic.file = self.sources.get(name).map(|s| s.file.clone()),
+        }
+        diagnostic
+    }
+
+    fn collect_diagnostics(&mut self) {
+        let mut all = self.scan_problems.clone();
+        for source in self.sources.values() {
+            all.extend(source.problems.iter().cloned());
+        }
+        for (name, state) in &self.states {
+            if self.sources.contains_key(name) {
+                all.extend(state.problems.iter().cloned());
+            }
+        }
+        sort_and_dedup(&mut all);
+        self.diagnostics = all;
+    }
+
+    fn spawnable(&self, name: &str) -> Result<&Archetype, SpawnError> {
+        let unknown = || SpawnError::UnknownArchetype {
+            name: name.to_string(),
+            suggestion: did_you_mean(name, self.names()),
+        };
+        let id = self.ids.get(name).ok_or_else(unknown)?;
+        let slot = &self.slots[id.0 as usize];
+        if slot.deleted {
+            return Err(SpawnError::Deleted {
+                name: name.to_string(),
+            });
+        }
+        let Some(archetype) = &slot.current else {
+            let reason = match self.states.get(name).map(|s| &s.status) {
+                Some(Status::Dependency(dep)) => format!("it depends on `{dep}`, which has errors"),
+                _ => "its file has errors".to_string(),
+            };
+            return Err(SpawnError::Unavailable {
+                name: name.to_string(),
+                reason,
+            });
+        };
+        if archetype.is_abstract {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        }
+        Ok(archetype)
+    }
+
+    /// Spawns an instance of the archetype `name` (root and children) into `world`.
+    ///
+    /// Every spawned entity gets a fresh [`StableId`](crate::StableId) and an
+    /// [`ArchetypeInstance`] marker.
+    ///
+    /// # Errors
+    /// If there is no such archetype (with a suggestion), it is abstract, or it never loaded
+    /// without errors.
+    pub fn spawn(&self, world: &mut World, name: &str) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        match &archetype.compiled {
+            Some(compiled) => compiled
+                .spawn(world, &self.registry, None)
+                .map_err(|error| SpawnError::internal(name, error)),
+            None => Err(SpawnError::Abstract {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Spawns an instance with per-entity overrides: `overrides` maps component names to merge
+    /// patches applied on top of the archetype's root for this one entity (`null` leaves a
+    /// component out). The overrides are recorded on the entity
+    /// ([`InstanceOverrides`](crate::InstanceOverrides)), so hot reload never overwrites them.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # let library: archetype_engine::ArchetypeLibrary = todo!();
+    /// # let mut world = hecs::World::new();
+    /// let boss = library.spawn_with(
+    ///     &mut world,
+    ///     "enemies/goblin",
+    ///     &serde_json::json!({ "Health": { "max": 500 }, "Name": "Grukk" }),
+    /// )?;
+    /// # Ok::<(), archetype_engine::SpawnError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn), and if an override names an unknown component or gives a
+    /// value the component cannot take (the error says which field).
+    pub fn spawn_with(
+        &self,
+        world: &mut World,
+        name: &str,
+        overrides: &Value,
+    ) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        let Some(compiled) = &archetype.compiled else {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        };
+        let checked = compiled
+            .check_overrides(&self.registry, &archetype.resolved, overrides)
+            .map_err(|problem| SpawnError::InvalidOverride {
+                name: name.to_string(),
+                component: problem.component,
+                field: problem.field,
+                message: problem.message,
+                suggestion: problem.suggestion,
+            })?;
+        compiled
+            .spawn(world, &self.registry, Some(&checked))
+            .map_err(|error| SpawnError::internal(name, error))
+    }
+
+    /// Spawns `count` instances of `name` at once (as one column batch when the archetype is a
+    /// single entity without references: the fastest way to fill a world).
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_many(
+        &self,
+        world: &mut World,
+        name: &str,
+        count: usize,
+    ) -> Result<Vec<Entity>, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        let Some(compiled) = &archetype.compiled else {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        };
+        let count = u32::try_from(count).map_err(|_| SpawnError::TooMany { count })?;
+        compiled
+            .spawn_many(world, &self.registry, count)
+            .map_err(|error| SpawnError::internal(name, error))
+    }
+}
+
+fn intern_node(slot: &mut Slot, path: &str) -> u32 {
+    if let Some(&id) = slot.node_ids.get(path) {
+        return id;
+    }
+    let id = slot.node_paths.len() as u32;
+    let path: Arc<str> = Arc::from(path);
+    slot.node_paths.push(path.clone());
+    slot.node_ids.insert(path, id);
+    id
+}
+
+/// The archetypes a file depends on: its parents and its children's archetypes.
+pub(crate) fn dependencies(doc: &ArchetypeDoc) -> Vec<String> {
+    fn children(spec: &EntitySpec, out: &mut Vec<String>) {
+        for child in spec.children.values().flatten() {
+            if let Some(archetype) = &child.archetype {
+                if !out.contains(archetype) {
+                    out.push(archetype.clone());
+                }
+            }
+            children(child, out);
+        }
+    }
+    let mut out = doc.extends.clone();
+    children(&doc.root, &mut out);
+    out
+}
+
+/// `affected` ordered so that every archetype comes after the affected archetypes it depends
+/// on (cycles, already reported as errors, are broken arbitrarily).
+fn dependency_order(
+    affected: &BTreeSet<Arc<str>>,
+    deps: &FxHashMap<Arc<str>, Vec<String>>,
+) -> Vec<Arc<str>> {
+    fn visit(
+        name: &Arc<str>,
+        affected: &BTreeSet<Arc<str>>,
+        deps: &FxHashMap<Arc<str>, Vec<String>>,
+        seen: &mut FxHashSet<Arc<str>>,
+        out: &mut Vec<Arc<str>>,
+    ) {
+        if !seen.insert(name.clone()) {
+            return;
+        }
+        for dep in deps.get(name).into_iter().flatten() {
+            if let Some(dep) = affected.get(dep.as_str()) {
+                visit(dep, affected, deps, seen, out);
+            }
+        }
+        out.push(name.clone());
+    }
+    let mut seen = FxHashSet::default();
+    let mut out = Vec::with_capacity(affected.len());
+    for name in affected {
+        visit(name, affected, deps, &mut seen, &mut out);
+    }
+    out
+}
+
+impl ResolvedEntity {
+    /// The entity at `path` (`""` for this one, `"turret/barrel"` for a grandchild).
+    pub fn entity_at(&self, path: &str) -> Option<&ResolvedEntity> {
+        let mut entity = self;
+        for segment in path.split('/').filter(|s| !s.is_empty()) {
+            entity = entity.children.get(segment)?;
+        }
+        Some(entity)
+    }
+}

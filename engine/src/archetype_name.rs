@@ -1,0 +1,164 @@
+//! Archetype names: `enemies/goblin` for `archetypes/enemies/goblin.json`.
+//!
+//! A name is a path relative to the archetypes root, without `.json`, with `/` separators. Each
+//! segment uses ASCII letters, digits, `_` and `-`. That keeps names portable (no `..`, no
+//! absolute paths, no Windows separators, nothing a shell or URL would mangle).
+
+use std::path::{Component, Path};
+
+/// Why a string or a file path is not a usable archetype name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NameProblem {
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
+const RULE: &str = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
+
+/// Checks a name as written in `extends` or a child's `archetype`.
+pub(crate) fn check_name(name: &str) -> Result<(), NameProblem> {
+    let problem = |message: String, suggestion: Option<String>| {
+        Err(NameProblem {
+            message,
+            suggestion,
+        })
+    };
+    if name.is_empty() {
+        return problem("archetype name is empty".to_string(), None);
+    }
+    if name.contains('\\') {
+        let fixed = name.replace('\\', "/");
+        return problem(
+            format!("archetype name `{name}` uses `\\`; {RULE}"),
+            check_name(&fixed).is_ok().then_some(fixed),
+        );
+    }
+    if name.starts_with('/') || (name.len() > 1 && name.as_bytes()[1] == b':') {
+        return problem(
+            format!("archetype name `{name}` is an absolute path; {RULE}"),
+            None,
+        );
+    }
+    if let Some(stem) = name.strip_suffix(".json") {
+        return problem(
+            format!("archetype name `{name}` includes the `.json` extension; {RULE}"),
+            check_name(stem).is_ok().then(|| stem.to_string()),
+        );
+    }
+    if name
+        .split('/')
+        .any(|segment| segment == ".." || segment == ".")
+    {
+        return problem(
+            format!("archetype name `{name}` leaves the archetypes root; {RULE}"),
+            None,
+        );
+    }
+    for segment in name.split('/') {
+        if segment.is_empty() {
+            return problem(
+                format!("archetype name `{name}` has an empty segment; {RULE}"),
+                None,
+            );
+        }
+        if let Some(bad) = segment.chars().find(|c| !is_name_char(*c)) {
+            return problem(
+                format!("archetype name `{name}` contains `{bad}`; {RULE}"),
+                None,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Checks a local name (a child's key, a segment of an entity reference).
+pub(crate) fn check_local_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(is_name_char)
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// The archetype name of a `.json` file at `relative` (a path inside the root).
+pub(crate) fn name_from_relative_path(relative: &Path) -> Result<String, NameProblem> {
+    let mut segments = Vec::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(part) => match part.to_str() {
+                Some(part) => segments.push(part.to_string()),
+                None => {
+                    return Err(NameProblem {
+                        message: format!(
+                            "file name `{}` is not valid UTF-8; {RULE}",
+                            relative.display()
+                        ),
+                        suggestion: None,
+                    })
+                }
+            },
+            _ => {
+                return Err(NameProblem {
+                    message: format!("`{}` is not inside the archetypes root", relative.display()),
+                    suggestion: None,
+                })
+            }
+        }
+    }
+    let Some(last) = segments.last_mut() else {
+        return Err(NameProblem {
+            message: "empty file path".to_string(),
+            suggestion: None,
+        });
+    };
+    if let Some(stem) = last.strip_suffix(".json") {
+        *last = stem.to_string();
+    }
+    let name = segments.join("/");
+    check_name(&name).map_err(|problem| NameProblem {
+        message: format!(
+            "file `{}` does not give a valid archetype name: {}",
+            relative.display(),
+            problem.message
+        ),
+        suggestion: None,
+    })?;
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_portable_relative_names() {
+        assert!(check_name("enemies/goblin").is_ok());
+        assert!(check_name("Boss_2/big-troll").is_ok());
+        for bad in [
+            "", "../x", "a/../b", "/abs", "C:/x", "a//b", "a b", "a.b", "ü",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn suggests_the_fixed_name() {
+        let problem = check_name("enemies\\goblin").unwrap_err();
+        assert_eq!(problem.suggestion.as_deref(), Some("enemies/goblin"));
+        let problem = check_name("enemies/goblin.json").unwrap_err();
+        assert_eq!(problem.suggestion.as_deref(), Some("enemies/goblin"));
+        assert_eq!(
+            check_name("../x").unwrap_err().message,
+            format!("archetype name `../x` leaves the archetypes root; {RULE}")
+        );
+    }
+
+    #[test]
+    fn names_files() {
+        assert_eq!(
+            name_from_relative_path(Path::new("enemies/goblin.json")).unwrap(),
+            "enemies/goblin"
+        );
+        assert!(name_from_relative_path(Path::new("enemies/gob lin.json")).is_err());
+    }
+}

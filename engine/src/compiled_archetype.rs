@@ -1,0 +1,676 @@
+//! Compiled archetypes: typed spawn templates built once per concrete archetype, so spawning
+//! clones values instead of reading JSON.
+//!
+//! Three spawn paths, fastest first:
+//! - a single entity without entity references spawns from a `BuiltEntityClone` template (one
+//!   archetype lookup, one clone per component), then gets its fresh `StableId`;
+//! - many such entities spawn as one hecs column batch;
+//! - anything with children, `#` references or overrides goes through an `EntityBuilder` per
+//!   entity, with all entity handles reserved first so references can point anywhere.
+
+use std::sync::Arc;
+
+use hecs::{BuiltEntityClone, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+
+use crate::archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+use crate::archetype_name::check_local_name;
+use crate::builtin::{Children, Parent};
+use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue, ValueError};
+use crate::diagnostic::DiagnosticCode;
+use crate::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
+use crate::field_path::FieldPath;
+use crate::field_probe::Shape;
+use crate::resolver::ResolvedEntity;
+use crate::stable_id::StableId;
+use crate::suggest::did_you_mean;
+
+/// A concrete archetype ready to spawn.
+pub(crate) struct CompiledArchetype {
+    /// Entities of one instance: the root first, then children depth-first in name order.
+    pub nodes: Vec<CompiledNode>,
+    /// One entity, no references: the template fast path applies.
+    pub simple: bool,
+    /// Node paths in node order, and path → node index, for resolving `#` references.
+    paths: Arc<[Arc<str>]>,
+    index: Arc<FxHashMap<Arc<str>, usize>>,
+}
+
+/// One entity of an archetype instance.
+pub(crate) struct CompiledNode {
+    /// `""` for the root, `"turret"`, `"turret/barrel"` for children.
+    pub path: Arc<str>,
+    /// The instance marker every entity spawned from this node carries.
+    pub marker: ArchetypeInstance,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    /// The node that `#` references written for this entity are relative to.
+    pub base: usize,
+    /// Every component without entity references, plus the instance marker and a placeholder
+    /// `StableId`.
+    pub template: BuiltEntityClone,
+    /// The same component values, for builders and column batches.
+    pub typed: Vec<(ComponentId, TypedValue)>,
+    /// Components holding `#` references: decoded per spawn, once the entities exist.
+    pub with_refs: Vec<(ComponentId, Value)>,
+    /// The column layout of a batch of this entity (components, `StableId`, marker).
+    pub batch_type: ColumnBatchType,
+}
+
+/// A problem compiling one component of one entity of an archetype.
+#[derive(Clone, Debug)]
+pub(crate) struct CompileProblem {
+    /// Child names from the root to the entity (empty for the root).
+    pub node: Vec<Arc<str>>,
+    pub component: Arc<str>,
+    pub field: FieldPath,
+    pub code: DiagnosticCode,
+    pub message: String,
+    pub suggestion: Option<String>,
+    /// Unknown fields: an error or a warning depending on the library's settings.
+    pub unknown_field: bool,
+}
+
+/// Builds the spawn templates of a concrete archetype. `intern` maps a node path to the number
+/// stored in instance markers. Returns the compiled archetype (if it has no errors) and every
+/// problem found, unknown fields included.
+pub(crate) fn compile(
+    archetype: ArchetypeId,
+    resolved: &ResolvedEntity,
+    registry: &ComponentRegistry,
+    intern: &mut dyn FnMut(&str) -> u32,
+) -> (Option<CompiledArchetype>, Vec<CompileProblem>) {
+    let mut layout = Vec::new();
+    flatten(resolved, None, Vec::new(), &mut layout);
+    let paths: Arc<[Arc<str>]> = layout.iter().map(|n| n.path.clone()).collect();
+    let index: FxHashMap<Arc<str>, usize> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.clone(), i))
+        .collect();
+    let index = Arc::new(index);
+
+    let mut problems = Vec::new();
+    let mut hard_error = false;
+    let mut nodes = Vec::with_capacity(layout.len());
+    for (i, node) in layout.iter().enumerate() {
+        let base = base_of(&layout, i);
+        let mut template = EntityBuilderClone::new();
+        let mut typed = Vec::new();
+        let mut with_refs = Vec::new();
+        let mut batch_type = ColumnBatchType::new();
+        for (name, value) in &node.entity.components {
+            let Some(id) = registry.id(name) else {
+                // Names were checked when the file was read; an unregistered name here means
+                // the registry changed under us. Report rather than panic.
+                hard_error = true;
+                problems.push(problem(
+                    node,
+                    name,
+                    FieldPath::root(),
+                    DiagnosticCode::UnknownComponent,
+                    format!("unknown component `{name}`"),
+                    None,
+                ));
+                continue;
+            };
+            let checker = CheckRefs {
+                paths: paths.clone(),
+                index: index.clone(),
+                base: paths[base].clone(),
+                used: false,
+                failure: None,
+            };
+            let mut unknown = Vec::new();
+            let (decoded, checker) =
+                with_mapper(checker, || registry.ops(id).decode(value, &mut unknown));
+            for field in unknown {
+                let suggestion = suggest_field(registry, id, &field);
+                let last = field.last().map(|s| match s {
+                    crate::field_path::PathSegment::Key(k) => k.clone(),
+                    crate::field_path::PathSegment::Index(i) => i.to_string(),
+                });
+                let message = format!(
+                    "unknown field `{}` in component `{name}`",
+                    last.unwrap_or_default()
+                );
+                let mut p = problem(
+                    node,
+                    name,
+                    field,
+                    DiagnosticCode::UnknownField,
+                    message,
+                    suggestion,
+                );
+                p.unknown_field = true;
+                problems.push(p);
+            }
+            match decoded {
+                Ok(value_typed) => {
+                    if checker.used {
+                        with_refs.push((id, value.clone()));
+                    } else {
+                        registry
+                            .ops(id)
+                            .add_to_template(&value_typed, &mut template);
+                        registry.ops(id).add_column(&mut batch_type);
+                        typed.push((id, value_typed));
+                    }
+                }
+                Err(error) => {
+                    hard_error = true;
+                    problems.push(match checker.failure {
+                        Some((message, suggestion)) => problem(
+                            node,
+                            name,
+                            error.path,
+                            DiagnosticCode::UnknownChild,
+                            message,
+                            suggestion,
+                        ),
+                        None => value_problem(registry, id, node, name, error),
+                    });
+                }
+            }
+        }
+        let marker = ArchetypeInstance {
+            archetype,
+            node: intern(&node.path),
+        };
+        template.add(marker);
+        template.add(StableId(0));
+        batch_type.add::<ArchetypeInstance>();
+        batch_type.add::<StableId>();
+        nodes.push(CompiledNode {
+            path: node.path.clone(),
+            marker,
+            parent: node.parent,
+            children: Vec::new(),
+            base,
+            template: template.build(),
+            typed,
+            with_refs,
+            batch_type,
+        });
+    }
+    for i in 0..nodes.len() {
+        if let Some(parent) = nodes[i].parent {
+            nodes[parent].children.push(i);
+        }
+    }
+    if hard_error {
+        return (None, problems);
+    }
+    let simple = nodes.len() == 1 && nodes[0].with_refs.is_empty();
+    (
+        Some(CompiledArchetype {
+            nodes,
+            simple,
+            paths,
+            index,
+        }),
+        problems,
+    )
+}
+
+struct LayoutNode<'a> {
+    path: Arc<str>,
+    names: Vec<Arc<str>>,
+    parent: Option<usize>,
+    entity: &'a ResolvedEntity,
+}
+
+fn flatten<'a>(
+    entity: &'a ResolvedEntity,
+    parent: Option<usize>,
+    names: Vec<Arc<str>>,
+    out: &mut Vec<LayoutNode<'a>>,
+) {
+    let index = out.len();
+    out.push(LayoutNode {
+        path: Arc::from(names.iter().map(|n| &**n).collect::<Vec<_>>().join("/")),
+        names: names.clone(),
+        parent,
+        entity,
+    });
+    for (name, child) in &entity.children {
+        let mut child_names = names.clone();
+        child_names.push(name.clone());
+        flatten(child, Some(index), child_names, out);
+    }
+}
+
+/// References inside an entity are relative to the nearest entity (itself or an ancestor) that
+/// is an archetype's root: the instance root, or a child declared with `"archetype"`.
+fn base_of(layout: &[LayoutNode<'_>], mut i: usize) -> usize {
+    loop {
+        if layout[i].entity.source.is_some() {
+            return i;
+        }
+        match layout[i].parent {
+            Some(parent) => i = parent,
+            None => return i,
+        }
+    }
+}
+
+fn problem(
+    node: &LayoutNode<'_>,
+    component: &str,
+    field: FieldPath,
+    code: DiagnosticCode,
+    message: String,
+    suggestion: Option<String>,
+) -> CompileProblem {
+    CompileProblem {
+        node: node.names.clone(),
+        component: Arc::from(component),
+        field,
+        code,
+        message,
+        suggestion,
+        unknown_field: false,
+    }
+}
+
+/// Turns a serde error into a message that names the field, with a suggestion for unknown enum
+/// variants.
+fn value_problem(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    node: &LayoutNode<'_>,
+    name: &str,
+    error: ValueError,
+) -> CompileProblem {
+    let place = if error.path.is_empty() {
+        format!("`{name}`")
+    } else {
+        format!("`{name}.{}`", error.path)
+    };
+    let mut suggestion = None;
+    if let Some(variant) = unknown_variant(&error.message) {
+        if let Some(Shape::Enum { variants, .. }) = registry.ops(id).probe(error.path.segments()) {
+            suggestion = did_you_mean(variant, variants.iter().copied());
+        }
+    }
+    let message = format!("invalid value for {place}: {}", error.message);
+    problem(
+        node,
+        name,
+        error.path,
+        DiagnosticCode::InvalidComponent,
+        message,
+        suggestion,
+    )
+}
+
+/// The variant name in serde's "unknown variant `X`, expected ..." message.
+fn unknown_variant(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown variant `")?;
+    rest.split('`').next()
+}
+
+/// The closest real field name to an unknown one, from the type's own field list.
+pub(crate) fn suggest_field(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    field: &FieldPath,
+) -> Option<String> {
+    let crate::field_path::PathSegment::Key(key) = field.last()? else {
+        return None;
+    };
+    match registry.ops(id).probe(field.parent().segments())? {
+        Shape::Struct { fields, .. } => did_you_mean(key, fields.iter().copied()),
+        Shape::Enum { variants, .. } => did_you_mean(key, variants.iter().copied()),
+    }
+}
+
+/// Resolves `#path` against the entity paths of an instance, relative to `base`.
+fn resolve_ref(
+    text: &str,
+    base: &str,
+    index: &FxHashMap<Arc<str>, usize>,
+) -> Result<usize, String> {
+    let Some(rest) = text.strip_prefix('#') else {
+        return Err(format!(
+            "`{text}` is not an entity reference; in archetype files write `#` for the archetype's root or `#child` (`#child/grandchild`) for one of its children"
+        ));
+    };
+    let mut segments: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
+    for segment in rest.split('/').filter(|s| !s.is_empty()) {
+        if segment == ".." {
+            if segments.pop().is_none() {
+                return Err(format!("`{text}` goes above the archetype's root"));
+            }
+        } else if check_local_name(segment) {
+            segments.push(segment);
+        } else {
+            return Err(format!("`{text}` is not a valid entity reference"));
+        }
+    }
+    let path = segments.join("/");
+    index
+        .get(path.as_str())
+        .copied()
+        .ok_or_else(|| format!("entity reference `{text}` names no child of this archetype"))
+}
+
+/// Checks `#` references while compiling; references resolve to a placeholder.
+struct CheckRefs {
+    paths: Arc<[Arc<str>]>,
+    index: Arc<FxHashMap<Arc<str>, usize>>,
+    base: Arc<str>,
+    used: bool,
+    failure: Option<(String, Option<String>)>,
+}
+
+impl EntityMapper for CheckRefs {
+    fn wire(&self) -> RefWire {
+        RefWire::Text
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("entity references cannot be written here".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let text = match reference {
+            RefIn::Text(text) => text,
+            RefIn::Number(n) => {
+                let message = format!("entity reference {n} must be written as `#` or `#child`");
+                self.failure = Some((message.clone(), None));
+                return Err(message);
+            }
+        };
+        match resolve_ref(text, &self.base, &self.index) {
+            Ok(_) => {
+                self.used = true;
+                Ok(Entity::DANGLING)
+            }
+            Err(message) => {
+                let prefix = if self.base.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}/", self.base)
+                };
+                let candidates: Vec<String> = self
+                    .paths
+                    .iter()
+                    .filter_map(|p| {
+                        p.strip_prefix(prefix.as_str())
+                            .or((prefix.is_empty()).then_some(&**p))
+                    })
+                    .map(|p| format!("#{p}"))
+                    .collect();
+                let suggestion = did_you_mean(text, candidates.iter().map(String::as_str));
+                self.failure = Some((message.clone(), suggestion));
+                Err(message)
+            }
+        }
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Resolves `#` references to the entities of the instance being spawned.
+struct SpawnRefs {
+    index: Arc<FxHashMap<Arc<str>, usize>>,
+    base: Arc<str>,
+    entities: Arc<[Entity]>,
+}
+
+impl EntityMapper for SpawnRefs {
+    fn wire(&self) -> RefWire {
+        RefWire::Text
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("entity references cannot be written here".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        match reference {
+            RefIn::Text(text) => {
+                resolve_ref(text, &self.base, &self.index).map(|i| self.entities[i])
+            }
+            RefIn::Number(n) => Err(format!(
+                "entity reference {n} must be written as `#` or `#child`"
+            )),
+        }
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Overrides for one spawn, already checked: component → merged value to use instead (or
+/// `None` to leave the component out), plus the patch recorded on the entity.
+pub(crate) struct CheckedOverrides {
+    pub replace: Vec<(ComponentId, Option<Value>)>,
+    pub record: InstanceOverrides,
+}
+
+impl CompiledArchetype {
+    /// Spawns one instance. `overrides` apply to the root.
+    pub(crate) fn spawn(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        overrides: Option<&CheckedOverrides>,
+    ) -> Result<Entity, ValueError> {
+        if self.simple && overrides.is_none() {
+            let root = &self.nodes[0];
+            let entity = world.spawn(&root.template);
+            if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
+                *id = StableId::generate();
+            }
+            return Ok(entity);
+        }
+        self.spawn_general(world, registry, overrides)
+    }
+
+    fn spawn_general(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        overrides: Option<&CheckedOverrides>,
+    ) -> Result<Entity, ValueError> {
+        let entities: Arc<[Entity]> = world.reserve_entities(self.nodes.len() as u32).collect();
+        // Decode everything before touching the world, so a failure leaves it as it was.
+        let mut builders = Vec::with_capacity(self.nodes.len());
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mut builder = EntityBuilder::new();
+            let replaced = |id: ComponentId| {
+                i == 0 && overrides.is_some_and(|o| o.replace.iter().any(|(r, _)| *r == id))
+            };
+            for (id, value) in &node.typed {
+                if !replaced(*id) {
+                    registry.ops(*id).add_to_builder(value, &mut builder);
+                }
+            }
+            let mut decode_list: Vec<(ComponentId, &Value)> = node
+                .with_refs
+                .iter()
+                .filter(|(id, _)| !replaced(*id))
+                .map(|(id, v)| (*id, v))
+                .collect();
+            if i == 0 {
+                if let Some(overrides) = overrides {
+                    decode_list.extend(
+                        overrides
+                            .replace
+                            .iter()
+                            .filter_map(|(id, v)| v.as_ref().map(|v| (*id, v))),
+                    );
+                }
+            }
+            for (id, value) in decode_list {
+                let mapper = SpawnRefs {
+                    index: self.index.clone(),
+                    base: self.nodes[node.base].path.clone(),
+                    entities: entities.clone(),
+                };
+                let (decoded, _) =
+                    with_mapper(mapper, || registry.ops(id).decode(value, &mut Vec::new()));
+                match decoded {
+                    Ok(typed) => registry.ops(id).add_to_builder(&typed, &mut builder),
+                    Err(error) => {
+                        for &entity in entities.iter() {
+                            let _ = world.despawn(entity);
+                        }
+                        return Err(error);
+                    }
+                }
+            }
+            builder.add(StableId::generate());
+            builder.add(node.marker);
+            if let Some(parent) = node.parent {
+                builder.add(Parent(EntityRef(entities[parent])));
+            }
+            if !node.children.is_empty() {
+                builder.add(Children(
+                    node.children
+                        .iter()
+                        .map(|&c| EntityRef(entities[c]))
+                        .collect(),
+                ));
+            }
+            if i == 0 {
+                if let Some(overrides) = overrides {
+                    builder.add(overrides.record.clone());
+                }
+            }
+            builders.push(builder);
+        }
+        for (entity, mut builder) in entities.iter().zip(builders) {
+            let _ = world.insert(*entity, builder.build());
+        }
+        Ok(entities[0])
+    }
+
+    /// Spawns `count` instances, as one column batch when the archetype is simple.
+    pub(crate) fn spawn_many(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        count: u32,
+    ) -> Result<Vec<Entity>, ValueError> {
+        if !self.simple {
+            return (0..count)
+                .map(|_| self.spawn(world, registry, None))
+                .collect();
+        }
+        let root = &self.nodes[0];
+        let mut batch = root.batch_type.clone().into_batch(count);
+        for (id, value) in &root.typed {
+            registry.ops(*id).fill_column(value, &mut batch, count);
+        }
+        if let Some(mut ids) = batch.writer::<StableId>() {
+            for _ in 0..count {
+                let _ = ids.push(StableId::generate());
+            }
+        }
+        if let Some(mut markers) = batch.writer::<ArchetypeInstance>() {
+            for _ in 0..count {
+                let _ = markers.push(root.marker);
+            }
+        }
+        match batch.build() {
+            Ok(batch) => Ok(world.spawn_column_batch(batch).collect()),
+            // Every column was filled above; an incomplete batch is a bug, not bad data.
+            Err(incomplete) => Err(ValueError {
+                path: FieldPath::root(),
+                message: format!("internal error: incomplete spawn batch ({incomplete:?})"),
+            }),
+        }
+    }
+}
+
+/// Why spawn-time overrides were rejected.
+pub(crate) struct OverrideProblem {
+    pub component: Option<String>,
+    pub field: FieldPath,
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
+impl CompiledArchetype {
+    /// Checks spawn-time overrides against the archetype's root (`root` is its resolved value):
+    /// component names, and each merged value must deserialize. Returns the merged values to spawn
+    /// with.
+    pub(crate) fn check_overrides(
+        &self,
+        registry: &ComponentRegistry,
+        root: &ResolvedEntity,
+        overrides: &Value,
+    ) -> Result<CheckedOverrides, OverrideProblem> {
+        let fail = |component: Option<String>,
+                    field: FieldPath,
+                    message: String,
+                    suggestion: Option<String>| {
+            Err(OverrideProblem {
+                component,
+                field,
+                message,
+                suggestion,
+            })
+        };
+        let Value::Object(object) = overrides else {
+            return fail(
+                None,
+                FieldPath::root(),
+                format!(
+                    "overrides must be an object of component name to merge patch, found {}",
+                    crate::archetype_file::kind_of(overrides)
+                ),
+                None,
+            );
+        };
+        let mut replace = Vec::new();
+        let mut record = Map::new();
+        for (key, patch) in object {
+            let Some(id) = registry.id(key).filter(|id| !registry.is_managed(*id)) else {
+                let suggestion = did_you_mean(key, registry.names());
+                return fail(
+                    Some(key.clone()),
+                    FieldPath::root(),
+                    format!("unknown component `{key}`"),
+                    suggestion,
+                );
+            };
+            let name = registry.name_arc(id).clone();
+            if patch.is_null() {
+                replace.push((id, None));
+            } else {
+                let merged = crate::merge_patch::merged(root.components.get(&name), patch);
+                let mut unknown = Vec::new();
+                let checker = CheckRefs {
+                    paths: self.paths.clone(),
+                    index: self.index.clone(),
+                    base: Arc::from(""),
+                    used: false,
+                    failure: None,
+                };
+                let (decoded, _) =
+                    with_mapper(checker, || registry.ops(id).decode(&merged, &mut unknown));
+                if let Err(error) = decoded {
+                    let message = format!("invalid override for `{name}`: {}", error.message);
+                    return fail(Some(name.to_string()), error.path, message, None);
+                }
+                if let Some(field) = unknown.into_iter().next() {
+                    let suggestion = suggest_field(registry, id, &field);
+                    return fail(
+                        Some(name.to_string()),
+                        field.clone(),
+                        format!("unknown field `{field}` in override for `{name}`"),
+                        suggestion,
+                    );
+                }
+                replace.push((id, Some(merged)));
+            }
+            record.insert(name.to_string(), patch.clone());
+        }
+        Ok(CheckedOverrides {
+            replace,
+            record: InstanceOverrides(Arc::new(record)),
+        })
+    }
+}

@@ -1,0 +1,563 @@
+//! [`ComponentRegistry`]: which Rust types may appear in data files, and under which names.
+
+use std::any::{type_name, Any, TypeId};
+use std::fmt;
+use std::sync::Arc;
+
+use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
+use rustc_hash::FxHashMap;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::field_path::{FieldPath, PathSegment};
+use crate::field_probe::{self, Shape};
+use crate::merge_patch;
+
+/// A type that can be a data-driven component.
+///
+/// Implemented automatically for every `Serialize + Deserialize + Clone + Send + Sync + 'static`
+/// type: derive the serde traits and `Clone`, then [register](ComponentRegistry::register) it.
+pub trait Component: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {}
+
+impl<T> Component for T where T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {}
+
+/// The index of a registered component type in its [`ComponentRegistry`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ComponentId(pub(crate) u32);
+
+impl ComponentId {
+    /// The raw index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// How a component is registered: its name, old names, and whether scenes save it.
+///
+/// # Example
+/// ```
+/// use archetype_engine::{ComponentOptions, ComponentRegistry};
+/// # #[derive(Clone, serde::Serialize, serde::Deserialize)] struct Health { max: f32 }
+/// let mut registry = ComponentRegistry::new();
+/// registry
+///     .register_with::<Health>(ComponentOptions::new().name("Health").alias("Hp"))
+///     .unwrap();
+/// assert_eq!(registry.canonical_name("Hp"), Some("Health"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ComponentOptions {
+    name: Option<String>,
+    aliases: Vec<String>,
+    runtime_only: bool,
+}
+
+impl ComponentOptions {
+    /// Default options: the type's own name, no aliases, saved in scenes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers the component under `name` instead of its type name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Adds an old name that still loads (for renames); files are read as if they used the
+    /// current name.
+    pub fn alias(mut self, alias: impl Into<String>) -> Self {
+        self.aliases.push(alias.into());
+        self
+    }
+
+    /// Marks the component as runtime-only (a cache, a handle): scenes skip it.
+    pub fn runtime_only(mut self) -> Self {
+        self.runtime_only = true;
+        self
+    }
+}
+
+/// Why a component could not be registered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The name (or alias) is already used by another registration.
+    #[error("component name `{name}` is already used by `{existing}`")]
+    NameTaken {
+        /// The name that was asked for.
+        name: String,
+        /// The type that already has it.
+        existing: String,
+    },
+    /// The type is already registered.
+    #[error("type `{type_name}` is already registered as component `{name}`")]
+    TypeTaken {
+        /// The Rust type.
+        type_name: String,
+        /// Its registered name.
+        name: String,
+    },
+    /// The name is not usable in data files.
+    #[error("`{name}` is not a valid component name: use ASCII letters, digits and `_`, starting with a letter")]
+    InvalidName {
+        /// The rejected name.
+        name: String,
+    },
+    /// A generic type needs an explicit name.
+    #[error("cannot name generic type `{type_name}` automatically; register it with ComponentOptions::name")]
+    GenericType {
+        /// The Rust type.
+        type_name: String,
+    },
+}
+
+/// Maps component names used in data files to Rust types, and knows how to read, write, spawn
+/// and patch each of them.
+///
+/// A new registry already holds the built-in components: [`Name`](crate::Name),
+/// [`Transform`](crate::Transform), [`Parent`](crate::Parent), [`Children`](crate::Children),
+/// [`StableId`](crate::StableId) and [`ArchetypeInstance`](crate::ArchetypeInstance).
+///
+/// # Example
+/// ```
+/// use archetype_engine::ComponentRegistry;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Clone, Serialize, Deserialize)]
+/// struct Health { current: f32, max: f32 }
+///
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Health>().unwrap();
+/// assert!(registry.id("Health").is_some());
+/// ```
+pub struct ComponentRegistry {
+    entries: Vec<Entry>,
+    by_name: FxHashMap<Arc<str>, ComponentId>,
+    by_type: FxHashMap<TypeId, ComponentId>,
+}
+
+pub(crate) struct Entry {
+    pub(crate) name: Arc<str>,
+    pub(crate) aliases: Vec<Arc<str>>,
+    pub(crate) type_name: &'static str,
+    pub(crate) runtime_only: bool,
+    /// Set by the library itself (`Parent`, `StableId`, ...); data files may not write it.
+    pub(crate) managed: bool,
+    pub(crate) ops: Box<dyn ComponentOps>,
+}
+
+impl fmt::Debug for ComponentRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| (&*e.name, e.type_name)))
+            .finish()
+    }
+}
+
+impl Default for ComponentRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ComponentRegistry {
+    /// A registry holding the built-in components.
+    pub fn new() -> Self {
+        let mut registry = ComponentRegistry {
+            entries: Vec::new(),
+            by_name: FxHashMap::default(),
+            by_type: FxHashMap::default(),
+        };
+        crate::builtin::register_builtins(&mut registry);
+        registry
+    }
+
+    /// Registers `T` under its type name (`game::Health` becomes `Health`).
+    ///
+    /// # Errors
+    /// If the name or the type is already registered, or `T` is generic.
+    pub fn register<T: Component>(&mut self) -> Result<ComponentId, RegistryError> {
+        self.register_with::<T>(ComponentOptions::new())
+    }
+
+    /// Registers `T` with explicit [`ComponentOptions`].
+    ///
+    /// # Errors
+    /// If the name, an alias or the type is already registered, or a name is not valid.
+    pub fn register_with<T: Component>(
+        &mut self,
+        options: ComponentOptions,
+    ) -> Result<ComponentId, RegistryError> {
+        self.insert::<T>(options, false)
+    }
+
+    pub(crate) fn insert<T: Component>(
+        &mut self,
+        options: ComponentOptions,
+        managed: bool,
+    ) -> Result<ComponentId, RegistryError> {
+        let type_name = type_name::<T>();
+        if let Some(&existing) = self.by_type.get(&TypeId::of::<T>()) {
+            return Err(RegistryError::TypeTaken {
+                type_name: type_name.to_string(),
+                name: self.entries[existing.index()].name.to_string(),
+            });
+        }
+        let name = match options.name {
+            Some(name) => name,
+            None => short_type_name(type_name)?,
+        };
+        let mut names = vec![name.clone()];
+        names.extend(options.aliases.iter().cloned());
+        for (i, candidate) in names.iter().enumerate() {
+            if !is_valid_name(candidate) {
+                return Err(RegistryError::InvalidName {
+                    name: candidate.clone(),
+                });
+            }
+            if let Some(&existing) = self.by_name.get(candidate.as_str()) {
+                return Err(RegistryError::NameTaken {
+                    name: candidate.clone(),
+                    existing: self.entries[existing.index()].type_name.to_string(),
+                });
+            }
+            if names[..i].contains(candidate) {
+                return Err(RegistryError::NameTaken {
+                    name: candidate.clone(),
+                    existing: type_name.to_string(),
+                });
+            }
+        }
+        let id = ComponentId(self.entries.len() as u32);
+        let mut interned: Vec<Arc<str>> = names.into_iter().map(Arc::from).collect();
+        for name in &interned {
+            self.by_name.insert(name.clone(), id);
+        }
+        let name = interned.remove(0);
+        self.by_type.insert(TypeId::of::<T>(), id);
+        self.entries.push(Entry {
+            name,
+            aliases: interned,
+            type_name,
+            runtime_only: options.runtime_only,
+            managed,
+            ops: Box::new(Ops::<T>(std::marker::PhantomData)),
+        });
+        Ok(id)
+    }
+
+    /// The component registered under `name` or under an alias `name`.
+    pub fn id(&self, name: &str) -> Option<ComponentId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The component registered for type `T`.
+    pub fn id_of<T: 'static>(&self) -> Option<ComponentId> {
+        self.by_type.get(&TypeId::of::<T>()).copied()
+    }
+
+    /// The current name for `name`, which may be an alias (an old name).
+    pub fn canonical_name(&self, name: &str) -> Option<&str> {
+        self.id(name).map(|id| self.name(id))
+    }
+
+    /// The registered name of a component.
+    pub fn name(&self, id: ComponentId) -> &str {
+        &self.entries[id.index()].name
+    }
+
+    /// The registered name as a shared string (cheap to clone).
+    pub(crate) fn name_arc(&self, id: ComponentId) -> &Arc<str> {
+        &self.entries[id.index()].name
+    }
+
+    /// The old names that still load as this component.
+    pub fn aliases(&self, id: ComponentId) -> impl Iterator<Item = &str> {
+        self.entries[id.index()].aliases.iter().map(|a| &**a)
+    }
+
+    /// The Rust type name behind a component, e.g. `game::components::Health`.
+    pub fn type_name(&self, id: ComponentId) -> &'static str {
+        self.entries[id.index()].type_name
+    }
+
+    /// Whether scenes skip this component.
+    pub fn is_runtime_only(&self, id: ComponentId) -> bool {
+        self.entries[id.index()].runtime_only
+    }
+
+    /// Whether the library sets this component itself (data files may not write it).
+    pub fn is_managed(&self, id: ComponentId) -> bool {
+        self.entries[id.index()].managed
+    }
+
+    /// All registered components, in registration order.
+    pub fn ids(&self) -> impl Iterator<Item = ComponentId> + '_ {
+        (0..self.entries.len() as u32).map(ComponentId)
+    }
+
+    /// All component names that data files may use (current names, not aliases), sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .entries
+            .iter()
+            .filter(|e| !e.managed)
+            .map(|e| &*e.name)
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Number of registered components.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no component is registered (never true: built-ins are always there).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub(crate) fn ops(&self, id: ComponentId) -> &dyn ComponentOps {
+        &*self.entries[id.index()].ops
+    }
+}
+
+/// `game::Health` → `Health`; generic types need an explicit name.
+fn short_type_name(full: &str) -> Result<String, RegistryError> {
+    if full.contains('<') {
+        return Err(RegistryError::GenericType {
+            type_name: full.to_string(),
+        });
+    }
+    Ok(full.rsplit("::").next().unwrap_or(full).to_string())
+}
+
+pub(crate) fn is_valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A component value deserialized from data, ready to be cloned into entities.
+pub(crate) type TypedValue = Box<dyn Any + Send + Sync>;
+
+/// Why a JSON value is not a valid component value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ValueError {
+    /// Where in the value the problem is (empty: the value itself).
+    pub path: FieldPath,
+    /// serde's description of the problem.
+    pub message: String,
+}
+
+/// Everything the library does with a component type without knowing it statically.
+pub(crate) trait ComponentOps: Send + Sync {
+    /// Deserializes a typed value; unknown fields are reported through `unknown`.
+    fn decode(&self, value: &Value, unknown: &mut Vec<FieldPath>)
+        -> Result<TypedValue, ValueError>;
+    /// Adds a clone of `value` to a spawn template.
+    fn add_to_template(&self, value: &TypedValue, builder: &mut EntityBuilderClone);
+    /// Adds a clone of `value` to a one-off builder.
+    fn add_to_builder(&self, value: &TypedValue, builder: &mut EntityBuilder);
+    /// Adds this type's column to a batch type.
+    fn add_column(&self, batch: &mut ColumnBatchType);
+    /// Fills this type's column of `batch` with `count` clones of `value`.
+    fn fill_column(&self, value: &TypedValue, batch: &mut ColumnBatchBuilder, count: u32);
+    /// The struct or enum shape at `path` inside the type (for suggestions).
+    fn probe(&self, path: &[PathSegment]) -> Option<Shape>;
+    /// Serializes the live component of `entity`, if it has one.
+    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>>;
+    /// Applies a merge patch to the live component of `entity`; `Ok(false)` if it has none.
+    fn patch_live(
+        &self,
+        world: &mut World,
+        entity: Entity,
+        patch: &Value,
+    ) -> Result<bool, ValueError>;
+    /// Inserts (or replaces) the component on `entity` with a clone of `value`.
+    fn insert_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool;
+    /// Removes the component from `entity`; `false` if it had none.
+    fn remove(&self, world: &mut World, entity: Entity) -> bool;
+    /// Whether `entity` has the component.
+    fn has(&self, world: &World, entity: Entity) -> bool;
+}
+
+struct Ops<T>(std::marker::PhantomData<fn() -> T>);
+
+/// Deserializes `T` from a JSON value, recording where an error is and which fields were
+/// ignored (serde skips unknown fields unless the type denies them; we report them).
+pub(crate) fn deserialize_value<T: DeserializeOwned>(
+    value: &Value,
+    unknown: &mut Vec<FieldPath>,
+) -> Result<T, ValueError> {
+    let mut record = |path: serde_ignored::Path<'_>| {
+        let mut segments = Vec::new();
+        ignored_path(&path, &mut segments);
+        unknown.push(FieldPath(segments));
+    };
+    let ignored = serde_ignored::Deserializer::new(value, &mut record);
+    serde_path_to_error::deserialize(ignored).map_err(|error| {
+        let path = error
+            .path()
+            .iter()
+            .filter_map(|segment| match segment {
+                serde_path_to_error::Segment::Seq { index } => Some(PathSegment::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(PathSegment::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { variant } => {
+                    Some(PathSegment::Key(variant.clone()))
+                }
+                serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect();
+        ValueError {
+            path: FieldPath(path),
+            message: error.into_inner().to_string(),
+        }
+    })
+}
+
+fn ignored_path(path: &serde_ignored::Path<'_>, out: &mut Vec<PathSegment>) {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => {}
+        Path::Seq { parent, index } => {
+            ignored_path(parent, out);
+            out.push(PathSegment::Index(*index));
+        }
+        Path::Map { parent, key } => {
+            ignored_path(parent, out);
+            out.push(PathSegment::Key(key.clone()));
+        }
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => ignored_path(parent, out),
+    }
+}
+
+impl<T: Component> Ops<T> {
+    fn typed(value: &TypedValue) -> Option<&T> {
+        let typed = value.downcast_ref::<T>();
+        debug_assert!(typed.is_some(), "component value of the wrong type");
+        typed
+    }
+}
+
+impl<T: Component> ComponentOps for Ops<T> {
+    fn decode(
+        &self,
+        value: &Value,
+        unknown: &mut Vec<FieldPath>,
+    ) -> Result<TypedValue, ValueError> {
+        deserialize_value::<T>(value, unknown).map(|typed| Box::new(typed) as TypedValue)
+    }
+
+    fn add_to_template(&self, value: &TypedValue, builder: &mut EntityBuilderClone) {
+        if let Some(typed) = Self::typed(value) {
+            builder.add(typed.clone());
+        }
+    }
+
+    fn add_to_builder(&self, value: &TypedValue, builder: &mut EntityBuilder) {
+        if let Some(typed) = Self::typed(value) {
+            builder.add(typed.clone());
+        }
+    }
+
+    fn add_column(&self, batch: &mut ColumnBatchType) {
+        batch.add::<T>();
+    }
+
+    fn fill_column(&self, value: &TypedValue, batch: &mut ColumnBatchBuilder, count: u32) {
+        let (Some(typed), Some(mut writer)) = (Self::typed(value), batch.writer::<T>()) else {
+            return;
+        };
+        for _ in 0..count {
+            if writer.push(typed.clone()).is_err() {
+                break;
+            }
+        }
+    }
+
+    fn probe(&self, path: &[PathSegment]) -> Option<Shape> {
+        field_probe::probe::<T>(path)
+    }
+
+    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>> {
+        let component = world.get::<&T>(entity).ok()?;
+        Some(serde_json::to_value(&*component).map_err(|e| e.to_string()))
+    }
+
+    fn patch_live(
+        &self,
+        world: &mut World,
+        entity: Entity,
+        patch: &Value,
+    ) -> Result<bool, ValueError> {
+        let Ok(mut component) = world.get::<&mut T>(entity) else {
+            return Ok(false);
+        };
+        let mut value = serde_json::to_value(&*component).map_err(|e| ValueError {
+            path: FieldPath::root(),
+            message: e.to_string(),
+        })?;
+        merge_patch::apply(&mut value, patch);
+        *component = deserialize_value::<T>(&value, &mut Vec::new())?;
+        Ok(true)
+    }
+
+    fn insert_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool {
+        match Self::typed(value) {
+            Some(typed) => world.insert_one(entity, typed.clone()).is_ok(),
+            None => false,
+        }
+    }
+
+    fn remove(&self, world: &mut World, entity: Entity) -> bool {
+        world.remove_one::<T>(entity).is_ok()
+    }
+
+    fn has(&self, world: &World, entity: Entity) -> bool {
+        world.satisfies::<&T>(entity)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Health {
+        max: f32,
+    }
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Wrapper<T>(T);
+
+    #[test]
+    fn names_types_and_aliases_are_unique() {
+        let mut registry = ComponentRegistry::new();
+        let id = registry.register::<Health>().unwrap();
+        assert_eq!(registry.name(id), "Health");
+        assert_eq!(
+            registry.register::<Health>().unwrap_err().to_string(),
+            format!(
+                "type `{}` is already registered as component `Health`",
+                type_name::<Health>()
+            )
+        );
+        let err = registry
+            .register_with::<u32>(ComponentOptions::new().name("Health"))
+            .unwrap_err();
+        assert!(matches!(err, RegistryError::NameTaken { .. }), "{err}");
+        let err = registry.register::<Wrapper<u8>>().unwrap_err();
+        assert!(matches!(err, RegistryError::GenericType { .. }), "{err}");
+        let err = registry
+            .register_with::<u8>(ComponentOptions::new().name("9lives"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`9lives` is not a valid component name: use ASCII letters, digits and `_`, starting with a letter"
+        );
+    }
+}

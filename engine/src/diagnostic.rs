@@ -1,0 +1,283 @@
+//! Problems found in archetype and scene files, with the place they were found.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use crate::field_path::FieldPath;
+use crate::json_text::Position;
+
+/// How serious a [`Diagnostic`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The file (or the archetype it defines) cannot be used.
+    Error,
+    /// Worth fixing, but the data still loads.
+    Warning,
+}
+
+impl Severity {
+    /// `"error"` or `"warning"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of problem a [`Diagnostic`] reports.
+///
+/// Each code has a stable kebab-case name ([`as_str`](Self::as_str)) used in messages, in
+/// `archetool validate --format json` and in the README's error catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum DiagnosticCode {
+    /// The file could not be read.
+    Io,
+    /// The file is not valid UTF-8.
+    Encoding,
+    /// The file is not valid JSON.
+    Syntax,
+    /// An object has the same key twice.
+    DuplicateKey,
+    /// The file is larger than the configured limit.
+    TooLarge,
+    /// Values or children are nested deeper than the configured limit.
+    TooDeep,
+    /// The top level of the file is not a JSON object.
+    NotAnObject,
+    /// A key the format does not define (a typo such as `"extend"`).
+    UnknownKey,
+    /// A format key holds the wrong kind of value (`"abstract": "yes"`).
+    Malformed,
+    /// The file declares a format version newer than this library reads.
+    UnsupportedFormat,
+    /// An archetype or child name escapes the root or uses characters outside the allowed set.
+    InvalidName,
+    /// Two files whose names differ only in letter case.
+    CaseConflict,
+    /// A component name that is not registered.
+    UnknownComponent,
+    /// A component the library manages itself (`Parent`, `StableId`, ...) written by hand.
+    ReservedComponent,
+    /// A component value of the wrong shape or type, or missing a required field.
+    InvalidComponent,
+    /// A field the component type does not have (usually a typo).
+    UnknownField,
+    /// `extends` or a child names an archetype that does not exist.
+    UnknownArchetype,
+    /// Archetypes that extend (or contain) each other in a loop.
+    InheritanceCycle,
+    /// An entity reference (`"#name"`) to a child the archetype does not have.
+    UnknownChild,
+    /// The archetype cannot be built because something it depends on has errors.
+    BrokenDependency,
+}
+
+impl DiagnosticCode {
+    /// The stable kebab-case name of the code, e.g. `unknown-component`.
+    pub fn as_str(self) -> &'static str {
+        use DiagnosticCode::*;
+        match self {
+            Io => "io",
+            Encoding => "encoding",
+            Syntax => "syntax",
+            DuplicateKey => "duplicate-key",
+            TooLarge => "too-large",
+            TooDeep => "too-deep",
+            NotAnObject => "not-an-object",
+            UnknownKey => "unknown-key",
+            Malformed => "malformed",
+            UnsupportedFormat => "unsupported-format",
+            InvalidName => "invalid-name",
+            CaseConflict => "case-conflict",
+            UnknownComponent => "unknown-component",
+            ReservedComponent => "reserved-component",
+            InvalidComponent => "invalid-component",
+            UnknownField => "unknown-field",
+            UnknownArchetype => "unknown-archetype",
+            InheritanceCycle => "inheritance-cycle",
+            UnknownChild => "unknown-child",
+            BrokenDependency => "broken-dependency",
+        }
+    }
+}
+
+impl fmt::Display for DiagnosticCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem in a data file: what is wrong, where, and what to do about it.
+///
+/// Displays on one line, the way compilers print errors:
+///
+/// ```text
+/// archetypes/enemies/goblin.json:12:7: error[unknown-component]: unknown component `Helth`; did you mean `Health`?
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The kind of problem.
+    pub code: DiagnosticCode,
+    /// A plain, lowercase description of the problem.
+    pub message: String,
+    /// The file the problem is in, as it was found (root joined with the relative path).
+    pub file: Option<PathBuf>,
+    /// Line and column (both 1-based, column in characters) where the problem is.
+    pub position: Option<Position>,
+    /// Byte range in the file's text (after any byte-order mark) to underline.
+    pub span: Option<Range<usize>>,
+    /// The archetype concerned, e.g. `enemies/goblin`.
+    pub archetype: Option<String>,
+    /// The component concerned, e.g. `Health`.
+    pub component: Option<String>,
+    /// The place inside the component, e.g. `max` for `Health.max`.
+    pub field: Option<FieldPath>,
+    /// A replacement that is probably what was meant (rendered as "did you mean `...`?").
+    pub suggestion: Option<String>,
+}
+
+impl Diagnostic {
+    /// A new error with just a code and a message; fill in the rest with the `with_*` methods.
+    pub fn error(code: DiagnosticCode, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            file: None,
+            position: None,
+            span: None,
+            archetype: None,
+            component: None,
+            field: None,
+            suggestion: None,
+        }
+    }
+
+    /// Sets the file.
+    pub fn with_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// Sets the archetype name.
+    pub fn with_archetype(mut self, archetype: impl Into<String>) -> Self {
+        self.archetype = Some(archetype.into());
+        self
+    }
+
+    /// Sets the component name.
+    pub fn with_component(mut self, component: impl Into<String>) -> Self {
+        self.component = Some(component.into());
+        self
+    }
+
+    /// Sets the field path inside the component.
+    pub fn with_field(mut self, field: FieldPath) -> Self {
+        self.field = Some(field);
+        self
+    }
+
+    /// Sets the suggestion.
+    pub fn with_suggestion(mut self, suggestion: Option<String>) -> Self {
+        self.suggestion = suggestion;
+        self
+    }
+
+    /// Sets the severity.
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Whether this is an error (as opposed to a warning).
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The help line for the suggestion, e.g. ``did you mean `Health`?``.
+    pub fn help(&self) -> Option<String> {
+        self.suggestion
+            .as_ref()
+            .map(|suggestion| format!("did you mean `{suggestion}`?"))
+    }
+
+    /// The order diagnostics are reported in: by file, then position, then message.
+    pub(crate) fn sort_key(&self) -> impl Ord + '_ {
+        (
+            self.file.as_ref(),
+            self.position.map(|p| (p.line, p.column)),
+            &self.message,
+        )
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}", file.display())?;
+            if let Some(position) = self.position {
+                write!(f, ":{}:{}", position.line, position.column)?;
+            }
+            f.write_str(": ")?;
+        }
+        write!(f, "{}[{}]: {}", self.severity, self.code, self.message)?;
+        if let Some(help) = self.help() {
+            write!(f, "; {help}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// Sorts diagnostics into reporting order and drops exact duplicates (an abstract parent's
+/// mistake is found once per concrete descendant, but reported once).
+pub(crate) fn sort_and_dedup(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    diagnostics
+        .dedup_by(|a, b| a.file == b.file && a.position == b.position && a.message == b.message);
+}
+
+/// A list of diagnostics that displays one per line, e.g. as the error of a failed load.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// Number of errors (not counting warnings).
+    pub fn error_count(&self) -> usize {
+        self.0.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// Number of warnings.
+    pub fn warning_count(&self) -> usize {
+        self.0.len() - self.error_count()
+    }
+
+    /// Iterates over the diagnostics in reporting order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, diagnostic) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{diagnostic}")?;
+        }
+        Ok(())
+    }
+}

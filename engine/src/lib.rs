@@ -1,0 +1,82 @@
+//! Data-driven entities for [hecs]: archetypes in JSON files, with inheritance, children and
+//! entity references, validated with precise errors and spawned by name as fast as a static
+//! `world.spawn(..)`.
+//!
+//! - Components are plain Rust types deriving `Serialize`, `Deserialize` and `Clone`,
+//!   registered once in a [`ComponentRegistry`].
+//! - An [`ArchetypeLibrary`] loads every `*.json` file under a directory: `enemies/goblin.json`
+//!   defines the archetype `enemies/goblin`. Inheritance (`extends`) merges component values as
+//!   JSON Merge Patch; every component value is deserialized up front, so spawning only clones.
+//! - Every problem is reported at once, as `file:line:column` with a suggestion where one
+//!   exists ([`Diagnostic`]).
+//!
+//! # Example
+//! ```
+//! use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+//! struct Health { current: f32, max: f32 }
+//!
+//! let mut registry = ComponentRegistry::new();
+//! registry.register::<Health>().unwrap();
+//!
+//! // Usually `ArchetypeLibrary::load("archetypes", registry)`; here the files live in memory.
+//! let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+//! library.set_sources([
+//!     ("creature.json", Some(r#"{ "abstract": true, "components": { "Health": { "current": 10, "max": 10 } } }"#)),
+//!     ("goblin.json", Some(r#"{ "extends": "creature", "components": { "Health": { "max": 12 } } }"#)),
+//! ]);
+//! assert!(library.diagnostics().is_empty());
+//!
+//! let mut world = hecs::World::new();
+//! let goblin = library.spawn(&mut world, "goblin").unwrap();
+//! assert_eq!(*world.get::<&Health>(goblin).unwrap(), Health { current: 10.0, max: 12.0 });
+//! ```
+//!
+//! [hecs]: https://docs.rs/hecs
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod archetype;
+mod archetype_file;
+mod archetype_instance;
+mod archetype_library;
+mod archetype_name;
+mod archetype_source;
+mod builtin;
+mod compiled_archetype;
+mod component_registry;
+mod diagnostic;
+mod entity_ref;
+mod field_path;
+mod field_probe;
+mod json_text;
+mod limits;
+pub mod merge_patch;
+mod resolver;
+mod spawn_error;
+mod stable_id;
+mod suggest;
+mod transform;
+
+pub use archetype::Archetype;
+pub use archetype_file::{keys, FORMAT_VERSION};
+pub use archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+pub use archetype_library::{
+    ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions,
+};
+pub use builtin::{Children, Name, Parent};
+pub use component_registry::{
+    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError,
+};
+pub use diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, Severity};
+pub use entity_ref::EntityRef;
+pub use field_path::{FieldPath, PathSegment};
+pub use json_text::Position;
+pub use limits::Limits;
+pub use resolver::ResolvedEntity;
+pub use spawn_error::SpawnError;
+pub use stable_id::{ParseStableIdError, StableId};
+pub use transform::Transform;

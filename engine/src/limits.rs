@@ -1,0 +1,29 @@
+//! [`Limits`]: bounds on untrusted input, so a bad file cannot exhaust memory or the stack.
+
+/// Bounds on what the loaders accept. The defaults are generous for hand-written data and
+/// small enough that a hostile or corrupt file is rejected quickly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest archetype or scene file read, in bytes (default 4 MiB for archetypes).
+    pub max_file_bytes: u64,
+    /// Deepest nesting of JSON arrays and objects (default 64; at most 127).
+    pub max_depth: usize,
+    /// Deepest nesting of `children` in an archetype (default 8).
+    pub max_children_depth: usize,
+    /// Most entities one scene may hold (default 1,000,000).
+    pub max_scene_entities: usize,
+    /// Largest scene file read, in bytes (default 512 MiB).
+    pub max_scene_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 4 * 1024 * 1024,
+            max_depth: 64,
+            max_children_depth: 8,
+            max_scene_entities: 1_000_000,
+            max_scene_bytes: 512 * 1024 * 1024,
+        }
+    }
+}

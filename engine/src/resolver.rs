@@ -1,0 +1,453 @@
+//! Resolution: turning archetype files (with `extends` and `children`) into the full JSON value
+//! of each archetype, and finding which file supplied a given value.
+//!
+//! Pure functions over parsed files: no I/O, no world, no typed components.
+//!
+//! Rules (documented in the README):
+//! - parents are applied in `extends` order, each as its own resolved value, then the file's own
+//!   components; component values merge as JSON Merge Patch (RFC 7396);
+//! - children merge by local name; a child entry naming an `archetype` starts over from that
+//!   archetype (what the parents said about that child is replaced); `null` removes a child.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use crate::archetype_file::{keys, ArchetypeDoc, EntitySpec};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::field_path::{FieldPath, PathSegment};
+use crate::merge_patch;
+use crate::suggest::did_you_mean;
+
+/// An archetype (or one of its children) with inheritance applied: every component's full JSON
+/// value, and its children.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResolvedEntity {
+    /// The archetype this entity is an instance of: the archetype itself for a root, the
+    /// `archetype` of a child entry, `None` for a child described inline.
+    pub source: Option<Arc<str>>,
+    /// Component name → full value.
+    pub components: BTreeMap<Arc<str>, Value>,
+    /// Local child name → child.
+    pub children: BTreeMap<Arc<str>, ResolvedEntity>,
+}
+
+impl ResolvedEntity {
+    /// Applies `parent` under this entity (what this entity already has was applied first, and
+    /// `parent` is merged on top of it, as the next parent in `extends` order).
+    fn overlay(&mut self, parent: &ResolvedEntity) {
+        if parent.source.is_some() {
+            self.source = parent.source.clone();
+        }
+        for (name, value) in &parent.components {
+            match self.components.get_mut(name) {
+                Some(existing) => merge_patch::apply(existing, value),
+                None => {
+                    self.components.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        for (name, child) in &parent.children {
+            self.children
+                .entry(name.clone())
+                .or_default()
+                .overlay(child);
+        }
+    }
+
+    /// The entity as JSON in archetype-file form (`components`, `children`), for tools.
+    pub fn to_json(&self) -> Value {
+        let mut object = serde_json::Map::new();
+        if let Some(source) = &self.source {
+            object.insert(
+                keys::ARCHETYPE.to_string(),
+                Value::String(source.to_string()),
+            );
+        }
+        let components = self
+            .components
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.clone()))
+            .collect();
+        object.insert(keys::COMPONENTS.to_string(), Value::Object(components));
+        if !self.children.is_empty() {
+            let children = self
+                .children
+                .iter()
+                .map(|(name, child)| (name.to_string(), child.to_json()))
+                .collect();
+            object.insert(keys::CHILDREN.to_string(), Value::Object(children));
+        }
+        Value::Object(object)
+    }
+}
+
+/// What the resolver knows about an archetype name.
+pub(crate) enum Lookup<'a> {
+    /// Its file, to resolve now.
+    Doc(&'a ArchetypeDoc),
+    /// Its current resolved value, known good and not affected by the change being processed.
+    Resolved(Arc<ResolvedEntity>),
+    /// Its file exists but has errors.
+    Broken,
+    /// No such archetype.
+    Missing,
+}
+
+/// Why an archetype could not be resolved.
+#[derive(Clone, Debug)]
+pub(crate) enum Failure {
+    /// Problems in the archetype's own file.
+    Problems(Vec<ResolveProblem>),
+    /// Something it depends on (named) has errors.
+    Dependency(String),
+    /// Internal: a cycle being unwound (the names, first repeated at the end).
+    Cycle(Vec<String>),
+}
+
+/// A problem in an archetype's own file found while resolving it.
+#[derive(Clone, Debug)]
+pub(crate) struct ResolveProblem {
+    /// Where in the file (from its top).
+    pub path: FieldPath,
+    /// What is wrong.
+    pub diagnostic: Diagnostic,
+}
+
+type Outcome = Result<Arc<ResolvedEntity>, Failure>;
+
+/// Resolves archetypes on demand, remembering results, detecting cycles.
+pub(crate) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
+    lookup: L,
+    names: &'a [&'a str],
+    memo: FxHashMap<String, Option<Outcome>>,
+    stack: Vec<String>,
+}
+
+impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
+    /// A resolver reading archetypes through `lookup`; `names` (sorted) feed suggestions.
+    pub fn new(lookup: L, names: &'a [&'a str]) -> Self {
+        Resolver {
+            lookup,
+            names,
+            memo: FxHashMap::default(),
+            stack: Vec::new(),
+        }
+    }
+
+    /// Resolves `name` (which must exist as a document or a resolved value).
+    pub fn resolve(&mut self, name: &str) -> Outcome {
+        match self.memo.get(name) {
+            Some(Some(done)) => return done.clone(),
+            Some(None) => {
+                // `name` is being resolved further up the stack: a cycle.
+                let start = self.stack.iter().position(|n| n == name).unwrap_or(0);
+                let mut cycle = self.stack[start..].to_vec();
+                cycle.push(name.to_string());
+                return Err(Failure::Cycle(cycle));
+            }
+            None => {}
+        }
+        let doc = match (self.lookup)(name) {
+            Lookup::Doc(doc) => doc,
+            Lookup::Resolved(resolved) => return Ok(resolved),
+            Lookup::Broken | Lookup::Missing => return Err(Failure::Dependency(name.to_string())),
+        };
+        self.memo.insert(name.to_string(), None);
+        self.stack.push(name.to_string());
+        let (outcome, unwinding) = self.resolve_doc(name, doc);
+        self.stack.pop();
+        self.memo.insert(name.to_string(), Some(outcome.clone()));
+        match unwinding {
+            // Members further up the stack are in the cycle too: let them report it.
+            Some(cycle) => Err(Failure::Cycle(cycle)),
+            None => outcome,
+        }
+    }
+
+    /// Resolves one file. Also returns a cycle still being unwound (one that started further
+    /// up the stack), if this archetype is part of it.
+    fn resolve_doc(&mut self, name: &str, doc: &'a ArchetypeDoc) -> (Outcome, Option<Vec<String>>) {
+        let mut problems = Vec::new();
+        let mut pending_cycle = None;
+        let mut dependency = None;
+        let mut entity = ResolvedEntity::default();
+        for (i, parent) in doc.extends.iter().enumerate() {
+            let path = FieldPath::root().key(keys::EXTENDS).index(i);
+            match self.dependency(name, parent, path, &mut problems, &mut pending_cycle) {
+                Some(Ok(resolved)) => entity.overlay(&resolved),
+                Some(Err(dep)) => dependency = dependency.or(Some(dep)),
+                None => {}
+            }
+        }
+        self.apply_spec(
+            name,
+            &mut entity,
+            &doc.root,
+            &FieldPath::root(),
+            &mut problems,
+            &mut pending_cycle,
+            &mut dependency,
+        );
+        entity.source = Some(Arc::from(name));
+        let unwinding =
+            pending_cycle.filter(|cycle| cycle.first().map(String::as_str) != Some(name));
+        let outcome = if !problems.is_empty() {
+            Err(Failure::Problems(problems))
+        } else if let Some(dependency) = dependency {
+            Err(Failure::Dependency(dependency))
+        } else {
+            Ok(Arc::new(entity))
+        };
+        (outcome, unwinding)
+    }
+
+    /// Resolves a dependency of `name` written at `path`. `Some(Err(dep))`: a broken
+    /// dependency; `None`: a problem was recorded.
+    fn dependency(
+        &mut self,
+        name: &str,
+        target: &str,
+        path: FieldPath,
+        problems: &mut Vec<ResolveProblem>,
+        pending_cycle: &mut Option<Vec<String>>,
+    ) -> Option<Result<Arc<ResolvedEntity>, String>> {
+        if matches!((self.lookup)(target), Lookup::Missing) {
+            let suggestion = did_you_mean(target, self.names.iter().copied());
+            problems.push(ResolveProblem {
+                path,
+                diagnostic: Diagnostic::error(
+                    DiagnosticCode::UnknownArchetype,
+                    format!("archetype `{target}` does not exist"),
+                )
+                .with_suggestion(suggestion),
+            });
+            return None;
+        }
+        match self.resolve(target) {
+            Ok(resolved) => Some(Ok(resolved)),
+            Err(Failure::Cycle(cycle)) => {
+                if cycle.iter().any(|member| member == name) {
+                    let start = cycle.iter().position(|member| member == name).unwrap_or(0);
+                    let mut rotated: Vec<&str> = cycle[start..cycle.len() - 1]
+                        .iter()
+                        .map(String::as_str)
+                        .collect();
+                    rotated.extend(cycle[..start].iter().map(String::as_str));
+                    rotated.push(name);
+                    problems.push(ResolveProblem {
+                        path,
+                        diagnostic: Diagnostic::error(
+                            DiagnosticCode::InheritanceCycle,
+                            format!("inheritance cycle: {}", rotated.join(" -> ")),
+                        ),
+                    });
+                    *pending_cycle = Some(cycle);
+                    None
+                } else {
+                    Some(Err(target.to_string()))
+                }
+            }
+            Err(Failure::Problems(_)) | Err(Failure::Dependency(_)) => {
+                Some(Err(target.to_string()))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_spec(
+        &mut self,
+        name: &str,
+        entity: &mut ResolvedEntity,
+        spec: &EntitySpec,
+        path: &FieldPath,
+        problems: &mut Vec<ResolveProblem>,
+        pending_cycle: &mut Option<Vec<String>>,
+        dependency: &mut Option<String>,
+    ) {
+        for (component, written) in &spec.components {
+            if written.value.is_null() {
+                entity.components.remove(component);
+            } else {
+                let merged = merge_patch::merged(entity.components.get(component), &written.value);
+                entity.components.insert(component.clone(), merged);
+            }
+        }
+        for (child_name, entry) in &spec.children {
+            let key: Arc<str> = Arc::from(child_name.as_str());
+            let Some(entry) = entry else {
+                entity.children.remove(&key);
+                continue;
+            };
+            let entry_path = path.key(keys::CHILDREN).key(child_name);
+            let mut child = match &entry.archetype {
+                Some(archetype) => {
+                    match self.dependency(
+                        name,
+                        archetype,
+                        entry_path.key(keys::ARCHETYPE),
+                        problems,
+                        pending_cycle,
+                    ) {
+                        Some(Ok(resolved)) => (*resolved).clone(),
+                        Some(Err(dep)) => {
+                            *dependency = dependency.take().or(Some(dep));
+                            continue;
+                        }
+                        None => continue,
+                    }
+                }
+                None => entity.children.remove(&key).unwrap_or_default(),
+            };
+            self.apply_spec(
+                name,
+                &mut child,
+                entry,
+                &entry_path,
+                problems,
+                pending_cycle,
+                dependency,
+            );
+            entity.children.insert(key, child);
+        }
+    }
+}
+
+/// Where a value came from: the archetype whose file wrote it, and the path inside that file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Supplier {
+    pub archetype: String,
+    pub path: FieldPath,
+}
+
+/// Finds which file supplied `field` of `component` on the entity at `node` (child names from
+/// the root) of archetype `name`: the last writer in resolution order. Used to point errors in
+/// merged values at the right file, and by provenance tooling.
+pub(crate) fn supplier<'a>(
+    docs: &impl Fn(&str) -> Option<&'a ArchetypeDoc>,
+    name: &str,
+    node: &[&str],
+    component: &str,
+    field: &[PathSegment],
+) -> Option<Supplier> {
+    search_archetype(docs, name, node, component, field, 0)
+}
+
+enum Search {
+    Found(FieldPath),
+    /// This file did not write the place; ask the parents.
+    NotHere,
+    /// This file removed the child on the way: nothing further up matters.
+    Stop,
+}
+
+const MAX_SEARCH_DEPTH: usize = 64;
+
+fn search_archetype<'a>(
+    docs: &impl Fn(&str) -> Option<&'a ArchetypeDoc>,
+    name: &str,
+    node: &[&str],
+    component: &str,
+    field: &[PathSegment],
+    depth: usize,
+) -> Option<Supplier> {
+    if depth > MAX_SEARCH_DEPTH {
+        return None;
+    }
+    let doc = docs(name)?;
+    match search_spec(
+        docs,
+        &doc.root,
+        FieldPath::root(),
+        node,
+        component,
+        field,
+        depth,
+    ) {
+        SearchIn::Here(path) => Some(Supplier {
+            archetype: name.to_string(),
+            path,
+        }),
+        SearchIn::Elsewhere(found) => Some(found),
+        SearchIn::Stop => None,
+        SearchIn::NotHere => {
+            doc.extends.iter().rev().find_map(|parent| {
+                search_archetype(docs, parent, node, component, field, depth + 1)
+            })
+        }
+    }
+}
+
+enum SearchIn {
+    Here(FieldPath),
+    Elsewhere(Supplier),
+    NotHere,
+    Stop,
+}
+
+fn search_spec<'a>(
+    docs: &impl Fn(&str) -> Option<&'a ArchetypeDoc>,
+    spec: &EntitySpec,
+    spec_path: FieldPath,
+    node: &[&str],
+    component: &str,
+    field: &[PathSegment],
+    depth: usize,
+) -> SearchIn {
+    let Some((first, rest)) = node.split_first() else {
+        return match find_written(spec, spec_path, component, field) {
+            Search::Found(path) => SearchIn::Here(path),
+            Search::NotHere => SearchIn::NotHere,
+            Search::Stop => SearchIn::Stop,
+        };
+    };
+    match spec.children.get(*first) {
+        None => SearchIn::NotHere,
+        Some(None) => SearchIn::Stop,
+        Some(Some(entry)) => {
+            let entry_path = spec_path.key(keys::CHILDREN).key(*first);
+            match search_spec(docs, entry, entry_path, rest, component, field, depth) {
+                SearchIn::NotHere => match &entry.archetype {
+                    // The child starts over from its archetype: look there, not in our parents.
+                    Some(archetype) => {
+                        match search_archetype(docs, archetype, rest, component, field, depth + 1) {
+                            Some(found) => SearchIn::Elsewhere(found),
+                            None => SearchIn::Stop,
+                        }
+                    }
+                    None => SearchIn::NotHere,
+                },
+                other => other,
+            }
+        }
+    }
+}
+
+fn find_written(
+    spec: &EntitySpec,
+    spec_path: FieldPath,
+    component: &str,
+    field: &[PathSegment],
+) -> Search {
+    let Some(written) = spec.components.get(component) else {
+        return Search::NotHere;
+    };
+    let mut path = spec_path.key(keys::COMPONENTS).key(written.key.clone());
+    let mut value = &written.value;
+    for segment in field {
+        let next = match (value, segment) {
+            (Value::Object(object), PathSegment::Key(key)) => match object.get(key) {
+                Some(next) => next,
+                // Objects merge: a key this file doesn't mention came from further up.
+                None => return Search::NotHere,
+            },
+            // Anything else replaces whole: this file wrote everything below here.
+            _ => return Search::Found(path),
+        };
+        path.push(segment.clone());
+        value = next;
+    }
+    Search::Found(path)
+}

@@ -1,0 +1,209 @@
+//! The demo arena's components: plain serde structs, registered once.
+
+use archetype_engine::{ComponentOptions, ComponentRegistry, EntityRef, RegistryError};
+use serde::{Deserialize, Serialize};
+
+/// How an entity is drawn: one character in one colour.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Glyph {
+    /// The character drawn on the map.
+    pub ch: char,
+    /// Its colour.
+    pub color: Color,
+}
+
+/// A terminal colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Color {
+    /// Red.
+    Red,
+    /// Green.
+    Green,
+    /// Yellow.
+    Yellow,
+    /// Blue.
+    Blue,
+    /// Magenta.
+    Magenta,
+    /// Cyan.
+    Cyan,
+    /// White.
+    White,
+    /// Gray.
+    Gray,
+}
+
+/// Hit points: `current` changes during play, `max` comes from the archetype.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// Hit points left.
+    pub current: f32,
+    /// Hit points when fully healed.
+    pub max: f32,
+}
+
+/// Movement speed in tiles per second.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// Tiles per second.
+    pub value: f32,
+}
+
+/// Which side an entity fights for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Faction {
+    /// Attacks allies.
+    Hostile,
+    /// Attacks hostiles.
+    Friendly,
+    /// Attacks nobody.
+    Neutral,
+}
+
+/// A close-range attack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Melee {
+    /// Damage per hit.
+    pub damage: f32,
+    /// Seconds between hits.
+    pub cooldown: f32,
+}
+
+/// A ranged attack that spawns a projectile archetype by name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ranged {
+    /// The archetype spawned per shot, e.g. `projectiles/arrow`.
+    pub projectile: String,
+    /// Maximum distance to a target, in tiles.
+    pub range: f32,
+    /// Seconds between shots.
+    pub cooldown: f32,
+}
+
+/// A projectile in flight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Projectile {
+    /// Damage on hit.
+    pub damage: f32,
+    /// Seconds before it disappears.
+    pub lifetime: f32,
+}
+
+/// Current movement, in tiles per second (set by the AI and by projectiles).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Velocity {
+    /// Horizontal component.
+    pub x: f32,
+    /// Vertical component.
+    pub y: f32,
+}
+
+/// Damage taken is reduced by this much per hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Armor {
+    /// Damage absorbed per hit.
+    pub value: f32,
+}
+
+/// A squad leader: members within `radius` rally to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Leader {
+    /// Rally radius in tiles.
+    pub radius: f32,
+}
+
+/// Keeps close to another entity (a squad member following its leader).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Follow {
+    /// Who to follow; `None` until assigned.
+    #[serde(default)]
+    pub leader: Option<EntityRef>,
+    /// Preferred distance in tiles.
+    pub distance: f32,
+}
+
+/// Spawns an archetype by name on a timer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spawner {
+    /// The archetype to spawn, e.g. `enemies/goblin`.
+    pub archetype: String,
+    /// Seconds between spawns.
+    pub interval: f32,
+    /// No more spawns while this many spawned entities are alive.
+    pub max_alive: u32,
+}
+
+/// A turret's parts, wired by entity references to its own children.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Turret {
+    /// The child that detects targets.
+    pub sensor: EntityRef,
+    /// The child that shoots.
+    pub gun: EntityRef,
+}
+
+/// Detects hostiles within a range.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sensor {
+    /// Detection range in tiles.
+    pub range: f32,
+}
+
+/// A door, locked by a key somewhere in the level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Door {
+    /// The key that opens it.
+    #[serde(default)]
+    pub key: Option<EntityRef>,
+    /// Whether it is open.
+    #[serde(default)]
+    pub open: bool,
+}
+
+/// A key that opens a door.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Key {
+    /// The door it opens.
+    #[serde(default)]
+    pub door: Option<EntityRef>,
+}
+
+/// What the AI is attacking right now: runtime state, never saved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Target(pub Option<EntityRef>);
+
+/// Registers every demo component.
+///
+/// # Errors
+/// Only if a name is already taken in `registry`.
+pub fn register(registry: &mut ComponentRegistry) -> Result<(), RegistryError> {
+    registry.register::<Glyph>()?;
+    registry.register::<Health>()?;
+    registry.register_with::<Speed>(ComponentOptions::new().alias("MoveSpeed"))?;
+    registry.register::<Faction>()?;
+    registry.register::<Melee>()?;
+    registry.register::<Ranged>()?;
+    registry.register::<Projectile>()?;
+    registry.register::<Velocity>()?;
+    registry.register::<Armor>()?;
+    registry.register::<Leader>()?;
+    registry.register::<Follow>()?;
+    registry.register::<Spawner>()?;
+    registry.register::<Turret>()?;
+    registry.register::<Sensor>()?;
+    registry.register::<Door>()?;
+    registry.register::<Key>()?;
+    registry.register_with::<Target>(ComponentOptions::new().runtime_only())?;
+    Ok(())
+}
+
+/// A registry with the built-in and demo components.
+pub fn registry() -> ComponentRegistry {
+    let mut registry = ComponentRegistry::new();
+    // The demo's names are distinct from the built-ins by construction.
+    if let Err(error) = register(&mut registry) {
+        unreachable!("demo components clash: {error}");
+    }
+    registry
+}
