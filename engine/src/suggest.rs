@@ -4,8 +4,9 @@
 ///
 /// Case-only differences always match; otherwise the normalized Damerau-Levenshtein similarity
 /// must be at least 0.6 (so `Helth` finds `Health` and `extend` finds `extends`, but `Armor`
-/// does not suggest `Name`). Ties go to the candidate listed first, so callers pass a stable
-/// order.
+/// does not suggest `Name`). For paths (`enemies/goblin`) the last segments must be that
+/// similar too, so a shared directory does not make `enemies/nope` suggest `enemies/case`.
+/// Ties go to the candidate listed first, so callers pass a stable order.
 pub(crate) fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<String>
 where
     I: IntoIterator<Item = &'a str>,
@@ -16,16 +17,26 @@ where
         if candidate == input {
             continue;
         }
-        let score = if candidate.to_lowercase() == lowered {
+        let candidate_lowered = candidate.to_lowercase();
+        let score = if candidate_lowered == lowered {
             2.0
         } else {
-            strsim::normalized_damerau_levenshtein(&lowered, &candidate.to_lowercase())
+            let whole = strsim::normalized_damerau_levenshtein(&lowered, &candidate_lowered);
+            let last = strsim::normalized_damerau_levenshtein(
+                last_segment(&lowered),
+                last_segment(&candidate_lowered),
+            );
+            whole.min(last)
         };
         if score >= 0.6 && best.is_none_or(|(best_score, _)| score > best_score) {
             best = Some((score, candidate));
         }
     }
     best.map(|(_, candidate)| candidate.to_string())
+}
+
+fn last_segment(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
 }
 
 #[cfg(test)]
@@ -44,5 +55,10 @@ mod tests {
             Some("extends")
         );
         assert_eq!(did_you_mean("Health", names), None);
+        let archetypes = ["enemies/case", "enemies/goblin", "base/creature"];
+        assert_eq!(did_you_mean("enemies/nope", archetypes), None);
+        assert_eq!(did_you_mean("enemies/gobln", archetypes).as_deref(), Some("enemies/goblin"));
+        assert_eq!(did_you_mean("enemy/goblin", archetypes).as_deref(), Some("enemies/goblin"));
+        assert_eq!(did_you_mean("#turet", ["#", "#turret"]).as_deref(), Some("#turret"));
     }
 }
