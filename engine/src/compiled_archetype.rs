@@ -326,12 +326,9 @@ pub(crate) fn suggest_field(
     }
 }
 
-/// Resolves `#path` against the entity paths of an instance, relative to `base`.
-fn resolve_ref(
-    text: &str,
-    base: &str,
-    index: &FxHashMap<Arc<str>, usize>,
-) -> Result<usize, String> {
+/// The entity path a `#` reference written for an entity based at `base` points to:
+/// `#` is the base itself, `#turret/barrel` a descendant, `..` goes up one level.
+pub(crate) fn resolve_ref_path(text: &str, base: &str) -> Result<String, String> {
     let Some(rest) = text.strip_prefix('#') else {
         return Err(format!(
             "`{text}` is not an entity reference; in archetype files write `#` for the archetype's root or `#child` (`#child/grandchild`) for one of its children"
@@ -349,7 +346,16 @@ fn resolve_ref(
             return Err(format!("`{text}` is not a valid entity reference"));
         }
     }
-    let path = segments.join("/");
+    Ok(segments.join("/"))
+}
+
+/// Resolves a `#` reference to a node index of an instance.
+fn resolve_ref(
+    text: &str,
+    base: &str,
+    index: &FxHashMap<Arc<str>, usize>,
+) -> Result<usize, String> {
+    let path = resolve_ref_path(text, base)?;
     index
         .get(path.as_str())
         .copied()

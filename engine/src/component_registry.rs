@@ -367,15 +367,19 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn fill_column(&self, value: &TypedValue, batch: &mut ColumnBatchBuilder, count: u32);
     /// The struct or enum shape at `path` inside the type (for suggestions).
     fn probe(&self, path: &[PathSegment]) -> Option<Shape>;
+    /// Serializes a typed value (the canonical JSON form of what a file wrote).
+    fn encode(&self, value: &TypedValue) -> Result<Value, String>;
     /// Serializes the live component of `entity`, if it has one.
     fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>>;
-    /// Applies a merge patch to the live component of `entity`; `Ok(false)` if it has none.
-    fn patch_live(
+    /// Applies a merge patch to the live component of each entity that has one, keeping every
+    /// field the patch does not mention. Returns, per entity, whether it was patched, and the
+    /// failures.
+    fn patch_entities(
         &self,
         world: &mut World,
-        entity: Entity,
+        entities: &[Entity],
         patch: &Value,
-    ) -> Result<bool, ValueError>;
+    ) -> (Vec<bool>, Vec<(Entity, ValueError)>);
     /// Inserts (or replaces) the component on `entity` with a clone of `value`.
     fn insert_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool;
     /// Removes the component from `entity`; `false` if it had none.
@@ -484,27 +488,49 @@ impl<T: Component> ComponentOps for Ops<T> {
         field_probe::probe::<T>(path)
     }
 
+    fn encode(&self, value: &TypedValue) -> Result<Value, String> {
+        match Self::typed(value) {
+            Some(typed) => serde_json::to_value(typed).map_err(|e| e.to_string()),
+            None => Err("component value of the wrong type".to_string()),
+        }
+    }
+
     fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>> {
         let component = world.get::<&T>(entity).ok()?;
         Some(serde_json::to_value(&*component).map_err(|e| e.to_string()))
     }
 
-    fn patch_live(
+    fn patch_entities(
         &self,
         world: &mut World,
-        entity: Entity,
+        entities: &[Entity],
         patch: &Value,
-    ) -> Result<bool, ValueError> {
-        let Ok(mut component) = world.get::<&mut T>(entity) else {
-            return Ok(false);
-        };
-        let mut value = serde_json::to_value(&*component).map_err(|e| ValueError {
-            path: FieldPath::root(),
-            message: e.to_string(),
-        })?;
-        merge_patch::apply(&mut value, patch);
-        *component = deserialize_value::<T>(&value, &mut Vec::new())?;
-        Ok(true)
+    ) -> (Vec<bool>, Vec<(Entity, ValueError)>) {
+        let mut patched = vec![false; entities.len()];
+        let mut failures = Vec::new();
+        for (i, &entity) in entities.iter().enumerate() {
+            let Ok(component) = world.query_one_mut::<&mut T>(entity) else {
+                continue;
+            };
+            // Through JSON: the patch names fields, and serde is the only view of them.
+            let result = serde_json::to_value(&*component)
+                .map_err(|e| ValueError {
+                    path: FieldPath::root(),
+                    message: e.to_string(),
+                })
+                .and_then(|mut value| {
+                    merge_patch::apply(&mut value, patch);
+                    deserialize_value::<T>(&value, &mut Vec::new())
+                });
+            match result {
+                Ok(updated) => {
+                    *component = updated;
+                    patched[i] = true;
+                }
+                Err(error) => failures.push((entity, error)),
+            }
+        }
+        (patched, failures)
     }
 
     fn insert_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool {

@@ -78,6 +78,9 @@ pub(crate) enum RefOut {
 pub(crate) enum RefWire {
     Text,
     Number,
+    /// Either form, chosen by the data (only for self-describing formats: patching live
+    /// components mixes raw bits with `#child` text).
+    Any,
 }
 
 /// A reference as read from the data, before the mapper turns it into an entity.
@@ -182,6 +185,7 @@ impl<'de> Deserialize<'de> for EntityRef {
         let wire = MAPPER.with(|slot| slot.borrow().as_ref().map(|m| m.wire()));
         match wire {
             Some(RefWire::Text) => deserializer.deserialize_str(RefVisitor),
+            Some(RefWire::Any) => deserializer.deserialize_any(RefVisitor),
             Some(RefWire::Number) | None => deserializer.deserialize_u64(RefVisitor),
         }
     }

@@ -70,6 +70,7 @@ impl SourceText {
         })
     }
 
+    #[cfg(test)]
     /// Wraps a string, removing a leading BOM.
     pub fn from_string(mut text: String) -> SourceText {
         if text.starts_with(BOM) {
@@ -106,6 +107,7 @@ impl SourceText {
         Position { line, column }
     }
 
+    #[cfg(test)]
     /// The text of a 1-based line without its line ending; empty if there is no such line.
     pub fn line_text(&self, line: usize) -> &str {
         let Some(&start) = line.checked_sub(1).and_then(|i| self.line_starts.get(i)) else {

@@ -40,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 mod archetype;
+mod archetype_diff;
 mod archetype_file;
 mod archetype_instance;
 mod archetype_library;
@@ -52,6 +53,8 @@ mod diagnostic;
 mod entity_ref;
 mod field_path;
 mod field_probe;
+mod hot_reloader;
+mod instance_patcher;
 mod json_text;
 mod limits;
 pub mod merge_patch;
@@ -74,6 +77,8 @@ pub use component_registry::{
 pub use diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, Severity};
 pub use entity_ref::EntityRef;
 pub use field_path::{FieldPath, PathSegment};
+pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
+pub use instance_patcher::{apply_update, ReloadReport};
 pub use json_text::Position;
 pub use limits::Limits;
 pub use resolver::ResolvedEntity;

@@ -339,8 +339,6 @@ enum Search {
     Found(FieldPath),
     /// This file did not write the place; ask the parents.
     NotHere,
-    /// This file removed the child on the way: nothing further up matters.
-    Stop,
 }
 
 const MAX_SEARCH_DEPTH: usize = 64;
@@ -400,7 +398,6 @@ fn search_spec<'a>(
         return match find_written(spec, spec_path, component, field) {
             Search::Found(path) => SearchIn::Here(path),
             Search::NotHere => SearchIn::NotHere,
-            Search::Stop => SearchIn::Stop,
         };
     };
     match spec.children.get(*first) {

@@ -57,8 +57,17 @@ mod tests {
         assert_eq!(did_you_mean("Health", names), None);
         let archetypes = ["enemies/case", "enemies/goblin", "base/creature"];
         assert_eq!(did_you_mean("enemies/nope", archetypes), None);
-        assert_eq!(did_you_mean("enemies/gobln", archetypes).as_deref(), Some("enemies/goblin"));
-        assert_eq!(did_you_mean("enemy/goblin", archetypes).as_deref(), Some("enemies/goblin"));
-        assert_eq!(did_you_mean("#turet", ["#", "#turret"]).as_deref(), Some("#turret"));
+        assert_eq!(
+            did_you_mean("enemies/gobln", archetypes).as_deref(),
+            Some("enemies/goblin")
+        );
+        assert_eq!(
+            did_you_mean("enemy/goblin", archetypes).as_deref(),
+            Some("enemies/goblin")
+        );
+        assert_eq!(
+            did_you_mean("#turet", ["#", "#turret"]).as_deref(),
+            Some("#turret")
+        );
     }
 }
