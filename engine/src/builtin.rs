@@ -6,7 +6,9 @@ use crate::component_registry::{ComponentOptions, ComponentRegistry};
 use crate::{ArchetypeInstance, EntityRef, InstanceOverrides, StableId, Transform};
 
 /// A display name, written as a plain string: `"Name": "Grukk"`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Name(pub String);
 
 impl Name {
@@ -32,8 +34,16 @@ pub struct Children(pub Vec<EntityRef>);
 
 pub(crate) fn register_builtins(registry: &mut ComponentRegistry) {
     let results = [
-        registry.insert::<Name>(ComponentOptions::new().name("Name"), false),
-        registry.insert::<Transform>(ComponentOptions::new().name("Transform"), false),
+        registry.insert::<Name>(
+            ComponentOptions::new().name("Name").json_schema::<Name>(),
+            false,
+        ),
+        registry.insert::<Transform>(
+            ComponentOptions::new()
+                .name("Transform")
+                .json_schema::<Transform>(),
+            false,
+        ),
         registry.insert::<Parent>(ComponentOptions::new().name("Parent"), true),
         registry.insert::<Children>(ComponentOptions::new().name("Children"), true),
         registry.insert::<StableId>(ComponentOptions::new().name("StableId"), true),

@@ -50,7 +50,11 @@ pub struct ComponentOptions {
     name: Option<String>,
     aliases: Vec<String>,
     runtime_only: bool,
+    schema: Option<SchemaFn>,
 }
+
+/// Produces a component's JSON Schema (see [`ComponentOptions::json_schema`]).
+pub type SchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
 
 impl ComponentOptions {
     /// Default options: the type's own name, no aliases, saved in scenes.
@@ -74,6 +78,14 @@ impl ComponentOptions {
     /// Marks the component as runtime-only (a cache, a handle): scenes skip it.
     pub fn runtime_only(mut self) -> Self {
         self.runtime_only = true;
+        self
+    }
+
+    /// Describes the component's JSON form with `S`'s JSON Schema (usually the component type
+    /// itself, deriving [`schemars::JsonSchema`]): field names, types, enum values and doc
+    /// comments then appear in `archetool schema` output and in editor autocompletion.
+    pub fn json_schema<S: schemars::JsonSchema>(mut self) -> Self {
+        self.schema = Some(|generator| generator.subschema_for::<S>());
         self
     }
 }
@@ -142,6 +154,7 @@ pub(crate) struct Entry {
     pub(crate) aliases: Vec<Arc<str>>,
     pub(crate) type_name: &'static str,
     pub(crate) runtime_only: bool,
+    pub(crate) schema: Option<SchemaFn>,
     /// Set by the library itself (`Parent`, `StableId`, ...); data files may not write it.
     pub(crate) managed: bool,
     pub(crate) ops: Box<dyn ComponentOps>,
@@ -179,6 +192,17 @@ impl ComponentRegistry {
     /// If the name or the type is already registered, or `T` is generic.
     pub fn register<T: Component>(&mut self) -> Result<ComponentId, RegistryError> {
         self.register_with::<T>(ComponentOptions::new())
+    }
+
+    /// Registers `T` under its type name, with its JSON Schema (`T` derives
+    /// [`schemars::JsonSchema`]), so tools can describe and autocomplete it.
+    ///
+    /// # Errors
+    /// As [`register`](Self::register).
+    pub fn register_with_schema<T: Component + schemars::JsonSchema>(
+        &mut self,
+    ) -> Result<ComponentId, RegistryError> {
+        self.register_with::<T>(ComponentOptions::new().json_schema::<T>())
     }
 
     /// Registers `T` with explicit [`ComponentOptions`].
@@ -241,6 +265,7 @@ impl ComponentRegistry {
             aliases: interned,
             type_name,
             runtime_only: options.runtime_only,
+            schema: options.schema,
             managed,
             ops: Box::new(Ops::<T>(std::marker::PhantomData)),
         });
@@ -280,6 +305,17 @@ impl ComponentRegistry {
     /// The Rust type name behind a component, e.g. `game::components::Health`.
     pub fn type_name(&self, id: ComponentId) -> &'static str {
         self.entries[id.index()].type_name
+    }
+
+    /// The component's JSON Schema, if it was registered with one.
+    pub fn json_schema(
+        &self,
+        id: ComponentId,
+        generator: &mut schemars::SchemaGenerator,
+    ) -> Option<schemars::Schema> {
+        self.entries[id.index()]
+            .schema
+            .map(|schema| schema(generator))
     }
 
     /// Whether scenes skip this component.

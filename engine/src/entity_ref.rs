@@ -145,6 +145,21 @@ fn read_raw(reference: RefIn<'_>) -> Result<Entity, String> {
     }
 }
 
+/// In archetype files (the documents the schema describes) a reference is `#` or `#child/...`.
+impl schemars::JsonSchema for EntityRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EntityRef".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^#(/?([A-Za-z0-9_-]+|\\.\\.))*$",
+            "description": "An entity of this archetype instance: `#` for the root, `#child` or `#child/grandchild` for a child by local name, `..` to go up."
+        })
+    }
+}
+
 impl Serialize for EntityRef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let written = MAPPER.with(|slot| match slot.borrow_mut().as_mut() {

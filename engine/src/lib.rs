@@ -72,7 +72,7 @@ pub use archetype_library::{
 };
 pub use builtin::{Children, Name, Parent};
 pub use component_registry::{
-    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError,
+    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError, SchemaFn,
 };
 pub use diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, Severity};
 pub use entity_ref::EntityRef;
@@ -85,3 +85,7 @@ pub use resolver::ResolvedEntity;
 pub use spawn_error::SpawnError;
 pub use stable_id::{ParseStableIdError, StableId};
 pub use transform::Transform;
+
+/// The JSON Schema library component schemas are written with (re-exported so games and tools
+/// use the same version).
+pub use schemars;
