@@ -81,13 +81,16 @@ pub(crate) struct DocProblem {
 }
 
 /// Reads an archetype file's JSON into its data model, collecting every problem.
+/// `text` is the file's JSON text, used to tell which of two keys comes first.
 pub(crate) fn parse_doc(
     value: &Value,
+    text: &str,
     registry: &ComponentRegistry,
     max_children_depth: usize,
 ) -> (ArchetypeDoc, Vec<DocProblem>) {
     let mut reader = Reader {
         registry,
+        text,
         problems: Vec::new(),
         max_children_depth,
     };
@@ -97,6 +100,7 @@ pub(crate) fn parse_doc(
 
 struct Reader<'a> {
     registry: &'a ComponentRegistry,
+    text: &'a str,
     problems: Vec<DocProblem>,
     max_children_depth: usize,
 }
@@ -379,12 +383,22 @@ impl Reader<'_> {
                 continue;
             }
             if let Some(previous) = out.get(&name) {
+                // Keys arrive sorted; report the one written second.
+                let offset = |key: &str| {
+                    crate::json_text::locate(self.text, path.key(key).segments())
+                        .and_then(|located| located.key)
+                        .map_or(0, |span| span.start)
+                };
+                let (first, second) = if offset(&previous.key) <= offset(key) {
+                    (previous.key.clone(), key.clone())
+                } else {
+                    (key.clone(), previous.key.clone())
+                };
                 let message = format!(
-                    "`{}` and `{key}` both set component `{name}` (old names still load as the current one); keep one",
-                    previous.key
+                    "`{first}` and `{second}` both set component `{name}` (old names still load as the current one); keep one"
                 );
                 self.problem(
-                    key_path,
+                    path.key(&second),
                     true,
                     Diagnostic::error(DiagnosticCode::Malformed, message)
                         .with_component(name.to_string()),

@@ -702,6 +702,10 @@ impl ArchetypeLibrary {
         } else {
             Severity::Error
         };
+        // A field missing from a value an abstract parent left partial is the concrete
+        // archetype's to complete: report it in its own file (at its own value of the
+        // component, or else at its `extends`).
+        let missing = problem.message.contains(": missing field `");
         let mut diagnostic = Diagnostic::error(problem.code, problem.message)
             .with_severity(severity)
             .with_archetype(name)
@@ -717,10 +721,21 @@ impl ArchetypeLibrary {
             &problem.component,
             problem.field.segments(),
         );
+        let found = match found {
+            Some(found) if missing && found.archetype != name => {
+                let own_docs = |n: &str| if n == name { docs(n) } else { None };
+                let own = supplier(&own_docs, name, &node, &problem.component, &[]);
+                Some(own.unwrap_or(crate::resolver::Supplier {
+                    archetype: name.to_string(),
+                    path: FieldPath::root().key(crate::archetype_file::keys::EXTENDS),
+                }))
+            }
+            other => other,
+        };
         match found.and_then(|f| Some((self.sources.get(f.archetype.as_str())?, f.path))) {
             Some((source, path)) => {
                 diagnostic.file = Some(source.file.clone());
-                source.locate_into(&mut diagnostic, &path, false);
+                source.locate_into(&mut diagnostic, &path, problem.unknown_field);
             }
             None => diagnostic.file = self.sources.get(name).map(|s| s.file.clone()),
         }
@@ -744,7 +759,12 @@ impl ArchetypeLibrary {
     fn spawnable(&self, name: &str) -> Result<&Archetype, SpawnError> {
         let unknown = || SpawnError::UnknownArchetype {
             name: name.to_string(),
-            suggestion: did_you_mean(name, self.names()),
+            // `enemies/goblin.json`, `enemies\goblin`: the naming rules know the fix.
+            suggestion: crate::archetype_name::check_name(name)
+                .err()
+                .and_then(|problem| problem.suggestion)
+                .filter(|fixed| self.ids.contains_key(fixed.as_str()))
+                .or_else(|| did_you_mean(name, self.names())),
         };
         let id = self.ids.get(name).ok_or_else(unknown)?;
         let slot = &self.slots[id.0 as usize];

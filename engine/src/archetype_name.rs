@@ -62,8 +62,15 @@ pub(crate) fn check_name(name: &str) -> Result<(), NameProblem> {
             );
         }
         if let Some(bad) = segment.chars().find(|c| !is_name_char(*c)) {
+            let what = match bad {
+                ' ' => "a space".to_string(),
+                c if c.is_whitespace() || c.is_control() => {
+                    format!("the character U+{:04X}", c as u32)
+                }
+                c => format!("`{c}`"),
+            };
             return problem(
-                format!("archetype name `{name}` contains `{bad}`; {RULE}"),
+                format!("archetype name `{name}` contains {what}; {RULE}"),
                 None,
             );
         }

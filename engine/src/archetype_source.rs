@@ -76,7 +76,7 @@ impl SourceFile {
                 return source;
             }
         };
-        let (doc, problems) = parse_doc(&value, registry, limits.max_children_depth);
+        let (doc, problems) = parse_doc(&value, text.text(), registry, limits.max_children_depth);
         for problem in problems {
             let diagnostic = source.place(problem, name);
             source.problems.push(diagnostic);
@@ -141,22 +141,25 @@ impl SourceFile {
 }
 
 /// Reads at most `limit` bytes of a file; a larger file is an error (not a truncated read).
-pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Diagnostic> {
+pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Box<Diagnostic>> {
     let too_large = |size: u64| {
-        Diagnostic::error(
+        Box::new(Diagnostic::error(
             DiagnosticCode::TooLarge,
             format!("file is {size} bytes, over the limit of {limit} bytes"),
-        )
+        ))
     };
     let io = |error: std::io::Error| {
-        Diagnostic::error(DiagnosticCode::Io, format!("cannot read file: {error}"))
+        Box::new(Diagnostic::error(
+            DiagnosticCode::Io,
+            format!("cannot read file: {error}"),
+        ))
     };
     let metadata = fs::metadata(path).map_err(io)?;
     if metadata.is_dir() {
-        return Err(Diagnostic::error(
+        return Err(Box::new(Diagnostic::error(
             DiagnosticCode::Io,
             "is a directory, not a file; rename it so its name does not end in `.json`",
-        ));
+        )));
     }
     if metadata.len() > limit {
         return Err(too_large(metadata.len()));

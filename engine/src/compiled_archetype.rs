@@ -127,14 +127,7 @@ pub(crate) fn compile(
                 with_mapper(checker, || registry.ops(id).decode(value, &mut unknown));
             for field in unknown {
                 let suggestion = suggest_field(registry, id, &field);
-                let last = field.last().map(|s| match s {
-                    crate::field_path::PathSegment::Key(k) => k.clone(),
-                    crate::field_path::PathSegment::Index(i) => i.to_string(),
-                });
-                let message = format!(
-                    "unknown field `{}` in component `{name}`",
-                    last.unwrap_or_default()
-                );
+                let message = format!("unknown field `{field}` in component `{name}`");
                 let mut p = problem(
                     node,
                     name,
@@ -161,14 +154,20 @@ pub(crate) fn compile(
                 Err(error) => {
                     hard_error = true;
                     problems.push(match checker.failure {
-                        Some((message, suggestion)) => problem(
-                            node,
-                            name,
-                            error.path,
-                            DiagnosticCode::UnknownChild,
-                            message,
-                            suggestion,
-                        ),
+                        Some((message, suggestion)) => {
+                            let message = format!(
+                                "invalid value for {}: {message}",
+                                place(name, &error.path)
+                            );
+                            problem(
+                                node,
+                                name,
+                                error.path,
+                                DiagnosticCode::UnknownChild,
+                                message,
+                                suggestion,
+                            )
+                        }
                         None => value_problem(registry, id, node, name, error),
                     });
                 }
@@ -276,6 +275,15 @@ fn problem(
 
 /// Turns a serde error into a message that names the field, with a suggestion for unknown enum
 /// variants.
+/// `` `Health` `` or `` `Health.max` ``.
+fn place(component: &str, field: &FieldPath) -> String {
+    if field.is_empty() {
+        format!("`{component}`")
+    } else {
+        format!("`{component}.{field}`")
+    }
+}
+
 fn value_problem(
     registry: &ComponentRegistry,
     id: ComponentId,
@@ -283,11 +291,7 @@ fn value_problem(
     name: &str,
     error: ValueError,
 ) -> CompileProblem {
-    let place = if error.path.is_empty() {
-        format!("`{name}`")
-    } else {
-        format!("`{name}.{}`", error.path)
-    };
+    let place = place(name, &error.path);
     let mut suggestion = None;
     if let Some(variant) = unknown_variant(&error.message) {
         if let Some(Shape::Enum { variants, .. }) = registry.ops(id).probe(error.path.segments()) {
@@ -633,7 +637,7 @@ impl CompiledArchetype {
         let mut replace = Vec::new();
         let mut record = Map::new();
         for (key, patch) in object {
-            let Some(id) = registry.id(key).filter(|id| !registry.is_managed(*id)) else {
+            let Some(id) = registry.id(key) else {
                 let suggestion = did_you_mean(key, registry.names());
                 return fail(
                     Some(key.clone()),
@@ -642,6 +646,10 @@ impl CompiledArchetype {
                     suggestion,
                 );
             };
+            if registry.is_managed(id) {
+                let message = format!("component `{key}` is set by the library when entities are spawned; remove it from the overrides");
+                return fail(Some(key.clone()), FieldPath::root(), message, None);
+            }
             let name = registry.name_arc(id).clone();
             if patch.is_null() {
                 replace.push((id, None));
@@ -655,18 +663,20 @@ impl CompiledArchetype {
                     used: false,
                     failure: None,
                 };
-                let (decoded, _) =
+                let (decoded, checker) =
                     with_mapper(checker, || registry.ops(id).decode(&merged, &mut unknown));
                 if let Err(error) = decoded {
-                    let message = format!("invalid override for `{name}`: {}", error.message);
-                    return fail(Some(name.to_string()), error.path, message, None);
+                    let (message, suggestion) = checker.failure.unwrap_or((error.message, None));
+                    let message =
+                        format!("invalid value for {}: {message}", place(&name, &error.path));
+                    return fail(Some(name.to_string()), error.path, message, suggestion);
                 }
                 if let Some(field) = unknown.into_iter().next() {
                     let suggestion = suggest_field(registry, id, &field);
                     return fail(
                         Some(name.to_string()),
                         field.clone(),
-                        format!("unknown field `{field}` in override for `{name}`"),
+                        format!("unknown field `{field}` in component `{name}`"),
                         suggestion,
                     );
                 }

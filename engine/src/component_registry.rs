@@ -13,6 +13,8 @@ use serde_json::Value;
 use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::{self, Shape};
 use crate::merge_patch;
+use crate::scene_format::ScenePretty;
+use crate::value_check::{self, CheckError, Checked};
 
 /// A type that can be a data-driven component.
 ///
@@ -416,6 +418,34 @@ pub(crate) trait ComponentOps: Send + Sync {
         entities: &[Entity],
         patch: &Value,
     ) -> (Vec<bool>, Vec<(Entity, ValueError)>);
+    /// Checks the live component of `entity` can be written (no non-finite floats, every
+    /// entity reference mappable under the installed mapper). `None` if it has none.
+    fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>>;
+    /// Writes the live component of `entity` as pretty JSON whose first line continues the
+    /// current one and whose nesting starts at `depth` (see `ScenePretty`). Maps are written
+    /// with sorted keys (through a JSON value) when `sort_maps` is set.
+    fn write_json(
+        &self,
+        world: &World,
+        entity: Entity,
+        out: &mut Vec<u8>,
+        depth: usize,
+        sort_maps: bool,
+    ) -> Result<(), String>;
+    /// Appends the live component of `entity` in postcard's binary form.
+    fn write_postcard(
+        &self,
+        world: &World,
+        entity: Entity,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String>;
+    /// Deserializes a value from JSON text (unknown fields are ignored, as data saved by an
+    /// older build may have them).
+    fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)>;
+    /// Deserializes a value from postcard bytes.
+    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, String>;
+    /// Adds `value` (which must hold this component's type) to a builder without cloning.
+    fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder);
     /// Inserts (or replaces) the component on `entity` with a clone of `value`.
     fn insert_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool;
     /// Removes the component from `entity`; `false` if it had none.
@@ -438,10 +468,16 @@ pub(crate) fn deserialize_value<T: DeserializeOwned>(
         unknown.push(FieldPath(segments));
     };
     let ignored = serde_ignored::Deserializer::new(value, &mut record);
-    serde_path_to_error::deserialize(ignored).map_err(|error| {
-        let path = error
-            .path()
-            .iter()
+    serde_path_to_error::deserialize(ignored).map_err(|error| ValueError {
+        path: convert_path(error.path()),
+        message: error.into_inner().to_string(),
+    })
+}
+
+/// serde_path_to_error's path as ours.
+pub(crate) fn convert_path(path: &serde_path_to_error::Path) -> FieldPath {
+    FieldPath(
+        path.iter()
             .filter_map(|segment| match segment {
                 serde_path_to_error::Segment::Seq { index } => Some(PathSegment::Index(*index)),
                 serde_path_to_error::Segment::Map { key } => Some(PathSegment::Key(key.clone())),
@@ -450,12 +486,8 @@ pub(crate) fn deserialize_value<T: DeserializeOwned>(
                 }
                 serde_path_to_error::Segment::Unknown => None,
             })
-            .collect();
-        ValueError {
-            path: FieldPath(path),
-            message: error.into_inner().to_string(),
-        }
-    })
+            .collect(),
+    )
 }
 
 fn ignored_path(path: &serde_ignored::Path<'_>, out: &mut Vec<PathSegment>) {
@@ -567,6 +599,69 @@ impl<T: Component> ComponentOps for Ops<T> {
             }
         }
         (patched, failures)
+    }
+
+    fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>> {
+        let component = world.get::<&T>(entity).ok()?;
+        Some(value_check::check(&*component))
+    }
+
+    fn write_json(
+        &self,
+        world: &World,
+        entity: Entity,
+        out: &mut Vec<u8>,
+        depth: usize,
+        sort_maps: bool,
+    ) -> Result<(), String> {
+        let component = world.get::<&T>(entity).map_err(|e| e.to_string())?;
+        let mut serializer = serde_json::Serializer::with_formatter(out, ScenePretty::at(depth));
+        if sort_maps {
+            // A JSON value keeps object keys sorted: maps come out in a stable order.
+            let value = serde_json::to_value(&*component).map_err(|e| e.to_string())?;
+            value.serialize(&mut serializer).map_err(|e| e.to_string())
+        } else {
+            component
+                .serialize(&mut serializer)
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    fn write_postcard(
+        &self,
+        world: &World,
+        entity: Entity,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let component = world.get::<&T>(entity).map_err(|e| e.to_string())?;
+        let bytes =
+            postcard::to_extend(&*component, std::mem::take(out)).map_err(|e| e.to_string())?;
+        *out = bytes;
+        Ok(())
+    }
+
+    fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let typed: T = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+            let path = convert_path(error.path());
+            (path, error.into_inner())
+        })?;
+        Ok(Box::new(typed))
+    }
+
+    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, String> {
+        postcard::from_bytes::<T>(bytes)
+            .map(|typed| Box::new(typed) as TypedValue)
+            .map_err(|e| e.to_string())
+    }
+
+    fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder) {
+        match value.downcast::<T>() {
+            Ok(typed) => {
+                builder.add(*typed);
+            }
+            Err(_) => debug_assert!(false, "component value of the wrong type"),
+        }
     }
 
     fn insert_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool {

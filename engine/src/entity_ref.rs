@@ -70,6 +70,8 @@ pub(crate) enum RefOut {
     Text(String),
     /// As a number (raw entity bits, or a stable ID in binary encodings).
     Number(u64),
+    /// As nothing (`null`): a reference to an entity a scene does not save.
+    Null,
 }
 
 /// The form a mapper reads references in; tells `Deserialize` which serde method to call, so
@@ -169,6 +171,7 @@ impl Serialize for EntityRef {
         match written.map_err(serde::ser::Error::custom)? {
             RefOut::Text(text) => serializer.serialize_str(&text),
             RefOut::Number(bits) => serializer.serialize_u64(bits),
+            RefOut::Null => serializer.serialize_none(),
         }
     }
 }

@@ -453,7 +453,7 @@ fn despawn_subtree(world: &mut World, entity: Entity) -> usize {
 }
 
 /// The entities of one live instance, by entity path, found through `Children` links.
-fn instance_entities(
+pub(crate) fn instance_entities(
     world: &World,
     library: &ArchetypeLibrary,
     id: ArchetypeId,
@@ -479,7 +479,7 @@ fn instance_entities(
 }
 
 /// Finds the root of the instance `entity` belongs to, walking `Parent` links.
-fn instance_root(world: &World, id: ArchetypeId, mut entity: Entity) -> Entity {
+pub(crate) fn instance_root(world: &World, id: ArchetypeId, mut entity: Entity) -> Entity {
     loop {
         match world.get::<&ArchetypeInstance>(entity).map(|m| *m) {
             Ok(marker) if marker.archetype == id && !marker.is_root() => {}
@@ -504,9 +504,9 @@ fn mentions_reference(value: &Value) -> bool {
 
 /// References in live components: raw entity bits stay as they are, `#child` text from the
 /// archetype resolves within the entity's own instance.
-struct LiveRefs {
-    paths: FxHashMap<String, Entity>,
-    base: String,
+pub(crate) struct LiveRefs {
+    pub paths: FxHashMap<String, Entity>,
+    pub base: String,
 }
 
 impl LiveRefs {

@@ -316,9 +316,17 @@ fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseStat
                 None => message.to_owned(),
             }
         }
-        _ => message.to_owned(),
+        _ => plain_message(message),
     };
     source.error(offset, message)
+}
+
+/// serde_json's wording, in the plain lowercase style of the project's other messages.
+pub fn plain_message(message: &str) -> String {
+    match message.strip_prefix("EOF while parsing") {
+        Some(rest) => format!("unexpected end of file while parsing{rest}"),
+        None => message.to_owned(),
+    }
 }
 
 /// Finds a NaN or infinity literal covering `offset`. serde_json has already
@@ -633,8 +641,8 @@ mod tests {
             ("{'é': 'ü' 'b': 2}", "expected `,` or `}`", at(1, 11)),
             ("{'a': 1,}", "trailing comma", at(1, 9)),
             ("[1, 2 ,\n ]", "trailing comma", at(2, 2)),
-            ("{'a': 1", "EOF while parsing an object", at(1, 7)),
-            ("{'a': [1\n", "EOF while parsing a list", at(2, 1)),
+            ("{'a': 1", "unexpected end of file while parsing an object", at(1, 7)),
+            ("{'a': [1\n", "unexpected end of file while parsing a list", at(2, 1)),
             ("{1: 2}", "key must be a string", at(1, 2)),
             ("{} x", "trailing characters", at(1, 4)),
             ("[]\n]", "trailing characters", at(2, 1)),

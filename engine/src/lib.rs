@@ -59,10 +59,14 @@ mod json_text;
 mod limits;
 pub mod merge_patch;
 mod resolver;
+mod scene_format;
+mod scene_load;
+mod scene_save;
 mod spawn_error;
 mod stable_id;
 mod suggest;
 mod transform;
+mod value_check;
 
 pub use archetype::Archetype;
 pub use archetype_file::{keys, FORMAT_VERSION};
@@ -82,6 +86,15 @@ pub use instance_patcher::{apply_update, ReloadReport};
 pub use json_text::Position;
 pub use limits::Limits;
 pub use resolver::ResolvedEntity;
+pub use scene_format::{scene_keys, SCENE_FORMAT_VERSION};
+pub use scene_load::{
+    load_scene, load_scene_from_path, IdConflict, LoadedScene, SceneError, SceneLoadOptions,
+    SceneMigration,
+};
+pub use scene_save::{
+    save_scene, save_scene_to_path, write_atomically, DanglingReferences, SceneEncoding,
+    SceneSaveError, SceneSaveOptions,
+};
 pub use spawn_error::SpawnError;
 pub use stable_id::{ParseStableIdError, StableId};
 pub use transform::Transform;

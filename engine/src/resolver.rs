@@ -433,15 +433,19 @@ fn find_written(
     };
     let mut path = spec_path.key(keys::COMPONENTS).key(written.key.clone());
     let mut value = &written.value;
-    for segment in field {
+    for (depth, segment) in field.iter().enumerate() {
         let next = match (value, segment) {
             (Value::Object(object), PathSegment::Key(key)) => match object.get(key) {
                 Some(next) => next,
                 // Objects merge: a key this file doesn't mention came from further up.
                 None => return Search::NotHere,
             },
-            // Anything else replaces whole: this file wrote everything below here.
-            _ => return Search::Found(path),
+            // Anything else replaces whole: this file wrote everything below here (the rest
+            // of the path still places the error inside it, e.g. at an array element).
+            _ => {
+                path.0.extend(field[depth..].iter().cloned());
+                return Search::Found(path);
+            }
         };
         path.push(segment.clone());
         value = next;

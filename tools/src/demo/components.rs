@@ -1,10 +1,11 @@
 //! The demo arena's components: plain serde structs, registered once.
 
 use archetype_engine::{ComponentOptions, ComponentRegistry, EntityRef, RegistryError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How an entity is drawn: one character in one colour.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Glyph {
     /// The character drawn on the map.
     pub ch: char,
@@ -13,7 +14,7 @@ pub struct Glyph {
 }
 
 /// A terminal colour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Color {
     /// Red.
     Red,
@@ -34,7 +35,7 @@ pub enum Color {
 }
 
 /// Hit points: `current` changes during play, `max` comes from the archetype.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Health {
     /// Hit points left.
     pub current: f32,
@@ -43,14 +44,14 @@ pub struct Health {
 }
 
 /// Movement speed in tiles per second.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Speed {
     /// Tiles per second.
     pub value: f32,
 }
 
 /// Which side an entity fights for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Faction {
     /// Attacks allies.
     Hostile,
@@ -61,7 +62,7 @@ pub enum Faction {
 }
 
 /// A close-range attack.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Melee {
     /// Damage per hit.
     pub damage: f32,
@@ -70,7 +71,7 @@ pub struct Melee {
 }
 
 /// A ranged attack that spawns a projectile archetype by name.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ranged {
     /// The archetype spawned per shot, e.g. `projectiles/arrow`.
     pub projectile: String,
@@ -81,7 +82,7 @@ pub struct Ranged {
 }
 
 /// A projectile in flight.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Projectile {
     /// Damage on hit.
     pub damage: f32,
@@ -90,7 +91,7 @@ pub struct Projectile {
 }
 
 /// Current movement, in tiles per second (set by the AI and by projectiles).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Velocity {
     /// Horizontal component.
@@ -100,21 +101,21 @@ pub struct Velocity {
 }
 
 /// Damage taken is reduced by this much per hit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Armor {
     /// Damage absorbed per hit.
     pub value: f32,
 }
 
 /// A squad leader: members within `radius` rally to it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Leader {
     /// Rally radius in tiles.
     pub radius: f32,
 }
 
 /// Keeps close to another entity (a squad member following its leader).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Follow {
     /// Who to follow; `None` until assigned.
     #[serde(default)]
@@ -124,7 +125,7 @@ pub struct Follow {
 }
 
 /// Spawns an archetype by name on a timer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Spawner {
     /// The archetype to spawn, e.g. `enemies/goblin`.
     pub archetype: String,
@@ -135,7 +136,7 @@ pub struct Spawner {
 }
 
 /// A turret's parts, wired by entity references to its own children.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Turret {
     /// The child that detects targets.
     pub sensor: EntityRef,
@@ -144,14 +145,14 @@ pub struct Turret {
 }
 
 /// Detects hostiles within a range.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Sensor {
     /// Detection range in tiles.
     pub range: f32,
 }
 
 /// A door, locked by a key somewhere in the level.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Door {
     /// The key that opens it.
     #[serde(default)]
@@ -162,7 +163,7 @@ pub struct Door {
 }
 
 /// A key that opens a door.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Key {
     /// The door it opens.
     #[serde(default)]
@@ -170,7 +171,7 @@ pub struct Key {
 }
 
 /// What the AI is attacking right now: runtime state, never saved.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Target(pub Option<EntityRef>);
 
 /// Registers every demo component.
@@ -178,23 +179,31 @@ pub struct Target(pub Option<EntityRef>);
 /// # Errors
 /// Only if a name is already taken in `registry`.
 pub fn register(registry: &mut ComponentRegistry) -> Result<(), RegistryError> {
-    registry.register::<Glyph>()?;
-    registry.register::<Health>()?;
-    registry.register_with::<Speed>(ComponentOptions::new().alias("MoveSpeed"))?;
-    registry.register::<Faction>()?;
-    registry.register::<Melee>()?;
-    registry.register::<Ranged>()?;
-    registry.register::<Projectile>()?;
-    registry.register::<Velocity>()?;
-    registry.register::<Armor>()?;
-    registry.register::<Leader>()?;
-    registry.register::<Follow>()?;
-    registry.register::<Spawner>()?;
-    registry.register::<Turret>()?;
-    registry.register::<Sensor>()?;
-    registry.register::<Door>()?;
-    registry.register::<Key>()?;
-    registry.register_with::<Target>(ComponentOptions::new().runtime_only())?;
+    registry.register_with_schema::<Glyph>()?;
+    registry.register_with_schema::<Health>()?;
+    registry.register_with::<Speed>(
+        ComponentOptions::new()
+            .alias("MoveSpeed")
+            .json_schema::<Speed>(),
+    )?;
+    registry.register_with_schema::<Faction>()?;
+    registry.register_with_schema::<Melee>()?;
+    registry.register_with_schema::<Ranged>()?;
+    registry.register_with_schema::<Projectile>()?;
+    registry.register_with_schema::<Velocity>()?;
+    registry.register_with_schema::<Armor>()?;
+    registry.register_with_schema::<Leader>()?;
+    registry.register_with_schema::<Follow>()?;
+    registry.register_with_schema::<Spawner>()?;
+    registry.register_with_schema::<Turret>()?;
+    registry.register_with_schema::<Sensor>()?;
+    registry.register_with_schema::<Door>()?;
+    registry.register_with_schema::<Key>()?;
+    registry.register_with::<Target>(
+        ComponentOptions::new()
+            .runtime_only()
+            .json_schema::<Target>(),
+    )?;
     Ok(())
 }
 

@@ -1,0 +1,1232 @@
+//! Loading scenes into a world: two phases (create every entity, then resolve references
+//! through the stable-ID map), transactional (any error leaves the world as it was).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hecs::{Entity, EntityBuilder, World};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::archetype_instance::{ArchetypeInstance, InstanceOverrides};
+use crate::archetype_library::ArchetypeLibrary;
+use crate::archetype_source::read_limited;
+use crate::compiled_archetype::resolve_ref_path;
+use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::field_path::FieldPath;
+use crate::json_text::{SourceText, TextError};
+use crate::limits::Limits;
+use crate::merge_patch;
+use crate::scene_format::{
+    BinaryReader, BINARY_MAGIC, KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+};
+use crate::stable_id::StableId;
+use crate::suggest::did_you_mean;
+
+/// What to do when an incoming stable ID is already used in the world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdConflict {
+    /// Refuse to load, naming the ID (the default).
+    #[default]
+    Error,
+    /// Give every incoming entity a fresh stable ID (references are fixed up), so one scene can
+    /// be instantiated several times.
+    Remap,
+}
+
+/// A hook that upgrades a scene document written in an older format before it is loaded.
+///
+/// It receives the whole document as JSON (already upgraded to the current layout by the
+/// library) and the version the file declared; change component values in place (rename a
+/// field, convert units). Component renames need no hook: register the old name as an alias.
+pub type SceneMigration = fn(document: &mut Value, from_format: u64) -> Result<(), String>;
+
+/// Options for loading a scene.
+#[derive(Clone, Debug, Default)]
+pub struct SceneLoadOptions {
+    /// What to do with stable IDs already present in the world.
+    pub on_id_conflict: IdConflict,
+    /// Size limits (file size, entity count).
+    pub limits: Limits,
+    /// Upgrades documents written in older formats (after the library's own layout upgrade).
+    pub migration: Option<SceneMigration>,
+}
+
+/// A scene that was loaded: which entity each stable ID became.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedScene {
+    entities: Vec<Entity>,
+    by_id: FxHashMap<StableId, Entity>,
+    remapped: FxHashMap<StableId, StableId>,
+}
+
+impl LoadedScene {
+    /// The entity created for the stable ID written in the file.
+    pub fn entity(&self, id: StableId) -> Option<Entity> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// The stable ID the entity written as `id` got in the world (differs from `id` only
+    /// when loading with [`IdConflict::Remap`]).
+    pub fn new_id(&self, id: StableId) -> Option<StableId> {
+        if self.remapped.is_empty() {
+            self.by_id.contains_key(&id).then_some(id)
+        } else {
+            self.remapped.get(&id).copied()
+        }
+    }
+
+    /// Every entity created, in the file's order.
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// Number of entities created.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Whether the scene was empty.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+}
+
+/// Why a scene could not be loaded. The world is as it was before the attempt.
+///
+/// Displays like a compiler error: file, line and column (or byte offset for binary scenes),
+/// the entity, component and field, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SceneError {
+    /// Where and what (file, position, component, field, message, suggestion).
+    pub diagnostic: Box<Diagnostic>,
+    /// The entity concerned, when known.
+    pub entity: Option<StableId>,
+    /// The byte offset in a binary scene.
+    pub offset: Option<usize>,
+}
+
+impl fmt::Display for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.offset, &self.diagnostic.file) {
+            (Some(offset), Some(file)) => {
+                let mut diagnostic = (*self.diagnostic).clone();
+                diagnostic.file = None;
+                write!(f, "{} (byte {offset}): {diagnostic}", file.display())
+            }
+            (Some(offset), None) => write!(f, "byte {offset}: {}", self.diagnostic),
+            _ => write!(f, "{}", self.diagnostic),
+        }
+    }
+}
+
+impl std::error::Error for SceneError {}
+
+/// Loads a scene (JSON or binary, told apart by the binary magic bytes) into `world`.
+///
+/// First every entity is created (so references can point anywhere in the scene: many to one,
+/// cycles, self-references), then component values are read with references resolved through
+/// the scene's stable IDs. Archetype instances are rebuilt from their archetype's current
+/// version plus the scene's patch, keep their instance marker, and record the patch as their
+/// overrides, so hot reload treats them like freshly spawned ones.
+///
+/// `file` names the source in error messages.
+///
+/// # Errors
+/// Bad JSON, an unknown archetype or component, a dangling reference, a stable ID already in
+/// the world (unless [`IdConflict::Remap`]), ... The world is left exactly as it was.
+pub fn load_scene(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
+    let context = Context {
+        file: file.map(Path::to_path_buf),
+        library,
+        registry: library.registry(),
+        options,
+    };
+    if bytes.starts_with(BINARY_MAGIC) {
+        let document = parse_binary(&context, bytes)?;
+        return instantiate(&context, world, document, Source::Binary);
+    }
+    let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
+    load_json_text(&context, world, &text)
+}
+
+/// Reads a scene file (within the size limit) and loads it; see [`load_scene`].
+///
+/// # Errors
+/// As [`load_scene`], and if the file cannot be read.
+pub fn load_scene_from_path(
+    path: impl AsRef<Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
+    let path = path.as_ref();
+    let bytes =
+        read_limited(path, options.limits.max_scene_bytes).map_err(|diagnostic| SceneError {
+            diagnostic: Box::new(diagnostic.with_file(path)),
+            entity: None,
+            offset: None,
+        })?;
+    load_scene(&bytes, Some(path), world, library, options)
+}
+
+struct Context<'a> {
+    file: Option<PathBuf>,
+    library: &'a ArchetypeLibrary,
+    registry: &'a ComponentRegistry,
+    options: &'a SceneLoadOptions,
+}
+
+impl Context<'_> {
+    fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
+        let mut diagnostic = Diagnostic::error(code, message);
+        diagnostic.file = self.file.clone();
+        SceneError {
+            diagnostic: Box::new(diagnostic),
+            entity: None,
+            offset: None,
+        }
+    }
+
+    fn text_error(&self, error: TextError) -> SceneError {
+        let code = if error.message.starts_with("duplicate key") {
+            DiagnosticCode::DuplicateKey
+        } else {
+            DiagnosticCode::Syntax
+        };
+        let mut scene_error = self.error(code, error.message);
+        scene_error.diagnostic.position = Some(error.position);
+        scene_error.diagnostic.span = Some(error.offset..error.offset);
+        scene_error
+    }
+}
+
+/// Where a component value came from, to place errors.
+#[derive(Clone, Copy)]
+enum Source<'t> {
+    Json(&'t SourceText),
+    Binary,
+}
+
+/// A component value as read in phase one, not yet decoded.
+enum Payload<'a> {
+    /// JSON text (a full value, or a merge patch for archetype instances); `null` removes.
+    Json(&'a str),
+    /// Postcard bytes of a full value.
+    Postcard(&'a [u8]),
+    /// The archetype's component is removed from this entity.
+    Removed,
+}
+
+/// One entity as read in phase one.
+struct Entry<'a> {
+    id: StableId,
+    /// Where the entry is (byte offset), for errors.
+    offset: usize,
+    archetype: Option<Cow<'a, str>>,
+    child: Option<Cow<'a, str>>,
+    /// Where the archetype and child names are (byte offsets), for errors.
+    name_offsets: (usize, usize),
+    components: Vec<(Cow<'a, str>, usize, Payload<'a>)>,
+}
+
+struct Document<'a> {
+    entries: Vec<Entry<'a>>,
+}
+
+fn load_json_text(
+    context: &Context<'_>,
+    world: &mut World,
+    text: &SourceText,
+) -> Result<LoadedScene, SceneError> {
+    let source = text.text();
+    if source.trim().is_empty() {
+        let mut error = context.error(
+            DiagnosticCode::Syntax,
+            "empty file; expected a scene (a JSON object)",
+        );
+        error.diagnostic.position = Some(text.position(0));
+        return Err(error);
+    }
+    let version =
+        peek_format(source).map_err(|error| context.text_error(json_error(text, source, error)))?;
+    if version > SCENE_FORMAT_VERSION {
+        let mut error = context.error(
+            DiagnosticCode::UnsupportedFormat,
+            format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
+        );
+        let at = crate::json_text::locate(
+            source,
+            &[crate::field_path::PathSegment::Key("format".to_string())],
+        )
+        .map_or(0, |located| located.value.start);
+        error.diagnostic.position = Some(text.position(at));
+        return Err(error);
+    }
+    if version < SCENE_FORMAT_VERSION {
+        let upgraded = upgrade(context, source, version)?;
+        let upgraded = SourceText::from_bytes(upgraded.into_bytes())
+            .map_err(|error| context.text_error(error))?;
+        return load_json_text(context, world, &upgraded);
+    }
+    let scanned: JsonScene<'_> = serde_json::from_str(source)
+        .map_err(|error| context.text_error(json_error(text, source, error)))?;
+    let mut entries = Vec::with_capacity(scanned.entities.0.len());
+    for entity in scanned.entities.0 {
+        let offset = offset_in(source, entity.id.get());
+        let id = parse_id(entity.id.get()).map_err(|message| {
+            let mut error = context.error(DiagnosticCode::Malformed, message);
+            error.diagnostic.position = Some(text.position(offset));
+            error
+        })?;
+        let components = entity
+            .components
+            .0
+            .into_iter()
+            .map(|(name, raw)| {
+                let offset = offset_in(source, raw.get());
+                let payload = if raw.get() == "null" {
+                    Payload::Removed
+                } else {
+                    Payload::Json(raw.get())
+                };
+                (name, offset, payload)
+            })
+            .collect();
+        let name = |raw: Option<&RawValue>,
+                    what: &str|
+         -> Result<(Option<Cow<'_, str>>, usize), SceneError> {
+            let Some(raw) = raw else {
+                return Ok((None, offset));
+            };
+            let at = offset_in(source, raw.get());
+            let name = serde_json::from_str::<String>(raw.get()).map_err(|_| {
+                let mut error = context.error(
+                    DiagnosticCode::Malformed,
+                    format!("entity {id}: `{what}` must be a string"),
+                );
+                error.diagnostic.position = Some(text.position(at));
+                error
+            })?;
+            Ok((Some(Cow::Owned(name)), at))
+        };
+        let (archetype, archetype_offset) = name(entity.archetype, "archetype")?;
+        let (child, child_offset) = name(entity.child, "child")?;
+        entries.push(Entry {
+            id,
+            offset,
+            archetype,
+            child,
+            name_offsets: (archetype_offset, child_offset),
+            components,
+        });
+    }
+    instantiate(context, world, Document { entries }, Source::Json(text))
+}
+
+/// The offset of the key (its opening quote) of the object member whose value starts at
+/// `value_offset`: back over `:` and whitespace to the key's closing quote, then to its
+/// opening quote.
+fn key_before(text: &str, value_offset: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = value_offset.min(bytes.len());
+    while i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b':') {
+        i -= 1;
+    }
+    // `i - 1` is the closing quote; find the opening one that is not escaped.
+    let mut j = i.saturating_sub(1);
+    while j > 0 {
+        j -= 1;
+        if bytes[j] == b'"' && (j == 0 || bytes[j - 1] != b'\\') {
+            return j;
+        }
+    }
+    value_offset
+}
+
+/// The byte offset of `slice` (a sub-slice of `text`) in `text`.
+fn offset_in(text: &str, slice: &str) -> usize {
+    (slice.as_ptr() as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len())
+}
+
+fn parse_id(text: &str) -> Result<StableId, String> {
+    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return Err(format!(
+            "entity id {text} must be a string of 16 hex digits"
+        ));
+    };
+    inner
+        .parse::<StableId>()
+        .map_err(|error| format!("entity id {error}"))
+}
+
+fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> TextError {
+    let mut offset = text.offset_of_serde_position(error.line(), error.column());
+    let message = strip_position(&error.to_string());
+    if message.starts_with("unknown field") || message.starts_with("duplicate field") {
+        // serde_json stops at the key's closing quote; the key starts at its opening one.
+        offset = key_before(source, offset + 1);
+    }
+    TextError {
+        position: text.position(offset),
+        offset,
+        message: crate::json_text::plain_message(&message),
+    }
+}
+
+/// Reads only the `format` key (without building anything else).
+fn peek_format(source: &str) -> Result<u64, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Peek {
+        #[serde(default)]
+        format: Option<u64>,
+    }
+    // Unknown keys are skipped cheaply (IgnoredAny), so this is one fast scan.
+    let peek: Peek = serde_json::from_str(source)?;
+    Ok(peek.format.unwrap_or(1))
+}
+
+/// Upgrades an older document to the current layout, then runs the user's migration hook.
+///
+/// Format 1 (before stable archetype instances): entities had `uid` instead of `id` and
+/// `prefab` instead of `archetype`, and no `child` key (children were not instances).
+fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, SceneError> {
+    let mut document: Value = serde_json::from_str(source).map_err(|error| {
+        let text = SourceText::from_bytes(source.as_bytes().to_vec());
+        match text {
+            Ok(text) => context.text_error(json_error(&text, source, error)),
+            Err(error) => context.text_error(error),
+        }
+    })?;
+    if version <= 1 {
+        if let Some(Value::Array(entities)) = document.get_mut("entities") {
+            for entity in entities.iter_mut() {
+                if let Value::Object(entity) = entity {
+                    if let Some(uid) = entity.remove("uid") {
+                        entity.insert("id".to_string(), uid);
+                    }
+                    if let Some(prefab) = entity.remove("prefab") {
+                        entity.insert("archetype".to_string(), prefab);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(migration) = context.options.migration {
+        migration(&mut document, version).map_err(|message| {
+            context.error(
+                DiagnosticCode::Malformed,
+                format!("migrating from scene format {version}: {message}"),
+            )
+        })?;
+    }
+    if let Value::Object(top) = &mut document {
+        top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
+    }
+    serde_json::to_string(&document)
+        .map_err(|error| context.error(DiagnosticCode::Malformed, error.to_string()))
+}
+
+// ---- phase one, JSON: a fast scan that borrows every component value as raw text ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonScene<'a> {
+    #[serde(rename = "format")]
+    _format: u64,
+    #[serde(default, rename = "shared")]
+    _shared: Option<de::IgnoredAny>,
+    #[serde(borrow)]
+    entities: Entities<'a>,
+}
+
+struct Entities<'a>(Vec<JsonEntity<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Entities<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SeqVisitor;
+        impl<'de> Visitor<'de> for SeqVisitor {
+            type Value = Entities<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of entities")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+                while let Some(entity) = seq.next_element()? {
+                    out.push(entity);
+                }
+                Ok(Entities(out))
+            }
+        }
+        deserializer.deserialize_seq(SeqVisitor)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonEntity<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(default, borrow)]
+    archetype: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    child: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    components: RawComponents<'a>,
+}
+
+#[derive(Default)]
+struct RawComponents<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawComponents<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor;
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = RawComponents<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of component name to value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if out.iter().any(|(existing, _)| *existing == key) {
+                        return Err(de::Error::custom(format_args!(
+                            "duplicate component `{key}`"
+                        )));
+                    }
+                    let value: &'de RawValue = map.next_value()?;
+                    out.push((key, value));
+                }
+                Ok(RawComponents(out))
+            }
+        }
+        deserializer.deserialize_map(MapVisitor)
+    }
+}
+
+// ---- phase one, binary ----
+
+fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'a>, SceneError> {
+    let fail = |error: crate::scene_format::BinaryError| {
+        let mut scene_error = context.error(DiagnosticCode::Malformed, error.message);
+        scene_error.offset = Some(error.offset);
+        scene_error
+    };
+    let mut reader = BinaryReader::new(bytes);
+    reader.take(BINARY_MAGIC.len(), "magic").map_err(fail)?;
+    let version = reader.varint("format version").map_err(fail)?;
+    if version != SCENE_FORMAT_VERSION {
+        let mut error = context.error(
+            DiagnosticCode::UnsupportedFormat,
+            format!("binary scene format {version} is not the one this library reads ({SCENE_FORMAT_VERSION}); convert it with a matching version"),
+        );
+        error.offset = Some(BINARY_MAGIC.len());
+        return Err(error);
+    }
+    let count = reader.count("component table size", 1).map_err(fail)?;
+    let mut components = Vec::with_capacity(count);
+    for _ in 0..count {
+        components.push(reader.str("component name").map_err(fail)?);
+    }
+    let count = reader.count("archetype table size", 1).map_err(fail)?;
+    let mut archetypes = Vec::with_capacity(count);
+    for _ in 0..count {
+        archetypes.push(reader.str("archetype name").map_err(fail)?);
+    }
+    let shared = reader.count("shared table size", 9).map_err(fail)?;
+    for _ in 0..shared {
+        reader.u64_le("shared key").map_err(fail)?;
+        reader.bytes("shared value").map_err(fail)?;
+    }
+    // Each entity takes at least 11 bytes: the id, archetype, child and component count.
+    let count = reader.count("entity count", 11).map_err(fail)?;
+    if count > context.options.limits.max_scene_entities {
+        return Err(too_many(context, count));
+    }
+    let mut entries = Vec::with_capacity(count);
+    for _ in 0..count {
+        let offset = reader.offset;
+        let id = StableId(reader.u64_le("entity id").map_err(fail)?);
+        let archetype_index = reader.varint("archetype index").map_err(fail)?;
+        let archetype = match archetype_index {
+            0 => None,
+            n => match archetypes.get((n - 1) as usize) {
+                Some(name) => Some(Cow::Borrowed(*name)),
+                None => {
+                    return Err(fail(crate::scene_format::BinaryError {
+                        offset,
+                        message: format!("archetype index {n} is out of range"),
+                    }))
+                }
+            },
+        };
+        let child = reader.str("child path").map_err(fail)?;
+        let child = (!child.is_empty()).then_some(Cow::Borrowed(child));
+        let component_count = reader.count("component count", 3).map_err(fail)?;
+        let mut entry_components = Vec::with_capacity(component_count);
+        for _ in 0..component_count {
+            let at = reader.offset;
+            let index = reader.varint("component index").map_err(fail)?;
+            let Some(name) = components.get(index as usize) else {
+                return Err(fail(crate::scene_format::BinaryError {
+                    offset: at,
+                    message: format!("component index {index} is out of range"),
+                }));
+            };
+            let kind = reader.u8("payload kind").map_err(fail)?;
+            let payload_bytes = reader.bytes("component value").map_err(fail)?;
+            let payload = match kind {
+                KIND_TYPED => Payload::Postcard(payload_bytes),
+                KIND_PATCH => match std::str::from_utf8(payload_bytes) {
+                    Ok(text) => Payload::Json(text),
+                    Err(_) => {
+                        return Err(fail(crate::scene_format::BinaryError {
+                            offset: at,
+                            message: "merge patch is not valid UTF-8".to_string(),
+                        }))
+                    }
+                },
+                KIND_REMOVED => Payload::Removed,
+                other => {
+                    return Err(fail(crate::scene_format::BinaryError {
+                        offset: at,
+                        message: format!("unknown payload kind {other}"),
+                    }))
+                }
+            };
+            entry_components.push((Cow::Borrowed(*name), at, payload));
+        }
+        entries.push(Entry {
+            id,
+            offset,
+            archetype,
+            child,
+            name_offsets: (offset, offset),
+            components: entry_components,
+        });
+    }
+    if !reader.is_at_end() {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            "trailing bytes after the last entity",
+        );
+        error.offset = Some(reader.offset);
+        return Err(error);
+    }
+    Ok(Document { entries })
+}
+
+fn too_many(context: &Context<'_>, count: usize) -> SceneError {
+    context.error(
+        DiagnosticCode::TooLarge,
+        format!(
+            "scene has {count} entities, over the limit of {}",
+            context.options.limits.max_scene_entities
+        ),
+    )
+}
+
+// ---- phase two: create entities, decode components, insert ----
+
+/// Resolves references by stable ID (and `#` paths inside archetype instances).
+struct LoadRefs {
+    ids: Arc<FxHashMap<StableId, Entity>>,
+    wire: RefWire,
+    /// For archetype values: the instance's entities by path, and the base path.
+    instance: Option<(Arc<FxHashMap<String, Entity>>, String)>,
+}
+
+impl EntityMapper for LoadRefs {
+    fn wire(&self) -> RefWire {
+        self.wire
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("references are not written while loading".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let id = match reference {
+            RefIn::Number(id) => StableId(id),
+            RefIn::Text(text) if text.starts_with('#') => {
+                let Some((paths, base)) = &self.instance else {
+                    return Err(format!("`{text}` is an archetype-relative reference; scenes refer to entities by stable ID"));
+                };
+                let path = resolve_ref_path(text, base)?;
+                return paths
+                    .get(&path)
+                    .copied()
+                    .ok_or_else(|| format!("entity reference `{text}` names no entity of this archetype instance in the scene"));
+            }
+            RefIn::Text(text) => text.parse::<StableId>().map_err(|e| e.to_string())?,
+        };
+        self.ids
+            .get(&id)
+            .copied()
+            .ok_or_else(|| format!("refers to entity {id}, which is not in this scene"))
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+fn instantiate(
+    context: &Context<'_>,
+    world: &mut World,
+    document: Document<'_>,
+    source: Source<'_>,
+) -> Result<LoadedScene, SceneError> {
+    let entries = document.entries;
+    if entries.len() > context.options.limits.max_scene_entities {
+        return Err(too_many(context, entries.len()));
+    }
+    let place = |error: &mut SceneError, offset: usize| match source {
+        Source::Json(text) => error.diagnostic.position = Some(text.position(offset)),
+        Source::Binary => error.offset = Some(offset),
+    };
+    // Check IDs before touching the world.
+    let mut seen: FxHashMap<StableId, usize> = FxHashMap::default();
+    for entry in &entries {
+        if let Some(first) = seen.insert(entry.id, entry.offset) {
+            let line = match source {
+                Source::Json(text) => format!(" (first on line {})", text.position(first).line),
+                Source::Binary => String::new(),
+            };
+            let mut error = context.error(
+                DiagnosticCode::DuplicateKey,
+                format!("entity {} appears twice in the scene{line}", entry.id),
+            );
+            error.entity = Some(entry.id);
+            place(&mut error, entry.offset);
+            return Err(error);
+        }
+    }
+    let mut remapped = FxHashMap::default();
+    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
+    if !existing.is_empty() {
+        match context.options.on_id_conflict {
+            IdConflict::Error => {
+                if let Some(entry) = entries.iter().find(|e| existing.contains(&e.id)) {
+                    let mut error = context.error(
+                        DiagnosticCode::DuplicateKey,
+                        format!("entity {} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs", entry.id),
+                    );
+                    error.entity = Some(entry.id);
+                    place(&mut error, entry.offset);
+                    return Err(error);
+                }
+            }
+            IdConflict::Remap => {
+                remapped = entries
+                    .iter()
+                    .map(|e| (e.id, StableId::generate()))
+                    .collect();
+            }
+        }
+    }
+    // Resolve names before touching the world.
+    let mut plans = Vec::with_capacity(entries.len());
+    for entry in &entries {
+        plans.push(plan_entry(context, entry).map_err(|(mut error, at)| {
+            // Point at the offending key or value where the text has one.
+            let offset = match (at, source) {
+                (At::Component(i), Source::Json(text)) => {
+                    key_before(text.text(), entry.components[i].1)
+                }
+                (At::Component(i), Source::Binary) => entry.components[i].1,
+                (At::Archetype, _) => entry.name_offsets.0,
+                (At::Child, _) => entry.name_offsets.1,
+            };
+            place(&mut error, offset);
+            error
+        })?);
+    }
+
+    // Phase one: every entity exists before any value is read.
+    let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
+    let by_id: FxHashMap<StableId, Entity> = entries
+        .iter()
+        .zip(&handles)
+        .map(|(e, h)| (e.id, *h))
+        .collect();
+    let by_id = Arc::new(by_id);
+    let result = decode_all(
+        context,
+        &entries,
+        &plans,
+        &handles,
+        by_id.clone(),
+        source,
+        &place,
+        &remapped,
+    );
+    let builders = match result {
+        Ok(builders) => builders,
+        Err(error) => {
+            for handle in handles {
+                let _ = world.despawn(handle);
+            }
+            return Err(error);
+        }
+    };
+    for (handle, mut builder) in handles.iter().zip(builders) {
+        let _ = world.insert(*handle, builder.build());
+    }
+    Ok(LoadedScene {
+        entities: handles,
+        by_id: Arc::try_unwrap(by_id).unwrap_or_else(|shared| (*shared).clone()),
+        remapped,
+    })
+}
+
+/// What an entry is, once names are resolved.
+struct Plan {
+    components: Vec<ComponentId>,
+    /// For archetype instances: the marker, and the archetype entity's values.
+    instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
+}
+
+/// Where in an entry a problem is.
+enum At {
+    Component(usize),
+    Archetype,
+    Child,
+}
+
+fn plan_entry(context: &Context<'_>, entry: &Entry<'_>) -> Result<Plan, (SceneError, At)> {
+    let entity_error = |code: DiagnosticCode, message: String, suggestion: Option<String>| {
+        let mut error = context.error(code, format!("entity {}: {message}", entry.id));
+        error.entity = Some(entry.id);
+        error.diagnostic.suggestion = suggestion;
+        error
+    };
+    let mut components = Vec::with_capacity(entry.components.len());
+    for (index, (name, _, _)) in entry.components.iter().enumerate() {
+        let id = context.registry.id(name).filter(|id| {
+            !context.registry.is_managed(*id)
+                || matches!(context.registry.name(*id), "Parent" | "Children")
+        });
+        match id {
+            Some(id) => components.push(id),
+            None => {
+                let suggestion = did_you_mean(name, context.registry.names());
+                return Err((
+                    entity_error(
+                        DiagnosticCode::UnknownComponent,
+                        format!("unknown component `{name}`"),
+                        suggestion,
+                    ),
+                    At::Component(index),
+                ));
+            }
+        }
+    }
+    let instance = match &entry.archetype {
+        None => None,
+        Some(name) => {
+            let Some(archetype) = context.library.get(name) else {
+                let suggestion = did_you_mean(name, context.library.names());
+                let error = entity_error(
+                    DiagnosticCode::UnknownArchetype,
+                    format!("unknown archetype `{name}`"),
+                    suggestion,
+                );
+                return Err((error, At::Archetype));
+            };
+            let Some(compiled) = &archetype.compiled else {
+                let error = entity_error(
+                    DiagnosticCode::UnknownArchetype,
+                    format!("archetype `{name}` is abstract"),
+                    None,
+                );
+                return Err((error, At::Archetype));
+            };
+            let path = entry.child.as_deref().unwrap_or("");
+            let Some(index) = compiled.nodes.iter().position(|n| &*n.path == path) else {
+                let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
+                let suggestion = did_you_mean(path, paths.iter().copied());
+                let error = entity_error(
+                    DiagnosticCode::UnknownChild,
+                    format!("archetype `{name}` has no child `{path}`"),
+                    suggestion,
+                );
+                return Err((
+                    error,
+                    if entry.child.is_some() {
+                        At::Child
+                    } else {
+                        At::Archetype
+                    },
+                ));
+            };
+            Some((compiled.nodes[index].marker, archetype.clone(), index))
+        }
+    };
+    Ok(Plan {
+        components,
+        instance,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decode_all(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    handles: &[Entity],
+    by_id: Arc<FxHashMap<StableId, Entity>>,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    remapped: &FxHashMap<StableId, StableId>,
+) -> Result<Vec<EntityBuilder>, SceneError> {
+    let wire = match source {
+        Source::Json(_) => RefWire::Text,
+        Source::Binary => RefWire::Number,
+    };
+    let mut builders: Vec<EntityBuilder> = Vec::with_capacity(entries.len());
+    // Plain entities: values are decoded straight from the file's text or bytes.
+    let mapper = LoadRefs {
+        ids: by_id,
+        wire,
+        instance: None,
+    };
+    let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
+        for (entry, plan) in entries.iter().zip(plans) {
+            let mut builder = EntityBuilder::new();
+            if plan.instance.is_none() {
+                for ((name, offset, payload), component) in
+                    entry.components.iter().zip(&plan.components)
+                {
+                    let typed = decode_payload(
+                        context, entry, name, *offset, payload, *component, source, place,
+                    )?;
+                    if let Some(typed) = typed {
+                        context
+                            .registry
+                            .ops(*component)
+                            .add_owned(typed, &mut builder);
+                    }
+                }
+            }
+            builder.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
+            builders.push(builder);
+        }
+        Ok(())
+    });
+    result?;
+    // Archetype instances: the archetype's values with the scene's patch applied.
+    let ids = mapper.ids;
+    let instance_paths = instance_paths(entries, plans, handles);
+    let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
+    for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
+        let Some((marker, archetype, node_index)) = &plan.instance else {
+            continue;
+        };
+        let compiled = match &archetype.compiled {
+            Some(compiled) => compiled,
+            None => continue,
+        };
+        let node = &compiled.nodes[*node_index];
+        let resolved = archetype.resolved.entity_at(&node.path);
+        // The patch, by component.
+        let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
+        for ((name, offset, payload), component) in entry.components.iter().zip(&plan.components) {
+            let patch = match payload {
+                Payload::Removed => None,
+                Payload::Json(text) => {
+                    // Strict parsing: a duplicate key in a patch is an error, not last-wins.
+                    let parsed =
+                        SourceText::from_bytes(text.as_bytes().to_vec()).and_then(|patch| {
+                            crate::json_text::parse_json(&patch, context.options.limits.max_depth)
+                        });
+                    Some(parsed.map_err(|e| {
+                        let mut error =
+                            component_error(context, entry, name, FieldPath::root(), e.message);
+                        place(&mut error, *offset + e.offset);
+                        error
+                    })?)
+                }
+                Payload::Postcard(_) => {
+                    // Binary scenes store full values typed; decode and express as JSON.
+                    let mapper = LoadRefs {
+                        ids: ids.clone(),
+                        wire,
+                        instance: None,
+                    };
+                    let (typed, _) = with_mapper(mapper, || {
+                        decode_payload(
+                            context, entry, name, *offset, payload, *component, source, place,
+                        )
+                    });
+                    let typed = typed?;
+                    let reverse = entity_ids
+                        .get_or_insert_with(|| {
+                            Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect())
+                        })
+                        .clone();
+                    let mapper = WriteIds { ids: reverse };
+                    let (value, _) = with_mapper(mapper, || {
+                        typed.map(|t| context.registry.ops(*component).encode(&t))
+                    });
+                    match value {
+                        Some(Ok(value)) => Some(value),
+                        Some(Err(message)) => {
+                            return Err(component_error(
+                                context,
+                                entry,
+                                name,
+                                FieldPath::root(),
+                                message,
+                            ))
+                        }
+                        None => None,
+                    }
+                }
+            };
+            patches.insert(*component, (*offset, patch));
+        }
+        let paths = instance_paths.get(&i).cloned().unwrap_or_default();
+        let base = compiled.nodes[node.base].path.to_string();
+        let mut overrides = Map::new();
+        let builder = &mut builders[i];
+        let mut names: Vec<ComponentId> = resolved
+            .map(|r| {
+                r.components
+                    .keys()
+                    .filter_map(|n| context.registry.id(n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for component in patches.keys() {
+            if !names.contains(component) {
+                names.push(*component);
+            }
+        }
+        for component in names {
+            let name = context.registry.name(component);
+            let archetype_value = resolved.and_then(|r| r.components.get(name));
+            let (offset, patch) = match patches.get(&component) {
+                Some((offset, patch)) => (*offset, Some(patch.clone())),
+                None => (entry.offset, None),
+            };
+            let merged = match (&patch, archetype_value) {
+                (Some(None), _) => {
+                    overrides.insert(name.to_string(), Value::Null);
+                    continue;
+                }
+                (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
+                (None, Some(base_value)) => base_value.clone(),
+                (None, None) => continue,
+            };
+            let mapper = LoadRefs {
+                ids: ids.clone(),
+                wire: RefWire::Any,
+                instance: Some((paths.clone(), base.clone())),
+            };
+            let (decoded, _) = with_mapper(mapper, || {
+                context
+                    .registry
+                    .ops(component)
+                    .decode(&merged, &mut Vec::new())
+            });
+            let typed: TypedValue = decoded.map_err(|error| {
+                let mut scene_error =
+                    component_error(context, entry, name, error.path, error.message);
+                place(&mut scene_error, offset);
+                scene_error
+            })?;
+            if let Some(Some(patch)) = patch {
+                if !matches!(name, "Parent" | "Children") {
+                    overrides.insert(name.to_string(), patch);
+                }
+            }
+            context.registry.ops(component).add_owned(typed, builder);
+        }
+        builder.add(*marker);
+        if !overrides.is_empty() {
+            builder.add(InstanceOverrides(Arc::new(overrides)));
+        }
+    }
+    Ok(builders)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decode_payload(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    payload: &Payload<'_>,
+    component: ComponentId,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+) -> Result<Option<TypedValue>, SceneError> {
+    let ops = context.registry.ops(component);
+    match payload {
+        Payload::Removed => Ok(None),
+        Payload::Json(text) => ops.read_json(text).map(Some).map_err(|(path, error)| {
+            let inner = match source {
+                Source::Json(_) => {
+                    offset + offset_of_line_column(text, error.line(), error.column())
+                }
+                Source::Binary => offset,
+            };
+            let message = crate::json_text::plain_message(&strip_position(&error.to_string()));
+            let mut scene_error = component_error(context, entry, name, path, message);
+            place(&mut scene_error, inner);
+            scene_error
+        }),
+        Payload::Postcard(bytes) => ops.read_postcard(bytes).map(Some).map_err(|message| {
+            let mut scene_error = component_error(context, entry, name, FieldPath::root(), message);
+            place(&mut scene_error, offset);
+            scene_error
+        }),
+    }
+}
+
+fn component_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    field: FieldPath,
+    message: String,
+) -> SceneError {
+    let place = if field.is_empty() {
+        format!("`{name}`")
+    } else {
+        format!("`{name}.{field}`")
+    };
+    let mut error = context.error(
+        DiagnosticCode::InvalidComponent,
+        format!("entity {}: {place}: {message}", entry.id),
+    );
+    error.entity = Some(entry.id);
+    error.diagnostic.component = Some(name.to_string());
+    error.diagnostic.field = Some(field);
+    error
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// The byte offset of a serde_json (line, column) inside `text`.
+fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for (index, piece) in text.split_inclusive('\n').enumerate() {
+        if index + 1 == line {
+            return (offset + column.saturating_sub(1)).min(text.len());
+        }
+        offset += piece.len();
+    }
+    text.len()
+}
+
+/// The index of the root entry of the archetype instance entry `i` belongs to, following
+/// `Parent` references up as many levels as its child path is deep.
+fn instance_root_index(
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    index_of: &FxHashMap<StableId, usize>,
+    mut i: usize,
+) -> usize {
+    let depth = entries[i]
+        .child
+        .as_deref()
+        .map_or(0, |path| path.split('/').count());
+    for _ in 0..depth {
+        let parent = entries[i]
+            .components
+            .iter()
+            .zip(&plans[i].components)
+            .find_map(|((name, _, payload), _)| {
+                if name != "Parent" {
+                    return None;
+                }
+                match payload {
+                    Payload::Json(text) => serde_json::from_str::<StableId>(text).ok(),
+                    Payload::Postcard(bytes) => {
+                        postcard::from_bytes::<u64>(bytes).ok().map(StableId)
+                    }
+                    Payload::Removed => None,
+                }
+            });
+        match parent.and_then(|id| index_of.get(&id)) {
+            Some(&parent) => i = parent,
+            None => break,
+        }
+    }
+    i
+}
+
+/// For every archetype instance entry: the entities of its instance, by path (shared by the
+/// instance's entries). One pass over the entries.
+fn instance_paths(
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    handles: &[Entity],
+) -> FxHashMap<usize, Arc<FxHashMap<String, Entity>>> {
+    let index_of: FxHashMap<StableId, usize> =
+        entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    let mut members: FxHashMap<usize, FxHashMap<String, Entity>> = FxHashMap::default();
+    let mut root_of = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        if plans[i].instance.is_none() {
+            continue;
+        }
+        let root = instance_root_index(entries, plans, &index_of, i);
+        members
+            .entry(root)
+            .or_default()
+            .insert(entry.child.as_deref().unwrap_or("").to_string(), handles[i]);
+        root_of.push((i, root));
+    }
+    let shared: FxHashMap<usize, Arc<FxHashMap<String, Entity>>> = members
+        .into_iter()
+        .map(|(root, paths)| (root, Arc::new(paths)))
+        .collect();
+    root_of
+        .into_iter()
+        .filter_map(|(i, root)| Some((i, shared.get(&root)?.clone())))
+        .collect()
+}
+
+/// Writes entities back as their stable IDs (to express a binary value as a JSON patch).
+struct WriteIds {
+    ids: Arc<FxHashMap<Entity, StableId>>,
+}
+
+impl EntityMapper for WriteIds {
+    fn wire(&self) -> RefWire {
+        RefWire::Any
+    }
+    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+        self.ids
+            .get(&entity)
+            .map(|id| RefOut::Text(id.to_hex()))
+            .ok_or_else(|| format!("entity {entity:?} is not in this scene"))
+    }
+    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
+        Err("references are not read here".to_string())
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}

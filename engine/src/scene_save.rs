@@ -1,0 +1,726 @@
+//! Saving a world (or part of it) as a scene: JSON or binary, deterministic, atomic on disk.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use hecs::{Entity, World};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
+use crate::archetype_library::ArchetypeLibrary;
+use crate::component_registry::{ComponentId, ComponentRegistry};
+use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::field_path::FieldPath;
+use crate::instance_patcher::{instance_entities, instance_root, LiveRefs};
+use crate::merge_patch;
+use crate::scene_format::{
+    BinaryWriter, ScenePretty, BINARY_MAGIC, KIND_PATCH, KIND_REMOVED, KIND_TYPED,
+    SCENE_FORMAT_VERSION,
+};
+use crate::stable_id::StableId;
+
+/// How a scene is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneEncoding {
+    /// Pretty, deterministic, merge-friendly JSON (`*.scene.json`).
+    Json,
+    /// Compact binary: postcard for component values (`*.scene.bin`).
+    Binary,
+}
+
+impl SceneEncoding {
+    /// Binary for paths ending in `.bin`, JSON otherwise.
+    pub fn for_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("bin") => SceneEncoding::Binary,
+            _ => SceneEncoding::Json,
+        }
+    }
+}
+
+/// What to do with a reference to an entity that is not being saved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DanglingReferences {
+    /// Refuse to save, naming the entity, component and field (the default).
+    #[default]
+    Error,
+    /// Write `null` (loads back as `None` into `Option<EntityRef>` fields).
+    WriteNull,
+}
+
+/// Options for saving a scene.
+#[derive(Clone, Debug, Default)]
+pub struct SceneSaveOptions {
+    /// Write every component in full, even for archetype instances (which normally store only
+    /// their differences from the archetype).
+    pub full: bool,
+    /// What to do with references to entities outside the scene.
+    pub dangling_references: DanglingReferences,
+    /// Save only these entities (default: every entity that has a [`StableId`]).
+    pub selection: Option<Vec<Entity>>,
+}
+
+/// Why a scene could not be saved. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SceneSaveError {
+    /// A selected entity has no stable ID, so nothing could refer to it after loading.
+    #[error("entity {entity:?} has no StableId; only entities with one can be saved (spawning from an archetype and loading a scene give them one)")]
+    MissingStableId {
+        /// The entity.
+        entity: Entity,
+    },
+    /// Two entities share a stable ID.
+    #[error("entities {first:?} and {second:?} share the stable ID {id}")]
+    DuplicateStableId {
+        /// The ID.
+        id: StableId,
+        /// One entity.
+        first: Entity,
+        /// The other.
+        second: Entity,
+    },
+    /// A component refers to an entity that is not being saved.
+    #[error("entity {id}: `{component}{}` refers to entity {target:?}, which is not being saved; save it too, or write such references as null (SceneSaveOptions::dangling_references)", field_suffix(field))]
+    DanglingReference {
+        /// The entity holding the reference.
+        id: StableId,
+        /// The component.
+        component: String,
+        /// The field.
+        field: FieldPath,
+        /// The entity referred to.
+        target: Entity,
+    },
+    /// A component value cannot be written (e.g. a NaN float).
+    #[error(
+        "entity {id}: cannot write `{component}{}`: {message}",
+        field_suffix(field)
+    )]
+    Unwritable {
+        /// The entity.
+        id: StableId,
+        /// The component.
+        component: String,
+        /// The field.
+        field: FieldPath,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file could not be written; the previous file is intact.
+    #[error("cannot write `{}`: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn field_suffix(field: &FieldPath) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!(".{field}")
+    }
+}
+
+/// Saves `world` (or `options.selection`) as a scene in memory.
+///
+/// Entities are sorted by stable ID, components by name. Archetype instances store only the
+/// merge patch from their archetype's current version (or everything, with
+/// [`SceneSaveOptions::full`]); other entities store every component. References are written
+/// as the target's stable ID. Runtime-only components are skipped.
+///
+/// # Errors
+/// See [`SceneSaveError`].
+pub fn save_scene(
+    world: &World,
+    library: &ArchetypeLibrary,
+    encoding: SceneEncoding,
+    options: &SceneSaveOptions,
+) -> Result<Vec<u8>, SceneSaveError> {
+    let entities = collect_entities(world, options)?;
+    let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
+    let wire = match encoding {
+        SceneEncoding::Json => RefWire::Text,
+        SceneEncoding::Binary => RefWire::Number,
+    };
+    let dangling = Rc::new(Cell::new(None));
+    let mapper = SaveRefs {
+        ids,
+        wire,
+        policy: options.dangling_references,
+        dangling: dangling.clone(),
+    };
+    let mut saver = Saver {
+        world,
+        library,
+        registry: library.registry(),
+        order: component_order(library.registry()),
+        canonical: FxHashMap::default(),
+        full: options.full,
+        dangling,
+    };
+    let (result, _) = with_mapper(mapper, || match encoding {
+        SceneEncoding::Json => saver.json(&entities),
+        SceneEncoding::Binary => saver.binary(&entities),
+    });
+    result
+}
+
+/// Saves a scene to `path` atomically: the bytes go to a temporary file in the same directory,
+/// which is flushed to disk and then renamed over `path`. A failure (or a crash) at any point
+/// leaves the previous file intact. The encoding follows the extension (`.bin`: binary).
+///
+/// # Errors
+/// See [`SceneSaveError`].
+pub fn save_scene_to_path(
+    path: impl AsRef<Path>,
+    world: &World,
+    library: &ArchetypeLibrary,
+    options: &SceneSaveOptions,
+) -> Result<(), SceneSaveError> {
+    let path = path.as_ref();
+    let bytes = save_scene(world, library, SceneEncoding::for_path(path), options)?;
+    write_atomically(path, &bytes).map_err(|source| SceneSaveError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes `bytes` to `path` through a synced temporary file and a rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scene".to_string());
+    remove_stale_temporaries(&directory, &file_name);
+    let temp = directory.join(format!(
+        ".{file_name}.tmp-{}-{}",
+        std::process::id(),
+        StableId::generate()
+    ));
+    let result = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temp, path)?;
+        // Make the rename itself durable (where the platform allows syncing a directory).
+        if let Ok(dir) = fs::File::open(&directory) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Deletes temporary files that earlier saves of `file_name` left behind when their process
+/// was killed mid-save (a live process's temporary file is left alone).
+fn remove_stale_temporaries(directory: &Path, file_name: &str) {
+    let prefix = format!(".{file_name}.tmp-");
+    let Ok(entries) = fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let pid = rest
+            .split('-')
+            .next()
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !process_is_alive(pid, &entry.path())) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether the process that wrote `temp` may still be writing it. On Linux, whether the
+/// process exists; elsewhere, whether the file was touched in the last hour.
+fn process_is_alive(pid: u32, temp: &Path) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    fs::metadata(temp)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_none_or(|age| age < std::time::Duration::from_secs(3600))
+}
+
+fn collect_entities(
+    world: &World,
+    options: &SceneSaveOptions,
+) -> Result<Vec<(StableId, Entity)>, SceneSaveError> {
+    let mut entities: Vec<(StableId, Entity)> = match &options.selection {
+        Some(selection) => {
+            let mut out = Vec::with_capacity(selection.len());
+            for &entity in selection {
+                let id = world
+                    .get::<&StableId>(entity)
+                    .map_err(|_| SceneSaveError::MissingStableId { entity })?;
+                out.push((*id, entity));
+            }
+            out.sort_unstable_by_key(|(id, e)| (*id, e.to_bits()));
+            out.dedup_by_key(|(_, e)| *e);
+            out
+        }
+        None => world
+            .query::<(Entity, &StableId)>()
+            .iter()
+            .map(|(e, id)| (*id, e))
+            .collect(),
+    };
+    entities.sort_unstable_by_key(|(id, e)| (*id, e.to_bits()));
+    for pair in entities.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(SceneSaveError::DuplicateStableId {
+                id: pair[0].0,
+                first: pair[0].1,
+                second: pair[1].1,
+            });
+        }
+    }
+    Ok(entities)
+}
+
+/// The components a scene writes, in name order: everything but runtime-only components and
+/// the bookkeeping a scene entry carries in its header.
+pub(crate) fn component_order(registry: &ComponentRegistry) -> Vec<ComponentId> {
+    let mut order: Vec<ComponentId> = registry
+        .ids()
+        .filter(|id| !registry.is_runtime_only(*id))
+        .filter(|id| {
+            !registry.is_managed(*id) || matches!(registry.name(*id), "Parent" | "Children")
+        })
+        .collect();
+    order.sort_by(|a, b| registry.name(*a).cmp(registry.name(*b)));
+    order
+}
+
+/// Writes references as stable IDs (hex text in JSON, numbers in binary).
+struct SaveRefs {
+    ids: FxHashMap<Entity, StableId>,
+    wire: RefWire,
+    policy: DanglingReferences,
+    dangling: Rc<Cell<Option<Entity>>>,
+}
+
+impl EntityMapper for SaveRefs {
+    fn wire(&self) -> RefWire {
+        self.wire
+    }
+    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+        match (self.ids.get(&entity), self.policy) {
+            (Some(id), _) => Ok(match self.wire {
+                RefWire::Number => RefOut::Number(id.0),
+                _ => RefOut::Text(id.to_hex()),
+            }),
+            (None, DanglingReferences::WriteNull) => Ok(RefOut::Null),
+            (None, DanglingReferences::Error) => {
+                self.dangling.set(Some(entity));
+                Err(format!(
+                    "refers to entity {entity:?}, which is not being saved"
+                ))
+            }
+        }
+    }
+    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
+        Err("references are not read while saving".to_string())
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// An archetype entity's canonical component values, as the scene compares them.
+struct Canonical {
+    values: BTreeMap<ComponentId, Value>,
+    /// Components whose values hold `#` references (resolved per instance).
+    with_refs: Vec<ComponentId>,
+    /// The node `#` references are relative to.
+    base: String,
+}
+
+/// How one entity is written.
+enum Entry {
+    Plain,
+    Instance {
+        archetype: ArchetypeId,
+        node: u32,
+        canonical: Rc<Canonical>,
+    },
+}
+
+struct Saver<'a> {
+    world: &'a World,
+    library: &'a ArchetypeLibrary,
+    registry: &'a ComponentRegistry,
+    order: Vec<ComponentId>,
+    canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
+    full: bool,
+    dangling: Rc<Cell<Option<Entity>>>,
+}
+
+/// One component of one entity, as it will be written.
+enum Written {
+    /// The live value, written through its own serde impl.
+    Typed,
+    /// A merge patch from the archetype.
+    Patch(Value),
+    /// The archetype has it, the entity does not.
+    Removed,
+}
+
+impl Saver<'_> {
+    fn entry(&mut self, entity: Entity) -> Entry {
+        // Full saves still name the archetype, so instances stay instances on load.
+        let Ok(marker) = self.world.get::<&ArchetypeInstance>(entity).map(|m| *m) else {
+            return Entry::Plain;
+        };
+        let canonical = self
+            .canonical
+            .entry((marker.archetype, marker.node))
+            .or_insert_with(|| canonical_for(self.library, self.registry, marker))
+            .clone();
+        match canonical {
+            Some(canonical) => Entry::Instance {
+                archetype: marker.archetype,
+                node: marker.node,
+                canonical,
+            },
+            None => Entry::Plain,
+        }
+    }
+
+    /// What to write for each component of `entity`, in name order.
+    fn components(
+        &mut self,
+        id: StableId,
+        entity: Entity,
+        entry: &Entry,
+    ) -> Result<Vec<(ComponentId, Written)>, SceneSaveError> {
+        let mut out = Vec::new();
+        for &component in &self.order {
+            let ops = self.registry.ops(component);
+            let live = match ops.check_live(self.world, entity) {
+                None => None,
+                Some(Ok(checked)) => Some(checked),
+                Some(Err(error)) => return Err(self.check_failed(id, component, error)),
+            };
+            match (entry, live) {
+                (Entry::Plain, Some(_)) => out.push((component, Written::Typed)),
+                (Entry::Plain, None) => {}
+                (Entry::Instance { canonical, .. }, live) => {
+                    let archetype_value = match canonical.values.get(&component) {
+                        Some(value) if canonical.with_refs.contains(&component) => {
+                            Some(self.resolve_for_instance(
+                                entity,
+                                entry,
+                                component,
+                                value,
+                                &canonical.base,
+                            ))
+                        }
+                        other => other.cloned(),
+                    };
+                    match (archetype_value, live) {
+                        (None, Some(_)) => out.push((component, Written::Typed)),
+                        (None, None) => {}
+                        (Some(_), None) => out.push((component, Written::Removed)),
+                        (Some(archetype_value), Some(_)) => {
+                            let live_value = match ops.to_json(self.world, entity) {
+                                Some(Ok(value)) => value,
+                                Some(Err(message)) => {
+                                    return Err(self.unwritable(id, component, message))
+                                }
+                                None => continue,
+                            };
+                            if self.full {
+                                out.push((component, Written::Typed));
+                            } else if let Some(patch) =
+                                merge_patch::diff(&archetype_value, &live_value)
+                            {
+                                out.push((component, Written::Patch(patch)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// An archetype value holding `#` references, with the references pointing at this
+    /// instance's entities, in the form the scene writes (stable IDs).
+    fn resolve_for_instance(
+        &self,
+        entity: Entity,
+        entry: &Entry,
+        component: ComponentId,
+        value: &Value,
+        base: &str,
+    ) -> Value {
+        let Entry::Instance { archetype, .. } = entry else {
+            return value.clone();
+        };
+        let root = instance_root(self.world, *archetype, entity);
+        let mapper = LiveRefs {
+            paths: instance_entities(self.world, self.library, *archetype, root),
+            base: base.to_string(),
+        };
+        let ops = self.registry.ops(component);
+        let (decoded, _) = with_mapper(mapper, || ops.decode(value, &mut Vec::new()));
+        match decoded.ok().map(|typed| ops.encode(&typed)) {
+            Some(Ok(resolved)) => resolved,
+            // The instance lost the entity a reference names: compare against the raw value,
+            // so the live value is written whole.
+            _ => value.clone(),
+        }
+    }
+
+    fn check_failed(
+        &self,
+        id: StableId,
+        component: ComponentId,
+        error: crate::value_check::CheckError,
+    ) -> SceneSaveError {
+        let name = self.registry.name(component).to_string();
+        match self.dangling.take() {
+            Some(target) => SceneSaveError::DanglingReference {
+                id,
+                component: name,
+                field: error.path,
+                target,
+            },
+            None => SceneSaveError::Unwritable {
+                id,
+                component: name,
+                field: error.path,
+                message: error.message,
+            },
+        }
+    }
+
+    fn unwritable(&self, id: StableId, component: ComponentId, message: String) -> SceneSaveError {
+        SceneSaveError::Unwritable {
+            id,
+            component: self.registry.name(component).to_string(),
+            field: FieldPath::root(),
+            message,
+        }
+    }
+
+    fn json(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
+        let mut out = Vec::with_capacity(entities.len() * 256 + 64);
+        out.extend_from_slice(
+            format!("{{\n  \"format\": {SCENE_FORMAT_VERSION},\n  \"entities\": [").as_bytes(),
+        );
+        for (index, &(id, entity)) in entities.iter().enumerate() {
+            let entry = self.entry(entity);
+            let components = self.components(id, entity, &entry)?;
+            out.extend_from_slice(if index == 0 { b"\n    {" } else { b",\n    {" });
+            out.extend_from_slice(b"\n      \"id\": \"");
+            out.extend_from_slice(id.to_hex().as_bytes());
+            out.push(b'"');
+            if let Entry::Instance {
+                archetype, node, ..
+            } = &entry
+            {
+                write_key_string(
+                    &mut out,
+                    "archetype",
+                    self.library.name_of(*archetype).unwrap_or_default(),
+                );
+                if let Some(path) = self.node_path(*archetype, *node) {
+                    write_key_string(&mut out, "child", path);
+                }
+            }
+            out.extend_from_slice(b",\n      \"components\": {");
+            for (i, (component, written)) in components.iter().enumerate() {
+                out.extend_from_slice(if i == 0 {
+                    b"\n        "
+                } else {
+                    b",\n        "
+                });
+                write_json_string(&mut out, self.registry.name(*component));
+                out.extend_from_slice(b": ");
+                match written {
+                    Written::Typed => {
+                        let ops = self.registry.ops(*component);
+                        let sort_maps =
+                            matches!(ops.check_live(self.world, entity), Some(Ok(c)) if c.has_map);
+                        ops.write_json(self.world, entity, &mut out, 4, sort_maps)
+                            .map_err(|message| self.unwritable(id, *component, message))?;
+                    }
+                    Written::Patch(patch) => {
+                        let mut serializer =
+                            serde_json::Serializer::with_formatter(&mut out, ScenePretty::at(4));
+                        patch
+                            .serialize(&mut serializer)
+                            .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
+                    }
+                    Written::Removed => out.extend_from_slice(b"null"),
+                }
+            }
+            out.extend_from_slice(if components.is_empty() {
+                b"}"
+            } else {
+                b"\n      }"
+            });
+            out.extend_from_slice(b"\n    }");
+        }
+        out.extend_from_slice(if entities.is_empty() {
+            b"]\n}\n"
+        } else {
+            b"\n  ]\n}\n"
+        });
+        Ok(out)
+    }
+
+    fn binary(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
+        let mut body = BinaryWriter {
+            out: Vec::with_capacity(entities.len() * 96),
+        };
+        let mut archetypes: Vec<ArchetypeId> = Vec::new();
+        let mut archetype_index: FxHashMap<ArchetypeId, u64> = FxHashMap::default();
+        let mut scratch = Vec::new();
+        body.varint(entities.len() as u64);
+        for &(id, entity) in entities {
+            let entry = self.entry(entity);
+            let components = self.components(id, entity, &entry)?;
+            body.u64_le(id.0);
+            match &entry {
+                Entry::Instance {
+                    archetype, node, ..
+                } => {
+                    let index = *archetype_index.entry(*archetype).or_insert_with(|| {
+                        archetypes.push(*archetype);
+                        archetypes.len() as u64
+                    });
+                    body.varint(index);
+                    body.str(self.node_path(*archetype, *node).unwrap_or(""));
+                }
+                Entry::Plain => {
+                    body.varint(0);
+                    body.str("");
+                }
+            }
+            body.varint(components.len() as u64);
+            for (component, written) in &components {
+                body.varint(u64::from(component.0));
+                match written {
+                    Written::Typed => {
+                        scratch.clear();
+                        self.registry
+                            .ops(*component)
+                            .write_postcard(self.world, entity, &mut scratch)
+                            .map_err(|message| self.unwritable(id, *component, message))?;
+                        body.out.push(KIND_TYPED);
+                        body.bytes(&scratch);
+                    }
+                    Written::Patch(patch) => {
+                        let text = serde_json::to_vec(patch)
+                            .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
+                        body.out.push(KIND_PATCH);
+                        body.bytes(&text);
+                    }
+                    Written::Removed => {
+                        body.out.push(KIND_REMOVED);
+                        body.bytes(&[]);
+                    }
+                }
+            }
+        }
+        let mut out = BinaryWriter {
+            out: Vec::with_capacity(body.out.len() + 1024),
+        };
+        out.out.extend_from_slice(BINARY_MAGIC);
+        out.varint(SCENE_FORMAT_VERSION);
+        out.varint(self.registry.len() as u64);
+        for component in self.registry.ids() {
+            out.str(self.registry.name(component));
+        }
+        out.varint(archetypes.len() as u64);
+        for archetype in &archetypes {
+            out.str(self.library.name_of(*archetype).unwrap_or_default());
+        }
+        out.varint(0); // shared table
+        out.out.extend_from_slice(&body.out);
+        Ok(out.out)
+    }
+
+    /// The child path of a node (`None` for the root).
+    fn node_path(&self, archetype: ArchetypeId, node: u32) -> Option<&str> {
+        if node == ArchetypeInstance::ROOT {
+            return None;
+        }
+        self.library
+            .node_path(ArchetypeInstance { archetype, node })
+    }
+}
+
+/// The canonical values of one entity of an archetype, or `None` if the archetype (or that
+/// entity of it) is gone or abstract: such entities are saved as plain entities.
+fn canonical_for(
+    library: &ArchetypeLibrary,
+    registry: &ComponentRegistry,
+    marker: ArchetypeInstance,
+) -> Option<Rc<Canonical>> {
+    if library.is_deleted(marker.archetype) {
+        return None;
+    }
+    let archetype = library.get_by_id(marker.archetype)?;
+    let compiled = archetype.compiled.as_ref()?;
+    let node = compiled
+        .nodes
+        .iter()
+        .find(|n| n.marker.node == marker.node)?;
+    let mut values = BTreeMap::new();
+    for (id, typed) in &node.typed {
+        values.insert(*id, registry.ops(*id).encode(typed).ok()?);
+    }
+    for (id, value) in &node.with_refs {
+        values.insert(*id, value.clone());
+    }
+    Some(Rc::new(Canonical {
+        with_refs: node.with_refs.iter().map(|(id, _)| *id).collect(),
+        values,
+        base: compiled.nodes[node.base].path.to_string(),
+    }))
+}
+
+fn write_key_string(out: &mut Vec<u8>, key: &str, value: &str) {
+    out.extend_from_slice(b",\n      ");
+    write_json_string(out, key);
+    out.extend_from_slice(b": ");
+    write_json_string(out, value);
+}
+
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    // Names are validated to a safe character set, but escape anyway.
+    let _ = serde_json::to_writer(&mut *out, text);
+}

@@ -1,0 +1,724 @@
+//! Scenes: save and load entity graphs with stable IDs, archetype-relative diffs, shared
+//! references, deterministic files, atomic saves.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use archetool::demo::components::{registry, Door, Follow, Glyph, Health, Key, Turret};
+use archetype_engine::{
+    load_scene, load_scene_from_path, save_scene, save_scene_to_path, ArchetypeInstance,
+    ArchetypeLibrary, Children, DanglingReferences, EntityRef, IdConflict, InstanceOverrides, Name,
+    Parent, SceneEncoding, SceneLoadOptions, SceneSaveError, SceneSaveOptions, StableId, Transform,
+};
+use glam::Vec3;
+use hecs::{Entity, World};
+
+fn demo_library() -> ArchetypeLibrary {
+    ArchetypeLibrary::load(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../archetypes"),
+        registry(),
+    )
+    .unwrap()
+}
+
+/// A copy of the demo archetypes in a temp dir, for tests that edit them.
+fn editable_library() -> (tempfile::TempDir, ArchetypeLibrary) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../archetypes")),
+        dir.path(),
+    );
+    let library = ArchetypeLibrary::load(dir.path(), registry()).unwrap();
+    (dir, library)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn set<T: hecs::Component>(world: &mut World, entity: Entity, value: T) {
+    *world.get::<&mut T>(entity).unwrap() = value;
+}
+
+/// An arena: squads following their leader, doors and keys pointing at each other, a key
+/// that points at itself, turrets (children with internal references), plain entities, and
+/// runtime state that differs from the archetypes.
+fn arena(library: &ArchetypeLibrary, world: &mut World, squads: usize) {
+    for squad in 0..squads {
+        let leader = library.spawn(world, "allies/squad_leader").unwrap();
+        world.get::<&mut Transform>(leader).unwrap().translation =
+            Vec3::new(squad as f32, 0.0, 1.5);
+        for member in 0..4 {
+            let soldier = library.spawn(world, "allies/soldier").unwrap();
+            world.get::<&mut Follow>(soldier).unwrap().leader = Some(EntityRef(leader));
+            world.get::<&mut Health>(soldier).unwrap().current = 10.0 - member as f32 * 0.1;
+        }
+        let door = library.spawn(world, "items/door").unwrap();
+        let key = library.spawn(world, "items/key").unwrap();
+        set(
+            world,
+            door,
+            Door {
+                key: Some(EntityRef(key)),
+                open: squad % 2 == 0,
+            },
+        );
+        set(
+            world,
+            key,
+            Key {
+                door: Some(EntityRef(door)),
+            },
+        );
+        library.spawn(world, "structures/turret").unwrap();
+        let goblin = library
+            .spawn_with(
+                world,
+                "enemies/goblin",
+                &serde_json::json!({ "Name": format!("Goblin {squad}") }),
+            )
+            .unwrap();
+        world.get::<&mut Health>(goblin).unwrap().current = 0.3;
+    }
+    let lonely = library.spawn(world, "items/key").unwrap();
+    set(world, lonely, Key { door: None });
+    let selfish = library.spawn(world, "items/key").unwrap();
+    set(
+        world,
+        selfish,
+        Key {
+            door: Some(EntityRef(selfish)),
+        },
+    );
+    // Not from an archetype: every component is saved in full.
+    world.spawn((
+        StableId::generate(),
+        Name("Rock".into()),
+        Transform::from_translation(Vec3::new(3.25, 0.0, -1.0)),
+    ));
+}
+
+/// Everything observable about a world, with references written as stable IDs, so two worlds
+/// can be compared whatever their entity handles.
+fn snapshot(world: &World, library: &ArchetypeLibrary) -> BTreeMap<StableId, Vec<String>> {
+    let id = |entity: Entity| {
+        world
+            .get::<&StableId>(entity)
+            .map(|id| id.to_string())
+            .unwrap_or("?".into())
+    };
+    let reference = |r: Option<EntityRef>| r.map(|r| id(r.0)).unwrap_or("none".into());
+    let mut out = BTreeMap::new();
+    for (entity, stable) in world.query::<(Entity, &StableId)>().iter() {
+        let mut facts = Vec::new();
+        if let Ok(marker) = world.get::<&ArchetypeInstance>(entity) {
+            facts.push(format!(
+                "instance {} {:?}",
+                library.name_of(marker.archetype).unwrap(),
+                library.node_path(*marker).unwrap()
+            ));
+        }
+        if let Ok(c) = world.get::<&Name>(entity) {
+            facts.push(format!("{c:?}"));
+        }
+        if let Ok(c) = world.get::<&Transform>(entity) {
+            facts.push(format!("{c:?}"));
+        }
+        if let Ok(c) = world.get::<&Health>(entity) {
+            facts.push(format!("{c:?}"));
+        }
+        if let Ok(c) = world.get::<&Glyph>(entity) {
+            facts.push(format!("{c:?}"));
+        }
+        if let Ok(c) = world.get::<&Follow>(entity) {
+            facts.push(format!("follow {} {}", reference(c.leader), c.distance));
+        }
+        if let Ok(c) = world.get::<&Door>(entity) {
+            facts.push(format!("door {} {}", reference(c.key), c.open));
+        }
+        if let Ok(c) = world.get::<&Key>(entity) {
+            facts.push(format!("key {}", reference(c.door)));
+        }
+        if let Ok(c) = world.get::<&Turret>(entity) {
+            facts.push(format!("turret {} {}", id(c.sensor.0), id(c.gun.0)));
+        }
+        if let Ok(c) = world.get::<&Parent>(entity) {
+            facts.push(format!("parent {}", id(c.0 .0)));
+        }
+        if let Ok(c) = world.get::<&Children>(entity) {
+            facts.push(format!(
+                "children {:?}",
+                c.0.iter().map(|c| id(c.0)).collect::<Vec<_>>()
+            ));
+        }
+        out.insert(*stable, facts);
+    }
+    out
+}
+
+fn save_json(world: &World, library: &ArchetypeLibrary) -> String {
+    String::from_utf8(
+        save_scene(
+            world,
+            library,
+            SceneEncoding::Json,
+            &SceneSaveOptions::default(),
+        )
+        .unwrap(),
+    )
+    .unwrap()
+}
+
+fn load(
+    text: &[u8],
+    world: &mut World,
+    library: &ArchetypeLibrary,
+) -> archetype_engine::LoadedScene {
+    load_scene(
+        text,
+        Some(Path::new("arena.scene.json")),
+        world,
+        library,
+        &SceneLoadOptions::default(),
+    )
+    .unwrap()
+}
+
+fn load_err(text: &str, world: &mut World, library: &ArchetypeLibrary) -> String {
+    load_scene(
+        text.as_bytes(),
+        Some(Path::new("arena.scene.json")),
+        world,
+        library,
+        &SceneLoadOptions::default(),
+    )
+    .unwrap_err()
+    .to_string()
+}
+
+#[test]
+fn json_round_trip_is_byte_identical_and_keeps_the_reference_graph() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 5);
+    let saved = save_json(&world, &library);
+    assert_eq!(
+        saved,
+        save_json(&world, &library),
+        "saving is deterministic"
+    );
+
+    let mut loaded = World::new();
+    let scene = load(saved.as_bytes(), &mut loaded, &library);
+    assert_eq!(scene.len(), world.len() as usize);
+    assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
+    assert_eq!(
+        save_json(&loaded, &library),
+        saved,
+        "load -> save gives the same bytes"
+    );
+}
+
+#[test]
+fn the_file_is_sorted_and_stores_differences_from_archetypes() {
+    let library = demo_library();
+    let mut world = World::new();
+    let goblin = library.spawn(&mut world, "enemies/goblin").unwrap();
+    world.get::<&mut Health>(goblin).unwrap().current = 4.5;
+    let id = *world.get::<&StableId>(goblin).unwrap();
+    let rock = world.spawn((StableId(1), Name("Rock".into())));
+    let text = save_json(&world, &library);
+    let _ = rock;
+    assert_eq!(
+        text,
+        format!(
+            r#"{{
+  "format": 2,
+  "entities": [
+    {{
+      "id": "0000000000000001",
+      "components": {{
+        "Name": "Rock"
+      }}
+    }},
+    {{
+      "id": "{id}",
+      "archetype": "enemies/goblin",
+      "components": {{
+        "Health": {{
+          "current": 4.5
+        }}
+      }}
+    }}
+  ]
+}}
+"#
+        )
+    );
+}
+
+#[test]
+fn binary_round_trip_equals_json() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 3);
+    let json = save_json(&world, &library);
+    let binary = save_scene(
+        &world,
+        &library,
+        SceneEncoding::Binary,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        binary.len() < json.len() / 2,
+        "binary {} vs json {}",
+        binary.len(),
+        json.len()
+    );
+    let mut loaded = World::new();
+    load_scene(
+        &binary,
+        None,
+        &mut loaded,
+        &library,
+        &SceneLoadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
+    assert_eq!(save_json(&loaded, &library), json);
+}
+
+#[test]
+fn full_saves_store_every_component_and_load_the_same_world() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 2);
+    let options = SceneSaveOptions {
+        full: true,
+        ..SceneSaveOptions::default()
+    };
+    let full = save_scene(&world, &library, SceneEncoding::Json, &options).unwrap();
+    assert!(full.len() > save_json(&world, &library).len());
+    let mut loaded = World::new();
+    load(&full, &mut loaded, &library);
+    assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
+}
+
+#[test]
+fn loading_into_a_world_that_has_the_ids_is_an_error_unless_remapped() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 2);
+    let saved = save_json(&world, &library);
+    let before = snapshot(&world, &library);
+
+    let error = load_err(&saved, &mut world, &library);
+    let first_id = &saved[saved.find("\"id\": \"").unwrap() + 7..][..16];
+    assert_eq!(
+        error,
+        format!("arena.scene.json:5:13: error[duplicate-key]: entity {first_id} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")
+    );
+    assert_eq!(snapshot(&world, &library), before, "the world is unchanged");
+
+    // Remapping instantiates the scene again (twice here), with references inside each copy.
+    let options = SceneLoadOptions {
+        on_id_conflict: IdConflict::Remap,
+        ..SceneLoadOptions::default()
+    };
+    let copies: Vec<_> = (0..2)
+        .map(|_| load_scene(saved.as_bytes(), None, &mut world, &library, &options).unwrap())
+        .collect();
+    assert_eq!(world.len() as usize, before.len() * 3);
+    for copy in &copies {
+        for &entity in copy.entities() {
+            if let Ok(follow) = world.get::<&Follow>(entity) {
+                let leader = follow.leader.unwrap().0;
+                assert!(
+                    copy.entities().contains(&leader),
+                    "a copy's soldiers follow the copy's leader"
+                );
+            }
+        }
+    }
+    let original_id = *world.get::<&StableId>(copies[0].entities()[0]).unwrap();
+    assert_ne!(Some(original_id), copies[1].new_id(original_id));
+}
+
+#[test]
+fn a_failed_load_leaves_the_world_exactly_as_it_was() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 1);
+    let saved = save_json(&world, &library);
+    let mut target = World::new();
+    let existing = library.spawn(&mut target, "enemies/orc").unwrap();
+    let before = (
+        target.len(),
+        target.iter().map(|e| e.entity()).collect::<Vec<_>>(),
+    );
+
+    // Break one value near the end of the file (everything before it is valid).
+    let broken = saved.replacen("\"Name\": \"Rock\"", "\"Name\": [\"Rock\"]", 1);
+    let at = broken.find("[\"Rock\"]").unwrap();
+    let line = broken[..at].lines().count();
+    let column = at - broken[..at].rfind('\n').unwrap();
+    let error = load_err(&broken, &mut target, &library);
+    assert!(
+        error.starts_with(&format!(
+            "arena.scene.json:{line}:{column}: error[invalid-component]: entity "
+        )),
+        "{error}"
+    );
+    assert!(
+        error.ends_with(": `Name`: invalid type: sequence, expected a string"),
+        "{error}"
+    );
+    assert_eq!(
+        (
+            target.len(),
+            target.iter().map(|e| e.entity()).collect::<Vec<_>>()
+        ),
+        before
+    );
+    assert!(target.get::<&ArchetypeInstance>(existing).is_ok());
+}
+
+#[test]
+fn dangling_references_name_the_entity_component_and_field() {
+    let library = demo_library();
+    let mut world = World::new();
+    let leader = library.spawn(&mut world, "allies/squad_leader").unwrap();
+    let soldier = library.spawn(&mut world, "allies/soldier").unwrap();
+    world.get::<&mut Follow>(soldier).unwrap().leader = Some(EntityRef(leader));
+    let soldier_id = *world.get::<&StableId>(soldier).unwrap();
+
+    let only_soldier = SceneSaveOptions {
+        selection: Some(vec![soldier]),
+        ..SceneSaveOptions::default()
+    };
+    let error = save_scene(&world, &library, SceneEncoding::Json, &only_soldier).unwrap_err();
+    assert!(matches!(error, SceneSaveError::DanglingReference { .. }));
+    assert_eq!(
+        error.to_string(),
+        format!("entity {soldier_id}: `Follow.leader` refers to entity {leader:?}, which is not being saved; save it too, or write such references as null (SceneSaveOptions::dangling_references)")
+    );
+
+    let as_null = SceneSaveOptions {
+        dangling_references: DanglingReferences::WriteNull,
+        ..only_soldier
+    };
+    let text = save_scene(&world, &library, SceneEncoding::Json, &as_null).unwrap();
+    let mut loaded = World::new();
+    let scene = load(&text, &mut loaded, &library);
+    let loaded_soldier = scene.entity(soldier_id).unwrap();
+    assert_eq!(loaded.get::<&Follow>(loaded_soldier).unwrap().leader, None);
+
+    // A reference to an entity missing from a scene file is an error on load.
+    let leader_id = *world.get::<&StableId>(leader).unwrap();
+    let both = save_json(&world, &library);
+    let missing = both.replace(
+        &format!("\"leader\": \"{leader_id}\""),
+        "\"leader\": \"00000000000000ff\"",
+    );
+    assert_ne!(missing, both);
+    let error = load_err(&missing, &mut World::new(), &library);
+    assert!(error.ends_with(&format!("error[invalid-component]: entity {soldier_id}: `Follow.leader`: refers to entity 00000000000000ff, which is not in this scene")), "{error}");
+}
+
+#[test]
+fn values_json_cannot_hold_are_refused() {
+    let library = demo_library();
+    let mut world = World::new();
+    let goblin = library.spawn(&mut world, "enemies/goblin").unwrap();
+    world.get::<&mut Health>(goblin).unwrap().current = f32::NAN;
+    let id = *world.get::<&StableId>(goblin).unwrap();
+    let error = save_scene(
+        &world,
+        &library,
+        SceneEncoding::Json,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("entity {id}: cannot write `Health.current`: NaN cannot be written to a data file (JSON has no NaN or infinity)")
+    );
+}
+
+#[test]
+fn an_old_scene_picks_up_archetype_edits_except_where_it_overrides_them() {
+    let (dir, mut library) = editable_library();
+    let mut world = World::new();
+    let plain = library.spawn(&mut world, "enemies/goblin").unwrap();
+    let tough = library.spawn(&mut world, "enemies/goblin").unwrap();
+    world.get::<&mut Health>(tough).unwrap().max = 50.0;
+    let ids = [
+        *world.get::<&StableId>(plain).unwrap(),
+        *world.get::<&StableId>(tough).unwrap(),
+    ];
+    let saved = save_json(&world, &library);
+
+    // A designer raises the goblin's health and speed.
+    let goblin = dir.path().join("enemies/goblin.json");
+    let text = std::fs::read_to_string(&goblin).unwrap();
+    std::fs::write(&goblin, text.replace("\"max\": 12", "\"max\": 20")).unwrap();
+    library.reload_all();
+    assert_eq!(library.error_count(), 0);
+
+    let mut loaded = World::new();
+    let scene = load(saved.as_bytes(), &mut loaded, &library);
+    let health = |e| (*loaded.get::<&Health>(scene.entity(e).unwrap()).unwrap()).clone();
+    assert_eq!(
+        health(ids[0]),
+        Health {
+            current: 12.0,
+            max: 20.0
+        }
+    );
+    assert_eq!(
+        health(ids[1]),
+        Health {
+            current: 12.0,
+            max: 50.0
+        },
+        "the scene's override wins"
+    );
+    let overrides = loaded
+        .get::<&InstanceOverrides>(scene.entity(ids[1]).unwrap())
+        .unwrap()
+        .0
+        .clone();
+    assert_eq!(
+        serde_json::Value::Object((*overrides).clone()),
+        serde_json::json!({ "Health": { "max": 50.0 } })
+    );
+}
+
+#[test]
+fn loaded_instances_are_hot_reloaded_like_spawned_ones() {
+    let (dir, mut library) = editable_library();
+    let mut world = World::new();
+    let tough = library.spawn(&mut world, "enemies/goblin").unwrap();
+    world.get::<&mut Health>(tough).unwrap().max = 50.0;
+    library.spawn(&mut world, "structures/turret").unwrap();
+    let saved = save_json(&world, &library);
+    let mut loaded = World::new();
+    let scene = load(saved.as_bytes(), &mut loaded, &library);
+
+    let goblin = dir.path().join("enemies/goblin.json");
+    let text = std::fs::read_to_string(&goblin).unwrap();
+    std::fs::write(
+        &goblin,
+        text.replace("\"max\": 12", "\"max\": 20")
+            .replace("\"current\": 12", "\"current\": 9"),
+    )
+    .unwrap();
+    let update = library.reload_all();
+    archetype_engine::apply_update(&mut loaded, &library, &update);
+    let entity = scene
+        .entities()
+        .iter()
+        .copied()
+        .find(|e| loaded.get::<&Health>(*e).is_ok_and(|h| h.max == 50.0))
+        .unwrap();
+    assert_eq!(
+        *loaded.get::<&Health>(entity).unwrap(),
+        Health {
+            current: 9.0,
+            max: 50.0
+        }
+    );
+}
+
+#[test]
+fn files_in_the_older_format_load() {
+    let library = demo_library();
+    let fixture = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/scenes/format1.scene.json"
+    ));
+    let mut world = World::new();
+    let scene =
+        load_scene_from_path(fixture, &mut world, &library, &SceneLoadOptions::default()).unwrap();
+    assert_eq!(scene.len(), 3);
+    let goblin = scene.entity("1a2b3c4d5e6f7a8b".parse().unwrap()).unwrap();
+    assert_eq!(
+        *world.get::<&Health>(goblin).unwrap(),
+        Health {
+            current: 5.0,
+            max: 12.0
+        }
+    );
+    let door = scene.entity("00000000000000d0".parse().unwrap()).unwrap();
+    let key = scene.entity("00000000000000c0".parse().unwrap()).unwrap();
+    assert_eq!(world.get::<&Door>(door).unwrap().key, Some(EntityRef(key)));
+    // `MoveSpeed` is an old name of `Speed`: it loads as `Speed`.
+    assert_eq!(
+        world
+            .get::<&archetool::demo::components::Speed>(key)
+            .unwrap()
+            .value,
+        0.5
+    );
+}
+
+#[test]
+fn scene_errors_name_the_file_position_entity_and_component() {
+    let library = demo_library();
+    let cases = [
+        (
+            "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"12\", \"components\": {} }\n  ]\n}\n",
+            "arena.scene.json:4:13: error[malformed]: entity id `12` is not a stable ID: expected exactly 16 hex digits",
+        ),
+        (
+            "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\", \"components\": { \"Helth\": {} } }\n  ]\n}\n",
+            "arena.scene.json:4:49: error[unknown-component]: entity 000000000000000a: unknown component `Helth`; did you mean `Health`?",
+        ),
+        (
+            "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\", \"archetype\": \"enemies/gobln\" }\n  ]\n}\n",
+            "arena.scene.json:4:46: error[unknown-archetype]: entity 000000000000000a: unknown archetype `enemies/gobln`; did you mean `enemies/goblin`?",
+        ),
+        (
+            "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\" },\n    { \"id\": \"000000000000000a\" }\n  ]\n}\n",
+            "arena.scene.json:5:13: error[duplicate-key]: entity 000000000000000a appears twice in the scene (first on line 4)",
+        ),
+        (
+            "{\n  \"format\": 9,\n  \"entities\": []\n}\n",
+            "arena.scene.json:2:13: error[unsupported-format]: scene format 9 is newer than this library reads (up to 2); update archetype-engine",
+        ),
+        (
+            "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\", \"components\": { \"Name\": 5 } }\n  ]\n}\n",
+            "arena.scene.json:4:57: error[invalid-component]: entity 000000000000000a: `Name`: invalid type: integer `5`, expected a string",
+        ),
+        (
+            "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\", \"name\": \"x\" }\n  ]\n}\n",
+            "arena.scene.json:4:33: error[syntax]: unknown field `name`, expected one of `id`, `archetype`, `child`, `components`",
+        ),
+        (
+            "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\"\n  ]\n}\n",
+            "arena.scene.json:5:3: error[syntax]: expected `,` or `}`",
+        ),
+    ];
+    for (text, expected) in cases {
+        let mut world = World::new();
+        assert_eq!(load_err(text, &mut world, &library), expected, "{text}");
+        assert_eq!(world.len(), 0);
+    }
+}
+
+#[test]
+fn saving_to_a_path_is_atomic_and_leaves_no_temporary_files() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("arena.scene.json");
+    save_scene_to_path(&path, &world, &library, &SceneSaveOptions::default()).unwrap();
+    save_scene_to_path(&path, &world, &library, &SceneSaveOptions::default()).unwrap();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["arena.scene.json"]);
+
+    // A failed save (the target directory is gone) leaves nothing behind and reports the path.
+    let missing = dir.path().join("no/such/dir/arena.scene.json");
+    let error =
+        save_scene_to_path(&missing, &world, &library, &SceneSaveOptions::default()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("cannot write `{}`: ", missing.display())),
+        "{error}"
+    );
+}
+
+/// The child process of `killing_a_save_midway_never_corrupts_the_previous_file`: saves a
+/// large scene to the given path over and over until killed.
+#[test]
+#[ignore = "run as a child process by killing_a_save_midway_never_corrupts_the_previous_file"]
+fn crash_child_saves_forever() {
+    let Some(path) = std::env::var_os("ARCHETYPE_CRASH_CHILD_PATH") else {
+        return;
+    };
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 400);
+    std::fs::write(PathBuf::from(&path).with_extension("ready"), b"").unwrap();
+    loop {
+        save_scene_to_path(&path, &world, &library, &SceneSaveOptions::default()).unwrap();
+    }
+}
+
+#[test]
+fn killing_a_save_midway_never_corrupts_the_previous_file() {
+    let library = demo_library();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("arena.scene.json");
+    let mut world = World::new();
+    arena(&library, &mut world, 1);
+    save_scene_to_path(&path, &world, &library, &SceneSaveOptions::default()).unwrap();
+    let ready = path.with_extension("ready");
+    for round in 0..8 {
+        let _ = std::fs::remove_file(&ready);
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "scenes::crash_child_saves_forever",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("ARCHETYPE_CRASH_CHILD_PATH", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while !ready.exists() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "child never got ready"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // Kill at a different moment of the save loop each round.
+        std::thread::sleep(std::time::Duration::from_millis(7 + round * 13));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let mut loaded = World::new();
+        let scene =
+            load_scene_from_path(&path, &mut loaded, &library, &SceneLoadOptions::default());
+        assert!(scene.is_ok(), "round {round}: {:?}", scene.err());
+        // The next save cleans up the temporary file the killed process left behind.
+        save_scene_to_path(&path, &world, &library, &SceneSaveOptions::default()).unwrap();
+        let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.contains(".tmp-"))
+            .collect();
+        assert!(leftovers.is_empty(), "round {round}: {leftovers:?}");
+    }
+}
+
+#[test]
+fn a_level_of_twenty_thousand_entities_round_trips() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 1850);
+    assert!(world.len() > 20_000, "{}", world.len());
+    let saved = save_json(&world, &library);
+    let mut loaded = World::new();
+    load(saved.as_bytes(), &mut loaded, &library);
+    assert_eq!(save_json(&loaded, &library), saved);
+    assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
+}
