@@ -305,6 +305,13 @@ impl ArchetypeLibrary {
             .is_some_and(|slot| slot.deleted)
     }
 
+    /// What an archetype's file declares, even when the archetype has errors: whether it is
+    /// abstract, and its parents. `None` if the file is not readable JSON.
+    pub fn declared(&self, name: &str) -> Option<(bool, &[String])> {
+        let doc = self.sources.get(name)?.doc.as_deref()?;
+        Some((doc.is_abstract, &doc.extends))
+    }
+
     /// The text of an archetype's file as last read, for tools that show sources.
     pub fn source_text(&self, name: &str) -> Option<&str> {
         self.sources

@@ -8,9 +8,41 @@ use std::path::{Component, Path};
 
 /// Why a string or a file path is not a usable archetype name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct NameProblem {
+pub struct NameProblem {
+    /// What is wrong, with the naming rule.
     pub message: String,
+    /// The name probably meant (`enemies/goblin` for `enemies\\goblin` or
+    /// `enemies/goblin.json`).
     pub suggestion: Option<String>,
+}
+
+impl std::fmt::Display for NameProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(suggestion) = &self.suggestion {
+            write!(f, "; did you mean `{suggestion}`?")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for NameProblem {}
+
+/// Checks an archetype name (as written in `extends`, or for a new file) against the naming
+/// rules the loader applies.
+///
+/// # Errors
+/// A [`NameProblem`] saying what is wrong, with the fixed name when there is an obvious one.
+///
+/// # Example
+/// ```
+/// use archetype_engine::check_archetype_name;
+/// assert!(check_archetype_name("enemies/goblin").is_ok());
+/// let problem = check_archetype_name("enemies\\goblin").unwrap_err();
+/// assert_eq!(problem.suggestion.as_deref(), Some("enemies/goblin"));
+/// ```
+pub fn check_archetype_name(name: &str) -> Result<(), NameProblem> {
+    check_name(name)
 }
 
 const RULE: &str = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";

@@ -82,6 +82,16 @@ pub enum DiagnosticCode {
 }
 
 impl DiagnosticCode {
+    /// Whether the file could not be read as JSON at all (I/O, encoding, syntax, duplicate keys,
+    /// size and depth limits): tools that rewrite files leave such files alone.
+    pub fn is_unreadable(self) -> bool {
+        use DiagnosticCode::*;
+        matches!(
+            self,
+            Io | Encoding | Syntax | DuplicateKey | TooLarge | TooDeep
+        )
+    }
+
     /// The stable kebab-case name of the code, e.g. `unknown-component`.
     pub fn as_str(self) -> &'static str {
         use DiagnosticCode::*;

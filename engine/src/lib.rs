@@ -74,6 +74,7 @@ pub use archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
 pub use archetype_library::{
     ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions,
 };
+pub use archetype_name::{check_archetype_name, NameProblem};
 pub use builtin::{Children, Name, Parent};
 pub use component_registry::{
     Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError, SchemaFn,
@@ -97,6 +98,7 @@ pub use scene_save::{
 };
 pub use spawn_error::SpawnError;
 pub use stable_id::{ParseStableIdError, StableId};
+pub use suggest::did_you_mean;
 pub use transform::Transform;
 
 /// The JSON Schema library component schemas are written with (re-exported so games and tools

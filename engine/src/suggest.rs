@@ -7,7 +7,7 @@
 /// does not suggest `Name`). For paths (`enemies/goblin`) the last segments must be that
 /// similar too, so a shared directory does not make `enemies/nope` suggest `enemies/case`.
 /// Ties go to the candidate listed first, so callers pass a stable order.
-pub(crate) fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<String>
+pub fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<String>
 where
     I: IntoIterator<Item = &'a str>,
 {

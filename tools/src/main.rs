@@ -1,5 +1,13 @@
-//! The `archetool` binary.
+//! The `archetool` binary: the command line of [`archetool::cli`] with the demo's components.
+//!
+//! Exit codes: 0 success, 1 findings (validation errors, files `fmt --check` or
+//! `migrate --check` would change), 2 usage or I/O error.
 
-fn main() {
-    println!("archetool: not yet (the command line lands with issue 5, the demo with issue 6)");
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let registry = archetool::demo::components::registry();
+    let mut out = std::io::stdout().lock();
+    let mut err = std::io::stderr().lock();
+    archetool::cli::run(std::env::args_os(), registry, &mut out, &mut err).into()
 }

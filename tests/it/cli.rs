@@ -1,0 +1,1224 @@
+//! `archetool`, through the built binary, in temporary project directories: every subcommand's
+//! output and exit codes (0 ok, 1 findings, 2 usage or I/O error), the JSON Schema against the
+//! loader, and formatting that never changes meaning.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/// What one run of `archetool` gave.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// A project directory (with `archetypes/` inside) in a temporary directory.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+impl Project {
+    /// A project with an empty `archetypes/`.
+    fn empty() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("archetypes")).unwrap();
+        Project { dir }
+    }
+
+    /// A project with a copy of the repository's demo archetypes.
+    fn demo() -> Project {
+        let project = Project::empty();
+        copy_dir(&repo_root().join("archetypes"), &project.path("archetypes"));
+        project
+    }
+
+    /// A project with these files (paths relative to the project).
+    fn with(files: &[(&str, &str)]) -> Project {
+        let project = Project::empty();
+        for (path, text) in files {
+            project.write(path, text);
+        }
+        project
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.path(relative)).unwrap()
+    }
+
+    /// Runs `archetool ARGS` in the project directory.
+    fn run(&self, args: &[&str]) -> Run {
+        run_in(self.dir.path(), args)
+    }
+
+    /// Every archetype file, relative to the project, sorted.
+    fn archetype_files(&self) -> Vec<String> {
+        let mut files = Vec::new();
+        collect_json(&self.path("archetypes"), &mut files);
+        let mut files: Vec<String> = files
+            .into_iter()
+            .map(|file| {
+                file.strip_prefix(self.dir.path())
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_archetool"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn collect_json(dir: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_json(&path, files);
+        } else if path.extension().is_some_and(|ext| ext == "json") {
+            files.push(path);
+        }
+    }
+}
+
+/// Asserts the exit code and the whole of stdout and stderr.
+#[track_caller]
+fn check(run: &Run, code: i32, stdout: &str, stderr: &str) {
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (code, stdout, stderr),
+        "\n--- stdout:\n{}\n--- stderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command line itself
+
+#[test]
+fn help_lists_the_subcommands_and_the_exit_codes() {
+    let run = Project::empty().run(&["--help"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for expected in [
+        "Usage: archetool <COMMAND>",
+        "validate",
+        "inspect",
+        "tree",
+        "schema",
+        "fmt",
+        "new",
+        "migrate",
+        "Exit codes:\n  0  success\n  1  findings: validation errors, files `fmt --check` or `migrate --check` would change\n  2  usage or I/O error\n",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected:?} in\n{}", run.stdout);
+    }
+    let run = Project::empty().run(&["validate", "--help"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("--dir <DIR>"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("[default: archetypes]"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    let project = Project::empty();
+    let run = project.run(&[]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert!(
+        run.stderr.contains("Usage: archetool <COMMAND>"),
+        "{}",
+        run.stderr
+    );
+
+    let run = project.run(&["valdate"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unrecognized subcommand 'valdate'")
+            && run
+                .stderr
+                .contains("a similar subcommand exists: 'validate'"),
+        "{}",
+        run.stderr
+    );
+
+    let run = project.run(&["validate", "--format", "xml"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("invalid value 'xml'"), "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_archetypes_directory_is_an_error_for_every_subcommand() {
+    let project = Project::empty();
+    let message = "error: archetypes directory `nowhere` not found (run from the project root or pass --dir)\n";
+    for args in [
+        &["validate", "--dir", "nowhere"][..],
+        &["inspect", "x", "--dir", "nowhere"],
+        &["tree", "--dir", "nowhere"],
+        &["schema", "--dir", "nowhere"],
+        &["fmt", "--dir", "nowhere"],
+        &["new", "x", "--dir", "nowhere"],
+        &["migrate", "--dir", "nowhere"],
+    ] {
+        check(&project.run(args), 2, "", message);
+    }
+}
+
+/// A game's own `archetool` is `archetool::cli::run` with the game's registry.
+#[test]
+fn the_command_line_runs_in_process_with_any_registry() {
+    use archetool::cli::{run, Exit};
+    use archetype_engine::ComponentRegistry;
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct Mana {
+        points: u32,
+    }
+    let project = Project::with(&[(
+        "archetypes/mage.json",
+        r#"{ "components": { "Mana": { "points": 5 } } }"#,
+    )]);
+    let dir = project.path("archetypes");
+    let dir = dir.to_str().unwrap();
+    let mut registry = ComponentRegistry::new();
+    registry.register_with_schema::<Mana>().unwrap();
+
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = run(
+        ["my-tool", "validate", "--dir", dir],
+        registry,
+        &mut out,
+        &mut err,
+    );
+    assert_eq!(exit, Exit::Success);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "1 archetype, 0 errors, 0 warnings\n"
+    );
+    assert!(err.is_empty());
+
+    // Without the game's components, the same file is wrong.
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = run(
+        ["my-tool", "validate", "--dir", dir],
+        ComponentRegistry::new(),
+        &mut out,
+        &mut err,
+    );
+    assert_eq!((exit, exit.code()), (Exit::Findings, 1));
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains("error[unknown-component]: unknown component `Mana`"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// validate
+
+/// Broken files: an unknown component, a typo'd field, a value of the wrong type, a syntax
+/// error, and a file whose name is not an archetype name.
+fn broken_project() -> Project {
+    Project::with(&[
+        (
+            "archetypes/creature.json",
+            r#"{
+  "abstract": true,
+  "components": {
+    "Health": { "current": 10, "max": 10 }
+  }
+}
+"#,
+        ),
+        (
+            "archetypes/goblin.json",
+            r#"{
+  "extends": "creature",
+  "components": {
+    "Helth": { "max": 12 },
+    "Speed": { "valeu": 2.0 },
+    "Glyph": {
+      "ch": "g",
+      "color": "Green"
+    },
+    "Health": { "max": "twelve" }
+  }
+}
+"#,
+        ),
+        (
+            "archetypes/orc.json",
+            r#"{
+  "extends": "creature"
+  "components": {}
+}
+"#,
+        ),
+        ("archetypes/bad name.json", "{}"),
+    ])
+}
+
+#[test]
+fn validate_prints_rustc_style_reports_and_a_summary() {
+    let expected = r#"archetypes/bad name.json: error[invalid-name]: file `bad name.json` does not give a valid archetype name: archetype name `bad name` contains a space; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`
+
+archetypes/goblin.json:4:5: error[unknown-component]: unknown component `Helth`
+  |
+4 |     "Helth": { "max": 12 },
+  |     ^^^^^^^
+  |
+  = help: did you mean `Health`?
+
+archetypes/goblin.json:5:14: error[invalid-component]: invalid value for `Speed`: missing field `value`
+  |
+5 |     "Speed": { "valeu": 2.0 },
+  |              ^^^^^^^^^^^^^^^^
+
+archetypes/goblin.json:5:16: error[unknown-field]: unknown field `valeu` in component `Speed`
+  |
+5 |     "Speed": { "valeu": 2.0 },
+  |                ^^^^^^^
+  |
+  = help: did you mean `value`?
+
+archetypes/goblin.json:10:24: error[invalid-component]: invalid value for `Health.max`: invalid type: string "twelve", expected f32
+   |
+10 |     "Health": { "max": "twelve" }
+   |                        ^^^^^^^^
+
+archetypes/orc.json:3:3: error[syntax]: expected `,` or `}`
+  |
+3 |   "components": {}
+  |   ^
+
+3 archetypes, 6 errors, 0 warnings
+"#;
+    check(&broken_project().run(&["validate"]), 1, expected, "");
+}
+
+#[test]
+fn validate_underlines_a_value_over_several_lines() {
+    let project = Project::with(&[(
+        "archetypes/goblin.json",
+        "{\n  \"components\": {\n    \"Glyph\": {\n      \"color\": \"Green\"\n    }\n  }\n}\n",
+    )]);
+    let expected = r#"archetypes/goblin.json:3:14: error[invalid-component]: invalid value for `Glyph`: missing field `ch`
+  |
+3 |       "Glyph": {
+  | /--------------^
+4 | |       "color": "Green"
+5 | |     }
+  | \-----^
+
+1 archetype, 1 error, 0 warnings
+"#;
+    check(&project.run(&["validate"]), 1, expected, "");
+}
+
+#[test]
+fn validate_in_json_prints_one_object_per_problem() {
+    let run = broken_project().run(&["validate", "--format", "json"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+    let problems: Vec<Value> = run.stdout.lines().map(parse).collect();
+    let expected = [
+        json!({"file": "archetypes/bad name.json", "line": null, "column": null, "severity": "error", "code": "invalid-name", "message": "file `bad name.json` does not give a valid archetype name: archetype name `bad name` contains a space; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`", "suggestion": null, "archetype": null, "component": null, "field": null}),
+        json!({"file": "archetypes/goblin.json", "line": 4, "column": 5, "severity": "error", "code": "unknown-component", "message": "unknown component `Helth`", "suggestion": "Health", "archetype": "goblin", "component": "Helth", "field": null}),
+        json!({"file": "archetypes/goblin.json", "line": 5, "column": 14, "severity": "error", "code": "invalid-component", "message": "invalid value for `Speed`: missing field `value`", "suggestion": null, "archetype": "goblin", "component": "Speed", "field": null}),
+        json!({"file": "archetypes/goblin.json", "line": 5, "column": 16, "severity": "error", "code": "unknown-field", "message": "unknown field `valeu` in component `Speed`", "suggestion": "value", "archetype": "goblin", "component": "Speed", "field": "valeu"}),
+        json!({"file": "archetypes/goblin.json", "line": 10, "column": 24, "severity": "error", "code": "invalid-component", "message": "invalid value for `Health.max`: invalid type: string \"twelve\", expected f32", "suggestion": null, "archetype": "goblin", "component": "Health", "field": "max"}),
+        json!({"file": "archetypes/orc.json", "line": 3, "column": 3, "severity": "error", "code": "syntax", "message": "expected `,` or `}`", "suggestion": null, "archetype": "orc", "component": null, "field": null}),
+    ];
+    assert_eq!(problems, expected);
+    // Keys in the documented order, one object per line.
+    assert!(run
+        .stdout
+        .lines()
+        .all(|line| line.starts_with("{\"file\":")));
+}
+
+#[test]
+fn validate_accepts_the_demo_archetypes() {
+    let project = Project::demo();
+    let count = project.archetype_files().len();
+    check(
+        &project.run(&["validate"]),
+        0,
+        &format!("{count} archetypes, 0 errors, 0 warnings\n"),
+        "",
+    );
+    check(&project.run(&["validate", "--format", "json"]), 0, "", "");
+    // `--dir` from elsewhere; paths are shown as given.
+    let run = run_in(
+        &repo_root().join("tools"),
+        &["validate", "--dir", "../archetypes"],
+    );
+    check(
+        &run,
+        0,
+        &format!("{count} archetypes, 0 errors, 0 warnings\n"),
+        "",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// inspect
+
+#[test]
+fn inspect_prints_the_resolved_archetype() {
+    let expected = r#"{
+  "archetype": "enemies/goblin_archer",
+  "components": {
+    "Faction": "Hostile",
+    "Glyph": {
+      "ch": "a",
+      "color": "Green"
+    },
+    "Health": {
+      "current": 8,
+      "max": 8
+    },
+    "Name": "Goblin archer",
+    "Ranged": {
+      "cooldown": 1.5,
+      "projectile": "projectiles/arrow",
+      "range": 8
+    },
+    "Speed": {
+      "value": 2.0
+    },
+    "Transform": {},
+    "Velocity": {}
+  }
+}
+"#;
+    check(
+        &Project::demo().run(&["inspect", "enemies/goblin_archer"]),
+        0,
+        expected,
+        "",
+    );
+}
+
+#[test]
+fn inspect_shows_children_with_their_archetypes() {
+    let run = Project::demo().run(&["inspect", "structures/heavy_turret"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let resolved = parse(&run.stdout);
+    assert_eq!(resolved["archetype"], "structures/heavy_turret");
+    assert_eq!(
+        resolved["components"]["Health"],
+        json!({"current": 80, "max": 80})
+    );
+    assert_eq!(resolved["children"]["gun"]["archetype"], "structures/gun");
+    assert_eq!(
+        resolved["children"]["gun"]["components"]["Ranged"],
+        json!({"cooldown": 1.2, "projectile": "projectiles/shell", "range": 10})
+    );
+    assert_eq!(
+        resolved["children"]["sensor"]["components"]["Sensor"],
+        json!({"range": 12})
+    );
+}
+
+#[test]
+fn inspect_provenance_names_the_file_of_every_field() {
+    let expected = "\
+Faction            \"Hostile\"            archetypes/enemies/enemy.json:5:16
+Glyph.ch           \"a\"                  archetypes/enemies/goblin_archer.json:5:22
+Glyph.color        \"Green\"              archetypes/enemies/goblin.json:5:36
+Health.current     8                    archetypes/enemies/goblin_archer.json:6:28
+Health.max         8                    archetypes/enemies/goblin_archer.json:6:38
+Name               \"Goblin archer\"      archetypes/enemies/goblin_archer.json:4:13
+Ranged.cooldown    1.5                  archetypes/enemies/goblin_archer.json:8:76
+Ranged.projectile  \"projectiles/arrow\"  archetypes/enemies/goblin_archer.json:8:31
+Ranged.range       8                    archetypes/enemies/goblin_archer.json:8:61
+Speed.value        2.0                  archetypes/enemies/goblin.json:7:25
+Transform          {}                   archetypes/base/creature.json:4:18
+Velocity           {}                   archetypes/base/creature.json:7:17
+";
+    check(
+        &Project::demo().run(&["inspect", "enemies/goblin_archer", "--provenance"]),
+        0,
+        expected,
+        "",
+    );
+}
+
+#[test]
+fn inspect_provenance_covers_children() {
+    let run = Project::demo().run(&["inspect", "--provenance", "structures/heavy_turret"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with('#'))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "#gun Glyph.ch                  \"=\"                  archetypes/structures/gun.json:5:22",
+            "#gun Glyph.color               \"Gray\"               archetypes/structures/gun.json:5:36",
+            "#gun Ranged.cooldown           1.2                  archetypes/structures/heavy_turret.json:14:68",
+            "#gun Ranged.projectile         \"projectiles/shell\"  archetypes/structures/heavy_turret.json:14:35",
+            "#gun Ranged.range              10                   archetypes/structures/gun.json:6:60",
+            "#gun Transform.translation     [1, 0, 0]            archetypes/structures/turret.json:20:39",
+            "#sensor Sensor.range           12                   archetypes/structures/heavy_turret.json:10:44",
+            "#sensor Transform.translation  [0, 1, 0]            archetypes/structures/turret.json:13:39",
+        ]
+    );
+}
+
+#[test]
+fn inspect_an_unknown_archetype_suggests_one_and_exits_with_2() {
+    check(
+        &Project::demo().run(&["inspect", "enemies/goblin_arhcer"]),
+        2,
+        "",
+        "error: no archetype `enemies/goblin_arhcer` in `archetypes`; did you mean `enemies/goblin_archer`?\n",
+    );
+}
+
+#[test]
+fn inspect_an_archetype_with_errors_exits_with_1() {
+    let project = broken_project();
+    check(
+        &project.run(&["inspect", "goblin"]),
+        1,
+        "",
+        "error: archetype `goblin` cannot be resolved because of errors; `archetool validate --dir archetypes` lists them\n",
+    );
+    // Its valid parent is still served.
+    assert_eq!(project.run(&["inspect", "creature"]).code, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// tree
+
+#[test]
+fn tree_draws_every_archetype_under_its_parents() {
+    let expected = "\
+base/creature (abstract)
+├── allies/soldier
+│   └── allies/squad_leader
+└── enemies/enemy (abstract)
+    ├── enemies/goblin
+    │   ├── enemies/goblin_archer
+    │   └── enemies/goblin_chief
+    └── enemies/orc
+items/door
+items/key
+projectiles/projectile (abstract)
+├── projectiles/arrow
+└── projectiles/bolt
+    └── projectiles/shell
+spawners/goblin_camp
+structures/gun (abstract)
+structures/turret
+├── #gun -> structures/gun
+├── #sensor
+└── structures/heavy_turret
+    ├── #gun -> structures/gun
+    └── #sensor
+traits/armored (abstract)
+├── enemies/goblin_chief (*)
+└── enemies/orc (*)
+traits/leader (abstract)
+├── allies/squad_leader (*)
+└── enemies/goblin_chief (*)
+(*) shown in full above
+";
+    check(&Project::demo().run(&["tree"]), 0, expected, "");
+}
+
+#[test]
+fn tree_of_one_archetype_shows_its_ancestry_and_subtree() {
+    check(
+        &Project::demo().run(&["tree", "enemies/goblin_chief"]),
+        0,
+        "\
+enemies/goblin_chief extends:
+├── enemies/goblin
+│   └── enemies/enemy (abstract)
+│       └── base/creature (abstract)
+├── traits/leader (abstract)
+└── traits/armored (abstract)
+
+enemies/goblin_chief
+",
+        "",
+    );
+    check(
+        &Project::demo().run(&["tree", "enemies/enemy"]),
+        0,
+        "\
+enemies/enemy extends:
+└── base/creature (abstract)
+
+enemies/enemy (abstract)
+├── enemies/goblin
+│   ├── enemies/goblin_archer
+│   └── enemies/goblin_chief
+└── enemies/orc
+",
+        "",
+    );
+    check(
+        &Project::demo().run(&["tree", "structures/turret"]),
+        0,
+        "\
+structures/turret
+├── #gun -> structures/gun
+├── #sensor
+└── structures/heavy_turret
+    ├── #gun -> structures/gun
+    └── #sensor
+",
+        "",
+    );
+}
+
+#[test]
+fn tree_shows_nested_children_and_broken_archetypes() {
+    let project = Project::with(&[
+        (
+            "archetypes/ship.json",
+            r##"{ "components": { "Name": "Ship" }, "children": { "hull": { "children": { "gun": { "archetype": "gun" } } } } }"##,
+        ),
+        (
+            "archetypes/gun.json",
+            r#"{ "abstract": true, "components": { "Name": "Gun" } }"#,
+        ),
+        (
+            "archetypes/wreck.json",
+            r#"{ "extends": "ship", "components": { "Nmae": "Wreck" } }"#,
+        ),
+    ]);
+    check(
+        &project.run(&["tree"]),
+        0,
+        "\
+gun (abstract)
+ship
+├── #hull
+│   └── #gun -> gun
+└── wreck (errors)
+",
+        "",
+    );
+}
+
+#[test]
+fn tree_of_an_unknown_archetype_exits_with_2() {
+    check(
+        &Project::demo().run(&["tree", "enemies/goblim"]),
+        2,
+        "",
+        "error: no archetype `enemies/goblim` in `archetypes`; did you mean `enemies/goblin`?\n",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// schema
+
+const SCHEMA_PATH: &str = "assets/schema/archetype.schema.json";
+
+fn shipped_schema() -> Value {
+    parse(&std::fs::read_to_string(repo_root().join(SCHEMA_PATH)).unwrap())
+}
+
+#[test]
+fn the_checked_in_schema_is_up_to_date() {
+    let run = run_in(&repo_root(), &["schema"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let checked_in = std::fs::read_to_string(repo_root().join(SCHEMA_PATH)).unwrap();
+    assert!(
+        run.stdout == checked_in,
+        "{SCHEMA_PATH} is stale (the components or the archetypes changed). Regenerate it with\n\n    cargo run -p archetool -- schema --out {SCHEMA_PATH}\n"
+    );
+}
+
+#[test]
+fn schema_out_writes_the_same_text_as_stdout() {
+    let project = Project::demo();
+    let printed = project.run(&["schema"]);
+    check(&project.run(&["schema", "--out", "schema.json"]), 0, "", "");
+    assert_eq!(project.read("schema.json"), printed.stdout);
+    assert!(printed.stdout.ends_with("}\n"));
+}
+
+#[test]
+fn the_schema_is_a_valid_draft_2020_12_schema() {
+    let schema = shipped_schema();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert!(jsonschema::meta::is_valid(&schema));
+    // `extends` is limited to the archetypes that exist.
+    let names = &schema["$defs"]["archetype-name"]["enum"];
+    assert!(names.as_array().unwrap().contains(&json!("enemies/goblin")));
+    // Field descriptions come from the components' doc comments.
+    assert_eq!(
+        schema["$defs"]["Health"]["properties"]["max"]["description"],
+        "Hit points when fully healed."
+    );
+}
+
+#[test]
+fn every_demo_archetype_file_follows_the_schema() {
+    let validator = jsonschema::validator_for(&shipped_schema()).unwrap();
+    let project = Project::demo();
+    for file in project.archetype_files() {
+        let instance = parse(&project.read(&file));
+        let errors: Vec<String> = validator
+            .iter_errors(&instance)
+            .map(|error| error.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{file}: {errors:?}");
+    }
+}
+
+/// Files the schema and the loader both accept: partial component values (the parent has the
+/// rest), `null` removing a component, old component names, every top-level key.
+#[test]
+fn the_schema_accepts_what_the_loader_accepts() {
+    let validator = jsonschema::validator_for(&shipped_schema()).unwrap();
+    for text in [
+        r#"{ "extends": "enemies/goblin", "components": { "Health": { "max": 20 } } }"#,
+        r#"{ "extends": ["enemies/goblin", "traits/leader"], "components": { "Melee": null } }"#,
+        r#"{ "extends": "enemies/goblin", "components": { "MoveSpeed": { "value": 3 } } }"#,
+        r#"{ "$schema": "x.json", "format": 1, "abstract": true, "components": { "Glyph": { "color": "Red" } } }"#,
+        r##"{ "extends": "structures/turret", "components": { "Turret": null }, "children": { "gun": { "archetype": "structures/gun" }, "sensor": null, "lamp": { "components": { "Transform": { "translation": [0, 2, 0] } } } } }"##,
+    ] {
+        let project = Project::demo();
+        project.write("archetypes/test/new.json", text);
+        let errors: Vec<String> = validator
+            .iter_errors(&parse(text))
+            .map(|error| error.to_string())
+            .collect();
+        assert!(errors.is_empty(), "schema rejects {text}: {errors:?}");
+        let run = project.run(&["validate"]);
+        assert_eq!(run.code, 0, "loader rejects {text}: {}", run.stdout);
+    }
+}
+
+/// Typical mistakes: the schema (what the editor underlines) and the loader (what `validate`
+/// reports) both reject them.
+#[test]
+fn the_schema_and_the_loader_reject_typical_mistakes() {
+    let validator = jsonschema::validator_for(&shipped_schema()).unwrap();
+    for (text, code) in [
+        // An unknown component.
+        (
+            r#"{ "extends": "enemies/goblin", "components": { "Helth": { "max": 20 } } }"#,
+            "unknown-component",
+        ),
+        // A typo'd field.
+        (
+            r#"{ "extends": "enemies/goblin", "components": { "Health": { "maxx": 20 } } }"#,
+            "unknown-field",
+        ),
+        // A value of the wrong type.
+        (
+            r#"{ "extends": "enemies/goblin", "components": { "Health": { "max": "lots" } } }"#,
+            "invalid-component",
+        ),
+        // An unknown enum value.
+        (
+            r#"{ "extends": "enemies/goblin", "components": { "Faction": "Hostle" } }"#,
+            "invalid-component",
+        ),
+        // A typo'd top-level key.
+        (
+            r#"{ "extend": "enemies/goblin", "components": {} }"#,
+            "unknown-key",
+        ),
+        // A parent that does not exist.
+        (
+            r#"{ "extends": "enemies/goblim", "components": {} }"#,
+            "unknown-archetype",
+        ),
+        // A component the library sets itself.
+        (
+            r##"{ "extends": "enemies/goblin", "components": { "Parent": "#" } }"##,
+            "reserved-component",
+        ),
+        // A typo'd key in a child entry.
+        (
+            r#"{ "extends": "structures/turret", "children": { "gun": { "archetyp": "structures/gun" } } }"#,
+            "unknown-key",
+        ),
+        // A format version that does not exist.
+        (
+            r#"{ "format": 2, "extends": "enemies/goblin" }"#,
+            "unsupported-format",
+        ),
+    ] {
+        assert!(!validator.is_valid(&parse(text)), "schema accepts {text}");
+        let project = Project::demo();
+        project.write("archetypes/test/new.json", text);
+        let run = project.run(&["validate", "--format", "json"]);
+        assert_eq!(run.code, 1, "loader accepts {text}");
+        let codes: Vec<Value> = run
+            .stdout
+            .lines()
+            .map(|line| parse(line)["code"].clone())
+            .collect();
+        assert!(codes.contains(&json!(code)), "{text}: {codes:?}");
+    }
+}
+
+#[test]
+fn the_vscode_settings_map_archetype_files_to_the_schema() {
+    let settings =
+        parse(&std::fs::read_to_string(repo_root().join(".vscode/settings.json")).unwrap());
+    assert_eq!(
+        settings["json.schemas"],
+        json!([{ "fileMatch": ["/archetypes/**/*.json"], "url": "./assets/schema/archetype.schema.json" }])
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// fmt
+
+/// Every archetype file's parsed content, by path.
+fn contents(project: &Project) -> Vec<(String, Value)> {
+    project
+        .archetype_files()
+        .into_iter()
+        .map(|file| {
+            let value = parse(&project.read(&file));
+            (file, value)
+        })
+        .collect()
+}
+
+#[test]
+fn fmt_keeps_the_meaning_of_every_demo_file_and_is_idempotent() {
+    let project = Project::demo();
+    let before = contents(&project);
+    let run = project.run(&["fmt"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_eq!(contents(&project), before);
+    let once: Vec<String> = project
+        .archetype_files()
+        .iter()
+        .map(|f| project.read(f))
+        .collect();
+
+    check(&project.run(&["fmt", "--check"]), 0, "", "");
+    check(&project.run(&["fmt"]), 0, "", "");
+    let twice: Vec<String> = project
+        .archetype_files()
+        .iter()
+        .map(|f| project.read(f))
+        .collect();
+    assert_eq!(twice, once);
+    check(
+        &project.run(&["validate"]),
+        0,
+        &format!("{} archetypes, 0 errors, 0 warnings\n", before.len()),
+        "",
+    );
+}
+
+#[test]
+fn fmt_writes_the_canonical_layout() {
+    let project = Project::with(&[(
+        "archetypes/turret.json",
+        "{\"children\":{\"sensor\":{\"components\":{\"Sensor\":{\"range\":9}}},\"gun\":{\"components\":{\"Transform\":{\"translation\":[1,0,0]}},\"archetype\":\"gun\"}},\r\n\"components\":{\"Turret\":{\"sensor\":\"#sensor\",\"gun\":\"#gun\"},\"Name\":\"Turret\",\"Health\":{\"max\":40.0,\"current\":4e1}},\"extends\":[\"a\",\"b\"],\"abstract\":false,\"$schema\":\"s.json\"}",
+    )]);
+    check(
+        &project.run(&["fmt"]),
+        0,
+        "formatted archetypes/turret.json\n",
+        "",
+    );
+    assert_eq!(
+        project.read("archetypes/turret.json"),
+        r##"{
+  "$schema": "s.json",
+  "abstract": false,
+  "extends": ["a", "b"],
+  "components": {
+    "Health": {
+      "current": 4e1,
+      "max": 40.0
+    },
+    "Name": "Turret",
+    "Turret": {
+      "gun": "#gun",
+      "sensor": "#sensor"
+    }
+  },
+  "children": {
+    "gun": {
+      "archetype": "gun",
+      "components": {
+        "Transform": {
+          "translation": [1, 0, 0]
+        }
+      }
+    },
+    "sensor": {
+      "components": {
+        "Sensor": {
+          "range": 9
+        }
+      }
+    }
+  }
+}
+"##
+    );
+}
+
+#[test]
+fn fmt_keeps_the_meaning_of_tricky_files() {
+    let long_array: Vec<String> = (0..60).map(|i| format!("{i}.5")).collect();
+    let tricky = [
+        // Numbers keep their spelling.
+        r#"{"components":{"A":{"x":1.0,"y":1,"z":-0.0,"e":1E+2,"f":1.5e-3,"big":12345678901234567890123,"neg":-7}}}"#.to_string(),
+        // Strings keep their escapes; keys too.
+        r#"{"components":{"Name":"caf\u00e9 \"q\" \/ \\ \n\t☃","B":{"k\u0065y":"\ud83d\ude00"}}}"#.to_string(),
+        // Empty containers, nested arrays of objects, arrays of arrays.
+        r#"{"components":{"A":{},"B":[],"C":[{"x":[1,[2,3],{}]},[]],"D":[[1,2],[3]]}}"#.to_string(),
+        // Null everywhere it may appear.
+        r#"{"components":{"Melee":null,"B":{"x":null}},"children":{"a":null}}"#.to_string(),
+        // Unknown top-level keys (the loader reports them) come last, sorted.
+        r#"{"zeta":1,"components":{},"alpha":{"b":1,"a":2},"extends":"x"}"#.to_string(),
+        // Deeply nested children.
+        r#"{"children":{"a":{"children":{"b":{"children":{"c":{"archetype":"x","components":{"Z":1,"A":2}}}}}}}}"#.to_string(),
+        // A long array of scalars (one element per line) and a short one.
+        format!(r#"{{"components":{{"A":{{"long":[{}],"short":[true,false,null,"s"]}}}}}}"#, long_array.join(",")),
+        // Whitespace of every kind, a byte-order mark, CRLF.
+        "\u{feff}{ \t\"components\" :\r\n {\r\n\"A\" : [ 1 , 2 ] } }\r\n".to_string(),
+        // Not an object at the top level (the loader reports it; fmt still formats it).
+        r#"[{"b":1,"a":2},3]"#.to_string(),
+    ];
+    for (i, text) in tricky.iter().enumerate() {
+        let project = Project::with(&[("archetypes/tricky.json", text)]);
+        let run = project.run(&["fmt"]);
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{text}: {run:?}");
+        let once = project.read("archetypes/tricky.json");
+        assert_eq!(
+            parse(&once),
+            parse(text.trim_start_matches('\u{feff}')),
+            "case {i}: {once}"
+        );
+        assert!(once.ends_with("}\n") || once.ends_with("]\n"), "{once}");
+        assert!(
+            !once.contains('\r') && !once.starts_with('\u{feff}'),
+            "{once:?}"
+        );
+        check(&project.run(&["fmt", "--check"]), 0, "", "");
+        check(&project.run(&["fmt"]), 0, "", "");
+        assert_eq!(project.read("archetypes/tricky.json"), once);
+    }
+    // Spelling kept, exactly.
+    let project = Project::with(&[("archetypes/tricky.json", &tricky[0])]);
+    project.run(&["fmt"]);
+    let text = project.read("archetypes/tricky.json");
+    for spelling in [
+        "\"x\": 1.0,",
+        "\"e\": 1E+2,",
+        "\"z\": -0.0\n",
+        "\"f\": 1.5e-3,",
+        "\"big\": 12345678901234567890123,",
+        "\"neg\": -7,",
+    ] {
+        assert!(text.contains(spelling), "{spelling} in {text}");
+    }
+    let project = Project::with(&[("archetypes/tricky.json", &tricky[1])]);
+    project.run(&["fmt"]);
+    let text = project.read("archetypes/tricky.json");
+    assert!(text.contains(r#""k\u0065y": "\ud83d\ude00""#), "{text}");
+    assert!(
+        text.contains(r#""Name": "caf\u00e9 \"q\" \/ \\ \n\t☃""#),
+        "{text}"
+    );
+}
+
+#[test]
+fn fmt_check_lists_unformatted_files_and_changes_nothing() {
+    let ugly = r#"{"components":{"Name":"Goblin"}}"#;
+    let pretty = "{\n  \"components\": {\n    \"Name\": \"Goblin\"\n  }\n}\n";
+    let project = Project::with(&[
+        ("archetypes/a.json", ugly),
+        ("archetypes/b.json", pretty),
+        ("archetypes/c/d.json", ugly),
+    ]);
+    check(
+        &project.run(&["fmt", "--check"]),
+        1,
+        "archetypes/a.json\narchetypes/c/d.json\n2 files not formatted; run `archetool fmt` to format them\n",
+        "",
+    );
+    assert_eq!(project.read("archetypes/a.json"), ugly);
+    check(
+        &project.run(&["fmt"]),
+        0,
+        "formatted archetypes/a.json\nformatted archetypes/c/d.json\n",
+        "",
+    );
+    assert_eq!(project.read("archetypes/a.json"), pretty);
+    check(&project.run(&["fmt", "--check"]), 0, "", "");
+}
+
+#[test]
+fn fmt_reports_files_that_are_not_json_and_leaves_them_alone() {
+    let broken = "{\n  \"components\": {\n    \"Name\": \"Orc\",\n  }\n}\n";
+    let twice = "{ \"components\": {}, \"components\": {} }";
+    let project = Project::with(&[
+        ("archetypes/orc.json", broken),
+        ("archetypes/twice.json", twice),
+        (
+            "archetypes/goblin.json",
+            r#"{"components":{"Name":"Goblin"}}"#,
+        ),
+    ]);
+    check(
+        &project.run(&["fmt"]),
+        1,
+        "archetypes/orc.json:4:3: error[syntax]: trailing comma\n\
+         archetypes/twice.json:1:21: error[duplicate-key]: duplicate key `components` (the first one is on line 1)\n\
+         formatted archetypes/goblin.json\n",
+        "",
+    );
+    assert_eq!(project.read("archetypes/orc.json"), broken);
+    assert_eq!(project.read("archetypes/twice.json"), twice);
+    let run = project.run(&["fmt", "--check"]);
+    assert_eq!(run.code, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// new
+
+#[test]
+fn new_scaffolds_a_file_that_loads() {
+    let project = Project::demo();
+    check(
+        &project.run(&["new", "enemies/troll", "--extends", "enemies/goblin"]),
+        0,
+        "archetypes/enemies/troll.json\n",
+        "",
+    );
+    assert_eq!(
+        project.read("archetypes/enemies/troll.json"),
+        "{\n  \"$schema\": \"../../assets/schema/archetype.schema.json\",\n  \"extends\": \"enemies/goblin\",\n  \"components\": {}\n}\n"
+    );
+    check(
+        &project.run(&[
+            "new",
+            "bosses/ogre/king",
+            "--extends",
+            "enemies/orc",
+            "--extends",
+            "traits/leader",
+        ]),
+        0,
+        "archetypes/bosses/ogre/king.json\n",
+        "",
+    );
+    assert_eq!(
+        project.read("archetypes/bosses/ogre/king.json"),
+        "{\n  \"$schema\": \"../../../assets/schema/archetype.schema.json\",\n  \"extends\": [\"enemies/orc\", \"traits/leader\"],\n  \"components\": {}\n}\n"
+    );
+    check(
+        &project.run(&["new", "rock"]),
+        0,
+        "archetypes/rock.json\n",
+        "",
+    );
+    assert_eq!(
+        project.read("archetypes/rock.json"),
+        "{\n  \"$schema\": \"../assets/schema/archetype.schema.json\",\n  \"components\": {}\n}\n"
+    );
+    // The new files load, are formatted, and follow the schema.
+    let count = project.archetype_files().len();
+    check(
+        &project.run(&["validate"]),
+        0,
+        &format!("{count} archetypes, 0 errors, 0 warnings\n"),
+        "",
+    );
+    let unformatted = project.run(&["fmt", "--check"]).stdout;
+    for new in ["enemies/troll.json", "bosses/ogre/king.json", "rock.json"] {
+        assert!(!unformatted.contains(new), "{new} in {unformatted}");
+    }
+    let validator = jsonschema::validator_for(&shipped_schema()).unwrap();
+    assert!(validator.is_valid(&parse(&project.read("archetypes/enemies/troll.json"))));
+}
+
+#[test]
+fn new_refuses_existing_names_bad_names_and_unknown_parents() {
+    let project = Project::demo();
+    let goblin = project.read("archetypes/enemies/goblin.json");
+    check(
+        &project.run(&["new", "enemies/goblin"]),
+        2,
+        "",
+        "error: archetype `enemies/goblin` already exists (`archetypes/enemies/goblin.json`)\n",
+    );
+    assert_eq!(project.read("archetypes/enemies/goblin.json"), goblin);
+    check(
+        &project.run(&["new", "enemies/Goblin"]),
+        2,
+        "",
+        "error: archetype `enemies/goblin` (`archetypes/enemies/goblin.json`) already exists; names that differ only in letter case clash on Windows and macOS\n",
+    );
+    check(
+        &project.run(&["new", "enemies/troll.json"]),
+        2,
+        "",
+        "error: archetype name `enemies/troll.json` includes the `.json` extension; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`; did you mean `enemies/troll`?\n",
+    );
+    check(
+        &project.run(&["new", "../troll"]),
+        2,
+        "",
+        "error: archetype name `../troll` leaves the archetypes root; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`\n",
+    );
+    check(
+        &project.run(&["new", "big troll"]),
+        2,
+        "",
+        "error: archetype name `big troll` contains ` `; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`\n",
+    );
+    check(
+        &project.run(&["new", "enemies/troll", "--extends", "enemies/gobiln"]),
+        2,
+        "",
+        "error: no archetype `enemies/gobiln` in `archetypes`; did you mean `enemies/goblin`?\n",
+    );
+    assert!(!project.path("archetypes/enemies/troll.json").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// migrate
+
+#[test]
+fn migrate_renames_components_written_under_old_names() {
+    let old = r#"{
+  "format": 1,
+  "extends": "enemies/enemy",
+  "components": { "Name": "Goblin", "MoveSpeed": { "value": 2.50 } },
+  "children": {
+    "torch": { "components": { "MoveSpeed": { "value": 1e0 } } }
+  }
+}
+"#;
+    let project = Project::demo();
+    project.write("archetypes/enemies/goblin.json", old);
+    let report = "\
+archetypes/enemies/goblin.json:4:37: component `MoveSpeed` is now `Speed`
+archetypes/enemies/goblin.json:6:32: component `MoveSpeed` is now `Speed`
+";
+    check(
+        &project.run(&["migrate", "--check"]),
+        1,
+        &format!("{report}1 file to migrate; run `archetool migrate` to update it\n"),
+        "",
+    );
+    assert_eq!(project.read("archetypes/enemies/goblin.json"), old);
+
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &format!("{report}migrated 1 file\n"),
+        "",
+    );
+    // Only the names change: layout and number spelling stay.
+    assert_eq!(
+        project.read("archetypes/enemies/goblin.json"),
+        old.replace("MoveSpeed", "Speed")
+    );
+    check(&project.run(&["migrate"]), 0, "", "");
+    check(&project.run(&["migrate", "--check"]), 0, "", "");
+    assert_eq!(project.run(&["validate"]).code, 0);
+}
+
+#[test]
+fn migrate_leaves_the_demo_alone() {
+    check(&Project::demo().run(&["migrate", "--check"]), 0, "", "");
+    check(&Project::demo().run(&["migrate"]), 0, "", "");
+}
+
+#[test]
+fn migrate_reports_what_it_cannot_migrate() {
+    let project = Project::with(&[
+        (
+            "archetypes/both.json",
+            r#"{ "components": { "MoveSpeed": { "value": 1 }, "Speed": { "value": 2 } } }"#,
+        ),
+        (
+            "archetypes/future.json",
+            r#"{ "format": 7, "components": { "MoveSpeed": { "value": 1 } } }"#,
+        ),
+        (
+            "archetypes/broken.json",
+            r#"{ "components": { "MoveSpeed": { "value": 1 }, } }"#,
+        ),
+    ]);
+    check(
+        &project.run(&["migrate"]),
+        1,
+        "\
+archetypes/broken.json:1:48: error[syntax]: trailing comma
+archetypes/both.json:1:19: error[malformed]: `MoveSpeed` and `Speed` both set component `Speed`; keep one
+archetypes/future.json:1:13: error[unsupported-format]: format version 7 is newer than this tool knows (up to 1); left as is
+",
+        "",
+    );
+    assert!(project.read("archetypes/both.json").contains("MoveSpeed"));
+    assert!(project.read("archetypes/future.json").contains("MoveSpeed"));
+}

@@ -1,0 +1,450 @@
+//! The `archetool` command line, as a library: a game with its own components builds its own
+//! `archetool` by handing [`run`] its [`ComponentRegistry`].
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! use archetype_engine::ComponentRegistry;
+//!
+//! fn main() -> ExitCode {
+//!     let mut registry = ComponentRegistry::new();
+//!     // registry.register_with_schema::<Health>().unwrap(); ... the game's components
+//!     let mut out = std::io::stdout().lock();
+//!     let mut err = std::io::stderr().lock();
+//!     archetool::cli::run(std::env::args_os(), registry, &mut out, &mut err).into()
+//! }
+//! ```
+//!
+//! # Subcommands
+//! One function per subcommand, one file each: [`validate`](validate::validate),
+//! [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
+//! [`fmt`](fmt::fmt), [`new`](new::new), [`migrate`](migrate::migrate). Every one that reads
+//! archetypes takes `--dir DIR` (default `archetypes`).
+//!
+//! # Output and exit codes
+//! What a command produces, its findings included, goes to `out`; an error that stops it is
+//! printed once, to `err`, as `error: ...`. The exit code ([`Exit`]) is
+//! - 0: success, nothing to report;
+//! - 1: findings: validation errors, files `fmt --check` or `migrate --check` would change,
+//!   files `fmt` or `migrate` could not read, an archetype `inspect` cannot resolve;
+//! - 2: usage or I/O errors: bad arguments, an unknown archetype name, a missing directory, a
+//!   file that cannot be written.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use archetype_engine::{ArchetypeLibrary, ComponentRegistry, Diagnostic, DiagnosticCode};
+use clap::{Args, Parser, Subcommand};
+
+pub mod fmt;
+pub mod inspect;
+pub mod migrate;
+pub mod new;
+mod raw_json;
+pub mod schema;
+pub mod tree;
+pub mod validate;
+
+/// The exit codes, as `--help` shows them.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  findings: validation errors, files `fmt --check` or `migrate --check` would change
+  2  usage or I/O error";
+
+/// `archetool`'s arguments.
+#[derive(Debug, Parser)]
+#[command(
+    name = "archetool",
+    version,
+    about = "Validate, inspect, format and migrate archetype files",
+    after_help = EXIT_CODES,
+    after_long_help = EXIT_CODES
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands. More (`scene`, `demo`, `bench`) slot in as further variants.
+#[derive(Debug, Subcommand)]
+#[non_exhaustive]
+pub enum Command {
+    /// Load every archetype and report every problem.
+    ///
+    /// Human form: `path:line:col: error[code]: message`, the source line with the place
+    /// underlined, `= help: did you mean ...?` where there is a suggestion, and a summary line
+    /// `N archetypes, E errors, W warnings`. Exit code 1 if there is any error.
+    Validate(validate::ValidateArgs),
+    /// Print an archetype fully resolved, as JSON, or where each value comes from.
+    ///
+    /// The JSON has the archetype-file form (`archetype`, `components`, `children`) with every
+    /// parent applied. `--provenance` prints one line per field instead:
+    /// `[#child ]Component.field  value  file:line:col`. An unknown NAME exits with 2, an
+    /// archetype with errors with 1.
+    Inspect(inspect::InspectArgs),
+    /// Draw the inheritance tree, with each archetype's children.
+    ///
+    /// Roots are the archetypes without parents. Under each archetype: its child entities
+    /// (`#name`, `#name -> archetype`), then the archetypes that extend it. Marks: `(abstract)`;
+    /// `(*)` for an archetype with several parents already drawn in full above; `(errors)` for
+    /// one that does not load.
+    Tree(tree::TreeArgs),
+    /// Print the JSON Schema of archetype files (for editors).
+    ///
+    /// Draft 2020-12: top-level keys, every registered component with its fields, types, enum
+    /// values and doc comments, `extends` limited to the archetypes under DIR. No field is
+    /// required (a file may give a component partly; its parents give the rest).
+    Schema(schema::SchemaArgs),
+    /// Format archetype files canonically.
+    ///
+    /// Two-space indentation; top-level keys in the order `$schema`, `format`, `abstract`,
+    /// `extends`, `components`, `children` (child entries: `archetype`, `components`,
+    /// `children`); every other object's keys sorted; short arrays of scalars on one line;
+    /// numbers and strings exactly as written; a final newline. Files that are not JSON are
+    /// reported (exit code 1) and left alone.
+    Fmt(fmt::FmtArgs),
+    /// Create a new archetype file.
+    ///
+    /// Writes DIR/NAME.json with `$schema` (relative to the new file), `extends` if given and
+    /// empty `components`, and prints its path. Never overwrites a file.
+    New(new::NewArgs),
+    /// Upgrade archetype files: current component names, current format version.
+    ///
+    /// Renames components written under old names (registry aliases) and raises an older
+    /// `format` to the current version, editing the files in place (atomically) and printing
+    /// each change. A file without `format` keeps none.
+    Migrate(migrate::MigrateArgs),
+}
+
+/// The archetypes root, shared by the subcommands that read archetypes.
+#[derive(Clone, Debug, Args)]
+pub struct DirArg {
+    /// The archetypes root directory.
+    #[arg(long, value_name = "DIR", default_value = "archetypes")]
+    pub dir: PathBuf,
+}
+
+/// How a command ended, as a process exit code (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: success, nothing to report.
+    Success,
+    /// 1: the command found problems in the data (or changes to make, with `--check`).
+    Findings,
+    /// 2: bad arguments, or a file that could not be read or written.
+    Error,
+}
+
+impl Exit {
+    /// The numeric exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Findings => 1,
+            Exit::Error => 2,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit.code())
+    }
+}
+
+/// Why a command stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The arguments do not make sense (an unknown archetype, a file that already exists, ...).
+    /// Exit code 2.
+    Usage(String),
+    /// A file or directory could not be read or written. Exit code 2.
+    Io {
+        /// What was being done, e.g. "cannot write `archetypes/goblin.json`".
+        action: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The data has problems that keep the command from doing its job (the message says
+    /// which). Exit code 1.
+    Invalid(String),
+    /// Writing the command's output failed (e.g. the reader of a pipe went away).
+    Output(io::Error),
+}
+
+impl CliError {
+    /// An I/O error while doing `action`.
+    pub(crate) fn io(action: impl Into<String>, source: io::Error) -> Self {
+        CliError::Io {
+            action: action.into(),
+            source,
+        }
+    }
+
+    /// The exit code the error maps to.
+    pub fn exit(&self) -> Exit {
+        match self {
+            CliError::Invalid(_) => Exit::Findings,
+            CliError::Usage(_) | CliError::Io { .. } | CliError::Output(_) => Exit::Error,
+        }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Usage(message) | CliError::Invalid(message) => f.write_str(message),
+            CliError::Io { action, source } => write!(f, "{action}: {source}"),
+            CliError::Output(source) => write!(f, "cannot write output: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CliError::Io { source, .. } | CliError::Output(source) => Some(source),
+            CliError::Usage(_) | CliError::Invalid(_) => None,
+        }
+    }
+}
+
+impl From<io::Error> for CliError {
+    /// Errors of `write!` to the output.
+    fn from(error: io::Error) -> Self {
+        CliError::Output(error)
+    }
+}
+
+/// What every subcommand works with: the registry and where its output goes.
+pub struct Context<'a> {
+    /// The components archetype files may use.
+    pub registry: Arc<ComponentRegistry>,
+    /// Where the command's output (its findings included) goes.
+    pub out: &'a mut dyn Write,
+}
+
+impl Context<'_> {
+    /// Loads every archetype under `dir`. A library with errors is returned all the same (it
+    /// serves whatever is valid; its diagnostics say what is not).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] if `dir` is not a directory.
+    pub fn load(&self, dir: &Path) -> Result<ArchetypeLibrary, CliError> {
+        if !dir.is_dir() {
+            return Err(CliError::Usage(format!(
+                "archetypes directory `{}` not found (run from the project root or pass --dir)",
+                dir.display()
+            )));
+        }
+        Ok(
+            match ArchetypeLibrary::load(dir, Arc::clone(&self.registry)) {
+                Ok(library) => library,
+                Err(error) => error.into_partial(),
+            },
+        )
+    }
+}
+
+/// Parses `args` (the program name first, as [`std::env::args_os`] gives them), runs the
+/// subcommand with `registry`, writes its output to `out` and any error, once, to `err`.
+///
+/// `--help` and `--version` print to `out` and succeed; argument errors print clap's message to
+/// `err` and give [`Exit::Error`].
+pub fn run<I, T>(
+    args: I,
+    registry: ComponentRegistry,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Exit
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let text = error.render().to_string();
+            // Nothing sensible is left to do if even these writes fail.
+            return if error.use_stderr() {
+                let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+                Exit::Error
+            } else {
+                let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+                Exit::Success
+            };
+        }
+    };
+    let mut context = Context {
+        registry: Arc::new(registry),
+        out,
+    };
+    let result = execute(cli.command, &mut context).and_then(|exit| {
+        context.out.flush()?;
+        Ok(exit)
+    });
+    match result {
+        Ok(exit) => exit,
+        // The reader went away (`archetool tree | head`): not worth a message.
+        Err(CliError::Output(error)) if error.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}").and_then(|()| err.flush());
+            error.exit()
+        }
+    }
+}
+
+/// Runs one parsed subcommand.
+///
+/// # Errors
+/// Whatever stops the subcommand; its findings are not errors (they give [`Exit::Findings`]).
+pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    match command {
+        Command::Validate(args) => validate::validate(&args, context),
+        Command::Inspect(args) => inspect::inspect(&args, context),
+        Command::Tree(args) => tree::tree(&args, context),
+        Command::Schema(args) => schema::schema(&args, context),
+        Command::Fmt(args) => fmt::fmt(&args, context),
+        Command::New(args) => new::new(&args, context),
+        Command::Migrate(args) => migrate::migrate(&args, context),
+    }
+}
+
+/// "did you mean `x`?" material: the known name closest to `wanted`, if one is close enough to
+/// be a likely typo. The engine's rule (its `did_you_mean` is private): letter case aside, a
+/// normalized Damerau-Levenshtein similarity of at least 0.6, for the whole name and for its
+/// last `/` segment alike; ties go to the name listed first.
+pub(crate) fn closest<'a>(
+    wanted: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let last = |name: &str| name.rsplit('/').next().unwrap_or(name).to_string();
+    let wanted = wanted.to_lowercase();
+    let mut best: Option<(f64, &str)> = None;
+    for name in known {
+        let lowered = name.to_lowercase();
+        let score = if lowered == wanted {
+            2.0
+        } else {
+            let whole = strsim::normalized_damerau_levenshtein(&wanted, &lowered);
+            let segment = strsim::normalized_damerau_levenshtein(&last(&wanted), &last(&lowered));
+            whole.min(segment)
+        };
+        if score >= 0.6 && best.is_none_or(|(best_score, _)| score > best_score) {
+            best = Some((score, name));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+/// The error for an archetype name the library does not have.
+pub(crate) fn unknown_archetype(name: &str, library: &ArchetypeLibrary) -> CliError {
+    let mut message = format!("no archetype `{name}` in `{}`", library.root().display());
+    if let Some(suggestion) = closest(name, library.names()) {
+        message.push_str(&format!("; did you mean `{suggestion}`?"));
+    }
+    CliError::Usage(message)
+}
+
+/// Writes `text` to `path` atomically: to a temporary file in the same directory, then renamed
+/// over `path`, so a reader (or the hot reloader) never sees half a file. An existing file keeps
+/// its permissions; a new one gets the usual ones (read-write, less the umask).
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
+    let cannot = |error| CliError::io(format!("cannot write `{}`", path.display()), error);
+    let temp = temp_file_with(path, text).map_err(cannot)?;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        std::fs::set_permissions(temp.path(), metadata.permissions()).map_err(cannot)?;
+    }
+    temp.persist(path).map_err(|error| cannot(error.error))?;
+    Ok(())
+}
+
+/// Like [`write_atomically`], but never replaces a file: `Ok(false)` if `path` exists.
+pub(crate) fn create_atomically(path: &Path, text: &str) -> Result<bool, CliError> {
+    let cannot = |error| CliError::io(format!("cannot write `{}`", path.display()), error);
+    let temp = temp_file_with(path, text).map_err(cannot)?;
+    match temp.persist_noclobber(path) {
+        Ok(_) => Ok(true),
+        Err(error) if error.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(error) => Err(cannot(error.error)),
+    }
+}
+
+/// A hidden temporary file next to `path` (the loader and the watcher skip hidden files)
+/// holding `text`, flushed to disk.
+fn temp_file_with(path: &Path, text: &str) -> io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".archetool-").suffix(".tmp");
+    // Temporary files are private by default; these become ordinary files.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(dir)?;
+    temp.write_all(text.as_bytes())?;
+    temp.as_file().sync_all()?;
+    Ok(temp)
+}
+
+/// `n thing` or `n things`.
+pub(crate) fn count(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("{n} {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// An archetype file as the library read it.
+pub(crate) struct Source<'a> {
+    /// The path, as diagnostics show it.
+    pub file: &'a Path,
+    /// The text (without a byte-order mark).
+    pub text: &'a str,
+}
+
+/// The library's files that `fmt` and `migrate` can rewrite, and the problems of those they
+/// cannot even read as JSON (which they leave alone).
+pub(crate) fn rewritable_sources(
+    library: &ArchetypeLibrary,
+) -> (Vec<Source<'_>>, Vec<&Diagnostic>) {
+    let unreadable = |diagnostic: &Diagnostic| {
+        matches!(
+            diagnostic.code,
+            DiagnosticCode::Io
+                | DiagnosticCode::Encoding
+                | DiagnosticCode::Syntax
+                | DiagnosticCode::DuplicateKey
+                | DiagnosticCode::TooLarge
+                | DiagnosticCode::TooDeep
+        )
+    };
+    let mut sources = Vec::new();
+    let mut problems = Vec::new();
+    for name in library.names() {
+        let Some(file) = library.file_of(name) else {
+            continue;
+        };
+        let found: Vec<&Diagnostic> = library
+            .diagnostics()
+            .iter()
+            .filter(|d| d.file.as_deref() == Some(file) && unreadable(d))
+            .collect();
+        match library.source_text(name) {
+            Some(text) if found.is_empty() => sources.push(Source { file, text }),
+            _ => problems.extend(found),
+        }
+    }
+    (sources, problems)
+}

@@ -1,0 +1,221 @@
+//! `archetool new`: scaffold an archetype file.
+
+use std::path::{Component, Path, PathBuf};
+
+use archetype_engine::keys;
+use clap::Args;
+use serde_json::{Map, Value};
+
+use super::raw_json::{to_canonical_string, Layout, Node};
+use super::{create_atomically, unknown_archetype, CliError, Context, DirArg, Exit};
+
+/// Where `archetool schema` output is kept in a project (the default `$schema` of new files).
+pub const DEFAULT_SCHEMA_PATH: &str = "assets/schema/archetype.schema.json";
+
+/// Arguments of `archetool new`.
+#[derive(Clone, Debug, Args)]
+pub struct NewArgs {
+    /// The new archetype, e.g. `enemies/troll` (creates DIR/enemies/troll.json).
+    pub name: String,
+    /// A parent archetype; repeat the option for several (applied in the order given).
+    #[arg(long, value_name = "PARENT")]
+    pub extends: Vec<String>,
+    /// The JSON Schema file the new file's `$schema` points to (written relative to the new
+    /// file).
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_SCHEMA_PATH)]
+    pub schema: PathBuf,
+    /// The archetypes root.
+    #[command(flatten)]
+    pub dir: DirArg,
+}
+
+/// Creates `DIR/NAME.json` with `$schema`, `extends` (if given) and empty `components`, and
+/// prints its path. Never overwrites a file.
+///
+/// # Errors
+/// [`CliError::Usage`] if the name is not a valid archetype name, the archetype (or one whose
+/// name differs only in letter case) already exists, or a parent does not exist;
+/// [`CliError::Io`] if the file cannot be written.
+pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    check_name(&args.name)?;
+    let library = context.load(&args.dir.dir)?;
+    if let Some(existing) = library
+        .names()
+        .find(|existing| existing.eq_ignore_ascii_case(&args.name))
+    {
+        let file = library
+            .file_of(existing)
+            .map(|file| file.display().to_string())
+            .unwrap_or_default();
+        return Err(CliError::Usage(if existing == args.name {
+            format!("archetype `{existing}` already exists (`{file}`)")
+        } else {
+            format!(
+                "archetype `{existing}` (`{file}`) already exists; names that differ only in letter case clash on Windows and macOS"
+            )
+        }));
+    }
+    for parent in &args.extends {
+        if !library.names().any(|name| name == parent) {
+            return Err(unknown_archetype(parent, &library));
+        }
+    }
+
+    let mut path = args.dir.dir.clone();
+    for segment in args.name.split('/') {
+        path.push(segment);
+    }
+    path.set_extension("json");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|error| CliError::io(format!("cannot create `{}`", dir.display()), error))?;
+
+    let mut object = Map::new();
+    object.insert(
+        keys::SCHEMA.to_string(),
+        Value::String(relative_path(dir, &args.schema)),
+    );
+    match args.extends.as_slice() {
+        [] => {}
+        [parent] => {
+            object.insert(keys::EXTENDS.to_string(), Value::String(parent.clone()));
+        }
+        parents => {
+            object.insert(keys::EXTENDS.to_string(), parents.to_vec().into());
+        }
+    }
+    object.insert(keys::COMPONENTS.to_string(), Value::Object(Map::new()));
+    let text = to_canonical_string(&Node::from_value(&Value::Object(object)), Layout::Archetype);
+
+    if !create_atomically(&path, &text)? {
+        return Err(CliError::Usage(format!(
+            "`{}` already exists",
+            path.display()
+        )));
+    }
+    writeln!(context.out, "{}", path.display())?;
+    Ok(Exit::Success)
+}
+
+/// The loader's rule for names (see the engine's `archetype_name` module), with its wording.
+const RULE: &str = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
+
+/// Checks a new archetype name with the loader's rules.
+fn check_name(name: &str) -> Result<(), CliError> {
+    let invalid = |problem: String, suggestion: Option<String>| {
+        let mut message = format!("archetype name `{name}` {problem}; {RULE}");
+        if let Some(suggestion) = suggestion {
+            message.push_str(&format!("; did you mean `{suggestion}`?"));
+        }
+        Err(CliError::Usage(message))
+    };
+    if name.is_empty() {
+        return Err(CliError::Usage(format!("archetype name is empty; {RULE}")));
+    }
+    if name.contains('\\') {
+        let fixed = name.replace('\\', "/");
+        let suggestion = check_name(&fixed).is_ok().then_some(fixed);
+        return invalid("uses `\\`".to_string(), suggestion);
+    }
+    if let Some(stem) = name.strip_suffix(".json") {
+        let suggestion = check_name(stem).is_ok().then(|| stem.to_string());
+        return invalid("includes the `.json` extension".to_string(), suggestion);
+    }
+    if name.starts_with('/') {
+        return invalid("is an absolute path".to_string(), None);
+    }
+    for segment in name.split('/') {
+        if segment == "." || segment == ".." {
+            return invalid("leaves the archetypes root".to_string(), None);
+        }
+        if segment.is_empty() {
+            return invalid("has an empty segment".to_string(), None);
+        }
+        if let Some(bad) = segment
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        {
+            return invalid(format!("contains `{bad}`"), None);
+        }
+    }
+    Ok(())
+}
+
+/// `target` relative to the directory `from`, with `/` separators (as JSON Schema references
+/// are URIs). Falls back to `target` as given when no relative path exists (another drive).
+fn relative_path(from: &Path, target: &Path) -> String {
+    let as_given = || target.to_string_lossy().replace('\\', "/");
+    let (Ok(from), Ok(target)) = (std::path::absolute(from), std::path::absolute(target)) else {
+        return as_given();
+    };
+    let from: Vec<Component> = normalized(&from);
+    let target: Vec<Component> = normalized(&target);
+    if from.first() != target.first() {
+        return as_given();
+    }
+    let common = from.iter().zip(&target).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
+    parts.extend(
+        target[common..]
+            .iter()
+            .map(|part| part.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
+/// The components of an absolute path with `.` dropped and `..` applied.
+fn normalized(path: &Path) -> Vec<Component<'_>> {
+    let mut parts = Vec::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(parts.last(), Some(Component::Normal(_))) {
+                    parts.pop();
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    parts
+}
+
+#[cfg(test)]
+// A test fails by panicking; `unwrap` says so most plainly.
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_out_of_the_new_file_directory() {
+        let root = std::path::absolute("project").unwrap();
+        assert_eq!(
+            relative_path(
+                &root.join("archetypes/enemies"),
+                &root.join("assets/schema/archetype.schema.json")
+            ),
+            "../../assets/schema/archetype.schema.json"
+        );
+        assert_eq!(
+            relative_path(&root.join("archetypes"), &root.join("archetypes/../s.json")),
+            "../s.json"
+        );
+    }
+
+    #[test]
+    fn names_follow_the_loader_rules() {
+        for good in ["goblin", "enemies/goblin", "Boss_2/big-troll"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "", "../x", "a/../b", "/abs", "a//b", "a b", "a.b", "ü", "a/", "./a",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        let message = check_name("enemies/troll.json").unwrap_err().to_string();
+        assert!(
+            message.ends_with("did you mean `enemies/troll`?"),
+            "{message}"
+        );
+    }
+}

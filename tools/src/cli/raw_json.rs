@@ -1,0 +1,501 @@
+//! JSON as written: a tree whose scalars keep their exact text and whose keys and values know
+//! their byte spans, and the canonical printer `archetool fmt` writes files with.
+//!
+//! Why not `serde_json::Value`: without serde_json's `arbitrary_precision` a number loses its
+//! spelling (`1e3` would come back as `1000.0`, `1.50` as `1.5`) and strings lose their escapes
+//! (`"\u00e9"` would come back as `"é"`). Keeping the text of every scalar makes formatting a
+//! pure layout change, and the spans let `migrate` edit a file in place without reformatting it.
+
+use std::ops::Range;
+
+use archetype_engine::keys;
+use serde_json::Value;
+
+/// How deep objects and arrays may nest (the engine's own parser refuses deeper files before
+/// this matters; the limit keeps the recursion bounded for any input).
+const MAX_DEPTH: usize = 256;
+
+/// The widest line an array of scalars may take up when written on one line.
+const MAX_INLINE_WIDTH: usize = 100;
+
+/// A JSON value as written.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Node {
+    /// What the value is.
+    pub kind: NodeKind,
+    /// Byte range of the value in the text it was parsed from.
+    pub span: Range<usize>,
+}
+
+/// The kinds of [`Node`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum NodeKind {
+    /// An object's members, in file order.
+    Object(Vec<Member>),
+    /// An array's elements.
+    Array(Vec<Node>),
+    /// A string, number, `true`, `false` or `null`, exactly as written (strings with quotes).
+    Scalar(String),
+}
+
+/// One `"key": value` of an object.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Member {
+    /// The key, unescaped.
+    pub key: String,
+    /// The key as written, quotes and escapes included.
+    pub key_text: String,
+    /// Byte range of the key as written.
+    pub key_span: Range<usize>,
+    /// The value.
+    pub value: Node,
+}
+
+impl Node {
+    /// The members, if this is an object.
+    pub fn members(&self) -> Option<&[Member]> {
+        match &self.kind {
+            NodeKind::Object(members) => Some(members),
+            _ => None,
+        }
+    }
+
+    /// The value of `key`, if this is an object that has it.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.members()?
+            .iter()
+            .find(|member| member.key == key)
+            .map(|member| &member.value)
+    }
+
+    /// A tree for a parsed value (for printing values that were not read from a file).
+    pub fn from_value(value: &Value) -> Node {
+        let kind = match value {
+            Value::Object(object) => NodeKind::Object(
+                object
+                    .iter()
+                    .map(|(key, value)| Member {
+                        key: key.clone(),
+                        key_text: Value::String(key.clone()).to_string(),
+                        key_span: 0..0,
+                        value: Node::from_value(value),
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => NodeKind::Array(items.iter().map(Node::from_value).collect()),
+            scalar => NodeKind::Scalar(scalar.to_string()),
+        };
+        Node { kind, span: 0..0 }
+    }
+}
+
+/// Why a text is not JSON this module reads, and where (byte offset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ParseError {
+    /// What is wrong.
+    pub message: String,
+    /// Where, as a byte offset into the text.
+    pub offset: usize,
+}
+
+/// Parses one JSON value (surrounded by optional whitespace), rejecting duplicate keys.
+pub(crate) fn parse(text: &str) -> Result<Node, ParseError> {
+    let mut parser = Parser { text, pos: 0 };
+    parser.skip_whitespace();
+    let node = parser.value(0)?;
+    parser.skip_whitespace();
+    if parser.pos < text.len() {
+        return Err(parser.error("trailing characters after the JSON value"));
+    }
+    Ok(node)
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn error(&self, message: impl Into<String>) -> ParseError {
+        ParseError {
+            message: message.into(),
+            offset: self.pos,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), ParseError> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.error(format!("expected `{}`", byte as char)))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Node, ParseError> {
+        if depth >= MAX_DEPTH {
+            return Err(self.error(format!("nested deeper than {MAX_DEPTH} levels")));
+        }
+        let start = self.pos;
+        let kind = match self.peek() {
+            Some(b'{') => NodeKind::Object(self.object(depth)?),
+            Some(b'[') => NodeKind::Array(self.array(depth)?),
+            Some(b'"') => NodeKind::Scalar(self.string()?.1),
+            Some(_) => NodeKind::Scalar(self.literal()?),
+            None => return Err(self.error("unexpected end of text")),
+        };
+        Ok(Node {
+            kind,
+            span: start..self.pos,
+        })
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Vec<Member>, ParseError> {
+        self.expect(b'{')?;
+        let mut members: Vec<Member> = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(members);
+        }
+        loop {
+            self.skip_whitespace();
+            let key_start = self.pos;
+            let (key, key_text) = self.string()?;
+            let key_span = key_start..self.pos;
+            if members.iter().any(|member| member.key == key) {
+                return Err(ParseError {
+                    message: format!("key `{key}` appears twice in one object"),
+                    offset: key_start,
+                });
+            }
+            self.skip_whitespace();
+            self.expect(b':')?;
+            self.skip_whitespace();
+            let value = self.value(depth + 1)?;
+            members.push(Member {
+                key,
+                key_text,
+                key_span,
+                value,
+            });
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(members);
+                }
+                _ => return Err(self.error("expected `,` or `}`")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Vec<Node>, ParseError> {
+        self.expect(b'[')?;
+        let mut items = Vec::new();
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(items);
+        }
+        loop {
+            self.skip_whitespace();
+            items.push(self.value(depth + 1)?);
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                _ => return Err(self.error("expected `,` or `]`")),
+            }
+        }
+    }
+
+    /// A string: its unescaped value and its text as written.
+    fn string(&mut self) -> Result<(String, String), ParseError> {
+        let start = self.pos;
+        self.expect(b'"')?;
+        loop {
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b'\\') => self.pos += 2,
+                Some(_) => self.pos += 1,
+                None => return Err(self.error("unterminated string")),
+            }
+        }
+        let written = self.text.get(start..self.pos).ok_or_else(|| ParseError {
+            message: "unterminated string".to_string(),
+            offset: start,
+        })?;
+        // serde_json checks the escapes and control characters and unescapes.
+        let value: String = serde_json::from_str(written).map_err(|error| ParseError {
+            message: format!("invalid string: {error}"),
+            offset: start,
+        })?;
+        Ok((value, written.to_string()))
+    }
+
+    /// A number, `true`, `false` or `null`.
+    fn literal(&mut self) -> Result<String, ParseError> {
+        let start = self.pos;
+        while matches!(
+            self.peek(),
+            Some(b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z' | b'+' | b'-' | b'.')
+        ) {
+            self.pos += 1;
+        }
+        let written = self.text.get(start..self.pos).unwrap_or_default();
+        // serde_json decides what a valid number is; a plain string would be ambiguous here.
+        match serde_json::from_str::<Value>(written) {
+            Ok(Value::Number(_) | Value::Bool(_) | Value::Null) if !written.is_empty() => {
+                Ok(written.to_string())
+            }
+            _ => Err(ParseError {
+                message: if written.is_empty() {
+                    "expected a JSON value".to_string()
+                } else {
+                    format!("`{written}` is not a JSON value")
+                },
+                offset: start,
+            }),
+        }
+    }
+}
+
+/// The 1-based line and column (in characters) of a byte offset in `text`.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = text.get(..offset).unwrap_or_default();
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = before.matches('\n').count() + 1;
+    let column = before.get(line_start..).unwrap_or_default().chars().count() + 1;
+    (line, column)
+}
+
+/// The place of an object in an archetype file, which decides the order of its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// The top level of an archetype file: keys in [`keys::TOP_LEVEL`] order.
+    Archetype,
+    /// A child entry: keys in [`keys::CHILD`] order.
+    Child,
+    /// A `children` object: child names sorted, each value a child entry.
+    ChildMap,
+    /// Anything else (`components`, component values): keys sorted.
+    Sorted,
+}
+
+impl Layout {
+    /// Where `key` comes in an object of this layout: its rank in the format's key order (keys
+    /// the format does not know come last), then the key itself.
+    fn rank(self, key: &str) -> (usize, &str) {
+        let order: &[&str] = match self {
+            Layout::Archetype => &keys::TOP_LEVEL,
+            Layout::Child => &keys::CHILD,
+            Layout::ChildMap | Layout::Sorted => &[],
+        };
+        let rank = order
+            .iter()
+            .position(|known| *known == key)
+            .unwrap_or(order.len());
+        (rank, key)
+    }
+
+    /// The layout of the value under `key` in an object of this layout.
+    fn of_value(self, key: &str) -> Layout {
+        match self {
+            Layout::Archetype | Layout::Child if key == keys::CHILDREN => Layout::ChildMap,
+            Layout::ChildMap => Layout::Child,
+            _ => Layout::Sorted,
+        }
+    }
+}
+
+/// Writes `node` in canonical form: two-space indentation, object keys in `layout` order,
+/// arrays of scalars on one line when that line fits in [`MAX_INLINE_WIDTH`] columns, scalars
+/// exactly as written, and a final newline.
+pub(crate) fn to_canonical_string(node: &Node, layout: Layout) -> String {
+    let mut out = String::new();
+    write_node(&mut out, node, layout, 0, 0);
+    out.push('\n');
+    out
+}
+
+/// Writes `node` at `indent` levels; `column` is where on its line it starts.
+fn write_node(out: &mut String, node: &Node, layout: Layout, indent: usize, column: usize) {
+    match &node.kind {
+        NodeKind::Scalar(text) => out.push_str(text),
+        NodeKind::Object(members) if members.is_empty() => out.push_str("{}"),
+        NodeKind::Array(items) if items.is_empty() => out.push_str("[]"),
+        NodeKind::Object(members) => {
+            let mut sorted: Vec<&Member> = members.iter().collect();
+            sorted.sort_by(|a, b| layout.rank(&a.key).cmp(&layout.rank(&b.key)));
+            out.push('{');
+            for (i, member) in sorted.iter().enumerate() {
+                out.push('\n');
+                push_indent(out, indent + 1);
+                out.push_str(&member.key_text);
+                out.push_str(": ");
+                let column = (indent + 1) * 2 + member.key_text.chars().count() + 2;
+                let value_layout = layout.of_value(&member.key);
+                write_node(out, &member.value, value_layout, indent + 1, column);
+                if i + 1 < sorted.len() {
+                    out.push(',');
+                }
+            }
+            out.push('\n');
+            push_indent(out, indent);
+            out.push('}');
+        }
+        NodeKind::Array(items) => {
+            if let Some(inline) = inline_array(items) {
+                // The closing comma, if any, must fit too.
+                if column + inline.chars().count() < MAX_INLINE_WIDTH {
+                    out.push_str(&inline);
+                    return;
+                }
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                out.push('\n');
+                push_indent(out, indent + 1);
+                write_node(out, item, Layout::Sorted, indent + 1, (indent + 1) * 2);
+                if i + 1 < items.len() {
+                    out.push(',');
+                }
+            }
+            out.push('\n');
+            push_indent(out, indent);
+            out.push(']');
+        }
+    }
+}
+
+/// `[a, b, c]` if every element is a scalar.
+fn inline_array(items: &[Node]) -> Option<String> {
+    let mut texts = Vec::with_capacity(items.len());
+    for item in items {
+        match &item.kind {
+            NodeKind::Scalar(text) => texts.push(text.as_str()),
+            _ => return None,
+        }
+    }
+    Some(format!("[{}]", texts.join(", ")))
+}
+
+fn push_indent(out: &mut String, levels: usize) {
+    for _ in 0..levels {
+        out.push_str("  ");
+    }
+}
+
+#[cfg(test)]
+// A test fails by panicking; `unwrap` says so most plainly.
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn canonical(text: &str) -> String {
+        to_canonical_string(&parse(text).unwrap(), Layout::Archetype)
+    }
+
+    #[test]
+    fn scalars_keep_their_text() {
+        let text = r#"{"components":{"A":{"x":1.0,"y":1e3,"z":-0.50,"s":"\u00e9\/"}}}"#;
+        assert_eq!(
+            canonical(text),
+            "{\n  \"components\": {\n    \"A\": {\n      \"s\": \"\\u00e9\\/\",\n      \"x\": 1.0,\n      \"y\": 1e3,\n      \"z\": -0.50\n    }\n  }\n}\n"
+        );
+    }
+
+    #[test]
+    fn keys_follow_the_format_order() {
+        let text = r#"{"children":{"b":{"components":{},"archetype":"x"},"a":null},"components":{"B":1,"A":2},"extends":"p","abstract":true,"format":1,"$schema":"s"}"#;
+        assert_eq!(
+            canonical(text),
+            r#"{
+  "$schema": "s",
+  "format": 1,
+  "abstract": true,
+  "extends": "p",
+  "components": {
+    "A": 2,
+    "B": 1
+  },
+  "children": {
+    "a": null,
+    "b": {
+      "archetype": "x",
+      "components": {}
+    }
+  }
+}
+"#
+        );
+    }
+
+    #[test]
+    fn short_arrays_of_scalars_stay_on_one_line() {
+        let long: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+        let text = format!(r#"{{"a":[0,1,0],"b":[[1],[2]],"c":[{}]}}"#, long.join(","));
+        let out = to_canonical_string(&parse(&text).unwrap(), Layout::Sorted);
+        assert!(out.contains("\"a\": [0, 1, 0],\n"), "{out}");
+        assert!(out.contains("\"b\": [\n    [1],\n    [2]\n  ],\n"), "{out}");
+        assert!(out.contains("\"c\": [\n    0,\n    1,\n"), "{out}");
+    }
+
+    #[test]
+    fn rejects_what_is_not_json() {
+        for bad in [
+            "",
+            "{",
+            "{\"a\":1,}",
+            "[1,]",
+            "{\"a\" 1}",
+            "nul",
+            "01x",
+            "\"\\x\"",
+            "{\"a\":1,\"a\":2}",
+            "1 2",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse("{\"a\":1,\"a\":2}").unwrap_err(),
+            ParseError {
+                message: "key `a` appears twice in one object".to_string(),
+                offset: 7
+            }
+        );
+    }
+
+    #[test]
+    fn spans_cover_keys_and_values() {
+        let text = r#"{ "a": [1, 2], "b": "x" }"#;
+        let node = parse(text).unwrap();
+        let members = node.members().unwrap();
+        assert_eq!(&text[members[0].key_span.clone()], "\"a\"");
+        assert_eq!(&text[members[0].value.span.clone()], "[1, 2]");
+        assert_eq!(&text[members[1].value.span.clone()], "\"x\"");
+        assert_eq!(node.span, 0..text.len());
+    }
+}

@@ -1,0 +1,269 @@
+//! `archetool schema`: the JSON Schema (draft 2020-12) of archetype files, for editors.
+//!
+//! The schema says what the loader says, as far as a schema can:
+//! - the top-level keys (`additionalProperties: false`, as the loader rejects unknown keys);
+//! - `format`: the versions this library reads;
+//! - `extends` and a child's `archetype`: the names of the archetypes that exist now;
+//! - `components`: every registered component under its name and its old names (aliases,
+//!   marked deprecated), nothing else; each value is the component's schema or `null`
+//!   (which removes an inherited component); a component registered without a schema accepts
+//!   any value;
+//! - `children`: child names to child entries (or `null`), recursively.
+//!
+//! Component schemas come from the registry ([`ComponentRegistry::json_schema`]). Because a
+//! file may give a component only partly (its parents supply the rest; only a concrete
+//! archetype must be complete once merged), the schema requires no field: `required` is
+//! removed everywhere in component schemas, and `oneOf` becomes `anyOf` (without `required`,
+//! an empty object would match every variant of a `oneOf`). Unknown fields stay rejected
+//! (`additionalProperties: false` on every struct), and types, enum values and doc comments
+//! (as descriptions) stay. The schema cannot know that a concrete archetype is incomplete, nor
+//! that `null` inside a component value removes an inherited field: `archetool validate` does.
+//!
+//! The output is deterministic: keys sorted, two-space indentation, a final newline.
+
+use archetype_engine::schemars::generate::SchemaSettings;
+use archetype_engine::{keys, ComponentRegistry, FORMAT_VERSION};
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use super::raw_json::{to_canonical_string, Layout, Node};
+use super::{write_atomically, CliError, Context, DirArg, Exit};
+
+/// Arguments of `archetool schema`.
+#[derive(Clone, Debug, Args)]
+pub struct SchemaArgs {
+    /// Write the schema to FILE (atomically) instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+    /// The archetypes root (its archetype names are the allowed `extends` values).
+    #[command(flatten)]
+    pub dir: DirArg,
+}
+
+/// Prints (or writes to `--out`) the JSON Schema of archetype files for the registry's
+/// components and the archetypes under `--dir`.
+///
+/// # Errors
+/// If the directory does not exist, or the output cannot be written.
+pub fn schema(args: &SchemaArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    let library = context.load(&args.dir.dir)?;
+    let names: Vec<&str> = library.names().collect();
+    let text = schema_text(&context.registry, &names);
+    match &args.out {
+        Some(path) => write_atomically(path, &text)?,
+        None => context.out.write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Success)
+}
+
+/// Where the definitions of the archetype format itself live under `$defs`. The names contain
+/// `-`, so they cannot clash with the definitions of component types (named after Rust types).
+const NAME_DEF: &str = "archetype-name";
+const COMPONENTS_DEF: &str = "archetype-components";
+const CHILDREN_DEF: &str = "archetype-children";
+const CHILD_DEF: &str = "archetype-child";
+
+fn def_ref(name: &str) -> Value {
+    json!({ "$ref": format!("#/$defs/{name}") })
+}
+
+/// The schema as canonical JSON text.
+pub fn schema_text(registry: &ComponentRegistry, archetype_names: &[&str]) -> String {
+    let value = schema_value(registry, archetype_names);
+    to_canonical_string(&Node::from_value(&value), Layout::Sorted)
+}
+
+/// The schema for archetype files using the components of `registry`, with `extends` limited to
+/// `archetype_names`.
+pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> Value {
+    let mut generator = SchemaSettings::draft2020_12().into_generator();
+    let mut components = Map::new();
+    for id in registry.ids() {
+        if registry.is_managed(id) {
+            continue;
+        }
+        let name = registry.name(id);
+        let mut value = match registry.json_schema(id, &mut generator) {
+            Some(schema) => schema.to_value(),
+            None => json!({}),
+        };
+        relax_component_schema(&mut value);
+        let with_null = json!({ "anyOf": [value, { "type": "null" }] });
+        let mut property = with_null.clone();
+        if let Value::Object(object) = &mut property {
+            object.insert(
+                "description".into(),
+                format!("Component `{name}`; `null` removes it when a parent has it.").into(),
+            );
+        }
+        components.insert(name.to_string(), property);
+        for alias in registry.aliases(id) {
+            let mut property = with_null.clone();
+            if let Value::Object(object) = &mut property {
+                object.insert(
+                    "description".into(),
+                    format!("Old name of component `{name}`; `archetool migrate` renames it.")
+                        .into(),
+                );
+                object.insert("deprecated".into(), true.into());
+            }
+            components.insert(alias.to_string(), property);
+        }
+    }
+
+    let mut defs = generator.take_definitions(true);
+    for definition in defs.values_mut() {
+        relax_component_schema(definition);
+    }
+    let name_schema = if archetype_names.is_empty() {
+        json!({ "type": "string" })
+    } else {
+        json!({ "type": "string", "enum": archetype_names })
+    };
+    let mut name_schema = name_schema;
+    if let Value::Object(object) = &mut name_schema {
+        object.insert(
+            "description".into(),
+            "An archetype: the path of its file under the archetypes root, without `.json` (`enemies/goblin`).".into(),
+        );
+    }
+    defs.insert(NAME_DEF.into(), name_schema);
+    defs.insert(
+        COMPONENTS_DEF.into(),
+        json!({
+            "description": "Component name to value. Values merge with the parents' (JSON Merge Patch): give only what differs.",
+            "type": "object",
+            "properties": components,
+            "additionalProperties": false,
+        }),
+    );
+    defs.insert(
+        CHILDREN_DEF.into(),
+        json!({
+            "description": "Child entities by local name; `null` removes a child a parent has.",
+            "type": "object",
+            "propertyNames": { "pattern": "^[A-Za-z0-9_-]+$" },
+            "additionalProperties": { "anyOf": [def_ref(CHILD_DEF), { "type": "null" }] },
+        }),
+    );
+    defs.insert(
+        CHILD_DEF.into(),
+        json!({
+            "description": "A child entity: an instance of `archetype` (if given) with these components and children.",
+            "type": "object",
+            "properties": {
+                (keys::ARCHETYPE): with_description(def_ref(NAME_DEF), "The archetype this child is an instance of."),
+                (keys::COMPONENTS): def_ref(COMPONENTS_DEF),
+                (keys::CHILDREN): def_ref(CHILDREN_DEF),
+            },
+            "additionalProperties": false,
+        }),
+    );
+
+    let versions: Vec<u64> = (1..=FORMAT_VERSION).collect();
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "archetype-engine archetype file",
+        "description": "One archetype. Generated by `archetool schema`: regenerate rather than edit.",
+        "type": "object",
+        "properties": {
+            (keys::SCHEMA): { "description": "The JSON Schema this file follows (for editors; the loader ignores it).", "type": "string" },
+            (keys::FORMAT): { "description": "The file format version.", "enum": versions },
+            (keys::ABSTRACT): { "description": "`true`: the archetype can be extended but not spawned.", "type": "boolean" },
+            (keys::EXTENDS): {
+                "description": "The parent archetype, or a list of them, applied in order.",
+                "anyOf": [
+                    def_ref(NAME_DEF),
+                    { "type": "array", "items": def_ref(NAME_DEF), "uniqueItems": true },
+                ],
+            },
+            (keys::COMPONENTS): def_ref(COMPONENTS_DEF),
+            (keys::CHILDREN): def_ref(CHILDREN_DEF),
+        },
+        "additionalProperties": false,
+        "$defs": defs,
+    })
+}
+
+fn with_description(mut schema: Value, description: &str) -> Value {
+    if let Value::Object(object) = &mut schema {
+        object.insert("description".into(), description.into());
+    }
+    schema
+}
+
+/// Makes a component schema accept partial values (see the module docs): no `required`,
+/// `anyOf` for `oneOf`, and `additionalProperties: false` on every struct.
+fn relax_component_schema(schema: &mut Value) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    object.remove("required");
+    if let Some(one_of) = object.remove("oneOf") {
+        object.insert("anyOf".into(), one_of);
+    }
+    if object.contains_key("properties") && !object.contains_key("additionalProperties") {
+        object.insert("additionalProperties".into(), false.into());
+    }
+    for (keyword, value) in object.iter_mut() {
+        match keyword.as_str() {
+            // Keywords whose value is a schema.
+            "additionalProperties"
+            | "items"
+            | "contains"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => {
+                relax_component_schema(value);
+            }
+            // Keywords whose value is a list of schemas.
+            "allOf" | "anyOf" | "prefixItems" => {
+                if let Value::Array(items) = value {
+                    items.iter_mut().for_each(relax_component_schema);
+                }
+            }
+            // Keywords whose value maps names to schemas.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(map) = value {
+                    map.values_mut().for_each(relax_component_schema);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+// A test fails by panicking; `unwrap` says so most plainly.
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn component_schemas_require_nothing_and_reject_unknown_fields() {
+        let mut schema = json!({
+            "type": "object",
+            "required": ["a"],
+            "properties": {
+                "required": { "type": "array", "items": { "type": "object", "properties": { "x": {} }, "required": ["x"] } },
+                "a": { "oneOf": [{ "const": "A" }, { "type": "object", "properties": { "B": {} }, "required": ["B"], "additionalProperties": false }] }
+            }
+        });
+        relax_component_schema(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "required": { "type": "array", "items": { "type": "object", "properties": { "x": {} }, "additionalProperties": false } },
+                    "a": { "anyOf": [{ "const": "A" }, { "type": "object", "properties": { "B": {} }, "additionalProperties": false }] }
+                }
+            })
+        );
+    }
+}

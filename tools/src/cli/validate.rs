@@ -1,0 +1,204 @@
+//! `archetool validate`: load every archetype and report every problem, for people (rustc-style,
+//! with the source line underlined) or for editors and CI (JSON, one object per line).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use archetype_engine::{ArchetypeLibrary, Diagnostic, Severity};
+use clap::{Args, ValueEnum};
+use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, Chars, Config};
+use serde::Serialize;
+
+use super::{count, CliError, Context, DirArg, Exit};
+
+/// Arguments of `archetool validate`.
+#[derive(Clone, Debug, Args)]
+pub struct ValidateArgs {
+    /// The archetypes root.
+    #[command(flatten)]
+    pub dir: DirArg,
+    /// How to report the problems.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
+    pub format: OutputFormat,
+}
+
+/// How `validate` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// For people: `path:line:col: error[code]: message`, the source line underlined, `help:`.
+    Human,
+    /// For editors and CI: JSON Lines, one object per problem: file, line, column, severity,
+    /// code, message, suggestion, archetype, component, field (null when unknown).
+    Json,
+}
+
+/// Loads every archetype under `--dir` and prints every problem.
+///
+/// Exit code: 1 if there is any error (warnings alone do not fail).
+///
+/// # Errors
+/// If the directory does not exist, or the output cannot be written.
+pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    let library = context.load(&args.dir.dir)?;
+    let diagnostics = library.diagnostics();
+    match args.format {
+        OutputFormat::Human => {
+            let sources = SourceTexts::of(&library);
+            for diagnostic in diagnostics {
+                write_human(context.out, diagnostic, &sources)?;
+                writeln!(context.out)?;
+            }
+            let errors = library.error_count();
+            writeln!(
+                context.out,
+                "{}, {}, {}",
+                count(library.len(), "archetype"),
+                count(errors, "error"),
+                count(diagnostics.len() - errors, "warning"),
+            )?;
+        }
+        OutputFormat::Json => {
+            for diagnostic in diagnostics {
+                let line = serde_json::to_string(&JsonDiagnostic::from(diagnostic))
+                    .map_err(|error| CliError::Output(error.into()))?;
+                writeln!(context.out, "{line}")?;
+            }
+        }
+    }
+    Ok(if library.error_count() > 0 {
+        Exit::Findings
+    } else {
+        Exit::Success
+    })
+}
+
+/// The text of every file the library read, by the path diagnostics name it with.
+pub(crate) struct SourceTexts<'a>(HashMap<&'a Path, &'a str>);
+
+impl<'a> SourceTexts<'a> {
+    pub(crate) fn of(library: &'a ArchetypeLibrary) -> Self {
+        SourceTexts(
+            library
+                .names()
+                .filter_map(|name| Some((library.file_of(name)?, library.source_text(name)?)))
+                .collect(),
+        )
+    }
+}
+
+/// The first line of a report: `path:line:col: error[code]: message` (as much of the place as
+/// is known), so editors and CI logs can jump to it.
+fn header(diagnostic: &Diagnostic) -> String {
+    let mut header = String::new();
+    if let Some(file) = &diagnostic.file {
+        header.push_str(&file.display().to_string());
+        if let Some(position) = diagnostic.position {
+            header.push_str(&format!(":{}:{}", position.line, position.column));
+        }
+        header.push_str(": ");
+    }
+    header.push_str(&format!(
+        "{}[{}]: {}",
+        diagnostic.severity, diagnostic.code, diagnostic.message
+    ));
+    header
+}
+
+/// Writes one diagnostic: the header, then (when the file and the place are known) the source
+/// line with the place underlined, then the suggestion as `= help: did you mean ...?`.
+pub(crate) fn write_human(
+    out: &mut dyn Write,
+    diagnostic: &Diagnostic,
+    sources: &SourceTexts<'_>,
+) -> Result<(), CliError> {
+    writeln!(out, "{}", header(diagnostic))?;
+    if let Some(snippet) = snippet(diagnostic, sources) {
+        out.write_all(snippet.as_bytes())?;
+    } else if let Some(help) = diagnostic.help() {
+        writeln!(out, "  = help: {help}")?;
+    }
+    Ok(())
+}
+
+/// The source snippet codespan draws for a diagnostic, without codespan's own header lines
+/// (ours replaces them), or `None` when there is no place to show.
+fn snippet(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<String> {
+    let file = diagnostic.file.as_deref()?;
+    let span = diagnostic.span.clone()?;
+    let text = *sources.0.get(file)?;
+    let source = SimpleFile::new(file.display().to_string(), text);
+    let report = match diagnostic.severity {
+        Severity::Error => Report::error(),
+        Severity::Warning => Report::warning(),
+    }
+    .with_message(diagnostic.message.as_str())
+    .with_labels(vec![Label::primary((), span)])
+    .with_notes(
+        diagnostic
+            .help()
+            .map(|help| format!("help: {help}"))
+            .into_iter()
+            .collect(),
+    );
+    let config = Config {
+        chars: Chars::ascii(),
+        ..Config::default()
+    };
+    let mut rendered = Vec::new();
+    term::emit_to_io_write(&mut rendered, &config, &source, &report).ok()?;
+    let rendered = String::from_utf8(rendered).ok()?;
+    // Line 1 is codespan's `error: message`, line 2 its `--> path:line:col`: our header says
+    // both. The rest is the snippet, then the notes, then an empty line we do not want either.
+    let mut lines = rendered.lines().skip(2).peekable();
+    let mut snippet = String::new();
+    while let Some(line) = lines.next() {
+        if lines.peek().is_none() && line.trim().is_empty() {
+            break;
+        }
+        snippet.push_str(line.trim_end());
+        snippet.push('\n');
+    }
+    Some(snippet)
+}
+
+/// One problem in `--format json`.
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    file: Option<String>,
+    line: Option<usize>,
+    column: Option<usize>,
+    severity: &'static str,
+    code: &'static str,
+    message: &'a str,
+    suggestion: Option<&'a str>,
+    archetype: Option<&'a str>,
+    component: Option<&'a str>,
+    field: Option<String>,
+}
+
+impl<'a> From<&'a Diagnostic> for JsonDiagnostic<'a> {
+    fn from(diagnostic: &'a Diagnostic) -> Self {
+        JsonDiagnostic {
+            file: diagnostic
+                .file
+                .as_ref()
+                .map(|file| file.display().to_string()),
+            line: diagnostic.position.map(|position| position.line),
+            column: diagnostic.position.map(|position| position.column),
+            severity: diagnostic.severity.as_str(),
+            code: diagnostic.code.as_str(),
+            message: &diagnostic.message,
+            suggestion: diagnostic.suggestion.as_deref(),
+            archetype: diagnostic.archetype.as_deref(),
+            component: diagnostic.component.as_deref(),
+            field: diagnostic
+                .field
+                .as_ref()
+                .filter(|field| !field.is_empty())
+                .map(ToString::to_string),
+        }
+    }
+}
