@@ -107,6 +107,12 @@ thread_local! {
     static MAPPER: RefCell<Option<Box<dyn EntityMapper>>> = const { RefCell::new(None) };
 }
 
+/// The reference form the installed mapper uses (`None` when none is installed). Other
+/// scene-aware types ([`Shared`](crate::Shared)) follow the same form.
+pub(crate) fn current_wire() -> Option<RefWire> {
+    MAPPER.with(|slot| slot.borrow().as_ref().map(|m| m.wire()))
+}
+
 /// Runs `f` with `mapper` installed for this thread, then hands the mapper back (with whatever
 /// it recorded). The previous mapper is restored even if `f` panics, so operations nest.
 pub(crate) fn with_mapper<M: EntityMapper, R>(mapper: M, f: impl FnOnce() -> R) -> (R, M) {

@@ -62,6 +62,7 @@ mod resolver;
 mod scene_format;
 mod scene_load;
 mod scene_save;
+mod shared;
 mod spawn_error;
 mod stable_id;
 mod suggest;
@@ -96,6 +97,7 @@ pub use scene_save::{
     save_scene, save_scene_to_path, write_atomically, DanglingReferences, SceneEncoding,
     SceneSaveError, SceneSaveOptions,
 };
+pub use shared::Shared;
 pub use spawn_error::SpawnError;
 pub use stable_id::{ParseStableIdError, StableId};
 pub use suggest::did_you_mean;

@@ -28,6 +28,7 @@ use crate::merge_patch;
 use crate::scene_format::{
     BinaryReader, BINARY_MAGIC, KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
+use crate::shared::{with_load_table, LoadTable};
 use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
 
@@ -246,6 +247,8 @@ struct Entry<'a> {
 
 struct Document<'a> {
     entries: Vec<Entry<'a>>,
+    /// The shared table: key → the value's JSON text.
+    shared: FxHashMap<u64, String>,
 }
 
 fn load_json_text(
@@ -335,7 +338,28 @@ fn load_json_text(
             components,
         });
     }
-    instantiate(context, world, Document { entries }, Source::Json(text))
+    let mut shared = FxHashMap::default();
+    for (key, value) in scanned.shared.unwrap_or_default() {
+        let parsed = (key.len() == 16)
+            .then(|| u64::from_str_radix(&key, 16).ok())
+            .flatten();
+        let Some(parsed) = parsed else {
+            let mut error = context.error(
+                DiagnosticCode::Malformed,
+                format!("shared value key `{key}` is not 16 hex digits"),
+            );
+            error.diagnostic.position =
+                Some(text.position(key_before(source, offset_in(source, value.get()))));
+            return Err(error);
+        };
+        shared.insert(parsed, value.get().to_string());
+    }
+    instantiate(
+        context,
+        world,
+        Document { entries, shared },
+        Source::Json(text),
+    )
 }
 
 /// The offset of the key (its opening quote) of the object member whose value starts at
@@ -450,8 +474,8 @@ fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, 
 struct JsonScene<'a> {
     #[serde(rename = "format")]
     _format: u64,
-    #[serde(default, rename = "shared")]
-    _shared: Option<de::IgnoredAny>,
+    #[serde(default, borrow)]
+    shared: Option<BTreeMap<Cow<'a, str>, &'a RawValue>>,
     #[serde(borrow)]
     entities: Entities<'a>,
 }
@@ -549,10 +573,19 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
     for _ in 0..count {
         archetypes.push(reader.str("archetype name").map_err(fail)?);
     }
-    let shared = reader.count("shared table size", 9).map_err(fail)?;
-    for _ in 0..shared {
-        reader.u64_le("shared key").map_err(fail)?;
-        reader.bytes("shared value").map_err(fail)?;
+    let count = reader.count("shared table size", 9).map_err(fail)?;
+    let mut shared = FxHashMap::default();
+    for _ in 0..count {
+        let key = reader.u64_le("shared key").map_err(fail)?;
+        let at = reader.offset;
+        let bytes = reader.bytes("shared value").map_err(fail)?;
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            fail(crate::scene_format::BinaryError {
+                offset: at,
+                message: "shared value is not valid UTF-8".to_string(),
+            })
+        })?;
+        shared.insert(key, text.to_string());
     }
     // Each entity takes at least 11 bytes: the id, archetype, child and component count.
     let count = reader.count("entity count", 11).map_err(fail)?;
@@ -629,7 +662,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         error.offset = Some(reader.offset);
         return Err(error);
     }
-    Ok(Document { entries })
+    Ok(Document { entries, shared })
 }
 
 fn too_many(context: &Context<'_>, count: usize) -> SceneError {
@@ -690,7 +723,7 @@ fn instantiate(
     document: Document<'_>,
     source: Source<'_>,
 ) -> Result<LoadedScene, SceneError> {
-    let entries = document.entries;
+    let Document { entries, shared } = document;
     if entries.len() > context.options.limits.max_scene_entities {
         return Err(too_many(context, entries.len()));
     }
@@ -764,16 +797,18 @@ fn instantiate(
         .map(|(e, h)| (e.id, *h))
         .collect();
     let by_id = Arc::new(by_id);
-    let result = decode_all(
-        context,
-        &entries,
-        &plans,
-        &handles,
-        by_id.clone(),
-        source,
-        &place,
-        &remapped,
-    );
+    let result = with_load_table(LoadTable::new(shared), || {
+        decode_all(
+            context,
+            &entries,
+            &plans,
+            &handles,
+            by_id.clone(),
+            source,
+            &place,
+            &remapped,
+        )
+    });
     let builders = match result {
         Ok(builders) => builders,
         Err(error) => {
@@ -1023,6 +1058,17 @@ fn decode_all(
                 Some((offset, patch)) => (*offset, Some(patch.clone())),
                 None => (entry.offset, None),
             };
+            if patch.is_none() {
+                // Untouched by the scene: clone the archetype's own value, as spawning does
+                // (no decoding, and shared data stays shared).
+                if let Some((_, typed)) = node.typed.iter().find(|(c, _)| *c == component) {
+                    context
+                        .registry
+                        .ops(component)
+                        .add_to_builder(typed, builder);
+                    continue;
+                }
+            }
             let merged = match (&patch, archetype_value) {
                 (Some(None), _) => {
                     overrides.insert(name.to_string(), Value::Null);

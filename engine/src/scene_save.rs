@@ -23,6 +23,7 @@ use crate::scene_format::{
     BinaryWriter, ScenePretty, BINARY_MAGIC, KIND_PATCH, KIND_REMOVED, KIND_TYPED,
     SCENE_FORMAT_VERSION,
 };
+use crate::shared::{mark_used_in, recording, with_save_table, SaveTable};
 use crate::stable_id::StableId;
 
 /// How a scene is encoded.
@@ -168,12 +169,52 @@ pub fn save_scene(
         canonical: FxHashMap::default(),
         full: options.full,
         dangling,
+        archetypes: Vec::new(),
     };
-    let (result, _) = with_mapper(mapper, || match encoding {
-        SceneEncoding::Json => saver.json(&entities),
-        SceneEncoding::Binary => saver.binary(&entities),
+    // The shared table comes before the entities in the file, but is only known once they are
+    // written: write the entities first, then put the document together.
+    let ((body, _), table) = with_save_table(SaveTable::default(), || {
+        with_mapper(mapper, || match encoding {
+            SceneEncoding::Json => saver.json(&entities),
+            SceneEncoding::Binary => saver.binary(&entities),
+        })
     });
-    result
+    let body = body?;
+    Ok(match encoding {
+        SceneEncoding::Json => json_document(&table.into_used(), &body),
+        SceneEncoding::Binary => saver.binary_document(&table.into_all(), &body),
+    })
+}
+
+/// `{ "format", "shared", "entities" }` around the entity list `body`.
+fn json_document(shared: &[(u64, Vec<u8>)], body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 64);
+    out.extend_from_slice(format!("{{\n  \"format\": {SCENE_FORMAT_VERSION},").as_bytes());
+    if !shared.is_empty() {
+        out.extend_from_slice(b"\n  \"shared\": {");
+        for (i, (key, bytes)) in shared.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b"\n    \"" } else { b",\n    \"" });
+            out.extend_from_slice(format!("{key:016x}\": ").as_bytes());
+            // The value's own compact JSON, re-indented to sit in the document.
+            match serde_json::from_slice::<Value>(bytes) {
+                Ok(value) => {
+                    let mut serializer =
+                        serde_json::Serializer::with_formatter(&mut out, ScenePretty::at(2));
+                    let _ = value.serialize(&mut serializer);
+                }
+                Err(_) => out.extend_from_slice(bytes),
+            }
+        }
+        out.extend_from_slice(b"\n  },");
+    }
+    out.extend_from_slice(b"\n  \"entities\": [");
+    out.extend_from_slice(body);
+    out.extend_from_slice(if body.is_empty() {
+        b"]\n}\n"
+    } else {
+        b"\n  ]\n}\n"
+    });
+    out
 }
 
 /// Saves a scene to `path` atomically: the bytes go to a temporary file in the same directory,
@@ -383,6 +424,8 @@ struct Saver<'a> {
     canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
     full: bool,
     dangling: Rc<Cell<Option<Entity>>>,
+    /// Archetypes a binary scene names, in table order.
+    archetypes: Vec<ArchetypeId>,
 }
 
 /// One component of one entity, as it will be written.
@@ -534,11 +577,9 @@ impl Saver<'_> {
         }
     }
 
+    /// The entity list of a JSON scene (without its brackets).
     fn json(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
         let mut out = Vec::with_capacity(entities.len() * 256 + 64);
-        out.extend_from_slice(
-            format!("{{\n  \"format\": {SCENE_FORMAT_VERSION},\n  \"entities\": [").as_bytes(),
-        );
         for (index, &(id, entity)) in entities.iter().enumerate() {
             let entry = self.entry(entity);
             let components = self.components(id, entity, &entry)?;
@@ -573,10 +614,11 @@ impl Saver<'_> {
                         let ops = self.registry.ops(*component);
                         let sort_maps =
                             matches!(ops.check_live(self.world, entity), Some(Ok(c)) if c.has_map);
-                        ops.write_json(self.world, entity, &mut out, 4, sort_maps)
+                        recording(|| ops.write_json(self.world, entity, &mut out, 4, sort_maps))
                             .map_err(|message| self.unwritable(id, *component, message))?;
                     }
                     Written::Patch(patch) => {
+                        mark_used_in(patch);
                         let mut serializer =
                             serde_json::Serializer::with_formatter(&mut out, ScenePretty::at(4));
                         patch
@@ -593,14 +635,10 @@ impl Saver<'_> {
             });
             out.extend_from_slice(b"\n    }");
         }
-        out.extend_from_slice(if entities.is_empty() {
-            b"]\n}\n"
-        } else {
-            b"\n  ]\n}\n"
-        });
         Ok(out)
     }
 
+    /// The entity section of a binary scene; the archetypes it names go to `self.archetypes`.
     fn binary(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
         let mut body = BinaryWriter {
             out: Vec::with_capacity(entities.len() * 96),
@@ -655,8 +693,14 @@ impl Saver<'_> {
                 }
             }
         }
+        self.archetypes = archetypes;
+        Ok(body.out)
+    }
+
+    /// The header (magic, version, name tables, shared table) and the entity section `body`.
+    fn binary_document(&self, shared: &[(u64, Vec<u8>)], body: &[u8]) -> Vec<u8> {
         let mut out = BinaryWriter {
-            out: Vec::with_capacity(body.out.len() + 1024),
+            out: Vec::with_capacity(body.len() + 1024),
         };
         out.out.extend_from_slice(BINARY_MAGIC);
         out.varint(SCENE_FORMAT_VERSION);
@@ -664,13 +708,17 @@ impl Saver<'_> {
         for component in self.registry.ids() {
             out.str(self.registry.name(component));
         }
-        out.varint(archetypes.len() as u64);
-        for archetype in &archetypes {
+        out.varint(self.archetypes.len() as u64);
+        for archetype in &self.archetypes {
             out.str(self.library.name_of(*archetype).unwrap_or_default());
         }
-        out.varint(0); // shared table
-        out.out.extend_from_slice(&body.out);
-        Ok(out.out)
+        out.varint(shared.len() as u64);
+        for (key, bytes) in shared {
+            out.u64_le(*key);
+            out.bytes(bytes);
+        }
+        out.out.extend_from_slice(body);
+        out.out
     }
 
     /// The child path of a node (`None` for the root).

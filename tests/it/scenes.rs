@@ -722,3 +722,136 @@ fn a_level_of_twenty_thousand_entities_round_trips() {
     assert_eq!(save_json(&loaded, &library), saved);
     assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
 }
+
+mod shared_data {
+    use super::*;
+    use archetype_engine::{ComponentRegistry, LoadOptions, Shared};
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct LootTable {
+        gold: u32,
+        items: Vec<String>,
+    }
+
+    #[derive(Clone, Debug, Serialize, Deserialize)]
+    struct Loot(Shared<LootTable>);
+
+    fn library() -> ArchetypeLibrary {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Loot>().unwrap();
+        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        library.set_source(
+            "chest.json",
+            Some(r#"{ "components": { "Loot": { "gold": 5, "items": ["rope"] } } }"#),
+        );
+        assert_eq!(library.diagnostics(), &[]);
+        library
+    }
+
+    /// How many distinct allocations the entities' loot tables use.
+    fn allocations(world: &World) -> usize {
+        let mut seen: Vec<*const LootTable> = world
+            .query::<&Loot>()
+            .iter()
+            .map(|l| std::sync::Arc::as_ptr(&l.0 .0))
+            .collect();
+        seen.sort();
+        seen.dedup();
+        seen.len()
+    }
+
+    fn world_with_two_tables() -> World {
+        let mut world = World::new();
+        let common = Shared::new(LootTable {
+            gold: 3,
+            items: vec!["apple".into(), "coin".into()],
+        });
+        let rare = Shared::new(LootTable {
+            gold: 90,
+            items: vec!["crown".into()],
+        });
+        for i in 0..30 {
+            let loot = if i % 3 == 0 {
+                rare.clone()
+            } else {
+                common.clone()
+            };
+            world.spawn((StableId(i + 1), Loot(loot)));
+        }
+        world
+    }
+
+    #[test]
+    fn shared_values_are_written_once_and_load_back_shared() {
+        let library = library();
+        let world = world_with_two_tables();
+        assert_eq!(allocations(&world), 2);
+        let text = save_json(&world, &library);
+        assert_eq!(text.matches("\"$shared\"").count(), 30);
+        assert_eq!(
+            text.matches("\"crown\"").count(),
+            1,
+            "each table is written once:\n{text}"
+        );
+        assert!(
+            text.starts_with("{\n  \"format\": 2,\n  \"shared\": {\n    \""),
+            "{text}"
+        );
+
+        let mut loaded = World::new();
+        load(text.as_bytes(), &mut loaded, &library);
+        assert_eq!(loaded.len(), 30);
+        assert_eq!(
+            allocations(&loaded),
+            2,
+            "loaded back shared: one allocation per table"
+        );
+        assert_eq!(save_json(&loaded, &library), text);
+    }
+
+    #[test]
+    fn shared_values_survive_the_binary_encoding() {
+        let library = library();
+        let world = world_with_two_tables();
+        let binary = save_scene(
+            &world,
+            &library,
+            SceneEncoding::Binary,
+            &SceneSaveOptions::default(),
+        )
+        .unwrap();
+        let mut loaded = World::new();
+        load_scene(
+            &binary,
+            None,
+            &mut loaded,
+            &library,
+            &SceneLoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(allocations(&loaded), 2);
+        assert_eq!(save_json(&loaded, &library), save_json(&world, &library));
+    }
+
+    #[test]
+    fn archetype_instances_share_their_archetype_value() {
+        let library = library();
+        let mut world = World::new();
+        library.spawn_many(&mut world, "chest", 10).unwrap();
+        library.spawn(&mut world, "chest").unwrap();
+        assert_eq!(
+            allocations(&world),
+            1,
+            "spawning clones the handle, not the table"
+        );
+        let text = save_json(&world, &library);
+        assert!(
+            !text.contains("\"shared\""),
+            "the archetype holds the value:\n{text}"
+        );
+        let mut loaded = World::new();
+        load(text.as_bytes(), &mut loaded, &library);
+        assert_eq!(allocations(&loaded), 1);
+    }
+}
