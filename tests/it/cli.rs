@@ -156,8 +156,9 @@ fn help_lists_the_subcommands_and_the_exit_codes() {
         "schema",
         "fmt",
         "new",
+        "scene",
         "migrate",
-        "Exit codes:\n  0  success\n  1  findings: validation errors, files `fmt --check` or `migrate --check` would change\n  2  usage or I/O error\n",
+        "Exit codes:\n  0  success\n  1  findings: validation errors, files `fmt --check` or `migrate --check` would change,\n     a scene that does not load, scenes that differ (`scene diff`)\n  2  usage or I/O error\n",
     ] {
         assert!(run.stdout.contains(expected), "{expected:?} in\n{}", run.stdout);
     }
@@ -200,7 +201,7 @@ fn usage_errors_exit_with_2() {
 
 #[test]
 fn a_missing_archetypes_directory_is_an_error_for_every_subcommand() {
-    let project = Project::empty();
+    let project = Project::with(&[("level.scene.bin", "ARCHSCN\0")]);
     let message = "error: archetypes directory `nowhere` not found (run from the project root or pass --dir)\n";
     for args in [
         &["validate", "--dir", "nowhere"][..],
@@ -209,6 +210,9 @@ fn a_missing_archetypes_directory_is_an_error_for_every_subcommand() {
         &["schema", "--dir", "nowhere"],
         &["fmt", "--dir", "nowhere"],
         &["new", "x", "--dir", "nowhere"],
+        &["scene", "check", "level.scene.bin", "--dir", "nowhere"],
+        // Binary scenes are read through the archetypes.
+        &["scene", "info", "level.scene.bin", "--dir", "nowhere"],
         &["migrate", "--dir", "nowhere"],
     ] {
         check(&project.run(args), 2, "", message);
@@ -418,23 +422,11 @@ fn inspect_prints_the_resolved_archetype() {
   "archetype": "enemies/goblin_archer",
   "components": {
     "Faction": "Hostile",
-    "Glyph": {
-      "ch": "a",
-      "color": "Green"
-    },
-    "Health": {
-      "current": 8,
-      "max": 8
-    },
+    "Glyph": { "ch": "a", "color": "Green" },
+    "Health": { "current": 8, "max": 8 },
     "Name": "Goblin archer",
-    "Ranged": {
-      "cooldown": 1.5,
-      "projectile": "projectiles/arrow",
-      "range": 8
-    },
-    "Speed": {
-      "value": 2.0
-    },
+    "Ranged": { "cooldown": 1.5, "projectile": "projectiles/arrow", "range": 8 },
+    "Speed": { "value": 2.0 },
     "Transform": {},
     "Velocity": {}
   }
@@ -473,17 +465,17 @@ fn inspect_shows_children_with_their_archetypes() {
 fn inspect_provenance_names_the_file_of_every_field() {
     let expected = "\
 Faction            \"Hostile\"            archetypes/enemies/enemy.json:5:16
-Glyph.ch           \"a\"                  archetypes/enemies/goblin_archer.json:5:22
-Glyph.color        \"Green\"              archetypes/enemies/goblin.json:5:36
-Health.current     8                    archetypes/enemies/goblin_archer.json:6:28
-Health.max         8                    archetypes/enemies/goblin_archer.json:6:38
-Name               \"Goblin archer\"      archetypes/enemies/goblin_archer.json:4:13
-Ranged.cooldown    1.5                  archetypes/enemies/goblin_archer.json:8:76
-Ranged.projectile  \"projectiles/arrow\"  archetypes/enemies/goblin_archer.json:8:31
-Ranged.range       8                    archetypes/enemies/goblin_archer.json:8:61
+Glyph.ch           \"a\"                  archetypes/enemies/goblin_archer.json:4:22
+Glyph.color        \"Green\"              archetypes/enemies/goblin.json:4:36
+Health.current     8                    archetypes/enemies/goblin_archer.json:5:28
+Health.max         8                    archetypes/enemies/goblin_archer.json:5:38
+Name               \"Goblin archer\"      archetypes/enemies/goblin_archer.json:7:13
+Ranged.cooldown    1.5                  archetypes/enemies/goblin_archer.json:8:29
+Ranged.projectile  \"projectiles/arrow\"  archetypes/enemies/goblin_archer.json:8:48
+Ranged.range       8                    archetypes/enemies/goblin_archer.json:8:78
 Speed.value        2.0                  archetypes/enemies/goblin.json:7:25
-Transform          {}                   archetypes/base/creature.json:4:18
-Velocity           {}                   archetypes/base/creature.json:7:17
+Transform          {}                   archetypes/base/creature.json:8:18
+Velocity           {}                   archetypes/base/creature.json:9:17
 ";
     check(
         &Project::demo().run(&["inspect", "enemies/goblin_archer", "--provenance"]),
@@ -505,14 +497,14 @@ fn inspect_provenance_covers_children() {
     assert_eq!(
         lines,
         [
-            "#gun Glyph.ch                  \"=\"                  archetypes/structures/gun.json:5:22",
-            "#gun Glyph.color               \"Gray\"               archetypes/structures/gun.json:5:36",
-            "#gun Ranged.cooldown           1.2                  archetypes/structures/heavy_turret.json:14:68",
-            "#gun Ranged.projectile         \"projectiles/shell\"  archetypes/structures/heavy_turret.json:14:35",
-            "#gun Ranged.range              10                   archetypes/structures/gun.json:6:60",
-            "#gun Transform.translation     [1, 0, 0]            archetypes/structures/turret.json:20:39",
-            "#sensor Sensor.range           12                   archetypes/structures/heavy_turret.json:10:44",
-            "#sensor Transform.translation  [0, 1, 0]            archetypes/structures/turret.json:13:39",
+            "#gun Glyph.ch                  \"=\"                  archetypes/structures/gun.json:4:22",
+            "#gun Glyph.color               \"Gray\"               archetypes/structures/gun.json:4:36",
+            "#gun Ranged.cooldown           1.2                  archetypes/structures/heavy_turret.json:11:33",
+            "#gun Ranged.projectile         \"projectiles/shell\"  archetypes/structures/heavy_turret.json:11:52",
+            "#gun Ranged.range              10                   archetypes/structures/gun.json:5:77",
+            "#gun Transform.translation     [1, 0, 0]            archetypes/structures/turret.json:14:39",
+            "#sensor Sensor.range           12                   archetypes/structures/heavy_turret.json:16:30",
+            "#sensor Transform.translation  [0, 1, 0]            archetypes/structures/turret.json:20:39",
         ]
     );
 }
@@ -890,30 +882,20 @@ fn fmt_writes_the_canonical_layout() {
   "abstract": false,
   "extends": ["a", "b"],
   "components": {
-    "Health": {
-      "current": 4e1,
-      "max": 40.0
-    },
+    "Health": { "current": 4e1, "max": 40.0 },
     "Name": "Turret",
-    "Turret": {
-      "gun": "#gun",
-      "sensor": "#sensor"
-    }
+    "Turret": { "gun": "#gun", "sensor": "#sensor" }
   },
   "children": {
     "gun": {
       "archetype": "gun",
       "components": {
-        "Transform": {
-          "translation": [1, 0, 0]
-        }
+        "Transform": { "translation": [1, 0, 0] }
       }
     },
     "sensor": {
       "components": {
-        "Sensor": {
-          "range": 9
-        }
+        "Sensor": { "range": 9 }
       }
     }
   }
@@ -985,6 +967,60 @@ fn fmt_keeps_the_meaning_of_tricky_files() {
     assert!(
         text.contains(r#""Name": "caf\u00e9 \"q\" \/ \\ \n\t☃""#),
         "{text}"
+    );
+}
+
+/// CI runs the tests: the repository's own data stays formatted.
+#[test]
+fn the_repository_archetypes_are_formatted() {
+    let dir = repo_root().join("archetypes");
+    check(
+        &run_in(
+            &repo_root(),
+            &["fmt", "--check", "--dir", dir.to_str().unwrap()],
+        ),
+        0,
+        "",
+        "",
+    );
+}
+
+#[test]
+fn fmt_puts_short_component_values_on_one_line() {
+    let long = "x".repeat(70);
+    let text = format!(
+        r#"{{"components":{{"Path":{{"points":[{{"y":2,"x":1}},{{"x":3,"y":4}}],"closed":false}},"Health":{{"max":12,"current":12}},"Name":"{long}","Spawner":{{"archetype":"{long}","interval":4.0}},"Velocity":{{}}}}}}"#
+    );
+    let project = Project::with(&[("archetypes/a.json", &text)]);
+    check(
+        &project.run(&["fmt"]),
+        0,
+        "formatted archetypes/a.json\n",
+        "",
+    );
+    assert_eq!(
+        project.read("archetypes/a.json"),
+        format!(
+            r#"{{
+  "components": {{
+    "Health": {{ "current": 12, "max": 12 }},
+    "Name": "{long}",
+    "Path": {{
+      "closed": false,
+      "points": [
+        {{ "x": 1, "y": 2 }},
+        {{ "x": 3, "y": 4 }}
+      ]
+    }},
+    "Spawner": {{
+      "archetype": "{long}",
+      "interval": 4.0
+    }},
+    "Velocity": {{}}
+  }}
+}}
+"#
+        )
     );
 }
 
@@ -1132,7 +1168,7 @@ fn new_refuses_existing_names_bad_names_and_unknown_parents() {
         &project.run(&["new", "big troll"]),
         2,
         "",
-        "error: archetype name `big troll` contains ` `; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`\n",
+        "error: archetype name `big troll` contains a space; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`\n",
     );
     check(
         &project.run(&["new", "enemies/troll", "--extends", "enemies/gobiln"]),
@@ -1221,4 +1257,619 @@ archetypes/future.json:1:13: error[unsupported-format]: format version 7 is newe
     );
     assert!(project.read("archetypes/both.json").contains("MoveSpeed"));
     assert!(project.read("archetypes/future.json").contains("MoveSpeed"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// scene
+
+use archetool::demo::components::{registry, Armor, Health, Speed};
+use archetype_engine::{
+    load_scene, save_scene, ArchetypeInstance, ArchetypeLibrary, Children, ComponentOptions,
+    ComponentRegistry, LoadOptions, Name, SceneEncoding, SceneLoadOptions, SceneSaveOptions,
+    StableId,
+};
+use hecs::{Entity, World};
+
+const LEVEL: &str = "assets/scenes/level.scene.json";
+
+impl Project {
+    /// The project's archetypes, loaded with the demo's components.
+    fn library(&self) -> ArchetypeLibrary {
+        ArchetypeLibrary::load(self.path("archetypes"), registry()).unwrap()
+    }
+
+    /// Saves `world` as the scene file `relative` (binary for `.bin`).
+    fn save(&self, relative: &str, world: &World, library: &ArchetypeLibrary) {
+        let path = self.path(relative);
+        let encoding = SceneEncoding::for_path(&path);
+        let bytes = save_scene(world, library, encoding, &SceneSaveOptions::default()).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    /// Loads the scene file `relative` into a new world.
+    fn load(&self, relative: &str, library: &ArchetypeLibrary) -> World {
+        let mut world = World::new();
+        let bytes = std::fs::read(self.path(relative)).unwrap();
+        load_scene(
+            &bytes,
+            None,
+            &mut world,
+            library,
+            &SceneLoadOptions::default(),
+        )
+        .unwrap();
+        world
+    }
+}
+
+fn set_id(world: &mut World, entity: Entity, id: u64) {
+    *world.get::<&mut StableId>(entity).unwrap() = StableId(id);
+}
+
+/// The entity with stable ID `id`.
+fn by_id(world: &World, id: u64) -> Entity {
+    world
+        .query::<(Entity, &StableId)>()
+        .iter()
+        .find(|(_, found)| found.0 == id)
+        .map(|(entity, _)| entity)
+        .unwrap()
+}
+
+/// A small level: a turret (0x10, with its child entities `gun` 0x11 and `sensor` 0x12), two
+/// goblins (0x20, and 0x21 hurt) and a rock that is no archetype's (0x30). IDs are fixed so
+/// files and reports are too.
+fn level(library: &ArchetypeLibrary) -> World {
+    let mut world = World::new();
+    let turret = library.spawn(&mut world, "structures/turret").unwrap();
+    let children: Vec<Entity> = world
+        .get::<&Children>(turret)
+        .unwrap()
+        .0
+        .iter()
+        .map(|child| child.0)
+        .collect();
+    set_id(&mut world, turret, 0x10);
+    for child in children {
+        let marker = *world.get::<&ArchetypeInstance>(child).unwrap();
+        let id = match library.node_path(marker).unwrap() {
+            "gun" => 0x11,
+            _ => 0x12,
+        };
+        set_id(&mut world, child, id);
+    }
+    for (id, current) in [(0x20, 12.0), (0x21, 5.0)] {
+        let goblin = library.spawn(&mut world, "enemies/goblin").unwrap();
+        set_id(&mut world, goblin, id);
+        world.get::<&mut Health>(goblin).unwrap().current = current;
+    }
+    world.spawn((
+        StableId(0x30),
+        Name("Rock".to_string()),
+        Health {
+            current: 100.0,
+            max: 100.0,
+        },
+    ));
+    world
+}
+
+/// The demo project with the level saved as `assets/scenes/level.scene.json`.
+fn level_project() -> (Project, ArchetypeLibrary) {
+    let project = Project::demo();
+    let library = project.library();
+    project.save(LEVEL, &level(&library), &library);
+    (project, library)
+}
+
+#[test]
+fn scene_info_summarizes_json_and_binary_scenes() {
+    let (project, library) = level_project();
+    let summary = "\
+encoding:  JSON
+format:    2 (current)
+entities:  6
+shared:    0 entries
+per archetype:
+  enemies/goblin     2
+  structures/turret  3 (1 instance, 2 child entities)
+  (no archetype)     1
+components used (by how many entities):
+  Children  1
+  Health    2
+  Name      1
+  Parent    2
+";
+    check(
+        &project.run(&["scene", "info", LEVEL]),
+        0,
+        &format!("file:      {LEVEL}\n{summary}"),
+        "",
+    );
+    // The same world saved as binary: the same summary.
+    let binary = "assets/scenes/level.scene.bin";
+    project.save(binary, &level(&library), &library);
+    check(
+        &project.run(&["scene", "info", binary]),
+        0,
+        &format!(
+            "file:      {binary}\n{}",
+            summary.replace("encoding:  JSON", "encoding:  binary")
+        ),
+        "",
+    );
+}
+
+/// A JSON scene in the current format is summarized as written, without the archetypes.
+#[test]
+fn scene_info_counts_removed_components() {
+    let project = Project::with(&[(
+        "s.scene.json",
+        r#"{ "format": 2, "entities": [
+            { "id": "0000000000000001", "archetype": "enemies/goblin", "components": { "Melee": null, "Health": { "max": 3 } } },
+            { "id": "0000000000000002", "archetype": "enemies/goblin", "components": { "Melee": { "damage": 9 } } },
+            { "id": "0000000000000003", "archetype": "enemies/orc", "components": { "Melee": null } }
+        ] }"#,
+    )]);
+    std::fs::remove_dir(project.path("archetypes")).unwrap();
+    check(
+        &project.run(&["scene", "info", "s.scene.json"]),
+        0,
+        "\
+file:      s.scene.json
+encoding:  JSON
+format:    2 (current)
+entities:  3
+shared:    0 entries
+per archetype:
+  enemies/goblin  2
+  enemies/orc     1
+components used (by how many entities):
+  Health  1
+  Melee   1, removed from 2
+",
+        "",
+    );
+}
+
+#[test]
+fn scene_info_of_an_older_scene_says_it_needs_migrating() {
+    let project = Project::demo();
+    let fixture = repo_root().join("tests/fixtures/scenes/format1.scene.json");
+    check(
+        &project.run(&["scene", "info", fixture.to_str().unwrap()]),
+        0,
+        &format!(
+            "\
+file:      {}
+encoding:  JSON
+format:    1 (current is 2; `archetool migrate` upgrades the file)
+entities:  3
+shared:    0 entries
+per archetype:
+  enemies/goblin  1
+  items/door      1
+  items/key       1
+components used (by how many entities):
+  Door    1
+  Health  1
+  Key     1
+  Speed   1
+",
+            fixture.display()
+        ),
+        "",
+    );
+}
+
+#[test]
+fn scene_check_loads_the_scene_with_the_archetypes() {
+    let (project, library) = level_project();
+    check(
+        &project.run(&["scene", "check", LEVEL]),
+        0,
+        &format!("{LEVEL}: ok (6 entities: 5 from archetypes, 1 plain)\n"),
+        "",
+    );
+    project.save("assets/scenes/level.scene.bin", &level(&library), &library);
+    check(
+        &project.run(&["scene", "check", "assets/scenes/level.scene.bin"]),
+        0,
+        "assets/scenes/level.scene.bin: ok (6 entities: 5 from archetypes, 1 plain)\n",
+        "",
+    );
+}
+
+#[test]
+fn scene_check_reports_where_a_scene_goes_wrong() {
+    let scene =
+        |entity: &str| format!("{{\n  \"format\": 2,\n  \"entities\": [\n    {entity}\n  ]\n}}\n");
+    let cases = [
+        (
+            r#"{ "id": "000000000000000a", "components": { "Helth": { "max": 3 } } }"#,
+            r#"s.scene.json:4:49: error[unknown-component]: entity 000000000000000a: unknown component `Helth`
+  |
+4 |     { "id": "000000000000000a", "components": { "Helth": { "max": 3 } } }
+  |                                                 ^^^^^^^
+  |
+  = help: did you mean `Health`?
+"#,
+        ),
+        (
+            r#"{ "id": "000000000000000a", "components": { "Health": { "current": 1, "max": "lots" } } }"#,
+            // The library places a wrong value at its end.
+            r#"s.scene.json:4:87: error[invalid-component]: entity 000000000000000a: `Health.max`: invalid type: string "lots", expected f32
+  |
+4 |     { "id": "000000000000000a", "components": { "Health": { "current": 1, "max": "lots" } } }
+  |                                                                                       ^
+"#,
+        ),
+        (
+            r#"{ "id": "000000000000000b", "archetype": "items/key", "components": { "Key": { "door": "00000000000000ff" } } }"#,
+            r#"s.scene.json:4:82: error[invalid-component]: entity 000000000000000b: `Key.door`: refers to entity 00000000000000ff, which is not in this scene
+  |
+4 |     { "id": "000000000000000b", "archetype": "items/key", "components": { "Key": { "door": "00000000000000ff" } } }
+  |                                                                                  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+"#,
+        ),
+        (
+            r#"{ "id": "000000000000000a", "archetype": "enemies/gobln" }"#,
+            r#"s.scene.json:4:46: error[unknown-archetype]: entity 000000000000000a: unknown archetype `enemies/gobln`
+  |
+4 |     { "id": "000000000000000a", "archetype": "enemies/gobln" }
+  |                                              ^^^^^^^^^^^^^^^
+  |
+  = help: did you mean `enemies/goblin`?
+"#,
+        ),
+    ];
+    let project = Project::demo();
+    for (entity, expected) in cases {
+        project.write("s.scene.json", &scene(entity));
+        check(
+            &project.run(&["scene", "check", "s.scene.json"]),
+            1,
+            expected,
+            "",
+        );
+    }
+    // A binary scene's problems are placed by byte offset.
+    let library = project.library();
+    project.save("s.scene.bin", &level(&library), &library);
+    let bytes = std::fs::read(project.path("s.scene.bin")).unwrap();
+    std::fs::write(project.path("s.scene.bin"), &bytes[..bytes.len() - 3]).unwrap();
+    let run = project.run(&["scene", "check", "s.scene.bin"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+    assert!(
+        run.stdout.starts_with("s.scene.bin (byte ") && run.stdout.contains("error[malformed]"),
+        "{}",
+        run.stdout
+    );
+    // Archetypes with errors may be why; they are mentioned.
+    project.write(
+        "archetypes/enemies/goblin.json",
+        r#"{ "extends": "enemies/enemy", "components": { "Helth": {} } }"#,
+    );
+    project.write(
+        "s.scene.json",
+        &scene(r#"{ "id": "000000000000000a", "archetype": "enemies/goblin" }"#),
+    );
+    let run = project.run(&["scene", "check", "s.scene.json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.ends_with(
+            "note: the archetypes have 1 error; `archetool validate --dir archetypes` lists them\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    check(
+        &project.run(&["scene", "check", "nope.scene.json"]),
+        2,
+        "",
+        "error: scene file `nope.scene.json` not found\n",
+    );
+}
+
+#[test]
+fn scene_diff_lists_entity_differences_by_id() {
+    let (project, library) = level_project();
+    let mut world = level(&library);
+    world.despawn(by_id(&world, 0x20)).unwrap();
+    let hurt = by_id(&world, 0x21);
+    world.get::<&mut Health>(hurt).unwrap().current = 9.0;
+    world.insert_one(hurt, Armor { value: 1.0 }).unwrap();
+    let rock = by_id(&world, 0x30);
+    world.get::<&mut Name>(rock).unwrap().0 = "Boulder".to_string();
+    world.remove_one::<Health>(rock).unwrap();
+    let goblin = library.spawn(&mut world, "enemies/goblin").unwrap();
+    set_id(&mut world, goblin, 0x22);
+    project.save("assets/scenes/after.scene.json", &world, &library);
+
+    check(
+        &project.run(&["scene", "diff", LEVEL, "assets/scenes/after.scene.json"]),
+        1,
+        r#"- 0000000000000020 enemies/goblin
+~ 0000000000000021 enemies/goblin
+    + Armor: {"value": 1.0}
+    ~ Health.current: 5.0 -> 9.0
++ 0000000000000022 enemies/goblin
+~ 0000000000000030 (no archetype)
+    - Health
+    ~ Name: "Rock" -> "Boulder"
+1 added, 1 removed, 2 changed
+"#,
+        "",
+    );
+    check(&project.run(&["scene", "diff", LEVEL, LEVEL]), 0, "", "");
+    // A binary scene of the same world is the same scene.
+    project.save("assets/scenes/level.scene.bin", &level(&library), &library);
+    check(
+        &project.run(&["scene", "diff", LEVEL, "assets/scenes/level.scene.bin"]),
+        0,
+        "",
+        "",
+    );
+    project.save("assets/scenes/after.scene.bin", &world, &library);
+    let run = project.run(&[
+        "scene",
+        "diff",
+        "assets/scenes/level.scene.bin",
+        "assets/scenes/after.scene.bin",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.ends_with("1 added, 1 removed, 2 changed\n"),
+        "{run:?}"
+    );
+}
+
+/// Shared values are compared by content: their keys are content hashes.
+#[test]
+fn scene_diff_compares_shared_values_by_content() {
+    let scene = |key: &str, gold: u32, gold_key: &str| {
+        format!(
+            r#"{{
+  "format": 2,
+  "shared": {{ "{key}": {{ "gold": {gold} }} }},
+  "entities": [
+    {{ "id": "0000000000000001", "components": {{ "Loot": {{ "table": {{ "$shared": "{gold_key}" }} }} }} }}
+  ]
+}}
+"#
+        )
+    };
+    let project = Project::with(&[
+        (
+            "a.scene.json",
+            &scene("00000000000000aa", 5, "00000000000000aa"),
+        ),
+        (
+            "b.scene.json",
+            &scene("00000000000000bb", 6, "00000000000000bb"),
+        ),
+        (
+            "c.scene.json",
+            &scene("00000000000000cc", 5, "00000000000000cc"),
+        ),
+    ]);
+    check(
+        &project.run(&["scene", "diff", "a.scene.json", "b.scene.json"]),
+        1,
+        "~ 0000000000000001 (no archetype)\n    ~ Loot.table.gold: 5 -> 6\n0 added, 0 removed, 1 changed\n",
+        "",
+    );
+    check(
+        &project.run(&["scene", "diff", "a.scene.json", "c.scene.json"]),
+        0,
+        "",
+        "",
+    );
+    let run = project.run(&["scene", "info", "a.scene.json"]);
+    assert!(
+        run.stdout.contains("\nshared:    1 entry\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn scene_diff_reports_a_scene_that_does_not_load() {
+    let (project, _) = level_project();
+    project.write(
+        "broken.scene.json",
+        "{ \"format\": 1, \"entities\": [ { \"uid\": 7 } ] }",
+    );
+    let run = project.run(&["scene", "diff", LEVEL, "broken.scene.json"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""), "{run:?}");
+    assert!(
+        run.stdout.starts_with("broken.scene.json:"),
+        "{}",
+        run.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// migrate: scenes
+
+const FIXTURE: &str = "assets/scenes/format1.scene.json";
+
+/// The demo project with the engine's scene fixture in the old format.
+fn old_scene_project() -> Project {
+    let project = Project::demo();
+    project.write(
+        FIXTURE,
+        &std::fs::read_to_string(repo_root().join("tests/fixtures/scenes/format1.scene.json"))
+            .unwrap(),
+    );
+    project
+}
+
+#[test]
+fn migrate_upgrades_old_scenes_through_the_library() {
+    let project = old_scene_project();
+    let old = project.read(FIXTURE);
+    let report = format!(
+        "{FIXTURE}:2:13: format 1 is now 2\n{FIXTURE}:9:9: component `MoveSpeed` is now `Speed`\n"
+    );
+    check(
+        &project.run(&["migrate", "--check"]),
+        1,
+        &format!("{report}1 file to migrate; run `archetool migrate` to update it\n"),
+        "",
+    );
+    assert_eq!(project.read(FIXTURE), old);
+
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &format!("{report}migrated 1 file\n"),
+        "",
+    );
+    let migrated = parse(&project.read(FIXTURE));
+    assert_eq!(migrated["format"], 2);
+    assert_eq!(migrated["entities"][0]["id"], "00000000000000c0");
+    assert_eq!(migrated["entities"][0]["archetype"], "items/key");
+    assert_eq!(
+        migrated["entities"][0]["components"]["Speed"],
+        json!({"value": 0.5})
+    );
+    assert!(!project.read(FIXTURE).contains("MoveSpeed"));
+    // What loads is what loaded before.
+    let original = repo_root().join("tests/fixtures/scenes/format1.scene.json");
+    check(
+        &project.run(&["scene", "diff", original.to_str().unwrap(), FIXTURE]),
+        0,
+        "",
+        "",
+    );
+    check(
+        &project.run(&["scene", "check", FIXTURE]),
+        0,
+        &format!("{FIXTURE}: ok (3 entities: 3 from archetypes, 0 plain)\n"),
+        "",
+    );
+    check(&project.run(&["migrate", "--check"]), 0, "", "");
+    check(&project.run(&["migrate"]), 0, "", "");
+}
+
+#[test]
+fn migrate_renames_components_in_binary_scenes() {
+    // A binary scene written when `Speed` was called `MoveSpeed`.
+    let project = Project::demo();
+    let mut old_registry = ComponentRegistry::new();
+    old_registry
+        .register_with::<Speed>(ComponentOptions::new().name("MoveSpeed"))
+        .unwrap();
+    let old_library = ArchetypeLibrary::empty(
+        project.path("archetypes"),
+        old_registry,
+        LoadOptions::default(),
+    );
+    let mut world = World::new();
+    world.spawn((
+        StableId(0x40),
+        Name("Snail".to_string()),
+        Speed { value: 0.5 },
+    ));
+    project.save("assets/scenes/old.scene.bin", &world, &old_library);
+    let old = std::fs::read(project.path("assets/scenes/old.scene.bin")).unwrap();
+
+    let report = "assets/scenes/old.scene.bin: component `MoveSpeed` is now `Speed`\n";
+    check(
+        &project.run(&["migrate", "--check"]),
+        1,
+        &format!("{report}1 file to migrate; run `archetool migrate` to update it\n"),
+        "",
+    );
+    assert_eq!(
+        std::fs::read(project.path("assets/scenes/old.scene.bin")).unwrap(),
+        old
+    );
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &format!("{report}migrated 1 file\n"),
+        "",
+    );
+    let library = project.library();
+    let world = project.load("assets/scenes/old.scene.bin", &library);
+    let snail = by_id(&world, 0x40);
+    assert_eq!(world.get::<&Speed>(snail).unwrap().value, 0.5);
+    check(&project.run(&["migrate"]), 0, "", "");
+}
+
+#[test]
+fn migrate_leaves_current_scenes_alone() {
+    let (project, library) = level_project();
+    project.save(
+        "assets/scenes/nested/level.scene.bin",
+        &level(&library),
+        &library,
+    );
+    // Hand-written, not in the library's layout: still nothing to migrate.
+    project.write(
+        "assets/scenes/hand.scene.json",
+        r#"{"format":2,"entities":[{"id":"0000000000000001","components":{"Name":"x"}}]}"#,
+    );
+    let files = [
+        "assets/scenes/hand.scene.json",
+        "assets/scenes/nested/level.scene.bin",
+        LEVEL,
+    ];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(project.path(f)).unwrap())
+        .collect();
+    check(&project.run(&["migrate", "--check"]), 0, "", "");
+    check(&project.run(&["migrate"]), 0, "", "");
+    let after: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(project.path(f)).unwrap())
+        .collect();
+    assert_eq!(after, before);
+}
+
+#[test]
+fn migrate_reports_old_scenes_that_do_not_load_and_leaves_them() {
+    let project = old_scene_project();
+    let broken = project.read(FIXTURE).replace("\"Key\":", "\"Kye\":");
+    project.write(FIXTURE, &broken);
+    check(
+        &project.run(&["migrate"]),
+        1,
+        // The library places errors in an older scene in the upgraded text, not in the file:
+        // no position is better than a wrong one.
+        &format!("{FIXTURE}: error[unknown-component]: entity 00000000000000c0: unknown component `Kye`; did you mean `Key`?\n"),
+        "",
+    );
+    assert_eq!(project.read(FIXTURE), broken);
+    check(
+        &project.run(&["scene", "check", FIXTURE]),
+        1,
+        &format!("{FIXTURE}: error[unknown-component]: entity 00000000000000c0: unknown component `Kye`\n  = help: did you mean `Key`?\n"),
+        "",
+    );
+}
+
+#[test]
+fn migrate_takes_the_scenes_directory_from_scenes() {
+    let project = old_scene_project();
+    std::fs::rename(project.path("assets/scenes"), project.path("levels")).unwrap();
+    check(&project.run(&["migrate", "--check"]), 0, "", "");
+    let run = project.run(&["migrate", "--check", "--scenes", "levels"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("levels/format1.scene.json:2:13: format 1 is now 2\n"),
+        "{}",
+        run.stdout
+    );
+    check(
+        &project.run(&["migrate", "--scenes", "nowhere"]),
+        2,
+        "",
+        "error: scenes directory `nowhere` not found\n",
+    );
 }

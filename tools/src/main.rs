@@ -1,7 +1,8 @@
 //! The `archetool` binary: the command line of [`archetool::cli`] with the demo's components.
 //!
 //! Exit codes: 0 success, 1 findings (validation errors, files `fmt --check` or
-//! `migrate --check` would change), 2 usage or I/O error.
+//! `migrate --check` would change, a scene that does not load, scenes that differ), 2 usage or
+//! I/O error.
 
 use std::process::ExitCode;
 

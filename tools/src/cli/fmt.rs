@@ -12,9 +12,13 @@
 //! - every other object's keys (component names, the fields inside component values, child
 //!   names) sorted by Unicode code point, which for ASCII names is alphabetical with capitals
 //!   first, the order the engine itself uses;
-//! - an array whose elements are all scalars on one line (`[0, 1, 0]`) when the line stays
-//!   under 100 columns, else one element per line; objects always one member per line (`{}`
-//!   when empty);
+//! - the file's structure (the top level, `components`, `children`, child entries) one member
+//!   per line, so adding a component or a child is a one-line change;
+//! - elsewhere (component values, and anything inside them), short values on one line when
+//!   the line, with the comma that may follow, fits in 100 columns: an array of scalars
+//!   (`[0, 1, 0]`), or an object whose members are all scalars or such arrays
+//!   (`"Health": { "current": 12, "max": 12 }`, with a space inside the braces). `{}` and `[]`
+//!   count as scalars. Anything else, or anything longer, one member or element per line;
 //! - strings and numbers exactly as written: `1.0` stays `1.0`, `1e3` stays `1e3`, `"\u00e9"`
 //!   stays `"\u00e9"`. Only whitespace and the order of object keys change.
 //!
@@ -29,7 +33,9 @@ use clap::Args;
 use serde_json::Value;
 
 use super::raw_json::{self, line_column, to_canonical_string, Layout};
-use super::{count, rewritable_sources, write_atomically, CliError, Context, DirArg, Exit};
+use super::{
+    count, rewritable_sources, write_atomically, CliError, Context, DirArg, Exit, Rewrites,
+};
 
 /// Arguments of `archetool fmt`.
 #[derive(Clone, Debug, Args)]
@@ -50,17 +56,13 @@ pub struct FmtArgs {
 pub fn fmt(args: &FmtArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
     let library = context.load(&args.dir.dir)?;
     let (sources, unreadable) = rewritable_sources(&library);
-    let mut problems = unreadable.len();
-    for diagnostic in unreadable {
-        writeln!(context.out, "{diagnostic}")?;
-    }
-    let mut changed = 0;
+    let mut tally = Rewrites::starting_with(&unreadable, context.out)?;
     for source in sources {
         let formatted = match format_text(source.text) {
             Ok(formatted) => formatted,
             Err(message) => {
                 writeln!(context.out, "{}:{message}", source.file.display())?;
-                problems += 1;
+                tally.problems += 1;
                 continue;
             }
         };
@@ -71,27 +73,23 @@ pub fn fmt(args: &FmtArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
         if on_disk == formatted.as_bytes() {
             continue;
         }
-        changed += 1;
+        tally.changed += 1;
         if args.check {
             writeln!(context.out, "{}", source.file.display())?;
         } else {
-            write_atomically(source.file, &formatted)?;
+            write_atomically(source.file, formatted.as_bytes())?;
             writeln!(context.out, "formatted {}", source.file.display())?;
         }
     }
-    if args.check && changed > 0 {
+    if args.check && tally.changed > 0 {
         writeln!(
             context.out,
             "{} not formatted; run `archetool fmt` to format {}",
-            count(changed, "file"),
-            if changed == 1 { "it" } else { "them" }
+            count(tally.changed, "file"),
+            tally.them()
         )?;
     }
-    Ok(if problems > 0 || (args.check && changed > 0) {
-        Exit::Findings
-    } else {
-        Exit::Success
-    })
+    Ok(tally.exit(args.check))
 }
 
 /// The canonical form of an archetype file's text.

@@ -5,7 +5,7 @@ use clap::Args;
 use serde_json::Value;
 
 use super::raw_json::{to_canonical_string, Layout, Node};
-use super::{unknown_archetype, CliError, Context, DirArg, Exit};
+use super::{one_line, unknown_archetype, CliError, Context, DirArg, Exit};
 
 /// Arguments of `archetool inspect`.
 #[derive(Clone, Debug, Args)]
@@ -103,7 +103,7 @@ fn provenance_rows(
             };
             rows.push(Row {
                 field,
-                value: compact(value),
+                value: one_line(value),
                 origin,
             });
         }
@@ -130,25 +130,5 @@ fn leaves_of<'a>(value: &'a Value, path: FieldPath, leaves: &mut Vec<(FieldPath,
             }
         }
         _ => leaves.push((path, value)),
-    }
-}
-
-/// A value on one line: `[0, 1, 0]`, `{"a": 1}`.
-fn compact(value: &Value) -> String {
-    match value {
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(compact).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(object) => {
-            let mut members: Vec<(&String, &Value)> = object.iter().collect();
-            members.sort_by_key(|(key, _)| *key);
-            let members: Vec<String> = members
-                .into_iter()
-                .map(|(key, value)| format!("{}: {}", Value::String(key.clone()), compact(value)))
-                .collect();
-            format!("{{{}}}", members.join(", "))
-        }
-        scalar => scalar.to_string(),
     }
 }

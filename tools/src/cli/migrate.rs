@@ -1,6 +1,6 @@
 //! `archetool migrate`: bring files written for older versions up to date, in place.
 //!
-//! For archetype files:
+//! Archetype files (under `--dir`):
 //! - a component written under an old name (a registry alias, e.g. `MoveSpeed` for `Speed` in
 //!   the demo) is renamed to its current name, wherever it appears (`components` of the file
 //!   and of child entries, at any depth);
@@ -8,20 +8,38 @@
 //!   without one (it is read as the current version anyway); a file declaring a newer version
 //!   than this tool knows is reported and left alone.
 //!
-//! Edits are made to the text itself, so the rest of the file (layout, comments-free JSON
-//! formatting, number spelling) stays as it was; each file is written atomically.
+//! Edits are made to the text itself, so the rest of the file (layout, number spelling) stays
+//! as it was.
 //!
-//! Migrating another kind of file (scenes) means planning its [`FileMigration`]s next to
-//! [`plan_archetypes`]; reporting and applying them is shared.
+//! Scene files (`*.scene.json` and `*.scene.bin` under `--scenes`, by default `assets/scenes`,
+//! which is skipped if it does not exist): a JSON scene in a format older than
+//! [`SCENE_FORMAT_VERSION`] or naming a component by an old name, and a binary scene whose
+//! component table has an old name, is loaded with the archetypes into a scratch world and
+//! saved again by the library in the same encoding. The new file is what any save writes: the
+//! current format and names, the library's layout, and for archetype instances only what
+//! differs from the archetype as it is now. Other scenes are left alone, unread by the library
+//! (`archetool scene check` checks them); a scene that needs migrating but does not load is
+//! reported and left alone.
+//!
+//! Every file is rewritten atomically.
 
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use archetype_engine::{keys, ArchetypeLibrary, ComponentRegistry, FORMAT_VERSION};
+use archetype_engine::{
+    keys, scene_keys, ArchetypeLibrary, ComponentRegistry, SceneEncoding, FORMAT_VERSION,
+    SCENE_FORMAT_VERSION,
+};
 use clap::Args;
 
-use super::raw_json::{self, line_column, Node, NodeKind};
-use super::{count, rewritable_sources, write_atomically, CliError, Context, DirArg, Exit};
+use super::raw_json::{self, line_column, Member, Node, NodeKind};
+use super::scene::{binary_header, is_binary, resave, scene_error_line, scene_files};
+use super::{
+    count, rewritable_sources, write_atomically, CliError, Context, DirArg, Exit, Rewrites,
+};
+
+/// Where a project keeps its scenes, unless `--scenes` says otherwise.
+pub const DEFAULT_SCENES_DIR: &str = "assets/scenes";
 
 /// Arguments of `archetool migrate`.
 #[derive(Clone, Debug, Args)]
@@ -32,9 +50,13 @@ pub struct MigrateArgs {
     /// The archetypes root.
     #[command(flatten)]
     pub dir: DirArg,
+    /// The directory of the scene files to migrate (`*.scene.json`, `*.scene.bin`, in
+    /// subdirectories too) [default: assets/scenes, skipped if it does not exist]
+    #[arg(long, value_name = "DIR")]
+    pub scenes: Option<PathBuf>,
 }
 
-/// One replacement in a file's text.
+/// One replacement in an archetype file's text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
     /// The bytes replaced.
@@ -45,89 +67,92 @@ pub struct Edit {
     pub description: String,
 }
 
+/// One change migrating a file makes, for the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Where in the file (line and column), when the change is at one place of a text file.
+    pub at: Option<(usize, usize)>,
+    /// What changes, e.g. ``component `MoveSpeed` is now `Speed` ``.
+    pub description: String,
+}
+
 /// What migrating one file takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileMigration {
     /// The file, as messages show it.
     pub file: PathBuf,
-    /// Its current text.
-    pub text: String,
-    /// The edits to make, in any order (they do not overlap).
-    pub edits: Vec<Edit>,
-    /// Problems that keep part (or all) of the file from being migrated.
+    /// The changes, in file order.
+    pub changes: Vec<Change>,
+    /// Problems that keep part (or all) of the file from being migrated, one line each
+    /// (`path:line:col: error[code]: message`).
     pub problems: Vec<String>,
+    /// The file's new content, if it changes.
+    pub migrated: Option<Vec<u8>>,
 }
 
-impl FileMigration {
-    /// The text with every edit made.
-    pub fn migrated_text(&self) -> String {
-        let mut edits: Vec<&Edit> = self.edits.iter().collect();
-        edits.sort_by_key(|edit| std::cmp::Reverse(edit.span.start));
-        let mut text = self.text.clone();
-        for edit in edits {
-            text.replace_range(edit.span.clone(), &edit.replacement);
-        }
-        text
-    }
-}
-
-/// Migrates every archetype file under `--dir` in place, printing each change as
-/// `path:line:col: what changed`; with `--check` only prints.
+/// Migrates every archetype file under `--dir` and every scene file under `--scenes` in place,
+/// printing each change as `path:line:col: what changed` (`path: what changed` where there is
+/// no one place); with `--check` only prints.
 ///
 /// Exit code 1 with `--check` when anything would change, and whenever a file cannot be read
 /// or has a problem that blocks a migration.
 ///
 /// # Errors
-/// If the directory does not exist, or a file cannot be written.
+/// If a directory does not exist, or a file cannot be read or written.
 pub fn migrate(args: &MigrateArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    let scenes_dir = match &args.scenes {
+        Some(dir) if !dir.is_dir() => {
+            return Err(CliError::Usage(format!(
+                "scenes directory `{}` not found",
+                dir.display()
+            )))
+        }
+        Some(dir) => Some(dir.clone()),
+        None => Some(PathBuf::from(DEFAULT_SCENES_DIR)).filter(|dir| dir.is_dir()),
+    };
     let library = context.load(&args.dir.dir)?;
-    let (migrations, unreadable) = plan_archetypes(&library);
-    let mut problems = unreadable.len();
-    for message in unreadable {
-        writeln!(context.out, "{message}")?;
+    let (mut migrations, unreadable) = plan_archetypes(&library);
+    if let Some(dir) = &scenes_dir {
+        migrations.extend(plan_scenes(dir, &library)?);
     }
-    let mut changed = 0;
+    let mut tally = Rewrites::starting_with(&unreadable, context.out)?;
     for migration in &migrations {
-        let mut edits: Vec<&Edit> = migration.edits.iter().collect();
-        edits.sort_by_key(|edit| edit.span.start);
-        for edit in &edits {
-            let (line, column) = line_column(&migration.text, edit.span.start);
-            writeln!(
-                context.out,
-                "{}:{line}:{column}: {}",
-                migration.file.display(),
-                edit.description
-            )?;
+        let file = migration.file.display();
+        for change in &migration.changes {
+            match change.at {
+                Some((line, column)) => writeln!(
+                    context.out,
+                    "{file}:{line}:{column}: {}",
+                    change.description
+                )?,
+                None => writeln!(context.out, "{file}: {}", change.description)?,
+            }
         }
         for problem in &migration.problems {
-            writeln!(context.out, "{}:{problem}", migration.file.display())?;
+            writeln!(context.out, "{problem}")?;
         }
-        problems += migration.problems.len();
-        if edits.is_empty() {
+        tally.problems += migration.problems.len();
+        let Some(migrated) = &migration.migrated else {
             continue;
-        }
-        changed += 1;
+        };
+        tally.changed += 1;
         if !args.check {
-            write_atomically(&migration.file, &migration.migrated_text())?;
+            write_atomically(&migration.file, migrated)?;
         }
     }
-    if changed > 0 {
+    if tally.changed > 0 {
         if args.check {
             writeln!(
                 context.out,
                 "{} to migrate; run `archetool migrate` to update {}",
-                count(changed, "file"),
-                if changed == 1 { "it" } else { "them" }
+                count(tally.changed, "file"),
+                tally.them()
             )?;
         } else {
-            writeln!(context.out, "migrated {}", count(changed, "file"))?;
+            writeln!(context.out, "migrated {}", count(tally.changed, "file"))?;
         }
     }
-    Ok(if problems > 0 || (args.check && changed > 0) {
-        Exit::Findings
-    } else {
-        Exit::Success
-    })
+    Ok(tally.exit(args.check))
 }
 
 /// The migrations the library's archetype files need (files needing none are left out), and
@@ -136,7 +161,8 @@ pub fn plan_archetypes(library: &ArchetypeLibrary) -> (Vec<FileMigration>, Vec<S
     let (sources, unreadable) = rewritable_sources(library);
     let mut migrations = Vec::new();
     for source in sources {
-        let (edits, problems) = match raw_json::parse(source.text) {
+        let file = source.file.display();
+        let (mut edits, problems) = match raw_json::parse(source.text) {
             Ok(root) => archetype_edits(&root, source.text, library.registry()),
             Err(error) => {
                 let (line, column) = line_column(source.text, error.offset);
@@ -146,14 +172,33 @@ pub fn plan_archetypes(library: &ArchetypeLibrary) -> (Vec<FileMigration>, Vec<S
                 )
             }
         };
-        if !edits.is_empty() || !problems.is_empty() {
-            migrations.push(FileMigration {
-                file: source.file.to_path_buf(),
-                text: source.text.to_string(),
-                edits,
-                problems,
-            });
+        if edits.is_empty() && problems.is_empty() {
+            continue;
         }
+        edits.sort_by_key(|edit| edit.span.start);
+        let changes = edits
+            .iter()
+            .map(|edit| Change {
+                at: Some(line_column(source.text, edit.span.start)),
+                description: edit.description.clone(),
+            })
+            .collect();
+        let migrated = (!edits.is_empty()).then(|| {
+            let mut text = source.text.to_string();
+            for edit in edits.iter().rev() {
+                text.replace_range(edit.span.clone(), &edit.replacement);
+            }
+            text.into_bytes()
+        });
+        migrations.push(FileMigration {
+            file: source.file.to_path_buf(),
+            changes,
+            problems: problems
+                .into_iter()
+                .map(|problem| format!("{file}:{problem}"))
+                .collect(),
+            migrated,
+        });
     }
     let unreadable = unreadable.iter().map(ToString::to_string).collect();
     (migrations, unreadable)
@@ -205,13 +250,7 @@ fn entity_edits(
     at: &dyn Fn(usize) -> String,
 ) {
     if let Some(components) = entity.get(keys::COMPONENTS).and_then(Node::members) {
-        for member in components {
-            let Some(current) = registry.canonical_name(&member.key) else {
-                continue;
-            };
-            if current == member.key {
-                continue;
-            }
+        for (member, current) in old_names(components, registry) {
             if components.iter().any(|other| other.key == current) {
                 problems.push(format!(
                     "{}: error[malformed]: `{}` and `{current}` both set component `{current}`; keep one",
@@ -223,7 +262,7 @@ fn entity_edits(
             edits.push(Edit {
                 span: member.key_span.clone(),
                 replacement: serde_json::Value::String(current.to_string()).to_string(),
-                description: format!("component `{}` is now `{current}`", member.key),
+                description: renamed(&member.key, current),
             });
         }
     }
@@ -232,4 +271,150 @@ fn entity_edits(
             entity_edits(&child.value, registry, edits, problems, at);
         }
     }
+}
+
+/// The members of a `components` object written under an old name, with the current name.
+fn old_names<'a>(
+    components: &'a [Member],
+    registry: &'a ComponentRegistry,
+) -> impl Iterator<Item = (&'a Member, &'a str)> {
+    components.iter().filter_map(|member| {
+        let current = registry.canonical_name(&member.key)?;
+        (current != member.key).then_some((member, current))
+    })
+}
+
+/// The report of a rename.
+fn renamed(old: &str, current: &str) -> String {
+    format!("component `{old}` is now `{current}`")
+}
+
+/// What a scene needs.
+enum SceneNeeds {
+    /// Nothing: current format, current names.
+    Nothing,
+    /// Loading and saving again, which makes these changes.
+    Migration(Vec<Change>),
+    /// The scene cannot be read here (not JSON, a format this tool does not know, ...): the
+    /// library says what is wrong when it loads it.
+    Loading,
+}
+
+impl From<Vec<Change>> for SceneNeeds {
+    /// Nothing without changes, else a migration making them.
+    fn from(changes: Vec<Change>) -> Self {
+        if changes.is_empty() {
+            SceneNeeds::Nothing
+        } else {
+            SceneNeeds::Migration(changes)
+        }
+    }
+}
+
+/// The migrations the scene files under `dir` need (scenes needing none are left out).
+///
+/// # Errors
+/// If a directory or file cannot be read, or a loaded scene cannot be saved again.
+pub fn plan_scenes(dir: &Path, library: &ArchetypeLibrary) -> Result<Vec<FileMigration>, CliError> {
+    let mut migrations = Vec::new();
+    for file in scene_files(dir)? {
+        let bytes = std::fs::read(&file)
+            .map_err(|error| CliError::io(format!("cannot read `{}`", file.display()), error))?;
+        let (encoding, needs) = if is_binary(&bytes) {
+            (
+                SceneEncoding::Binary,
+                binary_scene_needs(&bytes, library.registry()),
+            )
+        } else {
+            (
+                SceneEncoding::Json,
+                json_scene_needs(&bytes, library.registry()),
+            )
+        };
+        let changes = match needs {
+            SceneNeeds::Nothing => continue,
+            SceneNeeds::Migration(changes) => changes,
+            SceneNeeds::Loading => Vec::new(),
+        };
+        let mut migration = FileMigration {
+            file: file.clone(),
+            changes: Vec::new(),
+            problems: Vec::new(),
+            migrated: None,
+        };
+        match resave(&file, library, encoding)? {
+            Err(error) => migration.problems.push(scene_error_line(&error)),
+            Ok(saved) if changes.is_empty() || saved == bytes => continue,
+            Ok(saved) => {
+                migration.changes = changes;
+                migration.migrated = Some(saved);
+            }
+        }
+        migrations.push(migration);
+    }
+    Ok(migrations)
+}
+
+/// What a JSON scene needs: a newer `format`, current component names.
+fn json_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return SceneNeeds::Loading;
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Ok(root) = raw_json::parse(text) else {
+        return SceneNeeds::Loading;
+    };
+    let mut changes = Vec::new();
+    let format_node = root.get(scene_keys::FORMAT);
+    // A scene without `format` is format 1, as the library reads it.
+    let format = match format_node.map(|node| &node.kind) {
+        None => 1,
+        Some(NodeKind::Scalar(written)) => match written.parse::<u64>() {
+            Ok(format) if format <= SCENE_FORMAT_VERSION => format,
+            _ => return SceneNeeds::Loading,
+        },
+        Some(_) => return SceneNeeds::Loading,
+    };
+    if format < SCENE_FORMAT_VERSION {
+        changes.push(Change {
+            at: format_node.map(|node| line_column(text, node.span.start)),
+            description: format!("format {format} is now {SCENE_FORMAT_VERSION}"),
+        });
+    }
+    let entities = match root.get(scene_keys::ENTITIES).map(|node| &node.kind) {
+        Some(NodeKind::Array(entities)) => entities.as_slice(),
+        _ => &[],
+    };
+    for entity in entities {
+        let Some(components) = entity.get(scene_keys::COMPONENTS).and_then(Node::members) else {
+            continue;
+        };
+        for (member, current) in old_names(components, registry) {
+            changes.push(Change {
+                at: Some(line_column(text, member.key_span.start)),
+                description: renamed(&member.key, current),
+            });
+        }
+    }
+    SceneNeeds::from(changes)
+}
+
+/// What a binary scene needs: current component names in its table. (The library reads only
+/// the current binary format; another one is for it to report.)
+fn binary_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
+    let Some(header) = binary_header(bytes).filter(|h| h.format == SCENE_FORMAT_VERSION) else {
+        return SceneNeeds::Loading;
+    };
+    let changes: Vec<Change> = header
+        .components
+        .iter()
+        .filter_map(|name| {
+            let current = registry.canonical_name(name)?;
+            (current != *name).then(|| Change {
+                at: None,
+                description: renamed(name, current),
+            })
+        })
+        .collect();
+    SceneNeeds::from(changes)
 }

@@ -18,15 +18,17 @@
 //! # Subcommands
 //! One function per subcommand, one file each: [`validate`](validate::validate),
 //! [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
-//! [`fmt`](fmt::fmt), [`new`](new::new), [`migrate`](migrate::migrate). Every one that reads
-//! archetypes takes `--dir DIR` (default `archetypes`).
+//! [`fmt`](fmt::fmt), [`new`](new::new), [`scene`](scene::scene) (`info`, `check`, and `diff`
+//! in [`scene_diff`]), [`migrate`](migrate::migrate). Every one that reads archetypes takes
+//! `--dir DIR` (default `archetypes`).
 //!
 //! # Output and exit codes
 //! What a command produces, its findings included, goes to `out`; an error that stops it is
 //! printed once, to `err`, as `error: ...`. The exit code ([`Exit`]) is
 //! - 0: success, nothing to report;
 //! - 1: findings: validation errors, files `fmt --check` or `migrate --check` would change,
-//!   files `fmt` or `migrate` could not read, an archetype `inspect` cannot resolve;
+//!   files `fmt` or `migrate` could not read, an archetype `inspect` cannot resolve, a scene
+//!   that does not load, scenes `scene diff` finds different;
 //! - 2: usage or I/O errors: bad arguments, an unknown archetype name, a missing directory, a
 //!   file that cannot be written.
 
@@ -36,14 +38,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use archetype_engine::{ArchetypeLibrary, ComponentRegistry, Diagnostic, DiagnosticCode};
+use archetype_engine::{did_you_mean, ArchetypeLibrary, ComponentRegistry, Diagnostic};
 use clap::{Args, Parser, Subcommand};
+use serde_json::Value;
 
 pub mod fmt;
 pub mod inspect;
 pub mod migrate;
 pub mod new;
 mod raw_json;
+pub mod scene;
+pub mod scene_diff;
 pub mod schema;
 pub mod tree;
 pub mod validate;
@@ -52,7 +57,8 @@ pub mod validate;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success
-  1  findings: validation errors, files `fmt --check` or `migrate --check` would change
+  1  findings: validation errors, files `fmt --check` or `migrate --check` would change,
+     a scene that does not load, scenes that differ (`scene diff`)
   2  usage or I/O error";
 
 /// `archetool`'s arguments.
@@ -60,7 +66,7 @@ Exit codes:
 #[command(
     name = "archetool",
     version,
-    about = "Validate, inspect, format and migrate archetype files",
+    about = "Validate, inspect, format and migrate archetype and scene files",
     after_help = EXIT_CODES,
     after_long_help = EXIT_CODES
 )]
@@ -70,7 +76,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands. More (`scene`, `demo`, `bench`) slot in as further variants.
+/// The subcommands. More (`demo`, `bench`) slot in as further variants.
 #[derive(Debug, Subcommand)]
 #[non_exhaustive]
 pub enum Command {
@@ -104,20 +110,31 @@ pub enum Command {
     ///
     /// Two-space indentation; top-level keys in the order `$schema`, `format`, `abstract`,
     /// `extends`, `components`, `children` (child entries: `archetype`, `components`,
-    /// `children`); every other object's keys sorted; short arrays of scalars on one line;
-    /// numbers and strings exactly as written; a final newline. Files that are not JSON are
-    /// reported (exit code 1) and left alone.
+    /// `children`); every other object's keys sorted; numbers and strings exactly as written;
+    /// a final newline.
+    ///
+    /// One line per member for the file's structure (the top level, `components`, `children`,
+    /// child entries). Elsewhere, a value whose line fits in 100 columns stays on one line if
+    /// it is an array of scalars (`[0, 1, 0]`) or an object whose members are scalars or such
+    /// arrays (`"Health": { "current": 12, "max": 12 }`); `{}` and `[]` count as scalars.
+    ///
+    /// Files that are not JSON are reported (exit code 1) and left alone.
     Fmt(fmt::FmtArgs),
     /// Create a new archetype file.
     ///
     /// Writes DIR/NAME.json with `$schema` (relative to the new file), `extends` if given and
     /// empty `components`, and prints its path. Never overwrites a file.
     New(new::NewArgs),
-    /// Upgrade archetype files: current component names, current format version.
+    /// Summarize, check or compare scene files.
+    Scene(scene::SceneArgs),
+    /// Upgrade archetype and scene files: current component names, current format version.
     ///
-    /// Renames components written under old names (registry aliases) and raises an older
-    /// `format` to the current version, editing the files in place (atomically) and printing
-    /// each change. A file without `format` keeps none.
+    /// Archetype files under DIR: renames components written under old names (registry
+    /// aliases) and raises an older `format` to the current version, editing the text in place
+    /// (an archetype file without `format` keeps none). Scene files under the scenes directory
+    /// (`*.scene.json`, `*.scene.bin`) in an older format or with old component names: loaded
+    /// with the archetypes and saved again, as the library saves scenes. Files are rewritten
+    /// atomically, and each change is printed.
     Migrate(migrate::MigrateArgs),
 }
 
@@ -312,77 +329,72 @@ pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliE
         Command::Schema(args) => schema::schema(&args, context),
         Command::Fmt(args) => fmt::fmt(&args, context),
         Command::New(args) => new::new(&args, context),
+        Command::Scene(args) => scene::scene(&args, context),
         Command::Migrate(args) => migrate::migrate(&args, context),
     }
-}
-
-/// "did you mean `x`?" material: the known name closest to `wanted`, if one is close enough to
-/// be a likely typo. The engine's rule (its `did_you_mean` is private): letter case aside, a
-/// normalized Damerau-Levenshtein similarity of at least 0.6, for the whole name and for its
-/// last `/` segment alike; ties go to the name listed first.
-pub(crate) fn closest<'a>(
-    wanted: &str,
-    known: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let last = |name: &str| name.rsplit('/').next().unwrap_or(name).to_string();
-    let wanted = wanted.to_lowercase();
-    let mut best: Option<(f64, &str)> = None;
-    for name in known {
-        let lowered = name.to_lowercase();
-        let score = if lowered == wanted {
-            2.0
-        } else {
-            let whole = strsim::normalized_damerau_levenshtein(&wanted, &lowered);
-            let segment = strsim::normalized_damerau_levenshtein(&last(&wanted), &last(&lowered));
-            whole.min(segment)
-        };
-        if score >= 0.6 && best.is_none_or(|(best_score, _)| score > best_score) {
-            best = Some((score, name));
-        }
-    }
-    best.map(|(_, name)| name)
 }
 
 /// The error for an archetype name the library does not have.
 pub(crate) fn unknown_archetype(name: &str, library: &ArchetypeLibrary) -> CliError {
     let mut message = format!("no archetype `{name}` in `{}`", library.root().display());
-    if let Some(suggestion) = closest(name, library.names()) {
+    if let Some(suggestion) = did_you_mean(name, library.names()) {
         message.push_str(&format!("; did you mean `{suggestion}`?"));
     }
     CliError::Usage(message)
 }
 
-/// Writes `text` to `path` atomically: to a temporary file in the same directory, then renamed
-/// over `path`, so a reader (or the hot reloader) never sees half a file. An existing file keeps
-/// its permissions; a new one gets the usual ones (read-write, less the umask).
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
+/// Writes `bytes` to `path` atomically: to a temporary file in the same directory, flushed to
+/// disk, then renamed over `path`, so a reader (or the hot reloader) never sees half a file and
+/// a crash leaves the old file. An existing file keeps its permissions; a new one gets the
+/// usual ones (read-write, less the umask).
+///
+/// (The engine's `write_atomically` does the same for scenes, but gives a replaced file default
+/// permissions and cannot refuse to replace one, which `new` needs.)
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     let cannot = |error| CliError::io(format!("cannot write `{}`", path.display()), error);
-    let temp = temp_file_with(path, text).map_err(cannot)?;
+    let temp = temp_file_with(path, bytes).map_err(cannot)?;
     if let Ok(metadata) = std::fs::metadata(path) {
         std::fs::set_permissions(temp.path(), metadata.permissions()).map_err(cannot)?;
     }
     temp.persist(path).map_err(|error| cannot(error.error))?;
+    sync_parent(path);
     Ok(())
 }
 
 /// Like [`write_atomically`], but never replaces a file: `Ok(false)` if `path` exists.
-pub(crate) fn create_atomically(path: &Path, text: &str) -> Result<bool, CliError> {
+pub(crate) fn create_atomically(path: &Path, bytes: &[u8]) -> Result<bool, CliError> {
     let cannot = |error| CliError::io(format!("cannot write `{}`", path.display()), error);
-    let temp = temp_file_with(path, text).map_err(cannot)?;
+    let temp = temp_file_with(path, bytes).map_err(cannot)?;
     match temp.persist_noclobber(path) {
-        Ok(_) => Ok(true),
+        Ok(_) => {
+            sync_parent(path);
+            Ok(true)
+        }
         Err(error) if error.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
         Err(error) => Err(cannot(error.error)),
     }
 }
 
-/// A hidden temporary file next to `path` (the loader and the watcher skip hidden files)
-/// holding `text`, flushed to disk.
-fn temp_file_with(path: &Path, text: &str) -> io::Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
+/// The directory `path` is in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
-    };
+    }
+}
+
+/// Makes a rename in `path`'s directory durable, where the platform can sync a directory (the
+/// file itself is already on disk; at worst the old version comes back after a crash).
+fn sync_parent(path: &Path) {
+    if let Ok(dir) = std::fs::File::open(parent_dir(path)) {
+        let _ = dir.sync_all();
+    }
+}
+
+/// A hidden temporary file next to `path` (the loader and the watcher skip hidden files)
+/// holding `bytes`, flushed to disk.
+fn temp_file_with(path: &Path, bytes: &[u8]) -> io::Result<tempfile::NamedTempFile> {
+    let dir = parent_dir(path);
     let mut builder = tempfile::Builder::new();
     builder.prefix(".archetool-").suffix(".tmp");
     // Temporary files are private by default; these become ordinary files.
@@ -392,17 +404,39 @@ fn temp_file_with(path: &Path, text: &str) -> io::Result<tempfile::NamedTempFile
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let mut temp = builder.tempfile_in(dir)?;
-    temp.write_all(text.as_bytes())?;
+    temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     Ok(temp)
 }
 
-/// `n thing` or `n things`.
+/// A value on one line: `[0, 1, 0]`, `{"a": 1}`.
+pub(crate) fn one_line(value: &Value) -> String {
+    match value {
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(one_line).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(object) => {
+            let mut members: Vec<(&String, &Value)> = object.iter().collect();
+            members.sort_by_key(|(key, _)| *key);
+            let members: Vec<String> = members
+                .into_iter()
+                .map(|(key, value)| format!("{}: {}", Value::String(key.clone()), one_line(value)))
+                .collect();
+            format!("{{{}}}", members.join(", "))
+        }
+        scalar => scalar.to_string(),
+    }
+}
+
+/// `n thing` or `n things` (`n entities` for `entity`).
 pub(crate) fn count(n: usize, thing: &str) -> String {
     if n == 1 {
-        format!("{n} {thing}")
-    } else {
-        format!("{n} {thing}s")
+        return format!("{n} {thing}");
+    }
+    match thing.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'o', 'u']) => format!("{n} {stem}ies"),
+        _ => format!("{n} {thing}s"),
     }
 }
 
@@ -419,17 +453,6 @@ pub(crate) struct Source<'a> {
 pub(crate) fn rewritable_sources(
     library: &ArchetypeLibrary,
 ) -> (Vec<Source<'_>>, Vec<&Diagnostic>) {
-    let unreadable = |diagnostic: &Diagnostic| {
-        matches!(
-            diagnostic.code,
-            DiagnosticCode::Io
-                | DiagnosticCode::Encoding
-                | DiagnosticCode::Syntax
-                | DiagnosticCode::DuplicateKey
-                | DiagnosticCode::TooLarge
-                | DiagnosticCode::TooDeep
-        )
-    };
     let mut sources = Vec::new();
     let mut problems = Vec::new();
     for name in library.names() {
@@ -439,7 +462,7 @@ pub(crate) fn rewritable_sources(
         let found: Vec<&Diagnostic> = library
             .diagnostics()
             .iter()
-            .filter(|d| d.file.as_deref() == Some(file) && unreadable(d))
+            .filter(|d| d.file.as_deref() == Some(file) && d.code.is_unreadable())
             .collect();
         match library.source_text(name) {
             Some(text) if found.is_empty() => sources.push(Source { file, text }),
@@ -447,4 +470,48 @@ pub(crate) fn rewritable_sources(
         }
     }
     (sources, problems)
+}
+
+/// What a command that rewrites files (`fmt`, `migrate`) found, and the exit code it makes.
+#[derive(Debug)]
+pub(crate) struct Rewrites {
+    /// Files it could not handle (not readable, or with a problem that blocks the rewrite).
+    pub problems: usize,
+    /// Files it rewrote, or with `--check` would rewrite.
+    pub changed: usize,
+}
+
+impl Rewrites {
+    /// A tally that starts with the files that cannot be read, each reported on a line of
+    /// `out`.
+    pub fn starting_with<T: std::fmt::Display>(
+        unreadable: &[T],
+        out: &mut dyn Write,
+    ) -> Result<Self, CliError> {
+        for problem in unreadable {
+            writeln!(out, "{problem}")?;
+        }
+        Ok(Rewrites {
+            problems: unreadable.len(),
+            changed: 0,
+        })
+    }
+
+    /// 1 if anything could not be handled, or (with `--check`) if anything would change.
+    pub fn exit(&self, check: bool) -> Exit {
+        if self.problems > 0 || (check && self.changed > 0) {
+            Exit::Findings
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// "it" or "them", for the changed files.
+    pub fn them(&self) -> &'static str {
+        if self.changed == 1 {
+            "it"
+        } else {
+            "them"
+        }
+    }
 }

@@ -15,7 +15,8 @@ use serde_json::Value;
 /// this matters; the limit keeps the recursion bounded for any input).
 const MAX_DEPTH: usize = 256;
 
-/// The widest line an array of scalars may take up when written on one line.
+/// The widest line a short array or object may take up when written on one line, counting the
+/// comma that may follow it.
 const MAX_INLINE_WIDTH: usize = 100;
 
 /// A JSON value as written.
@@ -291,7 +292,41 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// The place of an object in an archetype file, which decides the order of its keys.
+/// The byte offset of a 1-based line and column (in characters) in `text`: the inverse of
+/// [`line_column`], clamped to the text.
+pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let mut line_start = 0;
+    for _ in 1..line {
+        match text[line_start..].find('\n') {
+            Some(end) => line_start += end + 1,
+            None => return text.len(),
+        }
+    }
+    let rest = &text[line_start..];
+    let within = rest
+        .char_indices()
+        .take_while(|(_, c)| *c != '\n')
+        .nth(column.saturating_sub(1))
+        .map_or_else(
+            || rest.find('\n').unwrap_or(rest.len()),
+            |(offset, _)| offset,
+        );
+    line_start + within
+}
+
+/// The span of the JSON value (or object key) that starts at `offset`, or an empty span there
+/// if none does.
+pub(crate) fn value_span_at(text: &str, offset: usize) -> Range<usize> {
+    let offset = offset.min(text.len());
+    let mut parser = Parser { text, pos: offset };
+    match parser.value(0) {
+        Ok(node) => node.span,
+        Err(_) => offset..offset,
+    }
+}
+
+/// The place of an object in an archetype file, which decides the order of its keys and whether
+/// it may be written on one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Layout {
     /// The top level of an archetype file: keys in [`keys::TOP_LEVEL`] order.
@@ -300,8 +335,11 @@ pub(crate) enum Layout {
     Child,
     /// A `children` object: child names sorted, each value a child entry.
     ChildMap,
-    /// Anything else (`components`, component values): keys sorted.
-    Sorted,
+    /// A `components` object: component names sorted, each value a [`Layout::Value`].
+    Components,
+    /// Anything else (component values and what is inside them, JSON that is not an archetype
+    /// file): keys sorted; short objects on one line.
+    Value,
 }
 
 impl Layout {
@@ -311,7 +349,7 @@ impl Layout {
         let order: &[&str] = match self {
             Layout::Archetype => &keys::TOP_LEVEL,
             Layout::Child => &keys::CHILD,
-            Layout::ChildMap | Layout::Sorted => &[],
+            Layout::ChildMap | Layout::Components | Layout::Value => &[],
         };
         let rank = order
             .iter()
@@ -324,15 +362,23 @@ impl Layout {
     fn of_value(self, key: &str) -> Layout {
         match self {
             Layout::Archetype | Layout::Child if key == keys::CHILDREN => Layout::ChildMap,
+            Layout::Archetype | Layout::Child if key == keys::COMPONENTS => Layout::Components,
             Layout::ChildMap => Layout::Child,
-            _ => Layout::Sorted,
+            _ => Layout::Value,
         }
+    }
+
+    /// Whether an object of this layout may be written on one line. The file's structure (the
+    /// top level, `components`, `children`, child entries) is always one member per line, so
+    /// adding a component or a child is a one-line change.
+    fn may_inline(self) -> bool {
+        self == Layout::Value
     }
 }
 
-/// Writes `node` in canonical form: two-space indentation, object keys in `layout` order,
-/// arrays of scalars on one line when that line fits in [`MAX_INLINE_WIDTH`] columns, scalars
-/// exactly as written, and a final newline.
+/// Writes `node` in canonical form: two-space indentation, object keys in `layout` order, short
+/// arrays and objects on one line (see [`inline`]), scalars exactly as written, and a final
+/// newline.
 pub(crate) fn to_canonical_string(node: &Node, layout: Layout) -> String {
     let mut out = String::new();
     write_node(&mut out, node, layout, 0, 0);
@@ -342,15 +388,21 @@ pub(crate) fn to_canonical_string(node: &Node, layout: Layout) -> String {
 
 /// Writes `node` at `indent` levels; `column` is where on its line it starts.
 fn write_node(out: &mut String, node: &Node, layout: Layout, indent: usize, column: usize) {
+    if let Some(inline) = inline(node, layout) {
+        // The comma that may follow must fit too.
+        if column + inline.chars().count() < MAX_INLINE_WIDTH {
+            out.push_str(&inline);
+            return;
+        }
+    }
     match &node.kind {
         NodeKind::Scalar(text) => out.push_str(text),
-        NodeKind::Object(members) if members.is_empty() => out.push_str("{}"),
-        NodeKind::Array(items) if items.is_empty() => out.push_str("[]"),
         NodeKind::Object(members) => {
-            let mut sorted: Vec<&Member> = members.iter().collect();
-            sorted.sort_by(|a, b| layout.rank(&a.key).cmp(&layout.rank(&b.key)));
             out.push('{');
-            for (i, member) in sorted.iter().enumerate() {
+            for (i, member) in sorted(members, layout).iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
                 out.push('\n');
                 push_indent(out, indent + 1);
                 out.push_str(&member.key_text);
@@ -358,30 +410,20 @@ fn write_node(out: &mut String, node: &Node, layout: Layout, indent: usize, colu
                 let column = (indent + 1) * 2 + member.key_text.chars().count() + 2;
                 let value_layout = layout.of_value(&member.key);
                 write_node(out, &member.value, value_layout, indent + 1, column);
-                if i + 1 < sorted.len() {
-                    out.push(',');
-                }
             }
             out.push('\n');
             push_indent(out, indent);
             out.push('}');
         }
         NodeKind::Array(items) => {
-            if let Some(inline) = inline_array(items) {
-                // The closing comma, if any, must fit too.
-                if column + inline.chars().count() < MAX_INLINE_WIDTH {
-                    out.push_str(&inline);
-                    return;
-                }
-            }
             out.push('[');
             for (i, item) in items.iter().enumerate() {
-                out.push('\n');
-                push_indent(out, indent + 1);
-                write_node(out, item, Layout::Sorted, indent + 1, (indent + 1) * 2);
-                if i + 1 < items.len() {
+                if i > 0 {
                     out.push(',');
                 }
+                out.push('\n');
+                push_indent(out, indent + 1);
+                write_node(out, item, Layout::Value, indent + 1, (indent + 1) * 2);
             }
             out.push('\n');
             push_indent(out, indent);
@@ -390,16 +432,51 @@ fn write_node(out: &mut String, node: &Node, layout: Layout, indent: usize, colu
     }
 }
 
-/// `[a, b, c]` if every element is a scalar.
-fn inline_array(items: &[Node]) -> Option<String> {
-    let mut texts = Vec::with_capacity(items.len());
-    for item in items {
-        match &item.kind {
-            NodeKind::Scalar(text) => texts.push(text.as_str()),
-            _ => return None,
-        }
+/// An object's members in `layout` order.
+fn sorted(members: &[Member], layout: Layout) -> Vec<&Member> {
+    let mut sorted: Vec<&Member> = members.iter().collect();
+    sorted.sort_by(|a, b| layout.rank(&a.key).cmp(&layout.rank(&b.key)));
+    sorted
+}
+
+/// `node` on one line, if it may be written so (whether the line is short enough is for the
+/// caller to say):
+/// - an atom: a scalar, `{}` or `[]`;
+/// - an array of atoms: `[0, 1, 0]`;
+/// - an object of this layout (see [`Layout::may_inline`]) whose values are atoms or arrays of
+///   atoms: `{ "current": 12, "max": 12 }`.
+fn inline(node: &Node, layout: Layout) -> Option<String> {
+    if let Some(atom) = atom(node) {
+        return Some(atom.to_string());
     }
-    Some(format!("[{}]", texts.join(", ")))
+    match &node.kind {
+        NodeKind::Array(items) => {
+            let items: Option<Vec<&str>> = items.iter().map(atom).collect();
+            Some(format!("[{}]", items?.join(", ")))
+        }
+        NodeKind::Object(members) if layout.may_inline() => {
+            let mut texts = Vec::with_capacity(members.len());
+            for member in sorted(members, layout) {
+                let value = match &member.value.kind {
+                    NodeKind::Array(_) => inline(&member.value, Layout::Value)?,
+                    _ => atom(&member.value)?.to_string(),
+                };
+                texts.push(format!("{}: {value}", member.key_text));
+            }
+            Some(format!("{{ {} }}", texts.join(", ")))
+        }
+        _ => None,
+    }
+}
+
+/// The text of a value that is always written on one line: a scalar, `{}` or `[]`.
+fn atom(node: &Node) -> Option<&str> {
+    match &node.kind {
+        NodeKind::Scalar(text) => Some(text),
+        NodeKind::Object(members) if members.is_empty() => Some("{}"),
+        NodeKind::Array(items) if items.is_empty() => Some("[]"),
+        _ => None,
+    }
 }
 
 fn push_indent(out: &mut String, levels: usize) {
@@ -423,7 +500,7 @@ mod tests {
         let text = r#"{"components":{"A":{"x":1.0,"y":1e3,"z":-0.50,"s":"\u00e9\/"}}}"#;
         assert_eq!(
             canonical(text),
-            "{\n  \"components\": {\n    \"A\": {\n      \"s\": \"\\u00e9\\/\",\n      \"x\": 1.0,\n      \"y\": 1e3,\n      \"z\": -0.50\n    }\n  }\n}\n"
+            "{\n  \"components\": {\n    \"A\": { \"s\": \"\\u00e9\\/\", \"x\": 1.0, \"y\": 1e3, \"z\": -0.50 }\n  }\n}\n"
         );
     }
 
@@ -457,10 +534,60 @@ mod tests {
     fn short_arrays_of_scalars_stay_on_one_line() {
         let long: Vec<String> = (0..40).map(|i| i.to_string()).collect();
         let text = format!(r#"{{"a":[0,1,0],"b":[[1],[2]],"c":[{}]}}"#, long.join(","));
-        let out = to_canonical_string(&parse(&text).unwrap(), Layout::Sorted);
+        let out = to_canonical_string(&parse(&text).unwrap(), Layout::Value);
         assert!(out.contains("\"a\": [0, 1, 0],\n"), "{out}");
         assert!(out.contains("\"b\": [\n    [1],\n    [2]\n  ],\n"), "{out}");
         assert!(out.contains("\"c\": [\n    0,\n    1,\n"), "{out}");
+    }
+
+    #[test]
+    fn short_objects_of_scalars_stay_on_one_line() {
+        let text = r#"{"components":{"Health":{"max":12,"current":12},"Transform":{"translation":[0,1,0]},"Nested":{"a":{"b":1}},"Empty":{},"Name":"x"},"children":{"a":null}}"#;
+        assert_eq!(
+            canonical(text),
+            r#"{
+  "components": {
+    "Empty": {},
+    "Health": { "current": 12, "max": 12 },
+    "Name": "x",
+    "Nested": {
+      "a": { "b": 1 }
+    },
+    "Transform": { "translation": [0, 1, 0] }
+  },
+  "children": {
+    "a": null
+  }
+}
+"#
+        );
+        // A line of exactly 100 columns (with its comma) fits; one more does not.
+        let line = |value: &str| format!(r#"{{"components":{{"A":{{"s":"{value}"}},"B":1}}}}"#);
+        let fits = canonical(&line(&"x".repeat(79)));
+        assert!(
+            fits.lines()
+                .any(|l| l.chars().count() == 100 && l.ends_with("},")),
+            "{fits}"
+        );
+        let wraps = canonical(&line(&"x".repeat(80)));
+        assert!(wraps.contains("\"A\": {\n      \"s\": "), "{wraps}");
+        // Formatting the output again changes nothing.
+        for out in [fits, wraps] {
+            assert_eq!(canonical(&out), out);
+        }
+    }
+
+    #[test]
+    fn offsets_and_spans_from_positions() {
+        let text = "{\n  \"é\": { \"x\": 1 },\n  \"b\": tru\n}";
+        for offset in [0, 4, 10, 24] {
+            let (line, column) = line_column(text, offset);
+            assert_eq!(offset_of(text, line, column), offset, "{offset}");
+        }
+        assert_eq!(offset_of(text, 9, 1), text.len());
+        assert_eq!(&text[value_span_at(text, 4)], "\"é\"");
+        assert_eq!(&text[value_span_at(text, 10)], "{ \"x\": 1 }");
+        assert_eq!(value_span_at(text, 29), 29..29);
     }
 
     #[test]

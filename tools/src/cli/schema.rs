@@ -50,7 +50,7 @@ pub fn schema(args: &SchemaArgs, context: &mut Context<'_>) -> Result<Exit, CliE
     let names: Vec<&str> = library.names().collect();
     let text = schema_text(&context.registry, &names);
     match &args.out {
-        Some(path) => write_atomically(path, &text)?,
+        Some(path) => write_atomically(path, text.as_bytes())?,
         None => context.out.write_all(text.as_bytes())?,
     }
     Ok(Exit::Success)
@@ -70,7 +70,7 @@ fn def_ref(name: &str) -> Value {
 /// The schema as canonical JSON text.
 pub fn schema_text(registry: &ComponentRegistry, archetype_names: &[&str]) -> String {
     let value = schema_value(registry, archetype_names);
-    to_canonical_string(&Node::from_value(&value), Layout::Sorted)
+    to_canonical_string(&Node::from_value(&value), Layout::Value)
 }
 
 /// The schema for archetype files using the components of `registry`, with `extends` limited to

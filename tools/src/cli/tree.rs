@@ -19,9 +19,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use archetype_engine::{keys, ArchetypeLibrary, ResolvedEntity};
+use archetype_engine::{ArchetypeLibrary, ResolvedEntity};
 use clap::Args;
-use serde_json::Value;
 
 use super::{unknown_archetype, CliError, Context, DirArg, Exit};
 
@@ -79,7 +78,7 @@ pub fn tree(args: &TreeArgs, context: &mut Context<'_>) -> Result<Exit, CliError
 struct ArchetypeNode<'a> {
     parents: Vec<String>,
     is_abstract: bool,
-    loaded: bool,
+    /// `None` if the archetype does not load.
     resolved: Option<&'a ResolvedEntity>,
 }
 
@@ -93,40 +92,22 @@ impl<'a> Graph<'a> {
     fn of(library: &'a ArchetypeLibrary) -> Self {
         let mut nodes = BTreeMap::new();
         for name in library.names() {
-            let node = match library.get(name) {
-                Some(archetype) => ArchetypeNode {
-                    parents: archetype.extends().to_vec(),
-                    is_abstract: archetype.is_abstract(),
-                    loaded: true,
-                    resolved: Some(archetype.resolved()),
+            // What the file declares, even if the archetype does not load; nothing if the
+            // file is not even JSON.
+            let (is_abstract, parents) = library
+                .declared(name)
+                .map_or((false, Vec::new()), |(is_abstract, parents)| {
+                    (is_abstract, parents.to_vec())
+                });
+            let resolved = library.get(name).map(|archetype| archetype.resolved());
+            nodes.insert(
+                name.to_string(),
+                ArchetypeNode {
+                    parents,
+                    is_abstract,
+                    resolved,
                 },
-                None => {
-                    // Not loaded: place it by what its file says, if it says it clearly.
-                    let written: Option<Value> = library
-                        .source_text(name)
-                        .and_then(|text| serde_json::from_str(text).ok());
-                    let written = written.as_ref();
-                    let parents = match written.and_then(|doc| doc.get(keys::EXTENDS)) {
-                        Some(Value::String(parent)) => vec![parent.clone()],
-                        Some(Value::Array(parents)) => parents
-                            .iter()
-                            .filter_map(|parent| parent.as_str().map(str::to_string))
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    let is_abstract = written
-                        .and_then(|doc| doc.get(keys::ABSTRACT))
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
-                    ArchetypeNode {
-                        parents,
-                        is_abstract,
-                        loaded: false,
-                        resolved: None,
-                    }
-                }
-            };
-            nodes.insert(name.to_string(), node);
+            );
         }
         let mut derived: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (name, node) in &nodes {
@@ -153,7 +134,7 @@ impl<'a> Graph<'a> {
             if node.is_abstract {
                 label.push_str(" (abstract)");
             }
-            if !node.loaded {
+            if node.resolved.is_none() {
                 label.push_str(" (errors)");
             }
         } else {
@@ -216,12 +197,7 @@ impl Drawing {
         let indent = format!("{indent}{}", continuation(connector));
         path.push(name);
         let count = items.len();
-        for (i, item) in items.into_iter().enumerate() {
-            let connector = if i + 1 == count {
-                "└── "
-            } else {
-                "├── "
-            };
+        for (item, connector) in items.into_iter().zip(connectors(count)) {
             match item {
                 Item::Archetype(derived) => {
                     self.archetype(graph, derived, &indent, connector, path)
@@ -236,14 +212,8 @@ impl Drawing {
     fn child(&mut self, label: &str, entity: &ResolvedEntity, indent: &str, connector: &str) {
         self.line(format!("{indent}{connector}{label}"));
         let indent = format!("{indent}{}", continuation(connector));
-        let items: Vec<Item<'_>> = child_items(entity).collect();
-        let count = items.len();
-        for (i, item) in items.into_iter().enumerate() {
-            let connector = if i + 1 == count {
-                "└── "
-            } else {
-                "├── "
-            };
+        let count = entity.children.len();
+        for (item, connector) in child_items(entity).zip(connectors(count)) {
             if let Item::Child(label, entity) = item {
                 self.child(&label, entity, &indent, connector);
             }
@@ -261,13 +231,7 @@ impl Drawing {
         let Some(node) = graph.nodes.get(name) else {
             return;
         };
-        let count = node.parents.len();
-        for (i, parent) in node.parents.iter().enumerate() {
-            let connector = if i + 1 == count {
-                "└── "
-            } else {
-                "├── "
-            };
+        for (parent, connector) in node.parents.iter().zip(connectors(node.parents.len())) {
             let label = graph.label(parent);
             if path.contains(&parent.as_str()) {
                 self.line(format!("{indent}{connector}{label} (cycle)"));
@@ -294,6 +258,17 @@ fn child_items(entity: &ResolvedEntity) -> impl Iterator<Item = Item<'_>> {
             None => format!("#{name}"),
         };
         Item::Child(label, child)
+    })
+}
+
+/// The connectors of `count` entries under one node: `├── ` for each but the last, `└── `.
+fn connectors(count: usize) -> impl Iterator<Item = &'static str> {
+    (1..=count).map(move |i| {
+        if i == count {
+            "└── "
+        } else {
+            "├── "
+        }
     })
 }
 

@@ -12,6 +12,7 @@ use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, Chars, Config};
 use serde::Serialize;
 
+use super::raw_json::{offset_of, value_span_at};
 use super::{count, CliError, Context, DirArg, Exit};
 
 /// Arguments of `archetool validate`.
@@ -87,6 +88,11 @@ impl<'a> SourceTexts<'a> {
                 .collect(),
         )
     }
+
+    /// Just one file's text (a scene's).
+    pub(crate) fn one(file: &'a Path, text: &'a str) -> Self {
+        SourceTexts(HashMap::from([(file, text)]))
+    }
 }
 
 /// The first line of a report: `path:line:col: error[code]: message` (as much of the place as
@@ -124,11 +130,18 @@ pub(crate) fn write_human(
 }
 
 /// The source snippet codespan draws for a diagnostic, without codespan's own header lines
-/// (ours replaces them), or `None` when there is no place to show.
+/// (ours replaces them), or `None` when there is no place to show. Without a span (scene
+/// errors have only a position), the JSON value or key at the position is underlined.
 fn snippet(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<String> {
     let file = diagnostic.file.as_deref()?;
-    let span = diagnostic.span.clone()?;
     let text = *sources.0.get(file)?;
+    let span = match (&diagnostic.span, diagnostic.position) {
+        (Some(span), _) => span.clone(),
+        (None, Some(position)) => {
+            value_span_at(text, offset_of(text, position.line, position.column))
+        }
+        (None, None) => return None,
+    };
     let source = SimpleFile::new(file.display().to_string(), text);
     let report = match diagnostic.severity {
         Severity::Error => Report::error(),

@@ -1,0 +1,604 @@
+//! `archetool scene`: what a scene file holds (`info`), whether it loads (`check`), and how two
+//! differ (`diff`, in [`scene_diff`](super::scene_diff)).
+//!
+//! A scene is read one of two ways:
+//! - a JSON scene in the current format ([`SCENE_FORMAT_VERSION`]) is read as written; no
+//!   archetypes are needed;
+//! - a binary scene, or a JSON scene in an older format, is loaded with the library into a
+//!   scratch world (with the archetypes under `--dir`) and saved again as JSON
+//!   ([`save_scene`]): what the game would load, in the current format and with current
+//!   component names.
+//!
+//! Either way the commands then work on one JSON document per scene. A scene that does not
+//! load is reported like `validate` reports archetypes (exit code 1).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use archetype_engine::{
+    load_scene_from_path, save_scene, scene_keys, ArchetypeInstance, ArchetypeLibrary, Diagnostic,
+    SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions, SCENE_FORMAT_VERSION,
+};
+use clap::{Args, Subcommand};
+use hecs::World;
+use serde_json::Value;
+
+use super::validate::{write_human, SourceTexts};
+use super::{count, scene_diff, CliError, Context, DirArg, Exit};
+
+/// Arguments of `archetool scene`.
+#[derive(Debug, Args)]
+pub struct SceneArgs {
+    /// What to do with the scene.
+    #[command(subcommand)]
+    pub command: SceneCommand,
+}
+
+/// The `scene` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SceneCommand {
+    /// Summarize a scene file (JSON or binary).
+    ///
+    /// Prints the encoding, the format version, the number of entities, how many come from
+    /// each archetype (instances and their child entities) and how many from none, how many
+    /// entities write each component (for archetype instances, what differs from the
+    /// archetype; `removed from N` counts `null`s), and the number of shared entries. Binary
+    /// and older-format scenes are read by loading them with the archetypes under DIR.
+    Info(SceneFileArgs),
+    /// Load a scene with the archetypes, as the game would; report the first problem.
+    ///
+    /// Loads the archetypes under DIR, then the scene into a scratch world. A scene that loads
+    /// prints `FILE: ok (N entities: A from archetypes, P plain)`; one that does not prints the
+    /// error (file:line:column, or byte offset for binary scenes; entity, component and field
+    /// in the message) and exits with 1: bad JSON, unknown archetypes or components, invalid
+    /// values, references to entities not in the scene, duplicate IDs, ...
+    Check(SceneFileArgs),
+    /// Compare two scenes entity by entity, by stable ID.
+    ///
+    /// One line per entity added (`+ ID archetype`), removed (`- ID ...`) or changed
+    /// (`~ ID ...`), sorted by ID; under a changed one, its components added (`+ C: value`),
+    /// removed (`- C`) and changed (`~ C.field: old -> new`), then a summary line. For archetype
+    /// instances the files store what differs from the archetype, and that is what is
+    /// compared. Exit code 0 when the scenes are the same, 1 when they differ.
+    Diff(scene_diff::DiffArgs),
+}
+
+/// Arguments of `scene info` and `scene check`.
+#[derive(Debug, Args)]
+pub struct SceneFileArgs {
+    /// The scene file (`*.scene.json` or `*.scene.bin`).
+    pub file: PathBuf,
+    /// The archetypes root.
+    #[command(flatten)]
+    pub dir: DirArg,
+}
+
+/// Runs a `scene` subcommand.
+///
+/// # Errors
+/// If a file cannot be read, or the archetypes directory (when needed) does not exist.
+pub fn scene(args: &SceneArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    match &args.command {
+        SceneCommand::Info(args) => info(args, context),
+        SceneCommand::Check(args) => check(args, context),
+        SceneCommand::Diff(args) => scene_diff::diff(args, context),
+    }
+}
+
+/// `scene info`: see [`SceneCommand::Info`].
+fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    let mut archetypes = Archetypes::new(&args.dir.dir);
+    let scene = match read_scene(&args.file, &mut archetypes, context)? {
+        Ok(scene) => scene,
+        Err(error) => return report_load_error(&error, &archetypes, context),
+    };
+    let summary = Summary::of(&scene.document);
+    let out = &mut *context.out;
+    writeln!(out, "file:      {}", args.file.display())?;
+    let encoding = match scene.encoding {
+        SceneEncoding::Json => "JSON",
+        SceneEncoding::Binary => "binary",
+    };
+    writeln!(out, "encoding:  {encoding}")?;
+    if scene.format == SCENE_FORMAT_VERSION {
+        writeln!(out, "format:    {} (current)", scene.format)?;
+    } else {
+        writeln!(
+            out,
+            "format:    {} (current is {SCENE_FORMAT_VERSION}; `archetool migrate` upgrades the file)",
+            scene.format
+        )?;
+    }
+    writeln!(out, "entities:  {}", summary.entities)?;
+    writeln!(out, "shared:    {}", count(scene.shared, "entry"))?;
+
+    let mut rows: Vec<(String, String)> = summary
+        .archetypes
+        .iter()
+        .map(|(name, &(instances, children))| {
+            let total = (instances + children).to_string();
+            let cell = if children == 0 {
+                total
+            } else {
+                format!(
+                    "{total} ({}, {})",
+                    count(instances, "instance"),
+                    count(children, "child entity")
+                )
+            };
+            (name.to_string(), cell)
+        })
+        .collect();
+    if summary.plain > 0 {
+        rows.push(("(no archetype)".to_string(), summary.plain.to_string()));
+    }
+    write_table(out, "per archetype:", &rows)?;
+
+    let rows: Vec<(String, String)> = summary
+        .components
+        .iter()
+        .map(|(name, &(written, removed))| {
+            let mut cell = written.to_string();
+            if removed > 0 {
+                cell.push_str(&format!(", removed from {removed}"));
+            }
+            (name.to_string(), cell)
+        })
+        .collect();
+    write_table(out, "components used (by how many entities):", &rows)?;
+    Ok(Exit::Success)
+}
+
+/// A heading, then `  name  value` rows with the values lined up (nothing if there are no rows).
+fn write_table(
+    out: &mut dyn std::io::Write,
+    heading: &str,
+    rows: &[(String, String)],
+) -> Result<(), CliError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "{heading}")?;
+    let width = rows
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (name, value) in rows {
+        writeln!(out, "  {name:width$}  {value}")?;
+    }
+    Ok(())
+}
+
+/// What `scene info` counts in a scene document.
+#[derive(Default)]
+struct Summary<'a> {
+    entities: usize,
+    /// Entities of no archetype.
+    plain: usize,
+    /// Archetype → (instances, child entities of instances).
+    archetypes: BTreeMap<&'a str, (usize, usize)>,
+    /// Component → (entities writing a value, entities writing `null`).
+    components: BTreeMap<&'a str, (usize, usize)>,
+}
+
+impl<'a> Summary<'a> {
+    fn of(document: &'a Value) -> Self {
+        let mut summary = Summary::default();
+        for entity in entities(document) {
+            summary.entities += 1;
+            match entity.get(scene_keys::ARCHETYPE).and_then(Value::as_str) {
+                Some(archetype) => {
+                    let counts = summary.archetypes.entry(archetype).or_default();
+                    if entity.get(scene_keys::CHILD).is_some() {
+                        counts.1 += 1;
+                    } else {
+                        counts.0 += 1;
+                    }
+                }
+                None => summary.plain += 1,
+            }
+            let components = entity
+                .get(scene_keys::COMPONENTS)
+                .and_then(Value::as_object);
+            for (name, value) in components.into_iter().flatten() {
+                let counts = summary.components.entry(name.as_str()).or_default();
+                if value.is_null() {
+                    counts.1 += 1;
+                } else {
+                    counts.0 += 1;
+                }
+            }
+        }
+        summary
+    }
+}
+
+/// `scene check`: see [`SceneCommand::Check`].
+fn check(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    let mut archetypes = Archetypes::new(&args.dir.dir);
+    require_file(&args.file)?;
+    let library = archetypes.get(context)?;
+    let mut world = World::new();
+    let loaded = match load_scene_from_path(
+        &args.file,
+        &mut world,
+        library,
+        &SceneLoadOptions::default(),
+    ) {
+        Ok(loaded) => loaded,
+        Err(error) => return report_load_error(&error, &archetypes, context),
+    };
+    let from_archetypes = loaded
+        .entities()
+        .iter()
+        .filter(|entity| world.get::<&ArchetypeInstance>(**entity).is_ok())
+        .count();
+    writeln!(
+        context.out,
+        "{}: ok ({}: {from_archetypes} from archetypes, {} plain)",
+        args.file.display(),
+        count(loaded.len(), "entity"),
+        loaded.len() - from_archetypes
+    )?;
+    Ok(Exit::Success)
+}
+
+/// Prints why a scene does not load, rustc-style (with the source line for JSON scenes), and a
+/// note if the archetypes themselves have errors (which may be why).
+pub(crate) fn report_load_error(
+    error: &SceneError,
+    archetypes: &Archetypes<'_>,
+    context: &mut Context<'_>,
+) -> Result<Exit, CliError> {
+    write_scene_error(context.out, error)?;
+    if let Some(library) = &archetypes.library {
+        let errors = library.error_count();
+        if errors > 0 {
+            writeln!(
+                context.out,
+                "note: the archetypes have {}; `archetool validate --dir {}` lists them",
+                count(errors, "error"),
+                archetypes.dir.display()
+            )?;
+        }
+    }
+    Ok(Exit::Findings)
+}
+
+/// Writes a scene error: as `validate` writes diagnostics for JSON scenes, on one line (with
+/// the byte offset) for binary ones.
+pub(crate) fn write_scene_error(
+    out: &mut dyn std::io::Write,
+    error: &SceneError,
+) -> Result<(), CliError> {
+    let Some((diagnostic, text)) = placed(error) else {
+        return Ok(writeln!(out, "{}", scene_error_line(error))?);
+    };
+    match (&diagnostic.file, &text) {
+        (Some(file), Some(text)) => write_human(out, &diagnostic, &SourceTexts::one(file, text)),
+        _ => Ok(writeln!(out, "{diagnostic}")?),
+    }
+}
+
+/// A scene error on one line: `path:line:col: error[code]: message` (`path (byte N): ...` for
+/// binary scenes).
+pub(crate) fn scene_error_line(error: &SceneError) -> String {
+    match placed(error) {
+        Some((diagnostic, _)) => diagnostic.to_string(),
+        None => error.to_string(),
+    }
+}
+
+/// For an error in a JSON scene: its diagnostic, with the position only where it is a place in
+/// the file, and the file's text (without a byte-order mark). `None` for binary scenes.
+///
+/// The library reads a scene in an older format by upgrading the document first, and places
+/// errors in the upgraded text rather than the file, so their positions are dropped.
+fn placed(error: &SceneError) -> Option<(Diagnostic, Option<String>)> {
+    if error.offset.is_some() {
+        return None;
+    }
+    let mut diagnostic = (*error.diagnostic).clone();
+    let bytes = diagnostic
+        .file
+        .as_ref()
+        .and_then(|file| std::fs::read(file).ok());
+    let text = bytes
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .map(|text| {
+            text.strip_prefix('\u{feff}')
+                .map(str::to_string)
+                .unwrap_or(text)
+        });
+    let older = text
+        .as_deref()
+        .is_some_and(|text| json_format(text.as_bytes()) < SCENE_FORMAT_VERSION);
+    if older {
+        diagnostic.position = None;
+        diagnostic.span = None;
+    }
+    Some((diagnostic, text))
+}
+
+/// The archetypes, loaded the first time a scene needs them.
+pub(crate) struct Archetypes<'d> {
+    dir: &'d Path,
+    library: Option<ArchetypeLibrary>,
+}
+
+impl<'d> Archetypes<'d> {
+    pub(crate) fn new(dir: &'d Path) -> Self {
+        Archetypes { dir, library: None }
+    }
+
+    /// The library (loaded now if it was not yet).
+    ///
+    /// # Errors
+    /// If the directory does not exist.
+    pub(crate) fn get(&mut self, context: &Context<'_>) -> Result<&ArchetypeLibrary, CliError> {
+        let library = match self.library.take() {
+            Some(library) => library,
+            None => context.load(self.dir)?,
+        };
+        Ok(self.library.insert(library))
+    }
+}
+
+/// A scene as one JSON document in the current format (see the module docs).
+pub(crate) struct SceneDocument {
+    /// How the file is encoded.
+    pub encoding: SceneEncoding,
+    /// The format version the file declares.
+    pub format: u64,
+    /// How many entries the file's shared table has.
+    pub shared: usize,
+    /// The document.
+    pub document: Value,
+}
+
+/// Reads a scene file as a [`SceneDocument`]; `Ok(Err(..))` if it does not load.
+///
+/// # Errors
+/// If the file cannot be read, or the archetypes are needed and their directory does not exist.
+pub(crate) fn read_scene(
+    path: &Path,
+    archetypes: &mut Archetypes<'_>,
+    context: &Context<'_>,
+) -> Result<Result<SceneDocument, SceneError>, CliError> {
+    require_file(path)?;
+    let bytes = std::fs::read(path)
+        .map_err(|error| CliError::io(format!("cannot read `{}`", path.display()), error))?;
+    if let Some(document) = current_json(&bytes) {
+        return Ok(Ok(SceneDocument {
+            encoding: SceneEncoding::Json,
+            format: SCENE_FORMAT_VERSION,
+            shared: shared_len(&document),
+            document,
+        }));
+    }
+    let library = archetypes.get(context)?;
+    let document: Value = match resave(path, library, SceneEncoding::Json)? {
+        Ok(json) => serde_json::from_slice(&json).map_err(|error| {
+            CliError::Invalid(format!(
+                "cannot read back `{}` as saved by the library: {error}",
+                path.display()
+            ))
+        })?,
+        Err(error) => return Ok(Err(error)),
+    };
+    // It loaded: binary or JSON, as the library tells them apart.
+    Ok(Ok(match binary_header(&bytes) {
+        Some(header) => SceneDocument {
+            encoding: SceneEncoding::Binary,
+            format: header.format,
+            shared: header.shared,
+            document,
+        },
+        None => SceneDocument {
+            encoding: SceneEncoding::Json,
+            format: json_format(&bytes),
+            shared: shared_len(&document),
+            document,
+        },
+    }))
+}
+
+/// The number of entries in a scene document's shared table.
+fn shared_len(document: &Value) -> usize {
+    document
+        .get(scene_keys::SHARED)
+        .and_then(Value::as_object)
+        .map_or(0, serde_json::Map::len)
+}
+
+/// Loads the scene at `path` into a scratch world and saves it again with `encoding`: the file
+/// the library writes for what it read. `Ok(Err(..))` if it does not load.
+///
+/// # Errors
+/// If the loaded world cannot be saved (which would be a bug in the library).
+pub(crate) fn resave(
+    path: &Path,
+    library: &ArchetypeLibrary,
+    encoding: SceneEncoding,
+) -> Result<Result<Vec<u8>, SceneError>, CliError> {
+    let mut world = World::new();
+    if let Err(error) =
+        load_scene_from_path(path, &mut world, library, &SceneLoadOptions::default())
+    {
+        return Ok(Err(error));
+    }
+    save_scene(&world, library, encoding, &SceneSaveOptions::default())
+        .map(Ok)
+        .map_err(|error| {
+            CliError::Invalid(format!(
+                "`{}` loads but cannot be saved again: {error}",
+                path.display()
+            ))
+        })
+}
+
+/// [`CliError::Usage`] if `path` is not a file.
+fn require_file(path: &Path) -> Result<(), CliError> {
+    if path.is_file() {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "scene file `{}` not found",
+            path.display()
+        )))
+    }
+}
+
+/// The entity entries of a scene document.
+pub(crate) fn entities(document: &Value) -> impl Iterator<Item = &serde_json::Map<String, Value>> {
+    document
+        .get(scene_keys::ENTITIES)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+}
+
+/// The document, if `bytes` are a JSON scene in the current format that can be read as written:
+/// an object whose entities all have a string ID, none twice. Anything else goes through the
+/// library, which says what is wrong with it.
+fn current_json(bytes: &[u8]) -> Option<Value> {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let document: Value = serde_json::from_slice(bytes).ok()?;
+    if document.get(scene_keys::FORMAT)?.as_u64()? != SCENE_FORMAT_VERSION {
+        return None;
+    }
+    let list = document.get(scene_keys::ENTITIES)?.as_array()?;
+    let mut ids = std::collections::BTreeSet::new();
+    for entity in list {
+        let id = entity.as_object()?.get(scene_keys::ID)?.as_str()?;
+        if !ids.insert(id) {
+            return None;
+        }
+    }
+    Some(document)
+}
+
+/// The format a JSON scene declares (a scene without `format` is format 1, as the library reads
+/// it).
+fn json_format(bytes: &[u8]) -> u64 {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|document| document.get(scene_keys::FORMAT)?.as_u64())
+        .unwrap_or(1)
+}
+
+/// The bytes a binary scene starts with.
+// The engine documents the binary layout (`scene_format`) but does not export its pieces.
+const BINARY_MAGIC: &[u8] = b"ARCHSCN\0";
+
+/// The start of a binary scene.
+pub(crate) struct BinaryHeader<'a> {
+    /// The format version.
+    pub format: u64,
+    /// The component name table: the names the scene was written with.
+    pub components: Vec<&'a str>,
+    /// The number of shared entries.
+    pub shared: usize,
+}
+
+/// Reads the start of a binary scene as the engine documents it: the magic bytes, the format,
+/// the component and archetype name tables and the shared table's size (LEB128 varints,
+/// strings as a length and UTF-8 bytes). `None` if `bytes` do not start that way.
+pub(crate) fn binary_header(bytes: &[u8]) -> Option<BinaryHeader<'_>> {
+    fn varint(bytes: &mut &[u8]) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, rest) = bytes.split_first()?;
+            *bytes = rest;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+    fn names<'a>(bytes: &mut &'a [u8]) -> Option<Vec<&'a str>> {
+        let count = varint(bytes)?;
+        let mut names = Vec::new();
+        for _ in 0..count {
+            let len = usize::try_from(varint(bytes)?).ok()?;
+            let (name, rest) = (bytes.get(..len)?, bytes.get(len..)?);
+            *bytes = rest;
+            names.push(std::str::from_utf8(name).ok()?);
+        }
+        Some(names)
+    }
+    let mut rest = bytes.strip_prefix(BINARY_MAGIC)?;
+    let format = varint(&mut rest)?;
+    let components = names(&mut rest)?;
+    names(&mut rest)?; // archetypes
+    let shared = usize::try_from(varint(&mut rest)?).ok()?;
+    Some(BinaryHeader {
+        format,
+        components,
+        shared,
+    })
+}
+
+/// Whether `bytes` are a binary scene (rather than JSON text).
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+    bytes.starts_with(BINARY_MAGIC)
+}
+
+/// The scene files under `dir` (`*.scene.json`, `*.scene.bin`, recursively, hidden files and
+/// directories skipped), sorted.
+///
+/// # Errors
+/// If a directory cannot be read.
+pub(crate) fn scene_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|error| CliError::io(format!("cannot read `{}`", dir.display()), error))?;
+        for entry in entries {
+            let entry = entry
+                .map_err(|error| CliError::io(format!("cannot read `{}`", dir.display()), error))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if name.ends_with(".scene.json") || name.ends_with(".scene.bin") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+// A test fails by panicking; `unwrap` says so most plainly.
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_headers_give_the_format_names_and_shared_count() {
+        let mut bytes = BINARY_MAGIC.to_vec();
+        bytes.extend([2, 2, 4]);
+        bytes.extend(b"Name");
+        bytes.extend([9]);
+        bytes.extend(b"MoveSpeed");
+        bytes.extend([1, 1, b'x', 0x81, 0x01, 0xff]);
+        let header = binary_header(&bytes).unwrap();
+        assert_eq!(
+            (header.format, header.components, header.shared),
+            (2, vec!["Name", "MoveSpeed"], 129)
+        );
+        assert!(binary_header(&bytes[..12]).is_none());
+        assert!(binary_header(b"{\"format\": 2}").is_none());
+    }
+}
