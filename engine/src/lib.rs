@@ -46,6 +46,7 @@ mod archetype_instance;
 mod archetype_library;
 mod archetype_name;
 mod archetype_source;
+mod atomic_file;
 mod builtin;
 mod compiled_archetype;
 mod component_registry;
@@ -76,6 +77,7 @@ pub use archetype_library::{
     ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions,
 };
 pub use archetype_name::{check_archetype_name, NameProblem};
+pub use atomic_file::{create_atomically, write_atomically};
 pub use builtin::{Children, Name, Parent};
 pub use component_registry::{
     Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError, SchemaFn,
@@ -90,12 +92,12 @@ pub use limits::Limits;
 pub use resolver::ResolvedEntity;
 pub use scene_format::{scene_keys, SCENE_FORMAT_VERSION};
 pub use scene_load::{
-    load_scene, load_scene_from_path, IdConflict, LoadedScene, SceneError, SceneLoadOptions,
-    SceneMigration,
+    load_scene, load_scene_from_path, read_binary_scene_header, BinarySceneHeader, IdConflict,
+    LoadedScene, SceneError, SceneLoadOptions, SceneMigration,
 };
 pub use scene_save::{
-    save_scene, save_scene_to_path, write_atomically, DanglingReferences, SceneEncoding,
-    SceneSaveError, SceneSaveOptions,
+    save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
+    SceneSaveOptions,
 };
 pub use shared::Shared;
 pub use spawn_error::SpawnError;

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -157,7 +158,7 @@ pub fn load_scene(
         registry: library.registry(),
         options,
     };
-    if bytes.starts_with(BINARY_MAGIC) {
+    if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {
         let document = parse_binary(&context, bytes)?;
         return instantiate(&context, world, document, Source::Binary);
     }
@@ -240,8 +241,8 @@ struct Entry<'a> {
     offset: usize,
     archetype: Option<Cow<'a, str>>,
     child: Option<Cow<'a, str>>,
-    /// Where the archetype and child names are (byte offsets), for errors.
-    name_offsets: (usize, usize),
+    /// Where the archetype and child names are (byte spans), for errors.
+    name_spans: (Range<usize>, Range<usize>),
     components: Vec<(Cow<'a, str>, usize, Payload<'a>)>,
 }
 
@@ -312,9 +313,9 @@ fn load_json_text(
             .collect();
         let name = |raw: Option<&RawValue>,
                     what: &str|
-         -> Result<(Option<Cow<'_, str>>, usize), SceneError> {
+         -> Result<(Option<Cow<'_, str>>, Range<usize>), SceneError> {
             let Some(raw) = raw else {
-                return Ok((None, offset));
+                return Ok((None, offset..offset));
             };
             let at = offset_in(source, raw.get());
             let name = serde_json::from_str::<String>(raw.get()).map_err(|_| {
@@ -325,16 +326,16 @@ fn load_json_text(
                 error.diagnostic.position = Some(text.position(at));
                 error
             })?;
-            Ok((Some(Cow::Owned(name)), at))
+            Ok((Some(Cow::Owned(name)), at..at + raw.get().len()))
         };
-        let (archetype, archetype_offset) = name(entity.archetype, "archetype")?;
-        let (child, child_offset) = name(entity.child, "child")?;
+        let (archetype, archetype_span) = name(entity.archetype, "archetype")?;
+        let (child, child_span) = name(entity.child, "child")?;
         entries.push(Entry {
             id,
             offset,
             archetype,
             child,
-            name_offsets: (archetype_offset, child_offset),
+            name_spans: (archetype_span, child_span),
             components,
         });
     }
@@ -366,6 +367,11 @@ fn load_json_text(
 /// `value_offset`: back over `:` and whitespace to the key's closing quote, then to its
 /// opening quote.
 fn key_before(text: &str, value_offset: usize) -> usize {
+    key_span(text, value_offset).start
+}
+
+/// The span of the key (quotes included) of the member whose value starts at `value_offset`.
+fn key_span(text: &str, value_offset: usize) -> std::ops::Range<usize> {
     let bytes = text.as_bytes();
     let mut i = value_offset.min(bytes.len());
     while i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b':') {
@@ -376,10 +382,10 @@ fn key_before(text: &str, value_offset: usize) -> usize {
     while j > 0 {
         j -= 1;
         if bytes[j] == b'"' && (j == 0 || bytes[j - 1] != b'\\') {
-            return j;
+            return j..i;
         }
     }
-    value_offset
+    value_offset..value_offset
 }
 
 /// The byte offset of `slice` (a sub-slice of `text`) in `text`.
@@ -546,6 +552,106 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawComponents<'a> {
 
 // ---- phase one, binary ----
 
+/// What the header of a binary scene says, read without loading the scene.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinarySceneHeader {
+    /// The format version.
+    pub format: u64,
+    /// The component names the scene's entries refer to (the registry that wrote it).
+    pub components: Vec<String>,
+    /// The archetypes its instances come from.
+    pub archetypes: Vec<String>,
+    /// Number of shared values.
+    pub shared: usize,
+    /// Number of entities.
+    pub entities: usize,
+}
+
+/// Reads the header of a binary scene (`*.scene.bin`), for tools that describe or migrate
+/// scenes without a library.
+///
+/// # Errors
+/// If the bytes are not a binary scene or the header is cut short.
+pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, SceneError> {
+    let context_error = |message: String, offset: usize| {
+        let mut diagnostic = Diagnostic::error(DiagnosticCode::Malformed, message);
+        diagnostic.file = None;
+        SceneError {
+            diagnostic: Box::new(diagnostic),
+            entity: None,
+            offset: Some(offset),
+        }
+    };
+    if !bytes.starts_with(BINARY_MAGIC) {
+        return Err(context_error(
+            "not a binary scene (no `ARCHSCN` magic bytes)".to_string(),
+            0,
+        ));
+    }
+    let mut reader = BinaryReader::new(bytes);
+    let header = read_version(&mut reader)
+        .and_then(|format| read_tables(&mut reader, format))
+        .map_err(|e| context_error(e.message, e.offset))?;
+    let entities = reader
+        .count("entity count", 11)
+        .map_err(|e| context_error(e.message, e.offset))?;
+    Ok(BinarySceneHeader {
+        format: header.format,
+        components: header.components.iter().map(|c| c.to_string()).collect(),
+        archetypes: header.archetypes.iter().map(|a| a.to_string()).collect(),
+        shared: header.shared.len(),
+        entities,
+    })
+}
+
+struct Header<'a> {
+    format: u64,
+    components: Vec<&'a str>,
+    archetypes: Vec<&'a str>,
+    shared: FxHashMap<u64, String>,
+}
+
+/// Reads the magic bytes and the format version.
+fn read_version(reader: &mut BinaryReader<'_>) -> Result<u64, crate::scene_format::BinaryError> {
+    reader.take(BINARY_MAGIC.len(), "magic")?;
+    reader.varint("format version")
+}
+
+/// Reads everything between the version and the entities: name tables, shared table.
+fn read_tables<'a>(
+    reader: &mut BinaryReader<'a>,
+    format: u64,
+) -> Result<Header<'a>, crate::scene_format::BinaryError> {
+    let count = reader.count("component table size", 1)?;
+    let mut components = Vec::with_capacity(count);
+    for _ in 0..count {
+        components.push(reader.str("component name")?);
+    }
+    let count = reader.count("archetype table size", 1)?;
+    let mut archetypes = Vec::with_capacity(count);
+    for _ in 0..count {
+        archetypes.push(reader.str("archetype name")?);
+    }
+    let count = reader.count("shared table size", 9)?;
+    let mut shared = FxHashMap::default();
+    for _ in 0..count {
+        let key = reader.u64_le("shared key")?;
+        let at = reader.offset;
+        let bytes = reader.bytes("shared value")?;
+        let text = std::str::from_utf8(bytes).map_err(|_| crate::scene_format::BinaryError {
+            offset: at,
+            message: "shared value is not valid UTF-8".to_string(),
+        })?;
+        shared.insert(key, text.to_string());
+    }
+    Ok(Header {
+        format,
+        components,
+        archetypes,
+        shared,
+    })
+}
+
 fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'a>, SceneError> {
     let fail = |error: crate::scene_format::BinaryError| {
         let mut scene_error = context.error(DiagnosticCode::Malformed, error.message);
@@ -553,8 +659,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         scene_error
     };
     let mut reader = BinaryReader::new(bytes);
-    reader.take(BINARY_MAGIC.len(), "magic").map_err(fail)?;
-    let version = reader.varint("format version").map_err(fail)?;
+    let version = read_version(&mut reader).map_err(fail)?;
     if version != SCENE_FORMAT_VERSION {
         let mut error = context.error(
             DiagnosticCode::UnsupportedFormat,
@@ -563,30 +668,12 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         error.offset = Some(BINARY_MAGIC.len());
         return Err(error);
     }
-    let count = reader.count("component table size", 1).map_err(fail)?;
-    let mut components = Vec::with_capacity(count);
-    for _ in 0..count {
-        components.push(reader.str("component name").map_err(fail)?);
-    }
-    let count = reader.count("archetype table size", 1).map_err(fail)?;
-    let mut archetypes = Vec::with_capacity(count);
-    for _ in 0..count {
-        archetypes.push(reader.str("archetype name").map_err(fail)?);
-    }
-    let count = reader.count("shared table size", 9).map_err(fail)?;
-    let mut shared = FxHashMap::default();
-    for _ in 0..count {
-        let key = reader.u64_le("shared key").map_err(fail)?;
-        let at = reader.offset;
-        let bytes = reader.bytes("shared value").map_err(fail)?;
-        let text = std::str::from_utf8(bytes).map_err(|_| {
-            fail(crate::scene_format::BinaryError {
-                offset: at,
-                message: "shared value is not valid UTF-8".to_string(),
-            })
-        })?;
-        shared.insert(key, text.to_string());
-    }
+    let Header {
+        components,
+        archetypes,
+        shared,
+        ..
+    } = read_tables(&mut reader, version).map_err(fail)?;
     // Each entity takes at least 11 bytes: the id, archetype, child and component count.
     let count = reader.count("entity count", 11).map_err(fail)?;
     if count > context.options.limits.max_scene_entities {
@@ -650,7 +737,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
             offset,
             archetype,
             child,
-            name_offsets: (offset, offset),
+            name_spans: (offset..offset, offset..offset),
             components: entry_components,
         });
     }
@@ -728,7 +815,10 @@ fn instantiate(
         return Err(too_many(context, entries.len()));
     }
     let place = |error: &mut SceneError, offset: usize| match source {
-        Source::Json(text) => error.diagnostic.position = Some(text.position(offset)),
+        Source::Json(text) => {
+            error.diagnostic.position = Some(text.position(offset));
+            error.diagnostic.span.get_or_insert(offset..offset);
+        }
         Source::Binary => error.offset = Some(offset),
     };
     // Check IDs before touching the world.
@@ -778,11 +868,21 @@ fn instantiate(
             // Point at the offending key or value where the text has one.
             let offset = match (at, source) {
                 (At::Component(i), Source::Json(text)) => {
-                    key_before(text.text(), entry.components[i].1)
+                    let span = key_span(text.text(), entry.components[i].1);
+                    error.diagnostic.span = Some(span.clone());
+                    span.start
                 }
                 (At::Component(i), Source::Binary) => entry.components[i].1,
-                (At::Archetype, _) => entry.name_offsets.0,
-                (At::Child, _) => entry.name_offsets.1,
+                (At::Archetype, _) | (At::Child, _) => {
+                    let span = match at {
+                        At::Archetype => entry.name_spans.0.clone(),
+                        _ => entry.name_spans.1.clone(),
+                    };
+                    if matches!(source, Source::Json(_)) {
+                        error.diagnostic.span = Some(span.clone());
+                    }
+                    span.start
+                }
             };
             place(&mut error, offset);
             error
@@ -836,6 +936,7 @@ struct Plan {
 }
 
 /// Where in an entry a problem is.
+#[derive(Clone, Copy)]
 enum At {
     Component(usize),
     Archetype,
@@ -979,6 +1080,8 @@ fn decode_all(
         let resolved = archetype.resolved.entity_at(&node.path);
         // The patch, by component.
         let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
+        // The patch's JSON text, to place an error inside it.
+        let mut patch_texts: BTreeMap<ComponentId, &str> = BTreeMap::new();
         for ((name, offset, payload), component) in entry.components.iter().zip(&plan.components) {
             let patch = match payload {
                 Payload::Removed => None,
@@ -1032,6 +1135,9 @@ fn decode_all(
                     }
                 }
             };
+            if let (Payload::Json(text), Source::Json(_)) = (payload, source) {
+                patch_texts.insert(*component, text);
+            }
             patches.insert(*component, (*offset, patch));
         }
         let paths = instance_paths.get(&i).cloned().unwrap_or_default();
@@ -1090,9 +1196,17 @@ fn decode_all(
                     .decode(&merged, &mut Vec::new())
             });
             let typed: TypedValue = decoded.map_err(|error| {
+                // Inside the scene's patch if the bad field is there; else at the component.
+                let located = patch_texts
+                    .get(&component)
+                    .and_then(|text| crate::json_text::locate(text, error.path.segments()))
+                    .map(|located| offset + located.value.start..offset + located.value.end);
                 let mut scene_error =
                     component_error(context, entry, name, error.path, error.message);
-                place(&mut scene_error, offset);
+                if let Some(span) = &located {
+                    scene_error.diagnostic.span = Some(span.clone());
+                }
+                place(&mut scene_error, located.map_or(offset, |span| span.start));
                 scene_error
             })?;
             if let Some(Some(patch)) = patch {
@@ -1125,15 +1239,25 @@ fn decode_payload(
     match payload {
         Payload::Removed => Ok(None),
         Payload::Json(text) => ops.read_json(text).map(Some).map_err(|(path, error)| {
-            let inner = match source {
-                Source::Json(_) => {
-                    offset + offset_of_line_column(text, error.line(), error.column())
+            // Point at the start of the offending value (serde_json stops at its end); a
+            // syntax error has no value, so its own position is used.
+            let located = (error.classify() == serde_json::error::Category::Data)
+                .then(|| crate::json_text::locate(text, path.segments()))
+                .flatten()
+                .filter(|located| located.matched == path.segments().len());
+            let span = match located {
+                Some(located) => offset + located.value.start..offset + located.value.end,
+                None => {
+                    let at = offset + offset_of_line_column(text, error.line(), error.column());
+                    at..at
                 }
-                Source::Binary => offset,
             };
             let message = crate::json_text::plain_message(&strip_position(&error.to_string()));
             let mut scene_error = component_error(context, entry, name, path, message);
-            place(&mut scene_error, inner);
+            place(&mut scene_error, span.start);
+            if matches!(source, Source::Json(_)) {
+                scene_error.diagnostic.span = Some(span);
+            }
             scene_error
         }),
         Payload::Postcard(bytes) => ops.read_postcard(bytes).map(Some).map_err(|message| {

@@ -2,8 +2,6 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -14,6 +12,7 @@ use serde_json::Value;
 
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
 use crate::archetype_library::ArchetypeLibrary;
+use crate::atomic_file::write_atomically;
 use crate::component_registry::{ComponentId, ComponentRegistry};
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::field_path::FieldPath;
@@ -36,6 +35,15 @@ pub enum SceneEncoding {
 }
 
 impl SceneEncoding {
+    /// The encoding of a scene's bytes: binary scenes start with the magic bytes `ARCHSCN\0`.
+    pub fn detect(bytes: &[u8]) -> Self {
+        if bytes.starts_with(BINARY_MAGIC) {
+            SceneEncoding::Binary
+        } else {
+            SceneEncoding::Json
+        }
+    }
+
     /// Binary for paths ending in `.bin`, JSON otherwise.
     pub fn for_path(path: &Path) -> Self {
         match path.extension().and_then(|e| e.to_str()) {
@@ -235,81 +243,6 @@ pub fn save_scene_to_path(
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// Writes `bytes` to `path` through a synced temporary file and a rename.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "scene".to_string());
-    remove_stale_temporaries(&directory, &file_name);
-    let temp = directory.join(format!(
-        ".{file_name}.tmp-{}-{}",
-        std::process::id(),
-        StableId::generate()
-    ));
-    let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp, path)?;
-        // Make the rename itself durable (where the platform allows syncing a directory).
-        if let Ok(dir) = fs::File::open(&directory) {
-            let _ = dir.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
-}
-
-/// Deletes temporary files that earlier saves of `file_name` left behind when their process
-/// was killed mid-save (a live process's temporary file is left alone).
-fn remove_stale_temporaries(directory: &Path, file_name: &str) {
-    let prefix = format!(".{file_name}.tmp-");
-    let Ok(entries) = fs::read_dir(directory) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
-            continue;
-        };
-        let pid = rest
-            .split('-')
-            .next()
-            .and_then(|pid| pid.parse::<u32>().ok());
-        if pid.is_some_and(|pid| !process_is_alive(pid, &entry.path())) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// Whether the process that wrote `temp` may still be writing it. On Linux, whether the
-/// process exists; elsewhere, whether the file was touched in the last hour.
-fn process_is_alive(pid: u32, temp: &Path) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    if cfg!(target_os = "linux") {
-        return Path::new("/proc").join(pid.to_string()).exists();
-    }
-    fs::metadata(temp)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|modified| modified.elapsed().ok())
-        .is_none_or(|age| age < std::time::Duration::from_secs(3600))
 }
 
 fn collect_entities(

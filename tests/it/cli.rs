@@ -1498,19 +1498,18 @@ fn scene_check_reports_where_a_scene_goes_wrong() {
         ),
         (
             r#"{ "id": "000000000000000a", "components": { "Health": { "current": 1, "max": "lots" } } }"#,
-            // The library places a wrong value at its end.
-            r#"s.scene.json:4:87: error[invalid-component]: entity 000000000000000a: `Health.max`: invalid type: string "lots", expected f32
+            r#"s.scene.json:4:82: error[invalid-component]: entity 000000000000000a: `Health.max`: invalid type: string "lots", expected f32
   |
 4 |     { "id": "000000000000000a", "components": { "Health": { "current": 1, "max": "lots" } } }
-  |                                                                                       ^
+  |                                                                                  ^^^^^^
 "#,
         ),
         (
             r#"{ "id": "000000000000000b", "archetype": "items/key", "components": { "Key": { "door": "00000000000000ff" } } }"#,
-            r#"s.scene.json:4:82: error[invalid-component]: entity 000000000000000b: `Key.door`: refers to entity 00000000000000ff, which is not in this scene
+            r#"s.scene.json:4:92: error[invalid-component]: entity 000000000000000b: `Key.door`: refers to entity 00000000000000ff, which is not in this scene
   |
 4 |     { "id": "000000000000000b", "archetype": "items/key", "components": { "Key": { "door": "00000000000000ff" } } }
-  |                                                                                  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |                                                                                            ^^^^^^^^^^^^^^^^^^
 "#,
         ),
         (

@@ -19,7 +19,8 @@
 //! One function per subcommand, one file each: [`validate`](validate::validate),
 //! [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
 //! [`fmt`](fmt::fmt), [`new`](new::new), [`scene`](scene::scene) (`info`, `check`, and `diff`
-//! in [`scene_diff`]), [`migrate`](migrate::migrate). Every one that reads archetypes takes
+//! in [`scene_diff`]), [`migrate`](migrate::migrate), [`demo`](demo::demo) (the live arena of
+//! [`crate::demo`]). Every one that reads archetypes takes
 //! `--dir DIR` (default `archetypes`).
 //!
 //! # Output and exit codes
@@ -42,6 +43,7 @@ use archetype_engine::{did_you_mean, ArchetypeLibrary, ComponentRegistry, Diagno
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
+pub mod demo;
 pub mod fmt;
 pub mod inspect;
 pub mod migrate;
@@ -136,6 +138,14 @@ pub enum Command {
     /// with the archetypes and saved again, as the library saves scenes. Files are rewritten
     /// atomically, and each change is printed.
     Migrate(migrate::MigrateArgs),
+    /// Play the live demo: a terminal arena whose entities all come from `archetypes/`.
+    ///
+    /// Edit an archetype file while it runs (a goblin's glyph, colour or speed) and every live
+    /// instance changes; break the JSON and the error shows in the side panel while the game
+    /// runs on the last good version. Keys: `s` save the scene, `l` load it, `r` reload every
+    /// file, `p` pause, `q` quit. `--headless --frames N` runs the same simulation without a
+    /// terminal and prints a summary line per simulated second.
+    Demo(demo::DemoArgs),
 }
 
 /// The archetypes root, shared by the subcommands that read archetypes.
@@ -331,6 +341,7 @@ pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliE
         Command::New(args) => new::new(&args, context),
         Command::Scene(args) => scene::scene(&args, context),
         Command::Migrate(args) => migrate::migrate(&args, context),
+        Command::Demo(args) => demo::demo(&args, context),
     }
 }
 
@@ -343,70 +354,17 @@ pub(crate) fn unknown_archetype(name: &str, library: &ArchetypeLibrary) -> CliEr
     CliError::Usage(message)
 }
 
-/// Writes `bytes` to `path` atomically: to a temporary file in the same directory, flushed to
-/// disk, then renamed over `path`, so a reader (or the hot reloader) never sees half a file and
-/// a crash leaves the old file. An existing file keeps its permissions; a new one gets the
-/// usual ones (read-write, less the umask).
-///
-/// (The engine's `write_atomically` does the same for scenes, but gives a replaced file default
-/// permissions and cannot refuse to replace one, which `new` needs.)
+/// Writes `bytes` to `path` atomically (the engine's [`write_atomically`]: a synced temporary
+/// file renamed over `path`), so a reader or the hot reloader never sees half a file.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let cannot = |error| CliError::io(format!("cannot write `{}`", path.display()), error);
-    let temp = temp_file_with(path, bytes).map_err(cannot)?;
-    if let Ok(metadata) = std::fs::metadata(path) {
-        std::fs::set_permissions(temp.path(), metadata.permissions()).map_err(cannot)?;
-    }
-    temp.persist(path).map_err(|error| cannot(error.error))?;
-    sync_parent(path);
-    Ok(())
+    archetype_engine::write_atomically(path, bytes)
+        .map_err(|error| CliError::io(format!("cannot write `{}`", path.display()), error))
 }
 
 /// Like [`write_atomically`], but never replaces a file: `Ok(false)` if `path` exists.
 pub(crate) fn create_atomically(path: &Path, bytes: &[u8]) -> Result<bool, CliError> {
-    let cannot = |error| CliError::io(format!("cannot write `{}`", path.display()), error);
-    let temp = temp_file_with(path, bytes).map_err(cannot)?;
-    match temp.persist_noclobber(path) {
-        Ok(_) => {
-            sync_parent(path);
-            Ok(true)
-        }
-        Err(error) if error.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(error) => Err(cannot(error.error)),
-    }
-}
-
-/// The directory `path` is in (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    }
-}
-
-/// Makes a rename in `path`'s directory durable, where the platform can sync a directory (the
-/// file itself is already on disk; at worst the old version comes back after a crash).
-fn sync_parent(path: &Path) {
-    if let Ok(dir) = std::fs::File::open(parent_dir(path)) {
-        let _ = dir.sync_all();
-    }
-}
-
-/// A hidden temporary file next to `path` (the loader and the watcher skip hidden files)
-/// holding `bytes`, flushed to disk.
-fn temp_file_with(path: &Path, bytes: &[u8]) -> io::Result<tempfile::NamedTempFile> {
-    let dir = parent_dir(path);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".archetool-").suffix(".tmp");
-    // Temporary files are private by default; these become ordinary files.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut temp = builder.tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    Ok(temp)
+    archetype_engine::create_atomically(path, bytes)
+        .map_err(|error| CliError::io(format!("cannot write `{}`", path.display()), error))
 }
 
 /// A value on one line: `[0, 1, 0]`, `{"a": 1}`.

@@ -490,62 +490,14 @@ fn json_format(bytes: &[u8]) -> u64 {
         .unwrap_or(1)
 }
 
-/// The bytes a binary scene starts with.
-// The engine documents the binary layout (`scene_format`) but does not export its pieces.
-const BINARY_MAGIC: &[u8] = b"ARCHSCN\0";
-
-/// The start of a binary scene.
-pub(crate) struct BinaryHeader<'a> {
-    /// The format version.
-    pub format: u64,
-    /// The component name table: the names the scene was written with.
-    pub components: Vec<&'a str>,
-    /// The number of shared entries.
-    pub shared: usize,
-}
-
-/// Reads the start of a binary scene as the engine documents it: the magic bytes, the format,
-/// the component and archetype name tables and the shared table's size (LEB128 varints,
-/// strings as a length and UTF-8 bytes). `None` if `bytes` do not start that way.
-pub(crate) fn binary_header(bytes: &[u8]) -> Option<BinaryHeader<'_>> {
-    fn varint(bytes: &mut &[u8]) -> Option<u64> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let (&byte, rest) = bytes.split_first()?;
-            *bytes = rest;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
-    }
-    fn names<'a>(bytes: &mut &'a [u8]) -> Option<Vec<&'a str>> {
-        let count = varint(bytes)?;
-        let mut names = Vec::new();
-        for _ in 0..count {
-            let len = usize::try_from(varint(bytes)?).ok()?;
-            let (name, rest) = (bytes.get(..len)?, bytes.get(len..)?);
-            *bytes = rest;
-            names.push(std::str::from_utf8(name).ok()?);
-        }
-        Some(names)
-    }
-    let mut rest = bytes.strip_prefix(BINARY_MAGIC)?;
-    let format = varint(&mut rest)?;
-    let components = names(&mut rest)?;
-    names(&mut rest)?; // archetypes
-    let shared = usize::try_from(varint(&mut rest)?).ok()?;
-    Some(BinaryHeader {
-        format,
-        components,
-        shared,
-    })
+/// The header of a binary scene, or `None` if `bytes` are not one.
+pub(crate) fn binary_header(bytes: &[u8]) -> Option<archetype_engine::BinarySceneHeader> {
+    archetype_engine::read_binary_scene_header(bytes).ok()
 }
 
 /// Whether `bytes` are a binary scene (rather than JSON text).
 pub(crate) fn is_binary(bytes: &[u8]) -> bool {
-    bytes.starts_with(BINARY_MAGIC)
+    SceneEncoding::detect(bytes) == SceneEncoding::Binary
 }
 
 /// The scene files under `dir` (`*.scene.json`, `*.scene.bin`, recursively, hidden files and
@@ -577,28 +529,4 @@ pub(crate) fn scene_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     }
     files.sort();
     Ok(files)
-}
-
-#[cfg(test)]
-// A test fails by panicking; `unwrap` says so most plainly.
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn binary_headers_give_the_format_names_and_shared_count() {
-        let mut bytes = BINARY_MAGIC.to_vec();
-        bytes.extend([2, 2, 4]);
-        bytes.extend(b"Name");
-        bytes.extend([9]);
-        bytes.extend(b"MoveSpeed");
-        bytes.extend([1, 1, b'x', 0x81, 0x01, 0xff]);
-        let header = binary_header(&bytes).unwrap();
-        assert_eq!(
-            (header.format, header.components, header.shared),
-            (2, vec!["Name", "MoveSpeed"], 129)
-        );
-        assert!(binary_header(&bytes[..12]).is_none());
-        assert!(binary_header(b"{\"format\": 2}").is_none());
-    }
 }

@@ -1,0 +1,443 @@
+//! [`Game`]: the demo's state and its frame: hot reload, then the systems.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use archetype_engine::{
+    load_scene_from_path, save_scene_to_path, ArchetypeInstance, ArchetypeLibrary,
+    DanglingReferences, Diagnostic, HotReloadOptions, HotReloader, ReloadReport, SceneLoadOptions,
+    SceneSaveOptions, Severity,
+};
+use hecs::World;
+
+use super::components::{registry, Glyph};
+use super::event_log::{EventLog, LogKind};
+use super::rng::Rng;
+use super::systems;
+use super::{DemoError, DemoOptions, HeadlessSummary};
+
+/// The longest step the simulation takes at once: after a stall (a suspended terminal, a slow
+/// reload) the game resumes instead of teleporting everything.
+pub const MAX_STEP: f32 = 0.25;
+/// How many log entries the game keeps.
+const LOG_CAPACITY: usize = 200;
+
+/// A key's meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `s`: save the scene to the save path.
+    Save,
+    /// `l`: load the save (or the starting scene when there is no save yet).
+    Load,
+    /// `r`: re-read every archetype file now.
+    Reload,
+    /// `p`: pause or resume the simulation (hot reload goes on).
+    Pause,
+    /// `q` (also Esc and Ctrl-C in the terminal): quit.
+    Quit,
+}
+
+impl Command {
+    /// The command bound to a key, if any (`s`, `l`, `r`, `p`, `q`; either case).
+    pub fn from_key(key: char) -> Option<Command> {
+        match key.to_ascii_lowercase() {
+            's' => Some(Command::Save),
+            'l' => Some(Command::Load),
+            'r' => Some(Command::Reload),
+            'p' => Some(Command::Pause),
+            'q' => Some(Command::Quit),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the game goes on after a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep running.
+    Continue,
+    /// Quit.
+    Quit,
+}
+
+/// How many live instances an archetype has, and how it is drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArchetypeCount {
+    /// The archetype, e.g. `enemies/goblin`.
+    pub name: String,
+    /// Its glyph as the library serves it now (`None` if it has none or never loaded).
+    pub glyph: Option<Glyph>,
+    /// Live instances (roots only: a turret counts once, not once per part).
+    pub live: usize,
+}
+
+/// The demo game: a world started from a scene, the archetype library it spawns from, the
+/// watcher that hot-reloads that library, and what happened so far.
+///
+/// [`step`](Self::step) is one frame: apply settled archetype edits to the live entities, then
+/// run the systems for `dt` seconds (unless paused). The simulation depends only on the scene,
+/// the seed and the steps, so a test can drive it frame by frame.
+pub struct Game {
+    world: World,
+    library: ArchetypeLibrary,
+    reloader: HotReloader,
+    rng: Rng,
+    options: DemoOptions,
+    frame: u64,
+    clock: f64,
+    paused: bool,
+    log: EventLog,
+    reloads: u64,
+    errors: u64,
+    /// Whether the library had errors after the last reload.
+    broken: bool,
+    fallen_friendly: u64,
+    fallen_hostile: u64,
+}
+
+impl std::fmt::Debug for Game {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Game")
+            .field("frame", &self.frame)
+            .field("entities", &self.world.len())
+            .field("paused", &self.paused)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Loads the archetypes under `dir` with the demo's components, keeping the valid part of a
+/// library with errors (the demo shows them and runs on).
+pub(crate) fn load_library(dir: &Path) -> Result<ArchetypeLibrary, DemoError> {
+    if !dir.is_dir() {
+        return Err(DemoError::MissingArchetypes {
+            dir: dir.to_path_buf(),
+        });
+    }
+    Ok(ArchetypeLibrary::load(dir, registry()).unwrap_or_else(|error| error.into_partial()))
+}
+
+impl Game {
+    /// Loads the archetypes (`options.dir`), starts watching them and loads the starting scene
+    /// (`options.scene`). Archetype files with errors do not stop the game: their errors are
+    /// the first lines of the log.
+    ///
+    /// # Errors
+    /// If the archetypes directory is missing or cannot be watched, or the scene does not load.
+    pub fn new(options: DemoOptions) -> Result<Game, DemoError> {
+        let library = load_library(&options.dir)?;
+        let reloader = HotReloader::with_options(&options.dir, HotReloadOptions::default())
+            .map_err(DemoError::Watch)?;
+        let mut game = Game {
+            world: World::new(),
+            library,
+            reloader,
+            rng: Rng::new(options.seed),
+            options,
+            frame: 0,
+            clock: 0.0,
+            paused: false,
+            log: EventLog::new(LOG_CAPACITY),
+            reloads: 0,
+            errors: 0,
+            broken: false,
+            fallen_friendly: 0,
+            fallen_hostile: 0,
+        };
+        for diagnostic in game.library.diagnostics().to_vec() {
+            game.log_diagnostic(&diagnostic);
+        }
+        game.broken = game.library.error_count() > 0;
+        let scene = game.options.scene.clone();
+        game.world = game.read_scene(&scene)?;
+        let loaded = format!(
+            "loaded {} entities from {}",
+            game.world.len(),
+            scene.display()
+        );
+        game.log.push(LogKind::Info, 0, loaded);
+        Ok(game)
+    }
+
+    /// One frame: applies the archetype edits the watcher has seen (logging what changed and
+    /// any error), then, unless paused, runs every system for `dt` seconds (at most
+    /// [`MAX_STEP`]).
+    pub fn step(&mut self, dt: f32) {
+        let report = self.reloader.apply(&mut self.world, &mut self.library);
+        let fixed = self.broken && self.library.error_count() == 0;
+        if !report.is_empty() || fixed {
+            self.record(&report, false);
+        }
+        if !self.paused {
+            let dt = if dt.is_finite() {
+                dt.clamp(0.0, MAX_STEP)
+            } else {
+                0.0
+            };
+            let tick = systems::run(&mut self.world, &self.library, &mut self.rng, dt);
+            for problem in tick.problems {
+                self.errors += 1;
+                self.log.push(LogKind::Error, self.frame, problem);
+            }
+            for note in tick.notes {
+                self.log.push(LogKind::Info, self.frame, note);
+            }
+            self.fallen_friendly += u64::from(tick.fallen_friendly);
+            self.fallen_hostile += u64::from(tick.fallen_hostile);
+            self.clock += f64::from(dt);
+        }
+        self.frame += 1;
+    }
+
+    /// Handles a key press (see [`Command::from_key`]); other keys are ignored.
+    pub fn handle_key(&mut self, key: char) -> Flow {
+        match Command::from_key(key) {
+            Some(command) => self.run_command(command),
+            None => Flow::Continue,
+        }
+    }
+
+    /// Carries out a command. Failures (a save that cannot be written, a broken save file) go
+    /// to the log; the game goes on.
+    pub fn run_command(&mut self, command: Command) -> Flow {
+        match command {
+            Command::Save => {
+                if let Err(error) = self.save() {
+                    self.log_error(error.to_string());
+                }
+            }
+            Command::Load => {
+                if let Err(error) = self.load() {
+                    self.log_error(error.to_string());
+                }
+            }
+            Command::Reload => self.reload_all(),
+            Command::Pause => self.paused = !self.paused,
+            Command::Quit => return Flow::Quit,
+        }
+        Flow::Continue
+    }
+
+    /// Saves every entity to the save path (`options.save`), creating its directory. References
+    /// to entities that are gone (a dead squad leader) are written as `null`.
+    ///
+    /// # Errors
+    /// If the scene cannot be written.
+    pub fn save(&mut self) -> Result<PathBuf, DemoError> {
+        let path = self.options.save.clone();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| DemoError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let options = SceneSaveOptions {
+            dangling_references: DanglingReferences::WriteNull,
+            ..SceneSaveOptions::default()
+        };
+        save_scene_to_path(&path, &self.world, &self.library, &options)
+            .map_err(DemoError::SaveScene)?;
+        let text = format!("saved {} entities to {}", self.world.len(), path.display());
+        self.log.push(LogKind::Info, self.frame, text);
+        Ok(path)
+    }
+
+    /// Replaces the world with the save (`options.save`) if there is one, otherwise with the
+    /// starting scene (`options.scene`). Returns the file loaded.
+    ///
+    /// # Errors
+    /// If the file does not load; the world is left as it was.
+    pub fn load(&mut self) -> Result<PathBuf, DemoError> {
+        let path = if self.options.save.is_file() {
+            self.options.save.clone()
+        } else {
+            self.options.scene.clone()
+        };
+        self.world = self.read_scene(&path)?;
+        let text = format!(
+            "loaded {} entities from {}",
+            self.world.len(),
+            path.display()
+        );
+        self.log.push(LogKind::Info, self.frame, text);
+        Ok(path)
+    }
+
+    fn read_scene(&self, path: &Path) -> Result<World, DemoError> {
+        let mut world = World::new();
+        load_scene_from_path(
+            path,
+            &mut world,
+            &self.library,
+            &SceneLoadOptions::default(),
+        )
+        .map_err(DemoError::Scene)?;
+        Ok(world)
+    }
+
+    /// Re-reads every archetype file now and applies the result (the `r` key).
+    pub fn reload_all(&mut self) {
+        let report = self.reloader.reload_all(&mut self.world, &mut self.library);
+        self.record(&report, true);
+    }
+
+    /// Logs a reload: what changed, how many entities were patched and how long it took; then
+    /// each error (`file:line:col: error[code]: message`).
+    fn record(&mut self, report: &ReloadReport, full: bool) {
+        let ms = report.elapsed.as_secs_f64() * 1000.0;
+        let was_broken = self.broken;
+        self.broken = self.library.error_count() > 0;
+        if !report.changed.is_empty() {
+            self.reloads += 1;
+            let patched = report.entities_updated;
+            let mut text = format!(
+                "reloaded {}: {patched} {} patched",
+                report.changed.join(", "),
+                if patched == 1 { "entity" } else { "entities" }
+            );
+            if report.entities_spawned > 0 {
+                text.push_str(&format!(", {} spawned", report.entities_spawned));
+            }
+            if report.entities_despawned > 0 {
+                text.push_str(&format!(", {} despawned", report.entities_despawned));
+            }
+            text.push_str(&format!(" in {ms:.1} ms"));
+            self.log.push(LogKind::Reload, self.frame, text);
+        } else if full {
+            let text = format!("full reload: nothing changed ({ms:.1} ms)");
+            self.log.push(LogKind::Info, self.frame, text);
+        }
+        for diagnostic in &report.errors {
+            self.log_diagnostic(diagnostic);
+        }
+        for failure in &report.patch_failures {
+            self.log_error(failure.clone());
+        }
+        if !report.held_back.is_empty() {
+            let names: Vec<&str> = report.held_back.iter().map(|(n, _)| n.as_str()).collect();
+            let text = format!("kept the last good version of {}", names.join(", "));
+            self.log.push(LogKind::Info, self.frame, text);
+        }
+        if was_broken && !self.broken {
+            // A fix that restores the last good version changes nothing, so say so.
+            let text = "every archetype file loads again";
+            self.log.push(LogKind::Info, self.frame, text);
+        }
+    }
+
+    fn log_diagnostic(&mut self, diagnostic: &Diagnostic) {
+        match diagnostic.severity {
+            Severity::Error => self.log_error(diagnostic.to_string()),
+            Severity::Warning => self
+                .log
+                .push(LogKind::Info, self.frame, diagnostic.to_string()),
+        }
+    }
+
+    fn log_error(&mut self, text: String) {
+        self.errors += 1;
+        self.log.push(LogKind::Error, self.frame, text);
+    }
+
+    /// The world.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The world, to change it (tests set up situations this way).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// The archetype library the game spawns from.
+    pub fn library(&self) -> &ArchetypeLibrary {
+        &self.library
+    }
+
+    /// What the game was started with.
+    pub fn options(&self) -> &DemoOptions {
+        &self.options
+    }
+
+    /// The log of reloads, errors and commands.
+    pub fn log(&self) -> &EventLog {
+        &self.log
+    }
+
+    /// Frames stepped so far (paused frames included).
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// Simulated seconds so far (paused frames excluded).
+    pub fn clock(&self) -> f64 {
+        self.clock
+    }
+
+    /// Whether the simulation is paused.
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Hot reloads that changed archetypes, so far.
+    pub fn reloads(&self) -> u64 {
+        self.reloads
+    }
+
+    /// Errors logged so far (broken archetype edits, failed saves and loads, failed spawns).
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    /// Friendly and hostile entities that died so far.
+    pub fn fallen(&self) -> (u64, u64) {
+        (self.fallen_friendly, self.fallen_hostile)
+    }
+
+    /// The archetype files' current errors (the last good versions are in effect meanwhile).
+    pub fn current_errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.library.diagnostics().iter().filter(|d| d.is_error())
+    }
+
+    /// Every spawnable archetype, in name order, with its live instance count and glyph.
+    pub fn archetype_counts(&self) -> Vec<ArchetypeCount> {
+        let mut live: HashMap<_, usize> = HashMap::new();
+        for marker in self.world.query::<&ArchetypeInstance>().iter() {
+            if marker.is_root() {
+                *live.entry(marker.archetype).or_default() += 1;
+            }
+        }
+        let mut counts = Vec::new();
+        for name in self.library.names() {
+            let archetype = self.library.get(name);
+            if archetype.is_some_and(|a| a.is_abstract()) {
+                continue;
+            }
+            let glyph = archetype
+                .and_then(|a| a.resolved().components.get("Glyph"))
+                .and_then(|value| serde_json::from_value::<Glyph>(value.clone()).ok());
+            let count = self
+                .library
+                .id(name)
+                .and_then(|id| live.get(&id))
+                .copied()
+                .unwrap_or(0);
+            counts.push(ArchetypeCount {
+                name: name.to_string(),
+                glyph,
+                live: count,
+            });
+        }
+        counts
+    }
+
+    /// The figures the headless mode prints.
+    pub fn summary(&self) -> HeadlessSummary {
+        HeadlessSummary {
+            frames: self.frame,
+            seconds: self.clock,
+            entities: self.world.len(),
+            reloads: self.reloads,
+            errors: self.errors,
+        }
+    }
+}
