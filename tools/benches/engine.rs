@@ -6,16 +6,37 @@
 //! ```
 //!
 //! The workloads are `archetool::bench`'s, shared with the quick mode. Each spawn run gets a
-//! fresh `World`, dropped outside the timed part.
+//! fresh `World`, dropped outside the timed part; so are the worlds the scene loads make.
+//!
+//! The watcher latency does not fit criterion's model (one sample is a file write followed by
+//! a wait for the watcher, dominated by the debounce): it is measured once, over 100 saves,
+//! and printed as the quick mode prints it (`reload_latency p50_ms=.. p99_ms=..`). The memory
+//! figure has its own binary (`--bench memory`), with a counting allocator.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use archetool::bench::cdda::{self, CddaFixture};
+use archetool::bench::reload::PatchFixture;
+use archetool::bench::scene::SceneFixture;
 use archetool::bench::SixComponents;
-use archetool::bench::{LoadFixture, SpawnFixture, LOAD_FILES, SPAWN_COUNT};
+use archetool::bench::{
+    latency_figure, LoadFixture, SpawnFixture, LOAD_FILES, RELOAD_INSTANCES, SCENE_ENTITIES,
+    SPAWN_COUNT,
+};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use hecs::World;
 
 fn spawn(c: &mut Criterion) {
+    let groups = [
+        "spawn_by_name_vs_static",
+        "spawn_many_vs_spawn_batch",
+        "spawn_with_vs_spawn_by_name",
+        "spawn_by_name_vs_static_pod",
+        "spawn_many_vs_spawn_batch_pod",
+    ];
+    if !groups.iter().any(|group| selected(group)) {
+        return;
+    }
     let goblin = SpawnFixture::goblin();
     spawn_groups(c, &goblin, "");
     spawn_with(c, &goblin);
@@ -114,6 +135,9 @@ fn spawn_with<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
 }
 
 fn load(c: &mut Criterion) {
+    if !selected("load_vs_parse") {
+        return;
+    }
     let fixture = LoadFixture::generate(LOAD_FILES);
     let mut group = c.benchmark_group("load_vs_parse");
     group.throughput(Throughput::Bytes(fixture.bytes()));
@@ -131,12 +155,160 @@ fn load(c: &mut Criterion) {
     group.finish();
 }
 
+/// One side of a scene comparison; its output is dropped outside the timed part.
+type SceneRun = fn(&SceneFixture) -> Box<dyn std::any::Any>;
+
+/// The scene groups: name, ours, baseline.
+const SCENE_COMPARISONS: [(&str, SceneRun, SceneRun); 5] = [
+    (
+        "scene_json_save_vs_hecs_row",
+        |f| Box::new(f.save_json()),
+        |f| Box::new(f.hecs_row_save()),
+    ),
+    (
+        "scene_json_load_vs_hecs_row",
+        |f| Box::new(f.load_json()),
+        |f| Box::new(f.hecs_row_load()),
+    ),
+    (
+        "scene_binary_save_vs_hecs_column",
+        |f| Box::new(f.save_binary()),
+        |f| Box::new(f.hecs_column_save()),
+    ),
+    (
+        "scene_binary_load_vs_hecs_column",
+        |f| Box::new(f.load_binary()),
+        |f| Box::new(f.hecs_column_load()),
+    ),
+    (
+        "scene_binary_load_vs_json_load",
+        |f| Box::new(f.load_binary()),
+        |f| Box::new(f.load_json()),
+    ),
+];
+
+fn scene(c: &mut Criterion) {
+    if !SCENE_COMPARISONS.iter().any(|(group, ..)| selected(group)) {
+        return;
+    }
+    let fixture = SceneFixture::new(SCENE_ENTITIES);
+    let (json, binary, hecs_json, hecs_binary) = fixture.sizes();
+    println!(
+        "scene sizes: json {json} B, hecs row json {hecs_json} B, binary {binary} B, hecs column postcard {hecs_binary} B"
+    );
+    for (name, ours, baseline) in SCENE_COMPARISONS {
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::Elements(fixture.entities() as u64));
+        group.sample_size(10);
+        group.bench_function("ours", |b| b.iter_with_large_drop(|| ours(&fixture)));
+        group.bench_function("baseline", |b| {
+            b.iter_with_large_drop(|| baseline(&fixture))
+        });
+        group.finish();
+    }
+}
+
+fn reload(c: &mut Criterion) {
+    if selected("reload_patch") {
+        reload_patch(c);
+    }
+    if selected("reload_latency") {
+        let start = Instant::now();
+        let figure = latency_figure(100, 1_000);
+        println!(
+            "{figure}\n  (measured once over 100 saves outside criterion, in {:.1} s)",
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
+
+fn reload_patch(c: &mut Criterion) {
+    let mut fixture = PatchFixture::new(RELOAD_INSTANCES);
+    let mut group = c.benchmark_group("reload_patch");
+    group.throughput(Throughput::Elements(fixture.instances() as u64));
+    group.sample_size(20);
+    // set_source + apply_update, as HotReloader::apply runs them (less the file read).
+    group.bench_function("ours", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let (resolve, apply) = fixture.patch();
+                    resolve + apply
+                })
+                .sum()
+        })
+    });
+    group.bench_function("apply_update", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| fixture.patch().1).sum())
+    });
+    // Not a baseline for the target: the same field written by a hand-written query, the
+    // floor for any patch.
+    group.bench_function("by_hand", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| fixture.write_by_hand()).sum())
+    });
+    group.finish();
+}
+
+fn real_data(c: &mut Criterion) {
+    if !selected("cdda_load_vs_parse") {
+        return;
+    }
+    let fixture = match cdda::data_dir().and_then(|dir| CddaFixture::convert(&dir, None)) {
+        Ok(fixture) => fixture,
+        Err(error) => {
+            println!("cdda_load skipped ({error})");
+            return;
+        }
+    };
+    println!(
+        "cdda: {} archetypes ({} concrete), {} load errors, {} mismatches against the CDDA resolution, {} modifiers dropped",
+        fixture.archetypes(),
+        fixture.concrete(),
+        fixture.errors().len(),
+        fixture.mismatches().len(),
+        fixture.dropped().len()
+    );
+    let mut group = c.benchmark_group("cdda_load_vs_parse");
+    group.throughput(Throughput::Elements(fixture.archetypes() as u64));
+    group.sample_size(20);
+    group.bench_function("ours", |b| b.iter_with_large_drop(|| fixture.load()));
+    group.bench_function("baseline", |b| {
+        b.iter_with_large_drop(|| fixture.read_and_parse())
+    });
+    group.finish();
+}
+
+/// Whether criterion's command-line filter (the first argument that is not an option) may
+/// select the group `name` (it contains the filter, or the filter starts with it): fixtures
+/// are only built, and the measurements made outside criterion only run, when it does.
+fn selected(name: &str) -> bool {
+    const WITH_VALUE: [&str; 8] = [
+        "--save-baseline",
+        "--baseline",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--profile-time",
+        "--color",
+    ];
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if WITH_VALUE.contains(&arg.as_str()) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            return name.contains(&arg) || arg.starts_with(name);
+        }
+    }
+    true
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    targets = spawn, load
+    targets = spawn, load, scene, reload, real_data
 }
 criterion_main!(benches);

@@ -101,18 +101,25 @@ impl LoadFixture {
     /// # Panics
     /// If a file cannot be read or parsed.
     pub fn read_and_parse(&self) -> Vec<Value> {
-        walk(self.dir.path())
-            .iter()
-            .map(|path| {
-                let bytes = fs::read(path).unwrap_or_else(|error| {
-                    panic!("bench: cannot read {}: {error}", path.display())
-                });
-                serde_json::from_slice::<Value>(&bytes).unwrap_or_else(|error| {
-                    panic!("bench: cannot parse {}: {error}", path.display())
-                })
-            })
-            .collect()
+        read_and_parse_dir(self.dir.path())
     }
+}
+
+/// Walks `root` the way the library does (sorted, recursive, `*.json`), reads every file and
+/// parses it into a `serde_json::Value`: the baseline of the load figures.
+///
+/// # Panics
+/// If a file cannot be read or parsed.
+pub(crate) fn read_and_parse_dir(root: &Path) -> Vec<Value> {
+    walk(root)
+        .iter()
+        .map(|path| {
+            let bytes = fs::read(path)
+                .unwrap_or_else(|error| panic!("bench: cannot read {}: {error}", path.display()));
+            serde_json::from_slice::<Value>(&bytes)
+                .unwrap_or_else(|error| panic!("bench: cannot parse {}: {error}", path.display()))
+        })
+        .collect()
 }
 
 /// Every `*.json` file under `root` that is not hidden, directories in sorted order, as the

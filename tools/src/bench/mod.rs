@@ -1,14 +1,24 @@
 //! Benchmark workloads, each next to its baseline: the same functions drive the criterion
-//! benchmarks (`cargo bench -p archetool --bench engine`) and the quick mode ([`run_quick`]).
+//! benchmarks (`cargo bench -p archetool --bench engine`, and `--bench memory` for the bytes
+//! per entity) and the quick mode ([`run_quick`], `archetool bench --quick`).
 //!
-//! | figure | ours | baseline | target (issue 2) |
+//! | figure | ours | baseline | target (issue) |
 //! | --- | --- | --- | --- |
-//! | `spawn_by_name_vs_static` | `library.spawn(world, name)` × n | `world.spawn(tuple)` × n | ≤ 1.3× |
-//! | `spawn_many_vs_spawn_batch` | `library.spawn_many(world, name, n)` | `world.spawn_batch` of n tuples | ≤ 1.3× |
+//! | `spawn_by_name_vs_static` | `library.spawn(world, name)` × n | `world.spawn(tuple)` × n | ≤ 1.3× (2) |
+//! | `spawn_many_vs_spawn_batch` | `library.spawn_many(world, name, n)` | `world.spawn_batch` of n tuples | ≤ 1.3× (2) |
 //! | `static_with_ids_vs_static` | `world.spawn(tuple + StableId + ArchetypeInstance)` × n | `world.spawn(tuple)` × n | — |
 //! | `spawn_by_name_vs_static_with_ids` | `library.spawn(world, name)` × n | `world.spawn(tuple + StableId + ArchetypeInstance)` × n | — |
 //! | `spawn_with_vs_spawn_by_name` | `library.spawn_with(world, name, overrides)` × n | `library.spawn(world, name)` × n | — |
-//! | `load_vs_parse` | `ArchetypeLibrary::load` of 10,000 files | read + `serde_json::Value` parse of each | ≤ 2.5× |
+//! | `load_vs_parse` | `ArchetypeLibrary::load` of 10,000 files | read + `serde_json::Value` parse of each | ≤ 2.5× (2) |
+//! | `scene_json_save_vs_hecs_row` | `save_scene` JSON, 100,000 entities | `hecs::serialize::row` + serde_json, pretty | ≤ 1.2× (4) |
+//! | `scene_json_load_vs_hecs_row` | `load_scene` JSON | `hecs::serialize::row` deserialize | ≤ 1.5× (4) |
+//! | `scene_binary_save_vs_hecs_column` | `save_scene` binary | `hecs::serialize::column` + postcard | — |
+//! | `scene_binary_load_vs_hecs_column` | `load_scene` binary | `hecs::serialize::column` deserialize | — |
+//! | `scene_binary_load_vs_json_load` | `load_scene` binary | `load_scene` JSON | ≤ 0.33× (4) |
+//! | `reload_patch` | `set_source` + `apply_update`, 100,000 instances | — | ≤ 16 ms (3) |
+//! | `reload_latency` | file write → `HotReloader::apply` applied it | — | p50 ≤ 60 ms, p99 ≤ 120 ms (3) |
+//! | `memory` | bytes per entity spawned by name | the same six components as a tuple | — |
+//! | `cdda_load_vs_parse`, `cdda_load` | `ArchetypeLibrary::load` of the converted CDDA monsters | read + parse | — |
 //!
 //! The spawn figures come twice: with the realistic goblin (its `Name` holds a `String`, so
 //! every clone allocates on both sides) and, suffixed `_pod`, with six plain-old-data
@@ -17,12 +27,21 @@
 //! puts on every entity cost by themselves, and what spawning by name costs on top of a static
 //! tuple that has them too.
 
+pub mod cdda;
+mod figure;
 pub mod load;
+pub mod memory;
 mod quick;
+pub mod reload;
+pub mod scene;
 pub mod spawn;
 
+pub use figure::{median, percentile, Figure, Measured};
 pub use load::LoadFixture;
-pub use quick::{run_quick, Figure, LOAD_FILES, SPAWN_COUNT};
+pub use quick::{
+    latency_figure, memory_figure, run_quick, run_quick_with, QuickSizes, FIGURES, LOAD_FILES,
+    MEMORY_ENTITIES, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT,
+};
 pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture};
 
 #[cfg(test)]
@@ -75,19 +94,87 @@ mod tests {
 
     #[test]
     fn a_figure_is_one_stable_line() {
-        let figure = Figure {
-            name: "spawn_by_name_vs_static".to_string(),
-            ours: Duration::from_micros(1830),
-            baseline: Duration::from_micros(1630),
-            n: 100_000,
-            target: Some(1.3),
-            rounds: Vec::new(),
-        };
+        let figure = Figure::ratio(
+            "spawn_by_name_vs_static",
+            100_000,
+            Some(1.3),
+            vec![Duration::from_micros(1830)],
+            vec![Duration::from_micros(1630)],
+        );
         assert_eq!(
             figure.to_string(),
             "spawn_by_name_vs_static ratio=1.12 (ours 1.83 ms, baseline 1.63 ms, n=100000)"
         );
         assert!(figure.meets_target());
+    }
+
+    #[test]
+    fn every_kind_of_figure_is_one_stable_line() {
+        let ms = Duration::from_millis;
+        let lines = [
+            Figure {
+                name: "reload_patch".into(),
+                n: 100_000,
+                measured: Measured::Time {
+                    median: ms(10),
+                    parts: vec![("set_source".into(), ms(1)), ("apply_update".into(), ms(9))],
+                    target: Some(ms(16)),
+                    rounds: vec![ms(10)],
+                },
+            },
+            Figure {
+                name: "reload_latency".into(),
+                n: 30,
+                measured: Measured::Latency {
+                    p50: ms(31),
+                    p99: ms(58),
+                    max: ms(60),
+                    target: Some((ms(60), ms(120))),
+                },
+            },
+            Figure {
+                name: "memory".into(),
+                n: 1_000_000,
+                measured: Measured::Bytes {
+                    per_item: 16.0,
+                    method: "allocator",
+                },
+            },
+            Figure {
+                name: "cdda_load".into(),
+                n: 1176,
+                measured: Measured::Load {
+                    median: ms(47),
+                    item: "archetype",
+                    counts: vec![("errors", 0), ("dropped_modifiers", 15)],
+                    rounds: vec![ms(47)],
+                },
+            },
+            Figure::skipped(
+                "cdda_load_vs_parse",
+                "no data at ../shared/data/cdda-monsters",
+            ),
+        ]
+        .map(|figure| (figure.to_string(), figure.meets_target()));
+        assert_eq!(
+            lines,
+            [
+                ("reload_patch ms=10.00 (set_source 1.00 ms, apply_update 9.00 ms, n=100000)".to_string(), true),
+                ("reload_latency p50_ms=31.0 p99_ms=58.0 (max 60.0 ms, n=30)".to_string(), true),
+                ("memory bytes_per_entity=16.0 (method=allocator, n=1000000)".to_string(), true),
+                ("cdda_load ms=47.00 (per_archetype_us=40.0, errors=0, dropped_modifiers=15, n=1176)".to_string(), true),
+                ("cdda_load_vs_parse skipped (no data at ../shared/data/cdda-monsters)".to_string(), true),
+            ]
+        );
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let samples: Vec<Duration> = (1..=100).map(Duration::from_millis).collect();
+        assert_eq!(percentile(&samples, 50.0), Duration::from_millis(50));
+        assert_eq!(percentile(&samples, 99.0), Duration::from_millis(99));
+        assert_eq!(percentile(&samples[..30], 99.0), Duration::from_millis(30));
+        assert_eq!(median(&samples[..4]), Duration::from_micros(2500));
     }
 
     #[test]

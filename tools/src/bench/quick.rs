@@ -1,84 +1,122 @@
 //! The quick mode: every comparison run briefly, ours and the baseline alternating, one
 //! [`Figure`] per comparison.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use hecs::World;
 
+use crate::bench::cdda::{self, CddaFixture};
+use crate::bench::figure::{median, percentile, Figure, Measured};
 use crate::bench::load::LoadFixture;
+use crate::bench::memory::{self, Meter};
+use crate::bench::reload::{self, PatchFixture};
+use crate::bench::scene::SceneFixture;
 use crate::bench::spawn::{SixComponents, SpawnFixture};
 
 /// Entities per spawn workload, as issue 2 states the targets.
 pub const SPAWN_COUNT: usize = 100_000;
 /// Archetype files in the load workload.
 pub const LOAD_FILES: usize = 10_000;
+/// Entities in the scene workloads' world, as issue 4 states the targets.
+pub const SCENE_ENTITIES: usize = 100_000;
+/// Live instances patched by the reload workload, as issue 3 states the target.
+pub const RELOAD_INSTANCES: usize = 100_000;
+/// Entities per world in the memory workload.
+pub const MEMORY_ENTITIES: usize = 1_000_000;
 
-/// Measured rounds per spawn comparison (after one unmeasured warm-up round).
-const SPAWN_ROUNDS: usize = 11;
-/// Measured rounds of the slower comparisons.
-const SLOW_ROUNDS: usize = 5;
+/// The figures in the order the quick mode prints them; a filter picks those whose name
+/// contains it.
+pub const FIGURES: [&str; 20] = [
+    "memory",
+    "spawn_by_name_vs_static",
+    "spawn_many_vs_spawn_batch",
+    "static_with_ids_vs_static",
+    "spawn_by_name_vs_static_with_ids",
+    "spawn_with_vs_spawn_by_name",
+    "spawn_by_name_vs_static_pod",
+    "spawn_many_vs_spawn_batch_pod",
+    "static_with_ids_vs_static_pod",
+    "spawn_by_name_vs_static_with_ids_pod",
+    "load_vs_parse",
+    "scene_json_save_vs_hecs_row",
+    "scene_json_load_vs_hecs_row",
+    "scene_binary_save_vs_hecs_column",
+    "scene_binary_load_vs_hecs_column",
+    "scene_binary_load_vs_json_load",
+    "reload_patch",
+    "reload_latency",
+    "cdda_load_vs_parse",
+    "cdda_load",
+];
 
-/// One comparison of ours against its baseline: medians over alternating rounds.
-///
-/// Displays as one stable, machine-readable line:
-/// `spawn_by_name_vs_static ratio=1.12 (ours 1.83 ms, baseline 1.63 ms, n=100000)`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Figure {
-    /// What is compared, e.g. `spawn_by_name_vs_static`.
-    pub name: String,
-    /// Median time of ours.
-    pub ours: Duration,
-    /// Median time of the baseline.
-    pub baseline: Duration,
-    /// Work items per run (entities spawned, files loaded).
-    pub n: usize,
-    /// The highest ratio the project promises, if it promises one.
-    pub target: Option<f64>,
-    /// Every measured round: (ours, baseline), in the order they ran.
-    pub rounds: Vec<(Duration, Duration)>,
+/// How big each workload of the quick mode is and how often it runs.
+#[derive(Clone, Debug)]
+pub struct QuickSizes {
+    /// Entities per spawn workload.
+    pub spawn: usize,
+    /// Archetype files in the load workload.
+    pub load_files: usize,
+    /// Entities in the scene workloads' world.
+    pub scene_entities: usize,
+    /// Live instances the reload patch reaches.
+    pub reload_instances: usize,
+    /// Saves the watcher latency is measured over.
+    pub latency_saves: usize,
+    /// Live instances during the latency measurement.
+    pub latency_instances: usize,
+    /// Entities per world in the memory workload.
+    pub memory_entities: usize,
+    /// Load only the first this many monsters of the real data (and their parents).
+    pub cdda_limit: Option<usize>,
+    /// Measured rounds of the fast comparisons (after one unmeasured warm-up round each).
+    pub rounds: usize,
+    /// Measured rounds of the slow ones.
+    pub slow_rounds: usize,
+    /// Measured rounds of the scene workloads (each round saves or loads the whole world once
+    /// per side and format).
+    pub scene_rounds: usize,
 }
 
-impl Figure {
-    /// `ours / baseline` of the medians.
-    pub fn ratio(&self) -> f64 {
-        self.ours.as_secs_f64() / self.baseline.as_secs_f64().max(f64::MIN_POSITIVE)
+impl QuickSizes {
+    /// The sizes the targets are stated for (the latency over 30 saves rather than 100):
+    /// about 40 seconds in all on a busy two-core machine.
+    pub fn standard() -> Self {
+        QuickSizes {
+            spawn: SPAWN_COUNT,
+            load_files: LOAD_FILES,
+            scene_entities: SCENE_ENTITIES,
+            reload_instances: RELOAD_INSTANCES,
+            latency_saves: 30,
+            latency_instances: 1_000,
+            memory_entities: MEMORY_ENTITIES,
+            cdda_limit: None,
+            rounds: 11,
+            slow_rounds: 5,
+            scene_rounds: 3,
+        }
     }
 
-    /// Whether the ratio is within the target (`true` when there is no target).
-    pub fn meets_target(&self) -> bool {
-        self.target.is_none_or(|target| self.ratio() <= target)
-    }
-
-    /// The lowest and highest per-round ratio: how noisy the run was.
-    pub fn ratio_range(&self) -> (f64, f64) {
-        let ratios = self
-            .rounds
-            .iter()
-            .map(|(ours, baseline)| ours.as_secs_f64() / baseline.as_secs_f64());
-        ratios.fold((f64::INFINITY, 0.0), |(low, high), r| {
-            (low.min(r), high.max(r))
-        })
+    /// Tiny sizes that check every workload runs (a test's: no figure means anything).
+    pub fn tiny() -> Self {
+        QuickSizes {
+            spawn: 200,
+            load_files: 120,
+            scene_entities: 200,
+            reload_instances: 200,
+            latency_saves: 2,
+            latency_instances: 10,
+            memory_entities: 1_000,
+            cdda_limit: Some(40),
+            rounds: 1,
+            slow_rounds: 1,
+            scene_rounds: 1,
+        }
     }
 }
 
-impl fmt::Display for Figure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} ratio={:.2} (ours {:.2} ms, baseline {:.2} ms, n={})",
-            self.name,
-            self.ratio(),
-            self.ours.as_secs_f64() * 1e3,
-            self.baseline.as_secs_f64() * 1e3,
-            self.n
-        )
-    }
-}
-
-/// Runs every comparison whose name contains `filter` (all of them for `None`) briefly and
-/// returns one [`Figure`] each, in a fixed order. Takes 10–15 seconds in all on a busy
-/// two-core machine.
+/// Runs every comparison whose name contains `filter` (all of them for `None`) at the
+/// [standard](QuickSizes::standard) sizes and returns one [`Figure`] each, in the order of
+/// [`FIGURES`].
 ///
 /// Ours and the baseline alternate within each comparison (AB BA AB ..., after a warm-up
 /// round), so machine noise affects both; the figure holds the medians.
@@ -86,43 +124,321 @@ impl fmt::Display for Figure {
 /// # Panics
 /// If a workload cannot be set up (temporary files cannot be written) or fails.
 pub fn run_quick(filter: Option<&str>) -> Vec<Figure> {
-    let wanted = |name: &str| filter.is_none_or(|filter| name.contains(filter));
-    let mut figures = Vec::new();
+    run_quick_with(filter, &QuickSizes::standard(), &mut |_| {})
+}
 
-    let named: Vec<_> = SPAWN_FIGURES
-        .iter()
-        .map(|f| (f.name.to_string(), f))
-        .collect();
-    let pod: Vec<_> = SPAWN_FIGURES
-        .iter()
-        .filter(|f| f.also_pod)
-        .map(|f| (format!("{}_pod", f.name), f))
-        .collect();
-    for (pod, list) in [(false, named), (true, pod)] {
-        let list: Vec<_> = list.into_iter().filter(|(name, _)| wanted(name)).collect();
+/// [`run_quick`] at the given sizes, calling `on_figure` with each figure as soon as it is
+/// measured (so a command line can print it at once).
+///
+/// # Panics
+/// As [`run_quick`].
+pub fn run_quick_with(
+    filter: Option<&str>,
+    sizes: &QuickSizes,
+    on_figure: &mut dyn FnMut(&Figure),
+) -> Vec<Figure> {
+    let wanted = |name: &str| filter.is_none_or(|f| name.contains(f));
+    let mut figures = Vec::new();
+    let mut push = |figure: Figure| {
+        on_figure(&figure);
+        figures.push(figure);
+    };
+
+    // First, while the process has freed little memory the allocator could hand out again
+    // without the resident set growing.
+    if wanted("memory") {
+        push(match Meter::resident_set() {
+            Some(meter) => memory_figure(sizes.memory_entities, 3, &meter),
+            None => Figure::skipped(
+                "memory",
+                "no /proc/self/status to read the resident set from; run `cargo bench -p archetool --bench memory`",
+            ),
+        });
+    }
+
+    for pod in [false, true] {
+        let list: Vec<(String, &SpawnFigure)> = SPAWN_FIGURES
+            .iter()
+            .filter(|f| !pod || f.also_pod)
+            .map(|f| {
+                let name = if pod {
+                    format!("{}_pod", f.name)
+                } else {
+                    f.name.to_string()
+                };
+                (name, f)
+            })
+            .filter(|(name, _)| wanted(name))
+            .collect();
         if list.is_empty() {
             continue;
         }
         if pod {
-            spawn_figures(&SpawnFixture::pod_goblin(), list, &mut figures);
+            spawn_figures(&SpawnFixture::pod_goblin(), list, sizes, &mut push);
         } else {
-            spawn_figures(&SpawnFixture::goblin(), list, &mut figures);
+            spawn_figures(&SpawnFixture::goblin(), list, sizes, &mut push);
         }
     }
 
     if wanted("load_vs_parse") {
-        let fixture = LoadFixture::generate(LOAD_FILES);
-        let (ours, baseline) =
-            alternate(SLOW_ROUNDS, || fixture.load(), || fixture.read_and_parse());
-        figures.push(figure(
+        let fixture = LoadFixture::generate(sizes.load_files);
+        let (ours, baseline) = alternate(
+            sizes.slow_rounds,
+            || fixture.load(),
+            || fixture.read_and_parse(),
+        );
+        push(Figure::ratio(
             "load_vs_parse",
-            LOAD_FILES,
+            sizes.load_files,
             Some(2.5),
             ours,
             baseline,
         ));
     }
+
+    scene_figures(sizes, &wanted, &mut push);
+    reload_figures(sizes, &wanted, &mut push);
+
+    cdda_figures(sizes, &wanted, &mut push);
     figures
+}
+
+/// The memory figure from [`memory::library_overhead`].
+pub fn memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
+    let overhead = memory::library_overhead(n, rounds, meter);
+    Figure {
+        name: "memory".to_string(),
+        n,
+        measured: Measured::Bytes {
+            per_item: overhead.per_entity,
+            method: meter.method,
+        },
+    }
+}
+
+/// The scene comparisons: (figure, ours, baseline, target), naming workloads of
+/// [`scene_workloads`].
+const SCENE_FIGURES: [(&str, &str, &str, Option<f64>); 5] = [
+    (
+        "scene_json_save_vs_hecs_row",
+        "save_json",
+        "hecs_row_save",
+        Some(1.2),
+    ),
+    (
+        "scene_json_load_vs_hecs_row",
+        "load_json",
+        "hecs_row_load",
+        Some(1.5),
+    ),
+    (
+        "scene_binary_save_vs_hecs_column",
+        "save_binary",
+        "hecs_column_save",
+        None,
+    ),
+    (
+        "scene_binary_load_vs_hecs_column",
+        "load_binary",
+        "hecs_column_load",
+        None,
+    ),
+    // Issue 4: binary at least 3× faster to load than JSON, i.e. a ratio of at most 1/3.
+    (
+        "scene_binary_load_vs_json_load",
+        "load_binary",
+        "load_json",
+        Some(1.0 / 3.0),
+    ),
+];
+
+/// A workload whose output is dropped after the clock stops.
+type Workload<'a> = Box<dyn Fn() -> Box<dyn std::any::Any> + 'a>;
+
+/// Every scene workload by name.
+fn scene_workloads(fixture: &SceneFixture) -> Vec<(&'static str, Workload<'_>)> {
+    vec![
+        ("save_json", Box::new(|| Box::new(fixture.save_json()) as _)),
+        (
+            "hecs_row_save",
+            Box::new(|| Box::new(fixture.hecs_row_save()) as _),
+        ),
+        (
+            "save_binary",
+            Box::new(|| Box::new(fixture.save_binary()) as _),
+        ),
+        (
+            "hecs_column_save",
+            Box::new(|| Box::new(fixture.hecs_column_save()) as _),
+        ),
+        ("load_json", Box::new(|| Box::new(fixture.load_json()) as _)),
+        (
+            "hecs_row_load",
+            Box::new(|| Box::new(fixture.hecs_row_load()) as _),
+        ),
+        (
+            "load_binary",
+            Box::new(|| Box::new(fixture.load_binary()) as _),
+        ),
+        (
+            "hecs_column_load",
+            Box::new(|| Box::new(fixture.hecs_column_load()) as _),
+        ),
+    ]
+}
+
+/// The scene figures. The saves run in one rotation and the loads in another (ABCD, BCDA, ...),
+/// each workload once per round, so the five figures share their measurements; building the
+/// fixture already ran every workload once, which serves as the warm-up.
+fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut dyn FnMut(Figure)) {
+    let figures: Vec<_> = SCENE_FIGURES
+        .iter()
+        .filter(|(name, ..)| wanted(name))
+        .collect();
+    if figures.is_empty() {
+        return;
+    }
+    let fixture = SceneFixture::new(sizes.scene_entities);
+    let needed = |workload: &str| {
+        figures
+            .iter()
+            .any(|(_, ours, baseline, _)| *ours == workload || *baseline == workload)
+    };
+    let mut times: Vec<(&str, Vec<Duration>)> = Vec::new();
+    let (saves, loads): (Vec<_>, Vec<_>) = scene_workloads(&fixture)
+        .into_iter()
+        .filter(|(name, _)| needed(name))
+        .partition(|(name, _)| name.contains("save"));
+    for group in [saves, loads] {
+        let work: Vec<&Workload<'_>> = group.iter().map(|(_, work)| work).collect();
+        let measured = rotate(sizes.scene_rounds, &work);
+        times.extend(group.iter().map(|(name, _)| *name).zip(measured));
+    }
+    let times_of = |workload: &str| {
+        times
+            .iter()
+            .find(|(name, _)| *name == workload)
+            .map(|(_, times)| times.clone())
+            .unwrap_or_default()
+    };
+    for (name, ours, baseline, target) in figures {
+        push(Figure::ratio(
+            *name,
+            fixture.entities(),
+            *target,
+            times_of(ours),
+            times_of(baseline),
+        ));
+    }
+}
+
+/// Times every workload `rounds` times, rotating which goes first each round (ABC, BCA, CAB,
+/// ...), without a warm-up; returns each workload's times in `work`'s order.
+fn rotate(rounds: usize, work: &[&Workload<'_>]) -> Vec<Vec<Duration>> {
+    let mut times = vec![Vec::with_capacity(rounds); work.len()];
+    for round in 0..rounds {
+        for k in 0..work.len() {
+            let i = (round + k) % work.len();
+            let start = Instant::now();
+            let output = std::hint::black_box(work[i]());
+            times[i].push(start.elapsed());
+            drop(output);
+        }
+    }
+    times
+}
+
+fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut dyn FnMut(Figure)) {
+    if wanted("reload_patch") {
+        let mut fixture = PatchFixture::new(sizes.reload_instances);
+        fixture.patch();
+        let rounds: Vec<(Duration, Duration)> =
+            (0..sizes.rounds).map(|_| fixture.patch()).collect();
+        let whole: Vec<Duration> = rounds.iter().map(|(a, b)| *a + *b).collect();
+        let set_source: Vec<Duration> = rounds.iter().map(|r| r.0).collect();
+        let apply: Vec<Duration> = rounds.iter().map(|r| r.1).collect();
+        push(Figure {
+            name: "reload_patch".to_string(),
+            n: fixture.instances(),
+            measured: Measured::Time {
+                median: median(&whole),
+                parts: vec![
+                    ("set_source".to_string(), median(&set_source)),
+                    ("apply_update".to_string(), median(&apply)),
+                ],
+                target: Some(Duration::from_millis(16)),
+                rounds: whole,
+            },
+        });
+    }
+    if wanted("reload_latency") {
+        push(latency_figure(sizes.latency_saves, sizes.latency_instances));
+    }
+}
+
+/// The watcher latency figure from [`reload::watch_latency`].
+pub fn latency_figure(saves: usize, instances: usize) -> Figure {
+    match reload::watch_latency(saves, instances) {
+        Ok(run) => Figure {
+            name: "reload_latency".to_string(),
+            n: run.samples.len(),
+            measured: Measured::Latency {
+                p50: percentile(&run.samples, 50.0),
+                p99: percentile(&run.samples, 99.0),
+                max: run.samples.iter().max().copied().unwrap_or_default(),
+                target: Some((Duration::from_millis(60), Duration::from_millis(120))),
+            },
+        },
+        Err(error) => Figure::skipped("reload_latency", format!("failed: {error}")),
+    }
+}
+
+fn cdda_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut dyn FnMut(Figure)) {
+    let names = ["cdda_load_vs_parse", "cdda_load"];
+    if !names.iter().any(|name| wanted(name)) {
+        return;
+    }
+    let fixture = cdda::data_dir().and_then(|dir| CddaFixture::convert(&dir, sizes.cdda_limit));
+    let fixture = match fixture {
+        Ok(fixture) => fixture,
+        Err(reason) => {
+            for name in names.into_iter().filter(|name| wanted(name)) {
+                push(Figure::skipped(name, reason.clone()));
+            }
+            return;
+        }
+    };
+    let n = fixture.archetypes();
+    let (ours, baseline) = alternate(
+        sizes.slow_rounds,
+        || fixture.load(),
+        || fixture.read_and_parse(),
+    );
+    if wanted("cdda_load_vs_parse") {
+        push(Figure::ratio(
+            "cdda_load_vs_parse",
+            n,
+            None,
+            ours.clone(),
+            baseline,
+        ));
+    }
+    if wanted("cdda_load") {
+        push(Figure {
+            name: "cdda_load".to_string(),
+            n,
+            measured: Measured::Load {
+                median: median(&ours),
+                item: "archetype",
+                counts: vec![
+                    ("errors", fixture.errors().len()),
+                    ("mismatches", fixture.mismatches().len()),
+                    ("dropped_modifiers", fixture.dropped().len()),
+                ],
+                rounds: ours,
+            },
+        });
+    }
 }
 
 /// One spawn workload of [`SpawnFixture`].
@@ -191,9 +507,10 @@ const SPAWN_FIGURES: [SpawnFigure; 5] = [
 fn spawn_figures<B: SixComponents>(
     fixture: &SpawnFixture<B>,
     list: Vec<(String, &SpawnFigure)>,
-    figures: &mut Vec<Figure>,
+    sizes: &QuickSizes,
+    push: &mut dyn FnMut(Figure),
 ) {
-    let n = SPAWN_COUNT;
+    let n = sizes.spawn;
     let run = |which: Spawn| {
         move || {
             let mut world = World::new();
@@ -210,28 +527,11 @@ fn spawn_figures<B: SixComponents>(
     };
     for (name, spawn) in list {
         let rounds = match spawn.ours {
-            Spawn::WithOverrides => SLOW_ROUNDS,
-            _ => SPAWN_ROUNDS,
+            Spawn::WithOverrides => sizes.slow_rounds,
+            _ => sizes.rounds,
         };
         let (ours, baseline) = alternate(rounds, run(spawn.ours), run(spawn.baseline));
-        figures.push(figure(name, n, spawn.target, ours, baseline));
-    }
-}
-
-fn figure(
-    name: impl Into<String>,
-    n: usize,
-    target: Option<f64>,
-    ours: Vec<Duration>,
-    baseline: Vec<Duration>,
-) -> Figure {
-    Figure {
-        name: name.into(),
-        ours: median(&ours),
-        baseline: median(&baseline),
-        n,
-        target,
-        rounds: ours.into_iter().zip(baseline).collect(),
+        push(Figure::ratio(name, n, spawn.target, ours, baseline));
     }
 }
 
@@ -262,14 +562,4 @@ fn alternate<A, B>(
         }
     }
     times
-}
-
-fn median(times: &[Duration]) -> Duration {
-    let mut sorted = times.to_vec();
-    sorted.sort_unstable();
-    match sorted.len() {
-        0 => Duration::ZERO,
-        len if len % 2 == 1 => sorted[len / 2],
-        len => (sorted[len / 2 - 1] + sorted[len / 2]) / 2,
-    }
 }

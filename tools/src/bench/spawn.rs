@@ -59,7 +59,7 @@ where
 }
 
 /// The common base, as a game would write it: abstract, complete values.
-const CREATURE: &str = r#"{
+pub(crate) const CREATURE: &str = r#"{
   "abstract": true,
   "components": {
     "Transform": { "translation": [4.0, 0.0, -2.5], "rotation": [0, 0, 0, 1], "scale": [1, 1, 1] },

@@ -1,0 +1,164 @@
+//! The benchmark harness at tiny sizes: every quick-mode workload runs and prints its figure in
+//! the stable line format, the load fixtures load with zero errors, and `archetool bench`
+//! answers without `--quick` and for a filter that matches nothing. Nothing here is timed.
+
+use std::process::Command;
+
+use archetool::bench::cdda::{self, CddaFixture};
+use archetool::bench::{run_quick_with, Figure, Measured, QuickSizes, FIGURES};
+
+/// Checks that `line` is `name key=value ... (..., n=N)` in the form its kind prints.
+fn check_line(figure: &Figure) {
+    let line = figure.to_string();
+    let rest = line
+        .strip_prefix(&figure.name)
+        .and_then(|rest| rest.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("`{line}` does not start with its name"));
+    let number = |text: &str| {
+        assert!(
+            text.parse::<f64>().is_ok_and(f64::is_finite),
+            "`{text}` in `{line}` is not a number"
+        );
+    };
+    if let Measured::Skipped { .. } = figure.measured {
+        assert!(
+            rest.starts_with("skipped (") && rest.ends_with(')'),
+            "{line}"
+        );
+        return;
+    }
+    let (values, details) = rest
+        .split_once(" (")
+        .unwrap_or_else(|| panic!("`{line}` has no details in parentheses"));
+    assert!(details.ends_with(&format!("n={})", figure.n)), "{line}");
+    let keys: Vec<&str> = values
+        .split(' ')
+        .map(|pair| {
+            let (key, value) = pair
+                .split_once('=')
+                .unwrap_or_else(|| panic!("`{pair}` in `{line}` is not key=value"));
+            number(value);
+            key
+        })
+        .collect();
+    let expected: &[&str] = match figure.measured {
+        Measured::Ratio { .. } => &["ratio"],
+        Measured::Time { .. } | Measured::Load { .. } => &["ms"],
+        Measured::Latency { .. } => &["p50_ms", "p99_ms"],
+        Measured::Bytes { .. } => &["bytes_per_entity"],
+        Measured::Skipped { .. } => &[],
+    };
+    assert_eq!(keys, expected, "{line}");
+    for detail in details.trim_end_matches(')').split(", ") {
+        let value = match detail.split_once('=') {
+            Some(("method", method)) => {
+                assert!(["rss", "allocator"].contains(&method), "{line}");
+                continue;
+            }
+            Some((_, value)) => value,
+            None => detail
+                .rsplit_once(' ')
+                .and_then(|(label, unit)| (unit == "ms").then_some(label))
+                .and_then(|label| label.rsplit_once(' '))
+                .map(|(_, value)| value)
+                .unwrap_or_else(|| {
+                    panic!("`{detail}` in `{line}` is neither key=value nor `what N ms`")
+                }),
+        };
+        number(value);
+    }
+}
+
+#[test]
+fn every_quick_workload_runs_and_prints_a_stable_line() {
+    let mut printed = Vec::new();
+    let figures = run_quick_with(None, &QuickSizes::tiny(), &mut |figure| {
+        printed.push(figure.to_string());
+    });
+    let names: Vec<&str> = figures.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, FIGURES, "one figure per name, in order");
+    assert_eq!(
+        printed.len(),
+        figures.len(),
+        "each figure reported as measured"
+    );
+    for figure in &figures {
+        check_line(figure);
+    }
+    // Only the real data may be skipped, and only when it is not there.
+    for figure in &figures {
+        if let Measured::Skipped { reason } = &figure.measured {
+            assert!(
+                figure.name.starts_with("cdda") && cdda::data_dir().is_err(),
+                "{} skipped: {reason}",
+                figure.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_filter_picks_figures_by_name() {
+    let sizes = QuickSizes::tiny();
+    let figures = run_quick_with(Some("scene_binary"), &sizes, &mut |_| {});
+    let names: Vec<&str> = figures.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "scene_binary_save_vs_hecs_column",
+            "scene_binary_load_vs_hecs_column",
+            "scene_binary_load_vs_json_load"
+        ]
+    );
+    assert!(run_quick_with(Some("no such figure"), &sizes, &mut |_| {}).is_empty());
+}
+
+#[test]
+fn the_real_monster_data_converts_and_loads_with_zero_errors() {
+    let dir = match cdda::data_dir() {
+        Ok(dir) => dir,
+        Err(reason) => return eprintln!("skipped: {reason}"),
+    };
+    let fixture = CddaFixture::convert(&dir, Some(60)).unwrap();
+    assert!(fixture.archetypes() >= 60);
+    assert_eq!(fixture.errors(), [] as [String; 0]);
+    assert_eq!(fixture.mismatches(), [] as [String; 0]);
+    let (library, errors) = fixture.load();
+    assert!(errors.is_empty());
+    assert_eq!(library.len(), fixture.archetypes());
+}
+
+fn archetool(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_archetool"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn bench_without_quick_says_how_to_run_criterion() {
+    let (code, stdout, stderr) = archetool(&["bench"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    assert!(
+        stdout.contains("cargo bench -p archetool --bench engine"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("bench --quick"), "{stdout}");
+}
+
+#[test]
+fn bench_with_a_filter_that_matches_nothing_is_a_usage_error() {
+    let (code, stdout, stderr) = archetool(&["bench", "--quick", "spawm"]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(
+        stderr.starts_with(
+            "error: no figure matches `spawm`; the figures are: memory, spawn_by_name_vs_static,"
+        ),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,46 @@
+//! Bytes the library keeps per live entity, counted by a global allocator installed in this
+//! binary only (the library and the `archetool` binary keep the system allocator).
+//!
+//! ```text
+//! cargo bench -p archetool --bench memory
+//! ```
+//!
+//! Not a criterion benchmark: the figure is a byte count, the same every run. It spawns
+//! 1,000,000 goblins by name and 1,000,000 static tuples of the same six components (each
+//! world reserved for exactly that many entities) and prints the live bytes ours holds more,
+//! per entity, in the quick mode's line format. A separate binary, so the counting (an atomic
+//! add per allocation) does not slow the timing benchmarks of `--bench engine`.
+
+use std::alloc::System;
+
+use archetool::bench::memory::{Meter, BOOKKEEPING_BYTES};
+use archetool::bench::{memory_figure, MEMORY_ENTITIES};
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static ALLOCATOR: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Bytes currently allocated and not freed.
+fn live_bytes() -> u64 {
+    let stats = ALLOCATOR.stats();
+    stats
+        .bytes_allocated
+        .saturating_sub(stats.bytes_deallocated) as u64
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter that does not match `memory` skips the figure.
+    let filter = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
+    if filter.is_some_and(|filter| !"memory".contains(filter.as_str())) {
+        return;
+    }
+    let meter = Meter {
+        method: "allocator",
+        read: live_bytes,
+    };
+    println!("{}", memory_figure(MEMORY_ENTITIES, 1, &meter));
+    println!(
+        "  (the two components the library adds to every entity, StableId and \
+         ArchetypeInstance, are {BOOKKEEPING_BYTES} bytes)"
+    );
+}

@@ -1,0 +1,197 @@
+//! Hot-reload workloads: patching every live instance after an edit
+//! ([`ArchetypeLibrary::set_source`] + [`apply_update`]), and the latency of the real
+//! [`HotReloader`] from a file write to the change being visible in the world.
+
+use std::fs;
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use archetype_engine::{apply_update, ArchetypeLibrary, HotReloader, WatchBackend};
+use hecs::{Entity, World};
+use tempfile::TempDir;
+
+use crate::bench::spawn::{write, CREATURE, GOBLIN};
+use crate::demo::components::{self, Health};
+
+/// The goblin's file path under the archetypes root.
+const GOBLIN_PATH: &str = "enemies/goblin.json";
+
+/// The goblin of the spawn workloads, with `Health.max` set to `max` (`current` stays 12).
+fn goblin_file(max: u32) -> String {
+    format!(
+        r#"{{
+  "extends": "base/creature",
+  "components": {{
+    "Name": "Goblin",
+    "Glyph": {{ "ch": "g", "color": "Green" }},
+    "Health": {{ "current": 12, "max": {max} }},
+    "Speed": {{ "value": 2.0 }},
+    "Faction": "Hostile"
+  }}
+}}
+"#
+    )
+}
+
+/// Writes the creature and the goblin (with `Health.max` = `max`) into a new temporary
+/// directory and loads it.
+fn goblin_library(max: u32) -> (TempDir, ArchetypeLibrary) {
+    let dir = tempfile::tempdir().expect("bench setup: cannot create a temporary directory");
+    write(dir.path(), "base/creature.json", CREATURE);
+    write(dir.path(), GOBLIN_PATH, &goblin_file(max));
+    let library = ArchetypeLibrary::load(dir.path(), components::registry())
+        .unwrap_or_else(|error| panic!("bench setup: the goblin does not load: {error}"));
+    (dir, library)
+}
+
+/// `instances` live goblins; each [`patch`](Self::patch) changes `Health.max` in the goblin's
+/// file (alternating between two values) and applies it to all of them.
+pub struct PatchFixture {
+    library: ArchetypeLibrary,
+    world: World,
+    probe: Entity,
+    instances: usize,
+    max: u32,
+    _dir: TempDir,
+}
+
+impl PatchFixture {
+    /// Loads the goblin and spawns `instances` of it.
+    ///
+    /// # Panics
+    /// If the files cannot be written, or the goblin does not load or spawn.
+    pub fn new(instances: usize) -> Self {
+        let max = 12;
+        let (dir, library) = goblin_library(max);
+        let mut world = World::new();
+        let spawned = library
+            .spawn_many(&mut world, GOBLIN, instances)
+            .unwrap_or_else(|error| panic!("bench setup: cannot spawn goblins: {error}"));
+        let probe = *spawned
+            .last()
+            .expect("bench setup: the patch workload needs at least one instance");
+        PatchFixture {
+            library,
+            world,
+            probe,
+            instances,
+            max,
+            _dir: dir,
+        }
+    }
+
+    /// Live instances.
+    pub fn instances(&self) -> usize {
+        self.instances
+    }
+
+    /// One edit, applied: `set_source` of the goblin's file with `Health.max` changed, then
+    /// `apply_update` to the world. Returns the time each step took.
+    ///
+    /// # Panics
+    /// If the edit is not applied to every instance, or touches `Health.current` (runtime
+    /// state).
+    pub fn patch(&mut self) -> (Duration, Duration) {
+        self.max = if self.max == 12 { 13 } else { 12 };
+        let text = goblin_file(self.max);
+        let start = Instant::now();
+        let update = self.library.set_source(GOBLIN_PATH, Some(&text));
+        let resolved = start.elapsed();
+        let report = apply_update(&mut self.world, &self.library, &update);
+        let applied = start.elapsed() - resolved;
+        assert_eq!(
+            report.entities_updated, self.instances,
+            "bench: the edit did not reach every instance: {report}"
+        );
+        let health = self
+            .world
+            .get::<&Health>(self.probe)
+            .map(|health| (health.current, health.max))
+            .ok();
+        assert_eq!(
+            health,
+            Some((12.0, self.max as f32)),
+            "bench: the patch is wrong"
+        );
+        (resolved, applied)
+    }
+
+    /// Reference: what writing the same field by hand costs, a query over every instance
+    /// setting `Health.max` (the floor for any patch).
+    pub fn write_by_hand(&mut self) -> Duration {
+        self.max = if self.max == 12 { 13 } else { 12 };
+        let max = self.max as f32;
+        let start = Instant::now();
+        for health in self.world.query_mut::<&mut Health>() {
+            health.max = max;
+        }
+        start.elapsed()
+    }
+}
+
+/// What [`watch_latency`] measured.
+#[derive(Clone, Debug)]
+pub struct LatencyRun {
+    /// Per save: from the write returning to `apply` having applied it.
+    pub samples: Vec<Duration>,
+    /// How the reloader noticed the writes.
+    pub backend: WatchBackend,
+}
+
+/// How long to wait for one save to show before giving up.
+const SAVE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Watcher latency with the real [`HotReloader`] and its default options: `saves` times,
+/// write the goblin's file in place (with a new `Health.max`), then call `apply` every
+/// millisecond, as a game calls it every frame, until the new value is visible on a live
+/// goblin (of `instances`). Each sample is the time from the write returning to that `apply`
+/// returning.
+///
+/// # Errors
+/// If the watcher cannot be set up, or a save is not applied within 3 seconds.
+///
+/// # Panics
+/// If the files cannot be written or the goblin does not load.
+pub fn watch_latency(saves: usize, instances: usize) -> Result<LatencyRun, String> {
+    let (dir, mut library) = goblin_library(12);
+    let mut world = World::new();
+    let spawned = library
+        .spawn_many(&mut world, GOBLIN, instances.max(1))
+        .map_err(|error| format!("cannot spawn goblins: {error}"))?;
+    let probe = spawned[0];
+    let mut reloader = HotReloader::new(&library)
+        .map_err(|error| format!("cannot watch {}: {error}", dir.path().display()))?;
+    let path: PathBuf = dir.path().join(GOBLIN_PATH);
+    let mut samples = Vec::with_capacity(saves);
+    for save in 0..saves {
+        let max = 100 + save as u32;
+        fs::write(&path, goblin_file(max))
+            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+        let written = Instant::now();
+        loop {
+            let report = reloader.apply(&mut world, &mut library);
+            if !report.errors.is_empty() {
+                return Err(format!("save {save} did not apply cleanly: {report}"));
+            }
+            let applied = world
+                .get::<&Health>(probe)
+                .is_ok_and(|health| health.max == max as f32);
+            if applied {
+                samples.push(written.elapsed());
+                break;
+            }
+            if written.elapsed() > SAVE_TIMEOUT {
+                return Err(format!(
+                    "save {save} was not applied within {} s",
+                    SAVE_TIMEOUT.as_secs()
+                ));
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+    Ok(LatencyRun {
+        samples,
+        backend: reloader.backend(),
+    })
+}
