@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::archetype_name::{check_local_name, check_name};
 use crate::component_registry::ComponentRegistry;
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
 use crate::field_path::FieldPath;
 use crate::suggest::did_you_mean;
 
@@ -82,8 +82,9 @@ pub(crate) struct DocProblem {
 
 /// Reads an archetype file's JSON into its data model, collecting every problem.
 /// `text` is the file's JSON text, used to tell which of two keys comes first.
+/// Component values are moved out of `value` (which is left holding `null`s), not copied.
 pub(crate) fn parse_doc(
-    value: &Value,
+    value: &mut Value,
     text: &str,
     registry: &ComponentRegistry,
     max_children_depth: usize,
@@ -122,7 +123,7 @@ impl Reader<'_> {
         );
     }
 
-    fn doc(&mut self, value: &Value) -> ArchetypeDoc {
+    fn doc(&mut self, value: &mut Value) -> ArchetypeDoc {
         let mut doc = ArchetypeDoc::default();
         let Value::Object(object) = value else {
             self.problem(
@@ -235,7 +236,7 @@ impl Reader<'_> {
     /// Reads `components` and `children` (and, for child entries, `archetype`) of `object`.
     fn entity(
         &mut self,
-        object: &Map<String, Value>,
+        object: &mut Map<String, Value>,
         path: &FieldPath,
         is_child: bool,
         depth: usize,
@@ -267,7 +268,7 @@ impl Reader<'_> {
                 ),
             }
         }
-        match object.get(keys::COMPONENTS) {
+        match object.get_mut(keys::COMPONENTS) {
             None => {}
             Some(Value::Object(components)) => {
                 spec.components = self.components(components, &path.key(keys::COMPONENTS));
@@ -280,7 +281,7 @@ impl Reader<'_> {
                 ),
             ),
         }
-        match object.get(keys::CHILDREN) {
+        match object.get_mut(keys::CHILDREN) {
             None => {}
             Some(Value::Object(children)) => {
                 let children_path = path.key(keys::CHILDREN);
@@ -306,7 +307,7 @@ impl Reader<'_> {
                             true,
                             Diagnostic::error(
                                 DiagnosticCode::InvalidName,
-                                format!("child name `{name}` must be made of ASCII letters, digits, `_` and `-`"),
+                                format!("child name {} must be made of ASCII letters, digits, `_` and `-`", quoted(name)),
                             ),
                         );
                         continue;
@@ -342,20 +343,19 @@ impl Reader<'_> {
 
     fn components(
         &mut self,
-        components: &Map<String, Value>,
+        components: &mut Map<String, Value>,
         path: &FieldPath,
     ) -> BTreeMap<Arc<str>, WrittenValue> {
         let mut out: BTreeMap<Arc<str>, WrittenValue> = BTreeMap::new();
-        for (key, value) in components {
-            let key_path = path.key(key);
+        for (key, value) in components.iter_mut() {
             let Some(id) = self.registry.id(key) else {
                 let suggestion = did_you_mean(key, self.registry.names());
                 self.problem(
-                    key_path,
+                    path.key(key),
                     true,
                     Diagnostic::error(
                         DiagnosticCode::UnknownComponent,
-                        format!("unknown component `{key}`"),
+                        format!("unknown component {}", quoted(key)),
                     )
                     .with_component(key.clone())
                     .with_suggestion(suggestion),
@@ -365,7 +365,7 @@ impl Reader<'_> {
             let name = self.registry.name_arc(id).clone();
             if self.registry.is_managed(id) {
                 self.problem(
-                    key_path,
+                    path.key(key),
                     true,
                     Diagnostic::error(
                         DiagnosticCode::ReservedComponent,
@@ -409,7 +409,7 @@ impl Reader<'_> {
                 name,
                 WrittenValue {
                     key: key.clone(),
-                    value: value.clone(),
+                    value: std::mem::take(value),
                 },
             );
         }
@@ -428,7 +428,10 @@ impl Reader<'_> {
             true,
             Diagnostic::error(
                 DiagnosticCode::UnknownKey,
-                format!("unknown key `{key}` in {place}; expected one of {list}"),
+                format!(
+                    "unknown key {} in {place}; expected one of {list}",
+                    quoted(key)
+                ),
             )
             .with_suggestion(suggestion),
         );

@@ -1,7 +1,7 @@
 //! [`ArchetypeLibrary`]: every archetype under a root directory, resolved, validated and ready
 //! to spawn.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,7 +63,9 @@ pub struct ArchetypeLibrary {
     registry: Arc<ComponentRegistry>,
     root: PathBuf,
     options: LoadOptions,
-    sources: BTreeMap<Arc<str>, SourceFile>,
+    sources: FxHashMap<Arc<str>, SourceFile>,
+    /// The names of `sources`, sorted (kept in step with it).
+    sorted_names: Vec<Arc<str>>,
     scan_problems: Vec<Diagnostic>,
     slots: Vec<Slot>,
     ids: FxHashMap<Arc<str>, ArchetypeId>,
@@ -211,7 +213,8 @@ impl ArchetypeLibrary {
             registry: registry.into(),
             root: root.as_ref().to_path_buf(),
             options,
-            sources: BTreeMap::new(),
+            sources: FxHashMap::default(),
+            sorted_names: Vec::new(),
             scan_problems: Vec::new(),
             slots: Vec::new(),
             ids: FxHashMap::default(),
@@ -247,7 +250,7 @@ impl ArchetypeLibrary {
 
     /// The names of every archetype with a file, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.sources.keys().map(|name| &**name)
+        self.sorted_names.iter().map(|name| &**name)
     }
 
     /// Number of archetype files.
@@ -357,8 +360,9 @@ impl ArchetypeLibrary {
                 updates.push((name.clone(), None));
             }
         }
-        for (name, (file, path)) in scan.files {
-            let source = SourceFile::read(file, &path, &name, &self.registry, &self.options.limits);
+        let files: Vec<(String, (PathBuf, PathBuf))> = scan.files.into_iter().collect();
+        let sources = read_sources(&files, &self.registry, &self.options.limits);
+        for ((name, _), source) in files.into_iter().zip(sources) {
             updates.push((Arc::from(name), Some(source)));
         }
         self.apply_sources(updates)
@@ -449,6 +453,7 @@ impl ArchetypeLibrary {
     /// Installs new file contents (or deletions) and rebuilds everything they affect.
     fn apply_sources(&mut self, updates: Vec<(Arc<str>, Option<SourceFile>)>) -> LibraryUpdate {
         let mut touched: BTreeSet<Arc<str>> = BTreeSet::new();
+        let mut names_changed = false;
         for (name, source) in updates {
             match source {
                 Some(source) => {
@@ -459,13 +464,30 @@ impl ArchetypeLibrary {
                     });
                     if !unchanged {
                         touched.insert(name.clone());
-                        self.sources.insert(name, source);
+                        names_changed |= self.sources.insert(name, source).is_none();
                     }
                 }
                 None => {
                     if self.sources.remove(&name).is_some() {
                         touched.insert(name);
+                        names_changed = true;
                     }
+                }
+            }
+        }
+        if names_changed {
+            self.sorted_names = self.sources.keys().cloned().collect();
+            self.sorted_names.sort_unstable();
+            // "Did you mean" for a parent or child archetype that does not exist draws on the
+            // set of names: check the archetypes that name a missing one again.
+            for (name, source) in &self.sources {
+                let names_missing = source.doc.as_deref().is_some_and(|doc| {
+                    dependencies(doc)
+                        .iter()
+                        .any(|dep| !self.sources.contains_key(dep.as_str()))
+                });
+                if names_missing {
+                    touched.insert(name.clone());
                 }
             }
         }
@@ -525,7 +547,7 @@ impl ArchetypeLibrary {
             }
             deps.insert(name.clone(), list);
         }
-        let mut affected: BTreeSet<Arc<str>> = BTreeSet::new();
+        let mut affected: FxHashSet<Arc<str>> = FxHashSet::default();
         let mut queue: Vec<Arc<str>> = touched.into_iter().collect();
         while let Some(name) = queue.pop() {
             if affected.insert(name.clone()) {
@@ -534,9 +556,12 @@ impl ArchetypeLibrary {
                 }
             }
         }
+        // Sorted, so the work and its report come out in the same order every time.
+        let mut affected_sorted: Vec<Arc<str>> = affected.iter().cloned().collect();
+        affected_sorted.sort_unstable();
 
         // Resolve every affected archetype that has a file.
-        let names: Vec<&str> = self.sources.keys().map(|n| &**n).collect();
+        let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
         let mut outcomes = FxHashMap::default();
         {
             let sources = &self.sources;
@@ -564,7 +589,7 @@ impl ArchetypeLibrary {
                 }
             };
             let mut resolver = Resolver::new(lookup, &names);
-            for name in &affected {
+            for name in &affected_sorted {
                 if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
                     outcomes.insert(name.clone(), resolver.resolve(name));
                 }
@@ -573,7 +598,7 @@ impl ArchetypeLibrary {
 
         // Decide, dependencies first, what each affected archetype becomes.
         let mut update = LibraryUpdate::default();
-        for name in dependency_order(&affected, &deps) {
+        for name in dependency_order(&affected_sorted, &affected, &deps) {
             let id = self.slot_id(&name);
             let Some(source) = self.sources.get(&name) else {
                 self.states.remove(&name);
@@ -691,7 +716,7 @@ impl ArchetypeLibrary {
         }
 
         self.collect_diagnostics();
-        for name in &affected {
+        for name in &affected_sorted {
             if let Some(source) = self.sources.get(name) {
                 update.errors.extend(source.problems.iter().cloned());
             }
@@ -888,6 +913,39 @@ impl ArchetypeLibrary {
     }
 }
 
+/// Reads and parses files, on every core when there are many (each file is independent, and
+/// reading plus parsing is most of a load).
+fn read_sources(
+    files: &[(String, (PathBuf, PathBuf))],
+    registry: &ComponentRegistry,
+    limits: &crate::limits::Limits,
+) -> Vec<SourceFile> {
+    let read = |(name, (file, path)): &(String, (PathBuf, PathBuf))| {
+        SourceFile::read(file.clone(), path, name, registry, limits)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if threads < 2 || files.len() < 256 {
+        return files.iter().map(read).collect();
+    }
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        let mut sources = Vec::with_capacity(files.len());
+        for (worker, part) in workers.into_iter().zip(files.chunks(chunk)) {
+            match worker.join() {
+                Ok(mut read_part) => sources.append(&mut read_part),
+                // A panic in a parser thread is a bug; read that part again on this thread so
+                // the panic (and its message) surfaces here.
+                Err(_) => sources.extend(part.iter().map(read)),
+            }
+        }
+        sources
+    })
+}
+
 fn intern_node(slot: &mut Slot, path: &str) -> u32 {
     if let Some(&id) = slot.node_ids.get(path) {
         return id;
@@ -919,30 +977,36 @@ pub(crate) fn dependencies(doc: &ArchetypeDoc) -> Vec<String> {
 /// `affected` ordered so that every archetype comes after the affected archetypes it depends
 /// on (cycles, already reported as errors, are broken arbitrarily).
 fn dependency_order(
-    affected: &BTreeSet<Arc<str>>,
+    sorted: &[Arc<str>],
+    affected: &FxHashSet<Arc<str>>,
     deps: &FxHashMap<Arc<str>, Vec<String>>,
 ) -> Vec<Arc<str>> {
-    fn visit(
-        name: &Arc<str>,
-        affected: &BTreeSet<Arc<str>>,
-        deps: &FxHashMap<Arc<str>, Vec<String>>,
-        seen: &mut FxHashSet<Arc<str>>,
-        out: &mut Vec<Arc<str>>,
-    ) {
+    let mut seen = FxHashSet::default();
+    let mut out = Vec::with_capacity(sorted.len());
+    // Depth first, each archetype after its dependencies, with a stack of our own (archetype,
+    // next dependency to visit): a chain of thousands of files must not overflow the call stack.
+    let mut stack: Vec<(Arc<str>, usize)> = Vec::new();
+    for name in sorted {
         if !seen.insert(name.clone()) {
-            return;
+            continue;
         }
-        for dep in deps.get(name).into_iter().flatten() {
-            if let Some(dep) = affected.get(dep.as_str()) {
-                visit(dep, affected, deps, seen, out);
+        stack.push((name.clone(), 0));
+        while let Some((current, next)) = stack.last_mut() {
+            match deps.get(&**current).and_then(|list| list.get(*next)) {
+                Some(dep) => {
+                    *next += 1;
+                    if let Some(dep) = affected.get(dep.as_str()) {
+                        if seen.insert(dep.clone()) {
+                            stack.push((dep.clone(), 0));
+                        }
+                    }
+                }
+                None => {
+                    out.push(current.clone());
+                    stack.pop();
+                }
             }
         }
-        out.push(name.clone());
-    }
-    let mut seen = FxHashSet::default();
-    let mut out = Vec::with_capacity(affected.len());
-    for name in affected {
-        visit(name, affected, deps, &mut seen, &mut out);
     }
     out
 }

@@ -6,6 +6,8 @@
 
 use std::path::{Component, Path};
 
+use crate::diagnostic::quoted;
+
 /// Why a string or a file path is not a usable archetype name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NameProblem {
@@ -61,19 +63,25 @@ pub(crate) fn check_name(name: &str) -> Result<(), NameProblem> {
     if name.contains('\\') {
         let fixed = name.replace('\\', "/");
         return problem(
-            format!("archetype name `{name}` uses `\\`; {RULE}"),
+            format!("archetype name {} uses `\\`; {RULE}", quoted(name)),
             check_name(&fixed).is_ok().then_some(fixed),
         );
     }
     if name.starts_with('/') || (name.len() > 1 && name.as_bytes()[1] == b':') {
         return problem(
-            format!("archetype name `{name}` is an absolute path; {RULE}"),
+            format!(
+                "archetype name {} is an absolute path; {RULE}",
+                quoted(name)
+            ),
             None,
         );
     }
     if let Some(stem) = name.strip_suffix(".json") {
         return problem(
-            format!("archetype name `{name}` includes the `.json` extension; {RULE}"),
+            format!(
+                "archetype name {} includes the `.json` extension; {RULE}",
+                quoted(name)
+            ),
             check_name(stem).is_ok().then(|| stem.to_string()),
         );
     }
@@ -82,14 +90,20 @@ pub(crate) fn check_name(name: &str) -> Result<(), NameProblem> {
         .any(|segment| segment == ".." || segment == ".")
     {
         return problem(
-            format!("archetype name `{name}` leaves the archetypes root; {RULE}"),
+            format!(
+                "archetype name {} leaves the archetypes root; {RULE}",
+                quoted(name)
+            ),
             None,
         );
     }
     for segment in name.split('/') {
         if segment.is_empty() {
             return problem(
-                format!("archetype name `{name}` has an empty segment; {RULE}"),
+                format!(
+                    "archetype name {} has an empty segment; {RULE}",
+                    quoted(name)
+                ),
                 None,
             );
         }
@@ -102,7 +116,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), NameProblem> {
                 c => format!("`{c}`"),
             };
             return problem(
-                format!("archetype name `{name}` contains {what}; {RULE}"),
+                format!("archetype name {} contains {what}; {RULE}", quoted(name)),
                 None,
             );
         }

@@ -58,7 +58,7 @@ impl SourceFile {
             }
         };
         source.text = Some(text.clone());
-        let value = match parse_json(&text, limits.max_depth) {
+        let mut value = match parse_json(&text, limits.max_depth) {
             Ok(value) => value,
             Err(error) => {
                 let code = if error.message.starts_with("duplicate key") {
@@ -76,7 +76,8 @@ impl SourceFile {
                 return source;
             }
         };
-        let (doc, problems) = parse_doc(&value, text.text(), registry, limits.max_children_depth);
+        let (doc, problems) =
+            parse_doc(&mut value, text.text(), registry, limits.max_children_depth);
         for problem in problems {
             let diagnostic = source.place(problem, name);
             source.problems.push(diagnostic);
@@ -226,7 +227,8 @@ pub(crate) fn scan(root: &Path) -> Scan {
             }
         };
         let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(|entry| entry.file_name());
+        // `file_name()` allocates: compute each key once, not once per comparison.
+        entries.sort_by_cached_key(|entry| entry.file_name());
         for entry in entries {
             let path = entry.path();
             let relative = relative_dir.join(entry.file_name());
@@ -311,13 +313,14 @@ pub(crate) fn scan(root: &Path) -> Scan {
 pub(crate) fn case_conflicts<'a>(
     names: impl IntoIterator<Item = &'a str>,
 ) -> Vec<(String, String)> {
-    let mut by_folded: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    let mut by_folded: rustc_hash::FxHashMap<String, Vec<&str>> = Default::default();
     for name in names {
         by_folded.entry(name.to_lowercase()).or_default().push(name);
     }
     let mut conflicts = Vec::new();
-    for group in by_folded.values().filter(|group| group.len() > 1) {
-        for name in group {
+    for group in by_folded.values_mut().filter(|group| group.len() > 1) {
+        group.sort_unstable();
+        for name in group.iter() {
             let others: Vec<String> = group
                 .iter()
                 .filter(|other| *other != name)
@@ -326,6 +329,7 @@ pub(crate) fn case_conflicts<'a>(
             conflicts.push((name.to_string(), others.join(", ")));
         }
     }
+    conflicts.sort();
     conflicts
 }
 

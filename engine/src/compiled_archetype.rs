@@ -8,6 +8,8 @@
 //! - anything with children, `#` references or overrides goes through an `EntityBuilder` per
 //!   entity, with all entity handles reserved first so references can point anywhere.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use hecs::{BuiltEntityClone, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
@@ -94,105 +96,123 @@ pub(crate) fn compile(
     let mut problems = Vec::new();
     let mut hard_error = false;
     let mut nodes = Vec::with_capacity(layout.len());
-    for (i, node) in layout.iter().enumerate() {
-        let base = base_of(&layout, i);
-        let mut template = EntityBuilderClone::new();
-        let mut typed = Vec::new();
-        let mut with_refs = Vec::new();
-        let mut batch_type = ColumnBatchType::new();
-        for (name, value) in &node.entity.components {
-            let Some(id) = registry.id(name) else {
-                // Names were checked when the file was read; an unregistered name here means
-                // the registry changed under us. Report rather than panic.
-                hard_error = true;
-                problems.push(problem(
-                    node,
-                    name,
-                    FieldPath::root(),
-                    DiagnosticCode::UnknownComponent,
-                    format!("unknown component `{name}`"),
-                    None,
-                ));
-                continue;
-            };
-            let checker = CheckRefs {
-                paths: paths.clone(),
-                index: index.clone(),
-                base: paths[base].clone(),
-                used: false,
-                failure: None,
-            };
-            let mut unknown = Vec::new();
-            let (decoded, checker) =
-                with_mapper(checker, || registry.ops(id).decode(value, &mut unknown));
-            for field in unknown {
-                let suggestion = suggest_field(registry, id, &field);
-                let message = format!("unknown field `{field}` in component `{name}`");
-                let mut p = problem(
-                    node,
-                    name,
-                    field,
-                    DiagnosticCode::UnknownField,
-                    message,
-                    suggestion,
-                );
-                p.unknown_field = true;
-                problems.push(p);
-            }
-            match decoded {
-                Ok(value_typed) => {
-                    if checker.used {
-                        with_refs.push((id, value.clone()));
-                    } else {
-                        registry
-                            .ops(id)
-                            .add_to_template(&value_typed, &mut template);
-                        registry.ops(id).add_column(&mut batch_type);
-                        typed.push((id, value_typed));
+    // One mapper checks the `#` references of every value (installing one per value would
+    // cost an allocation each); `base` and the findings are reset per value.
+    let state = Rc::new(RefCell::new(CheckState {
+        paths: paths.clone(),
+        index: index.clone(),
+        base: Arc::from(""),
+        used: false,
+        failure: None,
+    }));
+    let ((), _) = with_mapper(
+        CheckRefs {
+            state: state.clone(),
+        },
+        || {
+            for (i, node) in layout.iter().enumerate() {
+                let base = base_of(&layout, i);
+                let mut template = EntityBuilderClone::new();
+                let mut typed = Vec::new();
+                let mut with_refs = Vec::new();
+                let mut batch_type = ColumnBatchType::new();
+                for (name, value) in &node.entity.components {
+                    let Some(id) = registry.id(name) else {
+                        // Names were checked when the file was read; an unregistered name here means
+                        // the registry changed under us. Report rather than panic.
+                        hard_error = true;
+                        problems.push(problem(
+                            node,
+                            name,
+                            FieldPath::root(),
+                            DiagnosticCode::UnknownComponent,
+                            format!("unknown component `{name}`"),
+                            None,
+                        ));
+                        continue;
+                    };
+                    {
+                        let mut check = state.borrow_mut();
+                        check.base = paths[base].clone();
+                        check.used = false;
+                        check.failure = None;
+                    }
+                    let mut unknown = Vec::new();
+                    let decoded = registry.ops(id).decode(value, &mut unknown);
+                    let (used, failure) = {
+                        let mut check = state.borrow_mut();
+                        (check.used, check.failure.take())
+                    };
+                    for field in unknown {
+                        let suggestion = suggest_field(registry, id, &field);
+                        let message = format!("unknown field `{field}` in component `{name}`");
+                        let mut p = problem(
+                            node,
+                            name,
+                            field,
+                            DiagnosticCode::UnknownField,
+                            message,
+                            suggestion,
+                        );
+                        p.unknown_field = true;
+                        problems.push(p);
+                    }
+                    match decoded {
+                        Ok(value_typed) => {
+                            if used {
+                                with_refs.push((id, value.clone()));
+                            } else {
+                                registry
+                                    .ops(id)
+                                    .add_to_template(&value_typed, &mut template);
+                                registry.ops(id).add_column(&mut batch_type);
+                                typed.push((id, value_typed));
+                            }
+                        }
+                        Err(error) => {
+                            hard_error = true;
+                            problems.push(match failure {
+                                Some((message, suggestion)) => {
+                                    let message = format!(
+                                        "invalid value for {}: {message}",
+                                        place(name, &error.path)
+                                    );
+                                    problem(
+                                        node,
+                                        name,
+                                        error.path,
+                                        DiagnosticCode::UnknownChild,
+                                        message,
+                                        suggestion,
+                                    )
+                                }
+                                None => value_problem(registry, id, node, name, error),
+                            });
+                        }
                     }
                 }
-                Err(error) => {
-                    hard_error = true;
-                    problems.push(match checker.failure {
-                        Some((message, suggestion)) => {
-                            let message = format!(
-                                "invalid value for {}: {message}",
-                                place(name, &error.path)
-                            );
-                            problem(
-                                node,
-                                name,
-                                error.path,
-                                DiagnosticCode::UnknownChild,
-                                message,
-                                suggestion,
-                            )
-                        }
-                        None => value_problem(registry, id, node, name, error),
-                    });
-                }
+                let marker = ArchetypeInstance {
+                    archetype,
+                    node: intern(&node.path),
+                };
+                template.add(marker);
+                template.add(StableId(0));
+                batch_type.add::<ArchetypeInstance>();
+                batch_type.add::<StableId>();
+                nodes.push(CompiledNode {
+                    path: node.path.clone(),
+                    marker,
+                    parent: node.parent,
+                    children: Vec::new(),
+                    base,
+                    template: template.build(),
+                    typed,
+                    with_refs,
+                    batch_type,
+                });
             }
-        }
-        let marker = ArchetypeInstance {
-            archetype,
-            node: intern(&node.path),
-        };
-        template.add(marker);
-        template.add(StableId(0));
-        batch_type.add::<ArchetypeInstance>();
-        batch_type.add::<StableId>();
-        nodes.push(CompiledNode {
-            path: node.path.clone(),
-            marker,
-            parent: node.parent,
-            children: Vec::new(),
-            base,
-            template: template.build(),
-            typed,
-            with_refs,
-            batch_type,
-        });
-    }
+        },
+    );
     for i in 0..nodes.len() {
         if let Some(parent) = nodes[i].parent {
             nodes[parent].children.push(i);
@@ -368,10 +388,18 @@ fn resolve_ref(
 
 /// Checks `#` references while compiling; references resolve to a placeholder.
 struct CheckRefs {
+    state: Rc<RefCell<CheckState>>,
+}
+
+/// What [`CheckRefs`] knows and found, shared with the code that installed it.
+struct CheckState {
     paths: Arc<[Arc<str>]>,
     index: Arc<FxHashMap<Arc<str>, usize>>,
+    /// The entity path references are relative to.
     base: Arc<str>,
+    /// A reference was read (the value must be decoded again per spawn).
     used: bool,
+    /// The first bad reference: message and suggestion.
     failure: Option<(String, Option<String>)>,
 }
 
@@ -383,26 +411,27 @@ impl EntityMapper for CheckRefs {
         Err("entity references cannot be written here".to_string())
     }
     fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let mut state = self.state.borrow_mut();
         let text = match reference {
             RefIn::Text(text) => text,
             RefIn::Number(n) => {
                 let message = format!("entity reference {n} must be written as `#` or `#child`");
-                self.failure = Some((message.clone(), None));
+                state.failure = Some((message.clone(), None));
                 return Err(message);
             }
         };
-        match resolve_ref(text, &self.base, &self.index) {
+        match resolve_ref(text, &state.base, &state.index) {
             Ok(_) => {
-                self.used = true;
+                state.used = true;
                 Ok(Entity::DANGLING)
             }
             Err(message) => {
-                let prefix = if self.base.is_empty() {
+                let prefix = if state.base.is_empty() {
                     String::new()
                 } else {
-                    format!("{}/", self.base)
+                    format!("{}/", state.base)
                 };
-                let candidates: Vec<String> = self
+                let candidates: Vec<String> = state
                     .paths
                     .iter()
                     .filter_map(|p| {
@@ -412,7 +441,7 @@ impl EntityMapper for CheckRefs {
                     .map(|p| format!("#{p}"))
                     .collect();
                 let suggestion = did_you_mean(text, candidates.iter().map(String::as_str));
-                self.failure = Some((message.clone(), suggestion));
+                state.failure = Some((message.clone(), suggestion));
                 Err(message)
             }
         }
@@ -656,17 +685,21 @@ impl CompiledArchetype {
             } else {
                 let merged = crate::merge_patch::merged(root.components.get(&name), patch);
                 let mut unknown = Vec::new();
-                let checker = CheckRefs {
+                let state = Rc::new(RefCell::new(CheckState {
                     paths: self.paths.clone(),
                     index: self.index.clone(),
                     base: Arc::from(""),
                     used: false,
                     failure: None,
+                }));
+                let checker = CheckRefs {
+                    state: state.clone(),
                 };
-                let (decoded, checker) =
+                let (decoded, _) =
                     with_mapper(checker, || registry.ops(id).decode(&merged, &mut unknown));
                 if let Err(error) = decoded {
-                    let (message, suggestion) = checker.failure.unwrap_or((error.message, None));
+                    let failure = state.borrow_mut().failure.take();
+                    let (message, suggestion) = failure.unwrap_or((error.message, None));
                     let message =
                         format!("invalid value for {}: {message}", place(&name, &error.path));
                     return fail(Some(name.to_string()), error.path, message, suggestion);

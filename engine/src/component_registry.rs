@@ -284,6 +284,11 @@ impl ComponentRegistry {
         self.by_type.get(&TypeId::of::<T>()).copied()
     }
 
+    /// The component registered for the Rust type with `type_id`.
+    pub(crate) fn id_of_type_id(&self, type_id: TypeId) -> Option<ComponentId> {
+        self.by_type.get(&type_id).copied()
+    }
+
     /// The current name for `name`, which may be an alias (an old name).
     pub fn canonical_name(&self, name: &str) -> Option<&str> {
         self.id(name).map(|id| self.name(id))
@@ -442,8 +447,8 @@ pub(crate) trait ComponentOps: Send + Sync {
     /// Deserializes a value from JSON text (unknown fields are ignored, as data saved by an
     /// older build may have them).
     fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)>;
-    /// Deserializes a value from postcard bytes.
-    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, String>;
+    /// Deserializes a value from postcard bytes; an error says where in the value, if known.
+    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)>;
     /// Adds `value` (which must hold this component's type) to a builder without cloning.
     fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder);
     /// Inserts (or replaces) the component on `entity` with a clone of `value`.
@@ -462,6 +467,18 @@ pub(crate) fn deserialize_value<T: DeserializeOwned>(
     value: &Value,
     unknown: &mut Vec<FieldPath>,
 ) -> Result<T, ValueError> {
+    // Most values are fine: decode without tracking where we are (tracking costs as much as
+    // the decoding), and only decode again with tracking to say where an error is.
+    let mut found = Vec::new();
+    let mut record = |path: serde_ignored::Path<'_>| {
+        let mut segments = Vec::new();
+        ignored_path(&path, &mut segments);
+        found.push(FieldPath(segments));
+    };
+    if let Ok(typed) = serde_ignored::deserialize(value, &mut record) {
+        unknown.append(&mut found);
+        return Ok(typed);
+    }
     let mut record = |path: serde_ignored::Path<'_>| {
         let mut segments = Vec::new();
         ignored_path(&path, &mut segments);
@@ -522,7 +539,12 @@ impl<T: Component> ComponentOps for Ops<T> {
         value: &Value,
         unknown: &mut Vec<FieldPath>,
     ) -> Result<TypedValue, ValueError> {
-        deserialize_value::<T>(value, unknown).map(|typed| Box::new(typed) as TypedValue)
+        let typed = deserialize_value::<T>(value, unknown)?;
+        crate::value_check::check_read(&typed).map_err(|error| ValueError {
+            path: error.path,
+            message: error.message,
+        })?;
+        Ok(Box::new(typed))
     }
 
     fn add_to_template(&self, value: &TypedValue, builder: &mut EntityBuilderClone) {
@@ -588,7 +610,9 @@ impl<T: Component> ComponentOps for Ops<T> {
                 })
                 .and_then(|mut value| {
                     merge_patch::apply(&mut value, patch);
-                    deserialize_value::<T>(&value, &mut Vec::new())
+                    // Plain serde first; the tracking decoder only to say where it failed.
+                    T::deserialize(&value)
+                        .or_else(|_| deserialize_value::<T>(&value, &mut Vec::new()))
                 });
             match result {
                 Ok(updated) => {
@@ -641,6 +665,12 @@ impl<T: Component> ComponentOps for Ops<T> {
     }
 
     fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)> {
+        // Decode without tracking the path first; track it only to report an error.
+        if let Ok(typed) = serde_json::from_str::<T>(text) {
+            crate::value_check::check_read(&typed)
+                .map_err(|error| (error.path, serde::de::Error::custom(error.message)))?;
+            return Ok(Box::new(typed));
+        }
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let typed: T = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
             let path = convert_path(error.path());
@@ -649,10 +679,16 @@ impl<T: Component> ComponentOps for Ops<T> {
         Ok(Box::new(typed))
     }
 
-    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, String> {
-        postcard::from_bytes::<T>(bytes)
-            .map(|typed| Box::new(typed) as TypedValue)
-            .map_err(|e| e.to_string())
+    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)> {
+        crate::entity_ref::take_last_read_error();
+        let typed = postcard::from_bytes::<T>(bytes).map_err(|error| {
+            // Postcard drops custom messages: a reference's own reason is kept aside.
+            let message = crate::entity_ref::take_last_read_error()
+                .unwrap_or_else(|| format!("corrupt binary value ({error})"));
+            (FieldPath::root(), message)
+        })?;
+        crate::value_check::check_read(&typed).map_err(|error| (error.path, error.message))?;
+        Ok(Box::new(typed))
     }
 
     fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder) {

@@ -251,6 +251,17 @@ impl fmt::Display for Diagnostic {
 
 impl std::error::Error for Diagnostic {}
 
+/// `name` in backticks, for a message. A name longer than 64 characters is cut, with its
+/// length in bytes, so a runaway key or name (a megabyte is under the file size limit) does
+/// not make a megabyte-long message.
+pub(crate) fn quoted(name: &str) -> String {
+    const SHOWN: usize = 64;
+    match name.char_indices().nth(SHOWN) {
+        None => format!("`{name}`"),
+        Some((cut, _)) => format!("`{}…` ({} bytes)", &name[..cut], name.len()),
+    }
+}
+
 /// Sorts diagnostics into reporting order and drops exact duplicates (an abstract parent's
 /// mistake is found once per concrete descendant, but reported once).
 pub(crate) fn sort_and_dedup(diagnostics: &mut Vec<Diagnostic>) {
@@ -289,5 +300,18 @@ impl fmt::Display for Diagnostics {
             write!(f, "{diagnostic}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quoted;
+
+    #[test]
+    fn long_names_are_cut_in_messages() {
+        assert_eq!(quoted("goblin"), "`goblin`");
+        let long = "é".repeat(100);
+        assert_eq!(quoted(&long), format!("`{}…` (200 bytes)", "é".repeat(64)));
+        assert_eq!(quoted(&"a".repeat(64)), format!("`{}`", "a".repeat(64)));
     }
 }

@@ -105,6 +105,34 @@ pub(crate) trait EntityMapper: Any {
 
 thread_local! {
     static MAPPER: RefCell<Option<Box<dyn EntityMapper>>> = const { RefCell::new(None) };
+    /// Why the last reference could not be read: formats that drop custom error messages
+    /// (postcard says only "Serde Deserialization Error") get it back from here.
+    static LAST_READ_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Takes the message of the last reference that could not be read on this thread (and
+/// forgets it).
+pub(crate) fn take_last_read_error() -> Option<String> {
+    LAST_READ_ERROR.with(|last| last.borrow_mut().take())
+}
+
+thread_local! {
+    /// Set while checking a value (not writing it): references are written as raw bits,
+    /// whatever mapper is installed, and never fail.
+    static RAW_BITS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every reference serialized as raw entity bits (cheaper than installing a
+/// mapper, for checks that run on every value read).
+pub(crate) fn writing_raw_bits<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            RAW_BITS.with(|flag| flag.set(self.0));
+        }
+    }
+    let _reset = Reset(RAW_BITS.with(|flag| flag.replace(true)));
+    f()
 }
 
 /// The reference form the installed mapper uses (`None` when none is installed). Other
@@ -170,6 +198,9 @@ impl schemars::JsonSchema for EntityRef {
 
 impl Serialize for EntityRef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if RAW_BITS.with(|flag| flag.get()) {
+            return serializer.serialize_u64(self.0.to_bits().get());
+        }
         let written = MAPPER.with(|slot| match slot.borrow_mut().as_mut() {
             Some(mapper) => mapper.write(self.0),
             None => Ok(RefOut::Number(self.0.to_bits().get())),
@@ -204,7 +235,10 @@ impl<'de> Deserialize<'de> for EntityRef {
                     None => read_raw(reference),
                 })
                 .map(EntityRef)
-                .map_err(E::custom)
+                .map_err(|message| {
+                    LAST_READ_ERROR.with(|last| *last.borrow_mut() = Some(message.clone()));
+                    E::custom(message)
+                })
         }
         let wire = MAPPER.with(|slot| slot.borrow().as_ref().map(|m| m.wire()));
         match wire {

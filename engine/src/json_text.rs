@@ -43,8 +43,9 @@ pub struct TextError {
 #[derive(Debug, Clone)]
 pub struct SourceText {
     text: String,
-    /// Byte offset of the start of each line; the first is always 0.
-    line_starts: Vec<usize>,
+    /// Byte offset of the start of each line; the first is always 0. Built on first use: most
+    /// files never need a position.
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl SourceText {
@@ -80,9 +81,18 @@ impl SourceText {
     }
 
     fn new(text: String) -> SourceText {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        SourceText { text, line_starts }
+        SourceText {
+            text,
+            line_starts: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts
+        })
     }
 
     /// The text, without BOM.
@@ -95,10 +105,14 @@ impl SourceText {
     pub fn position(&self, byte_offset: usize) -> Position {
         let offset = self.char_boundary_at_or_before(byte_offset);
         let line = self
-            .line_starts
+            .line_starts()
             .partition_point(|&start| start <= offset)
             .max(1);
-        let start = self.line_starts.get(line - 1).copied().unwrap_or_default();
+        let start = self
+            .line_starts()
+            .get(line - 1)
+            .copied()
+            .unwrap_or_default();
         let column = self
             .text
             .get(start..offset)
@@ -110,11 +124,11 @@ impl SourceText {
     #[cfg(test)]
     /// The text of a 1-based line without its line ending; empty if there is no such line.
     pub fn line_text(&self, line: usize) -> &str {
-        let Some(&start) = line.checked_sub(1).and_then(|i| self.line_starts.get(i)) else {
+        let Some(&start) = line.checked_sub(1).and_then(|i| self.line_starts().get(i)) else {
             return "";
         };
         let end = self
-            .line_starts
+            .line_starts()
             .get(line)
             .map_or(self.text.len(), |&next| next - 1);
         let text = self.text.get(start..end).unwrap_or_default();
@@ -125,7 +139,7 @@ impl SourceText {
     /// `column` counts bytes since the last `\n` up to and including the byte
     /// at fault, and 0 means nothing on that line was read yet.
     pub fn offset_of_serde_position(&self, line: usize, column: usize) -> usize {
-        let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
+        let Some(&start) = self.line_starts().get(line.saturating_sub(1)) else {
             return self.text.len();
         };
         self.char_boundary_at_or_before(start.saturating_add(column.saturating_sub(1)))
@@ -305,20 +319,63 @@ fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseStat
         // line; the newline itself, ending the string's line, is clearer.
         offset = offset.saturating_sub(1);
     }
-    let message = match message {
-        "recursion limit exceeded" if state.max_depth < SERDE_RECURSION_LIMIT => too_deep,
-        "expected value" | "invalid number" | "expected ident" => {
-            match non_finite_literal(text, offset) {
-                Some((start, literal)) => {
-                    offset = start;
-                    format!("`{literal}` is not valid JSON; write a number or null")
-                }
-                None => message.to_owned(),
-            }
-        }
-        _ => plain_message(message),
-    };
+    if message == "recursion limit exceeded" && state.max_depth < SERDE_RECURSION_LIMIT {
+        return source.error(offset, too_deep);
+    }
+    let (offset, message) = explain_syntax_error(text, offset, message);
     source.error(offset, message)
+}
+
+/// A syntax error in serde_json's words (`message`, at byte `offset` of `text`), said the way
+/// this project says it: what the designer wrote (`NaN`, a comment, single quotes, a second
+/// byte-order mark) when that is what the parser stumbled on, and the start of an
+/// out-of-range number rather than its end. Returns the offset to report and the message.
+pub fn explain_syntax_error(text: &str, offset: usize, message: &str) -> (usize, String) {
+    if matches!(
+        message,
+        "expected value" | "invalid number" | "expected ident"
+    ) {
+        if let Some((start, literal)) = non_finite_literal(text, offset) {
+            return (
+                start,
+                format!("`{literal}` is not valid JSON; write a number or null"),
+            );
+        }
+    }
+    if message == "recursion limit exceeded" {
+        // serde_json's own limit, where a configured one is higher (or none applies).
+        return (
+            offset,
+            format!("nesting deeper than {} levels", SERDE_RECURSION_LIMIT - 1),
+        );
+    }
+    if message == "number out of range" {
+        let bytes = text.as_bytes();
+        let mut start = offset.min(bytes.len());
+        while start > 0
+            && matches!(
+                bytes[start - 1],
+                b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-'
+            )
+        {
+            start -= 1;
+        }
+        return (start, "number out of range".to_owned());
+    }
+    let rest = text.get(offset..).unwrap_or_default();
+    let hint = if rest.starts_with("//") || rest.starts_with("/*") {
+        Some("comments are not valid JSON; remove the comment")
+    } else if rest.starts_with('\'') {
+        Some("JSON strings and keys use double quotes (`\"`), not single quotes")
+    } else if rest.starts_with(BOM) {
+        Some("unexpected byte-order mark (U+FEFF); a file may start with one, but only one")
+    } else {
+        None
+    };
+    match hint {
+        Some(hint) => (offset, format!("{} ({hint})", plain_message(message))),
+        None => (offset, plain_message(message)),
+    }
 }
 
 /// serde_json's wording, in the plain lowercase style of the project's other messages.
@@ -683,6 +740,30 @@ mod tests {
     }
 
     #[test]
+    fn explains_what_designers_write_that_json_has_no_place_for() {
+        #[rustfmt::skip]
+        let cases = [
+            ("{\n  // a comment\n}", "key must be a string (comments are not valid JSON; remove the comment)", at(2, 3)),
+            ("[1, /* two */ 2]", "expected value (comments are not valid JSON; remove the comment)", at(1, 5)),
+            ("\u{feff}\u{feff}[]", "expected value (unexpected byte-order mark (U+FEFF); a file may start with one, but only one)", at(1, 1)),
+            ("[1, -1e400]", "number out of range", at(1, 5)),
+        ];
+        for (text, message, position) in cases {
+            assert_error(text, 64, message, position);
+        }
+        // Written without the `'` → `"` helper.
+        let single = SourceText::from_string("{'a': 1}".to_owned());
+        let err = parse_json(&single, 64).expect_err("single quotes");
+        assert_eq!(
+            (err.message.as_str(), err.position),
+            (
+                "key must be a string (JSON strings and keys use double quotes (`\"`), not single quotes)",
+                at(1, 2)
+            )
+        );
+    }
+
+    #[test]
     fn rejects_duplicate_keys_at_the_second_key() {
         #[rustfmt::skip]
         let cases = [
@@ -721,7 +802,7 @@ mod tests {
             let message = format!("nesting deeper than {max_depth} levels");
             assert_error(text, max_depth, &message, position);
         }
-        assert_error(&deep, 500, "recursion limit exceeded", at(1, 128));
+        assert_error(&deep, 500, "nesting deeper than 127 levels", at(1, 128));
         assert!(parse_json(&SourceText::from_string("[[[1]]]".into()), 3).is_ok());
     }
 

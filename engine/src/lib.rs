@@ -108,3 +108,8 @@ pub use transform::Transform;
 /// The JSON Schema library component schemas are written with (re-exported so games and tools
 /// use the same version).
 pub use schemars;
+
+/// The README's Rust examples, compiled by `cargo test` so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::archetype_file::{keys, ArchetypeDoc, EntitySpec};
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
 use crate::field_path::{FieldPath, PathSegment};
 use crate::merge_patch;
 use crate::suggest::did_you_mean;
@@ -118,12 +118,34 @@ pub(crate) struct ResolveProblem {
 
 type Outcome = Result<Arc<ResolvedEntity>, Failure>;
 
+/// The longest chain of archetypes one may be built from, through `extends` and children's
+/// `archetype`. Resolution recurses along the chain, so without a bound a generated chain of
+/// thousands of files would overflow the stack.
+pub(crate) const MAX_ARCHETYPE_DEPTH: usize = 32;
+
+/// The most entities an instance of one archetype may have. Children whose archetypes have
+/// children multiply: twenty small files could otherwise describe a million entities.
+pub(crate) const MAX_INSTANCE_ENTITIES: usize = 10_000;
+
 /// Resolves archetypes on demand, remembering results, detecting cycles.
 pub(crate) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
     lookup: L,
     names: &'a [&'a str],
     memo: FxHashMap<String, Option<Outcome>>,
     stack: Vec<String>,
+    /// The depth (see [`MAX_ARCHETYPE_DEPTH`]) of every archetype resolved without errors.
+    depths: FxHashMap<String, usize>,
+    /// What the archetype being resolved (the top of `stack`) has found so far.
+    frame: Frame,
+}
+
+/// Per archetype being resolved: the deepest dependency, whether a dependency was cut short by
+/// the depth bound, and the entities its children's archetypes brought.
+#[derive(Default)]
+struct Frame {
+    deepest: usize,
+    cut: bool,
+    entities: usize,
 }
 
 impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
@@ -134,37 +156,67 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             names,
             memo: FxHashMap::default(),
             stack: Vec::new(),
+            depths: FxHashMap::default(),
+            frame: Frame::default(),
         }
     }
 
     /// Resolves `name` (which must exist as a document or a resolved value).
     pub fn resolve(&mut self, name: &str) -> Outcome {
+        // From the top of the stack a resolution is never cut short (see `resolve_nested`).
+        self.resolve_nested(name)
+            .unwrap_or_else(|| Err(Failure::Dependency(name.to_string())))
+    }
+
+    /// Resolves `name`; `None` when the chain below it reaches [`MAX_ARCHETYPE_DEPTH`] counted
+    /// from the top of the stack: whether `name` itself is too deep is then not known here, so
+    /// nothing is remembered, and the archetype at the top reports the error.
+    fn resolve_nested(&mut self, name: &str) -> Option<Outcome> {
         match self.memo.get(name) {
-            Some(Some(done)) => return done.clone(),
+            Some(Some(done)) => return Some(done.clone()),
             Some(None) => {
                 // `name` is being resolved further up the stack: a cycle.
                 let start = self.stack.iter().position(|n| n == name).unwrap_or(0);
                 let mut cycle = self.stack[start..].to_vec();
                 cycle.push(name.to_string());
-                return Err(Failure::Cycle(cycle));
+                return Some(Err(Failure::Cycle(cycle)));
             }
             None => {}
         }
+        if self.stack.len() >= MAX_ARCHETYPE_DEPTH {
+            return None;
+        }
         let doc = match (self.lookup)(name) {
             Lookup::Doc(doc) => doc,
-            Lookup::Resolved(resolved) => return Ok(resolved),
-            Lookup::Broken | Lookup::Missing => return Err(Failure::Dependency(name.to_string())),
+            Lookup::Resolved(resolved) => return Some(Ok(resolved)),
+            Lookup::Broken | Lookup::Missing => {
+                return Some(Err(Failure::Dependency(name.to_string())))
+            }
         };
         self.memo.insert(name.to_string(), None);
         self.stack.push(name.to_string());
+        let outer = std::mem::take(&mut self.frame);
         let (outcome, unwinding) = self.resolve_doc(name, doc);
+        let frame = std::mem::replace(&mut self.frame, outer);
         self.stack.pop();
+        let depth = frame.deepest + 1;
+        let outcome = if depth > MAX_ARCHETYPE_DEPTH || (frame.cut && self.stack.is_empty()) {
+            Err(Failure::Problems(vec![too_deep(doc)]))
+        } else if frame.cut {
+            self.memo.remove(name);
+            return None;
+        } else {
+            outcome
+        };
+        if outcome.is_ok() {
+            self.depths.insert(name.to_string(), depth);
+        }
         self.memo.insert(name.to_string(), Some(outcome.clone()));
-        match unwinding {
+        Some(match unwinding {
             // Members further up the stack are in the cycle too: let them report it.
             Some(cycle) => Err(Failure::Cycle(cycle)),
             None => outcome,
-        }
+        })
     }
 
     /// Resolves one file. Also returns a cycle still being unwound (one that started further
@@ -176,8 +228,20 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
         let mut entity = ResolvedEntity::default();
         for (i, parent) in doc.extends.iter().enumerate() {
             let path = FieldPath::root().key(keys::EXTENDS).index(i);
-            match self.dependency(name, parent, path, &mut problems, &mut pending_cycle) {
-                Some(Ok(resolved)) => entity.overlay(&resolved),
+            match self.dependency(
+                name,
+                parent,
+                path.clone(),
+                &mut problems,
+                &mut pending_cycle,
+            ) {
+                Some(Ok(resolved)) => {
+                    entity.overlay(&resolved);
+                    if entity.count_up_to(MAX_INSTANCE_ENTITIES) > MAX_INSTANCE_ENTITIES {
+                        problems.push(too_many_entities(path));
+                        break;
+                    }
+                }
                 Some(Err(dep)) => dependency = dependency.or(Some(dep)),
                 None => {}
             }
@@ -192,6 +256,10 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             &mut dependency,
         );
         entity.source = Some(Arc::from(name));
+        if problems.is_empty() && entity.count_up_to(MAX_INSTANCE_ENTITIES) > MAX_INSTANCE_ENTITIES
+        {
+            problems.push(too_many_entities(FieldPath::root().key(keys::CHILDREN)));
+        }
         let unwinding =
             pending_cycle.filter(|cycle| cycle.first().map(String::as_str) != Some(name));
         let outcome = if !problems.is_empty() {
@@ -220,14 +288,22 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                 path,
                 diagnostic: Diagnostic::error(
                     DiagnosticCode::UnknownArchetype,
-                    format!("archetype `{target}` does not exist"),
+                    format!("archetype {} does not exist", quoted(target)),
                 )
                 .with_suggestion(suggestion),
             });
             return None;
         }
-        match self.resolve(target) {
-            Ok(resolved) => Some(Ok(resolved)),
+        let Some(outcome) = self.resolve_nested(target) else {
+            self.frame.cut = true;
+            return None;
+        };
+        match outcome {
+            Ok(resolved) => {
+                let depth = self.depths.get(target).copied().unwrap_or(1);
+                self.frame.deepest = self.frame.deepest.max(depth);
+                Some(Ok(resolved))
+            }
             Err(Failure::Cycle(cycle)) => {
                 if cycle.iter().any(|member| member == name) {
                     let start = cycle.iter().position(|member| member == name).unwrap_or(0);
@@ -271,8 +347,14 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             if written.value.is_null() {
                 entity.components.remove(component);
             } else {
-                let merged = merge_patch::merged(entity.components.get(component), &written.value);
-                entity.components.insert(component.clone(), merged);
+                match entity.components.get_mut(component) {
+                    // Patch in place: no copy of the inherited value.
+                    Some(existing) => merge_patch::apply(existing, &written.value),
+                    None => {
+                        let value = merge_patch::merged(None, &written.value);
+                        entity.components.insert(component.clone(), value);
+                    }
+                }
             }
         }
         for (child_name, entry) in &spec.children {
@@ -291,7 +373,16 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                         problems,
                         pending_cycle,
                     ) {
-                        Some(Ok(resolved)) => (*resolved).clone(),
+                        Some(Ok(resolved)) => {
+                            // Counted before it is copied: copies are what multiply.
+                            let size = resolved.count_up_to(MAX_INSTANCE_ENTITIES);
+                            self.frame.entities = self.frame.entities.saturating_add(size);
+                            if self.frame.entities > MAX_INSTANCE_ENTITIES {
+                                problems.push(too_many_entities(entry_path.key(keys::ARCHETYPE)));
+                                continue;
+                            }
+                            (*resolved).clone()
+                        }
                         Some(Err(dep)) => {
                             *dependency = dependency.take().or(Some(dep));
                             continue;
@@ -312,6 +403,54 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             );
             entity.children.insert(key, child);
         }
+    }
+}
+
+/// The problem of an archetype built from a chain longer than [`MAX_ARCHETYPE_DEPTH`].
+fn too_deep(doc: &ArchetypeDoc) -> ResolveProblem {
+    let key = if doc.extends.is_empty() {
+        keys::CHILDREN
+    } else {
+        keys::EXTENDS
+    };
+    ResolveProblem {
+        path: FieldPath::root().key(key),
+        diagnostic: Diagnostic::error(
+            DiagnosticCode::TooDeep,
+            format!(
+                "this archetype is built on a chain of more than {MAX_ARCHETYPE_DEPTH} archetypes (through `extends` and children's `archetype`); make the chain shorter"
+            ),
+        ),
+    }
+}
+
+/// The problem of an archetype whose instances would have more than [`MAX_INSTANCE_ENTITIES`].
+fn too_many_entities(path: FieldPath) -> ResolveProblem {
+    ResolveProblem {
+        path,
+        diagnostic: Diagnostic::error(
+            DiagnosticCode::TooLarge,
+            format!(
+                "an instance of this archetype would have more than {MAX_INSTANCE_ENTITIES} entities (children whose archetypes have children multiply)"
+            ),
+        ),
+    }
+}
+
+impl ResolvedEntity {
+    /// The number of entities (this one and every descendant), counting no further than
+    /// `limit + 1`.
+    fn count_up_to(&self, limit: usize) -> usize {
+        let mut count = 0;
+        let mut pending = vec![self];
+        while let Some(entity) = pending.pop() {
+            count += 1;
+            if count > limit {
+                break;
+            }
+            pending.extend(entity.children.values());
+        }
+        count
     }
 }
 

@@ -88,20 +88,35 @@ fn indent<W: ?Sized + io::Write>(writer: &mut W, depth: usize) -> io::Result<()>
     Ok(())
 }
 
-impl Formatter for ScenePretty {
-    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+impl ScenePretty {
+    fn open<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.current_indent += 1;
         self.has_value = false;
-        writer.write_all(b"[")
+        writer.write_all(bracket)
     }
 
-    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+    fn close<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.current_indent -= 1;
         if self.has_value {
             writer.write_all(b"\n")?;
             indent(writer, self.current_indent)?;
         }
-        writer.write_all(b"]")
+        writer.write_all(bracket)
+    }
+
+    fn next_line<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
+        writer.write_all(if first { b"\n" } else { b",\n" })?;
+        indent(writer, self.current_indent)
+    }
+}
+
+impl Formatter for ScenePretty {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"[")
+    }
+
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"]")
     }
 
     fn begin_array_value<W: ?Sized + io::Write>(
@@ -109,8 +124,7 @@ impl Formatter for ScenePretty {
         writer: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        writer.write_all(if first { b"\n" } else { b",\n" })?;
-        indent(writer, self.current_indent)
+        self.next_line(writer, first)
     }
 
     fn end_array_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
@@ -119,18 +133,11 @@ impl Formatter for ScenePretty {
     }
 
     fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.current_indent += 1;
-        self.has_value = false;
-        writer.write_all(b"{")
+        self.open(writer, b"{")
     }
 
     fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.current_indent -= 1;
-        if self.has_value {
-            writer.write_all(b"\n")?;
-            indent(writer, self.current_indent)?;
-        }
-        writer.write_all(b"}")
+        self.close(writer, b"}")
     }
 
     fn begin_object_key<W: ?Sized + io::Write>(
@@ -138,8 +145,7 @@ impl Formatter for ScenePretty {
         writer: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        writer.write_all(if first { b"\n" } else { b",\n" })?;
-        indent(writer, self.current_indent)
+        self.next_line(writer, first)
     }
 
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use hecs::{Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -162,6 +162,19 @@ pub fn load_scene(
         let document = parse_binary(&context, bytes)?;
         return instantiate(&context, world, document, Source::Binary);
     }
+    // A `.bin` file, or one that starts like the magic bytes, is a binary scene whose start is
+    // damaged: reading it as JSON text would only report a confusing syntax error.
+    let named_binary = file.is_some_and(|file| {
+        crate::scene_save::SceneEncoding::for_path(file) == crate::scene_save::SceneEncoding::Binary
+    });
+    if named_binary || bytes.starts_with(&BINARY_MAGIC[..BINARY_MAGIC.len() - 1]) {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            "not a binary scene: the file does not start with the magic bytes `ARCHSCN\\0` (damaged, or not a scene)",
+        );
+        error.offset = Some(0);
+        return Err(error);
+    }
     let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
     load_json_text(&context, world, &text)
 }
@@ -266,6 +279,25 @@ fn load_json_text(
         error.diagnostic.position = Some(text.position(0));
         return Err(error);
     }
+    // Only an object is a scene. Checked first: serde reads an array as a struct written
+    // positionally, and `[]` would pass as a format-1 document that upgrades to itself forever.
+    let start = source.len() - source.trim_start().len();
+    let found = match source.as_bytes().get(start) {
+        Some(b'[') => Some("an array"),
+        Some(b'"') => Some("a string"),
+        Some(b't' | b'f') => Some("a boolean"),
+        Some(b'n') => Some("null"),
+        Some(b'-' | b'0'..=b'9') => Some("a number"),
+        _ => None,
+    };
+    if let Some(found) = found {
+        let mut error = context.error(
+            DiagnosticCode::NotAnObject,
+            format!("expected a JSON object at the top level of a scene file, found {found}"),
+        );
+        error.diagnostic.position = Some(text.position(start));
+        return Err(error);
+    }
     let version =
         peek_format(source).map_err(|error| context.text_error(json_error(text, source, error)))?;
     if version > SCENE_FORMAT_VERSION {
@@ -289,8 +321,8 @@ fn load_json_text(
     }
     let scanned: JsonScene<'_> = serde_json::from_str(source)
         .map_err(|error| context.text_error(json_error(text, source, error)))?;
-    let mut entries = Vec::with_capacity(scanned.entities.0.len());
-    for entity in scanned.entities.0 {
+    let mut entries = Vec::with_capacity(scanned.entities.len());
+    for entity in scanned.entities {
         let offset = offset_in(source, entity.id.get());
         let id = parse_id(entity.id.get()).map_err(|message| {
             let mut error = context.error(DiagnosticCode::Malformed, message);
@@ -413,10 +445,11 @@ fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> Text
         // serde_json stops at the key's closing quote; the key starts at its opening one.
         offset = key_before(source, offset + 1);
     }
+    let (offset, message) = crate::json_text::explain_syntax_error(source, offset, &message);
     TextError {
         position: text.position(offset),
         offset,
-        message: crate::json_text::plain_message(&message),
+        message,
     }
 }
 
@@ -483,29 +516,7 @@ struct JsonScene<'a> {
     #[serde(default, borrow)]
     shared: Option<BTreeMap<Cow<'a, str>, &'a RawValue>>,
     #[serde(borrow)]
-    entities: Entities<'a>,
-}
-
-struct Entities<'a>(Vec<JsonEntity<'a>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Entities<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct SeqVisitor;
-        impl<'de> Visitor<'de> for SeqVisitor {
-            type Value = Entities<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a list of entities")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
-                while let Some(entity) = seq.next_element()? {
-                    out.push(entity);
-                }
-                Ok(Entities(out))
-            }
-        }
-        deserializer.deserialize_seq(SeqVisitor)
-    }
+    entities: Vec<JsonEntity<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -1245,14 +1256,18 @@ fn decode_payload(
                 .then(|| crate::json_text::locate(text, path.segments()))
                 .flatten()
                 .filter(|located| located.matched == path.segments().len());
-            let span = match located {
-                Some(located) => offset + located.value.start..offset + located.value.end,
+            let message = strip_position(&error.to_string());
+            let (span, message) = match located {
+                Some(located) => (
+                    offset + located.value.start..offset + located.value.end,
+                    crate::json_text::plain_message(&message),
+                ),
                 None => {
-                    let at = offset + offset_of_line_column(text, error.line(), error.column());
-                    at..at
+                    let at = offset_of_line_column(text, error.line(), error.column());
+                    let (at, message) = crate::json_text::explain_syntax_error(text, at, &message);
+                    (offset + at..offset + at, message)
                 }
             };
-            let message = crate::json_text::plain_message(&strip_position(&error.to_string()));
             let mut scene_error = component_error(context, entry, name, path, message);
             place(&mut scene_error, span.start);
             if matches!(source, Source::Json(_)) {
@@ -1260,11 +1275,15 @@ fn decode_payload(
             }
             scene_error
         }),
-        Payload::Postcard(bytes) => ops.read_postcard(bytes).map(Some).map_err(|message| {
-            let mut scene_error = component_error(context, entry, name, FieldPath::root(), message);
-            place(&mut scene_error, offset);
-            scene_error
-        }),
+        Payload::Postcard(bytes) => {
+            ops.read_postcard(bytes)
+                .map(Some)
+                .map_err(|(path, message)| {
+                    let mut scene_error = component_error(context, entry, name, path, message);
+                    place(&mut scene_error, offset);
+                    scene_error
+                })
+        }
     }
 }
 

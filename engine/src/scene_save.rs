@@ -169,11 +169,16 @@ pub fn save_scene(
         policy: options.dangling_references,
         dangling: dangling.clone(),
     };
+    let order = component_order(library.registry());
+    let mut rank = vec![None; library.registry().len()];
+    for (position, component) in order.iter().enumerate() {
+        rank[component.index()] = Some(position);
+    }
     let mut saver = Saver {
         world,
         library,
         registry: library.registry(),
-        order: component_order(library.registry()),
+        rank,
         canonical: FxHashMap::default(),
         full: options.full,
         dangling,
@@ -353,18 +358,20 @@ struct Saver<'a> {
     world: &'a World,
     library: &'a ArchetypeLibrary,
     registry: &'a ComponentRegistry,
-    order: Vec<ComponentId>,
     canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
     full: bool,
     dangling: Rc<Cell<Option<Entity>>>,
+    /// A component's place in `order` (by `ComponentId`), `None` for those scenes skip.
+    rank: Vec<Option<usize>>,
     /// Archetypes a binary scene names, in table order.
     archetypes: Vec<ArchetypeId>,
 }
 
 /// One component of one entity, as it will be written.
 enum Written {
-    /// The live value, written through its own serde impl.
-    Typed,
+    /// The live value, written through its own serde impl (`true`: it holds maps, written
+    /// through a JSON value so their keys come out sorted).
+    Typed(bool),
     /// A merge patch from the archetype.
     Patch(Value),
     /// The archetype has it, the entity does not.
@@ -399,8 +406,23 @@ impl Saver<'_> {
         entity: Entity,
         entry: &Entry,
     ) -> Result<Vec<(ComponentId, Written)>, SceneSaveError> {
+        // The components to look at: the entity's own (asking hecs once, rather than probing
+        // every registered type) and, for an instance, its archetype's; in name order.
+        let mut candidates: Vec<ComponentId> = match self.world.entity(entity) {
+            Ok(found) => found
+                .component_types()
+                .filter_map(|type_id| self.registry.id_of_type_id(type_id))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        if let Entry::Instance { canonical, .. } = entry {
+            candidates.extend(canonical.values.keys().copied());
+        }
+        candidates.retain(|c| self.rank[c.index()].is_some());
+        candidates.sort_unstable_by_key(|c| self.rank[c.index()]);
+        candidates.dedup();
         let mut out = Vec::new();
-        for &component in &self.order {
+        for component in candidates {
             let ops = self.registry.ops(component);
             let live = match ops.check_live(self.world, entity) {
                 None => None,
@@ -408,7 +430,9 @@ impl Saver<'_> {
                 Some(Err(error)) => return Err(self.check_failed(id, component, error)),
             };
             match (entry, live) {
-                (Entry::Plain, Some(_)) => out.push((component, Written::Typed)),
+                (Entry::Plain, Some(checked)) => {
+                    out.push((component, Written::Typed(checked.has_map)))
+                }
                 (Entry::Plain, None) => {}
                 (Entry::Instance { canonical, .. }, live) => {
                     let archetype_value = match canonical.values.get(&component) {
@@ -424,10 +448,12 @@ impl Saver<'_> {
                         other => other.cloned(),
                     };
                     match (archetype_value, live) {
-                        (None, Some(_)) => out.push((component, Written::Typed)),
+                        (None, Some(checked)) => {
+                            out.push((component, Written::Typed(checked.has_map)))
+                        }
                         (None, None) => {}
                         (Some(_), None) => out.push((component, Written::Removed)),
-                        (Some(archetype_value), Some(_)) => {
+                        (Some(archetype_value), Some(checked)) => {
                             let live_value = match ops.to_json(self.world, entity) {
                                 Some(Ok(value)) => value,
                                 Some(Err(message)) => {
@@ -436,7 +462,7 @@ impl Saver<'_> {
                                 None => continue,
                             };
                             if self.full {
-                                out.push((component, Written::Typed));
+                                out.push((component, Written::Typed(checked.has_map)));
                             } else if let Some(patch) =
                                 merge_patch::diff(&archetype_value, &live_value)
                             {
@@ -512,25 +538,50 @@ impl Saver<'_> {
 
     /// The entity list of a JSON scene (without its brackets).
     fn json(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
-        let mut out = Vec::with_capacity(entities.len() * 256 + 64);
-        for (index, &(id, entity)) in entities.iter().enumerate() {
+        // Each entity's block is written in the order hecs stores entities (its components are
+        // then read sequentially), and the blocks are put in stable-ID order afterwards.
+        let mut blocks = Vec::with_capacity(entities.len() * 256 + 64);
+        let mut ranges = vec![0..0; entities.len()];
+        for index in storage_order(self.world, entities) {
+            let (id, entity) = entities[index];
+            let start = blocks.len();
+            self.json_entity(id, entity, &mut blocks)?;
+            ranges[index] = start..blocks.len();
+        }
+        let mut out = Vec::with_capacity(blocks.len() + entities.len() * 8);
+        for (index, range) in ranges.into_iter().enumerate() {
+            out.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
+            out.extend_from_slice(&blocks[range]);
+        }
+        Ok(out)
+    }
+
+    /// One entity of a JSON scene, from its `{` to its `}`.
+    fn json_entity(
+        &mut self,
+        id: StableId,
+        entity: Entity,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SceneSaveError> {
+        {
+            let out = &mut *out;
             let entry = self.entry(entity);
             let components = self.components(id, entity, &entry)?;
-            out.extend_from_slice(if index == 0 { b"\n    {" } else { b",\n    {" });
+            out.extend_from_slice(b"{");
             out.extend_from_slice(b"\n      \"id\": \"");
-            out.extend_from_slice(id.to_hex().as_bytes());
+            write_hex(out, id.0);
             out.push(b'"');
             if let Entry::Instance {
                 archetype, node, ..
             } = &entry
             {
                 write_key_string(
-                    &mut out,
+                    out,
                     "archetype",
                     self.library.name_of(*archetype).unwrap_or_default(),
                 );
                 if let Some(path) = self.node_path(*archetype, *node) {
-                    write_key_string(&mut out, "child", path);
+                    write_key_string(out, "child", path);
                 }
             }
             out.extend_from_slice(b",\n      \"components\": {");
@@ -540,20 +591,18 @@ impl Saver<'_> {
                 } else {
                     b",\n        "
                 });
-                write_json_string(&mut out, self.registry.name(*component));
+                write_json_string(out, self.registry.name(*component));
                 out.extend_from_slice(b": ");
                 match written {
-                    Written::Typed => {
+                    Written::Typed(sort_maps) => {
                         let ops = self.registry.ops(*component);
-                        let sort_maps =
-                            matches!(ops.check_live(self.world, entity), Some(Ok(c)) if c.has_map);
-                        recording(|| ops.write_json(self.world, entity, &mut out, 4, sort_maps))
+                        recording(|| ops.write_json(self.world, entity, out, 4, *sort_maps))
                             .map_err(|message| self.unwritable(id, *component, message))?;
                     }
                     Written::Patch(patch) => {
                         mark_used_in(patch);
                         let mut serializer =
-                            serde_json::Serializer::with_formatter(&mut out, ScenePretty::at(4));
+                            serde_json::Serializer::with_formatter(&mut *out, ScenePretty::at(4));
                         patch
                             .serialize(&mut serializer)
                             .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
@@ -568,66 +617,99 @@ impl Saver<'_> {
             });
             out.extend_from_slice(b"\n    }");
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The entity section of a binary scene; the archetypes it names go to `self.archetypes`.
     fn binary(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
-        let mut body = BinaryWriter {
+        // The archetype table, numbered by name so the bytes do not depend on the world's
+        // storage order.
+        let mut archetypes: Vec<ArchetypeId> = Vec::new();
+        for &(_, entity) in entities {
+            if let Entry::Instance { archetype, .. } = self.entry(entity) {
+                archetypes.push(archetype);
+            }
+        }
+        archetypes.sort_unstable_by(|a, b| self.library.name_of(*a).cmp(&self.library.name_of(*b)));
+        archetypes.dedup();
+        let archetype_index: FxHashMap<ArchetypeId, u64> = archetypes
+            .iter()
+            .enumerate()
+            .map(|(i, archetype)| (*archetype, i as u64 + 1))
+            .collect();
+        self.archetypes = archetypes;
+        // As for JSON: blocks written in storage order, put in stable-ID order afterwards.
+        let mut blocks = BinaryWriter {
             out: Vec::with_capacity(entities.len() * 96),
         };
-        let mut archetypes: Vec<ArchetypeId> = Vec::new();
-        let mut archetype_index: FxHashMap<ArchetypeId, u64> = FxHashMap::default();
+        let mut ranges = vec![0..0; entities.len()];
         let mut scratch = Vec::new();
+        for index in storage_order(self.world, entities) {
+            let (id, entity) = entities[index];
+            let start = blocks.out.len();
+            self.binary_entity(id, entity, &archetype_index, &mut blocks, &mut scratch)?;
+            ranges[index] = start..blocks.out.len();
+        }
+        let mut body = BinaryWriter {
+            out: Vec::with_capacity(blocks.out.len() + 8),
+        };
         body.varint(entities.len() as u64);
-        for &(id, entity) in entities {
-            let entry = self.entry(entity);
-            let components = self.components(id, entity, &entry)?;
-            body.u64_le(id.0);
-            match &entry {
-                Entry::Instance {
-                    archetype, node, ..
-                } => {
-                    let index = *archetype_index.entry(*archetype).or_insert_with(|| {
-                        archetypes.push(*archetype);
-                        archetypes.len() as u64
-                    });
-                    body.varint(index);
-                    body.str(self.node_path(*archetype, *node).unwrap_or(""));
-                }
-                Entry::Plain => {
-                    body.varint(0);
-                    body.str("");
-                }
+        for range in ranges {
+            body.out.extend_from_slice(&blocks.out[range]);
+        }
+        Ok(body.out)
+    }
+
+    /// One entity of a binary scene.
+    fn binary_entity(
+        &mut self,
+        id: StableId,
+        entity: Entity,
+        archetype_index: &FxHashMap<ArchetypeId, u64>,
+        body: &mut BinaryWriter,
+        scratch: &mut Vec<u8>,
+    ) -> Result<(), SceneSaveError> {
+        let entry = self.entry(entity);
+        let components = self.components(id, entity, &entry)?;
+        body.u64_le(id.0);
+        match &entry {
+            Entry::Instance {
+                archetype, node, ..
+            } => {
+                body.varint(archetype_index.get(archetype).copied().unwrap_or(0));
+                body.str(self.node_path(*archetype, *node).unwrap_or(""));
             }
-            body.varint(components.len() as u64);
-            for (component, written) in &components {
-                body.varint(u64::from(component.0));
-                match written {
-                    Written::Typed => {
-                        scratch.clear();
-                        self.registry
-                            .ops(*component)
-                            .write_postcard(self.world, entity, &mut scratch)
-                            .map_err(|message| self.unwritable(id, *component, message))?;
-                        body.out.push(KIND_TYPED);
-                        body.bytes(&scratch);
-                    }
-                    Written::Patch(patch) => {
-                        let text = serde_json::to_vec(patch)
-                            .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
-                        body.out.push(KIND_PATCH);
-                        body.bytes(&text);
-                    }
-                    Written::Removed => {
-                        body.out.push(KIND_REMOVED);
-                        body.bytes(&[]);
-                    }
+            Entry::Plain => {
+                body.varint(0);
+                body.str("");
+            }
+        }
+        body.varint(components.len() as u64);
+        for (component, written) in &components {
+            body.varint(u64::from(component.0));
+            match written {
+                Written::Typed(_) => {
+                    scratch.clear();
+                    self.registry
+                        .ops(*component)
+                        .write_postcard(self.world, entity, scratch)
+                        .map_err(|message| self.unwritable(id, *component, message))?;
+                    body.out.push(KIND_TYPED);
+                    body.bytes(scratch);
+                }
+                Written::Patch(patch) => {
+                    let text = serde_json::to_vec(patch)
+                        .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
+                    body.out.push(KIND_PATCH);
+                    body.bytes(&text);
+                }
+                Written::Removed => {
+                    body.out.push(KIND_REMOVED);
+                    body.bytes(&[]);
                 }
             }
         }
-        self.archetypes = archetypes;
-        Ok(body.out)
+        Ok(())
     }
 
     /// The header (magic, version, name tables, shared table) and the entity section `body`.
@@ -664,6 +746,26 @@ impl Saver<'_> {
     }
 }
 
+/// Indices into `entities` in the order hecs stores them: reading components in that order
+/// walks memory sequentially, where the file's stable-ID order jumps around it.
+fn storage_order(world: &World, entities: &[(StableId, Entity)]) -> Vec<usize> {
+    let position: FxHashMap<Entity, usize> = entities
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| (*e, i))
+        .collect();
+    let order: Vec<usize> = world
+        .query::<Entity>()
+        .iter()
+        .filter_map(|entity| position.get(&entity).copied())
+        .collect();
+    if order.len() == entities.len() {
+        order
+    } else {
+        (0..entities.len()).collect()
+    }
+}
+
 /// The canonical values of one entity of an archetype, or `None` if the archetype (or that
 /// entity of it) is gone or abstract: such entities are saved as plain entities.
 fn canonical_for(
@@ -692,6 +794,14 @@ fn canonical_for(
         values,
         base: compiled.nodes[node.base].path.to_string(),
     }))
+}
+
+/// A stable ID's 16 hex digits (as `StableId::to_hex`, without a `String` per entity).
+fn write_hex(out: &mut Vec<u8>, id: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for shift in (0..16).rev() {
+        out.push(DIGITS[((id >> (shift * 4)) & 0xf) as usize]);
+    }
 }
 
 fn write_key_string(out: &mut Vec<u8>, key: &str, value: &str) {

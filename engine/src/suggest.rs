@@ -12,14 +12,23 @@ where
     I: IntoIterator<Item = &'a str>,
 {
     let lowered = input.to_lowercase();
+    let length = lowered.chars().count();
     let mut best: Option<(f64, &str)> = None;
     for candidate in candidates {
         if candidate == input {
             continue;
         }
         let candidate_lowered = candidate.to_lowercase();
+        let candidate_length = candidate_lowered.chars().count();
+        // The edit distance is at least the difference in length: when that alone keeps the
+        // similarity under the bar, skip the quadratic comparison (a megabyte-long key must
+        // not cost seconds and a matrix of its length times each candidate's).
+        let longest = length.max(candidate_length).max(1) as f64;
+        let best_possible = 1.0 - length.abs_diff(candidate_length) as f64 / longest;
         let score = if candidate_lowered == lowered {
             2.0
+        } else if best_possible < 0.6 {
+            continue;
         } else {
             let whole = strsim::normalized_damerau_levenshtein(&lowered, &candidate_lowered);
             let last = strsim::normalized_damerau_levenshtein(
@@ -69,5 +78,11 @@ mod tests {
             did_you_mean("#turet", ["#", "#turret"]).as_deref(),
             Some("#turret")
         );
+    }
+
+    #[test]
+    fn a_huge_input_gets_no_suggestion() {
+        let huge = "Health".repeat(1_000_000);
+        assert_eq!(did_you_mean(&huge, ["Health", "Speed"]), None);
     }
 }

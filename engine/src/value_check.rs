@@ -26,6 +26,11 @@ pub(crate) struct CheckError {
 /// whether maps occur.
 pub(crate) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckError> {
     let mut found = Checked::default();
+    // Almost every value is fine: check without tracking the path (tracking costs more than
+    // the check), and check again with it only to say where a problem is.
+    if value.serialize(Checker { found: &mut found }).is_ok() {
+        return Ok(found);
+    }
     let result = serde_path_to_error::serialize(value, Checker { found: &mut found });
     match result {
         Ok(()) => Ok(found),
@@ -34,6 +39,23 @@ pub(crate) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckEr
             message: error.into_inner().0,
         }),
     }
+}
+
+/// Checks a value just read from a file: serde turns a number too large for an `f32` (`1e39`)
+/// into an infinity without complaint, and binary data may hold NaN or infinity bits. Neither
+/// could be saved again, so both are refused: an infinity as "number out of range" (serde_json's
+/// words for the same mistake in JSON text). References are written as raw bits meanwhile,
+/// whatever the caller's mapper would do with them.
+pub(crate) fn check_read<T: Serialize + ?Sized>(value: &T) -> Result<(), CheckError> {
+    let result = crate::entity_ref::writing_raw_bits(|| check(value));
+    result.map(|_| ()).map_err(|error| CheckError {
+        message: if error.message.starts_with("NaN") {
+            "not a number (NaN)".to_string()
+        } else {
+            "number out of range".to_string()
+        },
+        path: error.path,
+    })
 }
 
 #[derive(Debug)]
