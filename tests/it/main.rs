@@ -7,13 +7,17 @@
 mod support; // shared test components, temp archetype dirs, check helpers
 
 mod archetype_format; // the file format: merge-patch inheritance, children, `#` references
+mod bad_inputs; // the bad-input catalogue (tests/fixtures/bad) and the limits
 mod bench; // the benchmark harness runs (tiny sizes) and prints stable lines
 mod cli; // archetool through the built binary: every subcommand, exit codes, the schema
 mod demo; // the live demo: headless run, hot reload mid-run, TUI rendering
 mod demo_content; // the repo's own `archetypes/` load cleanly and behave as documented
 mod diagnostics; // every error case, asserted in full with file:line:column
+mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replayed
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
+mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once
 mod registry; // ComponentRegistry: names, aliases, clashes, built-ins
 mod scenes; // scenes: stable IDs, diffs, references, binary, atomic saves
+mod soak; // hot-reload soak: random edits with the real watcher (ARCHETYPE_SOAK_EDITS)
 mod spawning; // spawning by name: IDs, markers, children, references, overrides, batches
 mod watcher; // hot reload with real files and the real watcher, saving as editors do

@@ -296,6 +296,17 @@ fn binary_round_trip_equals_json() {
     .unwrap();
     assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
     assert_eq!(save_json(&loaded, &library), json);
+    let again = save_scene(
+        &loaded,
+        &library,
+        SceneEncoding::Binary,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        again, binary,
+        "re-saving the loaded world in binary changed bytes"
+    );
 }
 
 #[test]

@@ -230,7 +230,7 @@ fn root_file(root: usize) -> String {
         format!("\"Speed\": {{ \"value\": {:.2} }}", 0.5 + spread(root, 2, 40) as f32 / 16.0),
         format!("\"Faction\": \"{}\"", FACTIONS[spread(root, 3, FACTIONS.len())]),
     ];
-    if root % 2 == 0 {
+    if root.is_multiple_of(2) {
         components.push("\"Velocity\": { \"x\": 0.0, \"y\": 0.0 }".to_string());
     }
     file(1, None, true, &components)
@@ -240,7 +240,7 @@ fn root_file(root: usize) -> String {
 fn mid_file(mid: usize) -> String {
     let root = mid % ROOTS;
     let kind = KINDS[root % KINDS.len()];
-    let attack = if mid % 2 == 0 {
+    let attack = if mid.is_multiple_of(2) {
         format!(
             "\"Melee\": {{ \"damage\": {:.1}, \"cooldown\": {:.2} }}",
             1.0 + spread(mid, 7, 40) as f32 / 4.0,
@@ -298,11 +298,11 @@ fn leaf_file(leaf: usize) -> String {
         format!("\"Health\": {{ \"current\": {hp}, \"max\": {hp} }}"),
     ];
     let extras = [
-        (leaf % 3 == 0).then(|| {
+        leaf.is_multiple_of(3).then(|| {
             format!("\"Speed\": {{ \"value\": {:.2} }}", 0.5 + spread(leaf, 13, 64) as f32 / 16.0)
         }),
-        (leaf % 2 == 0).then(|| {
-            if mid % 2 == 0 {
+        leaf.is_multiple_of(2).then(|| {
+            if mid.is_multiple_of(2) {
                 format!("\"Melee\": {{ \"damage\": {:.1} }}", 1.0 + spread(leaf, 14, 80) as f32 / 4.0)
             } else {
                 format!("\"Armor\": {{ \"value\": {:.1} }}", spread(leaf, 15, 40) as f32 / 2.0)
