@@ -19,6 +19,8 @@ use crate::merge_patch;
 pub(crate) struct NodeDiff {
     /// The node number in instance markers.
     pub node: u32,
+    /// The node's index in the old version's compiled nodes.
+    pub old_index: usize,
     /// The node's index in the new version's compiled nodes.
     pub new_index: usize,
     pub changes: Vec<ComponentChange>,
@@ -62,7 +64,12 @@ pub(crate) fn diff_archetypes(
     let (old_compiled, new_compiled) = (old.compiled.as_ref()?, new.compiled.as_ref()?);
     let mut diff = ArchetypeDiff::default();
     for (new_index, new_node) in new_compiled.nodes.iter().enumerate() {
-        let Some(old_node) = old_compiled.nodes.iter().find(|n| n.path == new_node.path) else {
+        let Some((old_index, old_node)) = old_compiled
+            .nodes
+            .iter()
+            .enumerate()
+            .find(|(_, n)| n.path == new_node.path)
+        else {
             diff.added.push(new_index);
             continue;
         };
@@ -87,6 +94,7 @@ pub(crate) fn diff_archetypes(
         if !changes.is_empty() {
             diff.nodes.push(NodeDiff {
                 node: new_node.marker.node,
+                old_index,
                 new_index,
                 changes,
             });

@@ -14,8 +14,8 @@ use crate::archetype_diff::{diff_archetypes, ArchetypeDiff, ComponentChange};
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
 use crate::archetype_library::{ArchetypeLibrary, LibraryUpdate};
 use crate::builtin::{Children, Parent};
-use crate::compiled_archetype::resolve_ref_path;
-use crate::component_registry::{ComponentId, ComponentRegistry};
+use crate::compiled_archetype::{resolve_ref_path, CompiledNode};
+use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue};
 use crate::diagnostic::Diagnostic;
 use crate::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::merge_patch::remove_overridden;
@@ -156,7 +156,7 @@ pub fn apply_update(
             (Some(old), Some(new)) => {
                 if let Some(diff) = diff_archetypes(patcher.registry, old, new) {
                     if !diff.is_empty() {
-                        patcher.apply(world, change.id, new, &diff);
+                        patcher.apply(world, change.id, old, new, &diff);
                     }
                 }
             }
@@ -165,6 +165,24 @@ pub fn apply_update(
     }
     report.elapsed = started.elapsed();
     report
+}
+
+/// The typed value of `component` in a compiled node (none for components with `#` references).
+fn typed_value(node: &CompiledNode, component: ComponentId) -> Option<&TypedValue> {
+    node.typed
+        .iter()
+        .find(|(c, _)| *c == component)
+        .map(|(_, value)| value)
+}
+
+/// One component's change on the entities of one archetype node.
+struct PatchJob<'a> {
+    component: ComponentId,
+    /// The merge patch from the archetype's old value to its new one.
+    patch: &'a Value,
+    /// The archetype's old and new typed values, when it has them (components without `#`
+    /// references): instances still equal to the old value take the new one as it is.
+    shortcut: Option<(&'a TypedValue, &'a TypedValue)>,
 }
 
 struct Patcher<'a> {
@@ -176,8 +194,15 @@ struct Patcher<'a> {
 }
 
 impl Patcher<'_> {
-    fn apply(&mut self, world: &mut World, id: ArchetypeId, new: &Archetype, diff: &ArchetypeDiff) {
-        let Some(compiled) = &new.compiled else {
+    fn apply(
+        &mut self,
+        world: &mut World,
+        id: ArchetypeId,
+        old: &Archetype,
+        new: &Archetype,
+        diff: &ArchetypeDiff,
+    ) {
+        let (Some(old_compiled), Some(compiled)) = (&old.compiled, &new.compiled) else {
             return;
         };
         for node_diff in &diff.nodes {
@@ -189,13 +214,19 @@ impl Patcher<'_> {
                 continue;
             }
             let node = &compiled.nodes[node_diff.new_index];
+            let old_node = &old_compiled.nodes[node_diff.old_index];
             let mut touched = vec![false; entities.len()];
             for change in &node_diff.changes {
                 match change {
                     ComponentChange::Patch(component, patch) => {
-                        for position in
-                            self.patch(world, id, *component, entities, patch, &node.path)
-                        {
+                        let shortcut =
+                            typed_value(old_node, *component).zip(typed_value(node, *component));
+                        let patch = PatchJob {
+                            component: *component,
+                            patch,
+                            shortcut,
+                        };
+                        for position in self.patch(world, id, entities, &patch, &node.path) {
                             touched[position] = true;
                         }
                     }
@@ -249,11 +280,11 @@ impl Patcher<'_> {
         &mut self,
         world: &mut World,
         id: ArchetypeId,
-        component: ComponentId,
         entities: &[Entity],
-        patch: &Value,
+        job: &PatchJob<'_>,
         node_path: &str,
     ) -> Vec<usize> {
+        let (component, patch) = (job.component, job.patch);
         let ops = self.registry.ops(component);
         let name = self.registry.name(component);
         // Most entities take the patch as it is; those with overrides of this component get it
@@ -289,7 +320,7 @@ impl Patcher<'_> {
                     .map(|(p, e)| (*p, *e, patch.clone())),
             );
         } else {
-            let (flags, mut failed) = ops.patch_entities(world, &plain, patch);
+            let (flags, mut failed) = ops.patch_entities(world, &plain, patch, job.shortcut);
             patched.extend(
                 plain_positions
                     .iter()
@@ -300,7 +331,7 @@ impl Patcher<'_> {
             failures.append(&mut failed);
         }
         for (position, entity, patch) in special {
-            let run = |world: &mut World| ops.patch_entities(world, &[entity], &patch);
+            let run = |world: &mut World| ops.patch_entities(world, &[entity], &patch, None);
             let (flags, mut failed) = if by_reference {
                 let mapper = LiveRefs::for_entity(world, self.library, id, entity, node_path);
                 with_mapper(mapper, || run(world)).0

@@ -241,6 +241,19 @@ fn reload_patch(c: &mut Criterion) {
     group.bench_function("apply_update", |b| {
         b.iter_custom(|iters| (0..iters).map(|_| fixture.patch().1).sum())
     });
+    // The same edit on goblins that have all taken damage: none equals the archetype's
+    // `Health`, so every one is patched field by field.
+    let mut hurt = PatchFixture::mid_fight(RELOAD_INSTANCES);
+    group.bench_function("mid_fight", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let (resolve, apply) = hurt.patch();
+                    resolve + apply
+                })
+                .sum()
+        })
+    });
     // Not a baseline for the target: the same field written by a hand-written query, the
     // floor for any patch.
     group.bench_function("by_hand", |b| {

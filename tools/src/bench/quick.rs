@@ -26,7 +26,7 @@ pub const MEMORY_ENTITIES: usize = 1_000_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 20] = [
+pub const FIGURES: [&str; 21] = [
     "memory",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
@@ -44,6 +44,7 @@ pub const FIGURES: [&str; 20] = [
     "scene_binary_load_vs_hecs_column",
     "scene_binary_load_vs_json_load",
     "reload_patch",
+    "reload_patch_mid_fight",
     "reload_latency",
     "cdda_load_vs_parse",
     "cdda_load",
@@ -349,8 +350,15 @@ fn rotate(rounds: usize, work: &[&Workload<'_>]) -> Vec<Vec<Duration>> {
 }
 
 fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut dyn FnMut(Figure)) {
-    if wanted("reload_patch") {
-        let mut fixture = PatchFixture::new(sizes.reload_instances);
+    for (name, hurt) in [("reload_patch", false), ("reload_patch_mid_fight", true)] {
+        if !wanted(name) {
+            continue;
+        }
+        let mut fixture = if hurt {
+            PatchFixture::mid_fight(sizes.reload_instances)
+        } else {
+            PatchFixture::new(sizes.reload_instances)
+        };
         fixture.patch();
         let rounds: Vec<(Duration, Duration)> =
             (0..sizes.rounds).map(|_| fixture.patch()).collect();
@@ -358,7 +366,7 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
         let set_source: Vec<Duration> = rounds.iter().map(|r| r.0).collect();
         let apply: Vec<Duration> = rounds.iter().map(|r| r.1).collect();
         push(Figure {
-            name: "reload_patch".to_string(),
+            name: name.to_string(),
             n: fixture.instances(),
             measured: Measured::Time {
                 median: median(&whole),

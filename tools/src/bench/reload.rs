@@ -51,6 +51,8 @@ pub struct PatchFixture {
     library: ArchetypeLibrary,
     world: World,
     probe: Entity,
+    /// The probe's `Health.current`, which no patch may change.
+    probe_current: f32,
     instances: usize,
     max: u32,
     _dir: TempDir,
@@ -62,6 +64,20 @@ impl PatchFixture {
     /// # Panics
     /// If the files cannot be written, or the goblin does not load or spawn.
     pub fn new(instances: usize) -> Self {
+        Self::with_state(instances, false)
+    }
+
+    /// The same goblins mid-fight: every one has taken damage (`Health.current` differs from
+    /// the archetype's), so no live `Health` equals the archetype's value and each is patched
+    /// field by field.
+    ///
+    /// # Panics
+    /// As [`new`](Self::new).
+    pub fn mid_fight(instances: usize) -> Self {
+        Self::with_state(instances, true)
+    }
+
+    fn with_state(instances: usize, hurt: bool) -> Self {
         let max = 12;
         let (dir, library) = goblin_library(max);
         let mut world = World::new();
@@ -71,10 +87,22 @@ impl PatchFixture {
         let probe = *spawned
             .last()
             .expect("bench setup: the patch workload needs at least one instance");
+        if hurt {
+            for (i, &goblin) in spawned.iter().enumerate() {
+                if let Ok(mut health) = world.get::<&mut Health>(goblin) {
+                    health.current = (i % 11) as f32 + 1.0;
+                }
+            }
+        }
+        let probe_current = world
+            .get::<&Health>(probe)
+            .map(|health| health.current)
+            .expect("bench setup: the goblin has no Health");
         PatchFixture {
             library,
             world,
             probe,
+            probe_current,
             instances,
             max,
             _dir: dir,
@@ -111,7 +139,7 @@ impl PatchFixture {
             .ok();
         assert_eq!(
             health,
-            Some((12.0, self.max as f32)),
+            Some((self.probe_current, self.max as f32)),
             "bench: the patch is wrong"
         );
         (resolved, applied)
