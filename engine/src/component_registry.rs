@@ -617,12 +617,15 @@ impl<T: Component> ComponentOps for Ops<T> {
             };
             if let Some((before, after)) = &shortcut {
                 live_bytes.clear();
-                live_bytes = postcard::to_extend(&*component, std::mem::take(&mut live_bytes))
-                    .unwrap_or_default();
-                if live_bytes == *before {
-                    *component = (*after).clone();
-                    patched[i] = true;
-                    continue;
+                // A value that cannot be serialized takes the slow path, which reports why.
+                if let Ok(bytes) = postcard::to_extend(&*component, std::mem::take(&mut live_bytes))
+                {
+                    live_bytes = bytes;
+                    if live_bytes == *before {
+                        *component = (*after).clone();
+                        patched[i] = true;
+                        continue;
+                    }
                 }
             }
             // Through JSON: the patch names fields, and serde is the only view of them.

@@ -22,16 +22,7 @@ use archetype_engine::{
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Health {
-    current: f32,
-    max: f32,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-struct Speed {
-    value: f32,
-}
+use crate::support::{Health, Speed};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Label(String);
