@@ -132,6 +132,11 @@ pub(crate) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
     lookup: L,
     names: &'a [&'a str],
     memo: FxHashMap<String, Option<Outcome>>,
+    /// Archetypes cut short by the depth bound, with the shortest stack they were cut at: the
+    /// chain below them is at least that long, so any visit from as deep or deeper is cut too
+    /// (without this, archetypes that each extend two of the next would be re-resolved an
+    /// exponential number of times).
+    cut: FxHashMap<String, usize>,
     stack: Vec<String>,
     /// The depth (see [`MAX_ARCHETYPE_DEPTH`]) of every archetype resolved without errors.
     depths: FxHashMap<String, usize>,
@@ -155,6 +160,7 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             lookup,
             names,
             memo: FxHashMap::default(),
+            cut: FxHashMap::default(),
             stack: Vec::new(),
             depths: FxHashMap::default(),
             frame: Frame::default(),
@@ -183,7 +189,9 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             }
             None => {}
         }
-        if self.stack.len() >= MAX_ARCHETYPE_DEPTH {
+        if self.stack.len() >= MAX_ARCHETYPE_DEPTH
+            || self.cut.get(name).is_some_and(|&at| self.stack.len() >= at)
+        {
             return None;
         }
         let doc = match (self.lookup)(name) {
@@ -204,6 +212,7 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             Err(Failure::Problems(vec![too_deep(doc)]))
         } else if frame.cut {
             self.memo.remove(name);
+            self.cut.insert(name.to_string(), self.stack.len());
             return None;
         } else {
             outcome

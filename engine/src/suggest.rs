@@ -11,11 +11,19 @@ pub fn did_you_mean<'a, I>(input: &str, candidates: I) -> Option<String>
 where
     I: IntoIterator<Item = &'a str>,
 {
+    // Names are short: a long input is not a typo of one, and comparing it would cost the
+    // product of the two lengths.
+    if input.len() > MAX_SUGGESTED_LEN {
+        return None;
+    }
     let lowered = input.to_lowercase();
     let length = lowered.chars().count();
     let mut best: Option<(f64, &str)> = None;
     for candidate in candidates {
         if candidate == input {
+            continue;
+        }
+        if candidate.len() > MAX_SUGGESTED_LEN {
             continue;
         }
         let candidate_lowered = candidate.to_lowercase();
@@ -43,6 +51,9 @@ where
     }
     best.map(|(_, candidate)| candidate.to_string())
 }
+
+/// The longest input or candidate (in bytes) compared for a suggestion.
+const MAX_SUGGESTED_LEN: usize = 256;
 
 fn last_segment(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
@@ -84,5 +95,10 @@ mod tests {
     fn a_huge_input_gets_no_suggestion() {
         let huge = "Health".repeat(1_000_000);
         assert_eq!(did_you_mean(&huge, ["Health", "Speed"]), None);
+        // Two long names one edit apart are not compared either.
+        let long = "x".repeat(300);
+        let near = format!("{long}y");
+        assert_eq!(did_you_mean(&near, [long.as_str()]), None);
+        assert_eq!(did_you_mean("Helth", ["Health"]).as_deref(), Some("Health"));
     }
 }

@@ -49,7 +49,10 @@ pub(crate) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckEr
 pub(crate) fn check_read<T: Serialize + ?Sized>(value: &T) -> Result<(), CheckError> {
     let result = crate::entity_ref::writing_raw_bits(|| check(value));
     result.map(|_| ()).map_err(|error| CheckError {
-        message: if error.message.starts_with("NaN") {
+        message: if !error.message.ends_with(NOT_FINITE) {
+            // Not ours: a component's own `Serialize` refused the value; say what it said.
+            error.message
+        } else if error.message.starts_with("NaN") {
             "not a number (NaN)".to_string()
         } else {
             "number out of range".to_string()
@@ -57,6 +60,9 @@ pub(crate) fn check_read<T: Serialize + ?Sized>(value: &T) -> Result<(), CheckEr
         path: error.path,
     })
 }
+
+/// How [`finite`]'s message ends.
+const NOT_FINITE: &str = " cannot be written to a data file (JSON has no NaN or infinity)";
 
 #[derive(Debug)]
 struct Error(String);
@@ -83,9 +89,7 @@ fn finite(value: f64) -> Result<(), Error> {
     if value.is_finite() {
         Ok(())
     } else {
-        Err(Error(format!(
-            "{value} cannot be written to a data file (JSON has no NaN or infinity)"
-        )))
+        Err(Error(format!("{value}{NOT_FINITE}")))
     }
 }
 

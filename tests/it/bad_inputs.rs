@@ -880,6 +880,33 @@ fn a_chain_of_two_thousand_archetypes_is_too_deep_not_a_stack_overflow() {
 }
 
 #[test]
+fn archetypes_each_built_on_two_of_the_next_are_resolved_once_each() {
+    // `a{k}` and `b{k}` both extend `a{k+1}` and `b{k+1}`, 40 levels: 2^40 paths from the top.
+    // Each archetype is resolved a bounded number of times, so this loads at once.
+    let temp = tempfile::tempdir().unwrap();
+    let levels = 40;
+    for k in 0..levels {
+        for side in ["a", "b"] {
+            let text = if k == levels - 1 {
+                format!(r#"{{ "components": {{ "Name": "{side}{k}" }} }}"#)
+            } else {
+                format!(r#"{{ "extends": ["a{}", "b{}"] }}"#, k + 1, k + 1)
+            };
+            std::fs::write(temp.path().join(format!("{side}{k}.json")), text).unwrap();
+        }
+    }
+    let messages = archetype_messages(temp.path(), LoadOptions::default());
+    let message = "error[too-deep]: this archetype is built on a chain of more than 32 archetypes (through `extends` and children's `archetype`); make the chain shorter";
+    // As for a single chain: in name order, `a0` and `a1` (and `b0`, `b1`) find their chains
+    // too long first; `a7`/`b7` (33 deep) are the first too deep of the rest.
+    let expected: String = ["a0", "a1", "a7", "b0", "b1", "b7"]
+        .iter()
+        .map(|name| format!("archetypes/{name}.json:1:14: {message}\n"))
+        .collect();
+    assert_eq!(messages, expected);
+}
+
+#[test]
 fn children_whose_archetypes_double_are_refused_before_they_multiply() {
     let started = std::time::Instant::now();
     let messages = chain(30, |inner| {
