@@ -18,6 +18,9 @@ pub struct Archetype {
     pub(crate) is_abstract: bool,
     pub(crate) extends: Vec<String>,
     pub(crate) resolved: Arc<ResolvedEntity>,
+    /// The longest chain of archetypes it is built on, itself included (through `extends` and
+    /// children's `archetype`): an edit building on it is held to the same bound as a load.
+    pub(crate) depth: usize,
     pub(crate) compiled: Option<CompiledArchetype>,
 }
 

@@ -584,14 +584,18 @@ impl ArchetypeLibrary {
                     .get(name)
                     .and_then(|id| slots[id.0 as usize].current.as_ref());
                 match (ready, current) {
-                    (true, Some(current)) => Lookup::Resolved(current.resolved.clone()),
+                    (true, Some(current)) => {
+                        Lookup::Resolved(current.resolved.clone(), current.depth)
+                    }
                     _ => Lookup::Broken,
                 }
             };
             let mut resolver = Resolver::new(lookup, &names);
             for name in &affected_sorted {
                 if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
-                    outcomes.insert(name.clone(), resolver.resolve(name));
+                    let outcome = resolver.resolve(name);
+                    let depth = resolver.depth(name).unwrap_or(1);
+                    outcomes.insert(name.clone(), (outcome, depth));
                 }
             }
         }
@@ -627,7 +631,11 @@ impl ArchetypeLibrary {
             let broken_dep = broken_dep.cloned();
             let mut problems = Vec::new();
             let mut new_archetype = None;
-            let status = match (outcomes.remove(&name), doc) {
+            let (outcome, depth) = match outcomes.remove(&name) {
+                Some((outcome, depth)) => (Some(outcome), depth),
+                None => (None, 1),
+            };
+            let status = match (outcome, doc) {
                 (None, _) | (_, None) => Status::Errors,
                 (Some(Err(Failure::Problems(found))), _) => {
                     for problem in found {
@@ -676,6 +684,7 @@ impl ArchetypeLibrary {
                             is_abstract: doc.is_abstract,
                             extends: doc.extends.clone(),
                             resolved,
+                            depth,
                             compiled,
                         }));
                         Status::Ready

@@ -88,8 +88,9 @@ impl ResolvedEntity {
 pub(crate) enum Lookup<'a> {
     /// Its file, to resolve now.
     Doc(&'a ArchetypeDoc),
-    /// Its current resolved value, known good and not affected by the change being processed.
-    Resolved(Arc<ResolvedEntity>),
+    /// Its current resolved value, known good and not affected by the change being processed,
+    /// and its depth (see [`MAX_ARCHETYPE_DEPTH`]).
+    Resolved(Arc<ResolvedEntity>, usize),
     /// Its file exists but has errors.
     Broken,
     /// No such archetype.
@@ -174,6 +175,11 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             .unwrap_or_else(|| Err(Failure::Dependency(name.to_string())))
     }
 
+    /// The depth of `name` (see [`MAX_ARCHETYPE_DEPTH`]) if it resolved without errors.
+    pub fn depth(&self, name: &str) -> Option<usize> {
+        self.depths.get(name).copied()
+    }
+
     /// Resolves `name`; `None` when the chain below it reaches [`MAX_ARCHETYPE_DEPTH`] counted
     /// from the top of the stack: whether `name` itself is too deep is then not known here, so
     /// nothing is remembered, and the archetype at the top reports the error.
@@ -196,7 +202,10 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
         }
         let doc = match (self.lookup)(name) {
             Lookup::Doc(doc) => doc,
-            Lookup::Resolved(resolved) => return Some(Ok(resolved)),
+            Lookup::Resolved(resolved, depth) => {
+                self.depths.insert(name.to_string(), depth);
+                return Some(Ok(resolved));
+            }
             Lookup::Broken | Lookup::Missing => {
                 return Some(Err(Failure::Dependency(name.to_string())))
             }

@@ -880,6 +880,39 @@ fn a_chain_of_two_thousand_archetypes_is_too_deep_not_a_stack_overflow() {
 }
 
 #[test]
+fn an_edit_that_makes_a_chain_too_deep_is_refused_as_a_load_would_refuse_it() {
+    // `a0` … `a31`: 32 archetypes, the deepest chain allowed.
+    let temp = tempfile::tempdir().unwrap();
+    for i in 0..32 {
+        let text = if i == 0 {
+            r#"{ "components": { "Name": "a0" } }"#.to_string()
+        } else {
+            format!(r#"{{ "extends": "a{}" }}"#, i - 1)
+        };
+        std::fs::write(temp.path().join(format!("a{i}.json")), text).unwrap();
+    }
+    let mut library = ArchetypeLibrary::load(temp.path(), registry()).unwrap();
+    // Saved while the game runs: `a32` on top of the chain is one too many.
+    let text = r#"{ "extends": "a31" }"#;
+    library.set_source("a32.json", Some(text));
+    std::fs::write(temp.path().join("a32.json"), text).unwrap();
+    let root = temp.path().display().to_string();
+    let messages: Vec<String> = library
+        .diagnostics()
+        .iter()
+        .map(|d| d.to_string().replace(&root, "archetypes"))
+        .collect();
+    assert_eq!(
+        messages,
+        ["archetypes/a32.json:1:14: error[too-deep]: this archetype is built on a chain of more than 32 archetypes (through `extends` and children's `archetype`); make the chain shorter"]
+    );
+    assert_eq!(
+        archetype_messages(temp.path(), LoadOptions::default()),
+        format!("{}\n", messages[0])
+    );
+}
+
+#[test]
 fn archetypes_each_built_on_two_of_the_next_are_resolved_once_each() {
     // `a{k}` and `b{k}` both extend `a{k+1}` and `b{k+1}`, 40 levels: 2^40 paths from the top.
     // Each archetype is resolved a bounded number of times, so this loads at once.
@@ -920,4 +953,40 @@ fn children_whose_archetypes_double_are_refused_before_they_multiply() {
         "archetypes/a13.json:1:73: error[too-large]: an instance of this archetype would have more than 10000 entities (children whose archetypes have children multiply)\n"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+/// A component whose own `Serialize` refuses a value (13).
+#[derive(Clone, serde::Deserialize)]
+struct Unlucky(u32);
+
+impl serde::Serialize for Unlucky {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0 == 13 {
+            return Err(serde::ser::Error::custom("13 is unlucky"));
+        }
+        serializer.serialize_u32(self.0)
+    }
+}
+
+#[test]
+fn a_value_its_own_serialize_refuses_is_reported_in_its_words() {
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        temp.path().join("charm.json"),
+        "{\n  \"components\": {\n    \"Unlucky\": 13\n  }\n}\n",
+    )
+    .unwrap();
+    let mut registry = archetype_engine::ComponentRegistry::new();
+    registry.register::<Unlucky>().unwrap();
+    let error = ArchetypeLibrary::load(temp.path(), registry).unwrap_err();
+    let root = temp.path().display().to_string();
+    let messages: Vec<String> = error
+        .diagnostics()
+        .iter()
+        .map(|d| d.to_string().replace(&root, "archetypes"))
+        .collect();
+    assert_eq!(
+        messages,
+        ["archetypes/charm.json:3:16: error[invalid-component]: invalid value for `Unlucky`: 13 is unlucky"]
+    );
 }
