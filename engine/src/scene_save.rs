@@ -542,12 +542,16 @@ impl Saver<'_> {
         // then read sequentially), and the blocks are put in stable-ID order afterwards.
         let mut blocks = Vec::with_capacity(entities.len() * 256 + 64);
         let mut ranges = vec![0..0; entities.len()];
+        let mut failure = FirstFailure::default();
         for index in storage_order(self.world, entities) {
             let (id, entity) = entities[index];
             let start = blocks.len();
-            self.json_entity(id, entity, &mut blocks)?;
-            ranges[index] = start..blocks.len();
+            match self.json_entity(id, entity, &mut blocks) {
+                Ok(()) => ranges[index] = start..blocks.len(),
+                Err(error) => failure.record(index, error),
+            }
         }
+        failure.into_result()?;
         let mut out = Vec::with_capacity(blocks.len() + entities.len() * 8);
         for (index, range) in ranges.into_iter().enumerate() {
             out.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
@@ -644,12 +648,16 @@ impl Saver<'_> {
         };
         let mut ranges = vec![0..0; entities.len()];
         let mut scratch = Vec::new();
+        let mut failure = FirstFailure::default();
         for index in storage_order(self.world, entities) {
             let (id, entity) = entities[index];
             let start = blocks.out.len();
-            self.binary_entity(id, entity, &archetype_index, &mut blocks, &mut scratch)?;
-            ranges[index] = start..blocks.out.len();
+            match self.binary_entity(id, entity, &archetype_index, &mut blocks, &mut scratch) {
+                Ok(()) => ranges[index] = start..blocks.out.len(),
+                Err(error) => failure.record(index, error),
+            }
         }
+        failure.into_result()?;
         let mut body = BinaryWriter {
             out: Vec::with_capacity(blocks.out.len() + 8),
         };
@@ -743,6 +751,23 @@ impl Saver<'_> {
         }
         self.library
             .node_path(ArchetypeInstance { archetype, node })
+    }
+}
+
+/// The error of the entity first in stable-ID order, while entities are written in storage
+/// order: which entity a failed save names must not depend on the world's history.
+#[derive(Default)]
+struct FirstFailure(Option<(usize, SceneSaveError)>);
+
+impl FirstFailure {
+    fn record(&mut self, index: usize, error: SceneSaveError) {
+        if self.0.as_ref().is_none_or(|(first, _)| index < *first) {
+            self.0 = Some((index, error));
+        }
+    }
+
+    fn into_result(self) -> Result<(), SceneSaveError> {
+        self.0.map_or(Ok(()), |(_, error)| Err(error))
     }
 }
 

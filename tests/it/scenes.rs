@@ -405,6 +405,30 @@ fn a_failed_load_leaves_the_world_exactly_as_it_was() {
 }
 
 #[test]
+fn a_failed_save_names_the_entity_first_in_stable_id_order_whatever_the_storage_order() {
+    let library = demo_library();
+    let mut world = World::new();
+    let gone = world.spawn(());
+    let follow = Follow {
+        leader: Some(EntityRef(gone)),
+        distance: 1.0,
+    };
+    // The higher ID is stored first (its hecs archetype was made first).
+    world.spawn((StableId(0xff), follow.clone()));
+    world.spawn((StableId(0x01), follow, Name("low".to_string())));
+    world.despawn(gone).unwrap();
+    for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
+        let error = save_scene(&world, &library, encoding, &SceneSaveOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("entity 0000000000000001: `Follow.leader` refers to entity"),
+            "{encoding:?}: {error}"
+        );
+    }
+}
+
+#[test]
 fn dangling_references_name_the_entity_component_and_field() {
     let library = demo_library();
     let mut world = World::new();
