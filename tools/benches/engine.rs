@@ -23,7 +23,7 @@ use archetool::bench::{
     latency_figure, LoadFixture, SpawnFixture, LOAD_FILES, RELOAD_INSTANCES, SCENE_ENTITIES,
     SPAWN_COUNT,
 };
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Bencher, Criterion, Throughput};
 use hecs::World;
 
 fn spawn(c: &mut Criterion) {
@@ -43,65 +43,45 @@ fn spawn(c: &mut Criterion) {
     spawn_groups(c, &SpawnFixture::pod_goblin(), "_pod");
 }
 
+/// Times `work` on a new, empty world each iteration; the world and what `work` returns are
+/// dropped outside the timed part.
+fn in_fresh_world<R>(b: &mut Bencher<'_>, mut work: impl FnMut(&mut World) -> R) {
+    b.iter_batched(
+        World::new,
+        |mut world| {
+            let output = work(&mut world);
+            (world, output)
+        },
+        BatchSize::PerIteration,
+    );
+}
+
 fn spawn_groups<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>, suffix: &str) {
     let n = SPAWN_COUNT;
     let mut group = c.benchmark_group(format!("spawn_by_name_vs_static{suffix}"));
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function("ours", |b| {
-        b.iter_batched(
-            World::new,
-            |mut world| {
-                fixture.spawn_by_name(&mut world, n);
-                world
-            },
-            BatchSize::PerIteration,
-        )
+        in_fresh_world(b, |world| fixture.spawn_by_name(world, n))
     });
     group.bench_function("baseline", |b| {
-        b.iter_batched(
-            World::new,
-            |mut world| {
-                fixture.spawn_static(&mut world, n);
-                world
-            },
-            BatchSize::PerIteration,
-        )
+        in_fresh_world(b, |world| fixture.spawn_static(world, n))
     });
     // Not a baseline for the target: the same static tuple plus the library's StableId and
     // ArchetypeInstance, which splits the ratio into their cost and the cost of spawning by name.
     group.bench_function("static_with_ids", |b| {
-        b.iter_batched(
-            World::new,
-            |mut world| {
-                fixture.spawn_static_with_library_components(&mut world, n);
-                world
-            },
-            BatchSize::PerIteration,
-        )
+        in_fresh_world(b, |world| {
+            fixture.spawn_static_with_library_components(world, n)
+        })
     });
     group.finish();
 
     let mut group = c.benchmark_group(format!("spawn_many_vs_spawn_batch{suffix}"));
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function("ours", |b| {
-        b.iter_batched(
-            World::new,
-            |mut world| {
-                let entities = fixture.spawn_many(&mut world, n);
-                (world, entities)
-            },
-            BatchSize::PerIteration,
-        )
+        in_fresh_world(b, |world| fixture.spawn_many(world, n))
     });
     group.bench_function("baseline", |b| {
-        b.iter_batched(
-            World::new,
-            |mut world| {
-                let entities = fixture.spawn_batch(&mut world, n);
-                (world, entities)
-            },
-            BatchSize::PerIteration,
-        )
+        in_fresh_world(b, |world| fixture.spawn_batch(world, n))
     });
     group.finish();
 }
@@ -112,24 +92,10 @@ fn spawn_with<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
     group.throughput(Throughput::Elements(n as u64));
     group.sample_size(10);
     group.bench_function("ours", |b| {
-        b.iter_batched(
-            World::new,
-            |mut world| {
-                fixture.spawn_with_overrides(&mut world, n);
-                world
-            },
-            BatchSize::PerIteration,
-        )
+        in_fresh_world(b, |world| fixture.spawn_with_overrides(world, n))
     });
     group.bench_function("baseline", |b| {
-        b.iter_batched(
-            World::new,
-            |mut world| {
-                fixture.spawn_by_name(&mut world, n);
-                world
-            },
-            BatchSize::PerIteration,
-        )
+        in_fresh_world(b, |world| fixture.spawn_by_name(world, n))
     });
     group.finish();
 }
