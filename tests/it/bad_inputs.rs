@@ -847,17 +847,22 @@ fn scene_size_limit_lowered() {
     );
 }
 
-/// Archetypes `a0` … `a{count-1}`, each built on the one before it by `link`.
-fn chain(count: usize, link: fn(usize) -> String) -> String {
-    let temp = tempfile::tempdir().unwrap();
+/// Writes archetypes `a0` … `a{count-1}` into `dir`, each built on the one before it by `link`.
+fn write_chain(dir: &Path, count: usize, link: fn(usize) -> String) {
     for i in 0..count {
         let text = if i == 0 {
             r#"{ "components": { "Name": "a0" } }"#.to_string()
         } else {
             link(i - 1)
         };
-        std::fs::write(temp.path().join(format!("a{i}.json")), text).unwrap();
+        std::fs::write(dir.join(format!("a{i}.json")), text).unwrap();
     }
+}
+
+/// What loading the chain of [`write_chain`] reports.
+fn chain(count: usize, link: fn(usize) -> String) -> String {
+    let temp = tempfile::tempdir().unwrap();
+    write_chain(temp.path(), count, link);
     archetype_messages(temp.path(), LoadOptions::default())
 }
 
@@ -883,14 +888,9 @@ fn a_chain_of_two_thousand_archetypes_is_too_deep_not_a_stack_overflow() {
 fn an_edit_that_makes_a_chain_too_deep_is_refused_as_a_load_would_refuse_it() {
     // `a0` … `a31`: 32 archetypes, the deepest chain allowed.
     let temp = tempfile::tempdir().unwrap();
-    for i in 0..32 {
-        let text = if i == 0 {
-            r#"{ "components": { "Name": "a0" } }"#.to_string()
-        } else {
-            format!(r#"{{ "extends": "a{}" }}"#, i - 1)
-        };
-        std::fs::write(temp.path().join(format!("a{i}.json")), text).unwrap();
-    }
+    write_chain(temp.path(), 32, |parent| {
+        format!(r#"{{ "extends": "a{parent}" }}"#)
+    });
     let mut library = ArchetypeLibrary::load(temp.path(), registry()).unwrap();
     // Saved while the game runs: `a32` on top of the chain is one too many.
     let text = r#"{ "extends": "a31" }"#;
