@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
 
 use hecs::{Entity, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -14,7 +14,7 @@ use crate::archetype::Archetype;
 use crate::archetype_file::{ArchetypeDoc, EntitySpec};
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
 use crate::archetype_source::{case_conflict_problem, case_conflicts, scan, SourceFile};
-use crate::compiled_archetype::{compile, CompileProblem};
+use crate::compiled_archetype::{compile, CompileProblem, CompiledArchetype};
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Severity};
 use crate::field_path::FieldPath;
@@ -532,6 +532,103 @@ impl ArchetypeLibrary {
         id
     }
 
+    /// Resolves every archetype of `affected_sorted` that has a file, and compiles each
+    /// concrete one that resolved. When there are many, other cores compile while this thread
+    /// goes on resolving (compiling one archetype reads nothing but its resolved value, its slot
+    /// and the registry); resolving stays on this thread, in order, so what it finds never
+    /// depends on threads. Slots must exist for all of them.
+    fn resolve_and_compile(
+        &self,
+        affected: &FxHashSet<Arc<str>>,
+        affected_sorted: &[Arc<str>],
+    ) -> (
+        FxHashMap<Arc<str>, ResolveOutcome>,
+        FxHashMap<Arc<str>, Compiled>,
+    ) {
+        let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
+        let lookup = |name: &str| -> Lookup<'_> {
+            let Some(source) = self.sources.get(name) else {
+                return Lookup::Missing;
+            };
+            if affected.contains(name) {
+                return match &source.doc {
+                    Some(doc) => Lookup::Doc(doc),
+                    None => Lookup::Broken,
+                };
+            }
+            let ready = self
+                .states
+                .get(name)
+                .is_some_and(|s| s.status == Status::Ready);
+            let current = self
+                .ids
+                .get(name)
+                .and_then(|id| self.slots[id.0 as usize].current.as_ref());
+            match (ready, current) {
+                (true, Some(current)) => Lookup::Resolved(current.resolved.clone(), current.depth),
+                _ => Lookup::Broken,
+            }
+        };
+        let compile_one = |name: &Arc<str>, resolved: &ResolvedEntity| -> Option<Compiled> {
+            let doc = self.sources.get(name)?.doc.as_ref()?;
+            let id = *self.ids.get(name)?;
+            (!doc.is_abstract).then(|| {
+                compile_with_slot(&self.slots[id.0 as usize], id, resolved, &self.registry)
+            })
+        };
+        let threads = if affected_sorted.len() < PARALLEL_MIN_ITEMS {
+            1
+        } else {
+            worker_threads()
+        };
+
+        let mut outcomes = FxHashMap::default();
+        let mut compiled = FxHashMap::default();
+        let (jobs, queue) = mpsc::channel::<(Arc<str>, Arc<ResolvedEntity>)>();
+        let queue = Mutex::new(queue);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                // The lock is held while waiting for a job, not while compiling it.
+                let job = match queue.lock() {
+                    Ok(queue) => queue.recv(),
+                    Err(_) => break,
+                };
+                let Ok((name, resolved)) = job else { break };
+                if let Some(result) = compile_one(&name, &resolved) {
+                    done.push((name, result));
+                }
+            }
+            done
+        };
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut resolver = Resolver::new(lookup, &names);
+            for name in affected_sorted {
+                if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
+                    let outcome = resolver.resolve(name);
+                    let depth = resolver.depth(name).unwrap_or(1);
+                    if let Ok(resolved) = &outcome {
+                        // Only fails if every receiver is gone, and this thread is one.
+                        let _ = jobs.send((name.clone(), resolved.clone()));
+                    }
+                    outcomes.insert(name.clone(), (outcome, depth));
+                }
+            }
+            drop(jobs);
+            // This thread compiles what is left (everything, on one thread).
+            compiled.extend(work());
+            for worker in workers {
+                // A panic in a worker is a bug. What it compiled is then missing, and `rebuild`
+                // compiles that again on this thread, where the panic (and its message) surfaces.
+                if let Ok(done) = worker.join() {
+                    compiled.extend(done);
+                }
+            }
+        });
+        (outcomes, compiled)
+    }
+
     /// Re-resolves `touched` archetypes and everything that depends on them.
     fn rebuild(&mut self, touched: BTreeSet<Arc<str>>) -> LibraryUpdate {
         // Who depends on whom, from the files as they are now.
@@ -560,49 +657,17 @@ impl ArchetypeLibrary {
         let mut affected_sorted: Vec<Arc<str>> = affected.iter().cloned().collect();
         affected_sorted.sort_unstable();
 
-        // Resolve every affected archetype that has a file.
-        let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
-        let mut outcomes = FxHashMap::default();
-        {
-            let sources = &self.sources;
-            let states = &self.states;
-            let ids = &self.ids;
-            let slots = &self.slots;
-            let affected_ref = &affected;
-            let lookup = |name: &str| -> Lookup<'_> {
-                let Some(source) = sources.get(name) else {
-                    return Lookup::Missing;
-                };
-                if affected_ref.contains(name) {
-                    return match &source.doc {
-                        Some(doc) => Lookup::Doc(doc),
-                        None => Lookup::Broken,
-                    };
-                }
-                let ready = states.get(name).is_some_and(|s| s.status == Status::Ready);
-                let current = ids
-                    .get(name)
-                    .and_then(|id| slots[id.0 as usize].current.as_ref());
-                match (ready, current) {
-                    (true, Some(current)) => {
-                        Lookup::Resolved(current.resolved.clone(), current.depth)
-                    }
-                    _ => Lookup::Broken,
-                }
-            };
-            let mut resolver = Resolver::new(lookup, &names);
-            for name in &affected_sorted {
-                if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
-                    let outcome = resolver.resolve(name);
-                    let depth = resolver.depth(name).unwrap_or(1);
-                    outcomes.insert(name.clone(), (outcome, depth));
-                }
-            }
+        // Archetype IDs are given in dependency order before any work, so they never depend on
+        // how the work was spread over threads.
+        let order = dependency_order(&affected_sorted, &affected, &deps);
+        for name in &order {
+            self.slot_id(name);
         }
+        let (mut outcomes, mut precompiled) = self.resolve_and_compile(&affected, &affected_sorted);
 
         // Decide, dependencies first, what each affected archetype becomes.
         let mut update = LibraryUpdate::default();
-        for name in dependency_order(&affected_sorted, &affected, &deps) {
+        for name in order {
             let id = self.slot_id(&name);
             let Some(source) = self.sources.get(&name) else {
                 self.states.remove(&name);
@@ -661,9 +726,24 @@ impl ArchetypeLibrary {
                     let compiled = if doc.is_abstract {
                         None
                     } else {
+                        let Compiled {
+                            compiled,
+                            problems: found,
+                            new_nodes,
+                        } = match precompiled.remove(&name) {
+                            Some(done) => done,
+                            None => compile_with_slot(
+                                &self.slots[id.0 as usize],
+                                id,
+                                &resolved,
+                                &self.registry,
+                            ),
+                        };
                         let slot = &mut self.slots[id.0 as usize];
-                        let mut intern = |path: &str| intern_node(slot, path);
-                        let (compiled, found) = compile(id, &resolved, &self.registry, &mut intern);
+                        for path in &new_nodes {
+                            let node = intern_node(slot, path);
+                            debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
+                        }
                         hard = compiled.is_none();
                         for problem in found {
                             let diagnostic = self.place_compile_problem(&name, problem);
@@ -929,30 +1009,84 @@ fn read_sources(
     registry: &ComponentRegistry,
     limits: &crate::limits::Limits,
 ) -> Vec<SourceFile> {
-    let read = |(name, (file, path)): &(String, (PathBuf, PathBuf))| {
+    parallel_map(files, |(name, (file, path))| {
         SourceFile::read(file.clone(), path, name, registry, limits)
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if threads < 2 || files.len() < 256 {
-        return files.iter().map(read).collect();
+    })
+}
+
+/// `items.iter().map(work)`, on every core (up to 8) when there are at least
+/// [`PARALLEL_MIN_ITEMS`] items, in order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = worker_threads();
+    if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
+        return items.iter().map(work).collect();
     }
-    let chunk = files.len().div_ceil(threads);
+    let chunk = items.len().div_ceil(threads);
+    let work = &work;
     std::thread::scope(|scope| {
-        let workers: Vec<_> = files
+        let workers: Vec<_> = items
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .map(|part| scope.spawn(move || part.iter().map(work).collect::<Vec<_>>()))
             .collect();
-        let mut sources = Vec::with_capacity(files.len());
-        for (worker, part) in workers.into_iter().zip(files.chunks(chunk)) {
+        let mut results = Vec::with_capacity(items.len());
+        for (worker, part) in workers.into_iter().zip(items.chunks(chunk)) {
             match worker.join() {
-                Ok(mut read_part) => sources.append(&mut read_part),
-                // A panic in a parser thread is a bug; read that part again on this thread so
-                // the panic (and its message) surfaces here.
-                Err(_) => sources.extend(part.iter().map(read)),
+                Ok(mut done) => results.append(&mut done),
+                // A panic in a worker is a bug; do that part again on this thread so the
+                // panic (and its message) surfaces here.
+                Err(_) => results.extend(part.iter().map(work)),
             }
         }
-        sources
+        results
     })
+}
+
+/// How many threads a load works on: every core, up to 8.
+fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// Below this many files (or archetypes) a load works on one thread: starting threads would
+/// cost more than it saves.
+const PARALLEL_MIN_ITEMS: usize = 256;
+
+/// What resolving one archetype gave, and its depth.
+type ResolveOutcome = (Result<Arc<ResolvedEntity>, Failure>, usize);
+
+/// A compiled archetype, the problems found compiling it, and the entity paths it uses that its
+/// slot has not interned yet (in the order they were given numbers).
+struct Compiled {
+    compiled: Option<CompiledArchetype>,
+    problems: Vec<CompileProblem>,
+    new_nodes: Vec<Arc<str>>,
+}
+
+/// Compiles `resolved` without changing `slot`: entity paths the slot does not know yet get the
+/// next numbers, and are returned for [`intern_node`] to record in the same order.
+fn compile_with_slot(
+    slot: &Slot,
+    id: ArchetypeId,
+    resolved: &ResolvedEntity,
+    registry: &ComponentRegistry,
+) -> Compiled {
+    let mut new_nodes: Vec<Arc<str>> = Vec::new();
+    let mut new_ids: FxHashMap<Arc<str>, u32> = FxHashMap::default();
+    let mut intern = |path: &str| -> u32 {
+        if let Some(&node) = slot.node_ids.get(path).or_else(|| new_ids.get(path)) {
+            return node;
+        }
+        let node = (slot.node_paths.len() + new_nodes.len()) as u32;
+        let path: Arc<str> = Arc::from(path);
+        new_nodes.push(path.clone());
+        new_ids.insert(path, node);
+        node
+    };
+    let (compiled, problems) = compile(id, resolved, registry, &mut intern);
+    Compiled {
+        compiled,
+        problems,
+        new_nodes,
+    }
 }
 
 fn intern_node(slot: &mut Slot, path: &str) -> u32 {

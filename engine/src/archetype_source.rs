@@ -155,20 +155,28 @@ pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Box<Diagn
             format!("cannot read file: {error}"),
         ))
     };
-    let metadata = fs::metadata(path).map_err(io)?;
-    if metadata.is_dir() {
-        return Err(Box::new(Diagnostic::error(
+    let directory = || {
+        Box::new(Diagnostic::error(
             DiagnosticCode::Io,
             "is a directory, not a file; rename it so its name does not end in `.json`",
-        )));
+        ))
+    };
+    // Open first and ask the open file for its size: one path lookup, not two.
+    let file = match fs::File::open(path) {
+        Ok(file) => file,
+        // Some systems refuse to open a directory at all.
+        Err(_) if path.is_dir() => return Err(directory()),
+        Err(error) => return Err(io(error)),
+    };
+    let metadata = file.metadata().map_err(io)?;
+    if metadata.is_dir() {
+        return Err(directory());
     }
     if metadata.len() > limit {
         return Err(too_large(metadata.len()));
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
-    fs::File::open(path)
-        .and_then(|file| file.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(io)?;
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
     // The file may have grown since we looked at its size.
     if bytes.len() as u64 > limit {
         return Err(too_large(bytes.len() as u64));
