@@ -922,3 +922,51 @@ fn a_partial_library_serves_what_does_not_depend_on_broken_files() {
     );
     assert_eq!(world.len(), 1, "failed spawns leave nothing behind");
 }
+
+/// Big enough that the loader works on several threads (from 256 archetypes it compiles
+/// while it resolves): the same problems, in the same order, and spawnable archetypes whose
+/// children are numbered as in a small library.
+#[test]
+fn a_library_loaded_on_several_threads_reports_and_spawns_like_a_small_one() {
+    fn unit(i: usize) -> (String, String) {
+        let speed = if i % 100 == 0 { r#""fast""# } else { "1.5" };
+        let text = format!(
+            "{{\n  \"extends\": \"base/creature\",\n  \"components\": {{ \"Speed\": {{ \"value\": {speed} }} }},\n  \"children\": {{ \"arm\": {{ \"components\": {{ \"Speed\": {{ \"value\": 2 }} }} }}, \"hand\": {{ \"components\": {{}} }} }}\n}}\n"
+        );
+        (format!("units/u{i:03}.json"), text)
+    }
+    let files: Vec<(String, String)> = (0..300).map(unit).collect();
+    let mut all: Vec<(&str, &str)> = files.iter().map(|(p, t)| (&**p, &**t)).collect();
+    all.push(BASE);
+    let dir = ArchetypeDir::new(&all);
+    let messages = dir.errors();
+    let expected: Vec<String> = [0, 100, 200]
+        .iter()
+        .map(|i| format!(r#"archetypes/units/u{i:03}.json:3:39: error[invalid-component]: invalid value for `Speed.value`: invalid type: string "fast", expected f32"#))
+        .collect();
+    assert_eq!(messages, expected);
+
+    // The same broken file alone, loaded on one thread, says the same.
+    let small = ArchetypeDir::new(&[(&*files[100].0, &*files[100].1), BASE]);
+    assert_eq!(small.errors(), [expected[1].clone()]);
+
+    let library = ArchetypeDir::load(&dir).unwrap_err().into_partial();
+    assert_eq!(library.len(), 301);
+    let mut world = hecs::World::new();
+    for i in [1, 150, 299] {
+        let name = format!("units/u{i:03}");
+        let root = library.spawn(&mut world, &name).unwrap();
+        let id = library.id(&name).unwrap();
+        for (path, node) in [("", 0), ("arm", 1), ("hand", 2)] {
+            assert_eq!(library.node_id(id, path), Some(node), "{name} {path}");
+        }
+        assert_eq!(get::<Health>(&world, root).max, 1.0);
+    }
+    assert_eq!(
+        library
+            .spawn(&mut hecs::World::new(), "units/u200")
+            .unwrap_err()
+            .to_string(),
+        "archetype `units/u200` cannot be spawned: its file has errors"
+    );
+}
