@@ -452,6 +452,12 @@ pub(crate) trait ComponentOps: Send + Sync {
     /// Deserializes a value from JSON text (unknown fields are ignored, as data saved by an
     /// older build may have them).
     fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)>;
+    /// As [`read_json`](Self::read_json), adding the value to `builder` (no box in between).
+    fn read_json_into(
+        &self,
+        text: &str,
+        builder: &mut EntityBuilder,
+    ) -> Result<(), (FieldPath, serde_json::Error)>;
     /// Deserializes a value from postcard bytes; an error says where in the value, if known.
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)>;
     /// Adds `value` (which must hold this component's type) to a builder without cloning.
@@ -535,6 +541,22 @@ impl<T: Component> Ops<T> {
         let typed = value.downcast_ref::<T>();
         debug_assert!(typed.is_some(), "component value of the wrong type");
         typed
+    }
+
+    /// Deserializes `T` from JSON text (unknown fields ignored), then checks it as
+    /// [`check_read`](crate::value_check::check_read) does.
+    fn read_json_typed(text: &str) -> Result<T, (FieldPath, serde_json::Error)> {
+        // Decode without tracking the path first; track it only to report an error.
+        if let Ok(typed) = serde_json::from_str::<T>(text) {
+            crate::value_check::check_read(&typed)
+                .map_err(|error| (error.path, serde::de::Error::custom(error.message)))?;
+            return Ok(typed);
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+            let path = convert_path(error.path());
+            (path, error.into_inner())
+        })
     }
 }
 
@@ -691,18 +713,16 @@ impl<T: Component> ComponentOps for Ops<T> {
     }
 
     fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)> {
-        // Decode without tracking the path first; track it only to report an error.
-        if let Ok(typed) = serde_json::from_str::<T>(text) {
-            crate::value_check::check_read(&typed)
-                .map_err(|error| (error.path, serde::de::Error::custom(error.message)))?;
-            return Ok(Box::new(typed));
-        }
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let typed: T = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let path = convert_path(error.path());
-            (path, error.into_inner())
-        })?;
-        Ok(Box::new(typed))
+        Ok(Box::new(Self::read_json_typed(text)?))
+    }
+
+    fn read_json_into(
+        &self,
+        text: &str,
+        builder: &mut EntityBuilder,
+    ) -> Result<(), (FieldPath, serde_json::Error)> {
+        builder.add(Self::read_json_typed(text)?);
+        Ok(())
     }
 
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)> {

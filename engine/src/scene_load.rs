@@ -298,29 +298,36 @@ fn load_json_text(
         error.diagnostic.position = Some(text.position(start));
         return Err(error);
     }
-    let version =
-        peek_format(source).map_err(|error| context.text_error(json_error(text, source, error)))?;
-    if version > SCENE_FORMAT_VERSION {
-        let mut error = context.error(
-            DiagnosticCode::UnsupportedFormat,
-            format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
-        );
-        let at = crate::json_text::locate(
-            source,
-            &[crate::field_path::PathSegment::Key("format".to_string())],
-        )
-        .map_or(0, |located| located.value.start);
-        error.diagnostic.position = Some(text.position(at));
-        return Err(error);
-    }
-    if version < SCENE_FORMAT_VERSION {
-        let upgraded = upgrade(context, source, version)?;
-        let upgraded = SourceText::from_bytes(upgraded.into_bytes())
-            .map_err(|error| context.text_error(error))?;
-        return load_json_text(context, world, &upgraded);
-    }
-    let scanned: JsonScene<'_> = serde_json::from_str(source)
-        .map_err(|error| context.text_error(json_error(text, source, error)))?;
+    // A file in the current format parses in one pass. Anything else (an older or newer
+    // format, or any error) reads the `format` key alone first, as it always did, so problems
+    // are reported in the same order: syntax and version before layout.
+    let scanned = match serde_json::from_str::<JsonScene<'_>>(source) {
+        Ok(scanned) if scanned.format == SCENE_FORMAT_VERSION => scanned,
+        fast => {
+            let version = peek_format(source)
+                .map_err(|error| context.text_error(json_error(text, source, error)))?;
+            if version > SCENE_FORMAT_VERSION {
+                let mut error = context.error(
+                    DiagnosticCode::UnsupportedFormat,
+                    format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
+                );
+                let at = crate::json_text::locate(
+                    source,
+                    &[crate::field_path::PathSegment::Key("format".to_string())],
+                )
+                .map_or(0, |located| located.value.start);
+                error.diagnostic.position = Some(text.position(at));
+                return Err(error);
+            }
+            if version < SCENE_FORMAT_VERSION {
+                let upgraded = upgrade(context, source, version)?;
+                let upgraded = SourceText::from_bytes(upgraded.into_bytes())
+                    .map_err(|error| context.text_error(error))?;
+                return load_json_text(context, world, &upgraded);
+            }
+            fast.map_err(|error| context.text_error(json_error(text, source, error)))?
+        }
+    };
     let mut entries = Vec::with_capacity(scanned.entities.len());
     for entity in scanned.entities {
         let offset = offset_in(source, entity.id.get());
@@ -511,8 +518,7 @@ fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JsonScene<'a> {
-    #[serde(rename = "format")]
-    _format: u64,
+    format: u64,
     #[serde(default, borrow)]
     shared: Option<BTreeMap<Cow<'a, str>, &'a RawValue>>,
     #[serde(borrow)]
@@ -900,7 +906,7 @@ fn instantiate(
         })?);
     }
 
-    // Phase one: every entity exists before any value is read.
+    // Phase one: every entity exists (reserved) before any value is read.
     let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
     let by_id: FxHashMap<StableId, Entity> = entries
         .iter()
@@ -918,19 +924,15 @@ fn instantiate(
             source,
             &place,
             &remapped,
+            world,
         )
     });
-    let builders = match result {
-        Ok(builders) => builders,
-        Err(error) => {
-            for handle in handles {
-                let _ = world.despawn(handle);
-            }
-            return Err(error);
+    if let Err(error) = result {
+        // Some entities may be complete already: all go, and the world is as it was.
+        for handle in handles {
+            let _ = world.despawn(handle);
         }
-    };
-    for (handle, mut builder) in handles.iter().zip(builders) {
-        let _ = world.insert(*handle, builder.build());
+        return Err(error);
     }
     Ok(LoadedScene {
         entities: handles,
@@ -1039,38 +1041,49 @@ fn decode_all(
     source: Source<'_>,
     place: &dyn Fn(&mut SceneError, usize),
     remapped: &FxHashMap<StableId, StableId>,
-) -> Result<Vec<EntityBuilder>, SceneError> {
+    world: &mut World,
+) -> Result<(), SceneError> {
     let wire = match source {
         Source::Json(_) => RefWire::Text,
         Source::Binary => RefWire::Number,
     };
-    let mut builders: Vec<EntityBuilder> = Vec::with_capacity(entries.len());
-    // Plain entities: values are decoded straight from the file's text or bytes.
+    // Archetype instances are built after every plain entity, in the order of the file.
+    let mut builders: Vec<(Entity, EntityBuilder)> = Vec::new();
+    // Plain entities: values are decoded straight from the file's text or bytes into one
+    // reused builder, and each entity is complete at once (the caller despawns every handle if
+    // anything fails later).
     let mapper = LoadRefs {
         ids: by_id,
         wire,
         instance: None,
     };
     let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
-        for (entry, plan) in entries.iter().zip(plans) {
-            let mut builder = EntityBuilder::new();
-            if plan.instance.is_none() {
-                for ((name, offset, payload), component) in
-                    entry.components.iter().zip(&plan.components)
-                {
-                    let typed = decode_payload(
-                        context, entry, name, *offset, payload, *component, source, place,
-                    )?;
-                    if let Some(typed) = typed {
-                        context
-                            .registry
-                            .ops(*component)
-                            .add_owned(typed, &mut builder);
-                    }
-                }
+        let mut builder = EntityBuilder::new();
+        for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
+            let id = remapped.get(&entry.id).copied().unwrap_or(entry.id);
+            if plan.instance.is_some() {
+                let mut builder = EntityBuilder::new();
+                builder.add(id);
+                builders.push((*handle, builder));
+                continue;
             }
-            builder.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
-            builders.push(builder);
+            for ((name, offset, payload), component) in
+                entry.components.iter().zip(&plan.components)
+            {
+                decode_payload_into(
+                    context,
+                    entry,
+                    name,
+                    *offset,
+                    payload,
+                    *component,
+                    source,
+                    place,
+                    &mut builder,
+                )?;
+            }
+            builder.add(id);
+            let _ = world.insert(*handle, builder.build());
         }
         Ok(())
     });
@@ -1079,8 +1092,12 @@ fn decode_all(
     let ids = mapper.ids;
     let instance_paths = instance_paths(entries, plans, handles);
     let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
+    let mut instance_builders = builders.iter_mut();
     for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
         let Some((marker, archetype, node_index)) = &plan.instance else {
+            continue;
+        };
+        let Some((_, builder)) = instance_builders.next() else {
             continue;
         };
         let compiled = match &archetype.compiled {
@@ -1154,7 +1171,6 @@ fn decode_all(
         let paths = instance_paths.get(&i).cloned().unwrap_or_default();
         let base = compiled.nodes[node.base].path.to_string();
         let mut overrides = Map::new();
-        let builder = &mut builders[i];
         let mut names: Vec<ComponentId> = resolved
             .map(|r| {
                 r.components
@@ -1232,7 +1248,10 @@ fn decode_all(
             builder.add(InstanceOverrides(Arc::new(overrides)));
         }
     }
-    Ok(builders)
+    for (handle, mut builder) in builders {
+        let _ = world.insert(handle, builder.build());
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1250,30 +1269,9 @@ fn decode_payload(
     match payload {
         Payload::Removed => Ok(None),
         Payload::Json(text) => ops.read_json(text).map(Some).map_err(|(path, error)| {
-            // Point at the start of the offending value (serde_json stops at its end); a
-            // syntax error has no value, so its own position is used.
-            let located = (error.classify() == serde_json::error::Category::Data)
-                .then(|| crate::json_text::locate(text, path.segments()))
-                .flatten()
-                .filter(|located| located.matched == path.segments().len());
-            let message = strip_position(&error.to_string());
-            let (span, message) = match located {
-                Some(located) => (
-                    offset + located.value.start..offset + located.value.end,
-                    crate::json_text::plain_message(&message),
-                ),
-                None => {
-                    let at = offset_of_line_column(text, error.line(), error.column());
-                    let (at, message) = crate::json_text::explain_syntax_error(text, at, &message);
-                    (offset + at..offset + at, message)
-                }
-            };
-            let mut scene_error = component_error(context, entry, name, path, message);
-            place(&mut scene_error, span.start);
-            if matches!(source, Source::Json(_)) {
-                scene_error.diagnostic.span = Some(span);
-            }
-            scene_error
+            json_value_error(
+                context, entry, name, offset, text, source, place, path, error,
+            )
         }),
         Payload::Postcard(bytes) => {
             ops.read_postcard(bytes)
@@ -1285,6 +1283,78 @@ fn decode_payload(
                 })
         }
     }
+}
+
+/// As [`decode_payload`], adding the value to `builder` (JSON values go straight in, without
+/// a box in between).
+#[allow(clippy::too_many_arguments)]
+fn decode_payload_into(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    payload: &Payload<'_>,
+    component: ComponentId,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    builder: &mut EntityBuilder,
+) -> Result<(), SceneError> {
+    let ops = context.registry.ops(component);
+    match payload {
+        Payload::Json(text) => ops.read_json_into(text, builder).map_err(|(path, error)| {
+            json_value_error(
+                context, entry, name, offset, text, source, place, path, error,
+            )
+        }),
+        _ => {
+            let typed = decode_payload(
+                context, entry, name, offset, payload, component, source, place,
+            )?;
+            if let Some(typed) = typed {
+                ops.add_owned(typed, builder);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The error for a component value `text` (at `offset` in the file) that did not decode.
+#[allow(clippy::too_many_arguments)]
+fn json_value_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    text: &str,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    path: FieldPath,
+    error: serde_json::Error,
+) -> SceneError {
+    // Point at the start of the offending value (serde_json stops at its end); a syntax error
+    // has no value, so its own position is used.
+    let located = (error.classify() == serde_json::error::Category::Data)
+        .then(|| crate::json_text::locate(text, path.segments()))
+        .flatten()
+        .filter(|located| located.matched == path.segments().len());
+    let message = strip_position(&error.to_string());
+    let (span, message) = match located {
+        Some(located) => (
+            offset + located.value.start..offset + located.value.end,
+            crate::json_text::plain_message(&message),
+        ),
+        None => {
+            let at = offset_of_line_column(text, error.line(), error.column());
+            let (at, message) = crate::json_text::explain_syntax_error(text, at, &message);
+            (offset + at..offset + at, message)
+        }
+    };
+    let mut scene_error = component_error(context, entry, name, path, message);
+    place(&mut scene_error, span.start);
+    if matches!(source, Source::Json(_)) {
+        scene_error.diagnostic.span = Some(span);
+    }
+    scene_error
 }
 
 fn component_error(
