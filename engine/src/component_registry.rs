@@ -460,6 +460,12 @@ pub(crate) trait ComponentOps: Send + Sync {
     ) -> Result<(), (FieldPath, serde_json::Error)>;
     /// Deserializes a value from postcard bytes; an error says where in the value, if known.
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)>;
+    /// As [`read_postcard`](Self::read_postcard), adding the value to `builder`.
+    fn read_postcard_into(
+        &self,
+        bytes: &[u8],
+        builder: &mut EntityBuilder,
+    ) -> Result<(), (FieldPath, String)>;
     /// Adds `value` (which must hold this component's type) to a builder without cloning.
     fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder);
     /// Inserts (or replaces) the component on `entity` with a clone of `value`.
@@ -541,6 +547,20 @@ impl<T: Component> Ops<T> {
         let typed = value.downcast_ref::<T>();
         debug_assert!(typed.is_some(), "component value of the wrong type");
         typed
+    }
+
+    /// Deserializes `T` from postcard bytes, then checks it as
+    /// [`check_read`](crate::value_check::check_read) does.
+    fn read_postcard_typed(bytes: &[u8]) -> Result<T, (FieldPath, String)> {
+        crate::entity_ref::take_last_read_error();
+        let typed = postcard::from_bytes::<T>(bytes).map_err(|error| {
+            // Postcard drops custom messages: a reference's own reason is kept aside.
+            let message = crate::entity_ref::take_last_read_error()
+                .unwrap_or_else(|| format!("corrupt binary value ({error})"));
+            (FieldPath::root(), message)
+        })?;
+        crate::value_check::check_read(&typed).map_err(|error| (error.path, error.message))?;
+        Ok(typed)
     }
 
     /// Deserializes `T` from JSON text (unknown fields ignored), then checks it as
@@ -726,15 +746,16 @@ impl<T: Component> ComponentOps for Ops<T> {
     }
 
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)> {
-        crate::entity_ref::take_last_read_error();
-        let typed = postcard::from_bytes::<T>(bytes).map_err(|error| {
-            // Postcard drops custom messages: a reference's own reason is kept aside.
-            let message = crate::entity_ref::take_last_read_error()
-                .unwrap_or_else(|| format!("corrupt binary value ({error})"));
-            (FieldPath::root(), message)
-        })?;
-        crate::value_check::check_read(&typed).map_err(|error| (error.path, error.message))?;
-        Ok(Box::new(typed))
+        Ok(Box::new(Self::read_postcard_typed(bytes)?))
+    }
+
+    fn read_postcard_into(
+        &self,
+        bytes: &[u8],
+        builder: &mut EntityBuilder,
+    ) -> Result<(), (FieldPath, String)> {
+        builder.add(Self::read_postcard_typed(bytes)?);
+        Ok(())
     }
 
     fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder) {

@@ -1083,7 +1083,9 @@ fn decode_all(
                 )?;
             }
             builder.add(id);
-            let _ = world.insert(*handle, builder.build());
+            // `spawn_at` on the reserved handle: the same entity, and unlike `insert` it
+            // finds the archetype without building a list of component types each time.
+            world.spawn_at(*handle, builder.build());
         }
         Ok(())
     });
@@ -1249,7 +1251,7 @@ fn decode_all(
         }
     }
     for (handle, mut builder) in builders {
-        let _ = world.insert(handle, builder.build());
+        world.spawn_at(handle, builder.build());
     }
     Ok(())
 }
@@ -1277,16 +1279,14 @@ fn decode_payload(
             ops.read_postcard(bytes)
                 .map(Some)
                 .map_err(|(path, message)| {
-                    let mut scene_error = component_error(context, entry, name, path, message);
-                    place(&mut scene_error, offset);
-                    scene_error
+                    binary_value_error(context, entry, name, offset, place, path, message)
                 })
         }
     }
 }
 
-/// As [`decode_payload`], adding the value to `builder` (JSON values go straight in, without
-/// a box in between).
+/// As [`decode_payload`], adding the value to `builder` (straight in, without a box in
+/// between).
 #[allow(clippy::too_many_arguments)]
 fn decode_payload_into(
     context: &Context<'_>,
@@ -1301,21 +1301,34 @@ fn decode_payload_into(
 ) -> Result<(), SceneError> {
     let ops = context.registry.ops(component);
     match payload {
+        Payload::Removed => Ok(()),
         Payload::Json(text) => ops.read_json_into(text, builder).map_err(|(path, error)| {
             json_value_error(
                 context, entry, name, offset, text, source, place, path, error,
             )
         }),
-        _ => {
-            let typed = decode_payload(
-                context, entry, name, offset, payload, component, source, place,
-            )?;
-            if let Some(typed) = typed {
-                ops.add_owned(typed, builder);
-            }
-            Ok(())
+        Payload::Postcard(bytes) => {
+            ops.read_postcard_into(bytes, builder)
+                .map_err(|(path, message)| {
+                    binary_value_error(context, entry, name, offset, place, path, message)
+                })
         }
     }
+}
+
+/// The error for a binary component value (at byte `offset`) that did not decode.
+fn binary_value_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    place: &dyn Fn(&mut SceneError, usize),
+    path: FieldPath,
+    message: String,
+) -> SceneError {
+    let mut scene_error = component_error(context, entry, name, path, message);
+    place(&mut scene_error, offset);
+    scene_error
 }
 
 /// The error for a component value `text` (at `offset` in the file) that did not decode.
