@@ -1083,9 +1083,10 @@ fn decode_all(
                 )?;
             }
             builder.add(id);
-            // `spawn_at` on the reserved handle: the same entity, and unlike `insert` it
-            // finds the archetype without building a list of component types each time.
-            world.spawn_at(*handle, builder.build());
+            // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
+            // for the handle, which after a big level was cleared costs per entity what the
+            // old level had.
+            let _ = world.insert(*handle, builder.build());
         }
         Ok(())
     });
@@ -1251,7 +1252,7 @@ fn decode_all(
         }
     }
     for (handle, mut builder) in builders {
-        world.spawn_at(handle, builder.build());
+        let _ = world.insert(handle, builder.build());
     }
     Ok(())
 }
