@@ -449,10 +449,8 @@ pub(crate) trait ComponentOps: Send + Sync {
         entity: Entity,
         out: &mut Vec<u8>,
     ) -> Result<(), String>;
-    /// Deserializes a value from JSON text (unknown fields are ignored, as data saved by an
-    /// older build may have them).
-    fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)>;
-    /// As [`read_json`](Self::read_json), adding the value to `builder` (no box in between).
+    /// Deserializes a value from JSON text straight into `builder` (unknown fields are ignored,
+    /// as data saved by an older build may have them).
     fn read_json_into(
         &self,
         text: &str,
@@ -730,10 +728,6 @@ impl<T: Component> ComponentOps for Ops<T> {
             postcard::to_extend(&*component, std::mem::take(out)).map_err(|e| e.to_string())?;
         *out = bytes;
         Ok(())
-    }
-
-    fn read_json(&self, text: &str) -> Result<TypedValue, (FieldPath, serde_json::Error)> {
-        Ok(Box::new(Self::read_json_typed(text)?))
     }
 
     fn read_json_into(

@@ -1129,7 +1129,7 @@ fn decode_all(
                         error
                     })?)
                 }
-                Payload::Postcard(_) => {
+                Payload::Postcard(bytes) => {
                     // Binary scenes store full values typed; decode and express as JSON.
                     let mapper = LoadRefs {
                         ids: ids.clone(),
@@ -1137,11 +1137,17 @@ fn decode_all(
                         instance: None,
                     };
                     let (typed, _) = with_mapper(mapper, || {
-                        decode_payload(
-                            context, entry, name, *offset, payload, *component, source, place,
-                        )
+                        context
+                            .registry
+                            .ops(*component)
+                            .read_postcard(bytes)
+                            .map_err(|(path, message)| {
+                                binary_value_error(
+                                    context, entry, name, *offset, place, path, message,
+                                )
+                            })
                     });
-                    let typed = typed?;
+                    let typed = Some(typed?);
                     let reverse = entity_ids
                         .get_or_insert_with(|| {
                             Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect())
@@ -1257,37 +1263,8 @@ fn decode_all(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn decode_payload(
-    context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
-    payload: &Payload<'_>,
-    component: ComponentId,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
-) -> Result<Option<TypedValue>, SceneError> {
-    let ops = context.registry.ops(component);
-    match payload {
-        Payload::Removed => Ok(None),
-        Payload::Json(text) => ops.read_json(text).map(Some).map_err(|(path, error)| {
-            json_value_error(
-                context, entry, name, offset, text, source, place, path, error,
-            )
-        }),
-        Payload::Postcard(bytes) => {
-            ops.read_postcard(bytes)
-                .map(Some)
-                .map_err(|(path, message)| {
-                    binary_value_error(context, entry, name, offset, place, path, message)
-                })
-        }
-    }
-}
-
-/// As [`decode_payload`], adding the value to `builder` (straight in, without a box in
-/// between).
+/// Decodes one component value of a plain entity from the file's text or bytes straight into
+/// `builder` (no box in between); `Removed` adds nothing.
 #[allow(clippy::too_many_arguments)]
 fn decode_payload_into(
     context: &Context<'_>,

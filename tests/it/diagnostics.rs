@@ -929,7 +929,11 @@ fn a_partial_library_serves_what_does_not_depend_on_broken_files() {
 #[test]
 fn a_library_loaded_on_several_threads_reports_and_spawns_like_a_small_one() {
     fn unit(i: usize) -> (String, String) {
-        let speed = if i % 100 == 0 { r#""fast""# } else { "1.5" };
+        let speed = if i.is_multiple_of(100) {
+            r#""fast""#
+        } else {
+            "1.5"
+        };
         let text = format!(
             "{{\n  \"extends\": \"base/creature\",\n  \"components\": {{ \"Speed\": {{ \"value\": {speed} }} }},\n  \"children\": {{ \"arm\": {{ \"components\": {{ \"Speed\": {{ \"value\": 2 }} }} }}, \"hand\": {{ \"components\": {{}} }} }}\n}}\n"
         );
