@@ -4,7 +4,10 @@ use std::any::{type_name, Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
-use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
+use hecs::{
+    Archetype, ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone,
+    World,
+};
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -14,6 +17,7 @@ use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::{self, Shape};
 use crate::merge_patch;
 use crate::scene_format::ScenePretty;
+use crate::shared::recording;
 use crate::value_check::{self, CheckError, Checked};
 
 /// A type that can be a data-driven component.
@@ -395,6 +399,63 @@ pub(crate) struct ValueError {
     pub message: String,
 }
 
+/// Why a live component could not be written.
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    /// The value holds something a scene cannot hold (see [`value_check::check`]).
+    Check(CheckError),
+    /// Serializing failed (the component's own `Serialize` refused).
+    Write(String),
+}
+
+impl WriteError {
+    fn write(error: impl fmt::Display) -> Self {
+        WriteError::Write(error.to_string())
+    }
+}
+
+/// A component type's column in one hecs archetype, borrowed for reading while a scene is
+/// saved: each entity's value is read by its row, without looking the entity up.
+pub(crate) trait LiveColumn {
+    /// Writes the value in `row` as pretty JSON whose first line continues the current one and
+    /// whose nesting starts at `depth` (see `ScenePretty`), recording the shared values it
+    /// writes. The value is checked first (see [`value_check::check`]); values holding maps
+    /// are written through a JSON value, which sorts their keys.
+    fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError>;
+    /// Appends the value in `row` in postcard's binary form, checking it first.
+    fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError>;
+}
+
+impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
+    fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError> {
+        let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
+        let checked = value_check::check(component).map_err(WriteError::Check)?;
+        let mut serializer = serde_json::Serializer::with_formatter(out, ScenePretty::at(depth));
+        recording(|| {
+            if checked.has_map {
+                let value = serde_json::to_value(component).map_err(WriteError::write)?;
+                value.serialize(&mut serializer).map_err(WriteError::write)
+            } else {
+                component
+                    .serialize(&mut serializer)
+                    .map_err(WriteError::write)
+            }
+        })
+    }
+
+    fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError> {
+        let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
+        value_check::check(component).map_err(WriteError::Check)?;
+        let bytes =
+            postcard::to_extend(component, std::mem::take(out)).map_err(WriteError::write)?;
+        *out = bytes;
+        Ok(())
+    }
+}
+
+/// What a [`LiveColumn`] says of a row past its end (a bug, not bad data).
+const NO_ROW: &str = "the entity is not in the archetype column being saved";
+
 /// Everything the library does with a component type without knowing it statically.
 pub(crate) trait ComponentOps: Send + Sync {
     /// Deserializes a typed value; unknown fields are reported through `unknown`.
@@ -431,24 +492,8 @@ pub(crate) trait ComponentOps: Send + Sync {
     /// Checks the live component of `entity` can be written (no non-finite floats, every
     /// entity reference mappable under the installed mapper). `None` if it has none.
     fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>>;
-    /// Writes the live component of `entity` as pretty JSON whose first line continues the
-    /// current one and whose nesting starts at `depth` (see `ScenePretty`). Maps are written
-    /// with sorted keys (through a JSON value) when `sort_maps` is set.
-    fn write_json(
-        &self,
-        world: &World,
-        entity: Entity,
-        out: &mut Vec<u8>,
-        depth: usize,
-        sort_maps: bool,
-    ) -> Result<(), String>;
-    /// Appends the live component of `entity` in postcard's binary form.
-    fn write_postcard(
-        &self,
-        world: &World,
-        entity: Entity,
-        out: &mut Vec<u8>,
-    ) -> Result<(), String>;
+    /// This type's column in a hecs archetype, if the archetype has it, for saving.
+    fn column<'w>(&self, archetype: &'w Archetype) -> Option<Box<dyn LiveColumn + 'w>>;
     /// Deserializes a value from JSON text straight into `builder` (unknown fields are ignored,
     /// as data saved by an older build may have them).
     fn read_json_into(
@@ -696,38 +741,8 @@ impl<T: Component> ComponentOps for Ops<T> {
         Some(value_check::check(&*component))
     }
 
-    fn write_json(
-        &self,
-        world: &World,
-        entity: Entity,
-        out: &mut Vec<u8>,
-        depth: usize,
-        sort_maps: bool,
-    ) -> Result<(), String> {
-        let component = world.get::<&T>(entity).map_err(|e| e.to_string())?;
-        let mut serializer = serde_json::Serializer::with_formatter(out, ScenePretty::at(depth));
-        if sort_maps {
-            // A JSON value keeps object keys sorted: maps come out in a stable order.
-            let value = serde_json::to_value(&*component).map_err(|e| e.to_string())?;
-            value.serialize(&mut serializer).map_err(|e| e.to_string())
-        } else {
-            component
-                .serialize(&mut serializer)
-                .map_err(|e| e.to_string())
-        }
-    }
-
-    fn write_postcard(
-        &self,
-        world: &World,
-        entity: Entity,
-        out: &mut Vec<u8>,
-    ) -> Result<(), String> {
-        let component = world.get::<&T>(entity).map_err(|e| e.to_string())?;
-        let bytes =
-            postcard::to_extend(&*component, std::mem::take(out)).map_err(|e| e.to_string())?;
-        *out = bytes;
-        Ok(())
+    fn column<'w>(&self, archetype: &'w Archetype) -> Option<Box<dyn LiveColumn + 'w>> {
+        Some(Box::new(archetype.get::<&T>()?))
     }
 
     fn read_json_into(

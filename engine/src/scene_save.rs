@@ -1,5 +1,6 @@
 //! Saving a world (or part of it) as a scene: JSON or binary, deterministic, atomic on disk.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use serde_json::Value;
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
 use crate::archetype_library::ArchetypeLibrary;
 use crate::atomic_file::write_atomically;
-use crate::component_registry::{ComponentId, ComponentRegistry};
+use crate::component_registry::{ComponentId, ComponentRegistry, LiveColumn, WriteError};
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::field_path::FieldPath;
 use crate::instance_patcher::{instance_entities, instance_root, LiveRefs};
@@ -22,7 +23,7 @@ use crate::scene_format::{
     BinaryWriter, ScenePretty, BINARY_MAGIC, KIND_PATCH, KIND_REMOVED, KIND_TYPED,
     SCENE_FORMAT_VERSION,
 };
-use crate::shared::{mark_used_in, recording, with_save_table, SaveTable};
+use crate::shared::{mark_used_in, with_save_table, SaveTable};
 use crate::stable_id::StableId;
 
 /// How a scene is encoded.
@@ -186,48 +187,63 @@ pub fn save_scene(
     };
     // The shared table comes before the entities in the file, but is only known once they are
     // written: write the entities first, then put the document together.
-    let ((body, _), table) = with_save_table(SaveTable::default(), || {
+    let ((bytes, _), table) = with_save_table(SaveTable::default(), || {
         with_mapper(mapper, || match encoding {
-            SceneEncoding::Json => saver.json(&entities),
+            SceneEncoding::Json => {
+                let mut out = json_head().into_bytes();
+                saver.json(&entities, &mut out).map(|()| out)
+            }
             SceneEncoding::Binary => saver.binary(&entities),
         })
     });
-    let body = body?;
+    let mut bytes = bytes?;
     Ok(match encoding {
-        SceneEncoding::Json => json_document(&table.into_used(), &body),
-        SceneEncoding::Binary => saver.binary_document(&table.into_all(), &body),
+        SceneEncoding::Json => {
+            finish_json_document(&table.into_used(), &mut bytes, !entities.is_empty());
+            bytes
+        }
+        SceneEncoding::Binary => saver.binary_document(&table.into_all(), &bytes),
     })
 }
 
-/// `{ "format", "shared", "entities" }` around the entity list `body`.
-fn json_document(shared: &[(u64, Vec<u8>)], body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + 64);
-    out.extend_from_slice(format!("{{\n  \"format\": {SCENE_FORMAT_VERSION},").as_bytes());
-    if !shared.is_empty() {
-        out.extend_from_slice(b"\n  \"shared\": {");
-        for (i, (key, bytes)) in shared.iter().enumerate() {
-            out.extend_from_slice(if i == 0 { b"\n    \"" } else { b",\n    \"" });
-            out.extend_from_slice(format!("{key:016x}\": ").as_bytes());
-            // The value's own compact JSON, re-indented to sit in the document.
-            match serde_json::from_slice::<Value>(bytes) {
-                Ok(value) => {
-                    let mut serializer =
-                        serde_json::Serializer::with_formatter(&mut out, ScenePretty::at(2));
-                    let _ = value.serialize(&mut serializer);
-                }
-                Err(_) => out.extend_from_slice(bytes),
-            }
-        }
-        out.extend_from_slice(b"\n  },");
-    }
-    out.extend_from_slice(b"\n  \"entities\": [");
-    out.extend_from_slice(body);
-    out.extend_from_slice(if body.is_empty() {
-        b"]\n}\n"
-    } else {
+/// Where a JSON scene's entity list starts.
+const ENTITIES_KEY: &str = "\n  \"entities\": [";
+
+/// The start of a JSON scene, up to its entity list: `finish_json_document` puts the shared
+/// table (known only once the entities are written) between the `format` line and the list.
+fn json_head() -> String {
+    format!("{{\n  \"format\": {SCENE_FORMAT_VERSION},{ENTITIES_KEY}")
+}
+
+/// Closes the entity list `out` holds after [`json_head`] and puts the shared table in front
+/// of it, if there is one (moving the list once, only then).
+fn finish_json_document(shared: &[(u64, Vec<u8>)], out: &mut Vec<u8>, has_entities: bool) {
+    out.extend_from_slice(if has_entities {
         b"\n  ]\n}\n"
+    } else {
+        b"]\n}\n"
     });
-    out
+    if shared.is_empty() {
+        return;
+    }
+    let mut table = Vec::new();
+    table.extend_from_slice(b"\n  \"shared\": {");
+    for (i, (key, bytes)) in shared.iter().enumerate() {
+        table.extend_from_slice(if i == 0 { b"\n    \"" } else { b",\n    \"" });
+        table.extend_from_slice(format!("{key:016x}\": ").as_bytes());
+        // The value's own compact JSON, re-indented to sit in the document.
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => {
+                let mut serializer =
+                    serde_json::Serializer::with_formatter(&mut table, ScenePretty::at(2));
+                let _ = value.serialize(&mut serializer);
+            }
+            Err(_) => table.extend_from_slice(bytes),
+        }
+    }
+    table.extend_from_slice(b"\n  },");
+    let at = json_head().len() - ENTITIES_KEY.len();
+    out.splice(at..at, table);
 }
 
 /// Saves a scene to `path` atomically: the bytes go to a temporary file in the same directory,
@@ -369,9 +385,9 @@ struct Saver<'a> {
 
 /// One component of one entity, as it will be written.
 enum Written {
-    /// The live value, written through its own serde impl (`true`: it holds maps, written
-    /// through a JSON value so their keys come out sorted).
-    Typed(bool),
+    /// The live value (in the entity's archetype's `k`th column), written through its own
+    /// serde impl and checked as it is written.
+    Typed(usize),
     /// A merge patch from the archetype.
     Patch(Value),
     /// The archetype has it, the entity does not.
@@ -379,7 +395,10 @@ enum Written {
 }
 
 impl Saver<'_> {
-    fn entry(&mut self, entity: Entity) -> Entry {
+    fn entry(&mut self, entity: Entity, instances: bool) -> Entry {
+        if !instances {
+            return Entry::Plain;
+        }
         // Full saves still name the archetype, so instances stay instances on load.
         let Ok(marker) = self.world.get::<&ArchetypeInstance>(entity).map(|m| *m) else {
             return Entry::Plain;
@@ -399,81 +418,68 @@ impl Saver<'_> {
         }
     }
 
-    /// What to write for each component of `entity`, in name order.
+    /// What to write for each component of `entity` (whose values are in `columns`), in
+    /// name order, into `out`.
     fn components(
         &mut self,
         id: StableId,
         entity: Entity,
         entry: &Entry,
-    ) -> Result<Vec<(ComponentId, Written)>, SceneSaveError> {
-        // The components to look at: the entity's own (asking hecs once, rather than probing
-        // every registered type) and, for an instance, its archetype's; in name order.
-        let mut candidates: Vec<ComponentId> = match self.world.entity(entity) {
-            Ok(found) => found
-                .component_types()
-                .filter_map(|type_id| self.registry.id_of_type_id(type_id))
-                .collect(),
-            Err(_) => Vec::new(),
+        columns: &Columns<'_>,
+        out: &mut Vec<(ComponentId, Written)>,
+    ) -> Result<(), SceneSaveError> {
+        out.clear();
+        let Entry::Instance { canonical, .. } = entry else {
+            out.extend((0..columns.of.len()).map(|k| (columns.of[k].0, Written::Typed(k))));
+            return Ok(());
         };
-        if let Entry::Instance { canonical, .. } = entry {
-            candidates.extend(canonical.values.keys().copied());
-        }
-        candidates.retain(|c| self.rank[c.index()].is_some());
+        // The entity's own components and its archetype's, in name order.
+        let mut candidates: Vec<ComponentId> = columns.of.iter().map(|(c, _)| *c).collect();
+        candidates.extend(
+            canonical
+                .values
+                .keys()
+                .filter(|c| self.rank[c.index()].is_some()),
+        );
         candidates.sort_unstable_by_key(|c| self.rank[c.index()]);
         candidates.dedup();
-        let mut out = Vec::new();
         for component in candidates {
-            let ops = self.registry.ops(component);
-            let live = match ops.check_live(self.world, entity) {
-                None => None,
-                Some(Ok(checked)) => Some(checked),
-                Some(Err(error)) => return Err(self.check_failed(id, component, error)),
-            };
-            match (entry, live) {
-                (Entry::Plain, Some(checked)) => {
-                    out.push((component, Written::Typed(checked.has_map)))
+            let column = columns.of.iter().position(|(c, _)| *c == component);
+            let archetype_value = canonical.values.get(&component).map(|value| {
+                if canonical.with_refs.contains(&component) {
+                    Cow::Owned(self.resolve_for_instance(
+                        entity,
+                        entry,
+                        component,
+                        value,
+                        &canonical.base,
+                    ))
+                } else {
+                    Cow::Borrowed(value)
                 }
-                (Entry::Plain, None) => {}
-                (Entry::Instance { canonical, .. }, live) => {
-                    let archetype_value = match canonical.values.get(&component) {
-                        Some(value) if canonical.with_refs.contains(&component) => {
-                            Some(self.resolve_for_instance(
-                                entity,
-                                entry,
-                                component,
-                                value,
-                                &canonical.base,
-                            ))
-                        }
-                        other => other.cloned(),
+            });
+            match (archetype_value, column) {
+                (_, None) => out.push((component, Written::Removed)),
+                (None, Some(k)) => out.push((component, Written::Typed(k))),
+                (Some(_), Some(k)) if self.full => out.push((component, Written::Typed(k))),
+                (Some(archetype_value), Some(_)) => {
+                    // The patch is made from a JSON value, which has no NaN: check first.
+                    let ops = self.registry.ops(component);
+                    if let Some(Err(error)) = ops.check_live(self.world, entity) {
+                        return Err(self.check_failed(id, component, error));
+                    }
+                    let live_value = match ops.to_json(self.world, entity) {
+                        Some(Ok(value)) => value,
+                        Some(Err(message)) => return Err(self.unwritable(id, component, message)),
+                        None => continue,
                     };
-                    match (archetype_value, live) {
-                        (None, Some(checked)) => {
-                            out.push((component, Written::Typed(checked.has_map)))
-                        }
-                        (None, None) => {}
-                        (Some(_), None) => out.push((component, Written::Removed)),
-                        (Some(archetype_value), Some(checked)) => {
-                            let live_value = match ops.to_json(self.world, entity) {
-                                Some(Ok(value)) => value,
-                                Some(Err(message)) => {
-                                    return Err(self.unwritable(id, component, message))
-                                }
-                                None => continue,
-                            };
-                            if self.full {
-                                out.push((component, Written::Typed(checked.has_map)));
-                            } else if let Some(patch) =
-                                merge_patch::diff(&archetype_value, &live_value)
-                            {
-                                out.push((component, Written::Patch(patch)));
-                            }
-                        }
+                    if let Some(patch) = merge_patch::diff(&archetype_value, &live_value) {
+                        out.push((component, Written::Patch(patch)));
                     }
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// An archetype value holding `#` references, with the references pointing at this
@@ -527,6 +533,18 @@ impl Saver<'_> {
         }
     }
 
+    fn write_failed(
+        &self,
+        id: StableId,
+        component: ComponentId,
+        error: WriteError,
+    ) -> SceneSaveError {
+        match error {
+            WriteError::Check(error) => self.check_failed(id, component, error),
+            WriteError::Write(message) => self.unwritable(id, component, message),
+        }
+    }
+
     fn unwritable(&self, id: StableId, component: ComponentId, message: String) -> SceneSaveError {
         SceneSaveError::Unwritable {
             id,
@@ -536,91 +554,104 @@ impl Saver<'_> {
         }
     }
 
-    /// The entity list of a JSON scene (without its brackets).
-    fn json(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
+    /// The entity list of a JSON scene (without its brackets), appended to `out`.
+    fn json(
+        &mut self,
+        entities: &[(StableId, Entity)],
+        out: &mut Vec<u8>,
+    ) -> Result<(), SceneSaveError> {
         // Each entity's block is written in the order hecs stores entities (its components are
-        // then read sequentially), and the blocks are put in stable-ID order afterwards.
-        let mut blocks = Vec::with_capacity(entities.len() * 256 + 64);
+        // then read sequentially; in stable-ID order they are read all over memory, which costs
+        // more than copying the blocks once), and the blocks are put in stable-ID order after.
+        let (order, tables) = storage_order(self.world, self.registry, &self.rank, entities);
+        let mut blocks = Vec::new();
         let mut ranges = vec![0..0; entities.len()];
         let mut failure = FirstFailure::default();
-        for index in storage_order(self.world, entities) {
+        let mut written = Vec::new();
+        for (k, &(index, place)) in order.iter().enumerate() {
+            if k == ESTIMATE_AFTER {
+                // Room for the rest at the size so far, with a margin (pages never written
+                // are never touched), so the buffer is not grown and copied again and again.
+                blocks.reserve(blocks.len() / k * (order.len() - k) * 3 / 2);
+            }
             let (id, entity) = entities[index];
             let start = blocks.len();
-            match self.json_entity(id, entity, &mut blocks) {
+            let columns = &tables[place.table];
+            match self.json_entity(id, entity, columns, place.row, &mut written, &mut blocks) {
                 Ok(()) => ranges[index] = start..blocks.len(),
                 Err(error) => failure.record(index, error),
             }
         }
         failure.into_result()?;
-        let mut out = Vec::with_capacity(blocks.len() + entities.len() * 8);
+        out.reserve(blocks.len() + entities.len() * 8 + 16);
         for (index, range) in ranges.into_iter().enumerate() {
             out.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
             out.extend_from_slice(&blocks[range]);
         }
-        Ok(out)
+        Ok(())
     }
 
-    /// One entity of a JSON scene, from its `{` to its `}`.
+    /// One entity of a JSON scene, from its `{` to its `}`; its values are in `row` of
+    /// `columns`.
     fn json_entity(
         &mut self,
         id: StableId,
         entity: Entity,
+        columns: &Columns<'_>,
+        row: usize,
+        written: &mut Vec<(ComponentId, Written)>,
         out: &mut Vec<u8>,
     ) -> Result<(), SceneSaveError> {
+        let entry = self.entry(entity, columns.instances);
+        self.components(id, entity, &entry, columns, written)?;
+        out.extend_from_slice(b"{");
+        out.extend_from_slice(b"\n      \"id\": \"");
+        write_hex(out, id.0);
+        out.push(b'"');
+        if let Entry::Instance {
+            archetype, node, ..
+        } = &entry
         {
-            let out = &mut *out;
-            let entry = self.entry(entity);
-            let components = self.components(id, entity, &entry)?;
-            out.extend_from_slice(b"{");
-            out.extend_from_slice(b"\n      \"id\": \"");
-            write_hex(out, id.0);
-            out.push(b'"');
-            if let Entry::Instance {
-                archetype, node, ..
-            } = &entry
-            {
-                write_key_string(
-                    out,
-                    "archetype",
-                    self.library.name_of(*archetype).unwrap_or_default(),
-                );
-                if let Some(path) = self.node_path(*archetype, *node) {
-                    write_key_string(out, "child", path);
-                }
+            write_key_string(
+                out,
+                "archetype",
+                self.library.name_of(*archetype).unwrap_or_default(),
+            );
+            if let Some(path) = self.node_path(*archetype, *node) {
+                write_key_string(out, "child", path);
             }
-            out.extend_from_slice(b",\n      \"components\": {");
-            for (i, (component, written)) in components.iter().enumerate() {
-                out.extend_from_slice(if i == 0 {
-                    b"\n        "
-                } else {
-                    b",\n        "
-                });
-                write_json_string(out, self.registry.name(*component));
-                out.extend_from_slice(b": ");
-                match written {
-                    Written::Typed(sort_maps) => {
-                        let ops = self.registry.ops(*component);
-                        recording(|| ops.write_json(self.world, entity, out, 4, *sort_maps))
-                            .map_err(|message| self.unwritable(id, *component, message))?;
-                    }
-                    Written::Patch(patch) => {
-                        mark_used_in(patch);
-                        let mut serializer =
-                            serde_json::Serializer::with_formatter(&mut *out, ScenePretty::at(4));
-                        patch
-                            .serialize(&mut serializer)
-                            .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
-                    }
-                    Written::Removed => out.extend_from_slice(b"null"),
-                }
-            }
-            out.extend_from_slice(if components.is_empty() {
-                b"}"
-            } else {
-                b"\n      }"
-            });
-            out.extend_from_slice(b"\n    }");
         }
+        out.extend_from_slice(b",\n      \"components\": {");
+        for (i, (component, value)) in written.iter().enumerate() {
+            out.extend_from_slice(if i == 0 {
+                b"\n        "
+            } else {
+                b",\n        "
+            });
+            write_json_string(out, self.registry.name(*component));
+            out.extend_from_slice(b": ");
+            match value {
+                Written::Typed(k) => columns.of[*k]
+                    .1
+                    .write_json(row, out, 4)
+                    .map_err(|error| self.write_failed(id, *component, error))?,
+                Written::Patch(patch) => {
+                    mark_used_in(patch);
+                    let mut serializer =
+                        serde_json::Serializer::with_formatter(&mut *out, ScenePretty::at(4));
+                    patch
+                        .serialize(&mut serializer)
+                        .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
+                }
+                Written::Removed => out.extend_from_slice(b"null"),
+            }
+        }
+        out.extend_from_slice(if written.is_empty() {
+            b"}"
+        } else {
+            b"\n      }"
+        });
+        out.extend_from_slice(b"\n    }");
         Ok(())
     }
 
@@ -630,7 +661,7 @@ impl Saver<'_> {
         // storage order.
         let mut archetypes: Vec<ArchetypeId> = Vec::new();
         for &(_, entity) in entities {
-            if let Entry::Instance { archetype, .. } = self.entry(entity) {
+            if let Entry::Instance { archetype, .. } = self.entry(entity, true) {
                 archetypes.push(archetype);
             }
         }
@@ -646,13 +677,17 @@ impl Saver<'_> {
         let mut blocks = BinaryWriter {
             out: Vec::with_capacity(entities.len() * 96),
         };
+        let (order, tables) = storage_order(self.world, self.registry, &self.rank, entities);
         let mut ranges = vec![0..0; entities.len()];
         let mut scratch = Vec::new();
+        let mut written = Vec::new();
         let mut failure = FirstFailure::default();
-        for index in storage_order(self.world, entities) {
+        for (index, place) in order {
             let (id, entity) = entities[index];
             let start = blocks.out.len();
-            match self.binary_entity(id, entity, &archetype_index, &mut blocks, &mut scratch) {
+            let at = (&tables[place.table], place.row);
+            let scratch = (&mut written, &mut scratch);
+            match self.binary_entity(id, entity, at, &archetype_index, &mut blocks, scratch) {
                 Ok(()) => ranges[index] = start..blocks.out.len(),
                 Err(error) => failure.record(index, error),
             }
@@ -673,12 +708,13 @@ impl Saver<'_> {
         &mut self,
         id: StableId,
         entity: Entity,
+        (columns, row): (&Columns<'_>, usize),
         archetype_index: &FxHashMap<ArchetypeId, u64>,
         body: &mut BinaryWriter,
-        scratch: &mut Vec<u8>,
+        (components, scratch): (&mut Vec<(ComponentId, Written)>, &mut Vec<u8>),
     ) -> Result<(), SceneSaveError> {
-        let entry = self.entry(entity);
-        let components = self.components(id, entity, &entry)?;
+        let entry = self.entry(entity, columns.instances);
+        self.components(id, entity, &entry, columns, components)?;
         body.u64_le(id.0);
         match &entry {
             Entry::Instance {
@@ -693,15 +729,15 @@ impl Saver<'_> {
             }
         }
         body.varint(components.len() as u64);
-        for (component, written) in &components {
+        for (component, written) in components.iter() {
             body.varint(u64::from(component.0));
             match written {
-                Written::Typed(_) => {
+                Written::Typed(k) => {
                     scratch.clear();
-                    self.registry
-                        .ops(*component)
-                        .write_postcard(self.world, entity, scratch)
-                        .map_err(|message| self.unwritable(id, *component, message))?;
+                    columns.of[*k]
+                        .1
+                        .write_postcard(row, scratch)
+                        .map_err(|error| self.write_failed(id, *component, error))?;
                     body.out.push(KIND_TYPED);
                     body.bytes(scratch);
                 }
@@ -771,24 +807,69 @@ impl FirstFailure {
     }
 }
 
-/// Indices into `entities` in the order hecs stores them: reading components in that order
-/// walks memory sequentially, where the file's stable-ID order jumps around it.
-fn storage_order(world: &World, entities: &[(StableId, Entity)]) -> Vec<usize> {
-    let position: FxHashMap<Entity, usize> = entities
+/// Entities from [`ESTIMATE_AFTER`] on are written into a buffer sized from the first ones.
+const ESTIMATE_AFTER: usize = 64;
+
+/// One hecs archetype as a scene reads it.
+struct Columns<'w> {
+    /// The columns of the components scenes write, in name order.
+    of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)>,
+    /// Whether its entities may be archetype instances (it has the marker).
+    instances: bool,
+}
+
+/// Where an entity's values are: its hecs archetype (an index into the list of [`Columns`])
+/// and its row there.
+#[derive(Clone, Copy)]
+struct Place {
+    table: usize,
+    row: usize,
+}
+
+/// The entities to save in the order hecs stores them (as indices into `entities`, with where
+/// their values are), and the columns of the hecs archetypes they are in. Reading components
+/// in this order walks memory sequentially, where the file's stable-ID order jumps around it;
+/// and each component is read from its column by row, without looking the entity up.
+fn storage_order<'w>(
+    world: &'w World,
+    registry: &ComponentRegistry,
+    rank: &[Option<usize>],
+    entities: &[(StableId, Entity)],
+) -> (Vec<(usize, Place)>, Vec<Columns<'w>>) {
+    // Every entity to save is alive (it has a stable ID), so it is in exactly one archetype,
+    // under its index.
+    let position: FxHashMap<u32, usize> = entities
         .iter()
         .enumerate()
-        .map(|(i, (_, e))| (*e, i))
+        .map(|(i, (_, e))| (e.id(), i))
         .collect();
-    let order: Vec<usize> = world
-        .query::<Entity>()
-        .iter()
-        .filter_map(|entity| position.get(&entity).copied())
-        .collect();
-    if order.len() == entities.len() {
-        order
-    } else {
-        (0..entities.len()).collect()
+    let mut order = Vec::with_capacity(entities.len());
+    let mut tables = Vec::new();
+    for archetype in world.archetypes() {
+        let before = order.len();
+        let table = tables.len();
+        for (row, id) in archetype.ids().iter().enumerate() {
+            if let Some(&index) = position.get(id) {
+                order.push((index, Place { table, row }));
+            }
+        }
+        if order.len() == before {
+            continue;
+        }
+        let mut of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)> = archetype
+            .component_types()
+            .filter_map(|type_id| registry.id_of_type_id(type_id))
+            .filter(|c| rank[c.index()].is_some())
+            .filter_map(|c| Some((c, registry.ops(c).column(archetype)?)))
+            .collect();
+        of.sort_unstable_by_key(|(c, _)| rank[c.index()]);
+        tables.push(Columns {
+            of,
+            instances: archetype.has::<ArchetypeInstance>(),
+        });
     }
+    debug_assert_eq!(order.len(), entities.len());
+    (order, tables)
 }
 
 /// The canonical values of one entity of an archetype, or `None` if the archetype (or that
