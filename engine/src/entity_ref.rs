@@ -19,6 +19,8 @@ use hecs::Entity;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::stable_id::StableId;
+
 /// A reference from one entity to another, usable as (part of) a component field.
 ///
 /// Use `EntityRef`, `Option<EntityRef>` or `Vec<EntityRef>` fields for references that should
@@ -66,8 +68,8 @@ impl std::ops::Deref for EntityRef {
 
 /// How an installed mapper writes a reference.
 pub(crate) enum RefOut {
-    /// As a string (`"#turret"`, a stable ID in hex).
-    Text(String),
+    /// As a string: a stable ID's 16 hex digits.
+    Hex(StableId),
     /// As a number (raw entity bits, or a stable ID in binary encodings).
     Number(u64),
     /// As nothing (`null`): a reference to an entity a scene does not save.
@@ -206,7 +208,7 @@ impl Serialize for EntityRef {
             None => Ok(RefOut::Number(self.0.to_bits().get())),
         });
         match written.map_err(serde::ser::Error::custom)? {
-            RefOut::Text(text) => serializer.serialize_str(&text),
+            RefOut::Hex(id) => id.with_hex(|hex| serializer.serialize_str(hex)),
             RefOut::Number(bits) => serializer.serialize_u64(bits),
             RefOut::Null => serializer.serialize_none(),
         }

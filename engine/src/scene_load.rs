@@ -1470,7 +1470,7 @@ impl EntityMapper for WriteIds {
     fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
         self.ids
             .get(&entity)
-            .map(|id| RefOut::Text(id.to_hex()))
+            .map(|id| RefOut::Hex(*id))
             .ok_or_else(|| format!("entity {entity:?} is not in this scene"))
     }
     fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {

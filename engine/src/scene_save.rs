@@ -332,7 +332,7 @@ impl EntityMapper for SaveRefs {
         match (self.ids.get(&entity), self.policy) {
             (Some(id), _) => Ok(match self.wire {
                 RefWire::Number => RefOut::Number(id.0),
-                _ => RefOut::Text(id.to_hex()),
+                _ => RefOut::Hex(*id),
             }),
             (None, DanglingReferences::WriteNull) => Ok(RefOut::Null),
             (None, DanglingReferences::Error) => {
@@ -606,7 +606,7 @@ impl Saver<'_> {
         self.components(id, entity, &entry, columns, written)?;
         out.extend_from_slice(b"{");
         out.extend_from_slice(b"\n      \"id\": \"");
-        write_hex(out, id.0);
+        out.extend_from_slice(&id.hex_digits());
         out.push(b'"');
         if let Entry::Instance {
             archetype, node, ..
@@ -900,14 +900,6 @@ fn canonical_for(
         values,
         base: compiled.nodes[node.base].path.to_string(),
     }))
-}
-
-/// A stable ID's 16 hex digits (as `StableId::to_hex`, without a `String` per entity).
-fn write_hex(out: &mut Vec<u8>, id: u64) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for shift in (0..16).rev() {
-        out.push(DIGITS[((id >> (shift * 4)) & 0xf) as usize]);
-    }
 }
 
 fn write_key_string(out: &mut Vec<u8>, key: &str, value: &str) {

@@ -41,6 +41,24 @@ impl StableId {
     pub fn to_hex(self) -> String {
         format!("{:016x}", self.0)
     }
+
+    /// The ID's 16 lowercase hex digits, without allocating (scenes write one per entity and
+    /// per reference).
+    pub(crate) fn hex_digits(self) -> [u8; 16] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0; 16];
+        for (i, digit) in out.iter_mut().enumerate() {
+            *digit = DIGITS[((self.0 >> ((15 - i) * 4)) & 0xf) as usize];
+        }
+        out
+    }
+
+    /// [`hex_digits`](Self::hex_digits) as text.
+    pub(crate) fn with_hex<R>(self, f: impl FnOnce(&str) -> R) -> R {
+        let digits = self.hex_digits();
+        // Hex digits are ASCII.
+        f(std::str::from_utf8(&digits).unwrap_or_default())
+    }
 }
 
 /// The SplitMix64 finalizer: a bijection on `u64`, so distinct inputs give distinct IDs.
@@ -77,7 +95,7 @@ impl FromStr for StableId {
 impl Serialize for StableId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if serializer.is_human_readable() {
-            serializer.serialize_str(&self.to_hex())
+            self.with_hex(|hex| serializer.serialize_str(hex))
         } else {
             serializer.serialize_u64(self.0)
         }
@@ -115,6 +133,12 @@ mod tests {
     fn hex_round_trip_and_strict_parsing() {
         let id = StableId(0x00ab_12cd_34ef_5678);
         assert_eq!(id.to_string(), "00ab12cd34ef5678");
+        assert_eq!(&id.hex_digits(), b"00ab12cd34ef5678");
+        assert_eq!(&StableId(u64::MAX).hex_digits(), b"ffffffffffffffff");
+        assert_eq!(
+            serde_json::to_string(&StableId(0xf00d)).ok().as_deref(),
+            Some("\"000000000000f00d\"")
+        );
         assert_eq!("00ab12cd34ef5678".parse::<StableId>(), Ok(id));
         assert_eq!(
             "ab12".parse::<StableId>().unwrap_err().to_string(),
