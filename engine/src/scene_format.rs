@@ -81,11 +81,24 @@ impl ScenePretty {
     }
 }
 
-fn indent<W: ?Sized + io::Write>(writer: &mut W, depth: usize) -> io::Result<()> {
-    for _ in 0..depth {
-        writer.write_all(b"  ")?;
+/// A comma, a line break and indentation for up to 32 levels: each new line is written with
+/// one call, not one per level.
+const LINE: &[u8; 66] = b",\n                                                                ";
+
+/// A line break (after a comma if `comma`) and the indentation of `depth` levels.
+fn new_line<W: ?Sized + io::Write>(writer: &mut W, comma: bool, depth: usize) -> io::Result<()> {
+    let start = usize::from(!comma);
+    let spaces = 2 * depth;
+    match LINE.get(start..2 + spaces) {
+        Some(line) => writer.write_all(line),
+        None => {
+            writer.write_all(&LINE[start..2])?;
+            for _ in 0..depth {
+                writer.write_all(b"  ")?;
+            }
+            Ok(())
+        }
     }
-    Ok(())
 }
 
 impl ScenePretty {
@@ -98,15 +111,13 @@ impl ScenePretty {
     fn close<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.current_indent -= 1;
         if self.has_value {
-            writer.write_all(b"\n")?;
-            indent(writer, self.current_indent)?;
+            new_line(writer, false, self.current_indent)?;
         }
         writer.write_all(bracket)
     }
 
     fn next_line<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
-        writer.write_all(if first { b"\n" } else { b",\n" })?;
-        indent(writer, self.current_indent)
+        new_line(writer, !first, self.current_indent)
     }
 }
 
@@ -309,6 +320,27 @@ mod tests {
             String::from_utf8(ours).unwrap(),
             serde_json::to_string_pretty(&value).unwrap()
         );
+    }
+
+    #[test]
+    fn pretty_printer_indents_deep_values_like_serde_json() {
+        // Past the 32 levels one write covers, and at every depth up to there.
+        let mut value = serde_json::json!({"leaf": [1.5, null]});
+        for depth in 0..40 {
+            value = serde_json::json!({"k": value, "n": depth, "a": [[], {}]});
+            let mut ours = Vec::new();
+            value
+                .serialize(&mut serde_json::Serializer::with_formatter(
+                    &mut ours,
+                    ScenePretty::at(0),
+                ))
+                .unwrap();
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string_pretty(&value).unwrap(),
+                "depth {depth}"
+            );
+        }
     }
 
     #[test]

@@ -180,6 +180,16 @@ pub fn save_scene(
         library,
         registry: library.registry(),
         rank,
+        keys: library
+            .registry()
+            .ids()
+            .map(|id| {
+                let mut key = Vec::new();
+                write_json_string(&mut key, library.registry().name(id));
+                key.extend_from_slice(b": ");
+                key
+            })
+            .collect(),
         canonical: FxHashMap::default(),
         full: options.full,
         dangling,
@@ -379,6 +389,8 @@ struct Saver<'a> {
     dangling: Rc<Cell<Option<Entity>>>,
     /// A component's place in `order` (by `ComponentId`), `None` for those scenes skip.
     rank: Vec<Option<usize>>,
+    /// A component's key in a JSON scene (`"Name": `, by `ComponentId`).
+    keys: Vec<Vec<u8>>,
     /// Archetypes a binary scene names, in table order.
     archetypes: Vec<ArchetypeId>,
 }
@@ -628,8 +640,7 @@ impl Saver<'_> {
             } else {
                 b",\n        "
             });
-            write_json_string(out, self.registry.name(*component));
-            out.extend_from_slice(b": ");
+            out.extend_from_slice(&self.keys[component.index()]);
             match value {
                 Written::Typed(k) => columns.of[*k]
                     .1
