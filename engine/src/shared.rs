@@ -1,7 +1,7 @@
 //! [`Shared<T>`]: data several entities share through one allocation, written once in a scene.
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
@@ -90,8 +90,6 @@ enum Context {
 pub(crate) struct SaveTable {
     known: BTreeMap<u64, Vec<u8>>,
     used: BTreeSet<u64>,
-    /// Whether serializations now go to the output (and so mark their keys used).
-    recording: bool,
 }
 
 /// The shared table of a scene being loaded, and what has been built from it.
@@ -102,6 +100,9 @@ pub(crate) struct LoadTable {
 
 thread_local! {
     static CONTEXT: RefCell<Option<Context>> = const { RefCell::new(None) };
+    /// Whether serializations now go to a scene's output (and so mark their shared keys
+    /// used). Apart from `CONTEXT`: it is switched around every value a save writes.
+    static RECORDING: Cell<bool> = const { Cell::new(false) };
 }
 
 impl SaveTable {
@@ -166,17 +167,14 @@ fn with_context<R>(context: Context, f: impl FnOnce() -> R) -> (R, Option<Contex
 
 /// Marks what is serialized during `f` as going to the output (its shared keys are used).
 pub(crate) fn recording<R>(f: impl FnOnce() -> R) -> R {
-    let set = |on: bool| {
-        CONTEXT.with(|slot| {
-            if let Some(Context::Save(table)) = slot.borrow_mut().as_mut() {
-                table.recording = on;
-            }
-        })
-    };
-    set(true);
-    let result = f();
-    set(false);
-    result
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            RECORDING.set(self.0);
+        }
+    }
+    let _restore = Restore(RECORDING.replace(true));
+    f()
 }
 
 /// Marks the shared keys a JSON value (a merge patch about to be written) refers to as used.
@@ -225,7 +223,7 @@ impl<T: Serialize> Serialize for Shared<T> {
         let key = content_key(&bytes);
         CONTEXT.with(|slot| {
             if let Some(Context::Save(table)) = slot.borrow_mut().as_mut() {
-                if table.recording {
+                if RECORDING.get() {
                     table.used.insert(key);
                 }
                 table.known.entry(key).or_insert(bytes);

@@ -231,7 +231,10 @@ impl SceneFixture {
     }
 
     /// Baseline: `hecs::serialize::row::serialize` of the same world through serde_json's
-    /// pretty printer, into a buffer sized as the library sizes its own.
+    /// pretty printer, into a buffer that starts at 256 bytes per entity and grows as a `Vec`
+    /// does (serde_json's own `to_vec_pretty` starts at 128 bytes). The library sizes its
+    /// buffer from the first entities it writes; given an exact-sized buffer instead, this
+    /// baseline measured about 5% faster.
     ///
     /// # Panics
     /// If serde_json fails (it cannot for these components).
