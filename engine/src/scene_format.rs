@@ -309,6 +309,13 @@ mod tests {
     #[test]
     fn pretty_printer_matches_serde_json_at_depth_zero() {
         let value = serde_json::json!({"a": [1, {"b": null}], "c": {}, "d": []});
+        assert_eq!(
+            ours_at_depth_zero(&value),
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+    }
+
+    fn ours_at_depth_zero(value: &serde_json::Value) -> String {
         let mut ours = Vec::new();
         value
             .serialize(&mut serde_json::Serializer::with_formatter(
@@ -316,10 +323,7 @@ mod tests {
                 ScenePretty::at(0),
             ))
             .unwrap();
-        assert_eq!(
-            String::from_utf8(ours).unwrap(),
-            serde_json::to_string_pretty(&value).unwrap()
-        );
+        String::from_utf8(ours).unwrap()
     }
 
     #[test]
@@ -328,15 +332,8 @@ mod tests {
         let mut value = serde_json::json!({"leaf": [1.5, null]});
         for depth in 0..40 {
             value = serde_json::json!({"k": value, "n": depth, "a": [[], {}]});
-            let mut ours = Vec::new();
-            value
-                .serialize(&mut serde_json::Serializer::with_formatter(
-                    &mut ours,
-                    ScenePretty::at(0),
-                ))
-                .unwrap();
             assert_eq!(
-                String::from_utf8(ours).unwrap(),
+                ours_at_depth_zero(&value),
                 serde_json::to_string_pretty(&value).unwrap(),
                 "depth {depth}"
             );
