@@ -3,8 +3,10 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use hecs::{Entity, World};
 use rustc_hash::FxHashMap;
@@ -159,23 +161,12 @@ pub fn save_scene(
 ) -> Result<Vec<u8>, SceneSaveError> {
     let entities = collect_entities(world, options)?;
     let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
-    let wire = match encoding {
-        SceneEncoding::Json => RefWire::Text,
-        SceneEncoding::Binary => RefWire::Number,
-    };
-    let dangling = Rc::new(Cell::new(None));
-    let mapper = SaveRefs {
-        ids,
-        wire,
-        policy: options.dangling_references,
-        dangling: dangling.clone(),
-    };
     let order = component_order(library.registry());
     let mut rank = vec![None; library.registry().len()];
     for (position, component) in order.iter().enumerate() {
         rank[component.index()] = Some(position);
     }
-    let mut saver = Saver {
+    let config = SaveConfig {
         world,
         library,
         registry: library.registry(),
@@ -190,23 +181,33 @@ pub fn save_scene(
                 key
             })
             .collect(),
-        canonical: FxHashMap::default(),
         full: options.full,
-        dangling,
-        archetypes: Vec::new(),
+        ids: Arc::new(ids),
+        wire: match encoding {
+            SceneEncoding::Json => RefWire::Text,
+            SceneEncoding::Binary => RefWire::Number,
+        },
+        policy: options.dangling_references,
     };
+    let mut saver = Saver::new(&config);
+    let mapper = saver.mapper();
     // The shared table comes before the entities in the file, but is only known once they are
     // written: write the entities first, then put the document together.
-    let ((bytes, _), table) = with_save_table(SaveTable::default(), || {
+    let ((bytes, _), mut table) = with_save_table(SaveTable::default(), || {
         with_mapper(mapper, || match encoding {
             SceneEncoding::Json => {
                 let mut out = json_head().into_bytes();
-                saver.json(&entities, &mut out).map(|()| out)
+                saver
+                    .json(&entities, &mut out)
+                    .map(|workers| (out, workers))
             }
-            SceneEncoding::Binary => saver.binary(&entities),
+            SceneEncoding::Binary => saver.binary(&entities).map(|out| (out, Vec::new())),
         })
     });
-    let mut bytes = bytes?;
+    let (mut bytes, workers) = bytes?;
+    for worker in workers {
+        table.absorb(worker);
+    }
     Ok(match encoding {
         SceneEncoding::Json => {
             finish_json_document(&table.into_used(), &mut bytes, !entities.is_empty());
@@ -328,7 +329,7 @@ pub(crate) fn component_order(registry: &ComponentRegistry) -> Vec<ComponentId> 
 
 /// Writes references as stable IDs (hex text in JSON, numbers in binary).
 struct SaveRefs {
-    ids: FxHashMap<Entity, StableId>,
+    ids: Arc<FxHashMap<Entity, StableId>>,
     wire: RefWire,
     policy: DanglingReferences,
     dangling: Rc<Cell<Option<Entity>>>,
@@ -380,17 +381,29 @@ enum Entry {
     },
 }
 
-struct Saver<'a> {
+/// What every thread writing part of a save shares.
+struct SaveConfig<'a> {
     world: &'a World,
     library: &'a ArchetypeLibrary,
     registry: &'a ComponentRegistry,
-    canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
     full: bool,
-    dangling: Rc<Cell<Option<Entity>>>,
     /// A component's place in `order` (by `ComponentId`), `None` for those scenes skip.
     rank: Vec<Option<usize>>,
     /// A component's key in a JSON scene (`"Name": `, by `ComponentId`).
     keys: Vec<Vec<u8>>,
+    /// The stable ID of every entity saved, and how references are written.
+    ids: Arc<FxHashMap<Entity, StableId>>,
+    wire: RefWire,
+    policy: DanglingReferences,
+}
+
+/// One thread's writer: the shared configuration and what it caches and learns as it goes.
+struct Saver<'a> {
+    config: &'a SaveConfig<'a>,
+    canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
+    /// The entity the last reference that could not be written pointed at (set by this
+    /// thread's [`SaveRefs`]).
+    dangling: Rc<Cell<Option<Entity>>>,
     /// Archetypes a binary scene names, in table order.
     archetypes: Vec<ArchetypeId>,
 }
@@ -406,19 +419,43 @@ enum Written {
     Removed,
 }
 
-impl Saver<'_> {
+impl<'a> Saver<'a> {
+    fn new(config: &'a SaveConfig<'a>) -> Self {
+        Saver {
+            config,
+            canonical: FxHashMap::default(),
+            dangling: Rc::new(Cell::new(None)),
+            archetypes: Vec::new(),
+        }
+    }
+
+    /// The entity mapper to install on this saver's thread while it writes.
+    fn mapper(&self) -> SaveRefs {
+        SaveRefs {
+            ids: self.config.ids.clone(),
+            wire: self.config.wire,
+            policy: self.config.policy,
+            dangling: self.dangling.clone(),
+        }
+    }
+
     fn entry(&mut self, entity: Entity, instances: bool) -> Entry {
         if !instances {
             return Entry::Plain;
         }
         // Full saves still name the archetype, so instances stay instances on load.
-        let Ok(marker) = self.world.get::<&ArchetypeInstance>(entity).map(|m| *m) else {
+        let Ok(marker) = self
+            .config
+            .world
+            .get::<&ArchetypeInstance>(entity)
+            .map(|m| *m)
+        else {
             return Entry::Plain;
         };
         let canonical = self
             .canonical
             .entry((marker.archetype, marker.node))
-            .or_insert_with(|| canonical_for(self.library, self.registry, marker))
+            .or_insert_with(|| canonical_for(self.config.library, self.config.registry, marker))
             .clone();
         match canonical {
             Some(canonical) => Entry::Instance {
@@ -451,9 +488,9 @@ impl Saver<'_> {
             canonical
                 .values
                 .keys()
-                .filter(|c| self.rank[c.index()].is_some()),
+                .filter(|c| self.config.rank[c.index()].is_some()),
         );
-        candidates.sort_unstable_by_key(|c| self.rank[c.index()]);
+        candidates.sort_unstable_by_key(|c| self.config.rank[c.index()]);
         candidates.dedup();
         for component in candidates {
             let column = columns.of.iter().position(|(c, _)| *c == component);
@@ -473,14 +510,14 @@ impl Saver<'_> {
             match (archetype_value, column) {
                 (_, None) => out.push((component, Written::Removed)),
                 (None, Some(k)) => out.push((component, Written::Typed(k))),
-                (Some(_), Some(k)) if self.full => out.push((component, Written::Typed(k))),
+                (Some(_), Some(k)) if self.config.full => out.push((component, Written::Typed(k))),
                 (Some(archetype_value), Some(_)) => {
                     // The patch is made from a JSON value, which has no NaN: check first.
-                    let ops = self.registry.ops(component);
-                    if let Some(Err(error)) = ops.check_live(self.world, entity) {
+                    let ops = self.config.registry.ops(component);
+                    if let Some(Err(error)) = ops.check_live(self.config.world, entity) {
                         return Err(self.check_failed(id, component, error));
                     }
-                    let live_value = match ops.to_json(self.world, entity) {
+                    let live_value = match ops.to_json(self.config.world, entity) {
                         Some(Ok(value)) => value,
                         Some(Err(message)) => return Err(self.unwritable(id, component, message)),
                         None => continue,
@@ -507,12 +544,12 @@ impl Saver<'_> {
         let Entry::Instance { archetype, .. } = entry else {
             return value.clone();
         };
-        let root = instance_root(self.world, *archetype, entity);
+        let root = instance_root(self.config.world, *archetype, entity);
         let mapper = LiveRefs {
-            paths: instance_entities(self.world, self.library, *archetype, root),
+            paths: instance_entities(self.config.world, self.config.library, *archetype, root),
             base: base.to_string(),
         };
-        let ops = self.registry.ops(component);
+        let ops = self.config.registry.ops(component);
         let (decoded, _) = with_mapper(mapper, || ops.decode(value, &mut Vec::new()));
         match decoded.ok().map(|typed| ops.encode(&typed)) {
             Some(Ok(resolved)) => resolved,
@@ -528,7 +565,7 @@ impl Saver<'_> {
         component: ComponentId,
         error: crate::value_check::CheckError,
     ) -> SceneSaveError {
-        let name = self.registry.name(component).to_string();
+        let name = self.config.registry.name(component).to_string();
         match self.dangling.take() {
             Some(target) => SceneSaveError::DanglingReference {
                 id,
@@ -560,47 +597,112 @@ impl Saver<'_> {
     fn unwritable(&self, id: StableId, component: ComponentId, message: String) -> SceneSaveError {
         SceneSaveError::Unwritable {
             id,
-            component: self.registry.name(component).to_string(),
+            component: self.config.registry.name(component).to_string(),
             field: FieldPath::root(),
             message,
         }
     }
 
-    /// The entity list of a JSON scene (without its brackets), appended to `out`.
+    /// The entity list of a JSON scene (without its brackets), appended to `out`, and the
+    /// shared tables of the worker threads that wrote part of it (for the caller to merge
+    /// into its own).
     fn json(
         &mut self,
         entities: &[(StableId, Entity)],
         out: &mut Vec<u8>,
-    ) -> Result<(), SceneSaveError> {
+    ) -> Result<Vec<SaveTable>, SceneSaveError> {
         // Each entity's block is written in the order hecs stores entities (its components are
         // then read sequentially; in stable-ID order they are read all over memory, which costs
         // more than copying the blocks once), and the blocks are put in stable-ID order after.
-        let (order, tables) = storage_order(self.world, self.registry, &self.rank, entities);
-        let mut blocks = Vec::new();
-        let mut ranges = vec![0..0; entities.len()];
-        let mut failure = FirstFailure::default();
-        let mut written = Vec::new();
-        for (k, &(index, place)) in order.iter().enumerate() {
-            if k == ESTIMATE_AFTER {
-                // Room for the rest at the size so far, with a margin (pages never written
-                // are never touched), so the buffer is not grown and copied again and again.
-                blocks.reserve(blocks.len() / k * (order.len() - k) * 3 / 2);
+        // A big world is cut in as many runs as there are cores, each written on its own
+        // thread; a block does not depend on which thread wrote it.
+        let order = storage_order(self.config.world, entities);
+        let threads = if order.len() < PARALLEL_MIN_ENTITIES {
+            1
+        } else {
+            worker_threads()
+        };
+        let run = order.len().div_ceil(threads).max(1);
+        let mut runs = order.chunks(run);
+        let first = runs.next().unwrap_or_default();
+        let config = self.config;
+        let (mut parts, tables) = std::thread::scope(|scope| {
+            let workers: Vec<_> = runs
+                .map(|run| {
+                    scope.spawn(move || {
+                        let mut saver = Saver::new(config);
+                        let mapper = saver.mapper();
+                        let ((part, _), table) = with_save_table(SaveTable::default(), || {
+                            with_mapper(mapper, || saver.json_blocks(entities, run))
+                        });
+                        (part, table)
+                    })
+                })
+                .collect();
+            let mut parts = vec![self.json_blocks(entities, first)];
+            let mut tables = Vec::new();
+            for worker in workers {
+                match worker.join() {
+                    Ok((part, table)) => {
+                        parts.push(part);
+                        tables.push(table);
+                    }
+                    // A panic in a worker is a bug: let it surface here, with its message.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
             }
-            let (id, entity) = entities[index];
-            let start = blocks.len();
-            let columns = &tables[place.table];
-            match self.json_entity(id, entity, columns, place.row, &mut written, &mut blocks) {
-                Ok(()) => ranges[index] = start..blocks.len(),
-                Err(error) => failure.record(index, error),
+            (parts, tables)
+        });
+        let mut failure = FirstFailure::default();
+        let mut placed = vec![(0, 0..0); entities.len()];
+        for (number, (part, run)) in parts.iter_mut().zip(order.chunks(run)).enumerate() {
+            if let Some((index, error)) = part.failure.0.take() {
+                failure.record(index, error);
+            }
+            for ((index, _), range) in run.iter().zip(&part.ranges) {
+                placed[*index] = (number, range.clone());
             }
         }
         failure.into_result()?;
-        out.reserve(blocks.len() + entities.len() * 8 + 16);
-        for (index, range) in ranges.into_iter().enumerate() {
+        out.reserve(parts.iter().map(|p| p.blocks.len()).sum::<usize>() + entities.len() * 8);
+        for (index, (number, range)) in placed.into_iter().enumerate() {
             out.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
-            out.extend_from_slice(&blocks[range]);
+            out.extend_from_slice(&parts[number].blocks[range]);
         }
-        Ok(())
+        Ok(tables)
+    }
+
+    /// The blocks of a run of entities (indices into `entities`, with where their values are),
+    /// written one after the other, with the range of each.
+    fn json_blocks(&mut self, entities: &[(StableId, Entity)], run: &[(usize, Place)]) -> Blocks {
+        let tables = columns(self.config, run);
+        let mut blocks = Blocks {
+            blocks: Vec::new(),
+            ranges: Vec::with_capacity(run.len()),
+            failure: FirstFailure::default(),
+        };
+        let mut written = Vec::new();
+        for (k, &(index, place)) in run.iter().enumerate() {
+            if k == ESTIMATE_AFTER {
+                // Room for the rest at the size so far, with a margin (pages never written
+                // are never touched), so the buffer is not grown and copied again and again.
+                let estimate = blocks.blocks.len() / k * (run.len() - k) * 3 / 2;
+                blocks.blocks.reserve(estimate);
+            }
+            let (id, entity) = entities[index];
+            let start = blocks.blocks.len();
+            // `columns` borrowed every archetype the run reads from.
+            if let Some(columns) = &tables[place.archetype] {
+                let out = &mut blocks.blocks;
+                if let Err(error) =
+                    self.json_entity(id, entity, columns, place.row, &mut written, out)
+                {
+                    blocks.failure.record(index, error);
+                }
+            }
+            blocks.ranges.push(start..blocks.blocks.len());
+        }
+        blocks
     }
 
     /// One entity of a JSON scene, from its `{` to its `}`; its values are in `row` of
@@ -627,7 +729,7 @@ impl Saver<'_> {
             write_key_string(
                 out,
                 "archetype",
-                self.library.name_of(*archetype).unwrap_or_default(),
+                self.config.library.name_of(*archetype).unwrap_or_default(),
             );
             if let Some(path) = self.node_path(*archetype, *node) {
                 write_key_string(out, "child", path);
@@ -640,7 +742,7 @@ impl Saver<'_> {
             } else {
                 b",\n        "
             });
-            out.extend_from_slice(&self.keys[component.index()]);
+            out.extend_from_slice(&self.config.keys[component.index()]);
             match value {
                 Written::Typed(k) => columns.of[*k]
                     .1
@@ -676,7 +778,12 @@ impl Saver<'_> {
                 archetypes.push(archetype);
             }
         }
-        archetypes.sort_unstable_by(|a, b| self.library.name_of(*a).cmp(&self.library.name_of(*b)));
+        archetypes.sort_unstable_by(|a, b| {
+            self.config
+                .library
+                .name_of(*a)
+                .cmp(&self.config.library.name_of(*b))
+        });
         archetypes.dedup();
         let archetype_index: FxHashMap<ArchetypeId, u64> = archetypes
             .iter()
@@ -688,7 +795,8 @@ impl Saver<'_> {
         let mut blocks = BinaryWriter {
             out: Vec::with_capacity(entities.len() * 96),
         };
-        let (order, tables) = storage_order(self.world, self.registry, &self.rank, entities);
+        let order = storage_order(self.config.world, entities);
+        let tables = columns(self.config, &order);
         let mut ranges = vec![0..0; entities.len()];
         let mut scratch = Vec::new();
         let mut written = Vec::new();
@@ -696,7 +804,10 @@ impl Saver<'_> {
         for (index, place) in order {
             let (id, entity) = entities[index];
             let start = blocks.out.len();
-            let at = (&tables[place.table], place.row);
+            let Some(columns) = &tables[place.archetype] else {
+                continue;
+            };
+            let at = (columns, place.row);
             let scratch = (&mut written, &mut scratch);
             match self.binary_entity(id, entity, at, &archetype_index, &mut blocks, scratch) {
                 Ok(()) => ranges[index] = start..blocks.out.len(),
@@ -774,13 +885,13 @@ impl Saver<'_> {
         };
         out.out.extend_from_slice(BINARY_MAGIC);
         out.varint(SCENE_FORMAT_VERSION);
-        out.varint(self.registry.len() as u64);
-        for component in self.registry.ids() {
-            out.str(self.registry.name(component));
+        out.varint(self.config.registry.len() as u64);
+        for component in self.config.registry.ids() {
+            out.str(self.config.registry.name(component));
         }
         out.varint(self.archetypes.len() as u64);
         for archetype in &self.archetypes {
-            out.str(self.library.name_of(*archetype).unwrap_or_default());
+            out.str(self.config.library.name_of(*archetype).unwrap_or_default());
         }
         out.varint(shared.len() as u64);
         for (key, bytes) in shared {
@@ -796,7 +907,8 @@ impl Saver<'_> {
         if node == ArchetypeInstance::ROOT {
             return None;
         }
-        self.library
+        self.config
+            .library
             .node_path(ArchetypeInstance { archetype, node })
     }
 }
@@ -821,6 +933,23 @@ impl FirstFailure {
 /// Entities from [`ESTIMATE_AFTER`] on are written into a buffer sized from the first ones.
 const ESTIMATE_AFTER: usize = 64;
 
+/// Below this many entities a JSON scene is written on one thread: starting threads would
+/// cost more than it saves.
+const PARALLEL_MIN_ENTITIES: usize = 4096;
+
+/// How many threads a big save writes on: every core, up to 8.
+fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// The JSON blocks one thread wrote for a run of entities.
+struct Blocks {
+    blocks: Vec<u8>,
+    /// Where each entity's block is, in the order of the run.
+    ranges: Vec<Range<usize>>,
+    failure: FirstFailure,
+}
+
 /// One hecs archetype as a scene reads it.
 struct Columns<'w> {
     /// The columns of the components scenes write, in name order.
@@ -829,24 +958,18 @@ struct Columns<'w> {
     instances: bool,
 }
 
-/// Where an entity's values are: its hecs archetype (an index into the list of [`Columns`])
-/// and its row there.
+/// Where an entity's values are: its hecs archetype (by its place in
+/// [`World::archetypes`]) and its row there.
 #[derive(Clone, Copy)]
 struct Place {
-    table: usize,
+    archetype: usize,
     row: usize,
 }
 
-/// The entities to save in the order hecs stores them (as indices into `entities`, with where
-/// their values are), and the columns of the hecs archetypes they are in. Reading components
-/// in this order walks memory sequentially, where the file's stable-ID order jumps around it;
-/// and each component is read from its column by row, without looking the entity up.
-fn storage_order<'w>(
-    world: &'w World,
-    registry: &ComponentRegistry,
-    rank: &[Option<usize>],
-    entities: &[(StableId, Entity)],
-) -> (Vec<(usize, Place)>, Vec<Columns<'w>>) {
+/// The entities to save in the order hecs stores them, as indices into `entities` with where
+/// their values are. Reading components in this order walks memory sequentially, where the
+/// file's stable-ID order jumps around it.
+fn storage_order(world: &World, entities: &[(StableId, Entity)]) -> Vec<(usize, Place)> {
     // Every entity to save is alive (it has a stable ID), so it is in exactly one archetype,
     // under its index.
     let position: FxHashMap<u32, usize> = entities
@@ -855,32 +978,48 @@ fn storage_order<'w>(
         .map(|(i, (_, e))| (e.id(), i))
         .collect();
     let mut order = Vec::with_capacity(entities.len());
-    let mut tables = Vec::new();
-    for archetype in world.archetypes() {
-        let before = order.len();
-        let table = tables.len();
-        for (row, id) in archetype.ids().iter().enumerate() {
+    for (archetype, table) in world.archetypes().enumerate() {
+        for (row, id) in table.ids().iter().enumerate() {
             if let Some(&index) = position.get(id) {
-                order.push((index, Place { table, row }));
+                order.push((index, Place { archetype, row }));
             }
         }
-        if order.len() == before {
-            continue;
-        }
-        let mut of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)> = archetype
-            .component_types()
-            .filter_map(|type_id| registry.id_of_type_id(type_id))
-            .filter(|c| rank[c.index()].is_some())
-            .filter_map(|c| Some((c, registry.ops(c).column(archetype)?)))
-            .collect();
-        of.sort_unstable_by_key(|(c, _)| rank[c.index()]);
-        tables.push(Columns {
-            of,
-            instances: archetype.has::<ArchetypeInstance>(),
-        });
     }
     debug_assert_eq!(order.len(), entities.len());
-    (order, tables)
+    order
+}
+
+/// The columns of the hecs archetypes `run` reads from (by their place in
+/// [`World::archetypes`]; `None` for the others), borrowed on the calling thread: each
+/// component is then read from its column by row, without looking the entity up.
+fn columns<'w>(config: &SaveConfig<'w>, run: &[(usize, Place)]) -> Vec<Option<Columns<'w>>> {
+    let world = config.world;
+    let mut used = vec![false; world.archetypes().len()];
+    for (_, place) in run {
+        used[place.archetype] = true;
+    }
+    world
+        .archetypes()
+        .zip(used)
+        .map(|(archetype, used)| {
+            if !used {
+                return None;
+            }
+            let registry = config.registry;
+            let rank = &config.rank;
+            let mut of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)> = archetype
+                .component_types()
+                .filter_map(|type_id| registry.id_of_type_id(type_id))
+                .filter(|c| rank[c.index()].is_some())
+                .filter_map(|c| Some((c, registry.ops(c).column(archetype)?)))
+                .collect();
+            of.sort_unstable_by_key(|(c, _)| rank[c.index()]);
+            Some(Columns {
+                of,
+                instances: archetype.has::<ArchetypeInstance>(),
+            })
+        })
+        .collect()
 }
 
 /// The canonical values of one entity of an archetype, or `None` if the archetype (or that

@@ -115,6 +115,14 @@ impl SaveTable {
             .collect()
     }
 
+    /// Adds what another thread's table met and used while writing part of the same scene.
+    pub fn absorb(&mut self, other: SaveTable) {
+        for (key, bytes) in other.known {
+            self.known.entry(key).or_insert(bytes);
+        }
+        self.used.extend(other.used);
+    }
+
     /// Every entry met, used or not (binary scenes cannot tell keys from numbers in patches).
     pub fn into_all(self) -> Vec<(u64, Vec<u8>)> {
         self.known.into_iter().collect()

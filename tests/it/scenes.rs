@@ -429,6 +429,37 @@ fn a_failed_save_names_the_entity_first_in_stable_id_order_whatever_the_storage_
 }
 
 #[test]
+fn a_failed_big_save_names_the_entity_first_in_stable_id_order_whichever_thread_wrote_it() {
+    // Big enough to be written on several threads where there are several cores: the
+    // failing entity with the higher ID is stored first, the one with the lower ID last.
+    let library = demo_library();
+    let mut world = World::new();
+    let gone = world.spawn(());
+    let follow = Follow {
+        leader: Some(EntityRef(gone)),
+        distance: 1.0,
+    };
+    world.spawn((StableId(0xffff_0000), follow.clone()));
+    for i in 0..9_000 {
+        world.spawn((StableId(0x10_0000 + i), Name(format!("filler {i}"))));
+    }
+    world.spawn((StableId(0x01), follow, Name("low".to_string())));
+    world.despawn(gone).unwrap();
+    let error = save_scene(
+        &world,
+        &library,
+        SceneEncoding::Json,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with("entity 0000000000000001: `Follow.leader` refers to entity"),
+        "{error}"
+    );
+}
+
+#[test]
 fn dangling_references_name_the_entity_component_and_field() {
     let library = demo_library();
     let mut world = World::new();
@@ -842,6 +873,39 @@ mod shared_data {
             2,
             "loaded back shared: one allocation per table"
         );
+        assert_eq!(save_json(&loaded, &library), text);
+    }
+
+    #[test]
+    fn a_big_world_writes_each_shared_value_once_whichever_thread_met_it() {
+        // Big enough to be written on several threads where there are several cores; the
+        // rare table is met only by the last entities stored, the other only by the first.
+        let library = library();
+        let mut world = World::new();
+        let first = Shared::new(LootTable {
+            gold: 1,
+            items: vec!["first".into()],
+        });
+        let last = Shared::new(LootTable {
+            gold: 2,
+            items: vec!["last".into()],
+        });
+        for i in 0..10_000 {
+            let loot = if i < 5_000 {
+                first.clone()
+            } else {
+                last.clone()
+            };
+            world.spawn((StableId(i + 1), Loot(loot)));
+        }
+        let text = save_json(&world, &library);
+        assert_eq!(text.matches("\"$shared\"").count(), 10_000);
+        for item in ["\"first\"", "\"last\""] {
+            assert_eq!(text.matches(item).count(), 1, "{item} is written once");
+        }
+        let mut loaded = World::new();
+        load(text.as_bytes(), &mut loaded, &library);
+        assert_eq!(allocations(&loaded), 2);
         assert_eq!(save_json(&loaded, &library), text);
     }
 
