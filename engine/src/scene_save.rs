@@ -76,6 +76,9 @@ pub struct SceneSaveOptions {
     pub dangling_references: DanglingReferences,
     /// Save only these entities (default: every entity that has a [`StableId`]).
     pub selection: Option<Vec<Entity>>,
+    /// At most this many threads write a big JSON scene (4,096 entities or more); `0`, the
+    /// default, means one per core (up to 8). The bytes are the same whatever it is.
+    pub max_threads: usize,
 }
 
 /// Why a scene could not be saved. Nothing was written.
@@ -182,6 +185,10 @@ pub fn save_scene(
             })
             .collect(),
         full: options.full,
+        threads: match options.max_threads {
+            0 => worker_threads(),
+            n => n.min(worker_threads()),
+        },
         ids: Arc::new(ids),
         wire: match encoding {
             SceneEncoding::Json => RefWire::Text,
@@ -387,6 +394,8 @@ struct SaveConfig<'a> {
     library: &'a ArchetypeLibrary,
     registry: &'a ComponentRegistry,
     full: bool,
+    /// How many threads a big JSON scene is written on.
+    threads: usize,
     /// A component's place in `order` (by `ComponentId`), `None` for those scenes skip.
     rank: Vec<Option<usize>>,
     /// A component's key in a JSON scene (`"Name": `, by `ComponentId`).
@@ -620,7 +629,7 @@ impl<'a> Saver<'a> {
         let threads = if order.len() < PARALLEL_MIN_ENTITIES {
             1
         } else {
-            worker_threads()
+            self.config.threads.max(1)
         };
         let run = order.len().div_ceil(threads).max(1);
         let mut runs = order.chunks(run);

@@ -789,6 +789,13 @@ fn a_level_of_twenty_thousand_entities_round_trips() {
     load(saved.as_bytes(), &mut loaded, &library);
     assert_eq!(save_json(&loaded, &library), saved);
     assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
+    // Written on one thread, the same bytes as on every core.
+    let one_thread = SceneSaveOptions {
+        max_threads: 1,
+        ..SceneSaveOptions::default()
+    };
+    let on_one = save_scene(&world, &library, SceneEncoding::Json, &one_thread).unwrap();
+    assert!(on_one == saved.as_bytes(), "one thread wrote other bytes");
 }
 
 mod shared_data {
@@ -909,6 +916,12 @@ mod shared_data {
         load(text.as_bytes(), &mut loaded, &library);
         assert_eq!(allocations(&loaded), 2);
         assert_eq!(save_json(&loaded, &library), text);
+        let one_thread = SceneSaveOptions {
+            max_threads: 1,
+            ..SceneSaveOptions::default()
+        };
+        let on_one = save_scene(&world, &library, SceneEncoding::Json, &one_thread).unwrap();
+        assert!(on_one == text.as_bytes(), "one thread wrote other bytes");
     }
 
     #[test]

@@ -125,10 +125,15 @@ fn load(c: &mut Criterion) {
 type SceneRun = fn(&SceneFixture) -> Box<dyn std::any::Any>;
 
 /// The scene groups: name, ours, baseline.
-const SCENE_COMPARISONS: [(&str, SceneRun, SceneRun); 5] = [
+const SCENE_COMPARISONS: [(&str, SceneRun, SceneRun); 6] = [
     (
         "scene_json_save_vs_hecs_row",
         |f| Box::new(f.save_json()),
+        |f| Box::new(f.hecs_row_save()),
+    ),
+    (
+        "scene_json_save_one_thread_vs_hecs_row",
+        |f| Box::new(f.save_json_one_thread()),
         |f| Box::new(f.hecs_row_save()),
     ),
     (

@@ -26,7 +26,7 @@ pub const MEMORY_ENTITIES: usize = 1_000_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 21] = [
+pub const FIGURES: [&str; 22] = [
     "memory",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
@@ -39,6 +39,7 @@ pub const FIGURES: [&str; 21] = [
     "spawn_by_name_vs_static_with_ids_pod",
     "load_vs_parse",
     "scene_json_save_vs_hecs_row",
+    "scene_json_save_one_thread_vs_hecs_row",
     "scene_json_load_vs_hecs_row",
     "scene_binary_save_vs_hecs_column",
     "scene_binary_load_vs_hecs_column",
@@ -219,12 +220,18 @@ pub fn memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
 
 /// The scene comparisons: (figure, ours, baseline, target), naming workloads of
 /// [`scene_workloads`].
-const SCENE_FIGURES: [(&str, &str, &str, Option<f64>); 5] = [
+const SCENE_FIGURES: [(&str, &str, &str, Option<f64>); 6] = [
     (
         "scene_json_save_vs_hecs_row",
         "save_json",
         "hecs_row_save",
         Some(1.2),
+    ),
+    (
+        "scene_json_save_one_thread_vs_hecs_row",
+        "save_json_one_thread",
+        "hecs_row_save",
+        None,
     ),
     (
         "scene_json_load_vs_hecs_row",
@@ -260,6 +267,10 @@ type Workload<'a> = Box<dyn Fn() -> Box<dyn std::any::Any> + 'a>;
 fn scene_workloads(fixture: &SceneFixture) -> Vec<(&'static str, Workload<'_>)> {
     vec![
         ("save_json", Box::new(|| Box::new(fixture.save_json()) as _)),
+        (
+            "save_json_one_thread",
+            Box::new(|| Box::new(fixture.save_json_one_thread()) as _),
+        ),
         (
             "hecs_row_save",
             Box::new(|| Box::new(fixture.hecs_row_save()) as _),

@@ -187,6 +187,20 @@ impl SceneFixture {
         .unwrap_or_else(|error| panic!("bench: the JSON save failed: {error}"))
     }
 
+    /// Ours: [`save_json`](Self::save_json) on one thread (`max_threads: 1`), to show what
+    /// the threads contribute.
+    ///
+    /// # Panics
+    /// If the save fails.
+    pub fn save_json_one_thread(&self) -> Vec<u8> {
+        let options = SceneSaveOptions {
+            max_threads: 1,
+            ..SceneSaveOptions::default()
+        };
+        save_scene(&self.world, &self.library, SceneEncoding::Json, &options)
+            .unwrap_or_else(|error| panic!("bench: the JSON save failed: {error}"))
+    }
+
     /// Ours: `save_scene(.., SceneEncoding::Binary, ..)` of the whole world.
     ///
     /// # Panics
