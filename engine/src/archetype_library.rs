@@ -1041,8 +1041,8 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) ->
     })
 }
 
-/// How many threads a load works on: every core, up to 8.
-fn worker_threads() -> usize {
+/// How many threads a load (or a big scene save) works on: every core, up to 8.
+pub(crate) fn worker_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
 }
 

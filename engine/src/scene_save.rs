@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
-use crate::archetype_library::ArchetypeLibrary;
+use crate::archetype_library::{worker_threads, ArchetypeLibrary};
 use crate::atomic_file::write_atomically;
 use crate::component_registry::{ComponentId, ComponentRegistry, LiveColumn, WriteError};
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
@@ -945,11 +945,6 @@ const ESTIMATE_AFTER: usize = 64;
 /// Below this many entities a JSON scene is written on one thread: starting threads would
 /// cost more than it saves.
 const PARALLEL_MIN_ENTITIES: usize = 4096;
-
-/// How many threads a big save writes on: every core, up to 8.
-fn worker_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-}
 
 /// The JSON blocks one thread wrote for a run of entities.
 struct Blocks {
