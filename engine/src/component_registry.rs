@@ -501,6 +501,11 @@ pub(crate) trait ComponentOps: Send + Sync {
         text: &str,
         builder: &mut EntityBuilder,
     ) -> Result<(), (FieldPath, serde_json::Error)>;
+    /// Deserializes a value from the start of `text` (JSON, after optional whitespace), checked
+    /// as [`read_json_into`](Self::read_json_into) checks it, into `builder`; returns how many
+    /// bytes of `text` the value took. `None` when it does not decode: the caller reads it again
+    /// the careful way to say why.
+    fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize>;
     /// Deserializes a value from postcard bytes; an error says where in the value, if known.
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)>;
     /// As [`read_postcard`](Self::read_postcard), adding the value to `builder`.
@@ -752,6 +757,14 @@ impl<T: Component> ComponentOps for Ops<T> {
     ) -> Result<(), (FieldPath, serde_json::Error)> {
         builder.add(Self::read_json_typed(text)?);
         Ok(())
+    }
+
+    fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize> {
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
+        let typed = values.next()?.ok()?;
+        crate::value_check::check_read(&typed).ok()?;
+        builder.add(typed);
+        Some(values.byte_offset())
     }
 
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)> {

@@ -60,6 +60,7 @@ mod json_text;
 mod limits;
 pub mod merge_patch;
 mod resolver;
+mod scene_fast_load;
 mod scene_format;
 mod scene_load;
 mod scene_save;

@@ -65,9 +65,9 @@ pub struct SceneLoadOptions {
 /// A scene that was loaded: which entity each stable ID became.
 #[derive(Clone, Debug, Default)]
 pub struct LoadedScene {
-    entities: Vec<Entity>,
-    by_id: FxHashMap<StableId, Entity>,
-    remapped: FxHashMap<StableId, StableId>,
+    pub(crate) entities: Vec<Entity>,
+    pub(crate) by_id: FxHashMap<StableId, Entity>,
+    pub(crate) remapped: FxHashMap<StableId, StableId>,
 }
 
 impl LoadedScene {
@@ -152,15 +152,12 @@ pub fn load_scene(
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
-    let context = Context {
-        file: file.map(Path::to_path_buf),
-        library,
-        registry: library.registry(),
-        options,
-    };
+    let context = Context::new(file, library, options);
     if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {
-        let document = parse_binary(&context, bytes)?;
-        return instantiate(&context, world, document, Source::Binary);
+        if let Some(loaded) = crate::scene_fast_load::load_binary_fast(&context, world, bytes) {
+            return Ok(loaded);
+        }
+        return load_binary(&context, world, bytes);
     }
     // A `.bin` file, or one that starts like the magic bytes, is a binary scene whose start is
     // damaged: reading it as JSON text would only report a confusing syntax error.
@@ -174,6 +171,13 @@ pub fn load_scene(
         );
         error.offset = Some(0);
         return Err(error);
+    }
+    // Most files are well formed: one pass reads them; anything else (or any error) is read
+    // again carefully, to report it exactly.
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        if let Some(loaded) = crate::scene_fast_load::load_json_fast(&context, world, text) {
+            return Ok(loaded);
+        }
     }
     let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
     load_json_text(&context, world, &text)
@@ -199,14 +203,27 @@ pub fn load_scene_from_path(
     load_scene(&bytes, Some(path), world, library, options)
 }
 
-struct Context<'a> {
+pub(crate) struct Context<'a> {
     file: Option<PathBuf>,
     library: &'a ArchetypeLibrary,
-    registry: &'a ComponentRegistry,
-    options: &'a SceneLoadOptions,
+    pub(crate) registry: &'a ComponentRegistry,
+    pub(crate) options: &'a SceneLoadOptions,
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    pub(crate) fn new(
+        file: Option<&Path>,
+        library: &'a ArchetypeLibrary,
+        options: &'a SceneLoadOptions,
+    ) -> Self {
+        Context {
+            file: file.map(Path::to_path_buf),
+            library,
+            registry: library.registry(),
+            options,
+        }
+    }
+
     fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
         let mut diagnostic = Diagnostic::error(code, message);
         diagnostic.file = self.file.clone();
@@ -232,13 +249,16 @@ impl Context<'_> {
 
 /// Where a component value came from, to place errors.
 #[derive(Clone, Copy)]
-enum Source<'t> {
+pub(crate) enum Source<'t> {
     Json(&'t SourceText),
     Binary,
+    /// JSON whose errors are not reported from here: the fast path
+    /// ([`load_json_fast`](crate::scene_fast_load::load_json_fast)) gives up on any error.
+    Unplaced,
 }
 
 /// A component value as read in phase one, not yet decoded.
-enum Payload<'a> {
+pub(crate) enum Payload<'a> {
     /// JSON text (a full value, or a merge patch for archetype instances); `null` removes.
     Json(&'a str),
     /// Postcard bytes of a full value.
@@ -248,15 +268,15 @@ enum Payload<'a> {
 }
 
 /// One entity as read in phase one.
-struct Entry<'a> {
-    id: StableId,
+pub(crate) struct Entry<'a> {
+    pub id: StableId,
     /// Where the entry is (byte offset), for errors.
-    offset: usize,
-    archetype: Option<Cow<'a, str>>,
-    child: Option<Cow<'a, str>>,
+    pub offset: usize,
+    pub archetype: Option<Cow<'a, str>>,
+    pub child: Option<Cow<'a, str>>,
     /// Where the archetype and child names are (byte spans), for errors.
-    name_spans: (Range<usize>, Range<usize>),
-    components: Vec<(Cow<'a, str>, usize, Payload<'a>)>,
+    pub name_spans: (Range<usize>, Range<usize>),
+    pub components: Vec<(Cow<'a, str>, usize, Payload<'a>)>,
 }
 
 struct Document<'a> {
@@ -265,7 +285,7 @@ struct Document<'a> {
     shared: FxHashMap<u64, String>,
 }
 
-fn load_json_text(
+pub(crate) fn load_json_text(
     context: &Context<'_>,
     world: &mut World,
     text: &SourceText,
@@ -621,21 +641,23 @@ pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, Scene
     })
 }
 
-struct Header<'a> {
-    format: u64,
-    components: Vec<&'a str>,
-    archetypes: Vec<&'a str>,
-    shared: FxHashMap<u64, String>,
+pub(crate) struct Header<'a> {
+    pub format: u64,
+    pub components: Vec<&'a str>,
+    pub archetypes: Vec<&'a str>,
+    pub shared: FxHashMap<u64, String>,
 }
 
 /// Reads the magic bytes and the format version.
-fn read_version(reader: &mut BinaryReader<'_>) -> Result<u64, crate::scene_format::BinaryError> {
+pub(crate) fn read_version(
+    reader: &mut BinaryReader<'_>,
+) -> Result<u64, crate::scene_format::BinaryError> {
     reader.take(BINARY_MAGIC.len(), "magic")?;
     reader.varint("format version")
 }
 
 /// Reads everything between the version and the entities: name tables, shared table.
-fn read_tables<'a>(
+pub(crate) fn read_tables<'a>(
     reader: &mut BinaryReader<'a>,
     format: u64,
 ) -> Result<Header<'a>, crate::scene_format::BinaryError> {
@@ -667,6 +689,16 @@ fn read_tables<'a>(
         archetypes,
         shared,
     })
+}
+
+/// Loads a binary scene the careful way: every entry read first, then the entities built.
+pub(crate) fn load_binary(
+    context: &Context<'_>,
+    world: &mut World,
+    bytes: &[u8],
+) -> Result<LoadedScene, SceneError> {
+    let document = parse_binary(context, bytes)?;
+    instantiate(context, world, document, Source::Binary)
 }
 
 fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'a>, SceneError> {
@@ -837,6 +869,7 @@ fn instantiate(
             error.diagnostic.span.get_or_insert(offset..offset);
         }
         Source::Binary => error.offset = Some(offset),
+        Source::Unplaced => {}
     };
     // Check IDs before touching the world.
     let mut seen: FxHashMap<StableId, usize> = FxHashMap::default();
@@ -844,7 +877,7 @@ fn instantiate(
         if let Some(first) = seen.insert(entry.id, entry.offset) {
             let line = match source {
                 Source::Json(text) => format!(" (first on line {})", text.position(first).line),
-                Source::Binary => String::new(),
+                Source::Binary | Source::Unplaced => String::new(),
             };
             let mut error = context.error(
                 DiagnosticCode::DuplicateKey,
@@ -889,7 +922,7 @@ fn instantiate(
                     error.diagnostic.span = Some(span.clone());
                     span.start
                 }
-                (At::Component(i), Source::Binary) => entry.components[i].1,
+                (At::Component(i), Source::Binary | Source::Unplaced) => entry.components[i].1,
                 (At::Archetype, _) | (At::Child, _) => {
                     let span = match at {
                         At::Archetype => entry.name_spans.0.clone(),
@@ -942,7 +975,7 @@ fn instantiate(
 }
 
 /// What an entry is, once names are resolved.
-struct Plan {
+pub(crate) struct Plan {
     components: Vec<ComponentId>,
     /// For archetype instances: the marker, and the archetype entity's values.
     instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
@@ -950,13 +983,16 @@ struct Plan {
 
 /// Where in an entry a problem is.
 #[derive(Clone, Copy)]
-enum At {
+pub(crate) enum At {
     Component(usize),
     Archetype,
     Child,
 }
 
-fn plan_entry(context: &Context<'_>, entry: &Entry<'_>) -> Result<Plan, (SceneError, At)> {
+pub(crate) fn plan_entry(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+) -> Result<Plan, (SceneError, At)> {
     let entity_error = |code: DiagnosticCode, message: String, suggestion: Option<String>| {
         let mut error = context.error(code, format!("entity {}: {message}", entry.id));
         error.entity = Some(entry.id);
@@ -1044,11 +1080,9 @@ fn decode_all(
     world: &mut World,
 ) -> Result<(), SceneError> {
     let wire = match source {
-        Source::Json(_) => RefWire::Text,
+        Source::Json(_) | Source::Unplaced => RefWire::Text,
         Source::Binary => RefWire::Number,
     };
-    // Archetype instances are built after every plain entity, in the order of the file.
-    let mut builders: Vec<(Entity, EntityBuilder)> = Vec::new();
     // Plain entities: values are decoded straight from the file's text or bytes into one
     // reused builder, and each entity is complete at once (the caller despawns every handle if
     // anything fails later).
@@ -1060,11 +1094,7 @@ fn decode_all(
     let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
         let mut builder = EntityBuilder::new();
         for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
-            let id = remapped.get(&entry.id).copied().unwrap_or(entry.id);
             if plan.instance.is_some() {
-                let mut builder = EntityBuilder::new();
-                builder.add(id);
-                builders.push((*handle, builder));
                 continue;
             }
             for ((name, offset, payload), component) in
@@ -1082,7 +1112,7 @@ fn decode_all(
                     &mut builder,
                 )?;
             }
-            builder.add(id);
+            builder.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
             // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
             // for the handle, which after a big level was cleared costs per entity what the
             // old level had.
@@ -1091,21 +1121,54 @@ fn decode_all(
         Ok(())
     });
     result?;
-    // Archetype instances: the archetype's values with the scene's patch applied.
-    let ids = mapper.ids;
+    // Archetype instances, after every plain entity, in the order of the file.
+    for (handle, mut builder) in build_instances(
+        context,
+        entries,
+        plans,
+        handles,
+        &mapper.ids,
+        source,
+        place,
+        remapped,
+    )? {
+        let _ = world.insert(handle, builder.build());
+    }
+    Ok(())
+}
+
+/// Builds the archetype instance entries (those whose plan has an instance; the others are
+/// skipped): the archetype's values with the scene's patch applied, the instance marker and
+/// the overrides. Returns each builder with its entity's handle, in the order of `entries`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_instances(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    handles: &[Entity],
+    ids: &Arc<FxHashMap<StableId, Entity>>,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    remapped: &FxHashMap<StableId, StableId>,
+) -> Result<Vec<(Entity, EntityBuilder)>, SceneError> {
+    let wire = match source {
+        Source::Json(_) | Source::Unplaced => RefWire::Text,
+        Source::Binary => RefWire::Number,
+    };
+    let mut builders = Vec::new();
     let instance_paths = instance_paths(entries, plans, handles);
     let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
-    let mut instance_builders = builders.iter_mut();
     for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
         let Some((marker, archetype, node_index)) = &plan.instance else {
             continue;
         };
-        let Some((_, builder)) = instance_builders.next() else {
+        let mut owned = EntityBuilder::new();
+        owned.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
+        let builder = &mut owned;
+        let Some(compiled) = &archetype.compiled else {
+            // Not reached: planning refuses abstract archetypes.
+            builders.push((handles[i], owned));
             continue;
-        };
-        let compiled = match &archetype.compiled {
-            Some(compiled) => compiled,
-            None => continue,
         };
         let node = &compiled.nodes[*node_index];
         let resolved = archetype.resolved.entity_at(&node.path);
@@ -1256,11 +1319,9 @@ fn decode_all(
         if !overrides.is_empty() {
             builder.add(InstanceOverrides(Arc::new(overrides)));
         }
+        builders.push((handles[i], owned));
     }
-    for (handle, mut builder) in builders {
-        let _ = world.insert(handle, builder.build());
-    }
-    Ok(())
+    Ok(builders)
 }
 
 /// Decodes one component value of a plain entity from the file's text or bytes straight into
@@ -1433,8 +1494,14 @@ fn instance_paths(
     plans: &[Plan],
     handles: &[Entity],
 ) -> FxHashMap<usize, Arc<FxHashMap<String, Entity>>> {
-    let index_of: FxHashMap<StableId, usize> =
-        entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    // Only archetype instance entries: an instance's entities are all instances.
+    let index_of: FxHashMap<StableId, usize> = entries
+        .iter()
+        .zip(plans)
+        .enumerate()
+        .filter(|(_, (_, plan))| plan.instance.is_some())
+        .map(|(i, (e, _))| (e.id, i))
+        .collect();
     let mut members: FxHashMap<usize, FxHashMap<String, Entity>> = FxHashMap::default();
     let mut root_of = Vec::new();
     for (i, entry) in entries.iter().enumerate() {

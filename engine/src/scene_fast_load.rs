@@ -1,0 +1,975 @@
+//! The fast path of loading a JSON scene: one pass over a file in the layout this library
+//! writes, decoding each plain entity's component values straight from the text as it goes.
+//!
+//! The careful path ([`load_scene`](crate::load_scene)) parses the whole document first,
+//! capturing every component value as raw text, and decodes in a second pass; that is what lets
+//! it place every error exactly. Most files are fine, so this path reads them once instead and
+//! gives up at the first thing it does not expect (a syntax error, an unknown key or component,
+//! an escaped name, a value that does not decode, a dangling reference, a duplicate or
+//! colliding ID, keys out of the written order, ...). Giving up undoes everything it did to the
+//! world, and the careful path then reads the file again and reports the problem.
+//!
+//! Invariant: whatever this path accepts, the careful path accepts too and builds the same
+//! entities (tests load each fixture both ways); it only refuses more.
+//!
+//! References are resolved as they are met: a reference to an entity further down the file
+//! takes a handle reserved ahead (hecs reserves handles without the world borrowed mutably),
+//! and that entity is inserted on that handle when it is reached. Archetype instances need
+//! every entity of their instance first, so they are captured as raw text and built at the end
+//! by the careful path's own code.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::hash_map::Entry as MapEntry;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hecs::{Entity, EntityBuilder, World};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::component_registry::{ComponentId, ComponentRegistry};
+use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::scene_format::{
+    scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+};
+use crate::scene_load::{
+    build_instances, plan_entry, read_tables, read_version, Context, Entry, IdConflict,
+    LoadedScene, Payload, Source,
+};
+use crate::shared::{with_load_table, LoadTable};
+use crate::stable_id::StableId;
+
+/// Handles reserved for forward references at a time; a value that needs more is decoded again
+/// after reserving more.
+const RESERVE_AHEAD: u32 = 256;
+
+/// Loads a JSON scene in one pass, or returns `None` (with the world as it was) for the careful
+/// path to load or to report.
+pub(crate) fn load_json_fast(
+    context: &Context<'_>,
+    world: &mut World,
+    text: &str,
+) -> Option<LoadedScene> {
+    load_fast(context, world, RefWire::Text, |load, world| {
+        read_json(load, &mut Scanner { text, pos: 0 }, world)
+    })
+}
+
+/// Loads a binary scene in one pass, or returns `None` (with the world as it was) for the
+/// careful path to load or to report.
+pub(crate) fn load_binary_fast(
+    context: &Context<'_>,
+    world: &mut World,
+    bytes: &[u8],
+) -> Option<LoadedScene> {
+    load_fast(context, world, RefWire::Number, |load, world| {
+        read_binary(load, bytes, world)
+    })
+}
+
+/// Runs `read`; undoes everything it did to the world if it gives up.
+fn load_fast<'c, 'a>(
+    context: &'c Context<'c>,
+    world: &mut World,
+    wire: RefWire,
+    read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Option<()>,
+) -> Option<LoadedScene> {
+    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
+    let refs = Rc::new(RefCell::new(RefState::default()));
+    let mut load = Load {
+        context,
+        wire,
+        existing,
+        refs: refs.clone(),
+        entities: Vec::new(),
+        remapped: FxHashMap::default(),
+        instances: Vec::new(),
+        instance_handles: Vec::new(),
+    };
+    let loaded = read(&mut load, world);
+    let mut state = refs.take();
+    for handle in state.pool.drain(..) {
+        let _ = world.despawn(handle);
+    }
+    if loaded.is_none() {
+        for handle in state.ids.values() {
+            let _ = world.despawn(*handle);
+        }
+        return None;
+    }
+    Some(LoadedScene {
+        entities: load.entities,
+        by_id: state.ids,
+        remapped: load.remapped,
+    })
+}
+
+/// What one load has built so far.
+struct Load<'c, 'a> {
+    context: &'c Context<'c>,
+    /// How references are written in this encoding.
+    wire: RefWire,
+    /// Stable IDs already in the world.
+    existing: FxHashSet<StableId>,
+    refs: Rc<RefCell<RefState>>,
+    /// Every entity of the scene, in the file's order.
+    entities: Vec<Entity>,
+    /// Scene ID → the fresh ID it got ([`IdConflict::Remap`] into a world with IDs).
+    remapped: FxHashMap<StableId, StableId>,
+    /// Archetype instances, built at the end, and their handles.
+    instances: Vec<Entry<'a>>,
+    instance_handles: Vec<Entity>,
+}
+
+/// Stable ID → entity, shared with the reference mapper installed while values decode.
+#[derive(Default)]
+struct RefState {
+    ids: FxHashMap<StableId, Entity>,
+    /// IDs referred to (and given a reserved handle) but not reached yet.
+    pending: FxHashSet<StableId>,
+    /// Handles reserved ahead for forward references.
+    pool: Vec<Entity>,
+    /// A reference found the pool empty: reserve more and decode the value again.
+    starved: bool,
+}
+
+/// Reads references as stable IDs, giving IDs not seen yet a reserved handle.
+struct ScanRefs {
+    state: Rc<RefCell<RefState>>,
+    wire: RefWire,
+}
+
+impl EntityMapper for ScanRefs {
+    fn wire(&self) -> RefWire {
+        self.wire
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("references are not written while loading".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let id = match (reference, self.wire) {
+            (RefIn::Text(text), RefWire::Text) => text
+                .parse::<StableId>()
+                .map_err(|error| error.to_string())?,
+            (RefIn::Number(id), RefWire::Number) => StableId(id),
+            _ => return Err("not a stable ID".to_string()),
+        };
+        let state = &mut *self.state.borrow_mut();
+        if let Some(entity) = state.ids.get(&id) {
+            return Ok(*entity);
+        }
+        let Some(handle) = state.pool.pop() else {
+            state.starved = true;
+            return Err("no handle reserved".to_string());
+        };
+        state.ids.insert(id, handle);
+        state.pending.insert(id);
+        Ok(handle)
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Runs `read` (which reads the entity list) with the shared table and the reference mapper
+/// installed, checks every reference found its entity, then builds the archetype instances.
+fn read_entities_with<'a>(
+    load: &mut Load<'_, 'a>,
+    world: &mut World,
+    shared: FxHashMap<u64, String>,
+    read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Option<()>,
+) -> Option<()> {
+    with_load_table(LoadTable::new(shared), || {
+        let mapper = ScanRefs {
+            state: load.refs.clone(),
+            wire: load.wire,
+        };
+        let (read, _) = with_mapper(mapper, || read(load, world));
+        read?;
+        // A reference to an entity the scene does not hold.
+        if !load.refs.borrow().pending.is_empty() {
+            return None;
+        }
+        build_all_instances(load, world)
+    })
+}
+
+/// `{"format": 2, ("shared": {...},)? "entities": [...]}` and nothing after it.
+fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut World) -> Option<()> {
+    scan.eat(b'{')?;
+    scan.key(keys::FORMAT)?;
+    scan.literal("2")?;
+    scan.eat(b',')?;
+    let mut shared = FxHashMap::default();
+    let mut key = scan.string()?;
+    if key == keys::SHARED {
+        scan.eat(b':')?;
+        scan.eat(b'{')?;
+        if !scan.eat_empty(b'}')? {
+            loop {
+                let name = scan.string()?;
+                scan.eat(b':')?;
+                let value = scan.raw_value()?;
+                let parsed = (name.len() == 16)
+                    .then(|| u64::from_str_radix(name, 16).ok())
+                    .flatten()?;
+                shared.insert(parsed, value.to_string());
+                if scan.eat_close(b'}')? {
+                    break;
+                }
+            }
+        }
+        scan.eat(b',')?;
+        key = scan.string()?;
+    }
+    if key != keys::ENTITIES {
+        return None;
+    }
+    scan.eat(b':')?;
+    read_entities_with(load, world, shared, |load, world| {
+        read_json_entities(load, scan, world)
+    })?;
+    scan.eat(b'}')?;
+    scan.at_end().then_some(())
+}
+
+/// The entity list; each plain entity is complete in the world when its entry ends.
+fn read_json_entities<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+) -> Option<()> {
+    scan.eat(b'[')?;
+    if scan.eat_empty(b']')? {
+        return Some(());
+    }
+    let mut builder = EntityBuilder::new();
+    let mut seen: Vec<&'a str> = Vec::new();
+    loop {
+        read_json_entity(load, scan, world, &mut builder, &mut seen)?;
+        if load.entities.len() > load.context.options.limits.max_scene_entities {
+            return None;
+        }
+        if scan.eat_close(b']')? {
+            return Some(());
+        }
+    }
+}
+
+/// One entry: `{"id": ..., ("archetype": ...,)? ("child": ...,)? ("components": {...})?}`.
+fn read_json_entity<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+    builder: &mut EntityBuilder,
+    seen: &mut Vec<&'a str>,
+) -> Option<()> {
+    scan.eat(b'{')?;
+    scan.key(keys::ID)?;
+    let offset = scan.value_start();
+    let id = scan.string()?.parse::<StableId>().ok()?;
+    let mut instance = None;
+    seen.clear();
+    if !scan.eat_close(b'}')? {
+        let mut key = scan.string()?;
+        if key == keys::ARCHETYPE {
+            scan.eat(b':')?;
+            let at = scan.value_start();
+            let name = scan.string()?;
+            instance = Some(Entry {
+                id,
+                offset,
+                archetype: Some(Cow::Borrowed(name)),
+                child: None,
+                name_spans: (at..at + name.len() + 2, offset..offset),
+                components: Vec::new(),
+            });
+            key = scan.next_key(b'}')?;
+        }
+        if key == keys::CHILD {
+            // Only archetype instances have children.
+            let entry = instance.as_mut()?;
+            scan.eat(b':')?;
+            let at = scan.value_start();
+            let name = scan.string()?;
+            entry.name_spans.1 = at..at + name.len() + 2;
+            entry.child = Some(Cow::Borrowed(name));
+            key = scan.next_key(b'}')?;
+        }
+        if key == keys::COMPONENTS {
+            scan.eat(b':')?;
+            scan.eat(b'{')?;
+            if !scan.eat_empty(b'}')? {
+                loop {
+                    let name = scan.string()?;
+                    if seen.contains(&name) {
+                        return None;
+                    }
+                    seen.push(name);
+                    scan.eat(b':')?;
+                    match &mut instance {
+                        Some(entry) => {
+                            let at = scan.value_start();
+                            let value = scan.raw_value()?;
+                            let payload = if value == "null" {
+                                Payload::Removed
+                            } else {
+                                Payload::Json(value)
+                            };
+                            entry.components.push((Cow::Borrowed(name), at, payload));
+                        }
+                        None => read_json_component(load, scan, world, name, builder)?,
+                    }
+                    if scan.eat_close(b'}')? {
+                        break;
+                    }
+                }
+            }
+            key = scan.next_key(b'}')?;
+        }
+        // Anything else (an unknown key, keys out of order) is for the careful path.
+        if !key.is_empty() {
+            return None;
+        }
+    }
+    finish_entity(load, world, id, instance, builder)
+}
+
+/// A plain entity's component by name (`Parent` and `Children` are the only library-managed
+/// components a scene holds).
+fn plain_component(registry: &ComponentRegistry, name: &str) -> Option<ComponentId> {
+    registry.id(name).filter(|id| {
+        !registry.is_managed(*id) || matches!(registry.name(*id), "Parent" | "Children")
+    })
+}
+
+/// One component value of a plain entity, decoded from the text into `builder`.
+fn read_json_component<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &World,
+    name: &str,
+    builder: &mut EntityBuilder,
+) -> Option<()> {
+    let component = plain_component(load.context.registry, name)?;
+    let start = scan.value_start();
+    let rest = scan.text.get(start..)?;
+    if rest.starts_with("null") {
+        // `null` removes an archetype's component; a plain entity simply lacks it.
+        let value = scan.raw_value()?;
+        return (value == "null").then_some(());
+    }
+    let ops = load.context.registry.ops(component);
+    let length = decode(load, world, || ops.read_json_prefix_into(rest, builder))?;
+    scan.pos = start + length;
+    Some(())
+}
+
+/// Runs `decode` (one component value) with handles reserved for the forward references it
+/// may meet; if it meets more than were reserved, reserves more and runs it again (references
+/// already read keep their handles). `None` if it fails otherwise.
+fn decode<R>(
+    load: &Load<'_, '_>,
+    world: &World,
+    mut decode: impl FnMut() -> Option<R>,
+) -> Option<R> {
+    let mut batch = RESERVE_AHEAD;
+    loop {
+        {
+            let mut state = load.refs.borrow_mut();
+            if state.pool.len() < batch as usize / 4 {
+                state.pool.extend(world.reserve_entities(batch));
+            }
+        }
+        if let Some(decoded) = decode() {
+            return Some(decoded);
+        }
+        if !std::mem::take(&mut load.refs.borrow_mut().starved) {
+            return None;
+        }
+        batch = batch.saturating_mul(4);
+    }
+}
+
+/// Ends an entry: a plain entity (its components in `builder`) goes into the world now, on the
+/// handle reserved for it if something referred to it earlier; an archetype instance gets a
+/// handle and waits for [`build_all_instances`].
+fn finish_entity<'a>(
+    load: &mut Load<'_, 'a>,
+    world: &mut World,
+    id: StableId,
+    instance: Option<Entry<'a>>,
+    builder: &mut EntityBuilder,
+) -> Option<()> {
+    let own_id = if load.existing.is_empty() {
+        id
+    } else if load.context.options.on_id_conflict == IdConflict::Remap {
+        let fresh = StableId::generate();
+        load.remapped.insert(id, fresh);
+        fresh
+    } else if load.existing.contains(&id) {
+        return None;
+    } else {
+        id
+    };
+    let state = &mut *load.refs.borrow_mut();
+    let handle = match (state.ids.entry(id), instance) {
+        // Referred to before: it has a reserved handle, unless it is a duplicate.
+        (MapEntry::Occupied(reserved), instance) => {
+            let handle = state.pending.remove(&id).then(|| *reserved.get())?;
+            match instance {
+                Some(entry) => load.instances.push(entry),
+                None => {
+                    builder.add(own_id);
+                    world.insert(handle, builder.build()).ok()?;
+                }
+            }
+            handle
+        }
+        (MapEntry::Vacant(slot), Some(entry)) => {
+            load.instances.push(entry);
+            *slot.insert(world.reserve_entity())
+        }
+        (MapEntry::Vacant(slot), None) => {
+            builder.add(own_id);
+            // Not `spawn_at`: it searches hecs's whole free list for the handle.
+            *slot.insert(world.spawn(builder.build()))
+        }
+    };
+    if load.instances.len() > load.instance_handles.len() {
+        load.instance_handles.push(handle);
+    }
+    load.entities.push(handle);
+    Some(())
+}
+
+/// The binary layout (see [`scene_format`](crate::scene_format)), in the current format.
+fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) -> Option<()> {
+    let mut reader = BinaryReader::new(bytes);
+    let version = read_version(&mut reader).ok()?;
+    if version != SCENE_FORMAT_VERSION {
+        return None;
+    }
+    let header = read_tables(&mut reader, version).ok()?;
+    let count = reader.count("entity count", 11).ok()?;
+    if count > load.context.options.limits.max_scene_entities {
+        return None;
+    }
+    let registry = load.context.registry;
+    let plain: Vec<Option<ComponentId>> = header
+        .components
+        .iter()
+        .map(|name| plain_component(registry, name))
+        .collect();
+    let names = header.components;
+    let archetypes = header.archetypes;
+    load.entities.reserve(count);
+    load.refs.borrow_mut().ids.reserve(count);
+    read_entities_with(load, world, header.shared, |load, world| {
+        let mut builder = EntityBuilder::new();
+        let mut seen = Vec::new();
+        for _ in 0..count {
+            let offset = reader.offset;
+            let id = StableId(reader.u64_le("").ok()?);
+            let archetype = match reader.varint("").ok()? {
+                0 => None,
+                n => Some(*archetypes.get(usize::try_from(n - 1).ok()?)?),
+            };
+            let child = reader.str("").ok()?;
+            let mut instance = match archetype {
+                Some(archetype) => Some(Entry {
+                    id,
+                    offset,
+                    archetype: Some(Cow::Borrowed(archetype)),
+                    child: (!child.is_empty()).then_some(Cow::Borrowed(child)),
+                    name_spans: (offset..offset, offset..offset),
+                    components: Vec::new(),
+                }),
+                None if child.is_empty() => None,
+                None => return None,
+            };
+            seen.clear();
+            for _ in 0..reader.count("", 3).ok()? {
+                let at = reader.offset;
+                let index = usize::try_from(reader.varint("").ok()?).ok()?;
+                if seen.contains(&index) {
+                    return None;
+                }
+                seen.push(index);
+                let kind = reader.u8("").ok()?;
+                let payload = reader.bytes("").ok()?;
+                match &mut instance {
+                    Some(entry) => {
+                        let payload = match kind {
+                            KIND_TYPED => Payload::Postcard(payload),
+                            KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
+                            KIND_REMOVED => Payload::Removed,
+                            _ => return None,
+                        };
+                        let name = *names.get(index)?;
+                        entry.components.push((Cow::Borrowed(name), at, payload));
+                    }
+                    None => {
+                        let ops = registry.ops((*plain.get(index)?)?);
+                        match kind {
+                            KIND_TYPED => decode(load, world, || {
+                                ops.read_postcard_into(payload, &mut builder).ok()
+                            })?,
+                            KIND_REMOVED => {}
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+            finish_entity(load, world, id, instance, &mut builder)?;
+        }
+        reader.is_at_end().then_some(())
+    })
+}
+
+/// Archetype instances, once every entity has its handle: planned and built by the careful
+/// path's code, then inserted.
+fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
+    if load.instances.is_empty() {
+        return Some(());
+    }
+    let plans = load
+        .instances
+        .iter()
+        .map(|entry| plan_entry(load.context, entry).ok())
+        .collect::<Option<Vec<_>>>()?;
+    let ids = Arc::new(load.refs.borrow().ids.clone());
+    let source = match load.wire {
+        RefWire::Number => Source::Binary,
+        _ => Source::Unplaced,
+    };
+    let builders = build_instances(
+        load.context,
+        &load.instances,
+        &plans,
+        &load.instance_handles,
+        &ids,
+        source,
+        &|_, _| {},
+        &load.remapped,
+    )
+    .ok()?;
+    for (handle, mut builder) in builders {
+        world.insert(handle, builder.build()).ok()?;
+    }
+    Some(())
+}
+
+/// Reads the structure of a scene document: whitespace, punctuation, plain strings. Anything
+/// unusual (escapes in a string, control characters) is `None`: the careful path's business.
+struct Scanner<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn skip_whitespace(&mut self) {
+        let bytes = self.text.as_bytes();
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Where the next value starts (after whitespace).
+    fn value_start(&mut self) -> usize {
+        self.skip_whitespace();
+        self.pos
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_whitespace();
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.pos += 1)
+    }
+
+    /// At the start of an object or array: `true` if it is empty (closed by `close`, eaten).
+    fn eat_empty(&mut self, close: u8) -> Option<bool> {
+        let empty = self.peek()? == close;
+        self.pos += usize::from(empty);
+        Some(empty)
+    }
+
+    /// After a member or element: `true` at the closing `close` (eaten), `false` after a comma
+    /// (eaten), `None` otherwise.
+    fn eat_close(&mut self, close: u8) -> Option<bool> {
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Some(false)
+            }
+            byte if byte == close => {
+                self.pos += 1;
+                Some(true)
+            }
+            _ => None,
+        }
+    }
+
+    /// The next member's key, or `""` at the object's end (both eaten).
+    fn next_key(&mut self, close: u8) -> Option<&'a str> {
+        if self.eat_close(close)? {
+            return Some("");
+        }
+        self.string()
+    }
+
+    /// `"key":`, exactly.
+    fn key(&mut self, key: &str) -> Option<()> {
+        (self.string()? == key).then_some(())?;
+        self.eat(b':')
+    }
+
+    /// A string without escapes or control characters; its contents.
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        let mut end = start;
+        loop {
+            match *bytes.get(end)? {
+                b'"' => break,
+                b'\\' | 0..=0x1f => return None,
+                _ => end += 1,
+            }
+        }
+        self.pos = end + 1;
+        self.text.get(start..end)
+    }
+
+    /// A number or literal written exactly as `literal`.
+    fn literal(&mut self, literal: &str) -> Option<()> {
+        let start = self.value_start();
+        let end = start + literal.len();
+        (self.text.get(start..end)? == literal).then_some(())?;
+        let next = self.text.as_bytes().get(end).copied();
+        if !matches!(
+            next,
+            Some(b' ' | b'\n' | b'\t' | b'\r' | b',' | b'}' | b']') | None
+        ) {
+            return None;
+        }
+        self.pos = end;
+        Some(())
+    }
+
+    /// Any JSON value, checked by serde_json; its text.
+    fn raw_value(&mut self) -> Option<&'a str> {
+        let start = self.value_start();
+        let rest = self.text.get(start..)?;
+        let mut values =
+            serde_json::Deserializer::from_str(rest).into_iter::<serde::de::IgnoredAny>();
+        values.next()?.ok()?;
+        let end = start + values.byte_offset();
+        self.pos = end;
+        self.text.get(start..end)
+    }
+
+    /// Only whitespace is left.
+    fn at_end(&mut self) -> bool {
+        self.skip_whitespace();
+        self.pos == self.text.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json_text::SourceText;
+    use crate::scene_load::{load_binary, load_json_text, SceneLoadOptions};
+    use crate::{
+        save_scene, ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, Name,
+        SceneEncoding, SceneSaveOptions, Shared,
+    };
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Follow {
+        leader: Option<EntityRef>,
+        #[serde(default)]
+        crowd: Vec<EntityRef>,
+    }
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Loot(Shared<Vec<String>>);
+
+    fn library() -> ArchetypeLibrary {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Follow>().unwrap();
+        registry.register::<Loot>().unwrap();
+        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        library.set_source(
+            "turret.json",
+            Some(
+                r##"{
+                    "components": { "Name": "Turret", "Follow": { "leader": "#gun" } },
+                    "children": { "gun": { "components": { "Name": "Gun", "Follow": { "leader": "#" } } } }
+                }"##,
+            ),
+        );
+        assert!(
+            library.diagnostics().is_empty(),
+            "{:?}",
+            library.diagnostics()
+        );
+        library
+    }
+
+    /// Plain entities referring forward, back, to themselves and to instances; one value with
+    /// more forward references than are reserved at a time; shared data; two archetype
+    /// instances, one with an override.
+    fn world(library: &ArchetypeLibrary) -> World {
+        let mut world = World::new();
+        let turret = library.spawn(&mut world, "turret").unwrap();
+        library.spawn(&mut world, "turret").unwrap();
+        *world.get::<&mut Name>(turret).unwrap() = Name("Custom".into());
+        let crowd: Vec<Entity> = (0..600)
+            .map(|i| world.spawn((StableId(1000 + i), Name(format!("crowd {i}")))))
+            .collect();
+        let loot = Shared::new(vec!["coin".to_string()]);
+        let first = world.reserve_entity();
+        let last = world.reserve_entity();
+        let middle = world.spawn((
+            StableId(2),
+            Follow {
+                leader: Some(EntityRef(turret)),
+                crowd: crowd.iter().copied().map(EntityRef).collect(),
+            },
+            Loot(loot.clone()),
+        ));
+        world
+            .insert(
+                first,
+                (
+                    StableId(1),
+                    Follow {
+                        leader: Some(EntityRef(last)),
+                        crowd: vec![EntityRef(first)],
+                    },
+                    Loot(loot),
+                ),
+            )
+            .unwrap();
+        world
+            .insert(
+                last,
+                (
+                    StableId(3),
+                    Follow {
+                        leader: Some(EntityRef(middle)),
+                        crowd: Vec::new(),
+                    },
+                ),
+            )
+            .unwrap();
+        world
+    }
+
+    fn save(world: &World, library: &ArchetypeLibrary) -> String {
+        String::from_utf8(save_in(world, library, SceneEncoding::Json)).unwrap()
+    }
+
+    fn save_in(world: &World, library: &ArchetypeLibrary, encoding: SceneEncoding) -> Vec<u8> {
+        save_scene(world, library, encoding, &SceneSaveOptions::default()).unwrap()
+    }
+
+    fn fast_binary(
+        bytes: &[u8],
+        world: &mut World,
+        library: &ArchetypeLibrary,
+        options: &SceneLoadOptions,
+    ) -> Option<LoadedScene> {
+        load_binary_fast(&Context::new(None, library, options), world, bytes)
+    }
+
+    fn fast(
+        text: &str,
+        world: &mut World,
+        library: &ArchetypeLibrary,
+        options: &SceneLoadOptions,
+    ) -> Option<LoadedScene> {
+        load_json_fast(&Context::new(None, library, options), world, text)
+    }
+
+    #[test]
+    fn reads_what_the_library_writes_and_builds_what_the_careful_path_builds() {
+        let library = library();
+        let original = world(&library);
+        let text = save(&original, &library);
+        let options = SceneLoadOptions::default();
+
+        let mut quick = World::new();
+        let loaded = fast(&text, &mut quick, &library, &options).expect("the fast path gave up");
+        assert_eq!(loaded.len(), 607);
+        assert_eq!(quick.len(), 607, "no reserved handle is left over");
+        assert!(save(&quick, &library) == text, "saves other bytes");
+
+        let mut careful = World::new();
+        let source = SourceText::from_string(text.clone());
+        load_json_text(
+            &Context::new(None, &library, &options),
+            &mut careful,
+            &source,
+        )
+        .unwrap();
+        assert!(save(&careful, &library) == text, "saves other bytes");
+
+        // The binary encoding of the same scene, both ways.
+        let bytes = save_in(&original, &library, SceneEncoding::Binary);
+        let mut quick = World::new();
+        fast_binary(&bytes, &mut quick, &library, &options).expect("the fast path gave up");
+        assert_eq!(quick.len(), 607, "no reserved handle is left over");
+        assert!(save(&quick, &library) == text, "saves other bytes");
+        let mut careful = World::new();
+        load_binary(
+            &Context::new(None, &library, &options),
+            &mut careful,
+            &bytes,
+        )
+        .unwrap();
+        assert!(save(&careful, &library) == text, "saves other bytes");
+
+        // Into a world that holds the scene already: remapped, every reference fixed up.
+        let remap = SceneLoadOptions {
+            on_id_conflict: IdConflict::Remap,
+            ..SceneLoadOptions::default()
+        };
+        let again = fast(&text, &mut quick, &library, &remap).expect("the fast path gave up");
+        assert_eq!(quick.len(), 2 * 607);
+        let entity = |id: u64| again.entity(StableId(id)).unwrap();
+        let new_id = |id: u64| again.new_id(StableId(id)).unwrap();
+        assert_ne!(new_id(1), StableId(1));
+        assert_eq!(*quick.get::<&StableId>(entity(1)).unwrap(), new_id(1));
+        let leader = quick.get::<&Follow>(entity(1)).unwrap().leader.unwrap();
+        assert_eq!(leader.entity(), entity(3));
+        assert_eq!(*quick.get::<&StableId>(leader.entity()).unwrap(), new_id(3));
+    }
+
+    /// The same document with every object's keys sorted and no whitespace: valid, but not
+    /// in the order the library writes.
+    fn reordered(text: &str) -> String {
+        serde_json::to_string(&serde_json::from_str::<serde_json::Value>(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn gives_up_on_anything_unexpected_and_leaves_the_world_as_it_was() {
+        let library = library();
+        let original = world(&library);
+        let text = save(&original, &library);
+        let options = SceneLoadOptions::default();
+        let first_id = "\"id\": \"0000000000000001\"";
+        assert!(text.contains(first_id), "{text}");
+        let cases: Vec<(&str, String)> = vec![
+            ("keys out of order", reordered(&text)),
+            (
+                "an escaped name",
+                text.replacen("\"Follow\"", "\"Follo\\u0077\"", 1),
+            ),
+            (
+                "a dangling reference",
+                text.replacen(
+                    "\"leader\": \"0000000000000003\"",
+                    "\"leader\": \"00000000000000ff\"",
+                    1,
+                ),
+            ),
+            (
+                "a duplicate entity",
+                text.replacen(first_id, "\"id\": \"0000000000000002\"", 1),
+            ),
+            (
+                "an unknown component",
+                text.replacen("\"Follow\"", "\"Folow\"", 1),
+            ),
+            ("trailing text", format!("{text}x")),
+            (
+                "an older format",
+                text.replacen("\"format\": 2", "\"format\": 1", 1),
+            ),
+            (
+                "a value that does not decode",
+                text.replacen("\"leader\": \"0000000000000003\"", "\"leader\": 3", 1),
+            ),
+            (
+                "an unknown archetype",
+                text.replacen("\"archetype\": \"turret\"", "\"archetype\": \"turet\"", 1),
+            ),
+            (
+                "a child of a plain entity",
+                text.replacen(
+                    first_id,
+                    "\"id\": \"0000000000000001\", \"child\": \"gun\"",
+                    1,
+                ),
+            ),
+        ];
+        for (what, case) in cases {
+            assert_ne!(case, text, "{what}: the case changed nothing");
+            let mut world = World::new();
+            let before = world.spawn((Name("before".into()),));
+            assert!(
+                fast(&case, &mut world, &library, &options).is_none(),
+                "{what}: taken"
+            );
+            assert_eq!(world.len(), 1, "{what}: the world changed");
+            assert!(world.contains(before));
+            // Then the careful path reads it: valid files load as they would have.
+            let careful = load_json_text(
+                &Context::new(None, &library, &options),
+                &mut world,
+                &SourceText::from_string(case.clone()),
+            );
+            if matches!(
+                what,
+                "keys out of order"
+                    | "an escaped name"
+                    | "a child of a plain entity"
+                    | "an older format"
+            ) {
+                careful.unwrap_or_else(|error| panic!("{what}: {error}"));
+                world.despawn(before).unwrap();
+                assert!(save(&world, &library) == text, "{what}: saves other bytes");
+            } else {
+                assert!(careful.is_err(), "{what}: loads carefully");
+            }
+        }
+        let bytes = save_in(&original, &library, SceneEncoding::Binary);
+        let renamed = {
+            let at = bytes.windows(6).position(|w| w == b"Follow").unwrap();
+            let mut renamed = bytes.clone();
+            renamed[at..at + 6].copy_from_slice(b"Fellow");
+            renamed
+        };
+        let binary_cases: Vec<(&str, Vec<u8>)> = vec![
+            ("a cut short file", bytes[..bytes.len() - 1].to_vec()),
+            ("trailing bytes", [&bytes[..], &[0]].concat()),
+            ("an unknown component", renamed),
+        ];
+        for (what, case) in binary_cases {
+            let mut world = World::new();
+            let before = world.spawn((Name("before".into()),));
+            assert!(
+                fast_binary(&case, &mut world, &library, &options).is_none(),
+                "{what}"
+            );
+            assert_eq!(world.len(), 1, "{what}: the world changed");
+            assert!(world.contains(before));
+            let careful = load_binary(&Context::new(None, &library, &options), &mut world, &case);
+            assert!(careful.is_err(), "{what}: loads carefully");
+        }
+
+        // An ID already in the world, without remapping.
+        let mut world = World::new();
+        assert!(fast(&text, &mut world, &library, &options).is_some());
+        let len = world.len();
+        assert!(fast(&text, &mut world, &library, &options).is_none());
+        assert!(fast_binary(&bytes, &mut world, &library, &options).is_none());
+        assert_eq!(world.len(), len);
+    }
+}
