@@ -1,12 +1,13 @@
-//! The fast path of loading a JSON scene: one pass over a file in the layout this library
-//! writes, decoding each plain entity's component values straight from the text as it goes.
+//! The fast path of loading a scene: one pass over a file in the layout this library writes
+//! (JSON or binary), decoding each plain entity's component values straight from the text or
+//! bytes as it goes.
 //!
-//! The careful path ([`load_scene`](crate::load_scene)) parses the whole document first,
-//! capturing every component value as raw text, and decodes in a second pass; that is what lets
-//! it place every error exactly. Most files are fine, so this path reads them once instead and
+//! The careful path ([`scene_load`](crate::scene_load)) reads the whole document first,
+//! capturing every component value as raw text or bytes, and decodes in a second pass; that is
+//! what lets it place every error exactly. Most files are fine, so this path reads them once instead and
 //! gives up at the first thing it does not expect (a syntax error, an unknown key or component,
 //! an escaped name, a value that does not decode, a dangling reference, a duplicate or
-//! colliding ID, keys out of the written order, ...). Giving up undoes everything it did to the
+//! colliding ID, keys out of the written order, a binary file cut short, ...). Giving up undoes everything it did to the
 //! world, and the careful path then reads the file again and reports the problem.
 //!
 //! Invariant: whatever this path accepts, the careful path accepts too and builds the same
@@ -270,6 +271,7 @@ fn read_json_entity<'a>(
     let id = scan.string()?.parse::<StableId>().ok()?;
     let mut instance = None;
     seen.clear();
+    reserve_ahead(load, world);
     if !scan.eat_close(b'}')? {
         let mut key = scan.string()?;
         if key == keys::ARCHETYPE {
@@ -365,9 +367,9 @@ fn read_json_component<'a>(
     Some(())
 }
 
-/// Runs `decode` (one component value) with handles reserved for the forward references it
-/// may meet; if it meets more than were reserved, reserves more and runs it again (references
-/// already read keep their handles). `None` if it fails otherwise.
+/// Runs `decode` (one component value); if it meets more forward references than handles
+/// were reserved ahead ([`reserve_ahead`]), reserves more and runs it again (references already
+/// read keep their handles). `None` if it fails otherwise.
 fn decode<R>(
     load: &Load<'_, '_>,
     world: &World,
@@ -375,19 +377,24 @@ fn decode<R>(
 ) -> Option<R> {
     let mut batch = RESERVE_AHEAD;
     loop {
-        {
-            let mut state = load.refs.borrow_mut();
-            if state.pool.len() < batch as usize / 4 {
-                state.pool.extend(world.reserve_entities(batch));
-            }
-        }
         if let Some(decoded) = decode() {
             return Some(decoded);
         }
-        if !std::mem::take(&mut load.refs.borrow_mut().starved) {
+        let mut state = load.refs.borrow_mut();
+        if !std::mem::take(&mut state.starved) {
             return None;
         }
         batch = batch.saturating_mul(4);
+        state.pool.extend(world.reserve_entities(batch));
+    }
+}
+
+/// Keeps handles reserved for the forward references of the next entry (checked once per
+/// entry, not per value).
+fn reserve_ahead(load: &Load<'_, '_>, world: &World) {
+    let mut state = load.refs.borrow_mut();
+    if state.pool.len() < RESERVE_AHEAD as usize / 4 {
+        state.pool.extend(world.reserve_entities(RESERVE_AHEAD));
     }
 }
 
@@ -476,6 +483,7 @@ fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) 
                 n => Some(*archetypes.get(usize::try_from(n - 1).ok()?)?),
             };
             let child = reader.str("").ok()?;
+            reserve_ahead(load, world);
             let mut instance = match archetype {
                 Some(archetype) => Some(Entry {
                     id,

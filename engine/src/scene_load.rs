@@ -1,5 +1,10 @@
 //! Loading scenes into a world: two phases (create every entity, then resolve references
 //! through the stable-ID map), transactional (any error leaves the world as it was).
+//!
+//! This is the careful path: it reads the whole file before touching the world and places
+//! every error at its file, line and column (or byte offset), entity, component and field.
+//! Files in the layout the library writes are first tried by the one-pass fast path
+//! ([`scene_fast_load`](crate::scene_fast_load)); whatever it does not take comes here.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
