@@ -865,6 +865,20 @@ mod tests {
         serde_json::to_string(&serde_json::from_str::<serde_json::Value>(text).unwrap()).unwrap()
     }
 
+    /// Runs `attempt` on a world holding one entity; asserts it gave up and left the world as
+    /// it was. Returns the world and that entity.
+    fn gives_up(
+        what: &str,
+        attempt: impl FnOnce(&mut World) -> Option<LoadedScene>,
+    ) -> (World, Entity) {
+        let mut world = World::new();
+        let before = world.spawn((Name("before".into()),));
+        assert!(attempt(&mut world).is_none(), "{what}: taken");
+        assert_eq!(world.len(), 1, "{what}: the world changed");
+        assert!(world.contains(before), "{what}: the world changed");
+        (world, before)
+    }
+
     #[test]
     fn gives_up_on_anything_unexpected_and_leaves_the_world_as_it_was() {
         let library = library();
@@ -919,14 +933,8 @@ mod tests {
         ];
         for (what, case) in cases {
             assert_ne!(case, text, "{what}: the case changed nothing");
-            let mut world = World::new();
-            let before = world.spawn((Name("before".into()),));
-            assert!(
-                fast(&case, &mut world, &library, &options).is_none(),
-                "{what}: taken"
-            );
-            assert_eq!(world.len(), 1, "{what}: the world changed");
-            assert!(world.contains(before));
+            let (mut world, before) =
+                gives_up(what, |world| fast(&case, world, &library, &options));
             // Then the careful path reads it: valid files load as they would have.
             let careful = load_json_text(
                 &Context::new(None, &library, &options),
@@ -960,14 +968,8 @@ mod tests {
             ("an unknown component", renamed),
         ];
         for (what, case) in binary_cases {
-            let mut world = World::new();
-            let before = world.spawn((Name("before".into()),));
-            assert!(
-                fast_binary(&case, &mut world, &library, &options).is_none(),
-                "{what}"
-            );
-            assert_eq!(world.len(), 1, "{what}: the world changed");
-            assert!(world.contains(before));
+            let (mut world, _) =
+                gives_up(what, |world| fast_binary(&case, world, &library, &options));
             let careful = load_binary(&Context::new(None, &library, &options), &mut world, &case);
             assert!(careful.is_err(), "{what}: loads carefully");
         }
