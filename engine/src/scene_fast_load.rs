@@ -546,12 +546,13 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         .iter()
         .map(|entry| plan_entry(load.context, entry).ok())
         .collect::<Option<Vec<_>>>()?;
-    let ids = Arc::new(load.refs.borrow().ids.clone());
+    // The map is lent to the instance builder's mappers (no copy) and taken back after.
+    let ids = Arc::new(std::mem::take(&mut load.refs.borrow_mut().ids));
     let source = match load.wire {
         RefWire::Number => Source::Binary,
         _ => Source::Unplaced,
     };
-    let builders = build_instances(
+    let built = build_instances(
         load.context,
         &load.instances,
         &plans,
@@ -560,8 +561,9 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         source,
         &|_, _| {},
         &load.remapped,
-    )
-    .ok()?;
+    );
+    load.refs.borrow_mut().ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
+    let builders = built.ok()?;
     for (handle, mut builder) in builders {
         world.insert(handle, builder.build()).ok()?;
     }
@@ -921,6 +923,10 @@ mod tests {
             (
                 "an unknown archetype",
                 text.replacen("\"archetype\": \"turret\"", "\"archetype\": \"turet\"", 1),
+            ),
+            (
+                "an instance's value that does not decode",
+                text.replacen("\"Name\": \"Custom\"", "\"Name\": 5", 1),
             ),
             (
                 "a child of a plain entity",
