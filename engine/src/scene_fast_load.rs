@@ -28,14 +28,14 @@ use std::sync::Arc;
 use hecs::{Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::component_registry::{ComponentId, ComponentRegistry};
+use crate::component_registry::ComponentId;
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::scene_format::{
     scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene_load::{
-    build_instances, plan_entry, read_tables, read_version, Context, Entry, IdConflict,
-    LoadedScene, Payload, Source,
+    build_instances, plan_entry, read_tables, read_version, scene_component, shared_key, Context,
+    Entry, IdConflict, LoadedScene, Payload, Source,
 };
 use crate::shared::{with_load_table, LoadTable};
 use crate::stable_id::StableId;
@@ -211,10 +211,7 @@ fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut Wo
                 let name = scan.string()?;
                 scan.eat(b':')?;
                 let value = scan.raw_value()?;
-                let parsed = (name.len() == 16)
-                    .then(|| u64::from_str_radix(name, 16).ok())
-                    .flatten()?;
-                shared.insert(parsed, value.to_string());
+                shared.insert(shared_key(name)?, value.to_string());
                 if scan.eat_close(b'}')? {
                     break;
                 }
@@ -337,14 +334,6 @@ fn read_json_entity<'a>(
     finish_entity(load, world, id, instance, builder)
 }
 
-/// A plain entity's component by name (`Parent` and `Children` are the only library-managed
-/// components a scene holds).
-fn plain_component(registry: &ComponentRegistry, name: &str) -> Option<ComponentId> {
-    registry.id(name).filter(|id| {
-        !registry.is_managed(*id) || matches!(registry.name(*id), "Parent" | "Children")
-    })
-}
-
 /// One component value of a plain entity, decoded from the text into `builder`.
 fn read_json_component<'a>(
     load: &mut Load<'_, 'a>,
@@ -353,7 +342,7 @@ fn read_json_component<'a>(
     name: &str,
     builder: &mut EntityBuilder,
 ) -> Option<()> {
-    let component = plain_component(load.context.registry, name)?;
+    let component = scene_component(load.context.registry, name)?;
     let start = scan.value_start();
     let rest = scan.text.get(start..)?;
     if rest.starts_with("null") {
@@ -466,7 +455,7 @@ fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) 
     let plain: Vec<Option<ComponentId>> = header
         .components
         .iter()
-        .map(|name| plain_component(registry, name))
+        .map(|name| scene_component(registry, name))
         .collect();
     let names = header.components;
     let archetypes = header.archetypes;

@@ -405,10 +405,7 @@ pub(crate) fn load_json_text(
     }
     let mut shared = FxHashMap::default();
     for (key, value) in scanned.shared.unwrap_or_default() {
-        let parsed = (key.len() == 16)
-            .then(|| u64::from_str_radix(&key, 16).ok())
-            .flatten();
-        let Some(parsed) = parsed else {
+        let Some(parsed) = shared_key(&key) else {
             let mut error = context.error(
                 DiagnosticCode::Malformed,
                 format!("shared value key `{key}` is not 16 hex digits"),
@@ -425,6 +422,21 @@ pub(crate) fn load_json_text(
         Document { entries, shared },
         Source::Json(text),
     )
+}
+
+/// A shared-table key: 16 hex digits.
+pub(crate) fn shared_key(key: &str) -> Option<u64> {
+    (key.len() == 16)
+        .then(|| u64::from_str_radix(key, 16).ok())
+        .flatten()
+}
+
+/// A component a scene may hold, by name: any registered one except those the library
+/// manages itself, of which only `Parent` and `Children` are saved.
+pub(crate) fn scene_component(registry: &ComponentRegistry, name: &str) -> Option<ComponentId> {
+    registry.id(name).filter(|id| {
+        !registry.is_managed(*id) || matches!(registry.name(*id), "Parent" | "Children")
+    })
 }
 
 /// The offset of the key (its opening quote) of the object member whose value starts at
@@ -1006,11 +1018,7 @@ pub(crate) fn plan_entry(
     };
     let mut components = Vec::with_capacity(entry.components.len());
     for (index, (name, _, _)) in entry.components.iter().enumerate() {
-        let id = context.registry.id(name).filter(|id| {
-            !context.registry.is_managed(*id)
-                || matches!(context.registry.name(*id), "Parent" | "Children")
-        });
-        match id {
+        match scene_component(context.registry, name) {
             Some(id) => components.push(id),
             None => {
                 let suggestion = did_you_mean(name, context.registry.names());
