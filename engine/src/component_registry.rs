@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use hecs::{
-    Archetype, ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone,
-    World,
+    Archetype, BatchWriter, ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder,
+    EntityBuilderClone, World,
 };
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
@@ -514,6 +514,12 @@ pub(crate) trait ComponentOps: Send + Sync {
         bytes: &[u8],
         builder: &mut EntityBuilder,
     ) -> Result<(), (FieldPath, String)>;
+    /// A writer of this type's column of `batch` that decodes postcard bytes; `None` if the
+    /// batch has no such column.
+    fn postcard_sink<'b>(
+        &self,
+        batch: &'b ColumnBatchBuilder,
+    ) -> Option<Box<dyn PostcardSink + 'b>>;
     /// Adds `value` (which must hold this component's type) to a builder without cloning.
     fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder);
     /// Inserts (or replaces) the component on `entity` with a clone of `value`.
@@ -522,6 +528,20 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn remove(&self, world: &mut World, entity: Entity) -> bool;
     /// Whether `entity` has the component.
     fn has(&self, world: &World, entity: Entity) -> bool;
+}
+
+/// One column of a hecs column batch being filled with values decoded from postcard bytes.
+pub(crate) trait PostcardSink {
+    /// Decodes `bytes`, checked as [`ComponentOps::read_postcard`] checks them, onto the end of
+    /// the column. `None` if they do not decode (the caller reads them again the careful way to
+    /// say why) or the column is full.
+    fn push_postcard(&mut self, bytes: &[u8]) -> Option<()>;
+}
+
+impl<T: Component> PostcardSink for BatchWriter<'_, T> {
+    fn push_postcard(&mut self, bytes: &[u8]) -> Option<()> {
+        self.push(Ops::<T>::read_postcard_typed(bytes).ok()?).ok()
+    }
 }
 
 struct Ops<T>(std::marker::PhantomData<fn() -> T>);
@@ -778,6 +798,13 @@ impl<T: Component> ComponentOps for Ops<T> {
     ) -> Result<(), (FieldPath, String)> {
         builder.add(Self::read_postcard_typed(bytes)?);
         Ok(())
+    }
+
+    fn postcard_sink<'b>(
+        &self,
+        batch: &'b ColumnBatchBuilder,
+    ) -> Option<Box<dyn PostcardSink + 'b>> {
+        Some(Box::new(batch.writer::<T>()?))
     }
 
     fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder) {

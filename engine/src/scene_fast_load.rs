@@ -1,23 +1,27 @@
-//! The fast path of loading a scene: one pass over a file in the layout this library writes
-//! (JSON or binary), decoding each plain entity's component values straight from the text or
-//! bytes as it goes.
+//! The fast path of loading a scene, for files in the layout this library writes (JSON or
+//! binary): each plain entity's component values are decoded straight from the text or bytes,
+//! once.
 //!
 //! The careful path ([`scene_load`](crate::scene_load)) reads the whole document first,
 //! capturing every component value as raw text or bytes, and decodes in a second pass; that is
-//! what lets it place every error exactly. Most files are fine, so this path reads them once instead and
-//! gives up at the first thing it does not expect (a syntax error, an unknown key or component,
-//! an escaped name, a value that does not decode, a dangling reference, a duplicate or
-//! colliding ID, keys out of the written order, a binary file cut short, ...). Giving up undoes everything it did to the
-//! world, and the careful path then reads the file again and reports the problem.
+//! what lets it place every error exactly. Most files are fine, so this path reads them once
+//! instead and gives up at the first thing it does not expect (a syntax error, an unknown key
+//! or component, an escaped name, a value that does not decode, a dangling reference, a
+//! duplicate or colliding ID, keys out of the written order, a binary file cut short, ...).
+//! Giving up undoes everything it did to the world, and the careful path then reads the file
+//! again and reports the problem.
 //!
 //! Invariant: whatever this path accepts, the careful path accepts too and builds the same
 //! entities (tests load each fixture both ways); it only refuses more.
 //!
-//! References are resolved as they are met: a reference to an entity further down the file
-//! takes a handle reserved ahead (hecs reserves handles without the world borrowed mutably),
-//! and that entity is inserted on that handle when it is reached. Archetype instances need
-//! every entity of their instance first, so they are captured as raw text and built at the end
-//! by the careful path's own code.
+//! JSON is read in one pass, references resolved as they are met: a reference to an entity
+//! further down the file takes a handle reserved ahead (hecs reserves handles without the world
+//! borrowed mutably), and that entity is inserted on that handle when it is reached. Binary is
+//! read in two: the first skims the entries (IDs, archetypes, component names; every entry gets
+//! a reserved handle), the second decodes every value straight into a hecs column batch per set
+//! of components, so the entities go into the world a batch at a time. Archetype instances need
+//! every entity of their instance first, so in both encodings they are captured raw and built at
+//! the end by the careful path's own code.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -25,7 +29,7 @@ use std::collections::hash_map::Entry as MapEntry;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use hecs::{Entity, EntityBuilder, World};
+use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::component_registry::ComponentId;
@@ -440,6 +444,12 @@ fn finish_entity<'a>(
 }
 
 /// The binary layout (see [`scene_format`](crate::scene_format)), in the current format.
+///
+/// Two passes over the entries. The first ([`scan_binary`]) reads their IDs, archetypes and
+/// component names: every entry gets its handle (reserved), and plain entities are counted by
+/// their set of components. The second ([`spawn_binary`]) decodes the values, every reference
+/// resolving as it is read, each straight into its column of a hecs column batch sized by the
+/// count, and spawns each batch on its handles at once.
 fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) -> Option<()> {
     let mut reader = BinaryReader::new(bytes);
     let version = read_version(&mut reader).ok()?;
@@ -451,77 +461,286 @@ fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) 
     if count > load.context.options.limits.max_scene_entities {
         return None;
     }
-    let registry = load.context.registry;
-    let plain: Vec<Option<ComponentId>> = header
-        .components
-        .iter()
-        .map(|name| scene_component(registry, name))
-        .collect();
-    let names = header.components;
-    let archetypes = header.archetypes;
+    let tables = Tables {
+        plain: header
+            .components
+            .iter()
+            .map(|name| scene_component(load.context.registry, name))
+            .collect(),
+        names: header.components,
+        archetypes: header.archetypes,
+    };
     load.entities.reserve(count);
     load.refs.borrow_mut().ids.reserve(count);
+    // Every entry's handle, taken in order; whatever is left when the load gives up is
+    // released with the pool.
+    let mut handles: Vec<Entity> = world.reserve_entities(u32::try_from(count).ok()?).collect();
+    handles.reverse();
+    load.refs.borrow_mut().pool = handles;
     read_entities_with(load, world, header.shared, |load, world| {
-        let mut builder = EntityBuilder::new();
-        let mut seen = Vec::new();
-        for _ in 0..count {
-            let offset = reader.offset;
-            let id = StableId(reader.u64_le("").ok()?);
-            let archetype = match reader.varint("").ok()? {
-                0 => None,
-                n => Some(*archetypes.get(usize::try_from(n - 1).ok()?)?),
-            };
-            let child = reader.str("").ok()?;
-            reserve_ahead(load, world);
-            let mut instance = match archetype {
-                Some(archetype) => Some(Entry {
-                    id,
-                    offset,
-                    archetype: Some(Cow::Borrowed(archetype)),
-                    child: (!child.is_empty()).then_some(Cow::Borrowed(child)),
-                    name_spans: (offset..offset, offset..offset),
-                    components: Vec::new(),
-                }),
-                None if child.is_empty() => None,
-                None => return None,
-            };
-            seen.clear();
-            for _ in 0..reader.count("", 3).ok()? {
-                let at = reader.offset;
-                let index = usize::try_from(reader.varint("").ok()?).ok()?;
-                if seen.contains(&index) {
-                    return None;
+        let entries = reader.clone();
+        let groups = scan_binary(load, &mut reader, count, &tables)?;
+        if !reader.is_at_end() {
+            return None;
+        }
+        spawn_binary(load, world, entries, &tables, &groups)
+    })
+}
+
+/// The header's name tables of a binary scene.
+struct Tables<'a> {
+    names: Vec<&'a str>,
+    /// The component each name is, if a scene may hold it.
+    plain: Vec<Option<ComponentId>>,
+    archetypes: Vec<&'a str>,
+}
+
+/// The fixed part of a binary entry.
+struct EntryHead<'a> {
+    offset: usize,
+    id: StableId,
+    archetype: Option<&'a str>,
+    child: &'a str,
+    components: usize,
+}
+
+#[inline]
+fn read_head<'a>(reader: &mut BinaryReader<'a>, tables: &Tables<'a>) -> Option<EntryHead<'a>> {
+    let offset = reader.offset;
+    let id = StableId(reader.u64_le("").ok()?);
+    let archetype = match reader.varint("").ok()? {
+        0 => None,
+        n => Some(*tables.archetypes.get(usize::try_from(n - 1).ok()?)?),
+    };
+    let child = reader.str("").ok()?;
+    let components = reader.count("", 3).ok()?;
+    Some(EntryHead {
+        offset,
+        id,
+        archetype,
+        child,
+        components,
+    })
+}
+
+/// One component of a binary entry: where it starts, its name index, kind and payload.
+#[inline]
+fn read_component<'a>(reader: &mut BinaryReader<'a>) -> Option<(usize, usize, u8, &'a [u8])> {
+    let at = reader.offset;
+    let index = usize::try_from(reader.varint("").ok()?).ok()?;
+    let kind = reader.u8("").ok()?;
+    let payload = reader.bytes("").ok()?;
+    Some((at, index, kind, payload))
+}
+
+/// Plain entities of a binary scene with the same components (in the same order).
+struct Group {
+    components: Vec<ComponentId>,
+    /// How many entities.
+    len: u32,
+}
+
+/// What the first pass over a binary scene's entries found.
+struct Groups {
+    groups: Vec<Group>,
+    /// Per entry, its group ([`INSTANCE`] for an archetype instance).
+    group_of: Vec<u32>,
+}
+
+/// [`Groups::group_of`] an archetype instance.
+const INSTANCE: u32 = u32::MAX;
+
+/// The first pass: gives every entry its handle, captures the archetype instances and counts
+/// the plain entities by component set (keyed by their component name indices in the order
+/// written, the same for every entity with those components as the library writes them).
+fn scan_binary<'a>(
+    load: &mut Load<'_, 'a>,
+    reader: &mut BinaryReader<'a>,
+    count: usize,
+    tables: &Tables<'a>,
+) -> Option<Groups> {
+    let mut by_key: FxHashMap<Vec<usize>, u32> = FxHashMap::default();
+    let mut found = Groups {
+        groups: Vec::new(),
+        group_of: Vec::with_capacity(count),
+    };
+    let mut key: Vec<usize> = Vec::new();
+    for _ in 0..count {
+        let head = read_head(reader, tables)?;
+        let mut instance = match head.archetype {
+            Some(archetype) => Some(Entry {
+                id: head.id,
+                offset: head.offset,
+                archetype: Some(Cow::Borrowed(archetype)),
+                child: (!head.child.is_empty()).then_some(Cow::Borrowed(head.child)),
+                name_spans: (head.offset..head.offset, head.offset..head.offset),
+                components: Vec::new(),
+            }),
+            None if head.child.is_empty() => None,
+            None => return None,
+        };
+        key.clear();
+        for _ in 0..head.components {
+            let (at, index, kind, payload) = read_component(reader)?;
+            match &mut instance {
+                Some(entry) => {
+                    let payload = match kind {
+                        KIND_TYPED => Payload::Postcard(payload),
+                        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
+                        KIND_REMOVED => Payload::Removed,
+                        _ => return None,
+                    };
+                    let name = *tables.names.get(index)?;
+                    if entry.components.iter().any(|(seen, ..)| seen == name) {
+                        return None;
+                    }
+                    entry.components.push((Cow::Borrowed(name), at, payload));
                 }
-                seen.push(index);
-                let kind = reader.u8("").ok()?;
-                let payload = reader.bytes("").ok()?;
-                match &mut instance {
-                    Some(entry) => {
-                        let payload = match kind {
-                            KIND_TYPED => Payload::Postcard(payload),
-                            KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
-                            KIND_REMOVED => Payload::Removed,
-                            _ => return None,
-                        };
-                        let name = *names.get(index)?;
-                        entry.components.push((Cow::Borrowed(name), at, payload));
+                // Nothing to remove from a plain entity; the careful path says so.
+                None if kind != KIND_TYPED => return None,
+                None => key.push(index),
+            }
+        }
+        let handle = take_handle(load, head.id)?;
+        load.entities.push(handle);
+        if let Some(entry) = instance {
+            load.instances.push(entry);
+            load.instance_handles.push(handle);
+            found.group_of.push(INSTANCE);
+            continue;
+        }
+        let group = match by_key.get(key.as_slice()) {
+            Some(group) => *group,
+            None => {
+                let group = u32::try_from(found.groups.len()).ok()?;
+                found.groups.push(Group::new(&key, &tables.plain)?);
+                by_key.insert(key.clone(), group);
+                group
+            }
+        };
+        found.groups.get_mut(group as usize)?.len += 1;
+        found.group_of.push(group);
+    }
+    Some(found)
+}
+
+impl Group {
+    /// A group for entities with the components `indices` name (in the header's table, which
+    /// `plain` maps to components). `None` if one is unknown or two name one component (the
+    /// careful path's to report).
+    fn new(indices: &[usize], plain: &[Option<ComponentId>]) -> Option<Self> {
+        let components = indices
+            .iter()
+            .map(|index| *plain.get(*index)?)
+            .collect::<Option<Vec<ComponentId>>>()?;
+        let mut distinct = components.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        (distinct.len() == components.len()).then_some(Group { components, len: 0 })
+    }
+}
+
+/// Gives the entry with stable ID `id` its handle (the next reserved one), recording a fresh
+/// ID for it when remapping. `None` for a duplicate ID, or one already in the world without
+/// [`IdConflict::Remap`].
+fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
+    if !load.existing.is_empty() {
+        if load.context.options.on_id_conflict == IdConflict::Remap {
+            load.remapped.insert(id, StableId::generate());
+        } else if load.existing.contains(&id) {
+            return None;
+        }
+    }
+    let state = &mut *load.refs.borrow_mut();
+    let MapEntry::Vacant(slot) = state.ids.entry(id) else {
+        return None;
+    };
+    Some(*slot.insert(state.pool.pop()?))
+}
+
+/// The second pass over the entries (`reader` at the first): decodes each plain entity's values
+/// and puts it on its handle. A group at a time as a column batch; or, when hecs's free list
+/// still holds IDs after the reservation, one entity at a time (placing a batch searches what
+/// is left of that list once per handle).
+fn spawn_binary<'a>(
+    load: &Load<'_, 'a>,
+    world: &mut World,
+    mut reader: BinaryReader<'a>,
+    tables: &Tables<'a>,
+    found: &Groups,
+) -> Option<()> {
+    let registry = load.context.registry;
+    world.flush();
+    let by_batch = world.freelist().len() == 0;
+    let batches = if by_batch { &found.groups[..] } else { &[] };
+    let batches: Vec<ColumnBatchBuilder> = batches
+        .iter()
+        .map(|group| {
+            let mut batch_type = ColumnBatchType::new();
+            batch_type.add::<StableId>();
+            for component in &group.components {
+                registry.ops(*component).add_column(&mut batch_type);
+            }
+            batch_type.into_batch(group.len)
+        })
+        .collect();
+    let mut handles: Vec<Vec<Entity>> = batches
+        .iter()
+        .zip(&found.groups)
+        .map(|(_, group)| Vec::with_capacity(group.len as usize))
+        .collect();
+    {
+        // Per batch: its stable-ID column and one writer per component, in the entries' order.
+        let mut columns = batches
+            .iter()
+            .zip(&found.groups)
+            .map(|(batch, group)| {
+                let ids = batch.writer::<StableId>()?;
+                let sinks = group
+                    .components
+                    .iter()
+                    .map(|component| registry.ops(*component).postcard_sink(batch))
+                    .collect::<Option<Vec<_>>>()?;
+                Some((ids, sinks))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let mut builder = EntityBuilder::new();
+        for (entry, group) in found.group_of.iter().enumerate() {
+            let head = read_head(&mut reader, tables)?;
+            if *group == INSTANCE {
+                for _ in 0..head.components {
+                    read_component(&mut reader)?;
+                }
+                continue;
+            }
+            let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+            let handle = *load.entities.get(entry)?;
+            match columns.get_mut(*group as usize) {
+                Some((ids, sinks)) => {
+                    ids.push(id).ok()?;
+                    for sink in sinks {
+                        sink.push_postcard(read_component(&mut reader)?.3)?;
                     }
-                    None => {
-                        let ops = registry.ops((*plain.get(index)?)?);
-                        match kind {
-                            KIND_TYPED => decode(load, world, || {
-                                ops.read_postcard_into(payload, &mut builder).ok()
-                            })?,
-                            KIND_REMOVED => {}
-                            _ => return None,
-                        }
+                    handles.get_mut(*group as usize)?.push(handle);
+                }
+                None => {
+                    for component in &found.groups.get(*group as usize)?.components {
+                        let payload = read_component(&mut reader)?.3;
+                        registry
+                            .ops(*component)
+                            .read_postcard_into(payload, &mut builder)
+                            .ok()?;
                     }
+                    builder.add(id);
+                    world.insert(handle, builder.build()).ok()?;
                 }
             }
-            finish_entity(load, world, id, instance, &mut builder)?;
         }
-        reader.is_at_end().then_some(())
-    })
+    }
+    for (batch, handles) in batches.into_iter().zip(handles) {
+        world.spawn_column_batch_at(&handles, batch.build().ok()?);
+    }
+    Some(())
 }
 
 /// Archetype instances, once every entity has its handle: planned and built by the careful
@@ -834,6 +1053,22 @@ mod tests {
         .unwrap();
         assert!(save(&careful, &library) == text, "saves other bytes");
 
+        // Binary into a world whose free list outlasts the reservation: entities are put on
+        // their handles one at a time instead of a batch at a time.
+        let mut holey = World::new();
+        let gone: Vec<Entity> = (0..1000).map(|_| holey.spawn(())).collect();
+        for entity in gone {
+            holey.despawn(entity).unwrap();
+        }
+        fast_binary(&bytes, &mut holey, &library, &options).expect("the fast path gave up");
+        assert_eq!(
+            holey.freelist().len(),
+            1000 - 607,
+            "the reservation took freed IDs"
+        );
+        assert_eq!(holey.len(), 607, "no reserved handle is left over");
+        assert!(save(&holey, &library) == text, "saves other bytes");
+
         // Into a world that holds the scene already: remapped, every reference fixed up.
         let remap = SceneLoadOptions {
             on_id_conflict: IdConflict::Remap,
@@ -841,13 +1076,22 @@ mod tests {
         };
         let again = fast(&text, &mut quick, &library, &remap).expect("the fast path gave up");
         assert_eq!(quick.len(), 2 * 607);
+        remapped(&quick, &again);
+        let again =
+            fast_binary(&bytes, &mut quick, &library, &remap).expect("the fast path gave up");
+        assert_eq!(quick.len(), 3 * 607);
+        remapped(&quick, &again);
+    }
+
+    /// Entity 1 of [`world`], loaded again with fresh IDs, has its own and still follows entity 3.
+    fn remapped(world: &World, again: &LoadedScene) {
         let entity = |id: u64| again.entity(StableId(id)).unwrap();
         let new_id = |id: u64| again.new_id(StableId(id)).unwrap();
         assert_ne!(new_id(1), StableId(1));
-        assert_eq!(*quick.get::<&StableId>(entity(1)).unwrap(), new_id(1));
-        let leader = quick.get::<&Follow>(entity(1)).unwrap().leader.unwrap();
+        assert_eq!(*world.get::<&StableId>(entity(1)).unwrap(), new_id(1));
+        let leader = world.get::<&Follow>(entity(1)).unwrap().leader.unwrap();
         assert_eq!(leader.entity(), entity(3));
-        assert_eq!(*quick.get::<&StableId>(leader.entity()).unwrap(), new_id(3));
+        assert_eq!(*world.get::<&StableId>(leader.entity()).unwrap(), new_id(3));
     }
 
     /// The same document with every object's keys sorted and no whitespace: valid, but not
@@ -957,14 +1201,45 @@ mod tests {
             renamed[at..at + 6].copy_from_slice(b"Fellow");
             renamed
         };
+        // Entity 1's `Follow` (leader: Some(3), crowd: [1]) and entity 2's ID.
+        let replaced = |what: &[u8], with: &[u8]| {
+            let at: Vec<usize> = (0..bytes.len() - what.len())
+                .filter(|at| bytes[*at..].starts_with(what))
+                .collect();
+            assert_eq!(at.len(), 1, "{what:?} is not unique");
+            let mut replaced = bytes.clone();
+            replaced[at[0]..at[0] + what.len()].copy_from_slice(with);
+            replaced
+        };
         let binary_cases: Vec<(&str, Vec<u8>)> = vec![
             ("a cut short file", bytes[..bytes.len() - 1].to_vec()),
             ("trailing bytes", [&bytes[..], &[0]].concat()),
             ("an unknown component", renamed),
+            (
+                "a dangling reference",
+                replaced(&[1, 3, 1, 1], &[1, 0x7f, 1, 1]),
+            ),
+            (
+                "a value that does not decode",
+                replaced(&[1, 3, 1, 1], &[5, 3, 1, 1]),
+            ),
+            (
+                "a duplicate entity",
+                replaced(&2u64.to_le_bytes(), &1u64.to_le_bytes()),
+            ),
         ];
         for (what, case) in binary_cases {
+            // In a fresh world (entities spawned a batch at a time) and in one with freed IDs
+            // left after the reservation (one at a time).
             let (mut world, _) =
                 gives_up(what, |world| fast_binary(&case, world, &library, &options));
+            let (_, _) = gives_up(what, |world| {
+                let gone: Vec<Entity> = (0..1000).map(|_| world.spawn(())).collect();
+                for entity in gone {
+                    world.despawn(entity).unwrap();
+                }
+                fast_binary(&case, world, &library, &options)
+            });
             let careful = load_binary(&Context::new(None, &library, &options), &mut world, &case);
             assert!(careful.is_err(), "{what}: loads carefully");
         }

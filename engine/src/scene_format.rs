@@ -205,6 +205,7 @@ pub(crate) struct BinaryError {
 }
 
 /// Reads the pieces of the binary container, never past its end.
+#[derive(Clone)]
 pub(crate) struct BinaryReader<'a> {
     bytes: &'a [u8],
     pub offset: usize,
@@ -215,6 +216,7 @@ impl<'a> BinaryReader<'a> {
         BinaryReader { bytes, offset: 0 }
     }
 
+    #[cold]
     fn fail<T>(&self, message: impl Into<String>) -> Result<T, BinaryError> {
         Err(BinaryError {
             offset: self.offset,
@@ -222,10 +224,12 @@ impl<'a> BinaryReader<'a> {
         })
     }
 
+    #[inline]
     pub fn is_at_end(&self) -> bool {
         self.offset == self.bytes.len()
     }
 
+    #[inline]
     pub fn take(&mut self, count: usize, what: &str) -> Result<&'a [u8], BinaryError> {
         let end = self
             .offset
@@ -244,7 +248,19 @@ impl<'a> BinaryReader<'a> {
         }
     }
 
+    #[inline]
     pub fn varint(&mut self, what: &str) -> Result<u64, BinaryError> {
+        // Most varints (counts, indices, short lengths) are one byte.
+        match self.bytes.get(self.offset) {
+            Some(&byte) if byte < 0x80 => {
+                self.offset += 1;
+                Ok(u64::from(byte))
+            }
+            _ => self.long_varint(what),
+        }
+    }
+
+    fn long_varint(&mut self, what: &str) -> Result<u64, BinaryError> {
         let mut value: u64 = 0;
         for shift in (0..64).step_by(7) {
             let Some(&byte) = self.bytes.get(self.offset) else {
@@ -261,6 +277,7 @@ impl<'a> BinaryReader<'a> {
 
     /// A varint that counts things, each taking at least `min_size` bytes: a count larger than
     /// the rest of the data could hold is corrupt (and would otherwise allocate unboundedly).
+    #[inline]
     pub fn count(&mut self, what: &str, min_size: usize) -> Result<usize, BinaryError> {
         let start = self.offset;
         let count = self.varint(what)?;
@@ -274,6 +291,7 @@ impl<'a> BinaryReader<'a> {
         Ok(count as usize)
     }
 
+    #[inline]
     pub fn u64_le(&mut self, what: &str) -> Result<u64, BinaryError> {
         let bytes = self.take(8, what)?;
         let mut array = [0u8; 8];
@@ -281,16 +299,19 @@ impl<'a> BinaryReader<'a> {
         Ok(u64::from_le_bytes(array))
     }
 
+    #[inline]
     pub fn u8(&mut self, what: &str) -> Result<u8, BinaryError> {
         Ok(self.take(1, what)?[0])
     }
 
+    #[inline]
     pub fn bytes(&mut self, what: &str) -> Result<&'a [u8], BinaryError> {
         // `take` checks the length against the data before anything is allocated.
         let length = self.varint(what)?;
         self.take(usize::try_from(length).unwrap_or(usize::MAX), what)
     }
 
+    #[inline]
     pub fn str(&mut self, what: &str) -> Result<&'a str, BinaryError> {
         let start = self.offset;
         let bytes = self.bytes(what)?;
