@@ -334,6 +334,111 @@ fn binary_round_trip_equals_json() {
     );
 }
 
+/// Plain entities (not from an archetype) holding references: squad members following their
+/// leader, doors and keys pointing at each other, a key pointing at itself.
+fn plain_level(world: &mut World, squads: usize) {
+    for squad in 0..squads {
+        let leader = world.spawn((
+            StableId::generate(),
+            Name(format!("Leader {squad}")),
+            Health {
+                current: 9.5,
+                max: 10.0,
+            },
+        ));
+        for member in 0..4 {
+            world.spawn((
+                StableId::generate(),
+                Follow {
+                    leader: Some(EntityRef(leader)),
+                    distance: 1.0 + member as f32,
+                },
+                Health {
+                    current: 10.0 - member as f32 * 0.1,
+                    max: 10.0,
+                },
+            ));
+        }
+        let door = world.reserve_entity();
+        let key = world.spawn((
+            StableId::generate(),
+            Key {
+                door: Some(EntityRef(door)),
+            },
+        ));
+        let open = squad % 2 == 0;
+        let door_parts = (
+            StableId::generate(),
+            Door {
+                key: Some(EntityRef(key)),
+                open,
+            },
+        );
+        world.insert(door, door_parts).unwrap();
+    }
+    let selfish = world.reserve_entity();
+    let key = Key {
+        door: Some(EntityRef(selfish)),
+    };
+    world.insert(selfish, (StableId::generate(), key)).unwrap();
+}
+
+#[test]
+fn a_binary_level_of_plain_entities_loads_wherever_it_is_loaded() {
+    let library = demo_library();
+    let mut world = World::new();
+    plain_level(&mut world, 40);
+    let json = save_json(&world, &library);
+    let binary = save_scene(
+        &world,
+        &library,
+        SceneEncoding::Binary,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap();
+    let load_binary = |into: &mut World, options: &SceneLoadOptions| {
+        load_scene(&binary, None, into, &library, options).unwrap()
+    };
+
+    // Into a fresh world.
+    let mut fresh = World::new();
+    load_binary(&mut fresh, &SceneLoadOptions::default());
+    assert_eq!(snapshot(&fresh, &library), snapshot(&world, &library));
+    assert_eq!(save_json(&fresh, &library), json);
+
+    // Into a world where a bigger level was despawned (its freed IDs outlast the scene's).
+    let mut cleared = World::new();
+    plain_level(&mut cleared, 100);
+    let gone: Vec<Entity> = cleared.iter().map(|entity| entity.entity()).collect();
+    for entity in gone {
+        cleared.despawn(entity).unwrap();
+    }
+    load_binary(&mut cleared, &SceneLoadOptions::default());
+    assert_eq!(snapshot(&cleared, &library), snapshot(&world, &library));
+    assert_eq!(save_json(&cleared, &library), json);
+
+    // Twice more into the fresh world, remapped: three copies, each following its own leaders.
+    let remap = SceneLoadOptions {
+        on_id_conflict: IdConflict::Remap,
+        ..SceneLoadOptions::default()
+    };
+    let second = load_binary(&mut fresh, &remap);
+    let third = load_binary(&mut fresh, &remap);
+    assert_eq!(fresh.len(), 3 * world.len());
+    for (original, follow) in world.query::<(&StableId, &Follow)>().iter() {
+        let leader = *world.get::<&StableId>(follow.leader.unwrap().0).unwrap();
+        for copy in [&second, &third] {
+            let entity = copy.entity(*original).unwrap();
+            let copied = fresh.get::<&Follow>(entity).unwrap().leader.unwrap();
+            assert_eq!(copied.0, copy.entity(leader).unwrap());
+            assert_eq!(
+                *fresh.get::<&StableId>(copied.0).unwrap(),
+                copy.new_id(leader).unwrap()
+            );
+        }
+    }
+}
+
 #[test]
 fn full_saves_store_every_component_and_load_the_same_world() {
     let library = demo_library();
