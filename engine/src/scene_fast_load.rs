@@ -737,7 +737,12 @@ fn spawn_binary<'a>(
             }
         }
     }
-    for (batch, handles) in batches.into_iter().zip(handles) {
+    for ((batch, handles), group) in batches.into_iter().zip(handles).zip(&found.groups) {
+        // hecs asserts a batch and its handles match; they do by construction, but a panic is
+        // not an answer to bad input.
+        if handles.len() != group.len as usize {
+            return None;
+        }
         world.spawn_column_batch_at(&handles, batch.build().ok()?);
     }
     Some(())

@@ -83,12 +83,22 @@ impl FromStr for StableId {
     type Err = ParseStableIdError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        if text.len() != 16 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(ParseStableIdError(text.to_string()));
+        // One pass (every reference in a scene file is one of these).
+        let wrong = || ParseStableIdError(text.to_string());
+        if text.len() != 16 {
+            return Err(wrong());
         }
-        u64::from_str_radix(text, 16)
-            .map(StableId)
-            .map_err(|_| ParseStableIdError(text.to_string()))
+        let mut value = 0u64;
+        for byte in text.bytes() {
+            let digit = match byte {
+                b'0'..=b'9' => byte - b'0',
+                b'a'..=b'f' => byte - b'a' + 10,
+                b'A'..=b'F' => byte - b'A' + 10,
+                _ => return Err(wrong()),
+            };
+            value = value << 4 | u64::from(digit);
+        }
+        Ok(StableId(value))
     }
 }
 
@@ -145,6 +155,13 @@ mod tests {
             "`ab12` is not a stable ID: expected exactly 16 hex digits"
         );
         assert!("+0ab12cd34ef5678".parse::<StableId>().is_err());
+        assert!("00ab12cd34ef567g".parse::<StableId>().is_err());
+        assert!("00ab12cd34ef56\u{e9}".parse::<StableId>().is_err());
+        assert_eq!("00AB12CD34EF5678".parse::<StableId>(), Ok(id));
+        assert_eq!(
+            "ffffffffffffffff".parse::<StableId>(),
+            Ok(StableId(u64::MAX))
+        );
         assert_eq!(serde_json::to_string(&id).unwrap(), "\"00ab12cd34ef5678\"");
     }
 
