@@ -401,17 +401,7 @@ fn finish_entity<'a>(
     instance: Option<Entry<'a>>,
     builder: &mut EntityBuilder,
 ) -> Option<()> {
-    let own_id = if load.existing.is_empty() {
-        id
-    } else if load.context.options.on_id_conflict == IdConflict::Remap {
-        let fresh = StableId::generate();
-        load.remapped.insert(id, fresh);
-        fresh
-    } else if load.existing.contains(&id) {
-        return None;
-    } else {
-        id
-    };
+    let own_id = own_id(load, id)?;
     let state = &mut *load.refs.borrow_mut();
     let handle = match (state.ids.entry(id), instance) {
         // Referred to before: it has a reserved handle, unless it is a duplicate.
@@ -640,17 +630,26 @@ impl Group {
     }
 }
 
-/// Gives the entry with stable ID `id` its handle (the next reserved one), recording a fresh
-/// ID for it when remapping. `None` for a duplicate ID, or one already in the world without
+/// The stable ID the entry with stable ID `id` gets: its own, or, loading into a world that
+/// holds stable IDs with [`IdConflict::Remap`], a fresh one (recorded in `remapped`). `None`
+/// for an ID already in the world without remapping.
+fn own_id(load: &mut Load<'_, '_>, id: StableId) -> Option<StableId> {
+    if load.existing.is_empty() {
+        Some(id)
+    } else if load.context.options.on_id_conflict == IdConflict::Remap {
+        let fresh = StableId::generate();
+        load.remapped.insert(id, fresh);
+        Some(fresh)
+    } else {
+        (!load.existing.contains(&id)).then_some(id)
+    }
+}
+
+/// Gives the entry with stable ID `id` its handle (the next reserved one) and its
+/// [`own_id`]. `None` for a duplicate ID, or one already in the world without
 /// [`IdConflict::Remap`].
 fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
-    if !load.existing.is_empty() {
-        if load.context.options.on_id_conflict == IdConflict::Remap {
-            load.remapped.insert(id, StableId::generate());
-        } else if load.existing.contains(&id) {
-            return None;
-        }
-    }
+    own_id(load, id)?;
     let state = &mut *load.refs.borrow_mut();
     let MapEntry::Vacant(slot) = state.ids.entry(id) else {
         return None;
@@ -684,10 +683,9 @@ fn spawn_binary<'a>(
             batch_type.into_batch(group.len)
         })
         .collect();
-    let mut handles: Vec<Vec<Entity>> = batches
+    let mut handles: Vec<Vec<Entity>> = found.groups[..batches.len()]
         .iter()
-        .zip(&found.groups)
-        .map(|(_, group)| Vec::with_capacity(group.len as usize))
+        .map(|group| Vec::with_capacity(group.len as usize))
         .collect();
     {
         // Per batch: its stable-ID column and one writer per component, in the entries' order.
