@@ -178,6 +178,16 @@ fn save_json(world: &World, library: &ArchetypeLibrary) -> String {
     .unwrap()
 }
 
+fn save_binary(world: &World, library: &ArchetypeLibrary) -> Vec<u8> {
+    save_scene(
+        world,
+        library,
+        SceneEncoding::Binary,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap()
+}
+
 fn load(
     text: &[u8],
     world: &mut World,
@@ -297,13 +307,7 @@ fn binary_round_trip_equals_json() {
     let mut world = World::new();
     arena(&library, &mut world, 3);
     let json = save_json(&world, &library);
-    let binary = save_scene(
-        &world,
-        &library,
-        SceneEncoding::Binary,
-        &SceneSaveOptions::default(),
-    )
-    .unwrap();
+    let binary = save_binary(&world, &library);
     assert!(
         binary.len() < json.len() / 2,
         "binary {} vs json {}",
@@ -321,13 +325,7 @@ fn binary_round_trip_equals_json() {
     .unwrap();
     assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
     assert_eq!(save_json(&loaded, &library), json);
-    let again = save_scene(
-        &loaded,
-        &library,
-        SceneEncoding::Binary,
-        &SceneSaveOptions::default(),
-    )
-    .unwrap();
+    let again = save_binary(&loaded, &library);
     assert_eq!(
         again, binary,
         "re-saving the loaded world in binary changed bytes"
@@ -389,13 +387,7 @@ fn a_binary_level_of_plain_entities_loads_wherever_it_is_loaded() {
     let mut world = World::new();
     plain_level(&mut world, 40);
     let json = save_json(&world, &library);
-    let binary = save_scene(
-        &world,
-        &library,
-        SceneEncoding::Binary,
-        &SceneSaveOptions::default(),
-    )
-    .unwrap();
+    let binary = save_binary(&world, &library);
     let load_binary = |into: &mut World, options: &SceneLoadOptions| {
         load_scene(&binary, None, into, &library, options).unwrap()
     };
@@ -1058,13 +1050,7 @@ mod shared_data {
     fn shared_values_survive_the_binary_encoding() {
         let library = library();
         let world = world_with_two_tables();
-        let binary = save_scene(
-            &world,
-            &library,
-            SceneEncoding::Binary,
-            &SceneSaveOptions::default(),
-        )
-        .unwrap();
+        let binary = save_binary(&world, &library);
         let mut loaded = World::new();
         load_scene(
             &binary,
