@@ -132,7 +132,8 @@ struct RefState {
     ids: FxHashMap<StableId, Entity>,
     /// IDs referred to (and given a reserved handle) but not reached yet.
     pending: FxHashSet<StableId>,
-    /// Handles reserved ahead for forward references.
+    /// Handles reserved ahead: for forward references (JSON), or one per entry, taken in
+    /// order (binary).
     pool: Vec<Entity>,
     /// A reference found the pool empty: reserve more and decode the value again.
     starved: bool,
@@ -1059,10 +1060,7 @@ mod tests {
         // Binary into a world whose free list outlasts the reservation: entities are put on
         // their handles one at a time instead of a batch at a time.
         let mut holey = World::new();
-        let gone: Vec<Entity> = (0..1000).map(|_| holey.spawn(())).collect();
-        for entity in gone {
-            holey.despawn(entity).unwrap();
-        }
+        free_ids(&mut holey);
         fast_binary(&bytes, &mut holey, &library, &options).expect("the fast path gave up");
         assert_eq!(
             holey.freelist().len(),
@@ -1084,6 +1082,15 @@ mod tests {
             fast_binary(&bytes, &mut quick, &library, &remap).expect("the fast path gave up");
         assert_eq!(quick.len(), 3 * 607);
         remapped(&quick, &again);
+    }
+
+    /// Leaves 1,000 freed IDs on hecs's free list (more than the scene of [`world`] has
+    /// entities).
+    fn free_ids(world: &mut World) {
+        let gone: Vec<Entity> = (0..1000).map(|_| world.spawn(())).collect();
+        for entity in gone {
+            world.despawn(entity).unwrap();
+        }
     }
 
     /// Entity 1 of [`world`], loaded again with fresh IDs, has its own and still follows entity 3.
@@ -1237,10 +1244,7 @@ mod tests {
             let (mut world, _) =
                 gives_up(what, |world| fast_binary(&case, world, &library, &options));
             let (_, _) = gives_up(what, |world| {
-                let gone: Vec<Entity> = (0..1000).map(|_| world.spawn(())).collect();
-                for entity in gone {
-                    world.despawn(entity).unwrap();
-                }
+                free_ids(world);
                 fast_binary(&case, world, &library, &options)
             });
             let careful = load_binary(&Context::new(None, &library, &options), &mut world, &case);
