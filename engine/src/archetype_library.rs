@@ -877,7 +877,9 @@ impl ArchetypeLibrary {
         self.diagnostics = all;
     }
 
-    fn spawnable(&self, name: &str) -> Result<&Archetype, SpawnError> {
+    /// The archetype `name` if it can be instantiated now (by spawning, or by a scene), or why
+    /// not: unknown (with a suggestion), deleted, without a version free of errors, abstract.
+    pub(crate) fn spawnable(&self, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
         let unknown = || SpawnError::UnknownArchetype {
             name: name.to_string(),
             // `enemies/goblin.json`, `enemies\goblin`: the naming rules know the fix.

@@ -91,7 +91,7 @@ pub use instance_patcher::{apply_update, ReloadReport};
 pub use json_text::Position;
 pub use limits::Limits;
 pub use resolver::ResolvedEntity;
-pub use scene_format::{scene_keys, SCENE_FORMAT_VERSION};
+pub use scene_format::{scene_keys, BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VERSION};
 pub use scene_load::{
     load_scene, load_scene_from_path, read_binary_scene_header, BinarySceneHeader, IdConflict,
     LoadedScene, SceneError, SceneLoadOptions, SceneMigration,

@@ -35,11 +35,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::component_registry::ComponentId;
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::scene_format::{
-    scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+    is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED,
+    KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene_load::{
-    build_instances, plan_entry, read_tables, read_version, scene_component, shared_key, Context,
-    Entry, IdConflict, LoadedScene, Payload, Source,
+    build_instances, plan_entry, read_tables, scene_component, shared_key, Context, Entry,
+    IdConflict, LoadedScene, Payload, Source,
 };
 use crate::shared::{with_load_table, LoadTable};
 use crate::stable_id::StableId;
@@ -204,7 +205,7 @@ fn read_entities_with<'a>(
 fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut World) -> Option<()> {
     scan.eat(b'{')?;
     scan.key(keys::FORMAT)?;
-    scan.literal("2")?;
+    scan.literal(&SCENE_FORMAT_VERSION.to_string())?;
     scan.eat(b',')?;
     let mut shared = FxHashMap::default();
     let mut key = scan.string()?;
@@ -442,9 +443,8 @@ fn finish_entity<'a>(
 /// resolving as it is read, each straight into its column of a hecs column batch sized by the
 /// count, and spawns each batch on its handles at once.
 fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) -> Option<()> {
-    let mut reader = BinaryReader::new(bytes);
-    let version = read_version(&mut reader).ok()?;
-    if version != SCENE_FORMAT_VERSION {
+    let (mut reader, version) = open_binary(bytes).ok()?;
+    if !is_readable_binary(version) {
         return None;
     }
     let header = read_tables(&mut reader, version).ok()?;

@@ -24,6 +24,9 @@
 //! archetype (0 = none, else table index + 1), child path (string, empty = none), component
 //! count, then per component: name index, kind (0 typed postcard, 1 JSON merge patch,
 //! 2 removed), payload bytes. Strings and byte strings are a varint length and the bytes.
+//! Binary format 3 ends with a checksum: the CRC-32 (IEEE, as zip and PNG use it; little
+//! endian) of every byte before it, magic included. Format 2 is the same layout without it and
+//! still loads.
 
 use std::io;
 
@@ -55,6 +58,16 @@ pub mod scene_keys {
 
 /// The scene format version this library writes.
 pub const SCENE_FORMAT_VERSION: u64 = 2;
+
+/// The binary scene format this library writes: the JSON layout's content in the binary
+/// container, ending with a checksum.
+pub const BINARY_SCENE_FORMAT_VERSION: u64 = 3;
+
+/// The binary format before checksums: the same layout, without the last four bytes.
+const BINARY_FORMAT_UNCHECKED: u64 = 2;
+
+/// Bytes of the checksum at the end of a binary scene.
+const CHECKSUM_BYTES: usize = 4;
 
 /// The magic bytes that start a binary scene.
 pub(crate) const BINARY_MAGIC: &[u8; 8] = b"ARCHSCN\0";
@@ -195,6 +208,74 @@ impl BinaryWriter {
     pub fn str(&mut self, text: &str) {
         self.bytes(text.as_bytes());
     }
+}
+
+/// Appends the checksum of everything written so far (see the module docs).
+pub(crate) fn append_checksum(out: &mut Vec<u8>) {
+    let checksum = crc32fast::hash(out);
+    out.extend_from_slice(&checksum.to_le_bytes());
+}
+
+/// The part of a binary scene its entries are read from (without the checksum), and its
+/// format version, once the magic bytes, the version and the checksum are found good.
+///
+/// A binary scene whose checksum does not match is damaged: it is refused, whichever byte
+/// changed, before anything is decoded.
+fn checked_binary(bytes: &[u8]) -> Result<(&[u8], u64), BinaryError> {
+    let mut reader = BinaryReader::new(bytes);
+    reader.take(BINARY_MAGIC.len(), "magic")?;
+    let version = reader.varint("format version")?;
+    match version {
+        BINARY_FORMAT_UNCHECKED => Ok((bytes, version)),
+        BINARY_SCENE_FORMAT_VERSION => {
+            let Some(split) = bytes
+                .len()
+                .checked_sub(CHECKSUM_BYTES)
+                .filter(|s| *s >= reader.offset)
+            else {
+                return Err(BinaryError {
+                    offset: reader.offset,
+                    message: "unexpected end of data reading the checksum (the file is cut short)"
+                        .to_string(),
+                });
+            };
+            let (body, stored) = bytes.split_at(split);
+            let mut word = [0u8; CHECKSUM_BYTES];
+            word.copy_from_slice(stored);
+            let stored = u32::from_le_bytes(word);
+            let computed = crc32fast::hash(body);
+            if stored != computed {
+                return Err(BinaryError {
+                    offset: split,
+                    message: format!(
+                        "checksum mismatch: the file is damaged (its contents give CRC-32 {computed:08x}, the file says {stored:08x}); load an older copy of the save"
+                    ),
+                });
+            }
+            Ok((body, version))
+        }
+        // Not one this library reads: the caller says so.
+        _ => Ok((bytes, version)),
+    }
+}
+
+/// Opens a binary scene: checks its magic bytes and, in the formats that have one, its
+/// checksum. Returns a reader over the checked part, past the format version, and the version
+/// (which the caller checks with [`is_readable_binary`]).
+pub(crate) fn open_binary(bytes: &[u8]) -> Result<(BinaryReader<'_>, u64), BinaryError> {
+    let (body, version) = checked_binary(bytes)?;
+    let mut reader = BinaryReader::new(body);
+    reader.take(BINARY_MAGIC.len(), "magic")?;
+    reader.varint("format version")?;
+    Ok((reader, version))
+}
+
+/// Whether this library reads binary scenes of format `version`.
+pub(crate) fn is_readable_binary(version: u64) -> bool {
+    matches!(
+        version,
+        BINARY_FORMAT_UNCHECKED | BINARY_SCENE_FORMAT_VERSION
+    )
 }
 
 /// Why a binary scene could not be read: what was expected, at which byte.

@@ -32,9 +32,11 @@ use crate::json_text::{SourceText, TextError};
 use crate::limits::Limits;
 use crate::merge_patch;
 use crate::scene_format::{
-    BinaryReader, BINARY_MAGIC, KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+    is_readable_binary, open_binary, BinaryReader, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
+    KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::shared::{with_load_table, LoadTable};
+use crate::spawn_error::SpawnError;
 use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
 
@@ -331,18 +333,28 @@ pub(crate) fn load_json_text(
         fast => {
             let version = peek_format(source)
                 .map_err(|error| context.text_error(json_error(text, source, error)))?;
-            if version > SCENE_FORMAT_VERSION {
-                let mut error = context.error(
-                    DiagnosticCode::UnsupportedFormat,
-                    format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
-                );
+            let format_error = |code: DiagnosticCode, message: String| {
+                let mut error = context.error(code, message);
                 let at = crate::json_text::locate(
                     source,
                     &[crate::field_path::PathSegment::Key("format".to_string())],
                 )
                 .map_or(0, |located| located.value.start);
                 error.diagnostic.position = Some(text.position(at));
-                return Err(error);
+                error
+            };
+            if version == 0 {
+                // Versions start at 1; archetype files refuse 0 the same way.
+                return Err(format_error(
+                    DiagnosticCode::Malformed,
+                    format!("`format` must be a positive integer (the current version is {SCENE_FORMAT_VERSION})"),
+                ));
+            }
+            if version > SCENE_FORMAT_VERSION {
+                return Err(format_error(
+                    DiagnosticCode::UnsupportedFormat,
+                    format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
+                ));
             }
             if version < SCENE_FORMAT_VERSION {
                 let upgraded = upgrade(context, source, version)?;
@@ -642,10 +654,10 @@ pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, Scene
             0,
         ));
     }
-    let mut reader = BinaryReader::new(bytes);
-    let header = read_version(&mut reader)
-        .and_then(|format| read_tables(&mut reader, format))
-        .map_err(|e| context_error(e.message, e.offset))?;
+    let (mut reader, format) =
+        open_binary(bytes).map_err(|e| context_error(e.message, e.offset))?;
+    let header =
+        read_tables(&mut reader, format).map_err(|e| context_error(e.message, e.offset))?;
     let entities = reader
         .count("entity count", 11)
         .map_err(|e| context_error(e.message, e.offset))?;
@@ -663,14 +675,6 @@ pub(crate) struct Header<'a> {
     pub components: Vec<&'a str>,
     pub archetypes: Vec<&'a str>,
     pub shared: FxHashMap<u64, String>,
-}
-
-/// Reads the magic bytes and the format version.
-pub(crate) fn read_version(
-    reader: &mut BinaryReader<'_>,
-) -> Result<u64, crate::scene_format::BinaryError> {
-    reader.take(BINARY_MAGIC.len(), "magic")?;
-    reader.varint("format version")
 }
 
 /// Reads everything between the version and the entities: name tables, shared table.
@@ -724,12 +728,11 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         scene_error.offset = Some(error.offset);
         scene_error
     };
-    let mut reader = BinaryReader::new(bytes);
-    let version = read_version(&mut reader).map_err(fail)?;
-    if version != SCENE_FORMAT_VERSION {
+    let (mut reader, version) = open_binary(bytes).map_err(fail)?;
+    if !is_readable_binary(version) {
         let mut error = context.error(
             DiagnosticCode::UnsupportedFormat,
-            format!("binary scene format {version} is not the one this library reads ({SCENE_FORMAT_VERSION}); convert it with a matching version"),
+            format!("binary scene format {version} is not one this library reads (up to {BINARY_SCENE_FORMAT_VERSION}); convert it with a matching version"),
         );
         error.offset = Some(BINARY_MAGIC.len());
         return Err(error);
@@ -1036,15 +1039,28 @@ pub(crate) fn plan_entry(
     let instance = match &entry.archetype {
         None => None,
         Some(name) => {
-            let Some(archetype) = context.library.get(name) else {
-                let suggestion = did_you_mean(name, context.library.names());
-                let error = entity_error(
-                    DiagnosticCode::UnknownArchetype,
-                    format!("unknown archetype `{name}`"),
-                    suggestion,
-                );
-                return Err((error, At::Archetype));
-            };
+            let archetype = context.library.spawnable(name).map_err(|refused| {
+                let (code, message, suggestion) = match refused {
+                    SpawnError::UnknownArchetype { suggestion, .. } => (
+                        DiagnosticCode::UnknownArchetype,
+                        format!("unknown archetype `{name}`"),
+                        suggestion,
+                    ),
+                    SpawnError::Abstract { .. } => (
+                        DiagnosticCode::UnknownArchetype,
+                        format!("archetype `{name}` is abstract"),
+                        None,
+                    ),
+                    // It exists, but has no version without errors: say so, not "unknown".
+                    SpawnError::Unavailable { reason, .. } => (
+                        DiagnosticCode::BrokenDependency,
+                        format!("archetype `{name}` cannot be instantiated: {reason} (`archetool validate` lists them)"),
+                        None,
+                    ),
+                    other => (DiagnosticCode::UnknownArchetype, other.to_string(), None),
+                };
+                (entity_error(code, message, suggestion), At::Archetype)
+            })?;
             let Some(compiled) = &archetype.compiled else {
                 let error = entity_error(
                     DiagnosticCode::UnknownArchetype,

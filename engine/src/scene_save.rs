@@ -22,8 +22,8 @@ use crate::field_path::FieldPath;
 use crate::instance_patcher::{instance_entities, instance_root, LiveRefs};
 use crate::merge_patch;
 use crate::scene_format::{
-    BinaryWriter, ScenePretty, BINARY_MAGIC, KIND_PATCH, KIND_REMOVED, KIND_TYPED,
-    SCENE_FORMAT_VERSION,
+    append_checksum, BinaryWriter, ScenePretty, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
+    KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::shared::{mark_used_in, with_save_table, SaveTable};
 use crate::stable_id::StableId;
@@ -44,6 +44,15 @@ impl SceneEncoding {
             SceneEncoding::Binary
         } else {
             SceneEncoding::Json
+        }
+    }
+
+    /// The format version this library writes in this encoding
+    /// ([`SCENE_FORMAT_VERSION`] for JSON, [`BINARY_SCENE_FORMAT_VERSION`] for binary).
+    pub fn current_format(self) -> u64 {
+        match self {
+            SceneEncoding::Json => SCENE_FORMAT_VERSION,
+            SceneEncoding::Binary => BINARY_SCENE_FORMAT_VERSION,
         }
     }
 
@@ -893,7 +902,7 @@ impl<'a> Saver<'a> {
             out: Vec::with_capacity(body.len() + 1024),
         };
         out.out.extend_from_slice(BINARY_MAGIC);
-        out.varint(SCENE_FORMAT_VERSION);
+        out.varint(BINARY_SCENE_FORMAT_VERSION);
         out.varint(self.config.registry.len() as u64);
         for component in self.config.registry.ids() {
             out.str(self.config.registry.name(component));
@@ -908,6 +917,7 @@ impl<'a> Saver<'a> {
             out.bytes(bytes);
         }
         out.out.extend_from_slice(body);
+        append_checksum(&mut out.out);
         out.out
     }
 

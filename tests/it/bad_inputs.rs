@@ -304,7 +304,7 @@ const BINARY_CASES: &[(&str, Recipe)] = &[
     ("bin_wrong_magic_binary", |b, _| {
         splice(b, 0..8, b"\x7fELF\x02\x01\x01\x00")
     }),
-    ("bin_format_too_new", |b, _| splice(b, 8..9, &[3])),
+    ("bin_format_too_new", |b, _| splice(b, 8..9, &[9])),
     ("bin_truncated_varint", |b, l| {
         let mut out = b[..l.component_table].to_vec();
         out.extend_from_slice(&[0xff, 0xff]);
@@ -392,17 +392,42 @@ const BINARY_CASES: &[(&str, Recipe)] = &[
     }),
 ];
 
+/// The binary fixtures of the current format, which ends with a checksum: made from the base
+/// scene as saved (the offsets of the layout are the same).
+const CHECKED_CASES: &[(&str, Recipe)] = &[
+    ("bin_checked_valid", |b, _| b.to_vec()),
+    ("bin_checksum_mismatch", |b, l| {
+        // One bit of the leader's `Health.current`: a value that would decode, but altered.
+        let at = l.components[0][0] + 4;
+        splice(b, at..at + 1, &[b[at] ^ 0x10])
+    }),
+    ("bin_checksum_cut_short", |b, _| b[..b.len() - 2].to_vec()),
+    ("bin_checked_only_header", |b, _| b[..9].to_vec()),
+];
+
+/// The base scene as format 2 writes it: the same layout without the checksum. The
+/// `BINARY_CASES` break format 2 files, so that each case reaches the part of the reader it is
+/// about (in the current format the checksum would refuse them all first).
+fn without_checksum(checked: &[u8]) -> Vec<u8> {
+    assert_eq!(checked[8], 3, "the current binary format");
+    let mut unchecked = checked[..checked.len() - 4].to_vec();
+    unchecked[8] = 2;
+    unchecked
+}
+
 /// Rewrites the binary fixtures from their recipes. (Not checked on every run: the base scene
 /// follows the demo's components and archetypes, and the fixtures need not.)
 fn write_binary_fixtures(library: &ArchetypeLibrary, dir: &Path) {
-    let base = base_binary_scene(library);
+    let checked = base_binary_scene(library);
+    let base = without_checksum(&checked);
     let layout = layout(&base);
     // The recipes count on this order: the leader (a1), the follower (b2), the goblin (c3).
     assert_eq!(layout.entities.len(), 3);
-    for (name, recipe) in BINARY_CASES {
+    let cases = BINARY_CASES.iter().map(|case| (case, &base));
+    for ((name, recipe), bytes) in cases.chain(CHECKED_CASES.iter().map(|case| (case, &checked))) {
         std::fs::write(
             dir.join(format!("{name}.scene.bin")),
-            recipe(&base, &layout),
+            recipe(bytes, &layout),
         )
         .unwrap();
     }

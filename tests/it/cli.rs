@@ -1395,7 +1395,9 @@ components used (by how many entities):
         0,
         &format!(
             "file:      {binary}\n{}",
-            summary.replace("encoding:  JSON", "encoding:  binary")
+            summary
+                .replace("encoding:  JSON", "encoding:  binary")
+                .replace("format:    2 (current)", "format:    3 (current)")
         ),
         "",
     );
@@ -1796,6 +1798,38 @@ fn migrate_renames_components_in_binary_scenes() {
     let world = project.load("assets/scenes/old.scene.bin", &library);
     let snail = by_id(&world, 0x40);
     assert_eq!(world.get::<&Speed>(snail).unwrap().value, 0.5);
+    check(&project.run(&["migrate"]), 0, "", "");
+}
+
+/// Binary format 2 had no checksum: it still loads, and `migrate` rewrites it in the current
+/// format, which has one.
+#[test]
+fn migrate_adds_a_checksum_to_binary_scenes_of_format_2() {
+    let (project, library) = level_project();
+    let path = "assets/scenes/old.scene.bin";
+    project.save(path, &level(&library), &library);
+    let current = std::fs::read(project.path(path)).unwrap();
+    let mut old = current[..current.len() - 4].to_vec();
+    assert_eq!(old[8], 3);
+    old[8] = 2;
+    std::fs::write(project.path(path), &old).unwrap();
+    let loaded_old = project.load(path, &library);
+    let report = format!("{path}: format 2 is now 3 (with a checksum)\n");
+    check(
+        &project.run(&["migrate", "--check"]),
+        1,
+        &format!("{report}1 file to migrate; run `archetool migrate` to update it\n"),
+        "",
+    );
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &format!("{report}migrated 1 file\n"),
+        "",
+    );
+    assert_eq!(std::fs::read(project.path(path)).unwrap(), current);
+    let loaded = project.load(path, &library);
+    assert_eq!(loaded.len(), loaded_old.len());
     check(&project.run(&["migrate"]), 0, "", "");
 }
 

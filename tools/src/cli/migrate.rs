@@ -399,22 +399,29 @@ fn json_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
     SceneNeeds::from(changes)
 }
 
-/// What a binary scene needs: current component names in its table. (The library reads only
-/// the current binary format; another one is for it to report.)
+/// What a binary scene needs: the current format (an older one is loaded and saved again, which
+/// also adds the checksum format 2 lacks) and current component names in its table.
 fn binary_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
-    let Some(header) = binary_header(bytes).filter(|h| h.format == SCENE_FORMAT_VERSION) else {
+    let current = SceneEncoding::Binary.current_format();
+    let Some(header) = binary_header(bytes).filter(|h| h.format <= current) else {
         return SceneNeeds::Loading;
     };
-    let changes: Vec<Change> = header
-        .components
-        .iter()
-        .filter_map(|name| {
-            let current = registry.canonical_name(name)?;
-            (current != *name).then(|| Change {
-                at: None,
-                description: renamed(name, current),
-            })
+    let mut changes = Vec::new();
+    if header.format < current {
+        changes.push(Change {
+            at: None,
+            description: format!(
+                "format {} is now {current} (with a checksum)",
+                header.format
+            ),
+        });
+    }
+    changes.extend(header.components.iter().filter_map(|name| {
+        let current = registry.canonical_name(name)?;
+        (current != *name).then(|| Change {
+            at: None,
+            description: renamed(name, current),
         })
-        .collect();
+    }));
     SceneNeeds::from(changes)
 }

@@ -100,12 +100,13 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         SceneEncoding::Binary => "binary",
     };
     writeln!(out, "encoding:  {encoding}")?;
-    if scene.format == SCENE_FORMAT_VERSION {
+    let current = scene.encoding.current_format();
+    if scene.format == current {
         writeln!(out, "format:    {} (current)", scene.format)?;
     } else {
         writeln!(
             out,
-            "format:    {} (current is {SCENE_FORMAT_VERSION}; `archetool migrate` upgrades the file)",
+            "format:    {} (current is {current}; `archetool migrate` upgrades the file)",
             scene.format
         )?;
     }
