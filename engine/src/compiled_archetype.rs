@@ -341,13 +341,7 @@ pub(crate) fn suggest_field(
     id: ComponentId,
     field: &FieldPath,
 ) -> Option<String> {
-    let crate::field_path::PathSegment::Key(key) = field.last()? else {
-        return None;
-    };
-    match registry.ops(id).probe(field.parent().segments())? {
-        Shape::Struct { fields, .. } => did_you_mean(key, fields.iter().copied()),
-        Shape::Enum { variants, .. } => did_you_mean(key, variants.iter().copied()),
-    }
+    crate::field_probe::suggest_with(field, |parent| registry.ops(id).probe(parent))
 }
 
 /// The entity path a `#` reference written for an entity based at `base` points to:

@@ -494,17 +494,19 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>>;
     /// This type's column in a hecs archetype, if the archetype has it, for saving.
     fn column<'w>(&self, archetype: &'w Archetype) -> Option<Box<dyn LiveColumn + 'w>>;
-    /// Deserializes a value from JSON text straight into `builder` (unknown fields are ignored,
-    /// as data saved by an older build may have them).
+    /// Deserializes a value from JSON text straight into `builder`. Fields the type does not
+    /// have are skipped and reported through `unknown` (the caller decides whether that is an
+    /// error: it is the place of a typo, and saving the value again would drop them).
     fn read_json_into(
         &self,
         text: &str,
         builder: &mut EntityBuilder,
+        unknown: &mut Vec<FieldPath>,
     ) -> Result<(), (FieldPath, serde_json::Error)>;
     /// Deserializes a value from the start of `text` (JSON, after optional whitespace), checked
     /// as [`read_json_into`](Self::read_json_into) checks it, into `builder`; returns how many
-    /// bytes of `text` the value took. `None` when it does not decode: the caller reads it again
-    /// the careful way to say why.
+    /// bytes of `text` the value took. `None` when it does not decode or has a field the type
+    /// does not have: the caller reads it again the careful way to say why.
     fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize>;
     /// Deserializes a value from postcard bytes; an error says where in the value, if known.
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)>;
@@ -555,20 +557,12 @@ pub(crate) fn deserialize_value<T: DeserializeOwned>(
     // Most values are fine: decode without tracking where we are (tracking costs as much as
     // the decoding), and only decode again with tracking to say where an error is.
     let mut found = Vec::new();
-    let mut record = |path: serde_ignored::Path<'_>| {
-        let mut segments = Vec::new();
-        ignored_path(&path, &mut segments);
-        found.push(FieldPath(segments));
-    };
+    let mut record = |path: serde_ignored::Path<'_>| found.push(field_path_of(&path));
     if let Ok(typed) = serde_ignored::deserialize(value, &mut record) {
         unknown.append(&mut found);
         return Ok(typed);
     }
-    let mut record = |path: serde_ignored::Path<'_>| {
-        let mut segments = Vec::new();
-        ignored_path(&path, &mut segments);
-        unknown.push(FieldPath(segments));
-    };
+    let mut record = |path: serde_ignored::Path<'_>| unknown.push(field_path_of(&path));
     let ignored = serde_ignored::Deserializer::new(value, &mut record);
     serde_path_to_error::deserialize(ignored).map_err(|error| ValueError {
         path: convert_path(error.path()),
@@ -590,6 +584,28 @@ pub(crate) fn convert_path(path: &serde_path_to_error::Path) -> FieldPath {
             })
             .collect(),
     )
+}
+
+/// A `T` that refuses to deserialize when the input has a field `T` does not have (for the
+/// one-pass scene reader, which hands such values to the careful reader to report).
+struct Strict<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Strict<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut ignored = false;
+        let typed = serde_ignored::deserialize(deserializer, |_| ignored = true)?;
+        if ignored {
+            return Err(serde::de::Error::custom("a field the type does not have"));
+        }
+        Ok(Strict(typed))
+    }
+}
+
+/// serde_ignored's path of a skipped field as ours.
+pub(crate) fn field_path_of(path: &serde_ignored::Path<'_>) -> FieldPath {
+    let mut segments = Vec::new();
+    ignored_path(path, &mut segments);
+    FieldPath(segments)
 }
 
 fn ignored_path(path: &serde_ignored::Path<'_>, out: &mut Vec<PathSegment>) {
@@ -631,13 +647,23 @@ impl<T: Component> Ops<T> {
         Ok(typed)
     }
 
-    /// Deserializes `T` from JSON text (unknown fields ignored), then checks it as
-    /// [`check_read`](crate::value_check::check_read) does.
-    fn read_json_typed(text: &str) -> Result<T, (FieldPath, serde_json::Error)> {
+    /// Deserializes `T` from JSON text (fields `T` does not have go to `unknown`), then checks
+    /// it as [`check_read`](crate::value_check::check_read) does.
+    fn read_json_typed(
+        text: &str,
+        unknown: &mut Vec<FieldPath>,
+    ) -> Result<T, (FieldPath, serde_json::Error)> {
         // Decode without tracking the path first; track it only to report an error.
-        if let Ok(typed) = serde_json::from_str::<T>(text) {
+        let mut found = Vec::new();
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let decoded = serde_ignored::deserialize(&mut deserializer, |path| {
+            found.push(field_path_of(&path));
+        })
+        .and_then(|typed: T| deserializer.end().map(|()| typed));
+        if let Ok(typed) = decoded {
             crate::value_check::check_read(&typed)
                 .map_err(|error| (error.path, serde::de::Error::custom(error.message)))?;
+            unknown.append(&mut found);
             return Ok(typed);
         }
         let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -774,14 +800,15 @@ impl<T: Component> ComponentOps for Ops<T> {
         &self,
         text: &str,
         builder: &mut EntityBuilder,
+        unknown: &mut Vec<FieldPath>,
     ) -> Result<(), (FieldPath, serde_json::Error)> {
-        builder.add(Self::read_json_typed(text)?);
+        builder.add(Self::read_json_typed(text, unknown)?);
         Ok(())
     }
 
     fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize> {
-        let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
-        let typed = values.next()?.ok()?;
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<Strict<T>>();
+        let Strict(typed) = values.next()?.ok()?;
         crate::value_check::check_read(&typed).ok()?;
         builder.add(typed);
         Some(values.byte_offset())

@@ -8,9 +8,10 @@ use crate::field_path::FieldPath;
 use crate::json_text::Position;
 
 /// How serious a [`Diagnostic`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     /// The file (or the archetype it defines) cannot be used.
+    #[default]
     Error,
     /// Worth fixing, but the data still loads.
     Warning,

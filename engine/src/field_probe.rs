@@ -16,7 +16,8 @@ use serde::de::{
 };
 use serde::forward_to_deserialize_any;
 
-use crate::field_path::PathSegment;
+use crate::field_path::{FieldPath, PathSegment};
+use crate::suggest::did_you_mean;
 
 /// What the probe learned about the type found at a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +38,26 @@ pub enum Shape {
         /// The names serde accepts as variants.
         variants: &'static [&'static str],
     },
+}
+
+/// "Did you mean": the name closest to the last key of `field` among the field (or variant)
+/// names serde accepts at that place of `T`.
+pub(crate) fn suggest_field_in<T: de::DeserializeOwned>(field: &FieldPath) -> Option<String> {
+    suggest_with(field, probe::<T>)
+}
+
+/// [`suggest_field_in`] for a type known through `probe` (which finds the shape at a path).
+pub(crate) fn suggest_with(
+    field: &FieldPath,
+    probe: impl FnOnce(&[PathSegment]) -> Option<Shape>,
+) -> Option<String> {
+    let PathSegment::Key(key) = field.last()? else {
+        return None;
+    };
+    match probe(field.parent().segments())? {
+        Shape::Struct { fields, .. } => did_you_mean(key, fields.iter().copied()),
+        Shape::Enum { variants, .. } => did_you_mean(key, variants.iter().copied()),
+    }
 }
 
 /// Finds the shape of the struct or enum at `path` inside `T`.

@@ -93,6 +93,9 @@ fn load_fast<'c, 'a>(
         instance_handles: Vec::new(),
     };
     let loaded = read(&mut load, world);
+    // This path does not place what it warns about: the careful path reports it, placed.
+    let warned = !context.take_warnings().is_empty();
+    let loaded = loaded.filter(|()| !warned);
     let mut state = refs.take();
     for handle in state.pool.drain(..) {
         let _ = world.despawn(handle);
@@ -107,6 +110,7 @@ fn load_fast<'c, 'a>(
         entities: load.entities,
         by_id: state.ids,
         remapped: load.remapped,
+        warnings: Vec::new(),
     })
 }
 
@@ -186,7 +190,7 @@ fn read_entities_with<'a>(
     shared: FxHashMap<u64, String>,
     read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Option<()>,
 ) -> Option<()> {
-    with_load_table(LoadTable::new(shared), || {
+    let (built, table) = with_load_table(LoadTable::new(shared), || {
         let mapper = ScanRefs {
             state: load.refs.clone(),
             wire: load.wire,
@@ -198,7 +202,9 @@ fn read_entities_with<'a>(
             return None;
         }
         build_all_instances(load, world)
-    })
+    });
+    // A shared value with a field its type does not have: the careful path reports it.
+    built.filter(|()| table.unknown_fields().is_empty())
 }
 
 /// `{"format": 2, ("shared": {...},)? "entities": [...]}` and nothing after it.

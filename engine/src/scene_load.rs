@@ -7,6 +7,7 @@
 //! ([`scene_fast_load`](crate::scene_fast_load)); whatever it does not take comes here.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -25,7 +26,7 @@ use crate::archetype_library::ArchetypeLibrary;
 use crate::archetype_source::read_limited;
 use crate::compiled_archetype::resolve_ref_path;
 use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue};
-use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::field_path::FieldPath;
 use crate::json_text::{SourceText, TextError};
@@ -67,6 +68,11 @@ pub struct SceneLoadOptions {
     pub limits: Limits,
     /// Upgrades documents written in older formats (after the library's own layout upgrade).
     pub migration: Option<SceneMigration>,
+    /// What a field a component's type does not have is, in a component value, an archetype
+    /// instance's patch or a shared value: an error (the default: it is usually a typo, and
+    /// saving the world again would drop it), or a warning, listed in
+    /// [`LoadedScene::warnings`], with the field skipped.
+    pub unknown_fields: Severity,
 }
 
 /// A scene that was loaded: which entity each stable ID became.
@@ -75,9 +81,18 @@ pub struct LoadedScene {
     pub(crate) entities: Vec<Entity>,
     pub(crate) by_id: FxHashMap<StableId, Entity>,
     pub(crate) remapped: FxHashMap<StableId, StableId>,
+    pub(crate) warnings: Vec<SceneError>,
 }
 
 impl LoadedScene {
+    /// What the load skipped and reported instead of refusing the scene: fields a component's
+    /// type does not have, when [`SceneLoadOptions::unknown_fields`] is
+    /// [`Severity::Warning`]. In the file's order; each names the file, place, entity,
+    /// component and field, like an error.
+    pub fn warnings(&self) -> &[SceneError] {
+        &self.warnings
+    }
+
     /// The entity created for the stable ID written in the file.
     pub fn entity(&self, id: StableId) -> Option<Entity> {
         self.by_id.get(&id).copied()
@@ -215,6 +230,8 @@ pub(crate) struct Context<'a> {
     library: &'a ArchetypeLibrary,
     pub(crate) registry: &'a ComponentRegistry,
     pub(crate) options: &'a SceneLoadOptions,
+    /// What the load reports without refusing the scene (see [`Context::unknown_field`]).
+    warnings: RefCell<Vec<SceneError>>,
 }
 
 impl<'a> Context<'a> {
@@ -228,7 +245,28 @@ impl<'a> Context<'a> {
             library,
             registry: library.registry(),
             options,
+            warnings: RefCell::new(Vec::new()),
         }
+    }
+
+    /// A field a component's type does not have: returned as the load's error, or, with
+    /// [`SceneLoadOptions::unknown_fields`] at [`Severity::Warning`], kept as a warning.
+    pub(crate) fn unknown_field(&self, mut error: SceneError) -> Result<(), SceneError> {
+        match self.options.unknown_fields {
+            Severity::Error => Err(error),
+            Severity::Warning => {
+                error.diagnostic.severity = Severity::Warning;
+                self.warnings.borrow_mut().push(error);
+                Ok(())
+            }
+        }
+    }
+
+    /// The warnings so far, in the file's order; none are left.
+    pub(crate) fn take_warnings(&self) -> Vec<SceneError> {
+        let mut warnings = self.warnings.take();
+        warnings.sort_by_key(|warning| (warning.offset, warning.diagnostic.position));
+        warnings
     }
 
     fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
@@ -290,6 +328,8 @@ struct Document<'a> {
     entries: Vec<Entry<'a>>,
     /// The shared table: key → the value's JSON text.
     shared: FxHashMap<u64, String>,
+    /// Where each shared value is (byte offset), for errors.
+    shared_at: FxHashMap<u64, usize>,
 }
 
 pub(crate) fn load_json_text(
@@ -416,6 +456,7 @@ pub(crate) fn load_json_text(
         });
     }
     let mut shared = FxHashMap::default();
+    let mut shared_at = FxHashMap::default();
     for (key, value) in scanned.shared.unwrap_or_default() {
         let Some(parsed) = shared_key(&key) else {
             let mut error = context.error(
@@ -427,13 +468,14 @@ pub(crate) fn load_json_text(
             return Err(error);
         };
         shared.insert(parsed, value.get().to_string());
+        shared_at.insert(parsed, offset_in(source, value.get()));
     }
-    instantiate(
-        context,
-        world,
-        Document { entries, shared },
-        Source::Json(text),
-    )
+    let document = Document {
+        entries,
+        shared,
+        shared_at,
+    };
+    instantiate(context, world, document, Source::Json(text))
 }
 
 /// A shared-table key: 16 hex digits.
@@ -675,6 +717,8 @@ pub(crate) struct Header<'a> {
     pub components: Vec<&'a str>,
     pub archetypes: Vec<&'a str>,
     pub shared: FxHashMap<u64, String>,
+    /// Where each shared value is (byte offset), for errors.
+    pub shared_at: FxHashMap<u64, usize>,
 }
 
 /// Reads everything between the version and the entities: name tables, shared table.
@@ -694,6 +738,7 @@ pub(crate) fn read_tables<'a>(
     }
     let count = reader.count("shared table size", 9)?;
     let mut shared = FxHashMap::default();
+    let mut shared_at = FxHashMap::default();
     for _ in 0..count {
         let key = reader.u64_le("shared key")?;
         let at = reader.offset;
@@ -703,12 +748,14 @@ pub(crate) fn read_tables<'a>(
             message: "shared value is not valid UTF-8".to_string(),
         })?;
         shared.insert(key, text.to_string());
+        shared_at.insert(key, reader.offset - bytes.len());
     }
     Ok(Header {
         format,
         components,
         archetypes,
         shared,
+        shared_at,
     })
 }
 
@@ -741,6 +788,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         components,
         archetypes,
         shared,
+        shared_at,
         ..
     } = read_tables(&mut reader, version).map_err(fail)?;
     // Each entity takes at least 11 bytes: the id, archetype, child and component count.
@@ -818,7 +866,11 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         error.offset = Some(reader.offset);
         return Err(error);
     }
-    Ok(Document { entries, shared })
+    Ok(Document {
+        entries,
+        shared,
+        shared_at,
+    })
 }
 
 fn too_many(context: &Context<'_>, count: usize) -> SceneError {
@@ -879,7 +931,11 @@ fn instantiate(
     document: Document<'_>,
     source: Source<'_>,
 ) -> Result<LoadedScene, SceneError> {
-    let Document { entries, shared } = document;
+    let Document {
+        entries,
+        shared,
+        shared_at,
+    } = document;
     if entries.len() > context.options.limits.max_scene_entities {
         return Err(too_many(context, entries.len()));
     }
@@ -967,7 +1023,7 @@ fn instantiate(
         .map(|(e, h)| (e.id, *h))
         .collect();
     let by_id = Arc::new(by_id);
-    let result = with_load_table(LoadTable::new(shared), || {
+    let (result, table) = with_load_table(LoadTable::new(shared), || {
         decode_all(
             context,
             &entries,
@@ -980,6 +1036,8 @@ fn instantiate(
             world,
         )
     });
+    let result =
+        result.and_then(|()| report_unknown_shared_fields(context, &table, &shared_at, &place));
     if let Err(error) = result {
         // Some entities may be complete already: all go, and the world is as it was.
         for handle in handles {
@@ -991,7 +1049,62 @@ fn instantiate(
         entities: handles,
         by_id: Arc::try_unwrap(by_id).unwrap_or_else(|shared| (*shared).clone()),
         remapped,
+        warnings: context.take_warnings(),
     })
+}
+
+/// Reports the fields of shared values their types do not have (met while the values were
+/// built), at their place in the shared table; see [`Context::unknown_field`].
+fn report_unknown_shared_fields(
+    context: &Context<'_>,
+    table: &LoadTable,
+    shared_at: &FxHashMap<u64, usize>,
+    place: &dyn Fn(&mut SceneError, usize),
+) -> Result<(), SceneError> {
+    for unknown in table.unknown_fields() {
+        let mut error = context.error(
+            DiagnosticCode::UnknownField,
+            format!(
+                "shared value {:016x}: unknown field `{}` in `{}`",
+                unknown.key, unknown.field, unknown.type_name
+            ),
+        );
+        error.diagnostic.field = Some(unknown.field.clone());
+        error.diagnostic.suggestion = unknown.suggestion.clone();
+        let at = shared_at.get(&unknown.key).copied().unwrap_or_default();
+        let key = table
+            .text(unknown.key)
+            .and_then(|text| key_of(text, &unknown.field));
+        place_in_value(&mut error, at, key, place);
+        context.unknown_field(error)?;
+    }
+    Ok(())
+}
+
+/// The span of the key of `field` in the JSON value `text`, if the text has it.
+fn key_of(text: &str, field: &FieldPath) -> Option<Range<usize>> {
+    let located = crate::json_text::locate(text, field.segments())?;
+    (located.matched == field.segments().len())
+        .then_some(located.key)
+        .flatten()
+}
+
+/// Places `error` at `key` (a span inside the value that starts at byte `at` of the file), or
+/// at the value when the key is not known (binary values).
+fn place_in_value(
+    error: &mut SceneError,
+    at: usize,
+    key: Option<Range<usize>>,
+    place: &dyn Fn(&mut SceneError, usize),
+) {
+    match key {
+        Some(key) => {
+            let span = at + key.start..at + key.end;
+            error.diagnostic.span = Some(span.clone());
+            place(error, span.start);
+        }
+        None => place(error, at),
+    }
 }
 
 /// What an entry is, once names are resolved.
@@ -1317,11 +1430,12 @@ pub(crate) fn build_instances(
                 wire: RefWire::Any,
                 instance: Some((paths.clone(), base.clone())),
             };
+            let mut unknown = Vec::new();
             let (decoded, _) = with_mapper(mapper, || {
                 context
                     .registry
                     .ops(component)
-                    .decode(&merged, &mut Vec::new())
+                    .decode(&merged, &mut unknown)
             });
             let typed: TypedValue = decoded.map_err(|error| {
                 // Inside the scene's patch if the bad field is there; else at the component.
@@ -1337,6 +1451,19 @@ pub(crate) fn build_instances(
                 place(&mut scene_error, located.map_or(offset, |span| span.start));
                 scene_error
             })?;
+            // Only the scene's own fields are the scene's to report (the archetype's are
+            // reported where it is loaded).
+            let patch_value = patch.as_ref().and_then(Option::as_ref);
+            for field in unknown {
+                if !patch_value.is_some_and(|patch| has_path(patch, &field)) {
+                    continue;
+                }
+                let mut error = unknown_field_error(context, entry, name, component, field);
+                let key = (error.diagnostic.field.as_ref())
+                    .and_then(|f| key_of(patch_texts.get(&component)?, f));
+                place_in_value(&mut error, offset, key, place);
+                context.unknown_field(error)?;
+            }
             if let Some(Some(patch)) = patch {
                 if !matches!(name, "Parent" | "Children") {
                     overrides.insert(name.to_string(), patch);
@@ -1370,11 +1497,26 @@ fn decode_payload_into(
     let ops = context.registry.ops(component);
     match payload {
         Payload::Removed => Ok(()),
-        Payload::Json(text) => ops.read_json_into(text, builder).map_err(|(path, error)| {
-            json_value_error(
-                context, entry, name, offset, text, source, place, path, error,
-            )
-        }),
+        Payload::Json(text) => {
+            let mut unknown = Vec::new();
+            ops.read_json_into(text, builder, &mut unknown)
+                .map_err(|(path, error)| {
+                    json_value_error(
+                        context, entry, name, offset, text, source, place, path, error,
+                    )
+                })?;
+            for field in unknown {
+                let mut error = unknown_field_error(context, entry, name, component, field);
+                let key = error
+                    .diagnostic
+                    .field
+                    .as_ref()
+                    .and_then(|f| key_of(text, f));
+                place_in_value(&mut error, offset, key, place);
+                context.unknown_field(error)?;
+            }
+            Ok(())
+        }
         Payload::Postcard(bytes) => {
             ops.read_postcard_into(bytes, builder)
                 .map_err(|(path, message)| {
@@ -1438,6 +1580,29 @@ fn json_value_error(
     scene_error
 }
 
+/// The error for a field `field` of component `name` (`component`) that its type does not have.
+fn unknown_field_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    component: ComponentId,
+    field: FieldPath,
+) -> SceneError {
+    let mut error = context.error(
+        DiagnosticCode::UnknownField,
+        format!(
+            "entity {}: unknown field `{field}` in component `{name}`",
+            entry.id
+        ),
+    );
+    error.entity = Some(entry.id);
+    error.diagnostic.suggestion =
+        crate::compiled_archetype::suggest_field(context.registry, component, &field);
+    error.diagnostic.component = Some(name.to_string());
+    error.diagnostic.field = Some(field);
+    error
+}
+
 fn component_error(
     context: &Context<'_>,
     entry: &Entry<'_>,
@@ -1465,6 +1630,25 @@ fn strip_position(message: &str) -> String {
         Some(at) => message[..at].to_string(),
         None => message.to_string(),
     }
+}
+
+/// Whether the JSON value has a member or element at `path`.
+fn has_path(value: &Value, path: &FieldPath) -> bool {
+    let mut at = value;
+    for segment in path.segments() {
+        let next = match (segment, at) {
+            (crate::field_path::PathSegment::Key(key), Value::Object(map)) => map.get(key),
+            (crate::field_path::PathSegment::Index(index), Value::Array(items)) => {
+                items.get(*index)
+            }
+            _ => None,
+        };
+        match next {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+    true
 }
 
 /// The byte offset of a serde_json (line, column) inside `text`.

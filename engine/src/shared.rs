@@ -11,6 +11,7 @@ use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use crate::field_path::FieldPath;
 use crate::scene_format::scene_keys::SHARED_REF;
 
 /// Data shared by several entities (a loot table, a dialogue tree) through one `Arc`.
@@ -96,6 +97,20 @@ pub(crate) struct SaveTable {
 pub(crate) struct LoadTable {
     entries: FxHashMap<u64, String>,
     built: FxHashMap<(u64, TypeId), Arc<dyn Any + Send + Sync>>,
+    unknown: Vec<UnknownSharedField>,
+}
+
+/// A field of a shared value that its type does not have (skipped when it was built).
+#[derive(Clone, Debug)]
+pub(crate) struct UnknownSharedField {
+    /// The shared value's key.
+    pub key: u64,
+    /// Where in the value.
+    pub field: FieldPath,
+    /// The Rust type the value was built as (its last path segment).
+    pub type_name: &'static str,
+    /// The closest field name the type has there.
+    pub suggestion: Option<String>,
 }
 
 thread_local! {
@@ -134,7 +149,18 @@ impl LoadTable {
         LoadTable {
             entries,
             built: FxHashMap::default(),
+            unknown: Vec::new(),
         }
+    }
+
+    /// The fields of the values built that their types do not have, in the order met.
+    pub fn unknown_fields(&self) -> &[UnknownSharedField] {
+        &self.unknown
+    }
+
+    /// The JSON text of the value under `key`.
+    pub fn text(&self, key: u64) -> Option<&str> {
+        self.entries.get(&key).map(String::as_str)
     }
 }
 
@@ -152,9 +178,12 @@ pub(crate) fn with_save_table<R>(table: SaveTable, f: impl FnOnce() -> R) -> (R,
     }
 }
 
-/// Runs `f` with a load table installed.
-pub(crate) fn with_load_table<R>(table: LoadTable, f: impl FnOnce() -> R) -> R {
-    with_context(Context::Load(table), f).0
+/// Runs `f` with a load table installed; returns the table with what was built from it.
+pub(crate) fn with_load_table<R>(table: LoadTable, f: impl FnOnce() -> R) -> (R, LoadTable) {
+    match with_context(Context::Load(table), f) {
+        (result, Some(Context::Load(table))) => (result, table),
+        (result, _) => (result, LoadTable::new(FxHashMap::default())),
+    }
 }
 
 fn with_context<R>(context: Context, f: impl FnOnce() -> R) -> (R, Option<Context>) {
@@ -288,16 +317,36 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
                 "shared value {key:016x} is not in the scene's shared table"
             ))
         })?;
-        let value: T = serde_json::from_str(&text)
-            .map_err(|e| de::Error::custom(format!("shared value {key:016x}: {e}")))?;
+        let mut unknown = Vec::new();
+        let mut deserializer = serde_json::Deserializer::from_str(&text);
+        let value: T = serde_ignored::deserialize(&mut deserializer, |path| {
+            unknown.push(crate::component_registry::field_path_of(&path));
+        })
+        .and_then(|value| deserializer.end().map(|()| value))
+        .map_err(|e| de::Error::custom(format!("shared value {key:016x}: {e}")))?;
+        let unknown = unknown.into_iter().map(|field| UnknownSharedField {
+            key,
+            suggestion: crate::field_probe::suggest_field_in::<T>(&field),
+            type_name: short_type_name::<T>(),
+            field,
+        });
         let value = Arc::new(value);
         CONTEXT.with(|slot| {
             if let Some(Context::Load(table)) = slot.borrow_mut().as_mut() {
                 table.built.insert((key, TypeId::of::<T>()), value.clone());
+                table.unknown.extend(unknown);
             }
         });
         Ok(Shared(value))
     }
+}
+
+/// `game::loot::LootTable` → `LootTable` (generic arguments kept: `Table<u8>`).
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let path_end = full.find('<').unwrap_or(full.len());
+    let start = full[..path_end].rfind("::").map_or(0, |at| at + 2);
+    &full[start..]
 }
 
 /// The key a JSON value refers to, if it is a shared-value reference.

@@ -8,7 +8,8 @@ use archetool::demo::components::{registry, Door, Follow, Glyph, Health, Key, Tu
 use archetype_engine::{
     load_scene, load_scene_from_path, save_scene, save_scene_to_path, ArchetypeInstance,
     ArchetypeLibrary, Children, DanglingReferences, EntityRef, IdConflict, InstanceOverrides, Name,
-    Parent, SceneEncoding, SceneLoadOptions, SceneSaveError, SceneSaveOptions, StableId, Transform,
+    Parent, SceneEncoding, SceneLoadOptions, SceneSaveError, SceneSaveOptions, Severity, StableId,
+    Transform,
 };
 use glam::Vec3;
 use hecs::{Entity, World};
@@ -251,10 +252,10 @@ fn a_hand_edited_layout_loads_the_same_world() {
     let edited = serde_json::to_string(&document)
         .unwrap()
         .replace("\"Health\"", "\"\\u0048ealth\"");
-    assert!(
-        edited.starts_with("{\"entities\":[{\"archetype\":"),
-        "{edited}"
-    );
+    // Sorted keys: `entities` before `format`, an entry's `id` after its other keys (the first
+    // entry is a plain entity or an instance, as the random IDs fall).
+    assert!(edited.starts_with("{\"entities\":[{\""), "{edited}");
+    assert!(edited.contains("},\"id\":\""), "{edited}");
     assert!(edited.contains("\"\\u0048ealth\":{"), "{edited}");
 
     let mut loaded = World::new();
@@ -395,6 +396,81 @@ fn an_instance_of_an_archetype_with_errors_names_the_errors_not_an_unknown_arche
     );
     assert_eq!(world.len(), 0);
     drop(dir);
+}
+
+/// A binary save in format 2 (no checksum), to change bytes of it in a test.
+fn without_checksum(binary: &[u8]) -> Vec<u8> {
+    let mut unchecked = binary[..binary.len() - 4].to_vec();
+    assert_eq!(unchecked[8], 3);
+    unchecked[8] = 2;
+    unchecked
+}
+
+/// A field a component does not have is an error by default (it is a typo, and a re-save would
+/// drop it): in plain entities' values and in instances' patches, through the fast and careful
+/// readers. As warnings, every one is listed (placed) and the scene loads.
+#[test]
+fn unknown_fields_are_errors_or_listed_warnings_never_silent() {
+    let library = demo_library();
+    let text = r#"{
+  "format": 2,
+  "entities": [
+    { "id": "00000000000000a1", "archetype": "enemies/goblin", "components": { "Health": { "curent": 1.0 } } },
+    { "id": "00000000000000b2", "components": { "Follow": { "leadr": "00000000000000a1", "distance": 2.0 } } }
+  ]
+}"#;
+    let mut world = World::new();
+    assert_eq!(
+        load_err(text, &mut world, &library),
+        "arena.scene.json:5:61: error[unknown-field]: entity 00000000000000b2: unknown field `leadr` in component `Follow`; did you mean `leader`?"
+    );
+    assert_eq!(world.len(), 0);
+    let warn = SceneLoadOptions {
+        unknown_fields: Severity::Warning,
+        ..SceneLoadOptions::default()
+    };
+    let file = Some(Path::new("arena.scene.json"));
+    let scene = load_scene(text.as_bytes(), file, &mut world, &library, &warn).unwrap();
+    let warnings: Vec<String> = scene.warnings().iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        warnings,
+        [
+            "arena.scene.json:4:92: warning[unknown-field]: entity 00000000000000a1: unknown field `curent` in component `Health`; did you mean `current`?",
+            "arena.scene.json:5:61: warning[unknown-field]: entity 00000000000000b2: unknown field `leadr` in component `Follow`; did you mean `leader`?",
+        ]
+    );
+    assert_eq!(scene.len(), 2);
+    let follower = scene.entity(StableId(0xb2)).unwrap();
+    assert_eq!(world.get::<&Follow>(follower).unwrap().leader, None);
+
+    // A scene without unknown fields has no warnings (the fast path's result).
+    let clean = save_json(&world, &library);
+    let again = load_scene(clean.as_bytes(), file, &mut World::new(), &library, &warn).unwrap();
+    assert!(again.warnings().is_empty());
+
+    // Binary scenes hold instances' patches as JSON: the same error, at the component's byte.
+    let mut goblins = World::new();
+    let goblin = library.spawn(&mut goblins, "enemies/goblin").unwrap();
+    set(&mut goblins, goblin, StableId(0xa1));
+    goblins.get::<&mut Health>(goblin).unwrap().current = 1.0;
+    let binary = save_binary(&goblins, &library);
+    let at = binary.windows(9).position(|w| w == b"\"current\"").unwrap();
+    let mut damaged = without_checksum(&binary);
+    damaged[at..at + 9].copy_from_slice(b"\"curremt\"");
+    let error = load_scene(
+        &damaged,
+        None,
+        &mut World::new(),
+        &library,
+        &SceneLoadOptions::default(),
+    )
+    .unwrap_err();
+    let offset = error.offset.unwrap();
+    assert_eq!(
+        error.to_string(),
+        format!("byte {offset}: error[unknown-field]: entity 00000000000000a1: unknown field `curremt` in component `Health`; did you mean `current`?")
+    );
+    assert!(offset < at, "the component's start");
 }
 
 /// Plain entities (not from an archetype) holding references: squad members following their
@@ -1127,6 +1203,58 @@ mod shared_data {
         .unwrap();
         assert_eq!(allocations(&loaded), 2);
         assert_eq!(save_json(&loaded, &library), save_json(&world, &library));
+    }
+
+    /// A field a shared value's type does not have is an error at its place in the shared
+    /// table (or, as a warning, listed and skipped), in JSON and binary scenes alike.
+    #[test]
+    fn unknown_fields_in_shared_values_are_reported_where_they_are() {
+        let library = library();
+        let world = world_with_two_tables();
+        let text = save_json(&world, &library).replacen("\"gold\"", "\"golld\": 0, \"gold\"", 1);
+        let key_line = text.lines().position(|l| l.contains("golld")).unwrap() + 1;
+        let key = &text[text.find("\"shared\": {\n    \"").unwrap() + 17..][..16];
+        let message = format!("unknown field `golld` in `LootTable`; did you mean `gold`?");
+        let mut loaded = World::new();
+        assert_eq!(
+            load_err(&text, &mut loaded, &library),
+            format!("arena.scene.json:{key_line}:7: error[unknown-field]: shared value {key}: {message}")
+        );
+        assert_eq!(loaded.len(), 0);
+        let warn = SceneLoadOptions {
+            unknown_fields: Severity::Warning,
+            ..SceneLoadOptions::default()
+        };
+        let file = Some(Path::new("arena.scene.json"));
+        let scene = load_scene(text.as_bytes(), file, &mut loaded, &library, &warn).unwrap();
+        let warnings: Vec<String> = scene.warnings().iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            warnings,
+            [format!("arena.scene.json:{key_line}:7: warning[unknown-field]: shared value {key}: {message}")]
+        );
+        assert_eq!(loaded.len(), 30);
+
+        // Binary scenes keep shared values as JSON text: the same check, placed by byte.
+        let binary = save_binary(&world, &library);
+        // Insert a field into the first shared value (its one-byte length goes up with it).
+        let mut damaged = without_checksum(&binary);
+        let value = damaged.windows(8).position(|w| w == b"{\"gold\":").unwrap();
+        damaged[value - 1] += 9;
+        damaged.splice(value + 1..value + 1, b"\"gokd\":0,".iter().copied());
+        let error = load_scene(
+            &damaged,
+            None,
+            &mut World::new(),
+            &library,
+            &SceneLoadOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        let key = u64::from_le_bytes(damaged[value - 9..value - 1].try_into().unwrap());
+        assert_eq!(
+            error,
+            format!("byte {}: error[unknown-field]: shared value {key:016x}: unknown field `gokd` in `LootTable`; did you mean `gold`?", value + 1)
+        );
     }
 
     #[test]
