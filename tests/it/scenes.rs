@@ -1214,7 +1214,7 @@ mod shared_data {
         let text = save_json(&world, &library).replacen("\"gold\"", "\"golld\": 0, \"gold\"", 1);
         let key_line = text.lines().position(|l| l.contains("golld")).unwrap() + 1;
         let key = &text[text.find("\"shared\": {\n    \"").unwrap() + 17..][..16];
-        let message = format!("unknown field `golld` in `LootTable`; did you mean `gold`?");
+        let message = "unknown field `golld` in `LootTable`; did you mean `gold`?";
         let mut loaded = World::new();
         assert_eq!(
             load_err(&text, &mut loaded, &library),
