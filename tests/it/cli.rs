@@ -1483,6 +1483,46 @@ fn scene_check_loads_the_scene_with_the_archetypes() {
     );
 }
 
+/// A game refuses a scene with fields its components do not have (a re-save would lose them);
+/// `scene check` lists every one at once.
+#[test]
+fn scene_check_lists_every_unknown_field() {
+    let project = Project::demo();
+    project.write(
+        "s.scene.json",
+        r#"{
+  "format": 2,
+  "entities": [
+    { "id": "00000000000000a1", "components": { "Health": { "current": 1, "max": 2, "maxx": 12 } } },
+    { "id": "00000000000000b2", "archetype": "enemies/goblin", "components": { "Health": { "curent": 1.0 } } }
+  ]
+}
+"#,
+    );
+    let expected = r#"s.scene.json:4:85: error[unknown-field]: entity 00000000000000a1: unknown field `maxx` in component `Health`
+  |
+4 |     { "id": "00000000000000a1", "components": { "Health": { "current": 1, "max": 2, "maxx": 12 } } },
+  |                                                                                     ^^^^^^
+  |
+  = help: did you mean `max`?
+
+s.scene.json:5:92: error[unknown-field]: entity 00000000000000b2: unknown field `curent` in component `Health`
+  |
+5 |     { "id": "00000000000000b2", "archetype": "enemies/goblin", "components": { "Health": { "curent": 1.0 } } }
+  |                                                                                            ^^^^^^^^
+  |
+  = help: did you mean `current`?
+
+s.scene.json: does not load: 2 unknown fields (a game can skip them with `SceneLoadOptions::unknown_fields`)
+"#;
+    check(
+        &project.run(&["scene", "check", "s.scene.json"]),
+        1,
+        expected,
+        "",
+    );
+}
+
 #[test]
 fn scene_check_reports_where_a_scene_goes_wrong() {
     let scene =

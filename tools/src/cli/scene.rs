@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use archetype_engine::{
     load_scene_from_path, save_scene, scene_keys, ArchetypeInstance, ArchetypeLibrary, Diagnostic,
-    SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions, SCENE_FORMAT_VERSION,
+    SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions, Severity, SCENE_FORMAT_VERSION,
 };
 use clap::{Args, Subcommand};
 use hecs::World;
@@ -221,15 +221,31 @@ fn check(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErr
     require_file(&args.file)?;
     let library = archetypes.get(context)?;
     let mut world = World::new();
-    let loaded = match load_scene_from_path(
-        &args.file,
-        &mut world,
-        library,
-        &SceneLoadOptions::default(),
-    ) {
+    // Unknown fields are errors when a game loads the scene; read on past them here, to list
+    // every one at once.
+    let options = SceneLoadOptions {
+        unknown_fields: Severity::Warning,
+        ..SceneLoadOptions::default()
+    };
+    let loaded = match load_scene_from_path(&args.file, &mut world, library, &options) {
         Ok(loaded) => loaded,
         Err(error) => return report_load_error(&error, &archetypes, context),
     };
+    if !loaded.warnings().is_empty() {
+        for warning in loaded.warnings() {
+            let mut error = warning.clone();
+            error.diagnostic.severity = Severity::Error;
+            write_scene_error(context.out, &error)?;
+            writeln!(context.out)?;
+        }
+        writeln!(
+            context.out,
+            "{}: does not load: {} (a game can skip them with `SceneLoadOptions::unknown_fields`)",
+            args.file.display(),
+            count(loaded.warnings().len(), "unknown field"),
+        )?;
+        return Ok(Exit::Findings);
+    }
     let from_archetypes = loaded
         .entities()
         .iter()
