@@ -62,6 +62,7 @@ pub mod merge_patch;
 mod resolver;
 mod scene_fast_load;
 mod scene_format;
+mod scene_json_scan;
 mod scene_load;
 mod scene_save;
 mod shared;

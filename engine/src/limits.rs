@@ -12,6 +12,10 @@ pub struct Limits {
     pub max_children_depth: usize,
     /// Most entities one scene may hold (default 1,000,000).
     pub max_scene_entities: usize,
+    /// Most component values one scene may hold, all entities together (default 16,000,000:
+    /// 16 per entity at the entity limit). Checked as the scene is read, like the entity
+    /// count, so a refused scene never costs more memory than the limits allow.
+    pub max_scene_values: usize,
     /// Largest scene file read, in bytes (default 512 MiB).
     pub max_scene_bytes: u64,
 }
@@ -23,6 +27,7 @@ impl Default for Limits {
             max_depth: 64,
             max_children_depth: 8,
             max_scene_entities: 1_000_000,
+            max_scene_values: 16_000_000,
             max_scene_bytes: 512 * 1024 * 1024,
         }
     }

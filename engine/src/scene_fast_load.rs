@@ -89,6 +89,7 @@ fn load_fast<'c, 'a>(
         refs: refs.clone(),
         entities: Vec::new(),
         remapped: FxHashMap::default(),
+        values: 0,
         instances: Vec::new(),
         instance_handles: Vec::new(),
     };
@@ -126,6 +127,8 @@ struct Load<'c, 'a> {
     entities: Vec<Entity>,
     /// Scene ID → the fresh ID it got ([`IdConflict::Remap`] into a world with IDs).
     remapped: FxHashMap<StableId, StableId>,
+    /// Component values read so far (the scene's limit counts them all).
+    values: usize,
     /// Archetype instances, built at the end, and their handles.
     instances: Vec<Entry<'a>>,
     instance_handles: Vec<Entity>,
@@ -313,7 +316,7 @@ fn read_json_entity<'a>(
             if !scan.eat_empty(b'}')? {
                 loop {
                     let name = scan.string()?;
-                    if seen.contains(&name) {
+                    if seen.contains(&name) || !take_value(load) {
                         return None;
                     }
                     seen.push(name);
@@ -366,6 +369,13 @@ fn read_json_component<'a>(
     let length = decode(load, world, || ops.read_json_prefix_into(rest, builder))?;
     scan.pos = start + length;
     Some(())
+}
+
+/// Counts one more component value; `false` once the scene holds more than the limit allows
+/// (the careful path reports it).
+fn take_value(load: &mut Load<'_, '_>) -> bool {
+    load.values += 1;
+    load.values <= load.context.options.limits.max_scene_values
 }
 
 /// Runs `decode` (one component value); if it meets more forward references than handles
@@ -577,6 +587,10 @@ fn scan_binary<'a>(
             None => return None,
         };
         key.clear();
+        load.values += head.components;
+        if load.values > load.context.options.limits.max_scene_values {
+            return None;
+        }
         for _ in 0..head.components {
             let (at, index, kind, payload) = read_component(reader)?;
             match &mut instance {
@@ -770,6 +784,7 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         RefWire::Number => Source::Binary,
         _ => Source::Unplaced,
     };
+    let mut inserted = true;
     let built = build_instances(
         load.context,
         &load.instances,
@@ -779,12 +794,10 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         source,
         &|_, _| {},
         &load.remapped,
+        &mut |handle, builder| inserted &= world.insert(handle, builder.build()).is_ok(),
     );
     load.refs.borrow_mut().ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
-    let builders = built.ok()?;
-    for (handle, mut builder) in builders {
-        world.insert(handle, builder.build()).ok()?;
-    }
+    built.ok().filter(|()| inserted)?;
     Some(())
 }
 

@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use hecs::{Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -36,6 +35,7 @@ use crate::scene_format::{
     is_readable_binary, open_binary, BinaryReader, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
     KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
+use crate::scene_json_scan::{scan, OverLimit, ScanError};
 use crate::shared::{with_load_table, LoadTable};
 use crate::spawn_error::SpawnError;
 use crate::stable_id::StableId;
@@ -368,7 +368,7 @@ pub(crate) fn load_json_text(
     // A file in the current format parses in one pass. Anything else (an older or newer
     // format, or any error) reads the `format` key alone first, as it always did, so problems
     // are reported in the same order: syntax and version before layout.
-    let scanned = match serde_json::from_str::<JsonScene<'_>>(source) {
+    let scanned = match scan(source, &context.options.limits) {
         Ok(scanned) if scanned.format == SCENE_FORMAT_VERSION => scanned,
         fast => {
             let version = peek_format(source)
@@ -402,7 +402,7 @@ pub(crate) fn load_json_text(
                     .map_err(|error| context.text_error(error))?;
                 return load_json_text(context, world, &upgraded);
             }
-            fast.map_err(|error| context.text_error(json_error(text, source, error)))?
+            fast.map_err(|failure| scan_error(context, text, failure))?
         }
     };
     let mut entries = Vec::with_capacity(scanned.entities.len());
@@ -476,6 +476,37 @@ pub(crate) fn load_json_text(
         shared_at,
     };
     instantiate(context, world, document, Source::Json(text))
+}
+
+/// The error of the careful reader's first pass: a syntax or layout error where serde_json
+/// stopped, or a limit the scene goes over, at the first entry or component over it.
+fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> SceneError {
+    let source = text.text();
+    let Some(over) = failure.over else {
+        return context.text_error(json_error(text, source, failure.error));
+    };
+    let message = strip_position(&failure.error.to_string());
+    let at = match over {
+        OverLimit::Entities => {
+            let limit = context.options.limits.max_scene_entities;
+            let path = [
+                crate::field_path::PathSegment::Key(
+                    crate::scene_format::scene_keys::ENTITIES.to_string(),
+                ),
+                crate::field_path::PathSegment::Index(limit),
+            ];
+            crate::json_text::locate(source, &path).map_or(0, |located| located.value.start)
+        }
+        // serde_json stopped after the key of the value over the limit.
+        OverLimit::Values => {
+            let after = text.offset_of_serde_position(failure.error.line(), failure.error.column());
+            key_before(source, after + 1)
+        }
+    };
+    let mut error = context.error(DiagnosticCode::TooLarge, message);
+    error.diagnostic.position = Some(text.position(at));
+    error.diagnostic.span = Some(at..at);
+    error
 }
 
 /// A shared-table key: 16 hex digits.
@@ -602,60 +633,6 @@ fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, 
     }
     serde_json::to_string(&document)
         .map_err(|error| context.error(DiagnosticCode::Malformed, error.to_string()))
-}
-
-// ---- phase one, JSON: a fast scan that borrows every component value as raw text ----
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct JsonScene<'a> {
-    format: u64,
-    #[serde(default, borrow)]
-    shared: Option<BTreeMap<Cow<'a, str>, &'a RawValue>>,
-    #[serde(borrow)]
-    entities: Vec<JsonEntity<'a>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct JsonEntity<'a> {
-    #[serde(borrow)]
-    id: &'a RawValue,
-    #[serde(default, borrow)]
-    archetype: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    child: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    components: RawComponents<'a>,
-}
-
-#[derive(Default)]
-struct RawComponents<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for RawComponents<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MapVisitor;
-        impl<'de> Visitor<'de> for MapVisitor {
-            type Value = RawComponents<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object of component name to value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    if out.iter().any(|(existing, _)| *existing == key) {
-                        return Err(de::Error::custom(format_args!(
-                            "duplicate component `{key}`"
-                        )));
-                    }
-                    let value: &'de RawValue = map.next_value()?;
-                    out.push((key, value));
-                }
-                Ok(RawComponents(out))
-            }
-        }
-        deserializer.deserialize_map(MapVisitor)
-    }
 }
 
 // ---- phase one, binary ----
@@ -797,6 +774,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         return Err(too_many(context, count));
     }
     let mut entries = Vec::with_capacity(count);
+    let mut values = 0usize;
     for _ in 0..count {
         let offset = reader.offset;
         let id = StableId(reader.u64_le("entity id").map_err(fail)?);
@@ -816,6 +794,16 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         let child = reader.str("child path").map_err(fail)?;
         let child = (!child.is_empty()).then_some(Cow::Borrowed(child));
         let component_count = reader.count("component count", 3).map_err(fail)?;
+        values += component_count;
+        if values > context.options.limits.max_scene_values {
+            let limit = context.options.limits.max_scene_values;
+            let mut error = context.error(
+                DiagnosticCode::TooLarge,
+                format!("scene has more component values than the limit of {limit}"),
+            );
+            error.offset = Some(offset);
+            return Err(error);
+        }
         let mut entry_components = Vec::with_capacity(component_count);
         for _ in 0..component_count {
             let at = reader.offset;
@@ -1264,7 +1252,7 @@ fn decode_all(
     });
     result?;
     // Archetype instances, after every plain entity, in the order of the file.
-    for (handle, mut builder) in build_instances(
+    build_instances(
         context,
         entries,
         plans,
@@ -1273,15 +1261,17 @@ fn decode_all(
         source,
         place,
         remapped,
-    )? {
-        let _ = world.insert(handle, builder.build());
-    }
-    Ok(())
+        &mut |handle, builder| {
+            let _ = world.insert(handle, builder.build());
+        },
+    )
 }
 
 /// Builds the archetype instance entries (those whose plan has an instance; the others are
 /// skipped): the archetype's values with the scene's patch applied, the instance marker and
-/// the overrides. Returns each builder with its entity's handle, in the order of `entries`.
+/// the overrides. Hands each entity's handle and builder to `sink` as soon as it is complete,
+/// in the order of `entries` (one builder serves them all, so memory does not grow with the
+/// number of instances).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build_instances(
     context: &Context<'_>,
@@ -1292,24 +1282,24 @@ pub(crate) fn build_instances(
     source: Source<'_>,
     place: &dyn Fn(&mut SceneError, usize),
     remapped: &FxHashMap<StableId, StableId>,
-) -> Result<Vec<(Entity, EntityBuilder)>, SceneError> {
+    sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+) -> Result<(), SceneError> {
     let wire = match source {
         Source::Json(_) | Source::Unplaced => RefWire::Text,
         Source::Binary => RefWire::Number,
     };
-    let mut builders = Vec::new();
+    let mut owned = EntityBuilder::new();
     let instance_paths = instance_paths(entries, plans, handles);
     let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
     for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
         let Some((marker, archetype, node_index)) = &plan.instance else {
             continue;
         };
-        let mut owned = EntityBuilder::new();
         owned.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
         let builder = &mut owned;
         let Some(compiled) = &archetype.compiled else {
             // Not reached: planning refuses abstract archetypes.
-            builders.push((handles[i], owned));
+            sink(handles[i], builder);
             continue;
         };
         let node = &compiled.nodes[*node_index];
@@ -1475,9 +1465,9 @@ pub(crate) fn build_instances(
         if !overrides.is_empty() {
             builder.add(InstanceOverrides(Arc::new(overrides)));
         }
-        builders.push((handles[i], owned));
+        sink(handles[i], builder);
     }
-    Ok(builders)
+    Ok(())
 }
 
 /// Decodes one component value of a plain entity from the file's text or bytes straight into

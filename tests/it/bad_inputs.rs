@@ -711,6 +711,7 @@ fn the_default_limits_are_documented_values() {
             max_depth: 64,
             max_children_depth: 8,
             max_scene_entities: 1_000_000,
+            max_scene_values: 16_000_000,
             max_scene_bytes: 512 * 1024 * 1024,
         }
     );
@@ -833,13 +834,21 @@ fn scene_entity_limit_default_and_lowered() {
     let json = r#"{ "format": 2, "entities": [
         { "id": "0000000000000001" }, { "id": "0000000000000002" }, { "id": "0000000000000003" }
     ] }"#;
-    for bytes in [json.as_bytes(), &binary_scene_with_entities(3)] {
+    // JSON: refused at the first entity over the limit, before reading on; binary: from the
+    // count, before reading any entity.
+    let expected = [
+        "crowd.scene.json:2:69: error[too-large]: scene has more entities than the limit of 2",
+        "crowd.scene.json: error[too-large]: scene has 3 entities, over the limit of 2",
+    ];
+    for (bytes, expected) in [json.as_bytes(), &binary_scene_with_entities(3)]
+        .into_iter()
+        .zip(expected)
+    {
         let mut world = World::new();
-        let error = load_scene(bytes, None, &mut world, &library, &lowered).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "error[too-large]: scene has 3 entities, over the limit of 2"
-        );
+        let file = Some(Path::new("crowd.scene.json"));
+        let error = load_scene(bytes, file, &mut world, &library, &lowered).unwrap_err();
+        assert_eq!(error.to_string(), expected);
+        assert_eq!(world.len(), 0);
     }
     let mut world = World::new();
     let two = binary_scene_with_entities(2);
@@ -848,6 +857,178 @@ fn scene_entity_limit_default_and_lowered() {
             .unwrap()
             .len(),
         2
+    );
+}
+
+/// The component values of a scene, all entities together, are limited as they are read (an
+/// entity may write thousands of component names).
+#[test]
+fn scene_value_limit_lowered() {
+    let library = demo_library();
+    let lowered = SceneLoadOptions {
+        limits: Limits {
+            max_scene_values: 3,
+            ..Limits::default()
+        },
+        ..SceneLoadOptions::default()
+    };
+    let json = r#"{ "format": 2, "entities": [
+        { "id": "0000000000000001", "components": { "Name": "a", "Health": { "current": 1, "max": 1 } } },
+        { "id": "0000000000000002", "components": { "Name": "b", "Speed": { "value": 1 } } }
+    ] }"#;
+    let mut world = World::new();
+    let file = Some(Path::new("crowd.scene.json"));
+    let error = load_scene(json.as_bytes(), file, &mut world, &library, &lowered).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "crowd.scene.json:3:66: error[too-large]: scene has more component values than the limit of 3"
+    );
+    assert_eq!(world.len(), 0);
+    // Binary: the same limit, at the entity whose components go over it.
+    let mut two = World::new();
+    for (id, name) in [(1, "a"), (2, "b")] {
+        two.spawn((
+            StableId(id),
+            Name(name.into()),
+            Health {
+                current: 1.0,
+                max: 1.0,
+            },
+        ));
+    }
+    let binary = save_scene(
+        &two,
+        &library,
+        SceneEncoding::Binary,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap();
+    let error = load_scene(&binary, None, &mut world, &library, &lowered).unwrap_err();
+    let offset = error.offset.unwrap();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "byte {offset}: error[too-large]: scene has more component values than the limit of 3"
+        )
+    );
+    assert_eq!(&binary[offset..offset + 8], &2u64.to_le_bytes());
+    assert_eq!(world.len(), 0);
+    // Thousands of component names in one entry: refused at the first over the limit, not
+    // compared with each other (which took quadratic time).
+    let names: Vec<String> = (0..50_000).map(|i| format!("\"C{i}\": 0")).collect();
+    let wide = format!(
+        r#"{{ "format": 2, "entities": [ {{ "id": "0000000000000001", "components": {{ {} }} }} ] }}"#,
+        names.join(", ")
+    );
+    let limited = SceneLoadOptions {
+        limits: Limits {
+            max_scene_values: 40_000,
+            ..Limits::default()
+        },
+        ..SceneLoadOptions::default()
+    };
+    let error = load_scene(wide.as_bytes(), file, &mut world, &library, &limited).unwrap_err();
+    let at = wide.find("\"C40000\"").unwrap() + 1;
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "crowd.scene.json:1:{at}: error[too-large]: scene has more component values than the limit of 40000"
+        )
+    );
+    let error = load_scene(wide.as_bytes(), None, &mut world, &library, &lowered).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("scene has more component values"),
+        "{error}"
+    );
+    let error = load_scene(
+        wide.as_bytes(),
+        file,
+        &mut world,
+        &library,
+        &SceneLoadOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "crowd.scene.json:1:74: error[unknown-component]: entity 0000000000000001: unknown component `C0`"
+    );
+}
+
+/// A JSON scene over the entity limit is refused at the first entity over it: loading it
+/// costs the memory of the entities the limit allows, however many more the file has. (Run in
+/// a child process, which measures its own peak.)
+#[test]
+fn a_scene_far_over_the_entity_limit_costs_only_what_the_limit_allows() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "bad_inputs::child_loads_a_scene_far_over_the_entity_limit",
+            "--nocapture",
+        ])
+        .env("ARCHETYPE_CHILD_SCENE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|line| line.starts_with("load peak "))
+        .unwrap_or_else(|| panic!("no peak memory line in:\n{stdout}"));
+    let (peak, text) = line["load peak ".len()..].split_once(" text ").unwrap();
+    let (peak_kib, text_kib): (u64, u64) = (peak.parse().unwrap(), text.parse().unwrap());
+    // A copy of the text (to place errors) and 10,000 tiny entities: reading all 1,000,000
+    // entries cost about twice the text more.
+    assert!(
+        peak_kib < text_kib + 16 * 1024,
+        "peak memory {peak_kib} KiB for a text of {text_kib} KiB"
+    );
+}
+
+#[test]
+#[ignore = "run as a child process by a_scene_far_over_the_entity_limit_costs_only_what_the_limit_allows"]
+fn child_loads_a_scene_far_over_the_entity_limit() {
+    if std::env::var_os("ARCHETYPE_CHILD_SCENE").is_none() {
+        return;
+    }
+    let library = demo_library();
+    let mut text = String::from("{ \"format\": 2, \"entities\": [\n");
+    for id in 1..=1_000_000u64 {
+        let separator = if id == 1 { "" } else { ",\n" };
+        let _ = write!(text, "{separator}{{ \"id\": \"{id:016x}\" }}");
+    }
+    text.push_str("\n] }\n");
+    let limits = SceneLoadOptions {
+        limits: Limits {
+            max_scene_entities: 10_000,
+            ..Limits::default()
+        },
+        ..SceneLoadOptions::default()
+    };
+    let kib = |key: &str| -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status
+            .lines()
+            .find_map(|line| line.strip_prefix(key))
+            .unwrap();
+        line.trim().trim_end_matches("kB").trim().parse().unwrap()
+    };
+    // Only the load's own peak counts: not the text, built above.
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let before = kib("VmRSS:");
+    let mut world = World::new();
+    let file = Some(Path::new("crowd.scene.json"));
+    let error = load_scene(text.as_bytes(), file, &mut world, &library, &limits).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "crowd.scene.json:10002:1: error[too-large]: scene has more entities than the limit of 10000"
+    );
+    println!(
+        "load peak {} text {}",
+        kib("VmHWM:") - before,
+        text.len() / 1024
     );
 }
 

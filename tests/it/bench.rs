@@ -46,6 +46,7 @@ fn check_line(figure: &Figure) {
         Measured::Time { .. } | Measured::Load { .. } => &["ms"],
         Measured::Latency { .. } => &["p50_ms", "p99_ms"],
         Measured::Bytes { .. } => &["bytes_per_entity"],
+        Measured::Peak { .. } => &["peak_mb"],
         Measured::Skipped { .. } => &[],
     };
     assert_eq!(keys, expected, "{line}");
@@ -58,11 +59,11 @@ fn check_line(figure: &Figure) {
             Some((_, value)) => value,
             None => detail
                 .rsplit_once(' ')
-                .and_then(|(label, unit)| (unit == "ms").then_some(label))
+                .and_then(|(label, unit)| ["ms", "MB"].contains(&unit).then_some(label))
                 .and_then(|label| label.rsplit_once(' '))
                 .map(|(_, value)| value)
                 .unwrap_or_else(|| {
-                    panic!("`{detail}` in `{line}` is neither key=value nor `what N ms`")
+                    panic!("`{detail}` in `{line}` is neither key=value nor `what N ms` (or MB)")
                 }),
         };
         number(value);

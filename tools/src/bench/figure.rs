@@ -14,6 +14,7 @@ use std::time::Duration;
 /// reload_latency p50_ms=31.2 p99_ms=33.9 (max 35.0 ms, n=30)
 /// cdda_load ms=48.10 (per_archetype_us=40.9, errors=0, mismatches=0, dropped_modifiers=3, n=1176)
 /// memory bytes_per_entity=16.8 (method=allocator, n=1000000)
+/// scene_load_peak_1m_instances peak_mb=812 (world 640 MB, input 81 MB, n=1000000)
 /// cdda_load skipped (no CDDA data at repo/../shared/data/cdda-monsters; set ARCHETOOL_CDDA_DIR to its directory)
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -81,6 +82,17 @@ pub enum Measured {
         /// (resident set size from `/proc/self/status`, page-granular and noisier).
         method: &'static str,
     },
+    /// Peak memory of one operation.
+    Peak {
+        /// The highest resident set during the operation, above the one before it, in bytes.
+        peak: u64,
+        /// What the operation's result holds afterwards, in bytes.
+        held: u64,
+        /// The size of the operation's input (already in memory before), in bytes.
+        input: u64,
+        /// The highest peak the project promises, if it promises one, in bytes.
+        target: Option<u64>,
+    },
     /// Not measured, and why (e.g. the data it needs is missing).
     Skipped {
         /// Why, for the reader.
@@ -140,6 +152,7 @@ impl Figure {
             Measured::Latency {
                 p50, p99, target, ..
             } => target.is_none_or(|(t50, t99)| *p50 <= t50 && *p99 <= t99),
+            Measured::Peak { peak, target, .. } => target.is_none_or(|target| *peak <= target),
             Measured::Load { .. } | Measured::Bytes { .. } | Measured::Skipped { .. } => true,
         }
     }
@@ -162,6 +175,10 @@ impl Figure {
             Some((low, high)) => Some((f64::min(low, v), f64::max(high, v))),
         })
     }
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
 }
 
 fn ms(duration: Duration) -> f64 {
@@ -218,6 +235,17 @@ impl fmt::Display for Figure {
                 f,
                 "{} bytes_per_entity={per_item:.1} (method={method}, n={})",
                 self.name, self.n
+            ),
+            Measured::Peak {
+                peak, held, input, ..
+            } => write!(
+                f,
+                "{} peak_mb={:.0} (world {:.0} MB, input {:.0} MB, n={})",
+                self.name,
+                mb(*peak),
+                mb(*held),
+                mb(*input),
+                self.n
             ),
             Measured::Skipped { reason } => write!(f, "{} skipped ({reason})", self.name),
         }

@@ -11,6 +11,7 @@ use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
 use crate::bench::scene::SceneFixture;
+use crate::bench::scene_peak::{InstanceScene, LoadPeak};
 use crate::bench::spawn::{SixComponents, SpawnFixture};
 
 /// Entities per spawn workload, as issue 2 states the targets.
@@ -23,10 +24,14 @@ pub const SCENE_ENTITIES: usize = 100_000;
 pub const RELOAD_INSTANCES: usize = 100_000;
 /// Entities per world in the memory workload.
 pub const MEMORY_ENTITIES: usize = 1_000_000;
+/// Archetype instances in the scene of the peak-memory workload, as issue 24 states the target.
+pub const PEAK_INSTANCES: usize = 1_000_000;
+/// The most the load of that scene may take at its peak (issue 24): 1.5 GB.
+const PEAK_TARGET: u64 = 1536 * 1024 * 1024;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 22] = [
+pub const FIGURES: [&str; 23] = [
     "memory",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
@@ -44,6 +49,7 @@ pub const FIGURES: [&str; 22] = [
     "scene_binary_save_vs_hecs_column",
     "scene_binary_load_vs_hecs_column",
     "scene_binary_load_vs_json_load",
+    "scene_load_peak_1m_instances",
     "reload_patch",
     "reload_patch_mid_fight",
     "reload_latency",
@@ -68,6 +74,8 @@ pub struct QuickSizes {
     pub latency_instances: usize,
     /// Entities per world in the memory workload.
     pub memory_entities: usize,
+    /// Archetype instances in the scene whose peak load memory is measured.
+    pub peak_instances: usize,
     /// Load only the first this many monsters of the real data (and their parents).
     pub cdda_limit: Option<usize>,
     /// Measured rounds of the fast comparisons (after one unmeasured warm-up round each).
@@ -91,6 +99,7 @@ impl QuickSizes {
             latency_saves: 30,
             latency_instances: 1_000,
             memory_entities: MEMORY_ENTITIES,
+            peak_instances: PEAK_INSTANCES,
             cdda_limit: None,
             rounds: 11,
             slow_rounds: 5,
@@ -108,6 +117,7 @@ impl QuickSizes {
             latency_saves: 2,
             latency_instances: 10,
             memory_entities: 1_000,
+            peak_instances: 1_000,
             cdda_limit: Some(40),
             rounds: 1,
             slow_rounds: 1,
@@ -199,6 +209,9 @@ pub fn run_quick_with(
     }
 
     scene_figures(sizes, &wanted, &mut push);
+    if wanted("scene_load_peak_1m_instances") {
+        push(scene_peak_figure(sizes.peak_instances));
+    }
     reload_figures(sizes, &wanted, &mut push);
 
     cdda_figures(sizes, &wanted, &mut push);
@@ -215,6 +228,29 @@ pub fn memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
             per_item: overhead.per_entity,
             method: meter.method,
         },
+    }
+}
+
+/// The peak memory of loading a scene of `instances` archetype instances
+/// ([`scene_peak::InstanceScene`]).
+pub fn scene_peak_figure(instances: usize) -> Figure {
+    let name = "scene_load_peak_1m_instances";
+    let scene = InstanceScene::new(instances);
+    match scene.load_peak() {
+        Some(LoadPeak { peak, held, input }) => Figure {
+            name: name.to_string(),
+            n: scene.len(),
+            measured: Measured::Peak {
+                peak,
+                held,
+                input,
+                target: Some(PEAK_TARGET),
+            },
+        },
+        None => Figure::skipped(
+            name,
+            "no /proc/self/clear_refs and status to measure the peak resident set with (Linux only)",
+        ),
     }
 }
 

@@ -36,7 +36,7 @@ fn goblin_file(max: u32) -> String {
 
 /// Writes the creature and the goblin (with `Health.max` = `max`) into a new temporary
 /// directory and loads it.
-fn goblin_library(max: u32) -> (TempDir, ArchetypeLibrary) {
+pub(crate) fn goblin_library(max: u32) -> (TempDir, ArchetypeLibrary) {
     let dir = tempfile::tempdir().expect("bench setup: cannot create a temporary directory");
     write(dir.path(), "base/creature.json", CREATURE);
     write(dir.path(), GOBLIN_PATH, &goblin_file(max));
