@@ -104,11 +104,15 @@ fn write_fuzz_seeds() {
                 save_scene(world, &library, encoding, &SceneSaveOptions::default()).unwrap();
             match encoding {
                 SceneEncoding::Json => write("scene_json", &format!("{label}.json"), &bytes),
-                SceneEncoding::Binary => write(
-                    "scene_binary",
-                    &format!("{label}.bin"),
-                    &bytes[checks::BINARY_MAGIC.len()..],
-                ),
+                SceneEncoding::Binary => {
+                    // As is (format 3, checksummed), and as format 2, which has no checksum:
+                    // mutations of the latter reach the reader past the checksum check.
+                    let body = &bytes[checks::BINARY_MAGIC.len()..];
+                    write("scene_binary", &format!("{label}.bin"), body);
+                    let mut unchecked = body[..body.len() - 4].to_vec();
+                    unchecked[0] = 2;
+                    write("scene_binary", &format!("{label}_format2.bin"), &unchecked);
+                }
             }
         }
     }
