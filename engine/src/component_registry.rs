@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::{self, Shape};
+use crate::ignored_fields::Strict;
 use crate::merge_patch;
 use crate::scene_format::ScenePretty;
 use crate::shared::recording;
@@ -584,21 +585,6 @@ pub(crate) fn convert_path(path: &serde_path_to_error::Path) -> FieldPath {
             })
             .collect(),
     )
-}
-
-/// A `T` that refuses to deserialize when the input has a field `T` does not have (for the
-/// one-pass scene reader, which hands such values to the careful reader to report).
-struct Strict<T>(T);
-
-impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Strict<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut ignored = false;
-        let typed = serde_ignored::deserialize(deserializer, |_| ignored = true)?;
-        if ignored {
-            return Err(serde::de::Error::custom("a field the type does not have"));
-        }
-        Ok(Strict(typed))
-    }
 }
 
 /// serde_ignored's path of a skipped field as ours.

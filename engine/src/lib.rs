@@ -55,6 +55,7 @@ mod entity_ref;
 mod field_path;
 mod field_probe;
 mod hot_reloader;
+mod ignored_fields;
 mod instance_patcher;
 mod json_text;
 mod limits;
