@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use archetype_engine::{check_archetype_name, keys};
+use archetype_engine::{check_archetype_name, keys, ArchetypeLibrary};
 use clap::Args;
 use serde_json::{Map, Value};
 
@@ -55,6 +55,9 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
             )
         }));
     }
+    if let Some(conflict) = library.case_conflict_of(&args.name) {
+        return Err(CliError::Usage(conflict.message));
+    }
     for parent in &args.extends {
         if !library.names().any(|name| name == parent) {
             return Err(unknown_archetype(parent, &library));
@@ -66,6 +69,7 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
         path.push(segment);
     }
     path.set_extension("json");
+    refuse_refused_directories(&library, &args.dir.dir, &args.name, &path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)
         .map_err(|error| CliError::io(format!("cannot create `{}`", dir.display()), error))?;
@@ -95,6 +99,32 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
     }
     writeln!(context.out, "{}", path.display())?;
     Ok(Exit::Success)
+}
+
+/// [`CliError::Usage`] if a directory on the way to the new file is one the library refuses
+/// (a symbolic link out of the root): the file would land where no load reads it.
+fn refuse_refused_directories(
+    library: &ArchetypeLibrary,
+    root: &Path,
+    name: &str,
+    path: &Path,
+) -> Result<(), CliError> {
+    let mut dir = root.to_path_buf();
+    let segments: Vec<&str> = name.split('/').collect();
+    for segment in &segments[..segments.len().saturating_sub(1)] {
+        dir.push(segment);
+        let refused = library
+            .diagnostics()
+            .iter()
+            .find(|d| d.is_error() && d.file.as_deref() == Some(dir.as_path()));
+        if let Some(problem) = refused {
+            return Err(CliError::Usage(format!(
+                "cannot create `{}`: {problem}",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `target` relative to the directory `from`, with `/` separators (as JSON Schema references
