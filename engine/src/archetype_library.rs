@@ -15,7 +15,9 @@ use crate::archetype_file::{ArchetypeDoc, EntitySpec};
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
 use crate::archetype_name::name_from_relative_path;
 use crate::archetype_source::SourceFile;
-use crate::archetype_tree::{case_conflict_problem, case_conflicts, examine_path, scan, Entry};
+use crate::archetype_tree::{
+    case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
+};
 use crate::compiled_archetype::{compile, CompileProblem, CompiledArchetype};
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Severity};
@@ -384,7 +386,7 @@ impl ArchetypeLibrary {
                 updates.push((name.clone(), None));
             }
         }
-        let files: Vec<(String, (PathBuf, PathBuf))> = scan.files.into_iter().collect();
+        let files: Vec<(String, FoundFile)> = scan.files.into_iter().collect();
         let sources = read_sources(&files, &self.registry, &self.options.limits);
         for ((name, _), source) in files.into_iter().zip(sources) {
             updates.push((Arc::from(name), Some(source)));
@@ -428,6 +430,7 @@ impl ArchetypeLibrary {
         let aliases: Vec<PathBuf> = self
             .sources
             .values()
+            .filter(|source| source.linked)
             .filter(|source| {
                 source
                     .real
@@ -467,9 +470,8 @@ impl ArchetypeLibrary {
         self.scan_problems
             .retain(|d| d.file.as_ref() != Some(&file));
         let name = match examine_path(&self.root, real_root, relative) {
-            Entry::File { name, real } => {
-                let source =
-                    SourceFile::read(file, real, &name, &self.registry, &self.options.limits);
+            Entry::File { name, found } => {
+                let source = SourceFile::read(&found, &name, &self.registry, &self.options.limits);
                 return Some((Arc::from(name), Some(source)));
             }
             Entry::Refused(problem) => {
@@ -1087,12 +1089,12 @@ impl ArchetypeLibrary {
 /// Reads and parses files, on every core when there are many (each file is independent, and
 /// reading plus parsing is most of a load).
 fn read_sources(
-    files: &[(String, (PathBuf, PathBuf))],
+    files: &[(String, FoundFile)],
     registry: &ComponentRegistry,
     limits: &crate::limits::Limits,
 ) -> Vec<SourceFile> {
-    parallel_map(files, |(name, (file, real))| {
-        SourceFile::read(file.clone(), real.clone(), name, registry, limits)
+    parallel_map(files, |(name, found)| {
+        SourceFile::read(found, name, registry, limits)
     })
 }
 

@@ -6,12 +6,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::archetype_file::{parse_doc, ArchetypeDoc, DocProblem};
+use crate::archetype_tree::FoundFile;
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::field_path::FieldPath;
 use crate::json_text::{locate, parse_json, SourceText, TextError};
 use crate::limits::Limits;
-use crate::regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
+use crate::regular_file::{
+    read_regular_file, read_typed_file, FileKind, FileTooLarge, NotRegularFile,
+};
 
 /// One archetype file as last read: its text, its parsed content, and its own problems.
 #[derive(Clone)]
@@ -21,6 +24,9 @@ pub(crate) struct SourceFile {
     /// Where the file was read from: its real path (symbolic links resolved, inside the root).
     /// `None` for a text given without a file ([`from_bytes`](Self::from_bytes)).
     pub real: Option<PathBuf>,
+    /// Whether the file is reached through a symbolic link (so its target may change under
+    /// another name).
+    pub linked: bool,
     /// The text, when it could be read as UTF-8.
     pub text: Option<Arc<SourceText>>,
     /// The parsed file, when it is JSON (possibly with problems).
@@ -46,6 +52,7 @@ impl SourceFile {
         let mut source = SourceFile {
             file,
             real: None,
+            linked: false,
             text: None,
             doc: None,
             problems: Vec::new(),
@@ -88,26 +95,35 @@ impl SourceFile {
         source
     }
 
-    /// Reads the file at `real` (its real path), refusing anything but a regular file within
-    /// the size limit. Problems reading it become the source's problems.
+    /// Reads the file the rule found (whose type it checked: a special file is refused
+    /// without being opened). Anything but a regular file within the size limit is refused;
+    /// problems reading it become the source's problems.
     pub fn read(
-        file: PathBuf,
-        real: PathBuf,
+        found: &FoundFile,
         name: &str,
         registry: &ComponentRegistry,
         limits: &Limits,
     ) -> SourceFile {
-        let mut source = match read_limited(&real, limits.max_file_bytes) {
+        let read = match found.special {
+            Some(kind) => Err(NotRegularFile { kind }.into()),
+            None => read_typed_file(&found.real, limits.max_file_bytes),
+        };
+        let file = found.file.clone();
+        let mut source = match read {
             Ok(bytes) => SourceFile::from_bytes(file, name, bytes, registry, limits),
-            Err(diagnostic) => SourceFile {
-                problems: vec![diagnostic.with_file(file.clone()).with_archetype(name)],
+            Err(error) => SourceFile {
+                problems: vec![read_problem(&error)
+                    .with_file(file.clone())
+                    .with_archetype(name)],
                 file,
                 real: None,
+                linked: false,
                 text: None,
                 doc: None,
             },
         };
-        source.real = Some(real);
+        source.real = Some(found.real.clone());
+        source.linked = found.linked;
         source
     }
 

@@ -17,16 +17,17 @@ use rustc_hash::FxHashMap;
 
 use crate::archetype_name::name_from_relative_path;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::regular_file::FileKind;
 
 /// What one path under the root is, by the rule.
 pub(crate) enum Entry {
     /// No archetype here: nothing there, a hidden entry, a file not named `*.json`, or a place
     /// under a directory the rule skips or refuses.
     Nothing,
-    /// A directory to look into, with its real path.
-    Directory(PathBuf),
-    /// An archetype file: its name and its real path (inside the root), to read.
-    File { name: String, real: PathBuf },
+    /// A directory to look into.
+    Directory(Dir),
+    /// An archetype file, with the archetype's name.
+    File { name: String, found: FoundFile },
     /// An entry the rule refuses, with the problem (shown on the entry); it gives no archetype.
     Refused(Diagnostic),
 }
@@ -37,15 +38,35 @@ pub(crate) fn is_archetype_file_name(file_name: &str) -> bool {
     file_name.ends_with(".json") && !file_name.starts_with('.')
 }
 
+/// A directory under the root, as the rule reaches it.
+pub(crate) struct Dir {
+    /// Its real path (symbolic links resolved).
+    pub real: PathBuf,
+    /// Whether it was reached through a symbolic link.
+    pub linked: bool,
+}
+
+/// An archetype file found by the rule.
+pub(crate) struct FoundFile {
+    /// The path shown in messages: the root joined with the relative path.
+    pub file: PathBuf,
+    /// The real path (inside the root), to read.
+    pub real: PathBuf,
+    /// What it is if not a regular file (it is then refused without being opened).
+    pub special: Option<FileKind>,
+    /// Whether it is reached through a symbolic link (to a file also under another name).
+    pub linked: bool,
+}
+
 /// The rule for one entry: `path` (shown in messages), at `relative` under the root whose real
-/// path is `real_root`, in the directory whose real path is `real_dir`. `file_type` is the
-/// entry's own type (a link is not followed), `None` if nothing is there.
+/// path is `real_root`, in `dir`. `file_type` is the entry's own type (a link is not
+/// followed), `None` if nothing is there.
 fn examine(
     real_root: &Path,
     path: &Path,
     relative: &Path,
     file_type: Option<fs::FileType>,
-    real_dir: &Path,
+    dir: &Dir,
 ) -> Entry {
     let Some(file_name) = relative.file_name() else {
         return Entry::Nothing;
@@ -55,55 +76,71 @@ fn examine(
         return Entry::Nothing;
     };
     let json_name = file_name.ends_with(".json");
-    let (real, is_dir) = if file_type.is_symlink() {
-        match fs::canonicalize(path) {
-            Ok(target) if target.starts_with(real_root) => {
-                let is_dir = target.is_dir();
-                (target, is_dir)
-            }
-            Ok(target) if json_name || target.is_dir() => {
-                return Entry::Refused(
-                    Diagnostic::error(
-                        DiagnosticCode::InvalidName,
-                        "symbolic link points outside the archetypes directory; archetypes must live under the root",
-                    )
-                    .with_file(path),
-                )
-            }
-            Err(error) if json_name => {
-                return Entry::Refused(
-                    Diagnostic::error(
-                        DiagnosticCode::Io,
-                        format!("cannot follow symbolic link: {error}"),
-                    )
-                    .with_file(path),
-                )
-            }
-            _ => return Entry::Nothing,
+    let (real, kind) = if file_type.is_symlink() {
+        match follow_link(real_root, path, json_name) {
+            Ok(target) => target,
+            Err(entry) => return entry,
         }
     } else {
-        (real_dir.join(&*file_name), file_type.is_dir())
+        (dir.real.join(&*file_name), FileKind::of(file_type))
     };
-    if is_dir {
-        if json_name {
-            return Entry::Refused(
-                Diagnostic::error(
-                    DiagnosticCode::InvalidName,
-                    "directory name ends in `.json`; archetype files must be regular files (rename the directory)",
-                )
-                .with_file(path),
-            );
-        }
-        return Entry::Directory(real);
-    }
-    if !json_name {
-        return Entry::Nothing;
-    }
-    match name_from_relative_path(relative) {
-        Ok(name) => Entry::File { name, real },
-        Err(problem) => Entry::Refused(
-            Diagnostic::error(DiagnosticCode::InvalidName, problem.message).with_file(path),
+    let linked = dir.linked || file_type.is_symlink();
+    match kind {
+        Some(FileKind::Directory) if json_name => Entry::Refused(
+            Diagnostic::error(
+                DiagnosticCode::InvalidName,
+                "directory name ends in `.json`; archetype files must be regular files (rename the directory)",
+            )
+            .with_file(path),
         ),
+        Some(FileKind::Directory) => Entry::Directory(Dir { real, linked }),
+        _ if !json_name => Entry::Nothing,
+        special => match name_from_relative_path(relative) {
+            Ok(name) => Entry::File {
+                name,
+                found: FoundFile {
+                    file: path.to_path_buf(),
+                    real,
+                    special,
+                    linked,
+                },
+            },
+            Err(problem) => Entry::Refused(
+                Diagnostic::error(DiagnosticCode::InvalidName, problem.message).with_file(path),
+            ),
+        },
+    }
+}
+
+/// The real path of the link at `path` and what it points to (`None`: a regular file), if it
+/// stays inside the root; else what the entry is (refused if it would be an archetype file or
+/// a directory, else nothing).
+fn follow_link(
+    real_root: &Path,
+    path: &Path,
+    json_name: bool,
+) -> Result<(PathBuf, Option<FileKind>), Entry> {
+    let followed =
+        fs::canonicalize(path).and_then(|target| Ok((fs::metadata(&target)?.file_type(), target)));
+    match followed {
+        Ok((file_type, target)) if target.starts_with(real_root) => {
+            Ok((target, FileKind::of(file_type)))
+        }
+        Ok((file_type, _)) if json_name || file_type.is_dir() => Err(Entry::Refused(
+            Diagnostic::error(
+                DiagnosticCode::InvalidName,
+                "symbolic link points outside the archetypes directory; archetypes must live under the root",
+            )
+            .with_file(path),
+        )),
+        Err(error) if json_name => Err(Entry::Refused(
+            Diagnostic::error(
+                DiagnosticCode::Io,
+                format!("cannot follow symbolic link: {error}"),
+            )
+            .with_file(path),
+        )),
+        _ => Err(Entry::Nothing),
     }
 }
 
@@ -123,19 +160,22 @@ pub(crate) fn examine_path(root: &Path, real_root: &Path, relative: &Path) -> En
     }
     // A directory that is gone took the file with it; one reached through a link out of the
     // root is not looked into (the link itself is what gets reported).
-    let real_dir = match fs::canonicalize(root.join(parent)) {
-        Ok(real_dir) if real_dir.starts_with(real_root) => real_dir,
+    let dir = match fs::canonicalize(root.join(parent)) {
+        Ok(real) if real.starts_with(real_root) => Dir {
+            linked: real != real_root.join(parent),
+            real,
+        },
         _ => return Entry::Nothing,
     };
     let path = root.join(relative);
     let file_type = fs::symlink_metadata(&path).ok().map(|m| m.file_type());
-    examine(real_root, &path, relative, file_type, &real_dir)
+    examine(real_root, &path, relative, file_type, &dir)
 }
 
 /// The archetype files found under a root.
 pub(crate) struct Scan {
-    /// Archetype name → (path shown in messages, real path to read).
-    pub files: BTreeMap<String, (PathBuf, PathBuf)>,
+    /// Archetype name → the file.
+    pub files: BTreeMap<String, FoundFile>,
     /// Problems with files or directories that give no archetype.
     pub problems: Vec<Diagnostic>,
 }
@@ -162,7 +202,11 @@ pub(crate) fn scan(root: &Path) -> Scan {
     // Directories reached through links, so a link to a directory above it is not followed
     // round and round.
     let mut visited = vec![real_root.clone()];
-    let mut pending = vec![(root.to_path_buf(), PathBuf::new(), real_root.clone())];
+    let top = Dir {
+        real: real_root.clone(),
+        linked: false,
+    };
+    let mut pending = vec![(root.to_path_buf(), PathBuf::new(), top)];
     while let Some((dir, relative_dir, real_dir)) = pending.pop() {
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
@@ -186,17 +230,17 @@ pub(crate) fn scan(root: &Path) -> Scan {
             let file_type = entry.file_type().ok();
             match examine(&real_root, &path, &relative, file_type, &real_dir) {
                 Entry::Nothing => {}
-                Entry::Directory(real) => {
+                Entry::Directory(sub) => {
                     if file_type.is_some_and(|t| t.is_symlink()) {
-                        if visited.contains(&real) {
+                        if visited.contains(&sub.real) {
                             continue;
                         }
-                        visited.push(real.clone());
+                        visited.push(sub.real.clone());
                     }
-                    pending.push((path, relative, real));
+                    pending.push((path, relative, sub));
                 }
-                Entry::File { name, real } => {
-                    scan.files.insert(name, (root.join(&relative), real));
+                Entry::File { name, found } => {
+                    scan.files.insert(name, found);
                 }
                 Entry::Refused(problem) => scan.problems.push(problem),
             }

@@ -29,7 +29,7 @@ pub enum FileKind {
 
 impl FileKind {
     /// The kind of `file_type`, or `None` for a regular file.
-    fn of(file_type: fs::FileType) -> Option<FileKind> {
+    pub(crate) fn of(file_type: fs::FileType) -> Option<FileKind> {
         if file_type.is_file() {
             return None;
         }
@@ -120,6 +120,13 @@ pub struct FileTooLarge {
 /// ```
 pub fn read_regular_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     refuse_special(fs::metadata(path)?.file_type())?;
+    read_typed_file(path, limit)
+}
+
+/// [`read_regular_file`] for a path whose type the caller has just checked (the archetype
+/// scan knows it from the directory entry, without a system call): opens it without blocking
+/// and checks the open handle.
+pub(crate) fn read_typed_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let file = open_nonblocking(path)?;
     let metadata = file.metadata()?;
     refuse_special(metadata.file_type())?;
@@ -141,14 +148,18 @@ pub fn read_regular_file(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 fn refuse_special(file_type: fs::FileType) -> io::Result<()> {
     match FileKind::of(file_type) {
         None => Ok(()),
-        Some(kind) => {
-            let error_kind = if kind == FileKind::Directory {
-                io::ErrorKind::IsADirectory
-            } else {
-                io::ErrorKind::InvalidInput
-            };
-            Err(io::Error::new(error_kind, NotRegularFile { kind }))
-        }
+        Some(kind) => Err(NotRegularFile { kind }.into()),
+    }
+}
+
+impl From<NotRegularFile> for io::Error {
+    fn from(refusal: NotRegularFile) -> io::Error {
+        let kind = if refusal.kind == FileKind::Directory {
+            io::ErrorKind::IsADirectory
+        } else {
+            io::ErrorKind::InvalidInput
+        };
+        io::Error::new(kind, refusal)
     }
 }
 
