@@ -177,6 +177,13 @@ impl fmt::Debug for ArchetypeLibrary {
 impl ArchetypeLibrary {
     /// Loads every archetype under `root` with default options.
     ///
+    /// Every `*.json` file under `root` (recursively; hidden files and directories, and
+    /// directories named `*.json`, skipped) is an archetype file, named by its path. A symbolic
+    /// link is followed only where its real path stays inside the root's; a link out of the
+    /// root is an `invalid-name` error, never read. A FIFO, socket or device named `*.json`
+    /// is an `io` error, never opened (so a load never blocks on one). Hot reload and rescans
+    /// apply the same rule.
+    ///
     /// # Errors
     /// If any file has an error. The error lists every problem and still holds the valid part
     /// of the library ([`LoadError::into_partial`]).

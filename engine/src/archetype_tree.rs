@@ -79,7 +79,7 @@ fn examine(
     let (real, kind) = if file_type.is_symlink() {
         match follow_link(real_root, path, json_name) {
             Ok(target) => target,
-            Err(entry) => return entry,
+            Err(entry) => return *entry,
         }
     } else {
         (dir.real.join(&*file_name), FileKind::of(file_type))
@@ -119,28 +119,28 @@ fn follow_link(
     real_root: &Path,
     path: &Path,
     json_name: bool,
-) -> Result<(PathBuf, Option<FileKind>), Entry> {
+) -> Result<(PathBuf, Option<FileKind>), Box<Entry>> {
     let followed =
         fs::canonicalize(path).and_then(|target| Ok((fs::metadata(&target)?.file_type(), target)));
     match followed {
         Ok((file_type, target)) if target.starts_with(real_root) => {
             Ok((target, FileKind::of(file_type)))
         }
-        Ok((file_type, _)) if json_name || file_type.is_dir() => Err(Entry::Refused(
+        Ok((file_type, _)) if json_name || file_type.is_dir() => Err(Box::new(Entry::Refused(
             Diagnostic::error(
                 DiagnosticCode::InvalidName,
                 "symbolic link points outside the archetypes directory; archetypes must live under the root",
             )
             .with_file(path),
-        )),
-        Err(error) if json_name => Err(Entry::Refused(
+        ))),
+        Err(error) if json_name => Err(Box::new(Entry::Refused(
             Diagnostic::error(
                 DiagnosticCode::Io,
                 format!("cannot follow symbolic link: {error}"),
             )
             .with_file(path),
-        )),
-        _ => Err(Entry::Nothing),
+        ))),
+        _ => Err(Box::new(Entry::Nothing)),
     }
 }
 

@@ -124,6 +124,10 @@ impl HotReloader {
     /// Watches `root` (recursively). Falls back to polling, with a warning in the log, when
     /// native file events cannot be set up (for example when inotify's watch limit is reached).
     ///
+    /// Symbolic links are not followed: a directory link out of the root is never watched (a
+    /// load refuses it, and so does every reload). An archetype read through a link inside the
+    /// root is re-read when the file it points to changes.
+    ///
     /// # Errors
     /// If polling cannot watch the directory either.
     pub fn with_options(

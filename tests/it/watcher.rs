@@ -391,22 +391,30 @@ fn a_file_link_inside_the_root_follows_its_target() {
 #[cfg(unix)]
 #[test]
 fn a_directory_link_out_of_the_root_refused_at_load_is_not_watched() {
-    let outside = outside();
-    let mut game = Game::start_with(HotReloadOptions::default(), |root| {
-        std::os::unix::fs::symlink(outside.path().join("more"), root.join("more")).unwrap();
-    });
-    assert_eq!(game.diagnostics(), [format!("archetypes/more: {LINK_OUT}")]);
-    fs::write(outside.path().join("more/troll.json"), goblin_with_max(667)).unwrap();
-    fs::write(outside.path().join("more/orc.json"), goblin_with_max(668)).unwrap();
-    // An edit inside the root afterwards: once it is applied, anything the outside edits
-    // caused would have been applied too.
-    fs::write(game.path("enemies/goblin.json"), goblin_with_max(41)).unwrap();
-    let reports = game.settle("max 41", |g| g.max() == 41.0);
-    let changed: Vec<&String> = reports.iter().flat_map(|r| &r.changed).collect();
-    assert_eq!(changed, ["enemies/goblin"]);
-    let names: Vec<&str> = game.library.names().collect();
-    assert_eq!(names, ["enemies/goblin"]);
-    assert_eq!(game.library.source_text("more/troll"), None);
+    let polling = HotReloadOptions {
+        force_polling: true,
+        poll_interval: Duration::from_millis(20),
+        ..HotReloadOptions::default()
+    };
+    for options in [HotReloadOptions::default(), polling] {
+        let outside = outside();
+        let mut game = Game::start_with(options, |root| {
+            std::os::unix::fs::symlink(outside.path().join("more"), root.join("more")).unwrap();
+        });
+        let backend = game.reloader.backend();
+        assert_eq!(game.diagnostics(), [format!("archetypes/more: {LINK_OUT}")]);
+        fs::write(outside.path().join("more/troll.json"), goblin_with_max(667)).unwrap();
+        fs::write(outside.path().join("more/orc.json"), goblin_with_max(668)).unwrap();
+        // An edit inside the root afterwards: once it is applied, anything the outside edits
+        // caused would have been applied too.
+        fs::write(game.path("enemies/goblin.json"), goblin_with_max(41)).unwrap();
+        let reports = game.settle("max 41", |g| g.max() == 41.0);
+        let changed: Vec<&String> = reports.iter().flat_map(|r| &r.changed).collect();
+        assert_eq!(changed, ["enemies/goblin"], "{backend:?}");
+        let names: Vec<&str> = game.library.names().collect();
+        assert_eq!(names, ["enemies/goblin"], "{backend:?}");
+        assert_eq!(game.library.source_text("more/troll"), None);
+    }
 }
 
 #[cfg(unix)]

@@ -121,7 +121,8 @@ pub enum Command {
     /// it is an array of scalars (`[0, 1, 0]`) or an object whose members are scalars or such
     /// arrays (`"Health": { "current": 12, "max": 12 }`); `{}` and `[]` count as scalars.
     ///
-    /// Files that are not JSON are reported (exit code 1) and left alone.
+    /// Files that are not JSON are reported (exit code 1) and left alone. A symbolic link
+    /// stays a link: the file it points to is formatted.
     Fmt(fmt::FmtArgs),
     /// Create a new archetype file.
     ///

@@ -34,7 +34,9 @@ pub struct NewArgs {
 ///
 /// # Errors
 /// [`CliError::Usage`] if the name is not a valid archetype name, the archetype (or one whose
-/// name differs only in letter case) already exists, or a parent does not exist;
+/// name, or a directory on whose path, differs only in letter case) already exists, a
+/// directory on its path is one a load refuses (a symbolic link out of the root), or a parent
+/// does not exist;
 /// [`CliError::Io`] if the file cannot be written.
 pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
     check_archetype_name(&args.name).map_err(|problem| CliError::Usage(problem.to_string()))?;
