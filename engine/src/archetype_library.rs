@@ -13,7 +13,11 @@ use serde_json::Value;
 use crate::archetype::Archetype;
 use crate::archetype_file::{ArchetypeDoc, EntitySpec};
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
-use crate::archetype_source::{case_conflict_problem, case_conflicts, scan, SourceFile};
+use crate::archetype_name::name_from_relative_path;
+use crate::archetype_source::SourceFile;
+use crate::archetype_tree::{
+    case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
+};
 use crate::compiled_archetype::{compile, CompileProblem, CompiledArchetype};
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Severity};
@@ -173,6 +177,13 @@ impl fmt::Debug for ArchetypeLibrary {
 impl ArchetypeLibrary {
     /// Loads every archetype under `root` with default options.
     ///
+    /// Every `*.json` file under `root` (recursively; hidden files and directories, and
+    /// directories named `*.json`, skipped) is an archetype file, named by its path. A symbolic
+    /// link is followed only where its real path stays inside the root's; a link out of the
+    /// root is an `invalid-name` error, never read. A FIFO, socket or device named `*.json`
+    /// is an `io` error, never opened (so a load never blocks on one). Hot reload and rescans
+    /// apply the same rule.
+    ///
     /// # Errors
     /// If any file has an error. The error lists every problem and still holds the valid part
     /// of the library ([`LoadError::into_partial`]).
@@ -329,6 +340,28 @@ impl ArchetypeLibrary {
         self.sources.get(name).map(|source| source.file.as_path())
     }
 
+    /// Where an archetype's file is read from: its real path, symbolic links resolved (always
+    /// inside the root). A tool that rewrites the file writes there, so a link stays a link.
+    /// `None` for an archetype whose text was given without a file
+    /// ([`set_source`](Self::set_source)).
+    pub fn real_file_of(&self, name: &str) -> Option<&Path> {
+        self.sources.get(name)?.real.as_deref()
+    }
+
+    /// The `case-conflict` error a new archetype `name` would get beside the archetypes here
+    /// (a directory on its path, or the name itself, differing only in letter case from
+    /// another's, as `Enemies/troll` beside `enemies/goblin`), or `None`. For tools that
+    /// create archetype files.
+    pub fn case_conflict_of(&self, name: &str) -> Option<Diagnostic> {
+        let names = self.names().filter(|other| *other != name);
+        let conflicts = case_conflicts(names.chain(std::iter::once(name)));
+        let (_, conflict) = conflicts.iter().find(|(other, _)| other == name)?;
+        let mut file = self.root.clone();
+        file.extend(name.split('/'));
+        file.set_extension("json");
+        Some(case_conflict_problem(&file, name, conflict))
+    }
+
     /// Which archetype's file wrote `field` of `component` on the entity at `entity_path`
     /// (`""` for the root) of archetype `name`, with the place in that file (line, column).
     ///
@@ -353,51 +386,108 @@ impl ArchetypeLibrary {
     /// what they affect. Archetypes whose new version has errors keep their last good version.
     pub fn reload_all(&mut self) -> LibraryUpdate {
         let scan = scan(&self.root);
-        self.scan_problems = scan.problems;
+        let before = std::mem::replace(&mut self.scan_problems, scan.problems);
         let mut updates: Vec<(Arc<str>, Option<SourceFile>)> = Vec::new();
         for name in self.sources.keys() {
             if !scan.files.contains_key(&**name) {
                 updates.push((name.clone(), None));
             }
         }
-        let files: Vec<(String, (PathBuf, PathBuf))> = scan.files.into_iter().collect();
+        let files: Vec<(String, FoundFile)> = scan.files.into_iter().collect();
         let sources = read_sources(&files, &self.registry, &self.options.limits);
         for ((name, _), source) in files.into_iter().zip(sources) {
             updates.push((Arc::from(name), Some(source)));
         }
-        self.apply_sources(updates)
+        let mut update = self.apply_sources(updates);
+        // Entries that give no archetype (a link out of the root, a directory named `*.json`)
+        // are news when their problem is.
+        let new_problems = self.scan_problems.iter().filter(|p| !before.contains(p));
+        update.errors.extend(new_problems.cloned());
+        sort_and_dedup(&mut update.errors);
+        update
     }
 
     /// Re-reads the given files (paths under the root; a missing file means it was deleted)
-    /// and rebuilds what they affect.
+    /// and rebuilds what they affect. Each path is judged by the same rule as a full load
+    /// (see [`load`](Self::load)): a link out of the root, a special file or a directory named
+    /// `*.json` gets the error a load gives it. Archetypes read through a link to one of the
+    /// files are re-read too.
     pub fn reload_files<P: AsRef<Path>>(&mut self, paths: &[P]) -> LibraryUpdate {
+        let Ok(real_root) = std::fs::canonicalize(&self.root) else {
+            return self.reload_all();
+        };
         let mut updates = Vec::new();
+        let mut reals = FxHashSet::default();
+        let mut done = FxHashSet::default();
         for path in paths {
-            let path = path.as_ref();
-            let Some(relative) = self.relative_path(path) else {
+            let Some(relative) = self.relative_path(path.as_ref()) else {
                 continue;
             };
-            let name = match crate::archetype_name::name_from_relative_path(&relative) {
-                Ok(name) => name,
-                Err(problem) => {
-                    self.scan_problems
-                        .retain(|d| d.file.as_deref() != Some(&self.root.join(&relative)));
-                    if path.exists() {
-                        self.scan_problems.push(
-                            Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
-                                .with_file(self.root.join(&relative)),
-                        );
-                    }
-                    continue;
+            let shown = self.root.join(&relative);
+            if let (Some(dir), Some(file_name)) = (shown.parent(), shown.file_name()) {
+                if let Ok(real_dir) = std::fs::canonicalize(dir) {
+                    reals.insert(real_dir.join(file_name));
                 }
-            };
-            let file = self.root.join(&relative);
-            let source = path
-                .is_file()
-                .then(|| SourceFile::read(file, path, &name, &self.registry, &self.options.limits));
-            updates.push((Arc::from(name), source));
+            }
+            if done.insert(relative.clone()) {
+                updates.extend(self.examine_file(&real_root, &relative));
+            }
         }
-        self.apply_sources(updates)
+        // Files read through links to the changed files (the watcher reports only the target).
+        let aliases: Vec<PathBuf> = self
+            .sources
+            .values()
+            .filter(|source| source.linked)
+            .filter(|source| {
+                source
+                    .real
+                    .as_ref()
+                    .is_some_and(|real| reals.contains(real))
+            })
+            .filter_map(|source| source.file.strip_prefix(&self.root).ok())
+            .map(Path::to_path_buf)
+            .filter(|relative| !done.contains(relative))
+            .collect();
+        for relative in aliases {
+            updates.extend(self.examine_file(&real_root, &relative));
+            done.insert(relative);
+        }
+        let mut update = self.apply_sources(updates);
+        let examined = |d: &&Diagnostic| {
+            d.file
+                .as_ref()
+                .and_then(|file| file.strip_prefix(&self.root).ok())
+                .is_some_and(|relative| done.contains(relative))
+        };
+        update
+            .errors
+            .extend(self.scan_problems.iter().filter(examined).cloned());
+        sort_and_dedup(&mut update.errors);
+        update
+    }
+
+    /// Judges the file at `relative` by the rule, records its problem if it is refused, and
+    /// returns its update: the file as read, or `None` (no archetype there now).
+    fn examine_file(
+        &mut self,
+        real_root: &Path,
+        relative: &Path,
+    ) -> Option<(Arc<str>, Option<SourceFile>)> {
+        let file = self.root.join(relative);
+        self.scan_problems
+            .retain(|d| d.file.as_ref() != Some(&file));
+        let name = match examine_path(&self.root, real_root, relative) {
+            Entry::File { name, found } => {
+                let source = SourceFile::read(&found, &name, &self.registry, &self.options.limits);
+                return Some((Arc::from(name), Some(source)));
+            }
+            Entry::Refused(problem) => {
+                self.scan_problems.push(problem);
+                name_from_relative_path(relative).ok()
+            }
+            Entry::Nothing | Entry::Directory(_) => name_from_relative_path(relative).ok(),
+        };
+        name.map(|name| (Arc::from(name), None))
     }
 
     /// Replaces the content of one archetype file without touching the disk (`None` deletes
@@ -461,6 +551,7 @@ impl ArchetypeLibrary {
                         old.text.as_ref().map(|t| t.text())
                             == source.text.as_ref().map(|t| t.text())
                             && old.problems == source.problems
+                            && old.real == source.real
                     });
                     if !unchanged {
                         touched.insert(name.clone());
@@ -501,10 +592,10 @@ impl ArchetypeLibrary {
             source
                 .problems
                 .retain(|d| d.code != DiagnosticCode::CaseConflict);
-            if let Some((_, others)) = conflicts.iter().find(|(n, _)| **n == **name) {
+            if let Some((_, conflict)) = conflicts.iter().find(|(n, _)| **n == **name) {
                 source
                     .problems
-                    .push(case_conflict_problem(&source.file, name, others));
+                    .push(case_conflict_problem(&source.file, name, conflict));
                 touched.insert(name.clone());
             } else if had {
                 touched.insert(name.clone());
@@ -1007,12 +1098,12 @@ impl ArchetypeLibrary {
 /// Reads and parses files, on every core when there are many (each file is independent, and
 /// reading plus parsing is most of a load).
 fn read_sources(
-    files: &[(String, (PathBuf, PathBuf))],
+    files: &[(String, FoundFile)],
     registry: &ComponentRegistry,
     limits: &crate::limits::Limits,
 ) -> Vec<SourceFile> {
-    parallel_map(files, |(name, (file, path))| {
-        SourceFile::read(file.clone(), path, name, registry, limits)
+    parallel_map(files, |(name, found)| {
+        SourceFile::read(found, name, registry, limits)
     })
 }
 

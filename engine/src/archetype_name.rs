@@ -1,8 +1,9 @@
 //! Archetype names: `enemies/goblin` for `archetypes/enemies/goblin.json`.
 //!
 //! A name is a path relative to the archetypes root, without `.json`, with `/` separators. Each
-//! segment uses ASCII letters, digits, `_` and `-`. That keeps names portable (no `..`, no
-//! absolute paths, no Windows separators, nothing a shell or URL would mangle).
+//! segment uses ASCII letters, digits, `_` and `-`, and is not a device name Windows reserves
+//! (`con`, `nul`, `com1`, ...). That keeps names portable (no `..`, no absolute paths, no
+//! Windows separators, no file Windows cannot create, nothing a shell or URL would mangle).
 
 use std::path::{Component, Path};
 
@@ -120,8 +121,31 @@ pub(crate) fn check_name(name: &str) -> Result<(), NameProblem> {
                 None,
             );
         }
+        if is_reserved_device_name(segment) {
+            return problem(
+                format!(
+                    "archetype name {} has the segment `{segment}`, a device name Windows reserves ({RESERVED}, in any letter case, with or without an extension); choose another name",
+                    quoted(name)
+                ),
+                None,
+            );
+        }
     }
     Ok(())
+}
+
+const RESERVED: &str = "`con`, `prn`, `aux`, `nul`, `com0`-`com9`, `lpt0`-`lpt9`";
+
+/// Whether `segment` (letters, digits, `_` and `-` only) is a device name Windows reserves in
+/// every directory: no file or directory of that name, with any extension, can exist there, so
+/// a project using it cannot be checked out on Windows.
+fn is_reserved_device_name(segment: &str) -> bool {
+    let lower = segment.to_ascii_lowercase();
+    match lower.as_bytes() {
+        [b'c', b'o', b'n'] | [b'p', b'r', b'n'] | [b'a', b'u', b'x'] | [b'n', b'u', b'l'] => true,
+        [b'c', b'o', b'm', digit] | [b'l', b'p', b't', digit] => digit.is_ascii_digit(),
+        _ => false,
+    }
 }
 
 /// Checks a local name (a child's key, a segment of an entity reference).
@@ -213,5 +237,31 @@ mod tests {
             "enemies/goblin"
         );
         assert!(name_from_relative_path(Path::new("enemies/gob lin.json")).is_err());
+    }
+
+    #[test]
+    fn refuses_reserved_device_names_in_any_segment() {
+        for bad in [
+            "con",
+            "CON",
+            "enemies/Nul",
+            "aux/goblin",
+            "com1",
+            "LPT9",
+            "com0/x",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        for good in [
+            "cons",
+            "console",
+            "com",
+            "com10",
+            "lpt",
+            "nul_",
+            "auxiliary/x",
+        ] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
     }
 }

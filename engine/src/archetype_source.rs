@@ -1,25 +1,32 @@
-//! Archetype files on disk: finding them under a root, reading them within limits, and placing
-//! problems at `file:line:column`.
+//! One archetype file: reading it within limits, and placing its problems at
+//! `file:line:column`. Which files under the root are archetype files is
+//! [`archetype_tree`](crate::archetype_tree)'s rule.
 
-use std::collections::BTreeMap;
-use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::archetype_file::{parse_doc, ArchetypeDoc, DocProblem};
-use crate::archetype_name::name_from_relative_path;
+use crate::archetype_tree::FoundFile;
 use crate::component_registry::ComponentRegistry;
-use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::field_path::FieldPath;
 use crate::json_text::{locate, parse_json, SourceText, TextError};
 use crate::limits::Limits;
+use crate::regular_file::{
+    read_regular_file, read_typed_file, FileKind, FileTooLarge, NotRegularFile,
+};
 
 /// One archetype file as last read: its text, its parsed content, and its own problems.
 #[derive(Clone)]
 pub(crate) struct SourceFile {
     /// The path shown in messages: the root joined with the relative path.
     pub file: PathBuf,
+    /// Where the file was read from: its real path (symbolic links resolved, inside the root).
+    /// `None` for a text given without a file ([`from_bytes`](Self::from_bytes)).
+    pub real: Option<PathBuf>,
+    /// Whether the file is reached through a symbolic link (so its target may change under
+    /// another name).
+    pub linked: bool,
     /// The text, when it could be read as UTF-8.
     pub text: Option<Arc<SourceText>>,
     /// The parsed file, when it is JSON (possibly with problems).
@@ -44,6 +51,8 @@ impl SourceFile {
     ) -> SourceFile {
         let mut source = SourceFile {
             file,
+            real: None,
+            linked: false,
             text: None,
             doc: None,
             problems: Vec::new(),
@@ -86,24 +95,36 @@ impl SourceFile {
         source
     }
 
-    /// Reads the file at `path`, refusing files over the size limit. Problems reading it become
-    /// the source's problems.
+    /// Reads the file the rule found (whose type it checked: a special file is refused
+    /// without being opened). Anything but a regular file within the size limit is refused;
+    /// problems reading it become the source's problems.
     pub fn read(
-        file: PathBuf,
-        path: &Path,
+        found: &FoundFile,
         name: &str,
         registry: &ComponentRegistry,
         limits: &Limits,
     ) -> SourceFile {
-        match read_limited(path, limits.max_file_bytes) {
+        let read = match found.special {
+            Some(kind) => Err(NotRegularFile { kind }.into()),
+            None => read_typed_file(&found.real, limits.max_file_bytes),
+        };
+        let file = found.file.clone();
+        let mut source = match read {
             Ok(bytes) => SourceFile::from_bytes(file, name, bytes, registry, limits),
-            Err(diagnostic) => SourceFile {
-                problems: vec![diagnostic.with_file(file.clone()).with_archetype(name)],
+            Err(error) => SourceFile {
+                problems: vec![read_problem(&error)
+                    .with_file(file.clone())
+                    .with_archetype(name)],
                 file,
+                real: None,
+                linked: false,
                 text: None,
                 doc: None,
             },
-        }
+        };
+        source.real = Some(found.real.clone());
+        source.linked = found.linked;
+        source
     }
 
     fn text_problem(&self, code: DiagnosticCode, error: &TextError, name: &str) -> Diagnostic {
@@ -141,215 +162,26 @@ impl SourceFile {
     }
 }
 
-/// Reads at most `limit` bytes of a file; a larger file is an error (not a truncated read).
+/// Reads at most `limit` bytes of a regular file ([`read_regular_file`]); a larger file is an
+/// error (not a truncated read), and so is anything but a regular file.
 pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Box<Diagnostic>> {
-    let too_large = |size: u64| {
-        Box::new(Diagnostic::error(
-            DiagnosticCode::TooLarge,
-            format!("file is {size} bytes, over the limit of {limit} bytes"),
-        ))
-    };
-    let io = |error: std::io::Error| {
-        Box::new(Diagnostic::error(
-            DiagnosticCode::Io,
-            format!("cannot read file: {error}"),
-        ))
-    };
-    let directory = || {
-        Box::new(Diagnostic::error(
+    read_regular_file(path, limit).map_err(|error| Box::new(read_problem(&error)))
+}
+
+/// The diagnostic for an error of [`read_regular_file`], by the error's type.
+fn read_problem(error: &std::io::Error) -> Diagnostic {
+    let inner = error.get_ref();
+    if let Some(too_large) = inner.and_then(|e| e.downcast_ref::<FileTooLarge>()) {
+        return Diagnostic::error(DiagnosticCode::TooLarge, too_large.to_string());
+    }
+    match inner.and_then(|e| e.downcast_ref::<NotRegularFile>()) {
+        Some(NotRegularFile {
+            kind: FileKind::Directory,
+        }) => Diagnostic::error(
             DiagnosticCode::Io,
             "is a directory, not a file; rename it so its name does not end in `.json`",
-        ))
-    };
-    // Open first and ask the open file for its size: one path lookup, not two.
-    let file = match fs::File::open(path) {
-        Ok(file) => file,
-        // Some systems refuse to open a directory at all.
-        Err(_) if path.is_dir() => return Err(directory()),
-        Err(error) => return Err(io(error)),
-    };
-    let metadata = file.metadata().map_err(io)?;
-    if metadata.is_dir() {
-        return Err(directory());
-    }
-    if metadata.len() > limit {
-        return Err(too_large(metadata.len()));
-    }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
-    // The file may have grown since we looked at its size.
-    if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
-    }
-    Ok(bytes)
-}
-
-/// Whether a file name is an archetype file: `*.json`, not hidden (editor lock and backup files
-/// such as Emacs's `.#goblin.json` start with a dot).
-pub(crate) fn is_archetype_file_name(file_name: &str) -> bool {
-    file_name.ends_with(".json") && !file_name.starts_with('.')
-}
-
-/// The archetype files found under a root.
-pub(crate) struct Scan {
-    /// Archetype name → (path shown in messages, path to read).
-    pub files: BTreeMap<String, (PathBuf, PathBuf)>,
-    /// Problems with files or directories that give no archetype.
-    pub problems: Vec<Diagnostic>,
-}
-
-/// Finds every archetype file under `root`, recursively. Symbolic links are followed only
-/// when they stay inside the root.
-pub(crate) fn scan(root: &Path) -> Scan {
-    let mut scan = Scan {
-        files: BTreeMap::new(),
-        problems: Vec::new(),
-    };
-    let canonical_root = match fs::canonicalize(root) {
-        Ok(path) => path,
-        Err(error) => {
-            scan.problems.push(
-                Diagnostic::error(
-                    DiagnosticCode::Io,
-                    format!("cannot read the archetypes directory: {error}"),
-                )
-                .with_file(root),
-            );
-            return scan;
-        }
-    };
-    let mut visited = vec![canonical_root.clone()];
-    let mut pending = vec![(root.to_path_buf(), PathBuf::new())];
-    while let Some((dir, relative_dir)) = pending.pop() {
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(error) => {
-                scan.problems.push(
-                    Diagnostic::error(
-                        DiagnosticCode::Io,
-                        format!("cannot read directory: {error}"),
-                    )
-                    .with_file(&dir),
-                );
-                continue;
-            }
-        };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        // `file_name()` allocates: compute each key once, not once per comparison.
-        entries.sort_by_cached_key(|entry| entry.file_name());
-        for entry in entries {
-            let path = entry.path();
-            let relative = relative_dir.join(entry.file_name());
-            let file_name = entry.file_name().to_string_lossy().into_owned();
-            if file_name.starts_with('.') {
-                continue;
-            }
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            let mut is_dir = file_type.is_dir();
-            if file_type.is_symlink() {
-                match fs::canonicalize(&path) {
-                    Ok(target) if target.starts_with(&canonical_root) => {
-                        is_dir = target.is_dir();
-                        if is_dir && visited.contains(&target) {
-                            continue;
-                        }
-                        if is_dir {
-                            visited.push(target);
-                        }
-                    }
-                    Ok(_) => {
-                        if is_archetype_file_name(&file_name) || path.is_dir() {
-                            scan.problems.push(
-                                Diagnostic::error(
-                                    DiagnosticCode::InvalidName,
-                                    "symbolic link points outside the archetypes directory; archetypes must live under the root",
-                                )
-                                .with_file(&path),
-                            );
-                        }
-                        continue;
-                    }
-                    Err(error) => {
-                        if is_archetype_file_name(&file_name) {
-                            scan.problems.push(
-                                Diagnostic::error(
-                                    DiagnosticCode::Io,
-                                    format!("cannot follow symbolic link: {error}"),
-                                )
-                                .with_file(&path),
-                            );
-                        }
-                        continue;
-                    }
-                }
-            }
-            if is_dir {
-                if file_name.ends_with(".json") {
-                    scan.problems.push(
-                        Diagnostic::error(
-                            DiagnosticCode::InvalidName,
-                            "directory name ends in `.json`; archetype files must be regular files (rename the directory)",
-                        )
-                        .with_file(&path),
-                    );
-                    continue;
-                }
-                pending.push((path, relative));
-                continue;
-            }
-            if !is_archetype_file_name(&file_name) {
-                continue;
-            }
-            match name_from_relative_path(&relative) {
-                Ok(name) => {
-                    scan.files.insert(name, (root.join(&relative), path));
-                }
-                Err(problem) => scan.problems.push(
-                    Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
-                        .with_file(root.join(&relative)),
-                ),
-            }
-        }
-    }
-    scan
-}
-
-/// Reports archetype names that differ only in letter case: such files collide on Windows and
-/// macOS file systems, so each of them gets an error.
-pub(crate) fn case_conflicts<'a>(
-    names: impl IntoIterator<Item = &'a str>,
-) -> Vec<(String, String)> {
-    let mut by_folded: rustc_hash::FxHashMap<String, Vec<&str>> = Default::default();
-    for name in names {
-        by_folded.entry(name.to_lowercase()).or_default().push(name);
-    }
-    let mut conflicts = Vec::new();
-    for group in by_folded.values_mut().filter(|group| group.len() > 1) {
-        group.sort_unstable();
-        for name in group.iter() {
-            let others: Vec<String> = group
-                .iter()
-                .filter(|other| *other != name)
-                .map(|other| format!("`{other}`"))
-                .collect();
-            conflicts.push((name.to_string(), others.join(", ")));
-        }
-    }
-    conflicts.sort();
-    conflicts
-}
-
-/// The diagnostic for a case conflict on `name`.
-pub(crate) fn case_conflict_problem(file: &Path, name: &str, others: &str) -> Diagnostic {
-    Diagnostic::error(
-        DiagnosticCode::CaseConflict,
-        format!(
-            "archetype `{name}` differs from {others} only in letter case; file names must stay distinct on case-insensitive file systems"
         ),
-    )
-    .with_file(file)
-    .with_archetype(name)
-    .with_severity(Severity::Error)
+        Some(refusal) => Diagnostic::error(DiagnosticCode::Io, refusal.to_string()),
+        None => Diagnostic::error(DiagnosticCode::Io, format!("cannot read file: {error}")),
+    }
 }

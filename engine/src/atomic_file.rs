@@ -12,12 +12,21 @@ use crate::stable_id::StableId;
 /// is flushed and synced before the rename, the replaced file's permissions are kept, and
 /// temporary files that killed processes left next to the target are removed.
 ///
+/// The writing process holds an advisory lock on its temporary file until it is renamed, and
+/// the lock goes when the process does, however it ends: a temporary file whose lock can be
+/// taken has no writer left, and is removed. That holds for every process ID, 1 (a container's
+/// main process) and recycled ones included.
+///
+/// A symbolic link at `path` stays a link: the file it points to is replaced (with the
+/// temporary file next to that file, so the rename stays on one file system).
+///
 /// # Errors
 /// Any I/O error; the previous file (if any) is then intact and the temporary file removed.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let (directory, temp) = temporary_for(path);
+    let target = link_target(path);
+    let path = target.as_deref().unwrap_or(path);
+    let (directory, temp, file) = temporary_for(path, bytes)?;
     let result = (|| {
-        write_synced(&temp, bytes)?;
         if let Ok(metadata) = fs::metadata(path) {
             fs::set_permissions(&temp, metadata.permissions())?;
         }
@@ -28,6 +37,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
+    // The lock goes only now, once the temporary file is renamed or removed.
+    drop(file);
     result
 }
 
@@ -37,26 +48,40 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// # Errors
 /// Any I/O error.
 pub fn create_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
-    let (directory, temp) = temporary_for(path);
-    let result = (|| {
-        write_synced(&temp, bytes)?;
-        // A hard link publishes the complete file only if the name is free.
-        match fs::hard_link(&temp, path) {
-            Ok(()) => {
-                sync_directory(&directory);
-                Ok(true)
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(error) => Err(error),
+    let (directory, temp, file) = temporary_for(path, bytes)?;
+    // A hard link publishes the complete file only if the name is free.
+    let result = match fs::hard_link(&temp, path) {
+        Ok(()) => {
+            sync_directory(&directory);
+            Ok(true)
         }
-    })();
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(error) => Err(error),
+    };
     let _ = fs::remove_file(&temp);
+    drop(file);
     result
 }
 
-/// The directory of `path` and a fresh temporary file name next to it (after removing the
-/// temporaries killed writers of the same file left behind).
-fn temporary_for(path: &Path) -> (PathBuf, PathBuf) {
+/// The file a symbolic link at `path` points to, or `None` if `path` is not a link (or a
+/// dangling one, which the write then replaces).
+fn link_target(path: &Path) -> Option<PathBuf> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        fs::canonicalize(path).ok()
+    } else {
+        None
+    }
+}
+
+/// How many times a save starts over with a fresh temporary file when a cleanup removed its
+/// file before it could lock it (which takes a cleanup running in that very instant).
+const ATTEMPTS: usize = 4;
+
+/// The directory of `path`, a fresh temporary file next to it holding `bytes` (synced), and
+/// its open handle, which holds the file's lock; after removing the temporaries killed
+/// writers of the same file left behind.
+fn temporary_for(path: &Path, bytes: &[u8]) -> std::io::Result<(PathBuf, PathBuf, fs::File)> {
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -66,20 +91,44 @@ fn temporary_for(path: &Path) -> (PathBuf, PathBuf) {
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".to_string());
     remove_stale_temporaries(&directory, &file_name);
-    let temp = directory.join(format!(
-        ".{file_name}.tmp-{}-{}",
-        std::process::id(),
-        StableId::generate()
-    ));
-    (directory, temp)
+    let mut attempt = 0;
+    loop {
+        let temp = directory.join(format!(
+            ".{file_name}.tmp-{}-{}",
+            std::process::id(),
+            StableId::generate()
+        ));
+        let file = create_locked(&temp)?;
+        // Between creating and locking, another process's cleanup may have taken the
+        // (not yet locked) file for a dead writer's and removed it. Once locked, it is ours.
+        if fs::symlink_metadata(&temp).is_err() && attempt + 1 < ATTEMPTS {
+            attempt += 1;
+            continue;
+        }
+        let written = write_synced(&file, bytes);
+        if let Err(error) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(error);
+        }
+        return Ok((directory, temp, file));
+    }
 }
 
-/// Creates `path` (which must not exist) holding `bytes`, flushed to disk.
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = fs::OpenOptions::new()
+/// Creates `path` (which must not exist) and locks it for as long as the handle lives.
+fn create_locked(path: &Path) -> std::io::Result<fs::File> {
+    let file = fs::OpenOptions::new()
+        .read(true)
         .write(true)
         .create_new(true)
         .open(path)?;
+    // A file system without locks (some network shares) only loses the cleanup of this file
+    // if the process is killed: the save itself goes on.
+    let _ = file.lock();
+    Ok(file)
+}
+
+/// Writes `bytes` to the new, empty `file`, flushed to disk.
+fn write_synced(mut file: &fs::File, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)?;
     file.sync_all()
 }
@@ -92,7 +141,7 @@ fn sync_directory(directory: &Path) {
 }
 
 /// Deletes temporary files that earlier saves of `file_name` left behind when their process
-/// was killed mid-save (a live process's temporary file is left alone).
+/// was killed mid-save: those whose lock can be taken (a live writer holds its file's lock).
 fn remove_stale_temporaries(directory: &Path, file_name: &str) {
     let prefix = format!(".{file_name}.tmp-");
     let Ok(entries) = fs::read_dir(directory) else {
@@ -100,31 +149,21 @@ fn remove_stale_temporaries(directory: &Path, file_name: &str) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+        if !name.to_str().is_some_and(|n| n.starts_with(&prefix)) {
+            continue;
+        }
+        // Only regular files: opening anything else could block or touch a device.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = fs::File::open(&path) else {
             continue;
         };
-        let pid = rest
-            .split('-')
-            .next()
-            .and_then(|pid| pid.parse::<u32>().ok());
-        if pid.is_some_and(|pid| !process_is_alive(pid, &entry.path())) {
-            let _ = fs::remove_file(entry.path());
+        // Removed while the lock is held, so a writer that locks the file after us finds it
+        // gone (and starts over) rather than writing to a file nobody will rename.
+        if file.try_lock().is_ok() {
+            let _ = fs::remove_file(&path);
         }
     }
-}
-
-/// Whether the process that wrote `temp` may still be writing it. On Linux, whether the
-/// process exists; elsewhere, whether the file was touched in the last hour.
-fn process_is_alive(pid: u32, temp: &Path) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    if cfg!(target_os = "linux") {
-        return Path::new("/proc").join(pid.to_string()).exists();
-    }
-    fs::metadata(temp)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|modified| modified.elapsed().ok())
-        .is_none_or(|age| age < std::time::Duration::from_secs(3600))
 }

@@ -15,7 +15,7 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
 use crate::archetype_library::ArchetypeLibrary;
-use crate::archetype_source::is_archetype_file_name;
+use crate::archetype_tree::is_archetype_file_name;
 use crate::instance_patcher::{apply_update, ReloadReport};
 
 /// How a [`HotReloader`] watches.
@@ -124,6 +124,10 @@ impl HotReloader {
     /// Watches `root` (recursively). Falls back to polling, with a warning in the log, when
     /// native file events cannot be set up (for example when inotify's watch limit is reached).
     ///
+    /// Symbolic links are not followed: a directory link out of the root is never watched (a
+    /// load refuses it, and so does every reload). An archetype read through a link inside the
+    /// root is re-read when the file it points to changes.
+    ///
     /// # Errors
     /// If polling cannot watch the directory either.
     pub fn with_options(
@@ -153,7 +157,7 @@ impl HotReloader {
         // notify's poller compares modification times in whole seconds, which misses a second
         // save within the same second; comparing contents (hashing each file per poll, a few
         // milliseconds for a typical archetypes tree) does not.
-        let config = notify::Config::default()
+        let config = watch_config()
             .with_poll_interval(options.poll_interval)
             .with_compare_contents(true);
         let mut watcher =
@@ -289,9 +293,18 @@ fn native_watcher(
     root: &Path,
     pending: &Arc<Mutex<Pending>>,
 ) -> notify::Result<Box<dyn Watcher + Send>> {
-    let mut watcher = notify::recommended_watcher(event_handler(pending.clone()))?;
+    let mut watcher =
+        notify::RecommendedWatcher::new(event_handler(pending.clone()), watch_config())?;
     watcher.watch(root, RecursiveMode::Recursive)?;
     Ok(Box::new(watcher))
+}
+
+/// Links are not followed: a directory link out of the root is refused by the load, and must
+/// not be watched (an edit there would otherwise reach the library). Directories inside the
+/// root are watched under their own paths; the library re-reads archetypes read through a link
+/// when their target changes.
+fn watch_config() -> notify::Config {
+    notify::Config::default().with_follow_symlinks(false)
 }
 
 fn event_handler(

@@ -30,8 +30,9 @@ use hecs::World;
 /// scene, an empty directory named `x.json`, a symbolic link out of the root, a dangling
 /// symbolic link, names differing only in case, a `\\` in a file name, a scene over the entity
 /// limit, a scene over the size limit, a chain of 2,000 archetypes, children whose archetypes
-/// double at each of 30 levels.
-const GENERATED_CASES: usize = 18;
+/// double at each of 30 levels, a FIFO and a socket named like archetype files, a FIFO named
+/// like a scene file, directories differing only in case, device names Windows reserves.
+const GENERATED_CASES: usize = 23;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/bad")
@@ -645,6 +646,115 @@ fn symbolic_links_out_of_the_root_are_refused_and_dangling_ones_reported() {
          archetypes/more: error[invalid-name]: symbolic link points outside the archetypes directory; archetypes must live under the root\n\
          archetypes/secret.json: error[invalid-name]: symbolic link points outside the archetypes directory; archetypes must live under the root\n"
     );
+}
+
+/// What `work` gives, run on another thread; fails the test if it takes over ten seconds. (A
+/// read blocked on a FIFO never returns: its thread is left behind, blocked, and ends with the
+/// test process.)
+fn within_ten_seconds<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(work()));
+    result
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("still blocked after ten seconds")
+}
+
+/// A FIFO at `path`.
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// A FIFO or a socket named like an archetype file is refused by its type, without being
+/// opened (opening a FIFO to read waits for a writer, forever if none comes).
+#[cfg(unix)]
+#[test]
+fn special_files_named_like_archetype_files_are_refused_without_being_opened() {
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::write(temp.path().join("goblin.json"), "{}").unwrap();
+    mkfifo(&temp.path().join("pipe.json"));
+    let _socket = std::os::unix::net::UnixListener::bind(temp.path().join("socket.json")).unwrap();
+    let root = temp.path().to_path_buf();
+    let messages = within_ten_seconds(move || archetype_messages(&root, LoadOptions::default()));
+    assert_eq!(
+        messages,
+        "archetypes/pipe.json: error[io]: is a FIFO (named pipe), not a regular file; only regular files are read (replace it with a file or remove it)\n\
+         archetypes/socket.json: error[io]: is a socket, not a regular file; only regular files are read (replace it with a file or remove it)\n"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_like_a_scene_file_is_an_io_error_naming_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("level.scene.json");
+    mkfifo(&path);
+    let outcome = within_ten_seconds(move || {
+        scene_outcome(&path, &demo_library(), &SceneLoadOptions::default())
+    });
+    assert_eq!(
+        outcome,
+        "scenes/level.scene.json: error[io]: is a FIFO (named pipe), not a regular file; only regular files are read (replace it with a file or remove it)\n"
+    );
+}
+
+/// Directories whose names differ only in letter case merge on a case-insensitive file system
+/// (Windows, macOS): every archetype under either is an error, for the shallowest clash.
+#[test]
+fn directories_differing_only_in_case_are_errors() {
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(temp.path().join("Enemies")).unwrap();
+    if temp.path().join("enemies").exists() {
+        return; // a case-insensitive file system: the two names are one directory
+    }
+    let messages = generated(&[
+        ("Enemies/goblin.json", b"{}"),
+        ("enemies/orc.json", b"{}"),
+        ("bosses/Big/troll.json", b"{}"),
+        ("bosses/big/ogre.json", b"{}"),
+        ("bosses/small.json", b"{}"),
+        ("Bosses.json", b"{}"),
+    ]);
+    assert_eq!(
+        messages,
+        "archetypes/Enemies/goblin.json: error[case-conflict]: archetype `Enemies/goblin` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge\n\
+         archetypes/bosses/Big/troll.json: error[case-conflict]: archetype `bosses/Big/troll` is in directory `bosses/Big`, which differs from `bosses/big` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge\n\
+         archetypes/bosses/big/ogre.json: error[case-conflict]: archetype `bosses/big/ogre` is in directory `bosses/big`, which differs from `bosses/Big` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge\n\
+         archetypes/enemies/orc.json: error[case-conflict]: archetype `enemies/orc` is in directory `enemies`, which differs from `Enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge\n"
+    );
+}
+
+/// Names Windows reserves for devices, in any segment and any letter case, with or without an
+/// extension. (Unix only: Windows cannot create these files.)
+#[cfg(unix)]
+#[test]
+fn device_names_windows_reserves_are_refused() {
+    let reserved = |file: &str, name: &str, segment: &str| {
+        format!("archetypes/{file}: error[invalid-name]: file `{file}` does not give a valid archetype name: archetype name `{name}` has the segment `{segment}`, a device name Windows reserves (`con`, `prn`, `aux`, `nul`, `com0`-`com9`, `lpt0`-`lpt9`, in any letter case, with or without an extension); choose another name\n")
+    };
+    let messages = generated(&[
+        ("con.json", b"{}"),
+        ("Com9.json", b"{}"),
+        ("enemies/NUL.json", b"{}"),
+        ("lpt1/goblin.json", b"{}"),
+        ("aux/prn/x.json", b"{}"),
+        // Names that only start like one are fine.
+        ("console.json", b"{}"),
+        ("com10.json", b"{}"),
+        ("nul_/x.json", b"{}"),
+    ]);
+    let expected = [
+        reserved("Com9.json", "Com9", "Com9"),
+        reserved("aux/prn/x.json", "aux/prn/x", "aux"),
+        reserved("con.json", "con", "con"),
+        reserved("enemies/NUL.json", "enemies/NUL", "NUL"),
+        reserved("lpt1/goblin.json", "lpt1/goblin", "lpt1"),
+    ];
+    assert_eq!(messages, expected.concat());
 }
 
 /// A binary scene of `count` plain entities, each really there (11 bytes, the smallest an

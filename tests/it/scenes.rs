@@ -1041,6 +1041,71 @@ fn killing_a_save_midway_never_corrupts_the_previous_file() {
     }
 }
 
+/// The names of the save temporaries in `dir`, sorted.
+fn temporaries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".tmp-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Whether a save's temporary file is a dead one is decided by its lock, never by the process
+/// ID in its name: PID 1 (the game as a container's main process) is always alive, and PIDs
+/// are reused.
+#[test]
+fn stray_temporaries_are_judged_by_their_lock_not_their_process_id() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("arena.scene.json");
+    // Left by a killed save of PID 1: nobody holds it.
+    let dead = ".arena.scene.json.tmp-1-00000000000000a1";
+    std::fs::write(dir.path().join(dead), b"half a sce").unwrap();
+    // Held by a save still running (its lock held), though no process has the PID in its name.
+    let live = ".arena.scene.json.tmp-4000000000-00000000000000b2";
+    let writer = std::fs::File::create(dir.path().join(live)).unwrap();
+    writer.lock().unwrap();
+
+    save_scene_to_path(&path, &world, &library, &SceneSaveOptions::default()).unwrap();
+    assert_eq!(temporaries(dir.path()), [live]);
+    // The writer goes (as a killed process's files close): its temporary file goes next.
+    drop(writer);
+    save_scene_to_path(&path, &world, &library, &SceneSaveOptions::default()).unwrap();
+    assert_eq!(temporaries(dir.path()), Vec::<String>::new());
+    let mut loaded = World::new();
+    load_scene_from_path(&path, &mut loaded, &library, &SceneLoadOptions::default()).unwrap();
+}
+
+/// Saving to a symbolic link replaces the file it points to; the link stays.
+#[cfg(unix)]
+#[test]
+fn saving_through_a_symbolic_link_keeps_the_link() {
+    let library = demo_library();
+    let mut world = World::new();
+    arena(&library, &mut world, 1);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("saves")).unwrap();
+    let target = dir.path().join("saves/slot1.scene.json");
+    std::fs::write(&target, b"{}").unwrap();
+    let link = dir.path().join("current.scene.json");
+    std::os::unix::fs::symlink("saves/slot1.scene.json", &link).unwrap();
+    save_scene_to_path(&link, &world, &library, &SceneSaveOptions::default()).unwrap();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let mut loaded = World::new();
+    let scene =
+        load_scene_from_path(&target, &mut loaded, &library, &SceneLoadOptions::default()).unwrap();
+    assert_eq!(scene.len(), world.len() as usize);
+    assert_eq!(temporaries(&dir.path().join("saves")), Vec::<String>::new());
+    assert_eq!(temporaries(dir.path()), Vec::<String>::new());
+}
+
 #[test]
 fn a_level_of_twenty_thousand_entities_round_trips() {
     let library = demo_library();

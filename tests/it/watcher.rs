@@ -4,12 +4,12 @@
 //! shows the expected state, and fails with what it saw after `TIMEOUT`.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use archetype_engine::{
-    ArchetypeLibrary, ComponentRegistry, HotReloadOptions, HotReloader, ReloadReport, SpawnError,
-    WatchBackend,
+    ArchetypeLibrary, ComponentRegistry, Diagnostic, HotReloadOptions, HotReloader, ReloadReport,
+    SpawnError, WatchBackend,
 };
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
@@ -38,12 +38,20 @@ struct Game {
 
 impl Game {
     fn start(options: HotReloadOptions) -> Game {
+        Game::start_with(options, |_| {})
+    }
+
+    /// A game whose archetypes directory `setup` adds to before the load (which may then have
+    /// errors: the game runs with what is valid).
+    fn start_with(options: HotReloadOptions, setup: impl FnOnce(&Path)) -> Game {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("enemies")).unwrap();
         fs::write(dir.path().join("enemies/goblin.json"), GOBLIN).unwrap();
+        setup(dir.path());
         let mut registry = ComponentRegistry::new();
         registry.register::<Health>().unwrap();
-        let library = ArchetypeLibrary::load(dir.path(), registry).unwrap();
+        let library = ArchetypeLibrary::load(dir.path(), registry)
+            .unwrap_or_else(|error| error.into_partial());
         let reloader = HotReloader::with_options(dir.path(), options).unwrap();
         let mut world = World::new();
         let goblins = library
@@ -64,6 +72,25 @@ impl Game {
 
     fn max(&self) -> f32 {
         self.world.get::<&Health>(self.goblins[0]).unwrap().max
+    }
+
+    /// Every current diagnostic of the library, the root shown as `archetypes`.
+    fn diagnostics(&self) -> Vec<String> {
+        self.shown(self.library.diagnostics())
+    }
+
+    /// Diagnostics as text, the root shown as `archetypes`.
+    fn shown<'a>(&self, diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> Vec<String> {
+        let root = self.dir.path().display().to_string();
+        diagnostics
+            .into_iter()
+            .map(|d| d.to_string().replace(&root, "archetypes"))
+            .collect()
+    }
+
+    /// Every error the reports carry, the root shown as `archetypes`.
+    fn report_errors(&self, reports: &[ReloadReport]) -> Vec<String> {
+        self.shown(reports.iter().flat_map(|r| &r.errors))
     }
 
     /// Runs frames until `done` holds; returns every non-empty report seen.
@@ -270,4 +297,206 @@ fn reload_all_without_the_watcher() {
     let report = game.reloader.reload_all(&mut game.world, &mut game.library);
     assert_eq!(report.changed, ["enemies/goblin"]);
     assert_eq!(game.max(), 27.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file rule at run time: what a load refuses, hot reload refuses too.
+
+const LINK_OUT: &str =
+    "error[invalid-name]: symbolic link points outside the archetypes directory; archetypes must live under the root";
+const JSON_DIRECTORY: &str = "archetypes/y.json: error[invalid-name]: directory name ends in `.json`; archetype files must be regular files (rename the directory)";
+
+/// A directory outside the game's root holding `secret.json` and `more/troll.json`, both valid
+/// archetypes.
+#[cfg(unix)]
+fn outside() -> tempfile::TempDir {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.json"), goblin_with_max(666)).unwrap();
+    fs::create_dir(outside.path().join("more")).unwrap();
+    fs::write(outside.path().join("more/troll.json"), goblin_with_max(666)).unwrap();
+    outside
+}
+
+/// A FIFO at `path`.
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_link_out_of_the_root_created_at_run_time_is_refused() {
+    let outside = outside();
+    let mut game = game();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.json"),
+        game.path("escaped.json"),
+    )
+    .unwrap();
+    let reports = game.settle("the refused link", |g| !g.diagnostics().is_empty());
+    let refused = format!("archetypes/escaped.json: {LINK_OUT}");
+    assert_eq!(game.diagnostics(), std::slice::from_ref(&refused));
+    assert_eq!(game.report_errors(&reports), [refused]);
+    assert!(game.library.get("escaped").is_none());
+    assert_eq!(game.library.source_text("escaped"), None);
+    assert_eq!(
+        game.library
+            .spawn(&mut game.world, "escaped")
+            .unwrap_err()
+            .to_string(),
+        "unknown archetype `escaped`"
+    );
+
+    // Pointed inside the root, the same link is followed; pointed out again, refused again
+    // (and its archetype goes, as a load would not have it).
+    fs::remove_file(game.path("escaped.json")).unwrap();
+    std::os::unix::fs::symlink(game.path("enemies/goblin.json"), game.path("escaped.json"))
+        .unwrap();
+    game.settle("the link inside", |g| g.library.get("escaped").is_some());
+    assert!(game.diagnostics().is_empty(), "{:?}", game.diagnostics());
+    let temp = game.path(".escaped.json.new");
+    std::os::unix::fs::symlink(outside.path().join("secret.json"), &temp).unwrap();
+    fs::rename(&temp, game.path("escaped.json")).unwrap();
+    game.settle("the link out again", |g| g.library.get("escaped").is_none());
+    assert_eq!(game.library.source_text("escaped"), None);
+    assert_eq!(
+        game.diagnostics(),
+        [format!("archetypes/escaped.json: {LINK_OUT}")]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_link_inside_the_root_follows_its_target() {
+    let mut game = game();
+    std::os::unix::fs::symlink(game.path("enemies/goblin.json"), game.path("alias.json")).unwrap();
+    game.settle("the alias", |g| g.library.get("alias").is_some());
+    // The watcher sees only the target change; the archetype read through the link follows.
+    fs::write(game.path("enemies/goblin.json"), goblin_with_max(40)).unwrap();
+    game.settle("the alias at max 40", |g| {
+        g.library
+            .source_text("alias")
+            .is_some_and(|text| text.contains("40"))
+    });
+    assert_eq!(game.max(), 40.0);
+    let alias = game.library.spawn(&mut game.world, "alias").unwrap();
+    assert_eq!(game.world.get::<&Health>(alias).unwrap().max, 40.0);
+    assert!(game.diagnostics().is_empty(), "{:?}", game.diagnostics());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_link_out_of_the_root_refused_at_load_is_not_watched() {
+    let polling = HotReloadOptions {
+        force_polling: true,
+        poll_interval: Duration::from_millis(20),
+        ..HotReloadOptions::default()
+    };
+    for options in [HotReloadOptions::default(), polling] {
+        let outside = outside();
+        let mut game = Game::start_with(options, |root| {
+            std::os::unix::fs::symlink(outside.path().join("more"), root.join("more")).unwrap();
+        });
+        let backend = game.reloader.backend();
+        assert_eq!(game.diagnostics(), [format!("archetypes/more: {LINK_OUT}")]);
+        fs::write(outside.path().join("more/troll.json"), goblin_with_max(667)).unwrap();
+        fs::write(outside.path().join("more/orc.json"), goblin_with_max(668)).unwrap();
+        // An edit inside the root afterwards: once it is applied, anything the outside edits
+        // caused would have been applied too.
+        fs::write(game.path("enemies/goblin.json"), goblin_with_max(41)).unwrap();
+        let reports = game.settle("max 41", |g| g.max() == 41.0);
+        let changed: Vec<&String> = reports.iter().flat_map(|r| &r.changed).collect();
+        assert_eq!(changed, ["enemies/goblin"], "{backend:?}");
+        let names: Vec<&str> = game.library.names().collect();
+        assert_eq!(names, ["enemies/goblin"], "{backend:?}");
+        assert_eq!(game.library.source_text("more/troll"), None);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn directory_links_created_at_run_time_are_judged_as_a_load_judges_them() {
+    let outside = outside();
+    let mut game = game();
+    std::os::unix::fs::symlink(outside.path().join("more"), game.path("more")).unwrap();
+    std::os::unix::fs::symlink(game.path("enemies"), game.path("inner")).unwrap();
+    let reports = game.settle("the refused link and the followed one", |g| {
+        !g.diagnostics().is_empty() && g.library.get("inner/goblin").is_some()
+    });
+    let refused = format!("archetypes/more: {LINK_OUT}");
+    assert_eq!(game.diagnostics(), std::slice::from_ref(&refused));
+    assert_eq!(game.report_errors(&reports), [refused]);
+    assert!(game.library.get("more/troll").is_none());
+
+    fs::write(outside.path().join("more/troll.json"), goblin_with_max(667)).unwrap();
+    // An edit of a file also read through the followed link: both names follow it.
+    fs::write(game.path("enemies/goblin.json"), goblin_with_max(42)).unwrap();
+    game.settle("inner/goblin at max 42", |g| {
+        g.max() == 42.0
+            && g.library
+                .source_text("inner/goblin")
+                .is_some_and(|text| text.contains("42"))
+    });
+    let names: Vec<&str> = game.library.names().collect();
+    assert_eq!(names, ["enemies/goblin", "inner/goblin"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_appearing_while_the_game_runs_is_an_error_not_a_hang() {
+    const FIFO: &str = "error[io]: is a FIFO (named pipe), not a regular file; only regular files are read (replace it with a file or remove it)";
+    let mut game = game();
+    // A new FIFO named like an archetype file.
+    mkfifo(&game.path("x.json"));
+    let reports = game.settle("the FIFO's error", |g| !g.diagnostics().is_empty());
+    assert_eq!(
+        game.report_errors(&reports),
+        [format!("archetypes/x.json: {FIFO}")]
+    );
+
+    // A FIFO in place of a good file: the last good version stays in effect.
+    let temp = game.path(".goblin.fifo");
+    mkfifo(&temp);
+    fs::rename(&temp, game.path("enemies/goblin.json")).unwrap();
+    let reports = game.settle("the goblin's error", |g| g.diagnostics().len() == 2);
+    assert_eq!(
+        game.report_errors(&reports),
+        [format!("archetypes/enemies/goblin.json: {FIFO}")]
+    );
+    assert_eq!(game.max(), 12.0);
+    let goblin = game
+        .library
+        .spawn(&mut game.world, "enemies/goblin")
+        .unwrap();
+    assert_eq!(game.world.get::<&Health>(goblin).unwrap().max, 12.0);
+
+    // A full rescan reads the directory with both FIFOs in it, and returns.
+    let report = game.reloader.reload_all(&mut game.world, &mut game.library);
+    assert!(report.changed.is_empty(), "{report}");
+    assert_eq!(
+        game.diagnostics(),
+        [
+            format!("archetypes/enemies/goblin.json: {FIFO}"),
+            format!("archetypes/x.json: {FIFO}"),
+        ]
+    );
+
+    fs::remove_file(game.path("enemies/goblin.json")).unwrap();
+    fs::write(game.path("enemies/goblin.json"), goblin_with_max(43)).unwrap();
+    game.settle("max 43", |g| g.max() == 43.0);
+}
+
+#[test]
+fn a_directory_named_json_created_at_run_time_is_reported() {
+    let mut game = game();
+    fs::create_dir(game.path("y.json")).unwrap();
+    let reports = game.settle("the directory's error", |g| !g.diagnostics().is_empty());
+    assert_eq!(game.diagnostics(), [JSON_DIRECTORY]);
+    assert_eq!(game.report_errors(&reports), [JSON_DIRECTORY]);
+    fs::remove_dir(game.path("y.json")).unwrap();
+    game.settle("the error gone", |g| g.diagnostics().is_empty());
 }

@@ -27,8 +27,10 @@
 //! Formatting is idempotent.
 //!
 //! Files that are not JSON (or not UTF-8, or too large) are reported and left untouched; they
-//! make the exit code 1.
+//! make the exit code 1. A symbolic link (inside the root, as the library requires) stays a
+//! link: its target is formatted.
 
+use archetype_engine::read_regular_file;
 use clap::Args;
 use serde_json::Value;
 
@@ -67,7 +69,8 @@ pub fn fmt(args: &FmtArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
             }
         };
         // Compare with the bytes on disk: a byte-order mark or `\r\n` is a difference too.
-        let on_disk = std::fs::read(source.file).map_err(|error| {
+        let limit = library.options().limits.max_file_bytes;
+        let on_disk = read_regular_file(source.real, limit).map_err(|error| {
             CliError::io(format!("cannot read `{}`", source.file.display()), error)
         })?;
         if on_disk == formatted.as_bytes() {
@@ -77,7 +80,8 @@ pub fn fmt(args: &FmtArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
         if args.check {
             writeln!(context.out, "{}", source.file.display())?;
         } else {
-            write_atomically(source.file, formatted.as_bytes())?;
+            // The file the library read: through a symbolic link, its target (the link stays).
+            write_atomically(source.real, formatted.as_bytes())?;
             writeln!(context.out, "formatted {}", source.file.display())?;
         }
     }

@@ -33,7 +33,9 @@ use archetype_engine::{
 use clap::Args;
 
 use super::raw_json::{self, line_column, Member, Node, NodeKind};
-use super::scene::{binary_header, is_binary, resave, scene_error_line, scene_files};
+use super::scene::{
+    binary_header, is_binary, read_scene_file, resave, scene_error_line, scene_files,
+};
 use super::{
     count, rewritable_sources, write_atomically, CliError, Context, DirArg, Exit, Rewrites,
 };
@@ -81,6 +83,9 @@ pub struct Change {
 pub struct FileMigration {
     /// The file, as messages show it.
     pub file: PathBuf,
+    /// Where the new content is written: the file's real path for an archetype file read
+    /// through a symbolic link (the link stays a link), else `file`.
+    pub target: PathBuf,
     /// The changes, in file order.
     pub changes: Vec<Change>,
     /// Problems that keep part (or all) of the file from being migrated, one line each
@@ -137,7 +142,7 @@ pub fn migrate(args: &MigrateArgs, context: &mut Context<'_>) -> Result<Exit, Cl
         };
         tally.changed += 1;
         if !args.check {
-            write_atomically(&migration.file, migrated)?;
+            write_atomically(&migration.target, migrated)?;
         }
     }
     if tally.changed > 0 {
@@ -192,6 +197,7 @@ pub fn plan_archetypes(library: &ArchetypeLibrary) -> (Vec<FileMigration>, Vec<S
         });
         migrations.push(FileMigration {
             file: source.file.to_path_buf(),
+            target: source.real.to_path_buf(),
             changes,
             problems: problems
                 .into_iter()
@@ -318,8 +324,7 @@ impl From<Vec<Change>> for SceneNeeds {
 pub fn plan_scenes(dir: &Path, library: &ArchetypeLibrary) -> Result<Vec<FileMigration>, CliError> {
     let mut migrations = Vec::new();
     for file in scene_files(dir)? {
-        let bytes = std::fs::read(&file)
-            .map_err(|error| CliError::io(format!("cannot read `{}`", file.display()), error))?;
+        let bytes = read_scene_file(&file)?;
         let (encoding, needs) = if is_binary(&bytes) {
             (
                 SceneEncoding::Binary,
@@ -338,6 +343,7 @@ pub fn plan_scenes(dir: &Path, library: &ArchetypeLibrary) -> Result<Vec<FileMig
         };
         let mut migration = FileMigration {
             file: file.clone(),
+            target: file.clone(),
             changes: Vec::new(),
             problems: Vec::new(),
             migrated: None,

@@ -121,7 +121,8 @@ pub enum Command {
     /// it is an array of scalars (`[0, 1, 0]`) or an object whose members are scalars or such
     /// arrays (`"Health": { "current": 12, "max": 12 }`); `{}` and `[]` count as scalars.
     ///
-    /// Files that are not JSON are reported (exit code 1) and left alone.
+    /// Files that are not JSON are reported (exit code 1) and left alone. A symbolic link
+    /// stays a link: the file it points to is formatted.
     Fmt(fmt::FmtArgs),
     /// Create a new archetype file.
     ///
@@ -413,18 +414,39 @@ pub(crate) fn count(n: usize, thing: &str) -> String {
 pub(crate) struct Source<'a> {
     /// The path, as diagnostics show it.
     pub file: &'a Path,
+    /// Where the library read it: its real path (links resolved, inside the root). Rewrites go
+    /// there, so a symbolic link stays a link.
+    pub real: &'a Path,
     /// The text (without a byte-order mark).
     pub text: &'a str,
 }
 
 /// The library's files that `fmt` and `migrate` can rewrite, and the problems of those they
-/// cannot even read as JSON (which they leave alone).
+/// cannot even read as JSON (which they leave alone). A file read under several names (through
+/// symbolic links inside the root) is listed once, under its own path where it has one.
 pub(crate) fn rewritable_sources(
     library: &ArchetypeLibrary,
 ) -> (Vec<Source<'_>>, Vec<&Diagnostic>) {
     let mut sources = Vec::new();
     let mut problems = Vec::new();
-    for name in library.names() {
+    let root = library.root();
+    // Names read through a link last, so a file is listed under its own path.
+    let mut names: Vec<&str> = library.names().collect();
+    names.sort_by_key(|name| {
+        let real = library.real_file_of(name);
+        let file = library
+            .file_of(name)
+            .and_then(|file| file.strip_prefix(root).ok());
+        !matches!((real, file), (Some(real), Some(file)) if real.ends_with(file))
+    });
+    let mut seen = std::collections::HashSet::new();
+    for name in names {
+        if library
+            .real_file_of(name)
+            .is_some_and(|real| !seen.insert(real))
+        {
+            continue;
+        }
         let Some(file) = library.file_of(name) else {
             continue;
         };
@@ -433,8 +455,9 @@ pub(crate) fn rewritable_sources(
             .iter()
             .filter(|d| d.file.as_deref() == Some(file) && d.code.is_unreadable())
             .collect();
+        let real = library.real_file_of(name).unwrap_or(file);
         match library.source_text(name) {
-            Some(text) if found.is_empty() => sources.push(Source { file, text }),
+            Some(text) if found.is_empty() => sources.push(Source { file, real, text }),
             _ => problems.extend(found),
         }
     }

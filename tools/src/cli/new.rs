@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use archetype_engine::{check_archetype_name, keys};
+use archetype_engine::{check_archetype_name, keys, ArchetypeLibrary};
 use clap::Args;
 use serde_json::{Map, Value};
 
@@ -34,7 +34,9 @@ pub struct NewArgs {
 ///
 /// # Errors
 /// [`CliError::Usage`] if the name is not a valid archetype name, the archetype (or one whose
-/// name differs only in letter case) already exists, or a parent does not exist;
+/// name, or a directory on whose path, differs only in letter case) already exists, a
+/// directory on its path is one a load refuses (a symbolic link out of the root), or a parent
+/// does not exist;
 /// [`CliError::Io`] if the file cannot be written.
 pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
     check_archetype_name(&args.name).map_err(|problem| CliError::Usage(problem.to_string()))?;
@@ -55,6 +57,9 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
             )
         }));
     }
+    if let Some(conflict) = library.case_conflict_of(&args.name) {
+        return Err(CliError::Usage(conflict.message));
+    }
     for parent in &args.extends {
         if !library.names().any(|name| name == parent) {
             return Err(unknown_archetype(parent, &library));
@@ -66,6 +71,7 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
         path.push(segment);
     }
     path.set_extension("json");
+    refuse_refused_directories(&library, &args.dir.dir, &args.name, &path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)
         .map_err(|error| CliError::io(format!("cannot create `{}`", dir.display()), error))?;
@@ -95,6 +101,32 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
     }
     writeln!(context.out, "{}", path.display())?;
     Ok(Exit::Success)
+}
+
+/// [`CliError::Usage`] if a directory on the way to the new file is one the library refuses
+/// (a symbolic link out of the root): the file would land where no load reads it.
+fn refuse_refused_directories(
+    library: &ArchetypeLibrary,
+    root: &Path,
+    name: &str,
+    path: &Path,
+) -> Result<(), CliError> {
+    let mut dir = root.to_path_buf();
+    let segments: Vec<&str> = name.split('/').collect();
+    for segment in &segments[..segments.len().saturating_sub(1)] {
+        dir.push(segment);
+        let refused = library
+            .diagnostics()
+            .iter()
+            .find(|d| d.is_error() && d.file.as_deref() == Some(dir.as_path()));
+        if let Some(problem) = refused {
+            return Err(CliError::Usage(format!(
+                "cannot create `{}`: {problem}",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `target` relative to the directory `from`, with `/` separators (as JSON Schema references

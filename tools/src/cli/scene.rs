@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use archetype_engine::{
-    load_scene_from_path, save_scene, scene_keys, ArchetypeInstance, ArchetypeLibrary, Diagnostic,
-    SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions, Severity, SCENE_FORMAT_VERSION,
+    load_scene_from_path, read_regular_file, save_scene, scene_keys, ArchetypeInstance,
+    ArchetypeLibrary, Diagnostic, SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions,
+    Severity, SCENE_FORMAT_VERSION,
 };
 use clap::{Args, Subcommand};
 use hecs::World;
@@ -320,7 +321,7 @@ fn placed(error: &SceneError) -> Option<(Diagnostic, Option<String>)> {
     let bytes = diagnostic
         .file
         .as_ref()
-        .and_then(|file| std::fs::read(file).ok());
+        .and_then(|file| read_regular_file(file, scene_size_limit()).ok());
     let text = bytes
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .map(|text| {
@@ -383,9 +384,7 @@ pub(crate) fn read_scene(
     archetypes: &mut Archetypes<'_>,
     context: &Context<'_>,
 ) -> Result<Result<SceneDocument, SceneError>, CliError> {
-    require_file(path)?;
-    let bytes = std::fs::read(path)
-        .map_err(|error| CliError::io(format!("cannot read `{}`", path.display()), error))?;
+    let bytes = read_scene_file(path)?;
     if let Some(document) = current_json(&bytes) {
         return Ok(Ok(SceneDocument {
             encoding: SceneEncoding::Json,
@@ -455,16 +454,38 @@ pub(crate) fn resave(
         })
 }
 
-/// [`CliError::Usage`] if `path` is not a file.
+/// [`CliError::Usage`] if there is nothing at `path`. Anything else there that is not a
+/// regular file (a directory, a FIFO) the library's reader refuses, saying what it is.
 fn require_file(path: &Path) -> Result<(), CliError> {
-    if path.is_file() {
-        Ok(())
-    } else {
-        Err(CliError::Usage(format!(
-            "scene file `{}` not found",
-            path.display()
-        )))
+    match std::fs::metadata(path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(not_found(path)),
+        _ => Ok(()),
     }
+}
+
+fn not_found(path: &Path) -> CliError {
+    CliError::Usage(format!("scene file `{}` not found", path.display()))
+}
+
+/// The size limit the library loads scenes with by default.
+fn scene_size_limit() -> u64 {
+    SceneLoadOptions::default().limits.max_scene_bytes
+}
+
+/// Reads a scene file as the library reads one ([`read_regular_file`]): a regular file (never
+/// a FIFO or a device, which would block or never end) within the default size limit.
+///
+/// # Errors
+/// [`CliError::Usage`] if there is nothing at `path`; [`CliError::Io`] if it cannot be read,
+/// is not a regular file or is over the limit.
+pub(crate) fn read_scene_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    read_regular_file(path, scene_size_limit()).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::NotFound {
+            not_found(path)
+        } else {
+            CliError::io(format!("cannot read `{}`", path.display()), error)
+        }
+    })
 }
 
 /// The entity entries of a scene document.

@@ -1,0 +1,274 @@
+//! The one rule for files on disk, through `archetool`: every subcommand that reads archetype
+//! or scene files refuses a FIFO without hanging; `fmt` and `migrate` keep symbolic links;
+//! `new` refuses names and places a load would refuse. (The rule in the library: `bad_inputs`
+//! at load, `watcher` at run time.)
+//!
+//! Every run of the tool is bounded: one that blocks (on a FIFO) is killed and fails the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What one run of `archetool` gave.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// A project directory with `archetypes/` (a goblin) in a temporary directory.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+const GOBLIN: &str = r#"{"components":{"Name":"Goblin"}}"#;
+const GOBLIN_FORMATTED: &str = "{\n  \"components\": {\n    \"Name\": \"Goblin\"\n  }\n}\n";
+const FIFO: &str = "is a FIFO (named pipe), not a regular file; only regular files are read (replace it with a file or remove it)";
+
+impl Project {
+    fn new() -> Project {
+        let project = Project {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        project.write("archetypes/enemies/goblin.json", GOBLIN);
+        project
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.path(relative)).unwrap()
+    }
+
+    /// Runs `archetool ARGS` in the project directory; fails the test if it takes more than
+    /// twenty seconds (and kills it).
+    fn run(&self, args: &[&str]) -> Run {
+        let out = self.path(".stdout");
+        let err = self.path(".stderr");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_archetool"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`archetool {}` still running after 20 s", args.join(" "));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Run {
+            code: status.code().unwrap(),
+            stdout: std::fs::read_to_string(out).unwrap(),
+            stderr: std::fs::read_to_string(err).unwrap(),
+        }
+    }
+}
+
+/// Asserts the exit code and the whole of stdout and stderr.
+#[track_caller]
+fn check(run: &Run, code: i32, stdout: &str, stderr: &str) {
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (code, stdout, stderr),
+        "\n--- stdout:\n{}\n--- stderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+/// A FIFO at `path`.
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[cfg(unix)]
+fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) {
+    std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+#[cfg(unix)]
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .file_type()
+        .is_symlink()
+}
+
+#[cfg(unix)]
+#[test]
+fn archetype_commands_refuse_a_fifo_without_hanging() {
+    let project = Project::new();
+    project.write("archetypes/enemies/goblin.json", GOBLIN_FORMATTED);
+    mkfifo(&project.path("archetypes/x.json"));
+    let refused = format!("archetypes/x.json: error[io]: {FIFO}\n");
+    check(
+        &project.run(&["validate"]),
+        1,
+        &format!("{refused}\n2 archetypes, 1 error, 0 warnings\n"),
+        "",
+    );
+    check(&project.run(&["fmt", "--check"]), 1, &refused, "");
+    check(&project.run(&["fmt"]), 1, &refused, "");
+    check(&project.run(&["migrate", "--check"]), 1, &refused, "");
+    check(
+        &project.run(&["inspect", "x"]),
+        1,
+        "",
+        "error: archetype `x` cannot be resolved because of errors; `archetool validate --dir archetypes` lists them\n",
+    );
+    check(
+        &project.run(&["inspect", "enemies/goblin"]),
+        0,
+        "{\n  \"archetype\": \"enemies/goblin\",\n  \"components\": {\n    \"Name\": \"Goblin\"\n  }\n}\n",
+        "",
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn scene_commands_refuse_a_fifo_without_hanging() {
+    let project = Project::new();
+    mkfifo(&project.path("level.scene.json"));
+    project.write("other.scene.json", r#"{ "format": 2, "entities": [] }"#);
+    check(
+        &project.run(&["scene", "check", "level.scene.json"]),
+        1,
+        &format!("level.scene.json: error[io]: {FIFO}\n"),
+        "",
+    );
+    let cannot_read = format!("error: cannot read `level.scene.json`: {FIFO}\n");
+    check(
+        &project.run(&["scene", "info", "level.scene.json"]),
+        2,
+        "",
+        &cannot_read,
+    );
+    check(
+        &project.run(&["scene", "diff", "other.scene.json", "level.scene.json"]),
+        2,
+        "",
+        &cannot_read,
+    );
+    // A scenes directory holding a FIFO: `migrate` reads each scene file.
+    std::fs::create_dir(project.path("scenes")).unwrap();
+    mkfifo(&project.path("scenes/old.scene.json"));
+    check(
+        &project.run(&["migrate", "--check", "--scenes", "scenes"]),
+        2,
+        "",
+        &format!("error: cannot read `scenes/old.scene.json`: {FIFO}\n"),
+    );
+}
+
+/// `fmt` and `migrate` write the file a link points to; the link stays a link. A file read
+/// under two names (its own and a link's) is formatted once, under its own.
+#[cfg(unix)]
+#[test]
+fn fmt_and_migrate_keep_symbolic_links() {
+    let project = Project::new();
+    symlink("enemies/goblin.json", project.path("archetypes/alias.json"));
+    symlink("enemies", project.path("archetypes/also"));
+    check(
+        &project.run(&["fmt", "--check"]),
+        1,
+        "archetypes/enemies/goblin.json\n1 file not formatted; run `archetool fmt` to format it\n",
+        "",
+    );
+    check(
+        &project.run(&["fmt"]),
+        0,
+        "formatted archetypes/enemies/goblin.json\n",
+        "",
+    );
+    assert!(is_link(&project.path("archetypes/alias.json")));
+    assert!(is_link(&project.path("archetypes/also")));
+    assert_eq!(
+        project.read("archetypes/enemies/goblin.json"),
+        GOBLIN_FORMATTED
+    );
+    check(&project.run(&["fmt", "--check"]), 0, "", "");
+
+    // Only a link: the target is formatted through it.
+    std::fs::remove_file(project.path("archetypes/alias.json")).unwrap();
+    std::fs::remove_file(project.path("archetypes/also")).unwrap();
+    project.write("archetypes/files/orc.txt", GOBLIN);
+    symlink(
+        "../files/orc.txt",
+        project.path("archetypes/enemies/orc.json"),
+    );
+    check(
+        &project.run(&["fmt"]),
+        0,
+        "formatted archetypes/enemies/orc.json\n",
+        "",
+    );
+    assert!(is_link(&project.path("archetypes/enemies/orc.json")));
+    assert_eq!(project.read("archetypes/files/orc.txt"), GOBLIN_FORMATTED);
+
+    let old_name = r#"{ "components": { "MoveSpeed": { "value": 2.5 } } }"#;
+    project.write("archetypes/files/orc.txt", old_name);
+    check(
+        &project.run(&["migrate"]),
+        0,
+        "archetypes/enemies/orc.json:1:19: component `MoveSpeed` is now `Speed`\nmigrated 1 file\n",
+        "",
+    );
+    assert!(is_link(&project.path("archetypes/enemies/orc.json")));
+    assert_eq!(
+        project.read("archetypes/files/orc.txt"),
+        old_name.replace("MoveSpeed", "Speed")
+    );
+}
+
+#[test]
+fn new_refuses_device_names_and_directories_differing_in_case() {
+    let project = Project::new();
+    check(
+        &project.run(&["new", "enemies/con"]),
+        2,
+        "",
+        "error: archetype name `enemies/con` has the segment `con`, a device name Windows reserves (`con`, `prn`, `aux`, `nul`, `com0`-`com9`, `lpt0`-`lpt9`, in any letter case, with or without an extension); choose another name\n",
+    );
+    check(
+        &project.run(&["new", "Enemies/troll"]),
+        2,
+        "",
+        "error: archetype `Enemies/troll` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge\n",
+    );
+    assert!(!project.path("archetypes/Enemies").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn new_refuses_to_create_a_file_through_a_link_out_of_the_root() {
+    let project = Project::new();
+    let outside = tempfile::tempdir().unwrap();
+    symlink(outside.path(), project.path("archetypes/more"));
+    check(
+        &project.run(&["new", "more/troll"]),
+        2,
+        "",
+        "error: cannot create `archetypes/more/troll.json`: archetypes/more: error[invalid-name]: symbolic link points outside the archetypes directory; archetypes must live under the root\n",
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
