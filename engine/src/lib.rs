@@ -65,6 +65,7 @@ mod scene_format;
 mod scene_load;
 mod scene_save;
 mod shared;
+mod span_index;
 mod spawn_error;
 mod stable_id;
 mod suggest;
