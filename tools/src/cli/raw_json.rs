@@ -6,6 +6,7 @@
 //! (`"\u00e9"` would come back as `"é"`). Keeping the text of every scalar makes formatting a
 //! pure layout change, and the spans let `migrate` edit a file in place without reformatting it.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use archetype_engine::keys;
@@ -164,6 +165,9 @@ impl Parser<'_> {
     fn object(&mut self, depth: usize) -> Result<Vec<Member>, ParseError> {
         self.expect(b'{')?;
         let mut members: Vec<Member> = Vec::new();
+        // The keys seen so far, so that a repeated key is found in constant time however wide
+        // the object (std's hasher is randomly keyed: no file can make its keys collide).
+        let mut keys: HashSet<String> = HashSet::new();
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -174,7 +178,7 @@ impl Parser<'_> {
             let key_start = self.pos;
             let (key, key_text) = self.string()?;
             let key_span = key_start..self.pos;
-            if members.iter().any(|member| member.key == key) {
+            if !keys.insert(key.clone()) {
                 return Err(ParseError {
                     message: format!("key `{key}` appears twice in one object"),
                     offset: key_start,
