@@ -53,6 +53,7 @@ mod raw_json;
 pub mod scene;
 pub mod scene_diff;
 pub mod schema;
+mod snippet;
 pub mod tree;
 pub mod validate;
 

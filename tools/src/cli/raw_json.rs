@@ -296,28 +296,6 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// The byte offset of a 1-based line and column (in characters) in `text`: the inverse of
-/// [`line_column`], clamped to the text.
-pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let mut line_start = 0;
-    for _ in 1..line {
-        match text[line_start..].find('\n') {
-            Some(end) => line_start += end + 1,
-            None => return text.len(),
-        }
-    }
-    let rest = &text[line_start..];
-    let within = rest
-        .char_indices()
-        .take_while(|(_, c)| *c != '\n')
-        .nth(column.saturating_sub(1))
-        .map_or_else(
-            || rest.find('\n').unwrap_or(rest.len()),
-            |(offset, _)| offset,
-        );
-    line_start + within
-}
-
 /// The span of the JSON value (or object key) that starts at `offset`, or an empty span there
 /// if none does.
 pub(crate) fn value_span_at(text: &str, offset: usize) -> Range<usize> {
@@ -582,13 +560,8 @@ mod tests {
     }
 
     #[test]
-    fn offsets_and_spans_from_positions() {
+    fn spans_of_values() {
         let text = "{\n  \"é\": { \"x\": 1 },\n  \"b\": tru\n}";
-        for offset in [0, 4, 10, 24] {
-            let (line, column) = line_column(text, offset);
-            assert_eq!(offset_of(text, line, column), offset, "{offset}");
-        }
-        assert_eq!(offset_of(text, 9, 1), text.len());
         assert_eq!(&text[value_span_at(text, 4)], "\"é\"");
         assert_eq!(&text[value_span_at(text, 10)], "{ \"x\": 1 }");
         assert_eq!(value_span_at(text, 29), 29..29);
