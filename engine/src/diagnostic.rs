@@ -231,13 +231,18 @@ impl Diagnostic {
             .map(|suggestion| format!("did you mean `{suggestion}`?"))
     }
 
-    /// The order diagnostics are reported in: by file, then position, then message.
-    pub(crate) fn sort_key(&self) -> impl Ord + '_ {
-        (
-            self.file.as_ref(),
-            self.position.map(|p| (p.line, p.column)),
-            &self.message,
-        )
+    /// The order diagnostics are reported in: by file, then position, then message. Most
+    /// neighbours are in the same file: equal paths are told by their bytes, without the
+    /// component-wise comparison that orders different ones.
+    pub(crate) fn report_order(&self, other: &Diagnostic) -> std::cmp::Ordering {
+        let files = match (&self.file, &other.file) {
+            (Some(a), Some(b)) if a.as_os_str() == b.as_os_str() => std::cmp::Ordering::Equal,
+            (a, b) => a.cmp(b),
+        };
+        let place = |d: &Diagnostic| d.position.map(|p| (p.line, p.column));
+        files
+            .then_with(|| place(self).cmp(&place(other)))
+            .then_with(|| self.message.cmp(&other.message))
     }
 }
 
@@ -305,7 +310,7 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 /// Sorts diagnostics into reporting order and drops exact duplicates (an abstract parent's
 /// mistake is found once per concrete descendant, but reported once).
 pub(crate) fn sort_and_dedup(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    diagnostics.sort_by(Diagnostic::report_order);
     diagnostics
         .dedup_by(|a, b| a.file == b.file && a.position == b.position && a.message == b.message);
 }

@@ -66,6 +66,8 @@ struct LineIndex {
     starts: Vec<usize>,
     /// Characters before byte `k * CHECKPOINT`, for each `k` up to the end of the text.
     chars: Vec<usize>,
+    /// Whether the text is ASCII (then a byte is a character).
+    ascii: bool,
 }
 
 impl LineIndex {
@@ -79,7 +81,23 @@ impl LineIndex {
             count += char_starts(block);
         }
         chars.push(count);
-        LineIndex { starts, chars }
+        let ascii = count == text.len();
+        LineIndex {
+            starts,
+            chars,
+            ascii,
+        }
+    }
+
+    /// Characters between the byte offsets `start` and `end` (character boundaries) of `text`.
+    fn chars_between(&self, text: &str, start: usize, end: usize) -> usize {
+        if self.ascii {
+            return end - start;
+        }
+        if end - start <= CHECKPOINT {
+            return text.as_bytes().get(start..end).map_or(0, char_starts);
+        }
+        self.chars_before(text, end) - self.chars_before(text, start)
     }
 
     /// Characters before the byte `offset` (a character boundary) of `text`.
@@ -172,9 +190,7 @@ impl SourceText {
             .get(line - 1)
             .copied()
             .unwrap_or_default();
-        let lines = self.lines();
-        let before = |at: usize| lines.chars_before(&self.text, at);
-        let column = before(offset).saturating_sub(before(start)) + 1;
+        let column = self.lines().chars_between(&self.text, start, offset) + 1;
         Position { line, column }
     }
 
