@@ -14,6 +14,8 @@ use std::time::Duration;
 /// reload_latency p50_ms=31.2 p99_ms=33.9 (max 35.0 ms, n=30)
 /// cdda_load ms=48.10 (per_archetype_us=40.9, errors=0, mismatches=0, dropped_modifiers=3, n=1176)
 /// memory bytes_per_entity=16.8 (method=allocator, n=1000000)
+/// diagnostics_40k_errors_ms ms=112.40 (target<=200 met, file_bytes=760083, n=40000)
+/// diagnostics_minified_2k_errors_bytes bytes=570000 (target<=1024000 met, file_bytes=22049, n=2000)
 /// cdda_load skipped (no CDDA data at repo/../shared/data/cdda-monsters; set ARCHETOOL_CDDA_DIR to its directory)
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -81,6 +83,20 @@ pub enum Measured {
         /// (resident set size from `/proc/self/status`, page-granular and noisier).
         method: &'static str,
     },
+    /// A worst case, measured against the most the project promises it costs: a median time
+    /// or a number of bytes.
+    Bounded {
+        /// The median over the rounds, in `unit`.
+        value: f64,
+        /// `ms` or `bytes`.
+        unit: &'static str,
+        /// The most `value` may be.
+        bound: f64,
+        /// Named counts that describe the input, e.g. `("file_bytes", 760083)`.
+        counts: Vec<(&'static str, usize)>,
+        /// Every measured round, in `unit`.
+        rounds: Vec<f64>,
+    },
     /// Not measured, and why (e.g. the data it needs is missing).
     Skipped {
         /// Why, for the reader.
@@ -140,6 +156,7 @@ impl Figure {
             Measured::Latency {
                 p50, p99, target, ..
             } => target.is_none_or(|(t50, t99)| *p50 <= t50 && *p99 <= t99),
+            Measured::Bounded { value, bound, .. } => value <= bound,
             Measured::Load { .. } | Measured::Bytes { .. } | Measured::Skipped { .. } => true,
         }
     }
@@ -155,6 +172,7 @@ impl Figure {
             Measured::Time { rounds, .. } | Measured::Load { rounds, .. } => {
                 rounds.iter().map(|t| ms(*t)).collect()
             }
+            Measured::Bounded { rounds, .. } => rounds.clone(),
             _ => return None,
         };
         values.iter().fold(None, |range, &v| match range {
@@ -219,6 +237,25 @@ impl fmt::Display for Figure {
                 "{} bytes_per_entity={per_item:.1} (method={method}, n={})",
                 self.name, self.n
             ),
+            Measured::Bounded {
+                value,
+                unit,
+                bound,
+                counts,
+                ..
+            } => {
+                let met = if self.meets_target() { "met" } else { "missed" };
+                let precision = usize::from(*unit == "ms") * 2;
+                write!(
+                    f,
+                    "{} {unit}={value:.precision$} (target<={bound} {met}, ",
+                    self.name
+                )?;
+                for (what, count) in counts {
+                    write!(f, "{what}={count}, ")?;
+                }
+                write!(f, "n={})", self.n)
+            }
             Measured::Skipped { reason } => write!(f, "{} skipped ({reason})", self.name),
         }
     }
