@@ -12,6 +12,7 @@ use crate::archetype_name::{check_local_name, check_name};
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
 use crate::field_path::FieldPath;
+use crate::json_text::SourceText;
 use crate::suggest::did_you_mean;
 
 /// The key names of the archetype file format.
@@ -85,7 +86,7 @@ pub(crate) struct DocProblem {
 /// Component values are moved out of `value` (which is left holding `null`s), not copied.
 pub(crate) fn parse_doc(
     value: &mut Value,
-    text: &str,
+    text: &SourceText,
     registry: &ComponentRegistry,
     max_children_depth: usize,
 ) -> (ArchetypeDoc, Vec<DocProblem>) {
@@ -101,7 +102,7 @@ pub(crate) fn parse_doc(
 
 struct Reader<'a> {
     registry: &'a ComponentRegistry,
-    text: &'a str,
+    text: &'a SourceText,
     problems: Vec<DocProblem>,
     max_children_depth: usize,
 }
@@ -385,7 +386,8 @@ impl Reader<'_> {
             if let Some(previous) = out.get(&name) {
                 // Keys arrive sorted; report the one written second.
                 let offset = |key: &str| {
-                    crate::json_text::locate(self.text, path.key(key).segments())
+                    self.text
+                        .locate(path.key(key).segments())
                         .and_then(|located| located.key)
                         .map_or(0, |span| span.start)
                 };

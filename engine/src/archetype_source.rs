@@ -10,7 +10,7 @@ use crate::archetype_tree::FoundFile;
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::field_path::FieldPath;
-use crate::json_text::{locate, parse_json, SourceText, TextError};
+use crate::json_text::{parse_json, SourceText, TextError};
 use crate::limits::Limits;
 use crate::regular_file::{
     read_regular_file, read_typed_file, FileKind, FileTooLarge, NotRegularFile,
@@ -85,8 +85,7 @@ impl SourceFile {
                 return source;
             }
         };
-        let (doc, problems) =
-            parse_doc(&mut value, text.text(), registry, limits.max_children_depth);
+        let (doc, problems) = parse_doc(&mut value, &text, registry, limits.max_children_depth);
         for problem in problems {
             let diagnostic = source.place(problem, name);
             source.problems.push(diagnostic);
@@ -146,10 +145,11 @@ impl SourceFile {
         diagnostic
     }
 
-    /// Sets the position and span of `diagnostic` to the place at `path` in this file.
+    /// Sets the position and span of `diagnostic` to the place at `path` in this file. The
+    /// first call indexes the file, so placing all of its problems costs one pass over it.
     pub fn locate_into(&self, diagnostic: &mut Diagnostic, path: &FieldPath, at_key: bool) {
         let Some(text) = &self.text else { return };
-        let Some(located) = locate(text.text(), path.segments()) else {
+        let Some(located) = text.locate(path.segments()) else {
             return;
         };
         let full = located.matched == path.segments().len();

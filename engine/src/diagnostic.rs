@@ -1,5 +1,6 @@
 //! Problems found in archetype and scene files, with the place they were found.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -160,11 +161,19 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A new error with just a code and a message; fill in the rest with the `with_*` methods.
+    ///
+    /// Control characters in the message (from names and keys quoted from a file) are escaped
+    /// with [`printable`], so every message is safe to print on a terminal.
     pub fn error(code: DiagnosticCode, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let message = match printable(&message) {
+            Cow::Borrowed(_) => message,
+            Cow::Owned(escaped) => escaped,
+        };
         Diagnostic {
             severity: Severity::Error,
             code,
-            message: message.into(),
+            message,
             file: None,
             position: None,
             span: None,
@@ -223,20 +232,25 @@ impl Diagnostic {
             .map(|suggestion| format!("did you mean `{suggestion}`?"))
     }
 
-    /// The order diagnostics are reported in: by file, then position, then message.
-    pub(crate) fn sort_key(&self) -> impl Ord + '_ {
-        (
-            self.file.as_ref(),
-            self.position.map(|p| (p.line, p.column)),
-            &self.message,
-        )
+    /// The order diagnostics are reported in: by file, then position, then message. Most
+    /// neighbours are in the same file: equal paths are told by their bytes, without the
+    /// component-wise comparison that orders different ones.
+    pub(crate) fn report_order(&self, other: &Diagnostic) -> std::cmp::Ordering {
+        let files = match (&self.file, &other.file) {
+            (Some(a), Some(b)) if a.as_os_str() == b.as_os_str() => std::cmp::Ordering::Equal,
+            (a, b) => a.cmp(b),
+        };
+        let place = |d: &Diagnostic| d.position.map(|p| (p.line, p.column));
+        files
+            .then_with(|| place(self).cmp(&place(other)))
+            .then_with(|| self.message.cmp(&other.message))
     }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(file) = &self.file {
-            write!(f, "{}", file.display())?;
+            write!(f, "{}", printable(&file.display().to_string()))?;
             if let Some(position) = self.position {
                 write!(f, ":{}:{}", position.line, position.column)?;
             }
@@ -254,19 +268,50 @@ impl std::error::Error for Diagnostic {}
 
 /// `name` in backticks, for a message. A name longer than 64 characters is cut, with its
 /// length in bytes, so a runaway key or name (a megabyte is under the file size limit) does
-/// not make a megabyte-long message.
+/// not make a megabyte-long message; control characters are escaped ([`printable`]).
 pub(crate) fn quoted(name: &str) -> String {
     const SHOWN: usize = 64;
     match name.char_indices().nth(SHOWN) {
-        None => format!("`{name}`"),
-        Some((cut, _)) => format!("`{}…` ({} bytes)", &name[..cut], name.len()),
+        None => format!("`{}`", printable(name)),
+        Some((cut, _)) => format!("`{}…` ({} bytes)", printable(&name[..cut]), name.len()),
     }
+}
+
+/// `text` as it may be printed on a terminal: every control character but tab is written as
+/// its Rust escape (`\u{1b}`, `\n`, `\r`, `\0`, `\u{9b}`), so text taken from a file cannot
+/// move the cursor, retitle the window or clear the screen. Everything else, Unicode text
+/// included, is unchanged; text without control characters is returned as it is.
+///
+/// The library applies it to every message it builds ([`Diagnostic::error`]); `archetool`
+/// applies it to everything it prints.
+///
+/// # Example
+/// ```
+/// use archetype_engine::printable;
+///
+/// assert_eq!(printable("\u{1b}]0;pwned\u{7}é"), "\\u{1b}]0;pwned\\u{7}é");
+/// assert_eq!(printable("goblin\tarcher"), "goblin\tarcher");
+/// ```
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let escaped = |ch: char| ch.is_control() && ch != '\t';
+    if !text.chars().any(escaped) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for ch in text.chars() {
+        if escaped(ch) {
+            out.extend(ch.escape_debug());
+        } else {
+            out.push(ch);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Sorts diagnostics into reporting order and drops exact duplicates (an abstract parent's
 /// mistake is found once per concrete descendant, but reported once).
 pub(crate) fn sort_and_dedup(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    diagnostics.sort_by(Diagnostic::report_order);
     diagnostics
         .dedup_by(|a, b| a.file == b.file && a.position == b.position && a.message == b.message);
 }
@@ -306,7 +351,7 @@ impl fmt::Display for Diagnostics {
 
 #[cfg(test)]
 mod tests {
-    use super::quoted;
+    use super::*;
 
     #[test]
     fn long_names_are_cut_in_messages() {
@@ -314,5 +359,31 @@ mod tests {
         let long = "é".repeat(100);
         assert_eq!(quoted(&long), format!("`{}…` (200 bytes)", "é".repeat(64)));
         assert_eq!(quoted(&"a".repeat(64)), format!("`{}`", "a".repeat(64)));
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_messages() {
+        #[rustfmt::skip]
+        let cases = [
+            ("\u{1b}]0;pwned\u{7}\u{1b}[2J", r"\u{1b}]0;pwned\u{7}\u{1b}[2J"),
+            ("a\nb\rc\0d\u{7f}e\u{9b}f", r"a\nb\rc\0d\u{7f}e\u{9b}f"),
+            ("tab\tstays, é and 😀 too", "tab\tstays, é and 😀 too"),
+        ];
+        for (text, escaped) in cases {
+            assert_eq!(printable(text), escaped);
+            assert_eq!(
+                printable(escaped),
+                escaped,
+                "escaping twice changes nothing"
+            );
+        }
+        assert!(matches!(printable("goblin"), Cow::Borrowed("goblin")));
+        assert_eq!(quoted("\u{1b}[2J"), r"`\u{1b}[2J`");
+        let long = format!("{}\u{1b}", "a".repeat(63));
+        assert_eq!(quoted(&long), format!("`{}\\u{{1b}}`", "a".repeat(63)));
+        let diagnostic = Diagnostic::error(DiagnosticCode::UnknownKey, "unknown key `\u{1b}[2J`")
+            .with_file("archetypes/\u{7}.json");
+        let expected = r"archetypes/\u{7}.json: error[unknown-key]: unknown key `\u{1b}[2J`";
+        assert_eq!(diagnostic.to_string(), expected);
     }
 }

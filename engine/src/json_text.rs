@@ -1,20 +1,24 @@
 //! The text of designer-edited JSON files: UTF-8 checking, byte offset to
 //! line/column mapping, a strict JSON parse (no duplicate keys, bounded
-//! nesting) and finding the text of the value at a path.
+//! nesting) and finding the text of the value at a path (with [`crate::span_index`]).
 //!
 //! Offsets are byte offsets into [`SourceText::text`], which has any BOM
 //! removed, so positions match what an editor shows.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use crate::field_path::PathSegment;
+use crate::span_index::SpanIndex;
+pub(crate) use crate::span_index::{locate, Located};
 
-const BOM: &str = "\u{feff}";
+pub(crate) const BOM: &str = "\u{feff}";
 
 /// serde_json refuses the 128th nested container on its own.
 const SERDE_RECURSION_LIMIT: usize = 128;
@@ -43,9 +47,71 @@ pub struct TextError {
 #[derive(Debug, Clone)]
 pub struct SourceText {
     text: String,
-    /// Byte offset of the start of each line; the first is always 0. Built on first use: most
-    /// files never need a position.
-    line_starts: std::sync::OnceLock<Vec<usize>>,
+    /// Where lines start. Built on first use: most files never need a position.
+    lines: OnceLock<LineIndex>,
+    /// Where every value is (`None` if the text is not well-formed JSON). Built on first use:
+    /// only a file with errors needs it, and then for all of them at once.
+    spans: OnceLock<Option<SpanIndex>>,
+}
+
+/// Bytes between two checkpoints of [`LineIndex::chars`]: a column is counted from the nearest
+/// checkpoint, so placing many errors on one long line (a minified file) costs no more per
+/// error than on a short one.
+const CHECKPOINT: usize = 256;
+
+/// Where the lines of a text start, and how many characters precede each checkpoint.
+#[derive(Debug, Clone)]
+struct LineIndex {
+    /// Byte offset of the start of each line; the first is always 0.
+    starts: Vec<usize>,
+    /// Characters before byte `k * CHECKPOINT`, for each `k` up to the end of the text.
+    chars: Vec<usize>,
+    /// Whether the text is ASCII (then a byte is a character).
+    ascii: bool,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let mut chars = Vec::with_capacity(text.len() / CHECKPOINT + 1);
+        let mut count = 0;
+        for block in text.as_bytes().chunks(CHECKPOINT) {
+            chars.push(count);
+            count += char_starts(block);
+        }
+        chars.push(count);
+        let ascii = count == text.len();
+        LineIndex {
+            starts,
+            chars,
+            ascii,
+        }
+    }
+
+    /// Characters between the byte offsets `start` and `end` (character boundaries) of `text`.
+    fn chars_between(&self, text: &str, start: usize, end: usize) -> usize {
+        if self.ascii {
+            return end - start;
+        }
+        if end - start <= CHECKPOINT {
+            return text.as_bytes().get(start..end).map_or(0, char_starts);
+        }
+        self.chars_before(text, end) - self.chars_before(text, start)
+    }
+
+    /// Characters before the byte `offset` (a character boundary) of `text`.
+    fn chars_before(&self, text: &str, offset: usize) -> usize {
+        let checkpoint = offset / CHECKPOINT;
+        let counted = self.chars.get(checkpoint).copied().unwrap_or_default();
+        let rest = text.as_bytes().get(checkpoint * CHECKPOINT..offset);
+        counted + rest.map_or(0, char_starts)
+    }
+}
+
+/// How many UTF-8 characters start in `bytes` (the bytes that are not continuation bytes).
+fn char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count()
 }
 
 impl SourceText {
@@ -83,16 +149,27 @@ impl SourceText {
     fn new(text: String) -> SourceText {
         SourceText {
             text,
-            line_starts: std::sync::OnceLock::new(),
+            lines: OnceLock::new(),
+            spans: OnceLock::new(),
         }
     }
 
+    fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(&self.text))
+    }
+
     fn line_starts(&self) -> &[usize] {
-        self.line_starts.get_or_init(|| {
-            let mut starts = vec![0];
-            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
-            starts
-        })
+        &self.lines().starts
+    }
+
+    /// Finds the value at `path`, exactly as [`locate`] does, from an index of the whole text
+    /// built the first time: placing every error of a file costs one pass over it, however
+    /// many errors there are. A text that is not well-formed JSON is scanned once per call.
+    pub fn locate(&self, path: &[PathSegment]) -> Option<Located> {
+        match self.spans.get_or_init(|| SpanIndex::build(&self.text)) {
+            Some(index) => index.locate(&self.text, path),
+            None => locate(&self.text, path),
+        }
     }
 
     /// The text, without BOM.
@@ -113,11 +190,7 @@ impl SourceText {
             .get(line - 1)
             .copied()
             .unwrap_or_default();
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(0, |s| s.chars().count())
-            + 1;
+        let column = self.lines().chars_between(&self.text, start, offset) + 1;
         Position { line, column }
     }
 
@@ -440,110 +513,27 @@ fn find_duplicate(text: &str, name: &str) -> Option<(usize, usize)> {
     })
 }
 
-/// Where the value at a path is in a JSON text; see [`locate`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Located {
-    /// Byte range of the member's key, quotes included, when the last matched
-    /// segment was a key.
-    pub key: Option<Range<usize>>,
-    /// Byte range of the whole value text (brackets or quotes included).
-    pub value: Range<usize>,
-    /// How many segments of the path were found.
-    pub matched: usize,
-}
-
-/// Finds the value at `path` in a JSON text, or the deepest value on the way
-/// if the path goes further than the text does. A key repeated in one object
-/// finds its first occurrence. Returns `None` only if there is no value at
-/// the top level. Runs in linear time and never recurses.
-pub fn locate(text: &str, path: &[PathSegment]) -> Option<Located> {
-    let bytes = text.as_bytes();
-    let first = if text.starts_with(BOM) { BOM.len() } else { 0 };
-    let mut start = skip_whitespace(bytes, first);
-    let mut key = None;
-    let mut matched = 0;
-    for segment in path {
-        let found = match (segment, bytes.get(start)) {
-            (PathSegment::Key(name), Some(b'{')) => find_member(text, start, name),
-            (PathSegment::Index(index), Some(b'[')) => {
-                find_element(bytes, start, *index).map(|element| (None, element))
-            }
-            _ => None,
-        };
-        let Some((found_key, found_start)) = found else {
-            break;
-        };
-        key = found_key;
-        start = found_start;
-        matched += 1;
-    }
-    let end = value_end(bytes, start)?;
-    Some(Located {
-        key,
-        value: start..end,
-        matched,
-    })
-}
-
-/// The key range and value start of member `name` of the object at `open`.
-fn find_member(text: &str, open: usize, name: &str) -> Option<(Option<Range<usize>>, usize)> {
-    let bytes = text.as_bytes();
-    let mut i = skip_whitespace(bytes, open + 1);
-    while bytes.get(i) == Some(&b'"') {
-        let key_end = string_end(bytes, i)?;
-        let colon = skip_whitespace(bytes, key_end);
-        if bytes.get(colon) != Some(&b':') {
-            return None;
-        }
-        let value_start = skip_whitespace(bytes, colon + 1);
-        if key_is(text, i..key_end, name) {
-            return Some((Some(i..key_end), value_start));
-        }
-        i = skip_whitespace(bytes, value_end(bytes, value_start)?);
-        if bytes.get(i) != Some(&b',') {
-            return None;
-        }
-        i = skip_whitespace(bytes, i + 1);
-    }
-    None
-}
-
-/// The start of element `index` of the array at `open`.
-fn find_element(bytes: &[u8], open: usize, index: usize) -> Option<usize> {
-    let mut i = skip_whitespace(bytes, open + 1);
-    for _ in 0..index {
-        i = skip_whitespace(bytes, value_end(bytes, i)?);
-        if bytes.get(i) != Some(&b',') {
-            return None;
-        }
-        i = skip_whitespace(bytes, i + 1);
-    }
-    match bytes.get(i) {
-        Some(b']') | None => None,
-        Some(_) => Some(i),
-    }
-}
-
 /// Whether the quoted JSON string at `quoted` decodes to `name`.
-fn key_is(text: &str, quoted: Range<usize>, name: &str) -> bool {
-    let Some(raw) = text.get(quoted.start + 1..quoted.end.saturating_sub(1)) else {
-        return false;
-    };
+pub(crate) fn key_is(text: &str, quoted: Range<usize>, name: &str) -> bool {
+    decoded_key(text, quoted).is_some_and(|decoded| decoded == name)
+}
+
+/// What the quoted JSON string at `quoted` decodes to; `None` if its escapes are invalid.
+pub(crate) fn decoded_key(text: &str, quoted: Range<usize>) -> Option<Cow<'_, str>> {
+    let raw = text.get(quoted.start + 1..quoted.end.saturating_sub(1))?;
     if raw.contains('\\') {
-        let decoded = text
-            .get(quoted)
-            .and_then(|q| serde_json::from_str::<String>(q).ok());
-        decoded.is_some_and(|decoded| decoded == name)
+        let decoded = serde_json::from_str::<String>(text.get(quoted)?).ok()?;
+        Some(Cow::Owned(decoded))
     } else {
-        raw == name
+        Some(Cow::Borrowed(raw))
     }
 }
 
-fn is_json_whitespace(byte: u8) -> bool {
+pub(crate) fn is_json_whitespace(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
     while bytes.get(i).is_some_and(|&b| is_json_whitespace(b)) {
         i += 1;
     }
@@ -551,7 +541,7 @@ fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// One past the closing quote of the string opening at `open`.
-fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+pub(crate) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
     let mut i = open + 1;
     loop {
         match bytes.get(i)? {
@@ -590,7 +580,7 @@ fn nest(depth: usize, byte: u8) -> usize {
 }
 
 /// One past the last byte of the value starting at `start`.
-fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+pub(crate) fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
     match bytes.get(start)? {
         b'"' => string_end(bytes, start),
         b'[' | b'{' => {
@@ -612,7 +602,6 @@ fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use PathSegment::{Index, Key};
 
     fn at(line: usize, column: usize) -> Position {
         Position { line, column }
@@ -657,6 +646,20 @@ mod tests {
         for (line, column, offset) in serde {
             let got = source.offset_of_serde_position(line, column);
             assert_eq!(got, offset, "{line}:{column}");
+        }
+    }
+
+    #[test]
+    fn counts_columns_on_long_lines_with_wide_characters() {
+        let line = "aé€😀".repeat(300);
+        let text = format!("{{\n{line}\n{line}x");
+        let source = SourceText::from_string(text.clone());
+        for offset in (0..=text.len()).filter(|&at| text.is_char_boundary(at)) {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = before[start..].chars().count() + 1;
+            assert_eq!(source.position(offset), at(line, column), "offset {offset}");
         }
     }
 
@@ -820,57 +823,5 @@ mod tests {
             let got = parse_json(&SourceText::from_string(text.to_owned()), 64);
             assert_eq!(got, Ok(expected), "{text:?}");
         }
-    }
-
-    #[test]
-    fn locates_values_by_path() {
-        let doc = json(
-            "{\n  'name' : 'orc {[\\']}' ,\n  'stats': { 'hp': 10, 'm\\u0061x'\n    \
-             : [ 1, { 'x': 2.5 } , ']' ] },\n  'tags': [ ],\n  'a\\'b': {'a': true}\n}",
-        );
-        let k = |name: &str| Key(name.to_owned());
-        let (max_key, max, orc) = ("'m\\u0061x'", "[ 1, { 'x': 2.5 } , ']' ]", "'orc {[\\']}'");
-        #[rustfmt::skip]
-        let cases = [
-            (vec![], None, doc.as_str(), 0),
-            (vec![k("name")], Some("'name'"), orc, 1),
-            (vec![k("stats"), k("hp")], Some("'hp'"), "10", 2),
-            (vec![k("stats"), k("max")], Some(max_key), max, 2),
-            (vec![k("stats"), k("max"), Index(1), k("x")], Some("'x'"), "2.5", 4),
-            (vec![k("stats"), k("max"), Index(2)], None, "']'", 3),
-            (vec![k("stats"), k("max"), Index(3)], Some(max_key), max, 2),
-            (vec![k("tags"), Index(0)], Some("'tags'"), "[ ]", 1),
-            (vec![k("name"), k("x")], Some("'name'"), orc, 1),
-            (vec![k("a\"b"), k("a")], Some("'a'"), "true", 2),
-            (vec![k("missing")], None, doc.as_str(), 0),
-            (vec![Index(0)], None, doc.as_str(), 0),
-        ];
-        for (path, key, value, matched) in cases {
-            let located = locate(&doc, &path).expect("top-level value");
-            let key_text = located.key.map(|range| doc[range].to_owned());
-            let got = (key_text, &doc[located.value], located.matched);
-            let expected = (key.map(json), json(value), matched);
-            assert_eq!(
-                got,
-                (expected.0, expected.1.as_str(), expected.2),
-                "{path:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn locate_survives_bad_and_deep_input() {
-        let path = [Key("a".to_owned()), Index(1)];
-        for text in ["", " \n ", "[1, 2", "{'a': [1, ", "'abc", "['\\", "}"] {
-            assert_eq!(locate(&json(text), &path), None, "{text:?}");
-        }
-        // Malformed but closed: whatever is found, nothing panics.
-        for text in ["{'a' 1}", "{'a':}", "{,}", "[1 2]", "{'a': [}}", "['\\']"] {
-            let _ = locate(&json(text), &path);
-        }
-        assert_eq!(locate(&"[".repeat(100_000), &[]), None);
-        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        let located = locate(&deep, &vec![Index(0); 50]).expect("valid");
-        assert_eq!((located.value, located.matched), (50..deep.len() - 50, 50));
     }
 }

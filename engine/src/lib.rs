@@ -69,6 +69,7 @@ mod scene_json_scan;
 mod scene_load;
 mod scene_save;
 mod shared;
+mod span_index;
 mod spawn_error;
 mod stable_id;
 mod suggest;
@@ -87,7 +88,7 @@ pub use builtin::{Children, Name, Parent};
 pub use component_registry::{
     Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError, SchemaFn,
 };
-pub use diagnostic::{Diagnostic, DiagnosticCode, Diagnostics, Severity};
+pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Severity};
 pub use entity_ref::EntityRef;
 pub use field_path::{FieldPath, PathSegment};
 pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};

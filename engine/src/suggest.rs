@@ -39,11 +39,13 @@ where
             continue;
         } else {
             let whole = strsim::normalized_damerau_levenshtein(&lowered, &candidate_lowered);
-            let last = strsim::normalized_damerau_levenshtein(
-                last_segment(&lowered),
-                last_segment(&candidate_lowered),
-            );
-            whole.min(last)
+            let (last, candidate_last) = (last_segment(&lowered), last_segment(&candidate_lowered));
+            if (last.len(), candidate_last.len()) == (lowered.len(), candidate_lowered.len()) {
+                // Not paths: the last segments are the whole names.
+                whole
+            } else {
+                whole.min(strsim::normalized_damerau_levenshtein(last, candidate_last))
+            }
         };
         if score >= 0.6 && best.is_none_or(|(best_score, _)| score > best_score) {
             best = Some((score, candidate));

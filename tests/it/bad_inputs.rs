@@ -18,6 +18,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use archetool::bench::diagnostics::{self, fields_file};
 use archetool::demo::components::{registry, Health};
 use archetype_engine::{
     load_scene, load_scene_from_path, save_scene, ArchetypeLibrary, Limits, LoadOptions, Name,
@@ -31,8 +32,10 @@ use hecs::World;
 /// symbolic link, names differing only in case, a `\\` in a file name, a scene over the entity
 /// limit, a scene over the size limit, a chain of 2,000 archetypes, children whose archetypes
 /// double at each of 30 levels, a FIFO and a socket named like archetype files, a FIFO named
-/// like a scene file, directories differing only in case, device names Windows reserves.
-const GENERATED_CASES: usize = 23;
+/// like a scene file, directories differing only in case, device names Windows reserves,
+/// 40,000 unknown fields in one file and 200,000 on one line, a file name with control
+/// characters.
+const GENERATED_CASES: usize = 26;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/bad")
@@ -786,6 +789,51 @@ fn a_scene_file_over_the_size_limit_is_refused_without_being_read() {
     assert_eq!(
         scene_outcome(&path, &library, &SceneLoadOptions::default()),
         "scenes/huge.scene.json: error[too-large]: file is 536870913 bytes, over the limit of 536870912 bytes\n"
+    );
+}
+
+/// Every error of a file is placed, each with its own line and column, in time linear in the
+/// file (the `diagnostics_40k_errors_ms` and `diagnostics_200k_keys_ms` bench figures check
+/// the time; here, that every one is there and in its place).
+#[test]
+fn forty_thousand_unknown_fields_are_each_placed() {
+    let text = fields_file(40_000, diagnostics::Layout::Pretty);
+    let messages = generated(&[("goblin.json", text.as_bytes())]);
+    let lines: Vec<&str> = messages.lines().collect();
+    assert_eq!(lines.len(), 40_000);
+    assert_eq!(
+        (lines[0], lines[39_999]),
+        (
+            "archetypes/goblin.json:6:7: error[unknown-field]: unknown field `x00000` in component `Health`",
+            "archetypes/goblin.json:40005:7: error[unknown-field]: unknown field `x39999` in component `Health`"
+        )
+    );
+}
+
+#[test]
+fn two_hundred_thousand_unknown_fields_on_one_line_are_each_placed() {
+    let text = fields_file(200_000, diagnostics::Layout::Minified);
+    assert_eq!(text.len(), 2_300_049);
+    let messages = generated(&[("goblin.json", text.as_bytes())]);
+    let lines: Vec<&str> = messages.lines().collect();
+    assert_eq!(lines.len(), 200_000);
+    assert_eq!(
+        (lines[0], lines[99_999], lines[199_999]),
+        (
+            "archetypes/goblin.json:1:48: error[unknown-field]: unknown field `x00000` in component `Health`",
+            "archetypes/goblin.json:1:1100037: error[unknown-field]: unknown field `x99999` in component `Health`",
+            "archetypes/goblin.json:1:2300036: error[unknown-field]: unknown field `x199999` in component `Health`"
+        )
+    );
+}
+
+/// A file name that could drive a terminal is shown escaped, like everything a message quotes.
+#[cfg(unix)]
+#[test]
+fn control_characters_in_a_file_name_are_escaped() {
+    assert_eq!(
+        generated(&[("\u{1b}[2J.json", b"{}")]),
+        "archetypes/\\u{1b}[2J.json: error[invalid-name]: file `\\u{1b}[2J.json` does not give a valid archetype name: archetype name `\\u{1b}[2J` contains the character U+001B; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`\n"
     );
 }
 

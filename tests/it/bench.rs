@@ -46,11 +46,22 @@ fn check_line(figure: &Figure) {
         Measured::Time { .. } | Measured::Load { .. } => &["ms"],
         Measured::Latency { .. } => &["p50_ms", "p99_ms"],
         Measured::Bytes { .. } => &["bytes_per_entity"],
-        Measured::Peak { .. } => &["peak_mb"],
+        Measured::Bounded { unit, .. } => &[unit],
         Measured::Skipped { .. } => &[],
     };
     assert_eq!(keys, expected, "{line}");
     for detail in details.trim_end_matches(')').split(", ") {
+        if let Some(target) = detail.strip_prefix("target<=") {
+            let (bound, verdict) = target.split_once(' ').unwrap_or_else(|| panic!("{line}"));
+            number(bound);
+            let met = if figure.meets_target() {
+                "met"
+            } else {
+                "missed"
+            };
+            assert_eq!(verdict, met, "{line}");
+            continue;
+        }
         let value = match detail.split_once('=') {
             Some(("method", method)) => {
                 assert!(["rss", "allocator"].contains(&method), "{line}");

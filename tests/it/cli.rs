@@ -1946,3 +1946,153 @@ fn migrate_takes_the_scenes_directory_from_scenes() {
         "error: scenes directory `nowhere` not found\n",
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Output from huge and hostile files: bounded, and never a terminal control sequence
+
+/// 2,000 unknown fields on one 22 KB line: each snippet shows a window of the line around its
+/// field, never the whole line (which made 60 MB of output); the bench figure
+/// `diagnostics_minified_2k_errors_bytes` measures the size.
+#[test]
+fn validate_shows_a_window_of_a_long_line() {
+    use archetool::bench::diagnostics::{fields_file, Layout};
+    let text = fields_file(2_000, Layout::Minified);
+    let project = Project::with(&[("archetypes/goblin.json", &text)]);
+    let run = project.run(&["validate"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+    let first = r#"archetypes/goblin.json:1:48: error[unknown-field]: unknown field `x00000` in component `Health`
+  |
+1 | …nents":{"Health":{"current":10,"max":10,"x00000":0,"x00001":0,"x00002":0,"x00003":0,"x00004":0,"x00005":0,"x00006":0,"…
+  |                                          ^^^^^^^^
+
+"#;
+    let last = r#"archetypes/goblin.json:1:22037: error[unknown-field]: unknown field `x01999` in component `Health`
+  |
+1 | …89":0,"x01990":0,"x01991":0,"x01992":0,"x01993":0,"x01994":0,"x01995":0,"x01996":0,"x01997":0,"x01998":0,"x01999":0}}}
+  |                                                                                                           ^^^^^^^^
+
+1 archetype, 2000 errors, 0 warnings
+"#;
+    assert!(run.stdout.starts_with(first), "{}", &run.stdout[..1000]);
+    assert!(
+        run.stdout.ends_with(last),
+        "{}",
+        &run.stdout[run.stdout.len() - 1000..]
+    );
+    assert_eq!(run.stdout.lines().count(), 2_000 * 5 + 1);
+    let widest = run.stdout.lines().map(|line| line.chars().count()).max();
+    assert_eq!(widest, Some(4 + 120));
+}
+
+/// A scene on one 5 MB line with one error at its end: the error's line is shown as a window.
+#[test]
+fn scene_check_shows_a_window_of_a_long_line() {
+    let entities: Vec<String> = (1..=50_000)
+        .map(|i| {
+            format!(
+                r#"{{"id":"{i:016x}","components":{{"Name":"{}"}}}}"#,
+                "n".repeat(40)
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"format":2,"entities":[{},{{"id":"00000000000fffff","components":{{"Helth":{{"max":3}}}}}}]}}"#,
+        entities.join(",")
+    );
+    let column = text.find("\"Helth\"").unwrap() + 1;
+    let project = Project::demo();
+    project.write("big.scene.json", &text);
+    let expected = format!(
+        r#"big.scene.json:1:{column}: error[unknown-component]: entity 00000000000fffff: unknown component `Helth`
+  |
+1 | …nts":{{"Name":"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"}}}},{{"id":"00000000000fffff","components":{{"Helth":{{"max":3}}}}}}]}}
+  |                                                                                                   ^^^^^^^
+  |
+  = help: did you mean `Health`?
+"#
+    );
+    check(
+        &project.run(&["scene", "check", "big.scene.json"]),
+        1,
+        &expected,
+        "",
+    );
+}
+
+/// Keys and names from files reach the terminal escaped (`\u{1b}`), whichever command prints
+/// them: messages, snippets, JSON lines, `fmt`, `scene check`, `scene info`.
+#[test]
+fn control_characters_from_files_are_escaped_in_every_output() {
+    let pwned = r"\u001b]0;pwned\u0007\u001b[2J";
+    let shown = r"\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let goblin = format!("{{\n  \"components\": {{ \"{pwned}\": {{}}, \"Health\": {{ \"current\": 1, \"max\": 1, \"\u{9b}x\": 1 }} }}\n}}\n");
+    let twice = format!("{{ \"{pwned}\": 1, \"{pwned}\": 2 }}");
+    let scene = format!("{{\n  \"format\": 2,\n  \"entities\": [\n    {{ \"id\": \"00000000000000a1\", \"components\": {{ \"{pwned}\": {{}} }} }}\n  ]\n}}\n");
+    let project = Project::with(&[
+        ("archetypes/goblin.json", &goblin),
+        ("archetypes/twice.json", &twice),
+        ("s.scene.json", &scene),
+    ]);
+    let expected = format!(
+        r#"archetypes/goblin.json:2:19: error[unknown-component]: unknown component `{shown}`
+  |
+2 |   "components": {{ "{pwned}": {{}}, "Health": {{ "current": 1, "max": 1, "\u{{9b}}x": 1 }} }}
+  |                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+
+archetypes/goblin.json:2:92: error[unknown-field]: unknown field `\u{{9b}}x` in component `Health`
+  |
+2 |   "components": {{ "{pwned}": {{}}, "Health": {{ "current": 1, "max": 1, "\u{{9b}}x": 1 }} }}
+  |                                                                                            ^^^^^^^^^
+
+archetypes/twice.json:1:39: error[duplicate-key]: duplicate key `{shown}` (the first one is on line 1)
+  |
+1 | {{ "{pwned}": 1, "{pwned}": 2 }}
+  |                                       ^
+
+2 archetypes, 3 errors, 0 warnings
+"#
+    );
+    check(&project.run(&["validate"]), 1, &expected, "");
+    let json = project.run(&["validate", "--format", "json"]);
+    let lines: Vec<&str> = json.stdout.lines().collect();
+    assert!(
+        lines[0].contains(r#""message":"unknown component `\\u{1b}]0;pwned\\u{7}\\u{1b}[2J`""#),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(r#""component":"\u001b]0;pwned\u0007\u001b[2J""#),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].contains(r#""field":"\u009bx""#), "{}", lines[1]);
+    assert_eq!(parse(lines[1])["field"], "\u{9b}x");
+    let fmt = project.run(&["fmt", "--check"]);
+    assert!(
+        fmt.stdout.starts_with(&format!(
+            "archetypes/twice.json:1:39: error[duplicate-key]: duplicate key `{shown}`"
+        )),
+        "{}",
+        fmt.stdout
+    );
+    check(
+        &project.run(&["scene", "check", "s.scene.json"]),
+        1,
+        &format!(
+            r#"s.scene.json:4:49: error[unknown-component]: entity 00000000000000a1: unknown component `{shown}`
+  |
+4 |     {{ "id": "00000000000000a1", "components": {{ "{pwned}": {{}} }} }}
+  |                                                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+note: the archetypes have 3 errors; `archetool validate --dir archetypes` lists them
+"#
+        ),
+        "",
+    );
+    let info = project.run(&["scene", "info", "s.scene.json"]);
+    assert!(
+        info.stdout.contains(&format!("  {shown}  1\n")),
+        "{}",
+        info.stdout
+    );
+    assert!(!info.stdout.contains('\u{1b}'), "{}", info.stdout);
+}

@@ -493,6 +493,28 @@ fn undoing_a_broken_edit_says_the_files_load_again() {
     );
 }
 
+/// A name from a file reaches the log as text, never as terminal control sequences.
+#[test]
+fn control_characters_from_files_are_escaped_in_the_log() {
+    let sandbox = Sandbox::new();
+    let mut game = sandbox.game();
+    sandbox.write(
+        "spawners/goblin_camp.json",
+        r#"{ "components": { "Name": "Goblin camp", "Transform": {}, "Glyph": { "ch": "^", "color": "Red" },
+            "Spawner": { "archetype": "\u001b]0;pwned\u0007\u001b[2J", "interval": 0.5, "max_alive": 12 } } }"#,
+    );
+    step_until(&mut game, "the spawner's error", |game| game.errors() > 0);
+    let error = game
+        .log()
+        .entries()
+        .find(|e| e.kind == LogKind::Error)
+        .unwrap();
+    assert_eq!(
+        error.text,
+        r"Goblin camp cannot spawn: unknown archetype `\u{1b}]0;pwned\u{7}\u{1b}[2J`"
+    );
+}
+
 #[test]
 fn a_spawner_naming_a_missing_archetype_logs_once_and_the_game_goes_on() {
     let sandbox = Sandbox::new();

@@ -14,7 +14,9 @@ use std::time::Duration;
 /// reload_latency p50_ms=31.2 p99_ms=33.9 (max 35.0 ms, n=30)
 /// cdda_load ms=48.10 (per_archetype_us=40.9, errors=0, mismatches=0, dropped_modifiers=3, n=1176)
 /// memory bytes_per_entity=16.8 (method=allocator, n=1000000)
-/// scene_load_peak_1m_instances peak_mb=812 (world 640 MB, input 81 MB, n=1000000)
+/// diagnostics_40k_errors_ms ms=112.40 (target<=200 met, file_bytes=760083, n=40000)
+/// diagnostics_minified_2k_errors_bytes bytes=570000 (target<=1024000 met, file_bytes=22049, n=2000)
+/// scene_load_peak_1m_instances peak_mb=934 (target<=1536 met, after_mb=740, input_mb=94, n=1000000)
 /// cdda_load skipped (no CDDA data at repo/../shared/data/cdda-monsters; set ARCHETOOL_CDDA_DIR to its directory)
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -82,16 +84,19 @@ pub enum Measured {
         /// (resident set size from `/proc/self/status`, page-granular and noisier).
         method: &'static str,
     },
-    /// Peak memory of one operation.
-    Peak {
-        /// The highest resident set during the operation, above the one before it, in bytes.
-        peak: u64,
-        /// What the operation's result holds afterwards, in bytes.
-        held: u64,
-        /// The size of the operation's input (already in memory before), in bytes.
-        input: u64,
-        /// The highest peak the project promises, if it promises one, in bytes.
-        target: Option<u64>,
+    /// A worst case, measured against the most the project promises it costs: a median time
+    /// or a number of bytes.
+    Bounded {
+        /// The median over the rounds, in `unit`.
+        value: f64,
+        /// `ms` or `bytes`.
+        unit: &'static str,
+        /// The most `value` may be.
+        bound: f64,
+        /// Named counts that describe the input, e.g. `("file_bytes", 760083)`.
+        counts: Vec<(&'static str, usize)>,
+        /// Every measured round, in `unit`.
+        rounds: Vec<f64>,
     },
     /// Not measured, and why (e.g. the data it needs is missing).
     Skipped {
@@ -152,7 +157,7 @@ impl Figure {
             Measured::Latency {
                 p50, p99, target, ..
             } => target.is_none_or(|(t50, t99)| *p50 <= t50 && *p99 <= t99),
-            Measured::Peak { peak, target, .. } => target.is_none_or(|target| *peak <= target),
+            Measured::Bounded { value, bound, .. } => value <= bound,
             Measured::Load { .. } | Measured::Bytes { .. } | Measured::Skipped { .. } => true,
         }
     }
@@ -168,6 +173,7 @@ impl Figure {
             Measured::Time { rounds, .. } | Measured::Load { rounds, .. } => {
                 rounds.iter().map(|t| ms(*t)).collect()
             }
+            Measured::Bounded { rounds, .. } => rounds.clone(),
             _ => return None,
         };
         values.iter().fold(None, |range, &v| match range {
@@ -175,10 +181,6 @@ impl Figure {
             Some((low, high)) => Some((f64::min(low, v), f64::max(high, v))),
         })
     }
-}
-
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
 }
 
 fn ms(duration: Duration) -> f64 {
@@ -236,17 +238,25 @@ impl fmt::Display for Figure {
                 "{} bytes_per_entity={per_item:.1} (method={method}, n={})",
                 self.name, self.n
             ),
-            Measured::Peak {
-                peak, held, input, ..
-            } => write!(
-                f,
-                "{} peak_mb={:.0} (world {:.0} MB, input {:.0} MB, n={})",
-                self.name,
-                mb(*peak),
-                mb(*held),
-                mb(*input),
-                self.n
-            ),
+            Measured::Bounded {
+                value,
+                unit,
+                bound,
+                counts,
+                ..
+            } => {
+                let met = if self.meets_target() { "met" } else { "missed" };
+                let precision = usize::from(*unit == "ms") * 2;
+                write!(
+                    f,
+                    "{} {unit}={value:.precision$} (target<={bound} {met}, ",
+                    self.name
+                )?;
+                for (what, count) in counts {
+                    write!(f, "{what}={count}, ")?;
+                }
+                write!(f, "n={})", self.n)
+            }
             Measured::Skipped { reason } => write!(f, "{} skipped ({reason})", self.name),
         }
     }

@@ -20,6 +20,10 @@
 //! | `memory` | bytes per entity spawned by name | the same six components as a tuple | — |
 //! | `scene_load_peak_1m_instances` | peak resident set of loading a JSON scene of 1,000,000 goblin instances (20% with an override) | — | ≤ 1.5 GB (24) |
 //! | `cdda_load_vs_parse`, `cdda_load` | `ArchetypeLibrary::load` of the converted CDDA monsters | read + parse | — |
+//! | `diagnostics_40k_errors_ms` | `ArchetypeLibrary::load` of one 760 KB file with 40,000 unknown fields, one per line | — | ≤ 200 ms (24) |
+//! | `diagnostics_200k_keys_ms` | the same with 200,000 unknown fields on one 2.3 MB line | — | ≤ 1,000 ms |
+//! | `diagnostics_fmt_check_200k_keys_ms` | `archetool fmt --check` of that directory | — | ≤ 2,000 ms |
+//! | `diagnostics_minified_2k_errors_bytes` | bytes `archetool validate` prints for 2,000 unknown fields on one 22 KB line | — | ≤ 512 per error |
 //!
 //! The spawn figures come twice: with the realistic goblin (its `Name` holds a `String`, so
 //! every clone allocates on both sides) and, suffixed `_pod`, with six plain-old-data
@@ -29,6 +33,7 @@
 //! tuple that has them too.
 
 pub mod cdda;
+pub mod diagnostics;
 mod figure;
 pub mod load;
 pub mod memory;
@@ -41,8 +46,9 @@ pub mod spawn;
 pub use figure::{median, percentile, Figure, Measured};
 pub use load::LoadFixture;
 pub use quick::{
-    latency_figure, memory_figure, run_quick, run_quick_with, QuickSizes, FIGURES, LOAD_FILES,
-    MEMORY_ENTITIES, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT,
+    latency_figure, memory_figure, run_quick, run_quick_with, QuickSizes, ERROR_FIELDS, FIGURES,
+    LOAD_FILES, MEMORY_ENTITIES, MINIFIED_FIELDS, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT,
+    WIDE_FIELDS,
 };
 pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture};
 
@@ -152,6 +158,28 @@ mod tests {
                     rounds: vec![ms(47)],
                 },
             },
+            Figure {
+                name: "diagnostics_40k_errors_ms".into(),
+                n: 40_000,
+                measured: Measured::Bounded {
+                    value: 212.5,
+                    unit: "ms",
+                    bound: 200.0,
+                    counts: vec![("file_bytes", 760_083)],
+                    rounds: vec![212.5],
+                },
+            },
+            Figure {
+                name: "diagnostics_minified_2k_errors_bytes".into(),
+                n: 2_000,
+                measured: Measured::Bounded {
+                    value: 569_170.0,
+                    unit: "bytes",
+                    bound: 1_024_000.0,
+                    counts: vec![("file_bytes", 22_049)],
+                    rounds: vec![569_170.0],
+                },
+            },
             Figure::skipped(
                 "cdda_load_vs_parse",
                 "no data at ../shared/data/cdda-monsters",
@@ -165,6 +193,8 @@ mod tests {
                 ("reload_latency p50_ms=31.0 p99_ms=58.0 (max 60.0 ms, n=30)".to_string(), true),
                 ("memory bytes_per_entity=16.0 (method=allocator, n=1000000)".to_string(), true),
                 ("cdda_load ms=47.00 (per_archetype_us=40.0, errors=0, dropped_modifiers=15, n=1176)".to_string(), true),
+                ("diagnostics_40k_errors_ms ms=212.50 (target<=200 missed, file_bytes=760083, n=40000)".to_string(), false),
+                ("diagnostics_minified_2k_errors_bytes bytes=569170 (target<=1024000 met, file_bytes=22049, n=2000)".to_string(), true),
                 ("cdda_load_vs_parse skipped (no data at ../shared/data/cdda-monsters)".to_string(), true),
             ]
         );

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use hecs::World;
 
 use crate::bench::cdda::{self, CddaFixture};
+use crate::bench::diagnostics::{FieldsFixture, Layout};
 use crate::bench::figure::{median, percentile, Figure, Measured};
 use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
@@ -27,11 +28,18 @@ pub const MEMORY_ENTITIES: usize = 1_000_000;
 /// Archetype instances in the scene of the peak-memory workload, as issue 24 states the target.
 pub const PEAK_INSTANCES: usize = 1_000_000;
 /// The most the load of that scene may take at its peak (issue 24): 1.5 GB.
-const PEAK_TARGET: u64 = 1536 * 1024 * 1024;
+const PEAK_TARGET_MB: f64 = 1536.0;
+/// Unknown fields, one per line, in the file of `diagnostics_40k_errors_ms` (760 KB), as
+/// issue 24 states the target.
+pub const ERROR_FIELDS: usize = 40_000;
+/// Unknown fields on one line in the files of the 200k-keys figures (2.3 MB).
+pub const WIDE_FIELDS: usize = 200_000;
+/// Unknown fields on one line in the file of `diagnostics_minified_2k_errors_bytes` (22 KB).
+pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 23] = [
+pub const FIGURES: [&str; 27] = [
     "memory",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
@@ -55,6 +63,10 @@ pub const FIGURES: [&str; 23] = [
     "reload_latency",
     "cdda_load_vs_parse",
     "cdda_load",
+    "diagnostics_40k_errors_ms",
+    "diagnostics_200k_keys_ms",
+    "diagnostics_fmt_check_200k_keys_ms",
+    "diagnostics_minified_2k_errors_bytes",
 ];
 
 /// How big each workload of the quick mode is and how often it runs.
@@ -78,6 +90,12 @@ pub struct QuickSizes {
     pub peak_instances: usize,
     /// Load only the first this many monsters of the real data (and their parents).
     pub cdda_limit: Option<usize>,
+    /// Unknown fields, one per line, in the file of the 40k-errors figure.
+    pub error_fields: usize,
+    /// Unknown fields on one line in the files of the 200k-keys figures.
+    pub wide_fields: usize,
+    /// Unknown fields on one line in the file of the output-size figure.
+    pub minified_fields: usize,
     /// Measured rounds of the fast comparisons (after one unmeasured warm-up round each).
     pub rounds: usize,
     /// Measured rounds of the slow ones.
@@ -101,6 +119,9 @@ impl QuickSizes {
             memory_entities: MEMORY_ENTITIES,
             peak_instances: PEAK_INSTANCES,
             cdda_limit: None,
+            error_fields: ERROR_FIELDS,
+            wide_fields: WIDE_FIELDS,
+            minified_fields: MINIFIED_FIELDS,
             rounds: 11,
             slow_rounds: 5,
             scene_rounds: 3,
@@ -119,6 +140,9 @@ impl QuickSizes {
             memory_entities: 1_000,
             peak_instances: 1_000,
             cdda_limit: Some(40),
+            error_fields: 40,
+            wide_fields: 200,
+            minified_fields: 20,
             rounds: 1,
             slow_rounds: 1,
             scene_rounds: 1,
@@ -215,6 +239,7 @@ pub fn run_quick_with(
     reload_figures(sizes, &wanted, &mut push);
 
     cdda_figures(sizes, &wanted, &mut push);
+    diagnostics_figures(sizes, &wanted, &mut push);
     figures
 }
 
@@ -240,11 +265,15 @@ pub fn scene_peak_figure(instances: usize) -> Figure {
         Some(LoadPeak { peak, held, input }) => Figure {
             name: name.to_string(),
             n: scene.len(),
-            measured: Measured::Peak {
-                peak,
-                held,
-                input,
-                target: Some(PEAK_TARGET),
+            measured: Measured::Bounded {
+                value: mb(peak),
+                unit: "peak_mb",
+                bound: PEAK_TARGET_MB,
+                counts: vec![
+                    ("after_mb", mb(held) as usize),
+                    ("input_mb", mb(input) as usize),
+                ],
+                rounds: vec![mb(peak)],
             },
         },
         None => Figure::skipped(
@@ -252,6 +281,11 @@ pub fn scene_peak_figure(instances: usize) -> Figure {
             "no /proc/self/clear_refs and status to measure the peak resident set with (Linux only)",
         ),
     }
+}
+
+/// Bytes in MiB.
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
 }
 
 /// The scene comparisons: (figure, ours, baseline, target), naming workloads of
@@ -617,4 +651,118 @@ fn alternate<A, B>(
         }
     }
     times
+}
+
+/// The worst cases of reporting problems (issue 24), each against its bound: placing 40,000
+/// errors in a 760 KB file, 200,000 in a 2.3 MB one-line file (loading it, and `fmt --check`),
+/// and the bytes `validate` prints for 2,000 errors on one 22 KB line (without a window around
+/// the place, each snippet would repeat the whole line: 60 MB in all).
+fn diagnostics_figures(
+    sizes: &QuickSizes,
+    wanted: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(Figure),
+) {
+    if wanted("diagnostics_40k_errors_ms") {
+        let fixture = FieldsFixture::new(sizes.error_fields, Layout::Pretty);
+        let load = || assert_eq!(fixture.load(), fixture.fields(), "bench setup: errors");
+        push(timed(
+            "diagnostics_40k_errors_ms",
+            &fixture,
+            200.0,
+            sizes,
+            &load,
+        ));
+    }
+    if wanted("diagnostics_200k_keys_ms") || wanted("diagnostics_fmt_check_200k_keys_ms") {
+        let fixture = FieldsFixture::new(sizes.wide_fields, Layout::Minified);
+        if wanted("diagnostics_200k_keys_ms") {
+            let load = || assert_eq!(fixture.load(), fixture.fields(), "bench setup: errors");
+            push(timed(
+                "diagnostics_200k_keys_ms",
+                &fixture,
+                1000.0,
+                sizes,
+                &load,
+            ));
+        }
+        if wanted("diagnostics_fmt_check_200k_keys_ms") {
+            // The file is on one line, so not formatted: `--check` lists it.
+            let check = || {
+                assert!(
+                    !fixture.run(&["fmt", "--check"]).is_empty(),
+                    "bench setup: fmt"
+                )
+            };
+            push(timed(
+                "diagnostics_fmt_check_200k_keys_ms",
+                &fixture,
+                2000.0,
+                sizes,
+                &check,
+            ));
+        }
+    }
+    if wanted("diagnostics_minified_2k_errors_bytes") {
+        let fixture = FieldsFixture::new(sizes.minified_fields, Layout::Minified);
+        let printed = fixture.run(&["validate"]).len() as f64;
+        // A header, the window of the line with its underline, and a blank line: at most 512
+        // bytes per error, whatever the length of the line.
+        let bound = (512 * fixture.fields()) as f64;
+        let name = "diagnostics_minified_2k_errors_bytes";
+        push(bounded(
+            name,
+            &fixture,
+            ("bytes", printed),
+            bound,
+            vec![printed],
+        ));
+    }
+}
+
+/// A time figure: `work` on `fixture` run once unmeasured, then timed in the slow rounds.
+fn timed(
+    name: &str,
+    fixture: &FieldsFixture,
+    bound_ms: f64,
+    sizes: &QuickSizes,
+    work: &dyn Fn(),
+) -> Figure {
+    work();
+    let rounds: Vec<Duration> = (0..sizes.slow_rounds)
+        .map(|_| {
+            let start = Instant::now();
+            work();
+            start.elapsed()
+        })
+        .collect();
+    let ms = |time: &Duration| time.as_secs_f64() * 1e3;
+    let value = ("ms", ms(&median(&rounds)));
+    bounded(
+        name,
+        fixture,
+        value,
+        bound_ms,
+        rounds.iter().map(ms).collect(),
+    )
+}
+
+/// A [`Measured::Bounded`] figure of `fixture`: `value` is (unit, median).
+fn bounded(
+    name: &str,
+    fixture: &FieldsFixture,
+    (unit, value): (&'static str, f64),
+    bound: f64,
+    rounds: Vec<f64>,
+) -> Figure {
+    Figure {
+        name: name.to_string(),
+        n: fixture.fields(),
+        measured: Measured::Bounded {
+            value,
+            unit,
+            bound,
+            counts: vec![("file_bytes", fixture.bytes())],
+            rounds,
+        },
+    }
 }

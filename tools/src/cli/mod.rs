@@ -25,7 +25,9 @@
 //!
 //! # Output and exit codes
 //! What a command produces, its findings included, goes to `out`; an error that stops it is
-//! printed once, to `err`, as `error: ...`. The exit code ([`Exit`]) is
+//! printed once, to `err`, as `error: ...`. Control characters in either (from a key or a name
+//! in a file) are escaped, shown as `\u{1b}` ([`printable`](archetype_engine::printable)), so
+//! no file can drive the terminal. The exit code ([`Exit`]) is
 //! - 0: success, nothing to report;
 //! - 1: findings: validation errors, files `fmt --check` or `migrate --check` would change,
 //!   files `fmt` or `migrate` could not read, an archetype `inspect` cannot resolve, a scene
@@ -43,16 +45,20 @@ use archetype_engine::{did_you_mean, ArchetypeLibrary, ComponentRegistry, Diagno
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
+use printable_output::PrintableOutput;
+
 pub mod bench;
 pub mod demo;
 pub mod fmt;
 pub mod inspect;
 pub mod migrate;
 pub mod new;
+mod printable_output;
 mod raw_json;
 pub mod scene;
 pub mod scene_diff;
 pub mod schema;
+mod snippet;
 pub mod tree;
 pub mod validate;
 
@@ -305,6 +311,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let (mut out, mut err) = (PrintableOutput::new(out), PrintableOutput::new(err));
+    let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {

@@ -5,14 +5,12 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use archetype_engine::{ArchetypeLibrary, Diagnostic, Severity};
+use archetype_engine::{ArchetypeLibrary, Diagnostic};
 use clap::{Args, ValueEnum};
-use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
-use codespan_reporting::files::SimpleFile;
-use codespan_reporting::term::{self, Chars, Config};
 use serde::Serialize;
 
-use super::raw_json::{offset_of, value_span_at};
+use super::raw_json::value_span_at;
+use super::snippet::{snippet, FileLines};
 use super::{count, CliError, Context, DirArg, Exit};
 
 /// Arguments of `archetool validate`.
@@ -65,7 +63,7 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
             for diagnostic in diagnostics {
                 let line = serde_json::to_string(&JsonDiagnostic::from(diagnostic))
                     .map_err(|error| CliError::Output(error.into()))?;
-                writeln!(context.out, "{line}")?;
+                writeln!(context.out, "{}", escape_c1(&line))?;
             }
         }
     }
@@ -76,22 +74,39 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
     })
 }
 
+/// serde_json leaves the control characters U+007F to U+009F as they are (JSON allows them
+/// raw); written as `\u00XX` escapes they mean the same and cannot drive a terminal.
+fn escape_c1(line: &str) -> String {
+    line.chars()
+        .fold(String::with_capacity(line.len()), |mut out, ch| {
+            if ch.is_control() {
+                out.push_str(&format!("\\u{:04x}", u32::from(ch)));
+            } else {
+                out.push(ch);
+            }
+            out
+        })
+}
+
 /// The text of every file the library read, by the path diagnostics name it with.
-pub(crate) struct SourceTexts<'a>(HashMap<&'a Path, &'a str>);
+pub(crate) struct SourceTexts<'a>(HashMap<&'a Path, FileLines<'a>>);
 
 impl<'a> SourceTexts<'a> {
     pub(crate) fn of(library: &'a ArchetypeLibrary) -> Self {
         SourceTexts(
             library
                 .names()
-                .filter_map(|name| Some((library.file_of(name)?, library.source_text(name)?)))
+                .filter_map(|name| {
+                    let text = library.source_text(name)?;
+                    Some((library.file_of(name)?, FileLines::new(text)))
+                })
                 .collect(),
         )
     }
 
     /// Just one file's text (a scene's).
     pub(crate) fn one(file: &'a Path, text: &'a str) -> Self {
-        SourceTexts(HashMap::from([(file, text)]))
+        SourceTexts(HashMap::from([(file, FileLines::new(text))]))
     }
 }
 
@@ -121,7 +136,7 @@ pub(crate) fn write_human(
     sources: &SourceTexts<'_>,
 ) -> Result<(), CliError> {
     writeln!(out, "{}", header(diagnostic))?;
-    if let Some(snippet) = snippet(diagnostic, sources) {
+    if let Some(snippet) = snippet_of(diagnostic, sources) {
         out.write_all(snippet.as_bytes())?;
     } else if let Some(help) = diagnostic.help() {
         writeln!(out, "  = help: {help}")?;
@@ -129,52 +144,19 @@ pub(crate) fn write_human(
     Ok(())
 }
 
-/// The source snippet codespan draws for a diagnostic, without codespan's own header lines
-/// (ours replaces them), or `None` when there is no place to show. Without a span (scene
-/// errors have only a position), the JSON value or key at the position is underlined.
-fn snippet(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<String> {
-    let file = diagnostic.file.as_deref()?;
-    let text = *sources.0.get(file)?;
+/// The source snippet of a diagnostic ([`snippet`]), or `None` when there is no place to show.
+/// Without a span (scene errors have only a position), the JSON value or key at the position
+/// is underlined.
+fn snippet_of(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<String> {
+    let file = sources.0.get(diagnostic.file.as_deref()?)?;
     let span = match (&diagnostic.span, diagnostic.position) {
         (Some(span), _) => span.clone(),
         (None, Some(position)) => {
-            value_span_at(text, offset_of(text, position.line, position.column))
+            value_span_at(file.text(), file.offset_of(position.line, position.column))
         }
         (None, None) => return None,
     };
-    let source = SimpleFile::new(file.display().to_string(), text);
-    let report = match diagnostic.severity {
-        Severity::Error => Report::error(),
-        Severity::Warning => Report::warning(),
-    }
-    .with_message(diagnostic.message.as_str())
-    .with_labels(vec![Label::primary((), span)])
-    .with_notes(
-        diagnostic
-            .help()
-            .map(|help| format!("help: {help}"))
-            .into_iter()
-            .collect(),
-    );
-    let config = Config {
-        chars: Chars::ascii(),
-        ..Config::default()
-    };
-    let mut rendered = Vec::new();
-    term::emit_to_io_write(&mut rendered, &config, &source, &report).ok()?;
-    let rendered = String::from_utf8(rendered).ok()?;
-    // Line 1 is codespan's `error: message`, line 2 its `--> path:line:col`: our header says
-    // both. The rest is the snippet, then the notes, then an empty line we do not want either.
-    let mut lines = rendered.lines().skip(2).peekable();
-    let mut snippet = String::new();
-    while let Some(line) = lines.next() {
-        if lines.peek().is_none() && line.trim().is_empty() {
-            break;
-        }
-        snippet.push_str(line.trim_end());
-        snippet.push('\n');
-    }
-    Some(snippet)
+    snippet(file, span, diagnostic.help().as_deref())
 }
 
 /// One problem in `--format json`.

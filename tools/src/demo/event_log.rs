@@ -2,6 +2,8 @@
 
 use std::collections::VecDeque;
 
+use archetype_engine::printable;
+
 /// What a log entry reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogKind {
@@ -21,7 +23,7 @@ pub struct LogEntry {
     pub kind: LogKind,
     /// The frame it happened on.
     pub frame: u64,
-    /// The text, on one line.
+    /// The text, on one line, control characters escaped.
     pub text: String,
     /// How many times in a row the same text was logged (a spawner whose archetype is missing
     /// fails on every attempt; the log shows it once, with a count).
@@ -44,9 +46,15 @@ impl EventLog {
         }
     }
 
-    /// Adds an entry; the same kind and text as the newest entry only counts a repeat.
+    /// Adds an entry; the same kind and text as the newest entry only counts a repeat. Control
+    /// characters in the text (a key or a file name from a broken file) are escaped
+    /// ([`printable`]): the log is drawn on the terminal.
     pub fn push(&mut self, kind: LogKind, frame: u64, text: impl Into<String>) {
         let text = text.into();
+        let text = match printable(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        };
         if let Some(last) = self.entries.back_mut() {
             if last.kind == kind && last.text == text {
                 last.repeats += 1;

@@ -1,0 +1,488 @@
+//! The source snippet under a diagnostic, rustc-style in ASCII: the lines of the problem's span,
+//! the span underlined (`^^^` on one line; `/--^` … `\--^` over several), then the help note.
+//!
+//! What is shown is bounded whatever the file: a line wider than [`WINDOW`] columns is cut to a
+//! window around the place, with `…` where it was cut (a minified file is one long line, and a
+//! snippet per problem must not repeat it); a span over many lines shows its first lines and
+//! its last, with `.` for the rest. Tabs are expanded to the next multiple of [`TAB_WIDTH`]
+//! columns, and control characters are shown escaped ([`printable`]), so the underline stays
+//! under the right place and a file cannot drive the terminal.
+
+use std::cell::OnceCell;
+use std::ops::Range;
+
+use archetype_engine::printable;
+use unicode_width::UnicodeWidthChar;
+
+/// The widest a shown line gets, in columns; a wider line is cut to a window of this width
+/// around the place.
+pub(crate) const WINDOW: usize = 120;
+/// Characters shown before the place when a line is cut.
+const BEFORE: usize = 40;
+/// Tab stops are every this many columns.
+const TAB_WIDTH: usize = 4;
+/// Lines shown after the first line of a span over many lines...
+const START_CONTEXT: usize = 3;
+/// ...and before its last.
+const END_CONTEXT: usize = 1;
+/// Marks where a line was cut.
+const CUT: &str = "…";
+
+/// A file's text and where its lines start (found on first use, once for all its snippets).
+pub(crate) struct FileLines<'a> {
+    text: &'a str,
+    starts: OnceCell<Vec<usize>>,
+}
+
+impl<'a> FileLines<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        FileLines {
+            text,
+            starts: OnceCell::new(),
+        }
+    }
+
+    /// The text.
+    pub(crate) fn text(&self) -> &'a str {
+        self.text
+    }
+
+    fn starts(&self) -> &[usize] {
+        self.starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts
+        })
+    }
+
+    /// The 0-based line holding byte `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.starts()
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1)
+    }
+
+    /// Where line `index` starts, and its text without the line ending.
+    fn line(&self, index: usize) -> (usize, &'a str) {
+        let starts = self.starts();
+        let start = starts.get(index).copied().unwrap_or(self.text.len());
+        let end = starts.get(index + 1).copied().unwrap_or(self.text.len());
+        let line = self.text.get(start..end).unwrap_or_default();
+        (start, line.trim_end_matches(['\n', '\r']))
+    }
+
+    /// The byte offset of a 1-based line and column (in characters), clamped to the line.
+    pub(crate) fn offset_of(&self, line: usize, column: usize) -> usize {
+        let (start, text) = self.line(line.saturating_sub(1));
+        let within = text
+            .char_indices()
+            .nth(column.saturating_sub(1))
+            .map_or(text.len(), |(at, _)| at);
+        start + within
+    }
+
+    fn char_boundary_at_or_before(&self, offset: usize) -> usize {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    }
+}
+
+/// The snippet for `span` of `file`, ending with `help` as a note: one string of lines, each
+/// ending in `\n`. `None` if the span is not in the text.
+pub(crate) fn snippet(
+    file: &FileLines<'_>,
+    span: Range<usize>,
+    help: Option<&str>,
+) -> Option<String> {
+    if span.start > span.end || span.end > file.text.len() {
+        return None;
+    }
+    let span =
+        file.char_boundary_at_or_before(span.start)..file.char_boundary_at_or_before(span.end);
+    let (first, last) = (file.line_of(span.start), file.line_of(span.end));
+    let pad = (last + 1).to_string().len();
+    let mut out = Drawing {
+        lines: Vec::new(),
+        pad,
+    };
+    out.gutter(' ', "");
+    if first == last {
+        single_line(file, first, span, &mut out);
+    } else {
+        several_lines(file, first..last, span, &mut out);
+    }
+    if let Some(help) = help {
+        out.gutter(' ', "");
+        out.lines
+            .push(format!("{:pad$} = help: {}", "", printable(help)));
+    }
+    Some(out.finish())
+}
+
+/// Lines being drawn, with the width of the line-number column.
+struct Drawing {
+    lines: Vec<String>,
+    pad: usize,
+}
+
+impl Drawing {
+    /// A line of the gutter (`  |`) or a break (`  .`), then `rest`.
+    fn gutter(&mut self, border: char, rest: &str) {
+        let border = if border == ' ' { '|' } else { border };
+        self.lines
+            .push(format!("{:pad$} {border}{rest}", "", pad = self.pad));
+    }
+
+    /// A source line: its number, the left column of a span over several lines, the text.
+    fn source(&mut self, index: usize, left: &str, shown: &Shown) {
+        let number = index + 1;
+        let pad = self.pad;
+        self.lines
+            .push(format!("{number:>pad$} |{left} {}", shown.text));
+    }
+
+    fn finish(self) -> String {
+        let mut out = String::new();
+        for line in self.lines {
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// A span on one line: the line, then `^` under the span.
+fn single_line(file: &FileLines<'_>, index: usize, span: Range<usize>, out: &mut Drawing) {
+    let (start, line) = file.line(index);
+    let (from, to) = (span.start - start, span.end - start);
+    let shown = Shown::around(line, from);
+    out.source(index, "", &shown);
+    // At least one caret, under the end of the line if that is where the span is.
+    let to = to.max(from + 1);
+    let (before, under) = shown.underline(from..to);
+    out.gutter(
+        ' ',
+        &format!(" {}{}", " ".repeat(before), "^".repeat(under.max(1))),
+    );
+}
+
+/// A span over lines `lines.start..=lines.end`: the first line with `/` and `-` up to the
+/// start, the lines between (some, with `|`), the last line with `\` and `-` up to the end.
+fn several_lines(file: &FileLines<'_>, lines: Range<usize>, span: Range<usize>, out: &mut Drawing) {
+    let (first, last) = (lines.start, lines.end);
+    let (start, line) = file.line(first);
+    let from = span.start - start;
+    let shown = Shown::around(line, from);
+    let indent = line.len() - line.trim_start().len();
+    if from <= indent {
+        // The span starts the line: the `/` goes right beside it.
+        out.source(first, " /", &shown);
+    } else {
+        out.source(first, "  ", &shown);
+        // Up to and including the first character of the span (not the end of the line).
+        let (before, under) = shown.underline(from..from + 1);
+        let under = if from < line.len() { under } else { 0 };
+        out.gutter(' ', &format!(" /{}^", "-".repeat(before + under)));
+    }
+    let shown_lines: Vec<usize> = (first + 1..last)
+        .filter(|&i| i - first <= START_CONTEXT || last - i <= END_CONTEXT)
+        .collect();
+    let mut previous = first;
+    for &index in &shown_lines {
+        between(file, previous, index, out);
+        out.source(index, " |", &Shown::around(file.line(index).1, 0));
+        previous = index;
+    }
+    between(file, previous, last, out);
+    let (start, line) = file.line(last);
+    let to = span.end - start;
+    let shown = Shown::around(line, to.saturating_sub(1));
+    out.source(last, " |", &shown);
+    let (before, _) = shown.underline(to..to + 1);
+    out.gutter(' ', &format!(" \\{}^", "-".repeat(before)));
+}
+
+/// What goes between two shown lines of a span over several lines: nothing when they follow
+/// each other, the one line between them, or a break (`.`) for more.
+fn between(file: &FileLines<'_>, previous: usize, next: usize, out: &mut Drawing) {
+    match next - previous {
+        0 | 1 => {}
+        2 => out.source(
+            previous + 1,
+            " |",
+            &Shown::around(file.line(previous + 1).1, 0),
+        ),
+        _ => out.gutter('.', " |"),
+    }
+}
+
+/// A line as shown: the text (cut to a window, tabs expanded, control characters escaped), and
+/// where each shown character of the line is.
+struct Shown {
+    text: String,
+    /// The characters shown, in order; the end of the line too when it is shown.
+    cells: Vec<Cell>,
+    /// Whether the start of the line is cut off (the text starts with [`CUT`]).
+    cut_before: bool,
+}
+
+/// One shown character: its bytes in the line and the columns it takes.
+#[derive(Clone, Copy)]
+struct Cell {
+    offset: usize,
+    len: usize,
+    width: usize,
+}
+
+impl Shown {
+    /// `line`, or a window of it around byte `at` if it is wider than [`WINDOW`] columns. Only
+    /// the characters near the window are looked at, however long the line.
+    fn around(line: &str, at: usize) -> Shown {
+        let whole = fits(line);
+        let start = if whole { 0 } else { window_start(line, at) };
+        let mut shown = Shown {
+            text: String::new(),
+            cells: Vec::new(),
+            cut_before: start > 0,
+        };
+        if shown.cut_before {
+            shown.text.push_str(CUT);
+        }
+        let mut column = usize::from(shown.cut_before);
+        for (offset, ch) in line.get(start..).unwrap_or_default().char_indices() {
+            let width = cell_width(ch, column);
+            // Room for the mark of the cut at the end.
+            if !whole && column + width >= WINDOW {
+                shown.text.push_str(CUT);
+                return shown;
+            }
+            push_cell(&mut shown.text, ch, column);
+            let (offset, len) = (start + offset, ch.len_utf8());
+            shown.cells.push(Cell { offset, len, width });
+            column += width;
+        }
+        // The end of the line, where a span that reaches it is underlined.
+        shown.cells.push(Cell {
+            offset: line.len(),
+            len: 1,
+            width: 1,
+        });
+        shown
+    }
+
+    /// For the bytes `range` of the line: the columns before it, and the columns of its shown
+    /// characters.
+    fn underline(&self, range: Range<usize>) -> (usize, usize) {
+        let mut before = usize::from(self.cut_before);
+        let mut under = 0;
+        for cell in &self.cells {
+            if cell.offset < range.end && range.start < cell.offset + cell.len {
+                under += cell.width;
+            } else if cell.offset < range.start {
+                before += cell.width;
+            }
+        }
+        (before, under)
+    }
+}
+
+/// Whether `line` is at most [`WINDOW`] columns wide (looking at no more of it than that).
+fn fits(line: &str) -> bool {
+    width_up_to(line, WINDOW).is_some()
+}
+
+/// The columns `text` takes, if no more than `most`.
+fn width_up_to(text: &str, most: usize) -> Option<usize> {
+    let mut column = 0;
+    for ch in text.chars() {
+        column += cell_width(ch, column);
+        if column > most {
+            return None;
+        }
+    }
+    Some(column)
+}
+
+/// Where the window of a long `line` around byte `at` starts: [`BEFORE`] characters before
+/// `at`, or earlier when the rest of the line is short, so that the window is full.
+fn window_start(line: &str, at: usize) -> usize {
+    let before = line.get(..at.min(line.len())).unwrap_or_default();
+    let start = before
+        .char_indices()
+        .rev()
+        .take(BEFORE)
+        .last()
+        .map_or(0, |(i, _)| i);
+    // Both marks of a cut take a column; a tab may take all of its stop.
+    let room = WINDOW - 2;
+    let Some(tail) = width_up_to(line.get(start..).unwrap_or_default(), room) else {
+        return start;
+    };
+    let mut width = tail;
+    let mut start = start;
+    for (i, ch) in line.get(..start).unwrap_or_default().char_indices().rev() {
+        width += if ch == '\t' {
+            TAB_WIDTH
+        } else {
+            cell_width(ch, 0)
+        };
+        if width > room {
+            break;
+        }
+        start = i;
+    }
+    start
+}
+
+/// The columns `ch` takes when it starts at `column`.
+fn cell_width(ch: char, column: usize) -> usize {
+    match ch {
+        '\t' => TAB_WIDTH - column % TAB_WIDTH,
+        _ => match printable(ch.encode_utf8(&mut [0; 4])) {
+            std::borrow::Cow::Owned(escaped) => escaped.len(),
+            std::borrow::Cow::Borrowed(_) => ch.width().unwrap_or(0),
+        },
+    }
+}
+
+/// Writes `ch`, starting at `column`, as it is shown.
+fn push_cell(text: &mut String, ch: char, column: usize) {
+    match ch {
+        '\t' => text.extend(std::iter::repeat_n(' ', cell_width(ch, column))),
+        _ => text.push_str(&printable(ch.encode_utf8(&mut [0; 4]))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The snippet of the first occurrence of `what` in `text`.
+    fn shown(text: &str, what: &str, help: Option<&str>) -> String {
+        let start = text.find(what).expect("in the text");
+        snippet(&FileLines::new(text), start..start + what.len(), help).expect("a span")
+    }
+
+    #[test]
+    fn underlines_a_span_on_one_line() {
+        let text = "{\"a\": 1, \"bad\": 2}\n";
+        let expected = "  |\n1 | {\"a\": 1, \"bad\": 2}\n  |          ^^^^^\n  |\n  = help: did you mean `a`?\n";
+        assert_eq!(shown(text, "\"bad\"", Some("did you mean `a`?")), expected);
+        // An empty span at the end of a line is underlined there.
+        let file = FileLines::new("{\n  \"a\": 1\r\n}");
+        let expected = "  |\n2 |   \"a\": 1\n  |         ^\n";
+        assert_eq!(snippet(&file, 10..10, None).as_deref(), Some(expected));
+        assert_eq!(snippet(&file, 12..40, None), None);
+    }
+
+    #[test]
+    fn draws_a_span_over_several_lines() {
+        let text = "[\n{\n  \"a\": 1\n}\n]";
+        let expected = "  |\n2 | / {\n3 | |   \"a\": 1\n4 | | }\n  | \\-^\n";
+        assert_eq!(shown(text, "{\n  \"a\": 1\n}", None), expected);
+        let text = "{\n    \"Glyph\": {\n      \"color\": \"Green\"\n    }\n}";
+        let expected = r#"  |
+2 |       "Glyph": {
+  | /--------------^
+3 | |       "color": "Green"
+4 | |     }
+  | \-----^
+"#;
+        let start = text.find("{\n      ").expect("the value");
+        let span = start..text.rfind('}').expect("the end") - 1;
+        assert_eq!(
+            snippet(&FileLines::new(text), span, None).as_deref(),
+            Some(expected)
+        );
+    }
+
+    #[test]
+    fn a_span_over_many_lines_shows_its_first_and_last_lines() {
+        let items: Vec<String> = (0..10).map(|i| format!("\n  {i}")).collect();
+        let text = format!("[{}]", items.join(","));
+        let expected = r#"   |
+ 2 | /   0,
+ 3 | |   1,
+ 4 | |   2,
+ 5 | |   3,
+   . |
+10 | |   8,
+11 | |   9]
+   | \---^
+   |
+   = help: remove some
+"#;
+        let span = text.find('0').expect("0")..text.find(']').expect("]");
+        let file = FileLines::new(&text);
+        assert_eq!(
+            snippet(&file, span, Some("remove some")).as_deref(),
+            Some(expected)
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_cut_to_a_window_around_the_span() {
+        let fields: Vec<String> = (0..40).map(|i| format!("\"x{i:04}\":0")).collect();
+        let text = format!("{{\"components\":{{\"Health\":{{{}}}}}}}", fields.join(","));
+        #[rustfmt::skip]
+        let cases = [
+            ("\"x0001\"", r#"  |
+1 | {"components":{"Health":{"x0000":0,"x0001":0,"x0002":0,"x0003":0,"x0004":0,"x0005":0,"x0006":0,"x0007":0,"x0008":0,"x00…
+  |                                    ^^^^^^^
+"#),
+            ("\"x0020\"", r#"  |
+1 | …"x0016":0,"x0017":0,"x0018":0,"x0019":0,"x0020":0,"x0021":0,"x0022":0,"x0023":0,"x0024":0,"x0025":0,"x0026":0,"x0027":…
+  |                                          ^^^^^^^
+"#),
+            ("\"x0039\":0}}}", r#"  |
+1 | …28":0,"x0029":0,"x0030":0,"x0031":0,"x0032":0,"x0033":0,"x0034":0,"x0035":0,"x0036":0,"x0037":0,"x0038":0,"x0039":0}}}
+  |                                                                                                            ^^^^^^^^^^^^
+"#),
+            // A span longer than the window is underlined as far as the window goes.
+            ("{\"x0000\"", r#"  |
+1 | {"components":{"Health":{"x0000":0,"x0001":0,"x0002":0,"x0003":0,"x0004":0,"x0005":0,"x0006":0,"x0007":0,"x0008":0,"x00…
+  |                         ^^^^^^^^
+"#),
+        ];
+        for (what, expected) in cases {
+            assert_eq!(shown(&text, what, None), expected, "{what}");
+        }
+        let start = text.find("{\"Health").expect("Health");
+        let whole = snippet(&FileLines::new(&text), start..text.len() - 1, None).expect("span");
+        let carets = whole
+            .lines()
+            .last()
+            .expect("carets")
+            .trim_start_matches([' ', '|']);
+        assert_eq!(carets, "^".repeat(WINDOW - 1 - "{\"components\":".len()));
+    }
+
+    #[test]
+    fn a_fifty_megabyte_line_shows_a_window_of_it() {
+        let text = format!("{{\"a\": \"{}\", \"bad\": 1}}", "x".repeat(50 << 20));
+        let shown = shown(&text, "\"bad\"", None);
+        let expected = format!(
+            "  |\n1 | …{}\", \"bad\": 1}}\n  | {}^^^^^\n",
+            "x".repeat(106),
+            " ".repeat(110)
+        );
+        assert_eq!(shown, expected);
+    }
+
+    #[test]
+    fn tabs_wide_and_control_characters_keep_the_underline_in_place() {
+        let text = "{\n\t\"é\u{1b}]0;x\u{7}漢\": tru\n}";
+        let expected =
+            "  |\n2 |     \"é\\u{1b}]0;x\\u{7}漢\": tru\n  |                           ^^^\n";
+        assert_eq!(shown(text, "tru", None), expected);
+        let file = FileLines::new(text);
+        assert_eq!(file.offset_of(2, 10), text.find('漢').expect("漢"));
+        assert_eq!(
+            (file.offset_of(2, 99), file.offset_of(9, 1)),
+            (text.len() - 2, text.len())
+        );
+    }
+}
