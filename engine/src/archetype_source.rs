@@ -70,15 +70,7 @@ impl SourceFile {
         let mut value = match parse_json(&text, limits.max_depth) {
             Ok(value) => value,
             Err(error) => {
-                let code = if error.message.starts_with("duplicate key") {
-                    DiagnosticCode::DuplicateKey
-                } else if error.message.starts_with("nesting deeper")
-                    || error.message.starts_with("recursion limit")
-                {
-                    DiagnosticCode::TooDeep
-                } else {
-                    DiagnosticCode::Syntax
-                };
+                let code = DiagnosticCode::from(error.kind);
                 source
                     .problems
                     .push(source.text_problem(code, &error, name));

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use crate::field_path::FieldPath;
-use crate::json_text::Position;
+use crate::json_text::{Position, TextErrorKind};
 
 /// How serious a [`Diagnostic`] is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -118,6 +118,17 @@ impl DiagnosticCode {
             InheritanceCycle => "inheritance-cycle",
             UnknownChild => "unknown-child",
             BrokenDependency => "broken-dependency",
+        }
+    }
+}
+
+impl From<TextErrorKind> for DiagnosticCode {
+    fn from(kind: TextErrorKind) -> Self {
+        match kind {
+            TextErrorKind::Encoding => DiagnosticCode::Encoding,
+            TextErrorKind::Syntax => DiagnosticCode::Syntax,
+            TextErrorKind::DuplicateKey => DiagnosticCode::DuplicateKey,
+            TextErrorKind::TooDeep => DiagnosticCode::TooDeep,
         }
     }
 }

@@ -32,9 +32,24 @@ pub struct Position {
     pub column: usize,
 }
 
+/// What kind of problem a [`TextError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextErrorKind {
+    /// The bytes are not UTF-8.
+    Encoding,
+    /// Not valid JSON (or not the layout expected).
+    Syntax,
+    /// A key written twice in one object.
+    DuplicateKey,
+    /// Arrays and objects nested deeper than the limit.
+    TooDeep,
+}
+
 /// A problem with a file's text (encoding or JSON syntax) and where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextError {
+    /// What kind of problem it is.
+    pub kind: TextErrorKind,
     /// What is wrong, without any "at line X column Y" suffix.
     pub message: String,
     /// Byte offset of the problem in the text (BOM removed).
@@ -128,6 +143,7 @@ impl SourceText {
             let prefix = String::from_utf8_lossy(bytes.get(..valid).unwrap_or_default());
             let prefix = Self::new(prefix.into_owned());
             TextError {
+                kind: TextErrorKind::Encoding,
                 message: format!(
                     "invalid UTF-8 (byte 0x{byte:02X}); archetype and scene files must be UTF-8"
                 ),
@@ -226,8 +242,9 @@ impl SourceText {
         offset
     }
 
-    fn error(&self, offset: usize, message: String) -> TextError {
+    fn error(&self, kind: TextErrorKind, offset: usize, message: String) -> TextError {
         TextError {
+            kind,
             message,
             offset,
             position: self.position(offset),
@@ -240,7 +257,8 @@ impl SourceText {
 pub fn parse_json(source: &SourceText, max_depth: usize) -> Result<Value, TextError> {
     let text = source.text();
     if text.bytes().all(is_json_whitespace) {
-        return Err(source.error(0, "empty file; expected a JSON object".to_owned()));
+        let message = "empty file; expected a JSON object".to_owned();
+        return Err(source.error(TextErrorKind::Syntax, 0, message));
     }
     let mut state = ParseState {
         depth: 0,
@@ -375,15 +393,16 @@ fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseStat
     match &state.failure {
         Some(Failure::TooDeep) => {
             let offset = first_too_deep(text.as_bytes(), state.max_depth).unwrap_or(offset);
-            return source.error(offset, too_deep);
+            return source.error(TextErrorKind::TooDeep, offset, too_deep);
         }
         Some(Failure::DuplicateKey(name)) => {
+            let duplicate = TextErrorKind::DuplicateKey;
             let Some((first, second)) = find_duplicate(text, name) else {
-                return source.error(offset, format!("duplicate key `{name}`"));
+                return source.error(duplicate, offset, format!("duplicate key `{name}`"));
             };
             let line = source.position(first).line;
             let message = format!("duplicate key `{name}` (the first one is on line {line})");
-            return source.error(second, message);
+            return source.error(duplicate, second, message);
         }
         None => {}
     }
@@ -392,11 +411,22 @@ fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseStat
         // line; the newline itself, ending the string's line, is clearer.
         offset = offset.saturating_sub(1);
     }
-    if message == "recursion limit exceeded" && state.max_depth < SERDE_RECURSION_LIMIT {
-        return source.error(offset, too_deep);
+    let kind = syntax_error_kind(message);
+    if kind == TextErrorKind::TooDeep && state.max_depth < SERDE_RECURSION_LIMIT {
+        return source.error(kind, offset, too_deep);
     }
     let (offset, message) = explain_syntax_error(text, offset, message);
-    source.error(offset, message)
+    source.error(kind, offset, message)
+}
+
+/// The kind of a serde_json syntax error, from serde_json's own wording (its error has no
+/// typed category for its recursion limit): too deep, or syntax.
+pub fn syntax_error_kind(serde_message: &str) -> TextErrorKind {
+    if serde_message == "recursion limit exceeded" {
+        TextErrorKind::TooDeep
+    } else {
+        TextErrorKind::Syntax
+    }
 }
 
 /// A syntax error in serde_json's words (`message`, at byte `offset` of `text`), said the way
@@ -682,6 +712,7 @@ mod tests {
             assert_eq!(
                 err,
                 TextError {
+                    kind: TextErrorKind::Encoding,
                     message,
                     offset,
                     position

@@ -280,11 +280,7 @@ impl<'a> Context<'a> {
     }
 
     fn text_error(&self, error: TextError) -> SceneError {
-        let code = if error.message.starts_with("duplicate key") {
-            DiagnosticCode::DuplicateKey
-        } else {
-            DiagnosticCode::Syntax
-        };
+        let code = DiagnosticCode::from(error.kind);
         let mut scene_error = self.error(code, error.message);
         scene_error.diagnostic.position = Some(error.position);
         scene_error.diagnostic.span = Some(error.offset..error.offset);
@@ -574,8 +570,10 @@ fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> Text
         // serde_json stops at the key's closing quote; the key starts at its opening one.
         offset = key_before(source, offset + 1);
     }
+    let kind = crate::json_text::syntax_error_kind(&message);
     let (offset, message) = crate::json_text::explain_syntax_error(source, offset, &message);
     TextError {
+        kind,
         position: text.position(offset),
         offset,
         message,

@@ -482,7 +482,7 @@ fn a_hundred_thousand_nested_arrays_in_a_scene_are_an_error_not_a_stack_overflow
         ),
         (
             format!(r#"{{ "format": 1, "entities": [ {entity}: {deep} }} ] }}"#),
-            "deep.scene.json:1:227: error[syntax]: nesting deeper than 127 levels",
+            "deep.scene.json:1:227: error[too-deep]: nesting deeper than 127 levels",
         ),
         (
             format!(r#"{{ "format": 2, "entities": [], "more": {deep} }}"#),
