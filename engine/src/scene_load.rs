@@ -396,7 +396,12 @@ pub(crate) fn load_json_text(
                 let upgraded = upgrade(context, source, version)?;
                 let upgraded = SourceText::from_bytes(upgraded.into_bytes())
                     .map_err(|error| context.text_error(error))?;
-                return load_json_text(context, world, &upgraded);
+                // Its errors are placed in the upgraded text, not the file: no position.
+                return load_json_text(context, world, &upgraded).map_err(|mut error| {
+                    error.diagnostic.position = None;
+                    error.diagnostic.span = None;
+                    error
+                });
             }
             fast.map_err(|failure| scan_error(context, text, failure))?
         }

@@ -308,16 +308,14 @@ pub(crate) fn scene_error_line(error: &SceneError) -> String {
     }
 }
 
-/// For an error in a JSON scene: its diagnostic, with the position only where it is a place in
-/// the file, and the file's text (without a byte-order mark). `None` for binary scenes.
-///
-/// The library reads a scene in an older format by upgrading the document first, and places
-/// errors in the upgraded text rather than the file, so their positions are dropped.
+/// For an error in a JSON scene: its diagnostic and the file's text (without a byte-order
+/// mark). `None` for binary scenes. (An error the library finds in the upgraded text of an older
+/// format has no position.)
 fn placed(error: &SceneError) -> Option<(Diagnostic, Option<String>)> {
     if error.offset.is_some() {
         return None;
     }
-    let mut diagnostic = (*error.diagnostic).clone();
+    let diagnostic = (*error.diagnostic).clone();
     let bytes = diagnostic
         .file
         .as_ref()
@@ -329,13 +327,6 @@ fn placed(error: &SceneError) -> Option<(Diagnostic, Option<String>)> {
                 .map(str::to_string)
                 .unwrap_or(text)
         });
-    let older = text
-        .as_deref()
-        .is_some_and(|text| json_format(text.as_bytes()) < SCENE_FORMAT_VERSION);
-    if older {
-        diagnostic.position = None;
-        diagnostic.span = None;
-    }
     Some((diagnostic, text))
 }
 
@@ -521,10 +512,15 @@ fn current_json(bytes: &[u8]) -> Option<Value> {
 /// The format a JSON scene declares (a scene without `format` is format 1, as the library reads
 /// it).
 fn json_format(bytes: &[u8]) -> u64 {
+    /// The `format` key alone: everything else is skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Format {
+        format: Option<u64>,
+    }
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    serde_json::from_slice::<Value>(bytes)
+    serde_json::from_slice::<Format>(bytes)
         .ok()
-        .and_then(|document| document.get(scene_keys::FORMAT)?.as_u64())
+        .and_then(|document| document.format)
         .unwrap_or(1)
 }
 
