@@ -385,7 +385,7 @@ impl<'a> BinaryReader<'a> {
         Ok(self.take(1, what)?[0])
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn bytes(&mut self, what: &str) -> Result<&'a [u8], BinaryError> {
         // `take` checks the length against the data before anything is allocated.
         let length = self.varint(what)?;
