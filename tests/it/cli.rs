@@ -3,9 +3,12 @@
 //! loader, and formatting that never changes meaning.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+mod file_rule; // files on disk: FIFOs never block, links kept, names refused
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -88,16 +91,35 @@ impl Project {
     }
 }
 
+/// Runs `archetool ARGS` in `dir`; fails the test if it takes more than twenty seconds (and
+/// kills it): a command that blocks (on a FIFO, say) is a bug, not a hung test run.
 fn run_in(dir: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_archetool"))
+    let output = tempfile::tempdir().unwrap();
+    let (out, err) = (output.path().join("stdout"), output.path().join("stderr"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_archetool"))
         .args(args)
         .current_dir(dir)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
         .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`archetool {}` still running after 20 s", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
     Run {
-        code: output.status.code().unwrap(),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
+        code: status.code().unwrap(),
+        stdout: std::fs::read_to_string(out).unwrap(),
+        stderr: std::fs::read_to_string(err).unwrap(),
     }
 }
 

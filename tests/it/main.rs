@@ -13,7 +13,6 @@ mod cli; // archetool through the built binary: every subcommand, exit codes, th
 mod demo; // the live demo: headless run, hot reload mid-run, TUI rendering
 mod demo_content; // the repo's own `archetypes/` load cleanly and behave as documented
 mod diagnostics; // every error case, asserted in full with file:line:column
-mod file_rule; // archetool and files on disk: FIFOs never block, links kept, names refused
 mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replayed
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
 mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once

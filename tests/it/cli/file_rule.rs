@@ -3,95 +3,21 @@
 //! `new` refuses names and places a load would refuse. (The rule in the library: `bad_inputs`
 //! at load, `watcher` at run time.)
 //!
-//! Every run of the tool is bounded: one that blocks (on a FIFO) is killed and fails the test.
+//! Every run of the tool is bounded (see `run_in`): one that blocks (on a FIFO) is killed and
+//! fails the test.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
 
-/// What one run of `archetool` gave.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// A project directory with `archetypes/` (a goblin) in a temporary directory.
-struct Project {
-    dir: tempfile::TempDir,
-}
+use super::{check, Project};
 
 const GOBLIN: &str = r#"{"components":{"Name":"Goblin"}}"#;
 const GOBLIN_FORMATTED: &str = "{\n  \"components\": {\n    \"Name\": \"Goblin\"\n  }\n}\n";
 const FIFO: &str = "is a FIFO (named pipe), not a regular file; only regular files are read (replace it with a file or remove it)";
 
-impl Project {
-    fn new() -> Project {
-        let project = Project {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        project.write("archetypes/enemies/goblin.json", GOBLIN);
-        project
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn read(&self, relative: &str) -> String {
-        std::fs::read_to_string(self.path(relative)).unwrap()
-    }
-
-    /// Runs `archetool ARGS` in the project directory; fails the test if it takes more than
-    /// twenty seconds (and kills it).
-    fn run(&self, args: &[&str]) -> Run {
-        let out = self.path(".stdout");
-        let err = self.path(".stderr");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_archetool"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out).unwrap())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("`archetool {}` still running after 20 s", args.join(" "));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        Run {
-            code: status.code().unwrap(),
-            stdout: std::fs::read_to_string(out).unwrap(),
-            stderr: std::fs::read_to_string(err).unwrap(),
-        }
-    }
-}
-
-/// Asserts the exit code and the whole of stdout and stderr.
-#[track_caller]
-fn check(run: &Run, code: i32, stdout: &str, stderr: &str) {
-    assert_eq!(
-        (run.code, run.stdout.as_str(), run.stderr.as_str()),
-        (code, stdout, stderr),
-        "\n--- stdout:\n{}\n--- stderr:\n{}",
-        run.stdout,
-        run.stderr
-    );
+/// A project directory with `archetypes/` (a goblin).
+fn project() -> Project {
+    Project::with(&[("archetypes/enemies/goblin.json", GOBLIN)])
 }
 
 /// A FIFO at `path`.
@@ -117,7 +43,7 @@ fn is_link(path: &Path) -> bool {
 #[cfg(unix)]
 #[test]
 fn archetype_commands_refuse_a_fifo_without_hanging() {
-    let project = Project::new();
+    let project = project();
     project.write("archetypes/enemies/goblin.json", GOBLIN_FORMATTED);
     mkfifo(&project.path("archetypes/x.json"));
     let refused = format!("archetypes/x.json: error[io]: {FIFO}\n");
@@ -147,7 +73,7 @@ fn archetype_commands_refuse_a_fifo_without_hanging() {
 #[cfg(unix)]
 #[test]
 fn scene_commands_refuse_a_fifo_without_hanging() {
-    let project = Project::new();
+    let project = project();
     mkfifo(&project.path("level.scene.json"));
     project.write("other.scene.json", r#"{ "format": 2, "entities": [] }"#);
     check(
@@ -185,7 +111,7 @@ fn scene_commands_refuse_a_fifo_without_hanging() {
 #[cfg(unix)]
 #[test]
 fn fmt_and_migrate_keep_symbolic_links() {
-    let project = Project::new();
+    let project = project();
     symlink("enemies/goblin.json", project.path("archetypes/alias.json"));
     symlink("enemies", project.path("archetypes/also"));
     check(
@@ -242,7 +168,7 @@ fn fmt_and_migrate_keep_symbolic_links() {
 
 #[test]
 fn new_refuses_device_names_and_directories_differing_in_case() {
-    let project = Project::new();
+    let project = project();
     check(
         &project.run(&["new", "enemies/con"]),
         2,
@@ -261,7 +187,7 @@ fn new_refuses_device_names_and_directories_differing_in_case() {
 #[cfg(unix)]
 #[test]
 fn new_refuses_to_create_a_file_through_a_link_out_of_the_root() {
-    let project = Project::new();
+    let project = project();
     let outside = tempfile::tempdir().unwrap();
     symlink(outside.path(), project.path("archetypes/more"));
     check(
