@@ -1581,18 +1581,17 @@ fn unknown_field_error(
     component: ComponentId,
     field: FieldPath,
 ) -> SceneError {
-    let mut error = context.error(
+    let suggestion = crate::compiled_archetype::suggest_field(context.registry, component, &field);
+    let message = format!("unknown field `{field}` in component `{name}`");
+    let mut error = value_error(
+        context,
+        entry,
         DiagnosticCode::UnknownField,
-        format!(
-            "entity {}: unknown field `{field}` in component `{name}`",
-            entry.id
-        ),
+        message,
+        name,
+        field,
     );
-    error.entity = Some(entry.id);
-    error.diagnostic.suggestion =
-        crate::compiled_archetype::suggest_field(context.registry, component, &field);
-    error.diagnostic.component = Some(name.to_string());
-    error.diagnostic.field = Some(field);
+    error.diagnostic.suggestion = suggestion;
     error
 }
 
@@ -1608,10 +1607,27 @@ fn component_error(
     } else {
         format!("`{name}.{field}`")
     };
-    let mut error = context.error(
+    let message = format!("{place}: {message}");
+    value_error(
+        context,
+        entry,
         DiagnosticCode::InvalidComponent,
-        format!("entity {}: {place}: {message}", entry.id),
-    );
+        message,
+        name,
+        field,
+    )
+}
+
+/// An error in the value of component `name` of an entry, at `field`.
+fn value_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    code: DiagnosticCode,
+    message: String,
+    name: &str,
+    field: FieldPath,
+) -> SceneError {
+    let mut error = context.error(code, format!("entity {}: {message}", entry.id));
     error.entity = Some(entry.id);
     error.diagnostic.component = Some(name.to_string());
     error.diagnostic.field = Some(field);

@@ -26,6 +26,9 @@ use archetype_engine::{
 };
 use hecs::World;
 
+#[cfg(unix)]
+use crate::support::mkfifo;
+
 /// Cases built at run time (see the module docs): archetype files of 100 MB, 5 MB and with a
 /// 1 MB name, 100,000 `[` in an archetype and nested arrays 100,000 deep in five places of a
 /// scene, an empty directory named `x.json`, a symbolic link out of the root, a dangling
@@ -544,24 +547,44 @@ fn a_hundred_megabyte_file_is_refused_without_being_read() {
     let file = std::fs::File::create(temp.path().join("goblin.json")).unwrap();
     file.set_len(100 * 1024 * 1024).unwrap();
     drop(file);
+    let child = "bad_inputs::child_loads_a_hundred_megabyte_file";
+    let figures = child_figures(
+        child,
+        ("ARCHETYPE_CHILD_DIR", temp.path().as_os_str()),
+        "peak",
+    );
+    let peak_kib = figures[0];
+    assert!(peak_kib < 64 * 1024, "peak memory {peak_kib} KiB");
+}
+
+/// Runs the ignored test `child` of this test binary in a child process with `env` set (so its
+/// memory is measured apart from the other tests'); returns the numbers on the line of its
+/// output that starts with `key`.
+fn child_figures(child: &str, env: (&str, &std::ffi::OsStr), key: &str) -> Vec<u64> {
     let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "bad_inputs::child_loads_a_hundred_megabyte_file",
-            "--nocapture",
-        ])
-        .env("ARCHETYPE_CHILD_DIR", temp.path())
+        .args(["--ignored", "--exact", child, "--nocapture"])
+        .env(env.0, env.1)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
     let line = stdout
         .lines()
-        .find(|line| line.starts_with("peak "))
-        .unwrap_or_else(|| panic!("no peak memory line in:\n{stdout}"));
-    let peak_kib: u64 = line["peak ".len()..].trim().parse().unwrap();
-    assert!(peak_kib < 64 * 1024, "peak memory {peak_kib} KiB");
+        .find(|line| line.starts_with(key))
+        .unwrap_or_else(|| panic!("no `{key}` line in:\n{stdout}"));
+    line.split(' ')
+        .filter_map(|word| word.parse().ok())
+        .collect()
+}
+
+/// In a child process: a `kB` line of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in KiB.
+fn status_kib(key: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix(key))
+        .unwrap();
+    line.trim().trim_end_matches("kB").trim().parse().unwrap()
 }
 
 #[test]
@@ -575,15 +598,7 @@ fn child_loads_a_hundred_megabyte_file() {
         messages,
         "archetypes/goblin.json: error[too-large]: file is 104857600 bytes, over the limit of 4194304 bytes\n"
     );
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let peak = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .unwrap()
-        .trim()
-        .trim_end_matches("kB")
-        .trim();
-    println!("peak {peak}");
+    println!("peak {}", status_kib("VmHWM:"));
 }
 
 #[test]
@@ -660,16 +675,6 @@ fn within_ten_seconds<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'stat
     result
         .recv_timeout(std::time::Duration::from_secs(10))
         .expect("still blocked after ten seconds")
-}
-
-/// A FIFO at `path`.
-#[cfg(unix)]
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success(), "mkfifo {}", path.display());
 }
 
 /// A FIFO or a socket named like an archetype file is refused by its type, without being
@@ -1118,25 +1123,12 @@ fn scene_value_limit_lowered() {
 /// costs the memory of the entities the limit allows, however many more the file has. (Run in
 /// a child process, which measures its own peak.)
 #[test]
+#[cfg(target_os = "linux")]
 fn a_scene_far_over_the_entity_limit_costs_only_what_the_limit_allows() {
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "bad_inputs::child_loads_a_scene_far_over_the_entity_limit",
-            "--nocapture",
-        ])
-        .env("ARCHETYPE_CHILD_SCENE", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}");
-    let line = stdout
-        .lines()
-        .find(|line| line.starts_with("load peak "))
-        .unwrap_or_else(|| panic!("no peak memory line in:\n{stdout}"));
-    let (peak, text) = line["load peak ".len()..].split_once(" text ").unwrap();
-    let (peak_kib, text_kib): (u64, u64) = (peak.parse().unwrap(), text.parse().unwrap());
+    let child = "bad_inputs::child_loads_a_scene_far_over_the_entity_limit";
+    let env = ("ARCHETYPE_CHILD_SCENE", std::ffi::OsStr::new("1"));
+    let figures = child_figures(child, env, "load peak");
+    let (peak_kib, text_kib) = (figures[0], figures[1]);
     // A copy of the text (to place errors) and 10,000 tiny entities: reading all 1,000,000
     // entries cost about twice the text more.
     assert!(
@@ -1165,17 +1157,9 @@ fn child_loads_a_scene_far_over_the_entity_limit() {
         },
         ..SceneLoadOptions::default()
     };
-    let kib = |key: &str| -> u64 {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = status
-            .lines()
-            .find_map(|line| line.strip_prefix(key))
-            .unwrap();
-        line.trim().trim_end_matches("kB").trim().parse().unwrap()
-    };
     // Only the load's own peak counts: not the text, built above.
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
-    let before = kib("VmRSS:");
+    let before = status_kib("VmRSS:");
     let mut world = World::new();
     let file = Some(Path::new("crowd.scene.json"));
     let error = load_scene(text.as_bytes(), file, &mut world, &library, &limits).unwrap_err();
@@ -1185,7 +1169,7 @@ fn child_loads_a_scene_far_over_the_entity_limit() {
     );
     println!(
         "load peak {} text {}",
-        kib("VmHWM:") - before,
+        status_kib("VmHWM:") - before,
         text.len() / 1024
     );
 }

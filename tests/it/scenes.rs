@@ -204,6 +204,23 @@ fn load(
     .unwrap()
 }
 
+/// Loads `text` (as `arena.scene.json`) with fields a component lacks as warnings; returns the
+/// scene and its warnings as printed.
+fn load_warning(
+    text: &str,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+) -> (archetype_engine::LoadedScene, Vec<String>) {
+    let warn = SceneLoadOptions {
+        unknown_fields: Severity::Warning,
+        ..SceneLoadOptions::default()
+    };
+    let file = Some(Path::new("arena.scene.json"));
+    let scene = load_scene(text.as_bytes(), file, world, library, &warn).unwrap();
+    let warnings = scene.warnings().iter().map(|w| w.to_string()).collect();
+    (scene, warnings)
+}
+
 fn load_err(text: &str, world: &mut World, library: &ArchetypeLibrary) -> String {
     load_scene(
         text.as_bytes(),
@@ -425,13 +442,7 @@ fn unknown_fields_are_errors_or_listed_warnings_never_silent() {
         "arena.scene.json:5:61: error[unknown-field]: entity 00000000000000b2: unknown field `leadr` in component `Follow`; did you mean `leader`?"
     );
     assert_eq!(world.len(), 0);
-    let warn = SceneLoadOptions {
-        unknown_fields: Severity::Warning,
-        ..SceneLoadOptions::default()
-    };
-    let file = Some(Path::new("arena.scene.json"));
-    let scene = load_scene(text.as_bytes(), file, &mut world, &library, &warn).unwrap();
-    let warnings: Vec<String> = scene.warnings().iter().map(|w| w.to_string()).collect();
+    let (scene, warnings) = load_warning(text, &mut world, &library);
     assert_eq!(
         warnings,
         [
@@ -445,8 +456,9 @@ fn unknown_fields_are_errors_or_listed_warnings_never_silent() {
 
     // A scene without unknown fields has no warnings (the fast path's result).
     let clean = save_json(&world, &library);
-    let again = load_scene(clean.as_bytes(), file, &mut World::new(), &library, &warn).unwrap();
-    assert!(again.warnings().is_empty());
+    assert!(load_warning(&clean, &mut World::new(), &library)
+        .1
+        .is_empty());
 
     // Binary scenes hold instances' patches as JSON: the same error, at the component's byte.
     let mut goblins = World::new();
@@ -1286,13 +1298,7 @@ mod shared_data {
             format!("arena.scene.json:{key_line}:7: error[unknown-field]: shared value {key}: {message}")
         );
         assert_eq!(loaded.len(), 0);
-        let warn = SceneLoadOptions {
-            unknown_fields: Severity::Warning,
-            ..SceneLoadOptions::default()
-        };
-        let file = Some(Path::new("arena.scene.json"));
-        let scene = load_scene(text.as_bytes(), file, &mut loaded, &library, &warn).unwrap();
-        let warnings: Vec<String> = scene.warnings().iter().map(|w| w.to_string()).collect();
+        let (_, warnings) = load_warning(&text, &mut loaded, &library);
         assert_eq!(
             warnings,
             [format!("arena.scene.json:{key_line}:7: warning[unknown-field]: shared value {key}: {message}")]

@@ -322,3 +322,13 @@ impl Spawned {
         has::<T>(&self.world, self.at(path))
     }
 }
+
+/// A FIFO (named pipe) at `path`.
+#[cfg(unix)]
+pub fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}

@@ -14,6 +14,9 @@ use archetype_engine::{
 use hecs::{Entity, World};
 use serde::{Deserialize, Serialize};
 
+#[cfg(unix)]
+use crate::support::mkfifo;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Health {
     current: f32,
@@ -315,16 +318,6 @@ fn outside() -> tempfile::TempDir {
     fs::create_dir(outside.path().join("more")).unwrap();
     fs::write(outside.path().join("more/troll.json"), goblin_with_max(666)).unwrap();
     outside
-}
-
-/// A FIFO at `path`.
-#[cfg(unix)]
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success(), "mkfifo {}", path.display());
 }
 
 #[cfg(unix)]

@@ -7,9 +7,11 @@
 //! fails the test.
 
 use std::path::Path;
-use std::process::Command;
 
 use super::{check, Project};
+
+#[cfg(unix)]
+use crate::support::mkfifo;
 
 const GOBLIN: &str = r#"{"components":{"Name":"Goblin"}}"#;
 const GOBLIN_FORMATTED: &str = "{\n  \"components\": {\n    \"Name\": \"Goblin\"\n  }\n}\n";
@@ -18,13 +20,6 @@ const FIFO: &str = "is a FIFO (named pipe), not a regular file; only regular fil
 /// A project directory with `archetypes/` (a goblin).
 fn project() -> Project {
     Project::with(&[("archetypes/enemies/goblin.json", GOBLIN)])
-}
-
-/// A FIFO at `path`.
-#[cfg(unix)]
-fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success(), "mkfifo {}", path.display());
 }
 
 #[cfg(unix)]

@@ -42,10 +42,15 @@ impl Meter {
 }
 
 fn resident_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A `kB` line of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in bytes.
+pub(crate) fn status_bytes(key: &str) -> Option<u64> {
     let status = fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|line| line.starts_with(key))?;
     let kib: u64 = line
-        .trim_start_matches("VmRSS:")
+        .trim_start_matches(key)
         .trim()
         .trim_end_matches("kB")
         .trim()

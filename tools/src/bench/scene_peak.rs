@@ -14,6 +14,7 @@ use archetype_engine::{load_scene, ArchetypeLibrary, SceneLoadOptions, StableId}
 use hecs::World;
 use tempfile::TempDir;
 
+use crate::bench::memory::status_bytes;
 use crate::bench::reload::goblin_library;
 use crate::bench::spawn::GOBLIN;
 
@@ -109,18 +110,4 @@ impl InstanceScene {
             input: self.text.len() as u64,
         })
     }
-}
-
-/// A `kB` line of `/proc/self/status`, in bytes.
-fn status_bytes(key: &str) -> Option<u64> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with(key))?;
-    let kib: u64 = line
-        .trim_start_matches(key)
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
 }
