@@ -14,7 +14,7 @@ use crate::archetype_diff::{diff_archetypes, ArchetypeDiff, ComponentChange};
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
 use crate::archetype_library::{ArchetypeLibrary, LibraryUpdate};
 use crate::builtin::{Children, Parent};
-use crate::compiled_archetype::{resolve_ref_path, CompiledNode};
+use crate::compiled_archetype::{resolve_ref_path, CompiledArchetype, CompiledNode};
 use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue};
 use crate::diagnostic::Diagnostic;
 use crate::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
@@ -416,50 +416,75 @@ impl Patcher<'_> {
         let Some(compiled) = &new.compiled else {
             return;
         };
-        let mut paths = instance_entities(world, self.library, id, root);
-        for &index in added {
-            let node = &compiled.nodes[index];
-            let Some(parent_index) = node.parent else {
-                continue;
-            };
-            let Some(&parent) = paths.get(&*compiled.nodes[parent_index].path) else {
-                continue;
-            };
-            let entity = world.reserve_entity();
-            paths.insert(node.path.to_string(), entity);
-            let mut builder = EntityBuilder::new();
-            for (component, typed) in &node.typed {
-                self.registry
-                    .ops(*component)
-                    .add_to_builder(typed, &mut builder);
-            }
-            for (component, value) in &node.with_refs {
-                let mapper = LiveRefs {
-                    paths: paths.clone(),
-                    base: compiled.nodes[node.base].path.to_string(),
-                };
-                let (decoded, _) = with_mapper(mapper, || {
-                    self.registry.ops(*component).decode(value, &mut Vec::new())
-                });
-                if let Ok(typed) = decoded {
-                    self.registry
-                        .ops(*component)
-                        .add_to_builder(&typed, &mut builder);
-                }
-            }
-            builder.add(StableId::generate());
-            builder.add(node.marker);
-            builder.add(Parent(EntityRef(parent)));
-            let _ = world.insert(entity, builder.build());
-            match world.query_one_mut::<&mut Children>(parent) {
-                Ok(children) => children.0.push(EntityRef(entity)),
-                Err(_) => {
-                    let _ = world.insert_one(parent, Children(vec![EntityRef(entity)]));
-                }
-            }
-            self.report.entities_spawned += 1;
-        }
+        let spawned = spawn_nodes(
+            world,
+            self.registry,
+            self.library,
+            id,
+            root,
+            compiled,
+            added,
+        );
+        self.report.entities_spawned += spawned.len();
     }
+}
+
+/// Spawns, under the live instance of archetype `id` whose root is `root`, the entities of
+/// the nodes `indices` of `compiled` (parents before children), each linked to its parent
+/// entity, with a fresh [`StableId`]. A node whose parent the instance lacks is skipped.
+/// Returns each spawned node's index with its entity.
+pub(crate) fn spawn_nodes(
+    world: &mut World,
+    registry: &ComponentRegistry,
+    library: &ArchetypeLibrary,
+    id: ArchetypeId,
+    root: Entity,
+    compiled: &CompiledArchetype,
+    indices: &[usize],
+) -> Vec<(usize, Entity)> {
+    let mut paths = instance_entities(world, library, id, root);
+    let mut spawned = Vec::new();
+    for &index in indices {
+        let node = &compiled.nodes[index];
+        let Some(parent_index) = node.parent else {
+            continue;
+        };
+        let Some(&parent) = paths.get(&*compiled.nodes[parent_index].path) else {
+            continue;
+        };
+        let entity = world.reserve_entity();
+        paths.insert(node.path.to_string(), entity);
+        let mut builder = EntityBuilder::new();
+        for (component, typed) in &node.typed {
+            registry.ops(*component).add_to_builder(typed, &mut builder);
+        }
+        for (component, value) in &node.with_refs {
+            let mapper = LiveRefs {
+                paths: paths.clone(),
+                base: compiled.nodes[node.base].path.to_string(),
+            };
+            let (decoded, _) = with_mapper(mapper, || {
+                registry.ops(*component).decode(value, &mut Vec::new())
+            });
+            if let Ok(typed) = decoded {
+                registry
+                    .ops(*component)
+                    .add_to_builder(&typed, &mut builder);
+            }
+        }
+        builder.add(StableId::generate());
+        builder.add(node.marker);
+        builder.add(Parent(EntityRef(parent)));
+        let _ = world.insert(entity, builder.build());
+        match world.query_one_mut::<&mut Children>(parent) {
+            Ok(children) => children.0.push(EntityRef(entity)),
+            Err(_) => {
+                let _ = world.insert_one(parent, Children(vec![EntityRef(entity)]));
+            }
+        }
+        spawned.push((index, entity));
+    }
+    spawned
 }
 
 /// Despawns `entity` and its descendants and unlinks it from its parent. Returns how many

@@ -64,7 +64,9 @@ pub mod merge_patch;
 mod regular_file;
 mod resolver;
 mod scene_fast_load;
+mod scene_follow;
 mod scene_format;
+mod scene_header;
 mod scene_json_scan;
 mod scene_load;
 mod scene_save;
@@ -98,9 +100,10 @@ pub use limits::Limits;
 pub use regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
 pub use resolver::ResolvedEntity;
 pub use scene_format::{scene_keys, BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VERSION};
+pub use scene_header::{read_scene_header, ArchetypeNodes, SceneHeader};
 pub use scene_load::{
     load_scene, load_scene_from_path, read_binary_scene_header, BinarySceneHeader, IdConflict,
-    LoadedScene, SceneError, SceneLoadOptions, SceneMigration,
+    LoadedScene, RemovedChildren, SceneChange, SceneError, SceneLoadOptions, SceneMigration,
 };
 pub use scene_save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,

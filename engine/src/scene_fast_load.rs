@@ -34,13 +34,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::component_registry::ComponentId;
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::scene_follow::{follow_archetypes, Follow, Followed};
 use crate::scene_format::{
     is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED,
     KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene_load::{
     build_instances, plan_entry, read_tables, scene_component, shared_key, Context, Entry,
-    IdConflict, LoadedScene, Payload, Source,
+    IdConflict, LoadedScene, Payload, SceneHead, Source,
 };
 use crate::shared::{with_load_table, LoadTable};
 use crate::stable_id::StableId;
@@ -90,6 +91,8 @@ fn load_fast<'c, 'a>(
         entities: Vec::new(),
         remapped: FxHashMap::default(),
         values: 0,
+        head: SceneHead::default(),
+        followed: Followed::default(),
         instances: Vec::new(),
         instance_handles: Vec::new(),
     };
@@ -102,17 +105,21 @@ fn load_fast<'c, 'a>(
         let _ = world.despawn(handle);
     }
     if loaded.is_none() {
-        for handle in state.ids.values() {
-            let _ = world.despawn(*handle);
+        for handle in state.ids.values().copied().chain(load.followed.handles()) {
+            let _ = world.despawn(handle);
         }
         return None;
     }
-    Some(LoadedScene {
+    let mut loaded = LoadedScene {
         entities: load.entities,
         by_id: state.ids,
         remapped: load.remapped,
         warnings: Vec::new(),
-    })
+        changes: Vec::new(),
+        meta: None,
+    };
+    follow_archetypes(context, world, &mut loaded, load.followed, load.head.meta);
+    Some(loaded)
 }
 
 /// What one load has built so far.
@@ -129,6 +136,10 @@ struct Load<'c, 'a> {
     remapped: FxHashMap<StableId, StableId>,
     /// Component values read so far (the scene's limit counts them all).
     values: usize,
+    /// The scene's `meta` and archetype table.
+    head: SceneHead,
+    /// The children the archetypes gained, once the instances are built.
+    followed: Followed,
     /// Archetype instances, built at the end, and their handles.
     instances: Vec<Entry<'a>>,
     instance_handles: Vec<Entity>,
@@ -218,6 +229,18 @@ fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut Wo
     scan.eat(b',')?;
     let mut shared = FxHashMap::default();
     let mut key = scan.string()?;
+    if key == keys::META {
+        scan.eat(b':')?;
+        load.head.meta = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        scan.eat(b',')?;
+        key = scan.string()?;
+    }
+    if key == keys::ARCHETYPES {
+        scan.eat(b':')?;
+        load.head.nodes = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        scan.eat(b',')?;
+        key = scan.string()?;
+    }
     if key == keys::SHARED {
         scan.eat(b':')?;
         scan.eat(b'{')?;
@@ -463,7 +486,11 @@ fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) 
     if !is_readable_binary(version) {
         return None;
     }
-    let header = read_tables(&mut reader, version).ok()?;
+    let mut header = read_tables(&mut reader, version).ok()?;
+    load.head = SceneHead {
+        meta: header.meta.take(),
+        nodes: header.nodes.take(),
+    };
     let count = reader.count("entity count", 11).ok()?;
     if count > load.context.options.limits.max_scene_entities {
         return None;
@@ -776,7 +803,11 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
     let plans = load
         .instances
         .iter()
-        .map(|entry| plan_entry(load.context, entry).ok())
+        .map(|entry| {
+            let plan = plan_entry(load.context, entry, load.head.nodes.as_ref()).ok()?;
+            // An entry to leave out: the careful path says so, placed.
+            plan.left_out.is_none().then_some(plan)
+        })
         .collect::<Option<Vec<_>>>()?;
     // The map is lent to the instance builder's mappers (no copy) and taken back after.
     let ids = Arc::new(std::mem::take(&mut load.refs.borrow_mut().ids));
@@ -784,6 +815,10 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         RefWire::Number => Source::Binary,
         _ => Source::Unplaced,
     };
+    let mut follow = Follow::new(load.context, load.head.nodes.as_ref(), &plans);
+    follow.spare = world
+        .reserve_entities(follow.handles_needed(&plans))
+        .collect();
     let mut inserted = true;
     let built = build_instances(
         load.context,
@@ -794,8 +829,12 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         source,
         &|_, _| {},
         &load.remapped,
-        &mut |handle, builder| inserted &= world.insert(handle, builder.build()).is_ok(),
+        &mut follow,
+        &mut |handle, builder: &mut EntityBuilder| {
+            inserted &= world.insert(handle, builder.build()).is_ok();
+        },
     );
+    load.followed = follow.finish();
     load.refs.borrow_mut().ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
     built.ok().filter(|()| inserted)?;
     Some(())

@@ -5,6 +5,10 @@
 //! ```text
 //! {
 //!   "format": 2,
+//!   "meta": { ... },                           (the game's own, only when it gave one)
+//!   "archetypes": { "turrets/turret": ["gun", "sensor"], ... },
+//!                                              (each archetype with instances here: its
+//!                                               child paths when the scene was saved)
 //!   "shared": { "<16 hex>": <value>, ... },     (only when shared data exists)
 //!   "entities": [
 //!     {
@@ -19,8 +23,10 @@
 //! ```
 //!
 //! Binary layout (`*.scene.bin`), integers as LEB128 varints unless noted:
-//! magic `ARCHSCN\0`, format, component name table (count, strings), archetype name table,
-//! shared table (count, then key u64 LE + bytes), entity count, then per entity: id (u64 LE),
+//! magic `ARCHSCN\0`, format, (format 3:) meta (JSON text, empty for none), component name
+//! table (count, strings), archetype table (count, then per archetype its name and, format 3,
+//! its child paths: count, strings), shared table (count, then key u64 LE + bytes), entity
+//! count, then per entity: id (u64 LE),
 //! archetype (0 = none, else table index + 1), child path (string, empty = none), component
 //! count, then per component: name index, kind (0 typed postcard, 1 JSON merge patch,
 //! 2 removed), payload bytes. Strings and byte strings are a varint length and the bytes.
@@ -36,6 +42,10 @@ use serde_json::ser::Formatter;
 pub mod scene_keys {
     /// The format version.
     pub const FORMAT: &str = "format";
+    /// The game's own data about the file (its version, a save slot's title, ...).
+    pub const META: &str = "meta";
+    /// Each archetype the scene has instances of, with its child paths when it was saved.
+    pub const ARCHETYPES: &str = "archetypes";
     /// Data shared by several entities, written once: key → value.
     pub const SHARED: &str = "shared";
     /// The entity list.
@@ -53,7 +63,7 @@ pub mod scene_keys {
     /// Keys allowed in an entity entry, in the order they are written.
     pub const ENTITY: [&str; 4] = [ID, ARCHETYPE, CHILD, COMPONENTS];
     /// Keys allowed at the top level, in the order they are written.
-    pub const TOP_LEVEL: [&str; 3] = [FORMAT, SHARED, ENTITIES];
+    pub const TOP_LEVEL: [&str; 5] = [FORMAT, META, ARCHETYPES, SHARED, ENTITIES];
 }
 
 /// The scene format version this library writes.

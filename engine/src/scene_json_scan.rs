@@ -15,12 +15,17 @@ use rustc_hash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use serde_json::{Map, Value};
+
 use crate::limits::Limits;
 use crate::scene_format::scene_keys as keys;
+use crate::scene_header::ArchetypeNodes;
 
 /// A JSON scene as the first pass reads it.
 pub(crate) struct JsonScene<'a> {
     pub format: u64,
+    pub meta: Option<Map<String, Value>>,
+    pub archetypes: Option<ArchetypeNodes>,
     pub shared: Option<BTreeMap<Cow<'a, str>, &'a RawValue>>,
     pub entities: Vec<JsonEntity<'a>>,
 }
@@ -94,12 +99,14 @@ impl<'de> Visitor<'de> for SceneSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut format = None;
+        let (mut format, mut meta, mut archetypes) = (None, None, None);
         let mut shared = None;
         let mut entities = None;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match &*key {
                 keys::FORMAT => once(&mut format, keys::FORMAT, || map.next_value())?,
+                keys::META => once(&mut meta, keys::META, || map.next_value())?,
+                keys::ARCHETYPES => once(&mut archetypes, keys::ARCHETYPES, || map.next_value())?,
                 keys::SHARED => once(&mut shared, keys::SHARED, || map.next_value())?,
                 keys::ENTITIES => once(&mut entities, keys::ENTITIES, || {
                     map.next_value_seed(EntitiesSeed {
@@ -112,6 +119,8 @@ impl<'de> Visitor<'de> for SceneSeed<'_> {
         }
         Ok(JsonScene {
             format: format.ok_or_else(|| de::Error::missing_field(keys::FORMAT))?,
+            meta,
+            archetypes,
             shared: shared.flatten(),
             entities: entities.ok_or_else(|| de::Error::missing_field(keys::ENTITIES))?,
         })

@@ -23,18 +23,21 @@ use serde_json::{Map, Value};
 use crate::archetype_instance::{ArchetypeInstance, InstanceOverrides};
 use crate::archetype_library::ArchetypeLibrary;
 use crate::archetype_source::read_limited;
+use crate::builtin::Parent;
 use crate::compiled_archetype::resolve_ref_path;
 use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
-use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::field_path::FieldPath;
 use crate::json_text::{SourceText, TextError};
 use crate::limits::Limits;
 use crate::merge_patch;
+use crate::scene_follow::{follow_archetypes, Follow};
 use crate::scene_format::{
     is_readable_binary, open_binary, BinaryReader, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
     KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
+use crate::scene_header::ArchetypeNodes;
 use crate::scene_json_scan::{scan, OverLimit, ScanError};
 use crate::shared::{with_load_table, LoadTable};
 use crate::spawn_error::SpawnError;
@@ -73,6 +76,20 @@ pub struct SceneLoadOptions {
     /// saving the world again would drop it), or a warning, listed in
     /// [`LoadedScene::warnings`], with the field skipped.
     pub unknown_fields: Severity,
+    /// What an entry for a child its archetype no longer has is: a warning, listed in
+    /// [`LoadedScene::warnings`] and [`LoadedScene::changes`], with the entry (and its own
+    /// children) left out — the default, as hot reload despawns such children — or an error.
+    pub removed_children: RemovedChildren,
+}
+
+/// What to do with a scene entry for a child its archetype no longer has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RemovedChildren {
+    /// Leave the entry out, and list it (the default).
+    #[default]
+    LeaveOut,
+    /// Refuse the scene.
+    Error,
 }
 
 /// A scene that was loaded: which entity each stable ID became.
@@ -82,9 +99,73 @@ pub struct LoadedScene {
     pub(crate) by_id: FxHashMap<StableId, Entity>,
     pub(crate) remapped: FxHashMap<StableId, StableId>,
     pub(crate) warnings: Vec<SceneError>,
+    pub(crate) changes: Vec<SceneChange>,
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+/// What a load changed from the file because the archetypes changed since it was saved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SceneChange {
+    /// The archetype gained a child after the scene was saved: it was spawned (as hot reload
+    /// spawns it), under the instance whose root has stable ID `instance`.
+    ChildSpawned {
+        /// The instance's root, as the scene wrote its ID.
+        instance: StableId,
+        /// The archetype.
+        archetype: String,
+        /// The child's path in it.
+        child: String,
+        /// The stable ID the new child got.
+        id: StableId,
+    },
+    /// The archetype no longer has the child this entry was: the entry was left out.
+    EntryLeftOut {
+        /// The entry's stable ID.
+        entity: StableId,
+        /// The archetype.
+        archetype: String,
+        /// The child's path.
+        child: String,
+    },
+}
+
+impl fmt::Display for SceneChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SceneChange::ChildSpawned {
+                instance,
+                archetype,
+                child,
+                id,
+            } => write!(
+                f,
+                "entity {instance}: spawned child `{child}` ({id}), which archetype `{archetype}` gained since the scene was saved"
+            ),
+            SceneChange::EntryLeftOut {
+                entity,
+                archetype,
+                child,
+            } => write!(
+                f,
+                "entity {entity}: left out; archetype `{archetype}` has no child `{child}` any more"
+            ),
+        }
+    }
 }
 
 impl LoadedScene {
+    /// What the load changed because the archetypes changed since the scene was saved:
+    /// children spawned, entries left out. In the file's order.
+    pub fn changes(&self) -> &[SceneChange] {
+        &self.changes
+    }
+
+    /// The game's own data about the file (`SceneSaveOptions::meta` when it was saved).
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        self.meta.as_ref()
+    }
+
     /// What the load skipped and reported instead of refusing the scene: fields a component's
     /// type does not have, when [`SceneLoadOptions::unknown_fields`] is
     /// [`Severity::Warning`]. In the file's order; each names the file, place, entity,
@@ -227,7 +308,7 @@ pub fn load_scene_from_path(
 
 pub(crate) struct Context<'a> {
     file: Option<PathBuf>,
-    library: &'a ArchetypeLibrary,
+    pub(crate) library: &'a ArchetypeLibrary,
     pub(crate) registry: &'a ComponentRegistry,
     pub(crate) options: &'a SceneLoadOptions,
     /// What the load reports without refusing the scene (see [`Context::unknown_field`]).
@@ -326,6 +407,15 @@ struct Document<'a> {
     shared: FxHashMap<u64, String>,
     /// Where each shared value is (byte offset), for errors.
     shared_at: FxHashMap<u64, usize>,
+    /// The header: `meta`, and each archetype's child paths when the scene was saved.
+    head: SceneHead,
+}
+
+/// What a scene says about itself before its entities.
+#[derive(Default)]
+pub(crate) struct SceneHead {
+    pub meta: Option<Map<String, Value>>,
+    pub nodes: Option<ArchetypeNodes>,
 }
 
 pub(crate) fn load_json_text(
@@ -475,6 +565,10 @@ pub(crate) fn load_json_text(
         entries,
         shared,
         shared_at,
+        head: SceneHead {
+            meta: scanned.meta,
+            nodes: scanned.archetypes,
+        },
     };
     instantiate(context, world, document, Source::Json(text))
 }
@@ -653,6 +747,10 @@ pub struct BinarySceneHeader {
     pub shared: usize,
     /// Number of entities.
     pub entities: usize,
+    /// The game's own data about the file, if it gave some (binary format 3).
+    pub meta: Option<Map<String, Value>>,
+    /// Each archetype's child paths when the scene was saved (binary format 3).
+    pub nodes: Option<ArchetypeNodes>,
 }
 
 /// Reads the header of a binary scene (`*.scene.bin`), for tools that describe or migrate
@@ -689,13 +787,18 @@ pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, Scene
         archetypes: header.archetypes.iter().map(|a| a.to_string()).collect(),
         shared: header.shared.len(),
         entities,
+        meta: header.meta,
+        nodes: header.nodes,
     })
 }
 
 pub(crate) struct Header<'a> {
     pub format: u64,
+    pub meta: Option<Map<String, Value>>,
     pub components: Vec<&'a str>,
     pub archetypes: Vec<&'a str>,
+    /// Each archetype's child paths when the scene was saved (`None` before format 3).
+    pub nodes: Option<ArchetypeNodes>,
     pub shared: FxHashMap<u64, String>,
     /// Where each shared value is (byte offset), for errors.
     pub shared_at: FxHashMap<u64, usize>,
@@ -706,6 +809,8 @@ pub(crate) fn read_tables<'a>(
     reader: &mut BinaryReader<'a>,
     format: u64,
 ) -> Result<Header<'a>, crate::scene_format::BinaryError> {
+    let recorded = format >= BINARY_SCENE_FORMAT_VERSION;
+    let meta = if recorded { binary_meta(reader)? } else { None };
     let count = reader.count("component table size", 1)?;
     let mut components = Vec::with_capacity(count);
     for _ in 0..count {
@@ -713,8 +818,18 @@ pub(crate) fn read_tables<'a>(
     }
     let count = reader.count("archetype table size", 1)?;
     let mut archetypes = Vec::with_capacity(count);
+    let mut nodes = recorded.then(ArchetypeNodes::new);
     for _ in 0..count {
-        archetypes.push(reader.str("archetype name")?);
+        let name = reader.str("archetype name")?;
+        archetypes.push(name);
+        if let Some(nodes) = &mut nodes {
+            let children = reader.count("child count", 1)?;
+            let mut paths = Vec::with_capacity(children);
+            for _ in 0..children {
+                paths.push(reader.str("child path")?.to_string());
+            }
+            nodes.insert(name.to_string(), paths);
+        }
     }
     let count = reader.count("shared table size", 9)?;
     let mut shared = FxHashMap::default();
@@ -732,11 +847,30 @@ pub(crate) fn read_tables<'a>(
     }
     Ok(Header {
         format,
+        meta,
         components,
         archetypes,
+        nodes,
         shared,
         shared_at,
     })
+}
+
+/// The `meta` of a binary scene: JSON text, empty for none.
+fn binary_meta(
+    reader: &mut BinaryReader<'_>,
+) -> Result<Option<Map<String, Value>>, crate::scene_format::BinaryError> {
+    let at = reader.offset;
+    let bytes = reader.bytes("meta")?;
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_slice(bytes)
+        .map(Some)
+        .map_err(|error| crate::scene_format::BinaryError {
+            offset: at,
+            message: format!("`meta` is not a JSON object: {error}"),
+        })
 }
 
 /// Loads a binary scene the careful way: every entry read first, then the entities built.
@@ -765,8 +899,10 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         return Err(error);
     }
     let Header {
+        meta,
         components,
         archetypes,
+        nodes,
         shared,
         shared_at,
         ..
@@ -861,6 +997,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         entries,
         shared,
         shared_at,
+        head: SceneHead { meta, nodes },
     })
 }
 
@@ -926,6 +1063,7 @@ fn instantiate(
         entries,
         shared,
         shared_at,
+        head,
     } = document;
     if entries.len() > context.options.limits.max_scene_entities {
         return Err(too_many(context, entries.len()));
@@ -980,8 +1118,9 @@ fn instantiate(
     }
     // Resolve names before touching the world.
     let mut plans = Vec::with_capacity(entries.len());
+    let mut changes = Vec::new();
     for entry in &entries {
-        plans.push(plan_entry(context, entry).map_err(|(mut error, at)| {
+        let plan = plan_entry(context, entry, head.nodes.as_ref()).map_err(|(mut error, at)| {
             // Point at the offending key or value where the text has one.
             let offset = match (at, source) {
                 (At::Component(i), Source::Json(text)) => {
@@ -1003,11 +1142,40 @@ fn instantiate(
             };
             place(&mut error, offset);
             error
-        })?);
+        })?;
+        if let Some(change) = &plan.left_out {
+            let mut warning = left_out_warning(context, entry, change);
+            let span = entry.name_spans.1.clone();
+            if matches!(source, Source::Json(_)) {
+                warning.diagnostic.span = Some(span.clone());
+            }
+            place(&mut warning, span.start);
+            if context.options.removed_children == RemovedChildren::Error {
+                let SceneChange::EntryLeftOut {
+                    archetype, child, ..
+                } = change
+                else {
+                    return Err(warning);
+                };
+                warning.diagnostic.message = format!(
+                    "entity {}: archetype `{archetype}` has no child `{child}` any more (it had when the scene was saved); RemovedChildren::LeaveOut loads the scene without it",
+                    entry.id
+                );
+                return Err(warning);
+            }
+            warning.diagnostic.severity = Severity::Warning;
+            context.warnings.borrow_mut().push(warning);
+            changes.push(change.clone());
+        }
+        plans.push(plan);
     }
 
     // Phase one: every entity exists (reserved) before any value is read.
     let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
+    let mut follow = Follow::new(context, head.nodes.as_ref(), &plans);
+    follow.spare = world
+        .reserve_entities(follow.handles_needed(&plans))
+        .collect();
     let by_id: FxHashMap<StableId, Entity> = entries
         .iter()
         .zip(&handles)
@@ -1024,24 +1192,69 @@ fn instantiate(
             source,
             &place,
             &remapped,
+            &mut follow,
             world,
         )
     });
     let result =
         result.and_then(|()| report_unknown_shared_fields(context, &table, &shared_at, &place));
+    let followed = follow.finish();
     if let Err(error) = result {
         // Some entities may be complete already: all go, and the world is as it was.
-        for handle in handles {
+        for handle in handles.into_iter().chain(followed.handles()) {
             let _ = world.despawn(handle);
         }
         return Err(error);
     }
-    Ok(LoadedScene {
-        entities: handles,
-        by_id: Arc::try_unwrap(by_id).unwrap_or_else(|shared| (*shared).clone()),
+    let mut by_id = Arc::try_unwrap(by_id).unwrap_or_else(|shared| (*shared).clone());
+    let mut entities = handles;
+    if !changes.is_empty() {
+        leave_out(world, &entries, &plans, &mut entities, &mut by_id);
+    }
+    let mut loaded = LoadedScene {
+        entities,
+        by_id,
         remapped,
-        warnings: context.take_warnings(),
-    })
+        warnings: Vec::new(),
+        changes,
+        meta: None,
+    };
+    follow_archetypes(context, world, &mut loaded, followed, head.meta);
+    loaded.warnings = context.take_warnings();
+    Ok(loaded)
+}
+
+/// The warning (or, by policy, the error) for an entry whose child its archetype no longer has.
+fn left_out_warning(context: &Context<'_>, entry: &Entry<'_>, change: &SceneChange) -> SceneError {
+    let mut error = context.error(DiagnosticCode::UnknownChild, change.to_string());
+    error.entity = Some(entry.id);
+    error
+}
+
+/// Takes the entries planned as left out out of the world (their handles were reserved) and
+/// out of the scene's lists, and the links to them out of their parents' `Children`.
+fn leave_out(
+    world: &mut World,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    entities: &mut Vec<Entity>,
+    by_id: &mut FxHashMap<StableId, Entity>,
+) {
+    let mut gone = FxHashSet::default();
+    for (entry, plan) in entries.iter().zip(plans) {
+        if plan.left_out.is_some() {
+            if let Some(handle) = by_id.remove(&entry.id) {
+                let _ = world.despawn(handle);
+                gone.insert(handle);
+            }
+        }
+    }
+    entities.retain(|entity| !gone.contains(entity));
+    for entity in entities.iter() {
+        if let Ok(children) = world.query_one_mut::<&mut crate::builtin::Children>(*entity) {
+            children.0.retain(|child| !gone.contains(&child.0));
+        }
+    }
 }
 
 /// Reports the fields of shared values their types do not have (met while the values were
@@ -1102,7 +1315,9 @@ fn place_in_value(
 pub(crate) struct Plan {
     components: Vec<ComponentId>,
     /// For archetype instances: the marker, and the archetype entity's values.
-    instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
+    pub instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
+    /// For an entry of a child its archetype no longer has: why it is left out.
+    pub left_out: Option<SceneChange>,
 }
 
 /// Where in an entry a problem is.
@@ -1116,6 +1331,7 @@ pub(crate) enum At {
 pub(crate) fn plan_entry(
     context: &Context<'_>,
     entry: &Entry<'_>,
+    nodes: Option<&ArchetypeNodes>,
 ) -> Result<Plan, (SceneError, At)> {
     let entity_error = |code: DiagnosticCode, message: String, suggestion: Option<String>| {
         let mut error = context.error(code, format!("entity {}: {message}", entry.id));
@@ -1175,6 +1391,18 @@ pub(crate) fn plan_entry(
             };
             let path = entry.child.as_deref().unwrap_or("");
             let Some(index) = compiled.nodes.iter().position(|n| &*n.path == path) else {
+                if had_child(nodes, name, path) {
+                    let left_out = SceneChange::EntryLeftOut {
+                        entity: entry.id,
+                        archetype: name.to_string(),
+                        child: path.to_string(),
+                    };
+                    return Ok(Plan {
+                        components,
+                        instance: None,
+                        left_out: Some(left_out),
+                    });
+                }
                 let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
                 let suggestion = did_you_mean(path, paths.iter().copied());
                 let error = entity_error(
@@ -1197,7 +1425,22 @@ pub(crate) fn plan_entry(
     Ok(Plan {
         components,
         instance,
+        left_out: None,
     })
+}
+
+/// Whether archetype `name` had the child `path` when the scene was saved: its archetype
+/// table says so, or (files written before scenes had one) it cannot tell, and assumes so.
+fn had_child(nodes: Option<&ArchetypeNodes>, name: &str, path: &str) -> bool {
+    if path.is_empty() {
+        return false;
+    }
+    match nodes {
+        Some(nodes) => nodes
+            .get(name)
+            .is_some_and(|children| children.iter().any(|child| child == path)),
+        None => true,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1210,6 +1453,7 @@ fn decode_all(
     source: Source<'_>,
     place: &dyn Fn(&mut SceneError, usize),
     remapped: &FxHashMap<StableId, StableId>,
+    follow: &mut Follow<'_>,
     world: &mut World,
 ) -> Result<(), SceneError> {
     let wire = match source {
@@ -1227,7 +1471,7 @@ fn decode_all(
     let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
         let mut builder = EntityBuilder::new();
         for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
-            if plan.instance.is_some() {
+            if plan.instance.is_some() || plan.left_out.is_some() {
                 continue;
             }
             for ((name, offset, payload), component) in
@@ -1264,6 +1508,7 @@ fn decode_all(
         source,
         place,
         remapped,
+        follow,
         &mut |handle, builder| {
             let _ = world.insert(handle, builder.build());
         },
@@ -1285,6 +1530,7 @@ pub(crate) fn build_instances(
     source: Source<'_>,
     place: &dyn Fn(&mut SceneError, usize),
     remapped: &FxHashMap<StableId, StableId>,
+    follow: &mut Follow<'_>,
     sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
 ) -> Result<(), SceneError> {
     let wire = match source {
@@ -1292,7 +1538,11 @@ pub(crate) fn build_instances(
         Source::Binary => RefWire::Number,
     };
     let mut owned = EntityBuilder::new();
-    let instance_paths = instance_paths(entries, plans, handles);
+    // Children the archetypes gained since the scene was saved get their handles first, so
+    // `#` references to them resolve like any other.
+    let instance_paths = instance_paths(entries, plans, handles, &mut |root, paths| {
+        follow.reserve_gained(context, root, &plans[root], paths);
+    });
     let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
     for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
         let Some((marker, archetype, node_index)) = &plan.instance else {
@@ -1469,6 +1719,65 @@ pub(crate) fn build_instances(
             builder.add(InstanceOverrides(Arc::new(overrides)));
         }
         sink(handles[i], builder);
+    }
+    build_gained(context, entries, &instance_paths, follow, sink)
+}
+
+/// Builds the entities of the children the archetypes gained (their handles reserved by
+/// [`Follow::reserve_gained`]), as spawning builds them, each with a fresh stable ID.
+fn build_gained(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    instance_paths: &FxHashMap<usize, Arc<FxHashMap<String, Entity>>>,
+    follow: &Follow<'_>,
+    sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+) -> Result<(), SceneError> {
+    let mut builder = EntityBuilder::new();
+    for gained in &follow.gained {
+        let Some(paths) = instance_paths.get(&gained.root) else {
+            continue;
+        };
+        let Some(compiled) = &gained.archetype.compiled else {
+            continue;
+        };
+        let node = &compiled.nodes[gained.node];
+        for (component, typed) in &node.typed {
+            context
+                .registry
+                .ops(*component)
+                .add_to_builder(typed, &mut builder);
+        }
+        for (component, value) in &node.with_refs {
+            let mapper = LoadRefs {
+                ids: Arc::default(),
+                wire: RefWire::Any,
+                instance: Some((paths.clone(), compiled.nodes[node.base].path.to_string())),
+            };
+            let (decoded, _) = with_mapper(mapper, || {
+                context
+                    .registry
+                    .ops(*component)
+                    .decode(value, &mut Vec::new())
+            });
+            let typed = decoded.map_err(|error| {
+                let name = context.registry.name(*component);
+                component_error(
+                    context,
+                    &entries[gained.root],
+                    name,
+                    error.path,
+                    error.message,
+                )
+            })?;
+            context
+                .registry
+                .ops(*component)
+                .add_owned(typed, &mut builder);
+        }
+        builder.add(gained.id);
+        builder.add(node.marker);
+        builder.add(Parent(EntityRef(gained.parent)));
+        sink(gained.handle, &mut builder);
     }
     Ok(())
 }
@@ -1710,11 +2019,13 @@ fn instance_root_index(
 }
 
 /// For every archetype instance entry: the entities of its instance, by path (shared by the
-/// instance's entries). One pass over the entries.
+/// instance's entries), each instance's map given to `extend` first (by its root's index, in
+/// the file's order). One pass over the entries.
 fn instance_paths(
     entries: &[Entry<'_>],
     plans: &[Plan],
     handles: &[Entity],
+    extend: &mut dyn FnMut(usize, &mut FxHashMap<String, Entity>),
 ) -> FxHashMap<usize, Arc<FxHashMap<String, Entity>>> {
     // Only archetype instance entries: an instance's entities are all instances.
     let index_of: FxHashMap<StableId, usize> = entries
@@ -1736,6 +2047,13 @@ fn instance_paths(
             .or_default()
             .insert(entry.child.as_deref().unwrap_or("").to_string(), handles[i]);
         root_of.push((i, root));
+    }
+    let mut roots: Vec<usize> = members.keys().copied().collect();
+    roots.sort_unstable();
+    for root in roots {
+        if let Some(paths) = members.get_mut(&root) {
+            extend(root, paths);
+        }
     }
     let shared: FxHashMap<usize, Arc<FxHashMap<String, Entity>>> = members
         .into_iter()

@@ -25,6 +25,7 @@ use crate::scene_format::{
     append_checksum, BinaryWriter, ScenePretty, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
     KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
+use crate::scene_header::{archetype_nodes, write_json_header, ArchetypeNodes};
 use crate::shared::{mark_used_in, with_save_table, SaveTable};
 use crate::stable_id::StableId;
 
@@ -88,6 +89,10 @@ pub struct SceneSaveOptions {
     /// At most this many threads write a big JSON scene (4,096 entities or more); `0`, the
     /// default, means one per core (up to 8). The bytes are the same whatever it is.
     pub max_threads: usize,
+    /// The game's own data about the save (its version, a save slot's title, ...), written as
+    /// the file's `meta` and readable without loading the scene
+    /// ([`read_scene_header`](crate::read_scene_header)); the migration hook is given it.
+    pub meta: Option<serde_json::Map<String, Value>>,
 }
 
 /// Why a scene could not be saved. Nothing was written.
@@ -206,6 +211,8 @@ pub fn save_scene(
         policy: options.dangling_references,
     };
     let mut saver = Saver::new(&config);
+    saver.archetypes = saver.instanced_archetypes(&entities);
+    let nodes = archetype_nodes(library, &saver.archetypes);
     let mapper = saver.mapper();
     // The shared table comes before the entities in the file, but is only known once they are
     // written: write the entities first, then put the document together.
@@ -226,10 +233,16 @@ pub fn save_scene(
     }
     Ok(match encoding {
         SceneEncoding::Json => {
-            finish_json_document(&table.into_used(), &mut bytes, !entities.is_empty());
+            let mut header = Vec::new();
+            write_json_header(options.meta.as_ref(), &nodes, &mut header);
+            let shared = table.into_used();
+            finish_json_document(header, &shared, &mut bytes, !entities.is_empty());
             bytes
         }
-        SceneEncoding::Binary => saver.binary_document(&table.into_all(), &bytes),
+        SceneEncoding::Binary => {
+            let meta = options.meta.as_ref();
+            saver.binary_document(meta, &nodes, &table.into_all(), &bytes)
+        }
     })
 }
 
@@ -242,18 +255,24 @@ fn json_head() -> String {
     format!("{{\n  \"format\": {SCENE_FORMAT_VERSION},{ENTITIES_KEY}")
 }
 
-/// Closes the entity list `out` holds after [`json_head`] and puts the shared table in front
-/// of it, if there is one (moving the list once, only then).
-fn finish_json_document(shared: &[(u64, Vec<u8>)], out: &mut Vec<u8>, has_entities: bool) {
+/// Closes the entity list `out` holds after [`json_head`] and puts `header` (the `meta` and
+/// `archetypes` members) and the shared table in front of it, if there are any (moving the
+/// list once, only then).
+fn finish_json_document(
+    mut table: Vec<u8>,
+    shared: &[(u64, Vec<u8>)],
+    out: &mut Vec<u8>,
+    has_entities: bool,
+) {
     out.extend_from_slice(if has_entities {
         b"\n  ]\n}\n"
     } else {
         b"]\n}\n"
     });
     if shared.is_empty() {
+        splice_head(table, out);
         return;
     }
-    let mut table = Vec::new();
     table.extend_from_slice(b"\n  \"shared\": {");
     for (i, (key, bytes)) in shared.iter().enumerate() {
         table.extend_from_slice(if i == 0 { b"\n    \"" } else { b",\n    \"" });
@@ -269,8 +288,16 @@ fn finish_json_document(shared: &[(u64, Vec<u8>)], out: &mut Vec<u8>, has_entiti
         }
     }
     table.extend_from_slice(b"\n  },");
+    splice_head(table, out);
+}
+
+/// Puts `members` between the `format` line and the entity list of the document in `out`.
+fn splice_head(members: Vec<u8>, out: &mut Vec<u8>) {
+    if members.is_empty() {
+        return;
+    }
     let at = json_head().len() - ENTITIES_KEY.len();
-    out.splice(at..at, table);
+    out.splice(at..at, members);
 }
 
 /// Saves a scene to `path` atomically: the bytes go to a temporary file in the same directory,
@@ -422,7 +449,7 @@ struct Saver<'a> {
     /// The entity the last reference that could not be written pointed at (set by this
     /// thread's [`SaveRefs`]).
     dangling: Rc<Cell<Option<Entity>>>,
-    /// Archetypes a binary scene names, in table order.
+    /// Archetypes the scene has instances of, in table order (sorted by name).
     archetypes: Vec<ArchetypeId>,
 }
 
@@ -786,29 +813,39 @@ impl<'a> Saver<'a> {
         Ok(())
     }
 
-    /// The entity section of a binary scene; the archetypes it names go to `self.archetypes`.
-    fn binary(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
-        // The archetype table, numbered by name so the bytes do not depend on the world's
-        // storage order.
+    /// The archetypes the scene has instances of, sorted by name (the binary archetype table's
+    /// order, so the bytes do not depend on the world's storage order).
+    fn instanced_archetypes(&self, entities: &[(StableId, Entity)]) -> Vec<ArchetypeId> {
+        let (world, library) = (self.config.world, self.config.library);
         let mut archetypes: Vec<ArchetypeId> = Vec::new();
         for &(_, entity) in entities {
-            if let Entry::Instance { archetype, .. } = self.entry(entity, true) {
-                archetypes.push(archetype);
+            let Ok(marker) = world.get::<&ArchetypeInstance>(entity) else {
+                continue;
+            };
+            // Those an entry can be an instance of (see `canonical_for`); the values
+            // themselves are read later, with the save's shared table installed.
+            let usable = !library.is_deleted(marker.archetype)
+                && library
+                    .get_by_id(marker.archetype)
+                    .is_some_and(|archetype| archetype.compiled.is_some());
+            if usable && archetypes.last() != Some(&marker.archetype) {
+                archetypes.push(marker.archetype);
             }
         }
-        archetypes.sort_unstable_by(|a, b| {
-            self.config
-                .library
-                .name_of(*a)
-                .cmp(&self.config.library.name_of(*b))
-        });
+        archetypes.sort_unstable_by(|a, b| library.name_of(*a).cmp(&library.name_of(*b)));
         archetypes.dedup();
-        let archetype_index: FxHashMap<ArchetypeId, u64> = archetypes
+        archetypes
+    }
+
+    /// The entity section of a binary scene, naming archetypes by their place in
+    /// `self.archetypes`.
+    fn binary(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
+        let archetype_index: FxHashMap<ArchetypeId, u64> = self
+            .archetypes
             .iter()
             .enumerate()
             .map(|(i, archetype)| (*archetype, i as u64 + 1))
             .collect();
-        self.archetypes = archetypes;
         // As for JSON: blocks written in storage order, put in stable-ID order afterwards.
         let mut blocks = BinaryWriter {
             out: Vec::with_capacity(entities.len() * 96),
@@ -896,20 +933,35 @@ impl<'a> Saver<'a> {
         Ok(())
     }
 
-    /// The header (magic, version, name tables, shared table) and the entity section `body`.
-    fn binary_document(&self, shared: &[(u64, Vec<u8>)], body: &[u8]) -> Vec<u8> {
+    /// The header (magic, version, meta, name tables, shared table), the entity section
+    /// `body` and the checksum.
+    fn binary_document(
+        &self,
+        meta: Option<&serde_json::Map<String, Value>>,
+        nodes: &ArchetypeNodes,
+        shared: &[(u64, Vec<u8>)],
+        body: &[u8],
+    ) -> Vec<u8> {
         let mut out = BinaryWriter {
             out: Vec::with_capacity(body.len() + 1024),
         };
         out.out.extend_from_slice(BINARY_MAGIC);
         out.varint(BINARY_SCENE_FORMAT_VERSION);
+        let meta = meta.and_then(|meta| serde_json::to_vec(meta).ok());
+        out.bytes(meta.as_deref().unwrap_or_default());
         out.varint(self.config.registry.len() as u64);
         for component in self.config.registry.ids() {
             out.str(self.config.registry.name(component));
         }
         out.varint(self.archetypes.len() as u64);
         for archetype in &self.archetypes {
-            out.str(self.config.library.name_of(*archetype).unwrap_or_default());
+            let name = self.config.library.name_of(*archetype).unwrap_or_default();
+            out.str(name);
+            let children = nodes.get(name).map_or(&[][..], Vec::as_slice);
+            out.varint(children.len() as u64);
+            for child in children {
+                out.str(child);
+            }
         }
         out.varint(shared.len() as u64);
         for (key, bytes) in shared {

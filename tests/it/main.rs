@@ -17,6 +17,7 @@ mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replaye
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
 mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once
 mod registry; // ComponentRegistry: names, aliases, clashes, built-ins
+mod save_compat; // saves that survive updates: children gained and lost, the game's meta
 mod scenes; // scenes: stable IDs, diffs, references, binary, atomic saves
 mod soak; // hot-reload soak: random edits with the real watcher (ARCHETYPE_SOAK_EDITS)
 mod spawning; // spawning by name: IDs, markers, children, references, overrides, batches

@@ -269,9 +269,10 @@ fn a_hand_edited_layout_loads_the_same_world() {
     let edited = serde_json::to_string(&document)
         .unwrap()
         .replace("\"Health\"", "\"\\u0048ealth\"");
-    // Sorted keys: `entities` before `format`, an entry's `id` after its other keys (the first
-    // entry is a plain entity or an instance, as the random IDs fall).
-    assert!(edited.starts_with("{\"entities\":[{\""), "{edited}");
+    // Sorted keys: `archetypes` and `entities` before `format`, an entry's `id` after its other
+    // keys (the first entry is a plain entity or an instance, as the random IDs fall).
+    assert!(edited.starts_with("{\"archetypes\":{"), "{edited}");
+    assert!(edited.contains("]},\"entities\":[{\""), "{edited}");
     assert!(edited.contains("},\"id\":\""), "{edited}");
     assert!(edited.contains("\"\\u0048ealth\":{"), "{edited}");
 
@@ -415,14 +416,6 @@ fn an_instance_of_an_archetype_with_errors_names_the_errors_not_an_unknown_arche
     drop(dir);
 }
 
-/// A binary save in format 2 (no checksum), to change bytes of it in a test.
-fn without_checksum(binary: &[u8]) -> Vec<u8> {
-    let mut unchecked = binary[..binary.len() - 4].to_vec();
-    assert_eq!(unchecked[8], 3);
-    unchecked[8] = 2;
-    unchecked
-}
-
 /// A field a component does not have is an error by default (it is a typo, and a re-save would
 /// drop it): in plain entities' values and in instances' patches, through the fast and careful
 /// readers. As warnings, every one is listed (placed) and the scene loads.
@@ -467,8 +460,9 @@ fn unknown_fields_are_errors_or_listed_warnings_never_silent() {
     goblins.get::<&mut Health>(goblin).unwrap().current = 1.0;
     let binary = save_binary(&goblins, &library);
     let at = binary.windows(9).position(|w| w == b"\"current\"").unwrap();
-    let mut damaged = without_checksum(&binary);
-    damaged[at..at + 9].copy_from_slice(b"\"curremt\"");
+    let damaged = crate::support::edit_binary(&binary, |body| {
+        body[at..at + 9].copy_from_slice(b"\"curremt\"");
+    });
     let error = load_scene(
         &damaged,
         None,
@@ -610,9 +604,14 @@ fn loading_into_a_world_that_has_the_ids_is_an_error_unless_remapped() {
 
     let error = load_err(&saved, &mut world, &library);
     let first_id = &saved[saved.find("\"id\": \"").unwrap() + 7..][..16];
+    let line = saved
+        .lines()
+        .position(|l| l.contains("\"id\": \""))
+        .unwrap()
+        + 1;
     assert_eq!(
         error,
-        format!("arena.scene.json:5:13: error[duplicate-key]: entity {first_id} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")
+        format!("arena.scene.json:{line}:13: error[duplicate-key]: entity {first_id} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")
     );
     assert_eq!(snapshot(&world, &library), before, "the world is unchanged");
 
@@ -1308,10 +1307,11 @@ mod shared_data {
         // Binary scenes keep shared values as JSON text: the same check, placed by byte.
         let binary = save_binary(&world, &library);
         // Insert a field into the first shared value (its one-byte length goes up with it).
-        let mut damaged = without_checksum(&binary);
-        let value = damaged.windows(8).position(|w| w == b"{\"gold\":").unwrap();
-        damaged[value - 1] += 9;
-        damaged.splice(value + 1..value + 1, b"\"gokd\":0,".iter().copied());
+        let value = binary.windows(8).position(|w| w == b"{\"gold\":").unwrap();
+        let damaged = crate::support::edit_binary(&binary, |body| {
+            body[value - 1] += 9;
+            body.splice(value + 1..value + 1, b"\"gokd\":0,".iter().copied());
+        });
         let error = load_scene(
             &damaged,
             None,

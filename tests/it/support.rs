@@ -332,3 +332,64 @@ pub fn mkfifo(path: &Path) {
         .unwrap();
     assert!(status.success(), "mkfifo {}", path.display());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Binary scenes, edited by tests
+
+/// A binary scene with `edit` applied to its contents, and its checksum made right again (so
+/// the edit reaches the reader past the checksum).
+pub fn edit_binary(binary: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut body = binary[..binary.len() - 4].to_vec();
+    edit(&mut body);
+    let checksum = crc32fast::hash(&body);
+    body.extend_from_slice(&checksum.to_le_bytes());
+    body
+}
+
+/// The same scene as binary format 2 wrote it: no `meta`, no child paths in the archetype
+/// table, no checksum.
+pub fn binary_format_2(binary: &[u8]) -> Vec<u8> {
+    assert_eq!(binary[8], 3, "a binary scene of format 3");
+    let body = &binary[..binary.len() - 4];
+    let mut at = 9;
+    let mut out = body[..8].to_vec();
+    out.push(2);
+    let skip = |at: &mut usize| {
+        let length = varint(body, at);
+        *at += length;
+    };
+    skip(&mut at); // meta
+    let start = at;
+    for _ in 0..varint(body, &mut at) {
+        skip(&mut at); // component names
+    }
+    out.extend_from_slice(&body[start..at]);
+    let count_at = at;
+    let archetypes = varint(body, &mut at);
+    out.extend_from_slice(&body[count_at..at]);
+    for _ in 0..archetypes {
+        let name = at;
+        skip(&mut at);
+        out.extend_from_slice(&body[name..at]);
+        for _ in 0..varint(body, &mut at) {
+            skip(&mut at); // child paths
+        }
+    }
+    out.extend_from_slice(&body[at..]);
+    out
+}
+
+/// A LEB128 varint at `at` (moved past it).
+pub fn varint(bytes: &[u8], at: &mut usize) -> usize {
+    let mut value = 0usize;
+    let mut shift = 0;
+    loop {
+        let byte = bytes[*at];
+        *at += 1;
+        value |= usize::from(byte & 0x7f) << shift;
+        shift += 7;
+        if byte & 0x80 == 0 {
+            return value;
+        }
+    }
+}

@@ -417,7 +417,7 @@ fn binary_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds 
         changes.push(Change {
             at: None,
             description: format!(
-                "format {} is now {current} (with a checksum)",
+                "format {} is now {current} (with a checksum and the archetypes' children)",
                 header.format
             ),
         });

@@ -1,0 +1,288 @@
+//! Saves that survive game updates: scenes load after their archetypes changed (children
+//! gained and lost), and carry the game's own `meta`, readable without loading them.
+
+use std::path::Path;
+
+use archetype_engine::{
+    load_scene, read_scene_header, save_scene, ArchetypeInstance, ArchetypeLibrary, Children,
+    LoadOptions, LoadedScene, Parent, RemovedChildren, SceneChange, SceneEncoding,
+    SceneLoadOptions, SceneSaveOptions, StableId,
+};
+use hecs::{Entity, World};
+use serde_json::json;
+
+use crate::support::{registry, Links};
+
+/// A chest with a `lid` child, whose root links to it.
+const CHEST: &str = r##"{
+  "components": { "Links": { "target": "#lid" } },
+  "children": { "lid": { "components": { "Armor": { "value": 1 } } } }
+}"##;
+
+/// The chest after an update: it gained a `lock` (which the root links to, and which links
+/// back to the root) and a `hinge` under the lid.
+const CHEST_GAINED: &str = r##"{
+  "components": { "Links": { "target": "#lid", "all": ["#lock"] } },
+  "children": {
+    "lid": {
+      "components": { "Armor": { "value": 1 } },
+      "children": { "hinge": { "components": { "Armor": { "value": 2 } } } }
+    },
+    "lock": { "components": { "Links": { "target": "#" } } }
+  }
+}"##;
+
+fn library(chest: &str) -> ArchetypeLibrary {
+    let mut library = ArchetypeLibrary::empty("archetypes", registry(), LoadOptions::default());
+    library.set_source("chest.json", Some(chest));
+    assert_eq!(library.diagnostics(), &[]);
+    library
+}
+
+fn save(world: &World, library: &ArchetypeLibrary, encoding: SceneEncoding) -> Vec<u8> {
+    save_scene(world, library, encoding, &SceneSaveOptions::default()).unwrap()
+}
+
+fn load_into(
+    bytes: &[u8],
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> LoadedScene {
+    let file = Some(Path::new("save.scene.json"));
+    load_scene(bytes, file, world, library, options).unwrap()
+}
+
+/// The entity of the chest instance rooted at `root` at `path`.
+fn at(world: &World, library: &ArchetypeLibrary, root: Entity, path: &str) -> Option<Entity> {
+    let mut found = None;
+    let mut stack = vec![root];
+    while let Some(entity) = stack.pop() {
+        let marker = *world.get::<&ArchetypeInstance>(entity).unwrap();
+        if library.node_path(marker) == Some(path) {
+            found = Some(entity);
+        }
+        if let Ok(children) = world.get::<&Children>(entity) {
+            stack.extend(children.0.iter().map(|child| child.0));
+        }
+    }
+    found
+}
+
+fn root_of(world: &World, loaded: &LoadedScene) -> Entity {
+    *loaded
+        .entities()
+        .iter()
+        .find(|e| world.get::<&ArchetypeInstance>(**e).unwrap().is_root())
+        .unwrap()
+}
+
+/// A child the archetype gained after the scene was saved is spawned on load, linked to its
+/// parent, with `#` references to and from it resolved — in JSON and binary, through the
+/// one-pass and the careful reader (a hand-edited layout); saving again records it.
+#[test]
+fn children_gained_since_the_save_are_spawned_on_load() {
+    let old = library(CHEST);
+    let mut world = World::new();
+    old.spawn(&mut world, "chest").unwrap();
+    let new = library(CHEST_GAINED);
+    let json = save(&world, &old, SceneEncoding::Json);
+    let compact =
+        serde_json::to_vec(&serde_json::from_slice::<serde_json::Value>(&json).unwrap()).unwrap();
+    for bytes in [
+        json.clone(),
+        save(&world, &old, SceneEncoding::Binary),
+        compact,
+    ] {
+        let mut loaded_world = World::new();
+        let loaded = load_into(
+            &bytes,
+            &mut loaded_world,
+            &new,
+            &SceneLoadOptions::default(),
+        );
+        assert_eq!(loaded.len(), 4, "root, lid, hinge, lock");
+        let world = &loaded_world;
+        let root = root_of(world, &loaded);
+        let [lid, hinge, lock] = ["lid", "lid/hinge", "lock"].map(|p| at(world, &new, root, p));
+        let (lid, hinge, lock) = (lid.unwrap(), hinge.unwrap(), lock.unwrap());
+        let links = world.get::<&Links>(root).unwrap().clone();
+        assert_eq!((links.target.0, links.all.len()), (lid, 1));
+        assert_eq!(
+            links.all[0].0, lock,
+            "the root's reference to the gained child"
+        );
+        assert_eq!(world.get::<&Links>(lock).unwrap().target.0, root);
+        assert_eq!(world.get::<&Parent>(hinge).unwrap().0 .0, lid);
+        assert!(world
+            .get::<&Children>(lid)
+            .unwrap()
+            .0
+            .iter()
+            .any(|c| c.0 == hinge));
+        let id = |entity| *world.get::<&StableId>(entity).unwrap();
+        let root_id = id(root);
+        let spawned: Vec<(String, StableId)> = loaded
+            .changes()
+            .iter()
+            .map(|change| match change {
+                SceneChange::ChildSpawned {
+                    instance,
+                    archetype,
+                    child,
+                    id,
+                } => {
+                    assert_eq!((*instance, archetype.as_str()), (root_id, "chest"));
+                    (child.clone(), *id)
+                }
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(
+            spawned,
+            [
+                ("lid/hinge".to_string(), id(hinge)),
+                ("lock".to_string(), id(lock))
+            ]
+        );
+        assert_eq!(
+            loaded.changes()[1].to_string(),
+            format!("entity {root_id}: spawned child `lock` ({}), which archetype `chest` gained since the scene was saved", id(lock))
+        );
+        // Saved again, the scene records the new children: a load changes nothing more.
+        let again = save(world, &new, SceneEncoding::Json);
+        let mut third = World::new();
+        let reloaded = load_into(&again, &mut third, &new, &SceneLoadOptions::default());
+        assert!(reloaded.changes().is_empty(), "{:?}", reloaded.changes());
+        assert_eq!(save(&third, &new, SceneEncoding::Json), again);
+    }
+}
+
+/// A child the game despawned on purpose stays despawned: the scene's archetype table says
+/// the archetype had it when it was saved. (A file without the table cannot tell, and gets
+/// it back.)
+#[test]
+fn a_child_despawned_before_the_save_is_not_brought_back() {
+    let library = library(r#"{ "children": { "lid": { "components": { "Armor": {} } } } }"#);
+    let mut world = World::new();
+    let chest = library.spawn(&mut world, "chest").unwrap();
+    let lid = world.get::<&Children>(chest).unwrap().0[0].0;
+    world.despawn(lid).unwrap();
+    world.get::<&mut Children>(chest).unwrap().0.clear();
+    let saved = String::from_utf8(save(&world, &library, SceneEncoding::Json)).unwrap();
+    assert!(
+        saved.contains("\"archetypes\": {\n    \"chest\": [\n      \"lid\"\n    ]\n  },"),
+        "{saved}"
+    );
+    let mut loaded = World::new();
+    let scene = load_into(
+        saved.as_bytes(),
+        &mut loaded,
+        &library,
+        &SceneLoadOptions::default(),
+    );
+    assert_eq!((scene.len(), loaded.len()), (1, 1));
+    assert!(scene.changes().is_empty());
+
+    let without_table = saved.replace(
+        "\n  \"archetypes\": {\n    \"chest\": [\n      \"lid\"\n    ]\n  },",
+        "",
+    );
+    let mut loaded = World::new();
+    let scene = load_into(
+        without_table.as_bytes(),
+        &mut loaded,
+        &library,
+        &SceneLoadOptions::default(),
+    );
+    assert_eq!((scene.len(), scene.changes().len()), (2, 1));
+}
+
+/// An entry for a child its archetype lost is left out, with its own children, and listed;
+/// `RemovedChildren::Error` refuses the scene instead.
+#[test]
+fn entries_of_children_the_archetype_lost_are_left_out_and_listed() {
+    let old = library(CHEST_GAINED);
+    let mut world = World::new();
+    old.spawn(&mut world, "chest").unwrap();
+    let saved = save(&world, &old, SceneEncoding::Json);
+    let new = library(CHEST);
+    let mut loaded = World::new();
+    let scene = load_into(&saved, &mut loaded, &new, &SceneLoadOptions::default());
+    assert_eq!((scene.len(), loaded.len()), (2, 2), "root and lid");
+    let mut left_out: Vec<&str> = Vec::new();
+    let lines: Vec<String> = scene.warnings().iter().map(|w| w.to_string()).collect();
+    for line in &lines {
+        assert!(line.starts_with("save.scene.json:"), "{line}");
+        let (_, message) = line.split_once(": left out; ").unwrap();
+        left_out.push(message);
+    }
+    left_out.sort_unstable();
+    assert_eq!(
+        left_out,
+        [
+            "archetype `chest` has no child `lid/hinge` any more",
+            "archetype `chest` has no child `lock` any more"
+        ]
+    );
+    assert_eq!(scene.changes().len(), 2);
+    let root = root_of(&loaded, &scene);
+    assert_eq!(
+        loaded.get::<&Children>(root).unwrap().0.len(),
+        1,
+        "only the lid"
+    );
+    let strict = SceneLoadOptions {
+        removed_children: RemovedChildren::Error,
+        ..SceneLoadOptions::default()
+    };
+    let mut refused = World::new();
+    let file = Some(Path::new("save.scene.json"));
+    let error = load_scene(&saved, file, &mut refused, &new, &strict).unwrap_err();
+    let message = error.to_string();
+    assert!(message.starts_with("save.scene.json:"), "{message}");
+    assert!(
+        message.contains(": error[unknown-child]: entity "),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(" any more (it had when the scene was saved); RemovedChildren::LeaveOut loads the scene without it"),
+        "{message}"
+    );
+    assert_eq!(refused.len(), 0);
+}
+
+/// The game's `meta` is saved with the scene, comes back with it, and is read without loading
+/// the scene, in both encodings.
+#[test]
+fn the_games_meta_is_saved_and_read_back_without_loading() {
+    let library = library(CHEST);
+    let mut world = World::new();
+    library.spawn(&mut world, "chest").unwrap();
+    let meta = json!({ "game_version": "1.4.0", "slot": "Autosave" });
+    let options = SceneSaveOptions {
+        meta: meta.as_object().cloned(),
+        ..SceneSaveOptions::default()
+    };
+    for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
+        let bytes = save_scene(&world, &library, encoding, &options).unwrap();
+        let header = read_scene_header(&bytes).unwrap();
+        assert_eq!(header.encoding, encoding);
+        assert_eq!(header.meta.as_ref(), meta.as_object());
+        assert_eq!(
+            header.archetypes.unwrap()["chest"],
+            ["lid".to_string()],
+            "{encoding:?}"
+        );
+        let mut loaded = World::new();
+        let scene = load_into(&bytes, &mut loaded, &library, &SceneLoadOptions::default());
+        assert_eq!(scene.meta(), meta.as_object());
+    }
+    let text =
+        String::from_utf8(save_scene(&world, &library, SceneEncoding::Json, &options).unwrap())
+            .unwrap();
+    assert!(
+        text.starts_with("{\n  \"format\": 2,\n  \"meta\": {\n    \"game_version\": \"1.4.0\",\n    \"slot\": \"Autosave\"\n  },\n  \"archetypes\": {"),
+        "{text}"
+    );
+}
