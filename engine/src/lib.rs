@@ -69,6 +69,7 @@ mod scene_format;
 mod scene_header;
 mod scene_json_scan;
 mod scene_load;
+mod scene_migration;
 mod scene_save;
 mod shared;
 mod span_index;
@@ -103,8 +104,9 @@ pub use scene_format::{scene_keys, BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VER
 pub use scene_header::{read_scene_header, ArchetypeNodes, SceneHeader};
 pub use scene_load::{
     load_scene, load_scene_from_path, read_binary_scene_header, BinarySceneHeader, IdConflict,
-    LoadedScene, RemovedChildren, SceneChange, SceneError, SceneLoadOptions, SceneMigration,
+    LoadedScene, RemovedChildren, SceneChange, SceneError, SceneLoadOptions,
 };
+pub use scene_migration::{MigrateFn, SceneMigration};
 pub use scene_save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,

@@ -39,6 +39,7 @@ use crate::scene_format::{
 };
 use crate::scene_header::ArchetypeNodes;
 use crate::scene_json_scan::{scan, OverLimit, ScanError};
+use crate::scene_migration::SceneMigration;
 use crate::shared::{with_load_table, LoadTable};
 use crate::spawn_error::SpawnError;
 use crate::stable_id::StableId;
@@ -55,13 +56,6 @@ pub enum IdConflict {
     Remap,
 }
 
-/// A hook that upgrades a scene document written in an older format before it is loaded.
-///
-/// It receives the whole document as JSON (already upgraded to the current layout by the
-/// library) and the version the file declared; change component values in place (rename a
-/// field, convert units). Component renames need no hook: register the old name as an alias.
-pub type SceneMigration = fn(document: &mut Value, from_format: u64) -> Result<(), String>;
-
 /// Options for loading a scene.
 #[derive(Clone, Debug, Default)]
 pub struct SceneLoadOptions {
@@ -69,7 +63,8 @@ pub struct SceneLoadOptions {
     pub on_id_conflict: IdConflict,
     /// Size limits (file size, entity count).
     pub limits: Limits,
-    /// Upgrades documents written in older formats (after the library's own layout upgrade).
+    /// The game's own upgrade of scene documents, run on every load it applies to (see
+    /// [`SceneMigration`]).
     pub migration: Option<SceneMigration>,
     /// What a field a component's type does not have is, in a component value, an archetype
     /// instance's patch or a shared value: an error (the default: it is usually a typo, and
@@ -256,6 +251,9 @@ pub fn load_scene(
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
     let context = Context::new(file, library, options);
+    if let Some(loaded) = crate::scene_migration::load_migrated(&context, world, bytes) {
+        return loaded;
+    }
     if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {
         if let Some(loaded) = crate::scene_fast_load::load_binary_fast(&context, world, bytes) {
             return Ok(loaded);
@@ -350,7 +348,7 @@ impl<'a> Context<'a> {
         warnings
     }
 
-    fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
+    pub(crate) fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
         let mut diagnostic = Diagnostic::error(code, message);
         diagnostic.file = self.file.clone();
         SceneError {
@@ -360,7 +358,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    fn text_error(&self, error: TextError) -> SceneError {
+    pub(crate) fn text_error(&self, error: TextError) -> SceneError {
         let code = DiagnosticCode::from(error.kind);
         let mut scene_error = self.error(code, error.message);
         scene_error.diagnostic.position = Some(error.position);
@@ -691,7 +689,7 @@ fn peek_format(source: &str) -> Result<u64, serde_json::Error> {
     Ok(peek.format.unwrap_or(1))
 }
 
-/// Upgrades an older document to the current layout, then runs the user's migration hook.
+/// Upgrades an older document to the current layout.
 ///
 /// Format 1 (before stable archetype instances): entities had `uid` instead of `id` and
 /// `prefab` instead of `archetype`, and no `child` key (children were not instances).
@@ -703,6 +701,16 @@ fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, 
             Err(error) => context.text_error(error),
         }
     })?;
+    upgrade_layout(&mut document, version);
+    if let Value::Object(top) = &mut document {
+        top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
+    }
+    serde_json::to_string(&document)
+        .map_err(|error| context.error(DiagnosticCode::Malformed, error.to_string()))
+}
+
+/// Brings a document of format `version` to the current layout.
+pub(crate) fn upgrade_layout(document: &mut Value, version: u64) {
     if version <= 1 {
         if let Some(Value::Array(entities)) = document.get_mut("entities") {
             for entity in entities.iter_mut() {
@@ -717,19 +725,6 @@ fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, 
             }
         }
     }
-    if let Some(migration) = context.options.migration {
-        migration(&mut document, version).map_err(|message| {
-            context.error(
-                DiagnosticCode::Malformed,
-                format!("migrating from scene format {version}: {message}"),
-            )
-        })?;
-    }
-    if let Value::Object(top) = &mut document {
-        top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
-    }
-    serde_json::to_string(&document)
-        .map_err(|error| context.error(DiagnosticCode::Malformed, error.to_string()))
 }
 
 // ---- phase one, binary ----
@@ -999,6 +994,111 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         shared_at,
         head: SceneHead { meta, nodes },
     })
+}
+
+/// A binary scene as the JSON document of the current format (for a migration hook): typed
+/// values decoded by their registered types and written as JSON, references as stable IDs,
+/// shared values inline.
+pub(crate) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Value, SceneError> {
+    let document = parse_binary(context, bytes)?;
+    // Each entry gets a stand-in handle, so references read from the bytes can be written
+    // back as stable IDs.
+    let handles: Vec<Entity> = (0..document.entries.len() as u64)
+        .filter_map(|index| Entity::from_bits((1 << 32) | index))
+        .collect();
+    let ids: FxHashMap<StableId, Entity> = (document.entries.iter().map(|e| e.id))
+        .zip(handles.iter().copied())
+        .collect();
+    let reverse: Arc<FxHashMap<Entity, StableId>> =
+        Arc::new(ids.iter().map(|(id, entity)| (*entity, *id)).collect());
+    let ids = Arc::new(ids);
+    let (entities, _) = with_load_table(LoadTable::new(document.shared.clone()), || {
+        let entries = document.entries.iter();
+        entries
+            .map(|entry| entry_document(context, entry, &ids, &reverse))
+            .collect::<Result<Vec<Value>, SceneError>>()
+    });
+    let mut top = Map::new();
+    top.insert("format".into(), Value::from(SCENE_FORMAT_VERSION));
+    if let Some(meta) = document.head.meta {
+        top.insert("meta".into(), Value::Object(meta));
+    }
+    if let Some(nodes) = document.head.nodes {
+        top.insert("archetypes".into(), serde_json::json!(nodes));
+    }
+    top.insert("entities".into(), Value::Array(entities?));
+    Ok(Value::Object(top))
+}
+
+/// One entry of a binary scene as a JSON entry (see [`binary_document`]).
+fn entry_document(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    ids: &Arc<FxHashMap<StableId, Entity>>,
+    reverse: &Arc<FxHashMap<Entity, StableId>>,
+) -> Result<Value, SceneError> {
+    let mut components = Map::new();
+    for (name, offset, payload) in &entry.components {
+        let value = match payload {
+            Payload::Removed => Value::Null,
+            Payload::Json(text) => serde_json::from_str(text).map_err(|error| {
+                let mut error =
+                    component_error(context, entry, name, FieldPath::root(), error.to_string());
+                error.offset = Some(*offset);
+                error
+            })?,
+            Payload::Postcard(bytes) => {
+                typed_to_json(context, entry, name, *offset, bytes, ids, reverse)?
+            }
+        };
+        components.insert(name.to_string(), value);
+    }
+    let mut out = Map::new();
+    out.insert("id".into(), Value::String(entry.id.to_string()));
+    if let Some(archetype) = &entry.archetype {
+        out.insert("archetype".into(), Value::String(archetype.to_string()));
+    }
+    if let Some(child) = &entry.child {
+        out.insert("child".into(), Value::String(child.to_string()));
+    }
+    out.insert("components".into(), Value::Object(components));
+    Ok(Value::Object(out))
+}
+
+/// A postcard value of component `name` as JSON, read by the component's registered type.
+#[allow(clippy::too_many_arguments)]
+fn typed_to_json(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    bytes: &[u8],
+    ids: &Arc<FxHashMap<StableId, Entity>>,
+    reverse: &Arc<FxHashMap<Entity, StableId>>,
+) -> Result<Value, SceneError> {
+    let fail = |message: String| {
+        let mut error = component_error(context, entry, name, FieldPath::root(), message);
+        error.offset = Some(offset);
+        error
+    };
+    let component = scene_component(context.registry, name).ok_or_else(|| {
+        fail(format!(
+            "unknown component `{name}`; a binary value is read by its registered type"
+        ))
+    })?;
+    let ops = context.registry.ops(component);
+    let mapper = LoadRefs {
+        ids: ids.clone(),
+        wire: RefWire::Number,
+        instance: None,
+    };
+    let (typed, _) = with_mapper(mapper, || ops.read_postcard(bytes));
+    let typed = typed.map_err(|(_, message)| fail(message))?;
+    let writer = WriteIds {
+        ids: reverse.clone(),
+    };
+    let (value, _) = with_mapper(writer, || ops.encode(&typed));
+    value.map_err(fail)
 }
 
 fn too_many(context: &Context<'_>, count: usize) -> SceneError {

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use archetype_engine::{
     load_scene, read_scene_header, save_scene, ArchetypeInstance, ArchetypeLibrary, Children,
-    LoadOptions, LoadedScene, Parent, RemovedChildren, SceneChange, SceneEncoding,
-    SceneLoadOptions, SceneSaveOptions, StableId,
+    LoadOptions, LoadedScene, Parent, RemovedChildren, SceneChange, SceneEncoding, SceneHeader,
+    SceneLoadOptions, SceneMigration, SceneSaveOptions, StableId,
 };
 use hecs::{Entity, World};
 use serde_json::json;
 
-use crate::support::{registry, Links};
+use crate::support::{registry, Health, Links};
 
 /// A chest with a `lid` child, whose root links to it.
 const CHEST: &str = r##"{
@@ -285,4 +285,117 @@ fn the_games_meta_is_saved_and_read_back_without_loading() {
         text.starts_with("{\n  \"format\": 2,\n  \"meta\": {\n    \"game_version\": \"1.4.0\",\n    \"slot\": \"Autosave\"\n  },\n  \"archetypes\": {"),
         "{text}"
     );
+}
+
+/// Saves before "1.4" stored `Health.hp`; it is `Health.current` now.
+fn hp_to_current(document: &mut serde_json::Value, _: &SceneHeader) -> Result<(), String> {
+    let entities = document["entities"].as_array_mut().ok_or("no entities")?;
+    for entity in entities {
+        if let Some(health) = entity["components"].get_mut("Health") {
+            if let Some(hp) = health.as_object_mut().and_then(|h| h.remove("hp")) {
+                health["current"] = hp;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn before_1_4(header: &SceneHeader) -> bool {
+    let version = header
+        .meta
+        .as_ref()
+        .and_then(|m| m["game_version"].as_str());
+    version.is_none_or(|version| version < "1.4")
+}
+
+fn migrating(migration: SceneMigration) -> SceneLoadOptions {
+    SceneLoadOptions {
+        migration: Some(migration),
+        ..SceneLoadOptions::default()
+    }
+}
+
+/// The game's migration hook runs on files in the current format too, before anything is
+/// decoded, and only on those its `when` accepts (here: by the game version in `meta`).
+#[test]
+fn the_migration_hook_runs_on_every_load_it_applies_to() {
+    let library = library(CHEST);
+    let scene = |version: &str| {
+        format!(
+            r#"{{ "format": 2, "meta": {{ "game_version": "{version}" }}, "entities": [
+              {{ "id": "00000000000000a1", "components": {{ "Health": {{ "hp": 5, "max": 10 }} }} }} ] }}"#
+        )
+    };
+    let options = migrating(SceneMigration::new(hp_to_current).when(before_1_4));
+    let mut world = World::new();
+    let old = scene("1.3.2");
+    let loaded = load_into(old.as_bytes(), &mut world, &library, &options);
+    let entity = loaded.entity(StableId(0xa1)).unwrap();
+    let health = world.get::<&Health>(entity).unwrap().clone();
+    assert_eq!((health.current, health.max), (5.0, 10.0));
+    assert_eq!(loaded.meta().unwrap()["game_version"], "1.3.2");
+    // A file the hook does not apply to is read as it is: here, `hp` is a field `Health` lacks.
+    let new = scene("1.4.0");
+    let file = Some(Path::new("save.scene.json"));
+    let error =
+        load_scene(new.as_bytes(), file, &mut World::new(), &library, &options).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "save.scene.json:2:69: error[invalid-component]: entity 00000000000000a1: `Health`: missing field `current`"
+    );
+    // An error from the hook refuses the scene, naming it.
+    let failing = migrating(SceneMigration::new(|_, _| Err("no save slot".to_string())));
+    let error =
+        load_scene(old.as_bytes(), file, &mut World::new(), &library, &failing).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "save.scene.json: error[malformed]: the game's migration (from scene format 2) failed: no save slot"
+    );
+}
+
+/// Binary scenes are given to the hook as the same JSON document (values read by their
+/// registered types, references as stable IDs), and load to the same world as JSON does.
+#[test]
+fn the_migration_hook_sees_binary_scenes_as_json() {
+    fn double_max(document: &mut serde_json::Value, _: &SceneHeader) -> Result<(), String> {
+        for entity in document["entities"].as_array_mut().ok_or("no entities")? {
+            if let Some(max) = entity["components"]["Health"]["max"].as_f64() {
+                entity["components"]["Health"]["max"] = json!(max * 2.0);
+            }
+        }
+        Ok(())
+    }
+    let library = library(CHEST);
+    let mut world = World::new();
+    let chest = library.spawn(&mut world, "chest").unwrap();
+    world.spawn((
+        StableId(0xb2),
+        Health {
+            current: 1.0,
+            max: 4.0,
+        },
+    ));
+    world
+        .insert_one(
+            chest,
+            Health {
+                current: 2.0,
+                max: 3.0,
+            },
+        )
+        .unwrap();
+    let options = migrating(SceneMigration::new(double_max));
+    let loaded = [SceneEncoding::Json, SceneEncoding::Binary].map(|encoding| {
+        let mut loaded = World::new();
+        let bytes = save(&world, &library, encoding);
+        load_into(&bytes, &mut loaded, &library, &options);
+        loaded
+    });
+    for world in &loaded {
+        let mut maxes: Vec<f32> = world.query::<&Health>().iter().map(|h| h.max).collect();
+        maxes.sort_by(f32::total_cmp);
+        assert_eq!(maxes, [6.0, 8.0]);
+    }
+    let json = |world: &World| save(world, &library, SceneEncoding::Json);
+    assert_eq!(json(&loaded[0]), json(&loaded[1]));
 }
