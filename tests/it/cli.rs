@@ -1545,6 +1545,72 @@ s.scene.json: does not load: 2 unknown fields (a game can skip them with `SceneL
     );
 }
 
+/// `scene check` says what loading changes because the archetypes changed since the save
+/// (a child gained, an entry left out), and exits with 0: those are not errors.
+#[test]
+fn scene_check_says_what_loading_changes_after_an_archetype_update() {
+    let (project, library) = level_project();
+    let gun = std::fs::read_to_string(project.path("archetypes/structures/turret.json")).unwrap();
+    // The update: the sensor is gone (the turret aims with its gun) and a scope is new.
+    let updated = gun
+        .replace("\"sensor\": \"#sensor\"", "\"sensor\": \"#gun\"")
+        .replace("\"sensor\": {", "\"scope\": {");
+    assert_ne!(updated, gun);
+    project.write("archetypes/structures/turret.json", &updated);
+    let run = project.run(&["scene", "check", LEVEL]);
+    let stdout = run.stdout.replace(char::is_whitespace, " ");
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{}", run.stdout);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("{LEVEL}:"))
+            && lines[0].ends_with(": warning[unknown-child]: entity 0000000000000012: left out; archetype `structures/turret` has no child `sensor` any more"),
+        "{}",
+        run.stdout
+    );
+    let note = lines.iter().find(|l| l.starts_with("note: ")).unwrap();
+    assert!(
+        note.starts_with("note: entity 0000000000000010: spawned child `scope` (")
+            && note.ends_with(
+                "), which archetype `structures/turret` gained since the scene was saved"
+            ),
+        "{note}"
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        &format!("{LEVEL}: ok (6 entities: 5 from archetypes, 1 plain)"),
+        "{stdout}"
+    );
+    let _ = library;
+}
+
+/// `scene info` shows the game's `meta`; `migrate` keeps it.
+#[test]
+fn scene_info_shows_the_games_meta() {
+    let project = Project::demo();
+    project.write(
+        "m.scene.json",
+        r#"{ "format": 1, "meta": { "game_version": "1.4.0", "slot": 2 }, "entities": [] }"#,
+    );
+    let run = project.run(&["scene", "info", "m.scene.json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("shared:    0 entries\nmeta:      {\"game_version\":\"1.4.0\",\"slot\":2}\n"),
+        "{}",
+        run.stdout
+    );
+    check(
+        &project.run(&["migrate", "--scenes", "."]),
+        0,
+        "./m.scene.json:1:13: format 1 is now 2\nmigrated 1 file\n",
+        "",
+    );
+    assert_eq!(
+        project.read("m.scene.json"),
+        "{\n  \"format\": 2,\n  \"meta\": {\n    \"game_version\": \"1.4.0\",\n    \"slot\": 2\n  },\n  \"entities\": []\n}\n"
+    );
+}
+
 #[test]
 fn scene_check_reports_where_a_scene_goes_wrong() {
     let scene =

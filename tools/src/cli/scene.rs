@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use archetype_engine::{
-    load_scene_from_path, read_regular_file, save_scene, scene_keys, ArchetypeInstance,
-    ArchetypeLibrary, Diagnostic, SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions,
-    Severity, SCENE_FORMAT_VERSION,
+    load_scene_from_path, read_regular_file, read_scene_header, save_scene, scene_keys,
+    ArchetypeInstance, ArchetypeLibrary, Diagnostic, DiagnosticCode, SceneChange, SceneEncoding,
+    SceneError, SceneLoadOptions, SceneSaveOptions, Severity, SCENE_FORMAT_VERSION,
 };
 use clap::{Args, Subcommand};
 use hecs::World;
@@ -113,6 +113,9 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
     }
     writeln!(out, "entities:  {}", summary.entities)?;
     writeln!(out, "shared:    {}", count(scene.shared, "entry"))?;
+    if let Some(meta) = &scene.meta {
+        writeln!(out, "meta:      {}", Value::Object(meta.clone()))?;
+    }
 
     let mut rows: Vec<(String, String)> = summary
         .archetypes
@@ -232,9 +235,13 @@ fn check(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErr
         Ok(loaded) => loaded,
         Err(error) => return report_load_error(&error, &archetypes, context),
     };
-    if !loaded.warnings().is_empty() {
-        for warning in loaded.warnings() {
-            let mut error = warning.clone();
+    let (unknown, other): (Vec<&SceneError>, Vec<&SceneError>) = loaded
+        .warnings()
+        .iter()
+        .partition(|warning| warning.diagnostic.code == DiagnosticCode::UnknownField);
+    if !unknown.is_empty() {
+        for warning in &unknown {
+            let mut error = (*warning).clone();
             error.diagnostic.severity = Severity::Error;
             write_scene_error(context.out, &error)?;
             writeln!(context.out)?;
@@ -243,9 +250,19 @@ fn check(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErr
             context.out,
             "{}: does not load: {} (a game can skip them with `SceneLoadOptions::unknown_fields`)",
             args.file.display(),
-            count(loaded.warnings().len(), "unknown field"),
+            count(unknown.len(), "unknown field"),
         )?;
         return Ok(Exit::Findings);
+    }
+    // What loading changes because the archetypes changed since the save: not errors.
+    for warning in other {
+        write_scene_error(context.out, warning)?;
+        writeln!(context.out)?;
+    }
+    for change in loaded.changes() {
+        if let SceneChange::ChildSpawned { .. } = change {
+            writeln!(context.out, "note: {change}")?;
+        }
     }
     let from_archetypes = loaded
         .entities()
@@ -362,6 +379,8 @@ pub(crate) struct SceneDocument {
     pub format: u64,
     /// How many entries the file's shared table has.
     pub shared: usize,
+    /// The game's own data about the file.
+    pub meta: Option<serde_json::Map<String, Value>>,
     /// The document.
     pub document: Value,
 }
@@ -381,6 +400,7 @@ pub(crate) fn read_scene(
             encoding: SceneEncoding::Json,
             format: SCENE_FORMAT_VERSION,
             shared: shared_len(&document),
+            meta: header_meta(&bytes),
             document,
         }));
     }
@@ -400,12 +420,14 @@ pub(crate) fn read_scene(
             encoding: SceneEncoding::Binary,
             format: header.format,
             shared: header.shared,
+            meta: header.meta,
             document,
         },
         None => SceneDocument {
             encoding: SceneEncoding::Json,
             format: json_format(&bytes),
             shared: shared_len(&document),
+            meta: header_meta(&bytes),
             document,
         },
     }))
@@ -430,12 +452,17 @@ pub(crate) fn resave(
     encoding: SceneEncoding,
 ) -> Result<Result<Vec<u8>, SceneError>, CliError> {
     let mut world = World::new();
-    if let Err(error) =
-        load_scene_from_path(path, &mut world, library, &SceneLoadOptions::default())
+    let loaded = match load_scene_from_path(path, &mut world, library, &SceneLoadOptions::default())
     {
-        return Ok(Err(error));
-    }
-    save_scene(&world, library, encoding, &SceneSaveOptions::default())
+        Ok(loaded) => loaded,
+        Err(error) => return Ok(Err(error)),
+    };
+    // The game's `meta` is the file's, not the tool's: it is kept.
+    let options = SceneSaveOptions {
+        meta: loaded.meta().cloned(),
+        ..SceneSaveOptions::default()
+    };
+    save_scene(&world, library, encoding, &options)
         .map(Ok)
         .map_err(|error| {
             CliError::Invalid(format!(
@@ -522,6 +549,11 @@ fn json_format(bytes: &[u8]) -> u64 {
         .ok()
         .and_then(|document| document.format)
         .unwrap_or(1)
+}
+
+/// The game's `meta` of a scene, if it has one.
+fn header_meta(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
+    read_scene_header(bytes).ok()?.meta
 }
 
 /// The header of a binary scene, or `None` if `bytes` are not one.
