@@ -20,6 +20,7 @@ use crate::merge_patch;
 use crate::scene_format::ScenePretty;
 use crate::shared::recording;
 use crate::value_check::{self, CheckError, Checked};
+use crate::value_layout::Layout;
 
 /// A type that can be a data-driven component.
 ///
@@ -58,6 +59,7 @@ pub struct ComponentOptions {
     aliases: Vec<String>,
     runtime_only: bool,
     schema: Option<SchemaFn>,
+    removed_fields: Vec<String>,
 }
 
 /// Produces a component's JSON Schema (see [`ComponentOptions::json_schema`]).
@@ -79,6 +81,15 @@ impl ComponentOptions {
     /// current name.
     pub fn alias(mut self, alias: impl Into<String>) -> Self {
         self.aliases.push(alias.into());
+        self
+    }
+
+    /// Declares a field the type had and no longer has: scenes saved before it was removed
+    /// still load, and the field's values are dropped (where any other field the type does
+    /// not have is an error, being likely a typo). Binary scenes know their fields' layout and
+    /// need no declaration; JSON scenes do.
+    pub fn removed_field(mut self, field: impl Into<String>) -> Self {
+        self.removed_fields.push(field.into());
         self
     }
 
@@ -161,10 +172,15 @@ pub(crate) struct Entry {
     pub(crate) aliases: Vec<Arc<str>>,
     pub(crate) type_name: &'static str,
     pub(crate) runtime_only: bool,
+    /// Fields the type no longer has (see [`ComponentOptions::removed_field`]).
+    pub(crate) removed_fields: Vec<String>,
     pub(crate) schema: Option<SchemaFn>,
     /// Set by the library itself (`Parent`, `StableId`, ...); data files may not write it.
     pub(crate) managed: bool,
     pub(crate) ops: Box<dyn ComponentOps>,
+    /// The type's binary layout (postcard-encoded [`Layout`]), traced on first use; `None`
+    /// for a type that cannot be traced.
+    layout: std::sync::OnceLock<Option<Vec<u8>>>,
 }
 
 impl fmt::Debug for ComponentRegistry {
@@ -272,9 +288,11 @@ impl ComponentRegistry {
             aliases: interned,
             type_name,
             runtime_only: options.runtime_only,
+            removed_fields: options.removed_fields,
             schema: options.schema,
             managed,
             ops: Box::new(Ops::<T>(std::marker::PhantomData)),
+            layout: std::sync::OnceLock::new(),
         });
         Ok(id)
     }
@@ -307,6 +325,15 @@ impl ComponentRegistry {
     /// The registered name as a shared string (cheap to clone).
     pub(crate) fn name_arc(&self, id: ComponentId) -> &Arc<str> {
         &self.entries[id.index()].name
+    }
+
+    /// Whether `field` is one the component's type no longer has (a top-level field declared
+    /// with [`ComponentOptions::removed_field`]).
+    pub fn is_removed_field(&self, id: ComponentId, field: &FieldPath) -> bool {
+        match field.segments() {
+            [PathSegment::Key(name)] => self.entries[id.index()].removed_fields.contains(name),
+            _ => false,
+        }
     }
 
     /// The old names that still load as this component.
@@ -369,6 +396,17 @@ impl ComponentRegistry {
 
     pub(crate) fn ops(&self, id: ComponentId) -> &dyn ComponentOps {
         &*self.entries[id.index()].ops
+    }
+
+    /// The component's binary layout, encoded as binary scenes store it (traced once, then
+    /// kept); `None` if the type cannot be traced.
+    pub(crate) fn layout_bytes(&self, id: ComponentId) -> Option<&[u8]> {
+        let entry = &self.entries[id.index()];
+        let encoded = entry.layout.get_or_init(|| {
+            let layout = entry.ops.layout()?;
+            postcard::to_allocvec(&layout).ok()
+        });
+        encoded.as_deref()
     }
 }
 
@@ -531,6 +569,8 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn remove(&self, world: &mut World, entity: Entity) -> bool;
     /// Whether `entity` has the component.
     fn has(&self, world: &World, entity: Entity) -> bool;
+    /// The layout of the type's binary form (see [`Layout`]), if it can be traced.
+    fn layout(&self) -> Option<Layout>;
 }
 
 /// One column of a hecs column batch being filled with values decoded from postcard bytes.
@@ -842,6 +882,32 @@ impl<T: Component> ComponentOps for Ops<T> {
 
     fn has(&self, world: &World, entity: Entity) -> bool {
         world.satisfies::<&T>(entity)
+    }
+
+    fn layout(&self) -> Option<Layout> {
+        // As a binary load reads it: references as numbers, shared values as keys.
+        let (layout, _) = crate::entity_ref::with_mapper(TraceRefs, || {
+            crate::shared::with_trace(crate::value_layout::trace::<T>)
+        });
+        layout
+    }
+}
+
+/// The entity mapper of a layout trace: references are numbers, read as a stand-in entity.
+struct TraceRefs;
+
+impl crate::entity_ref::EntityMapper for TraceRefs {
+    fn wire(&self) -> crate::entity_ref::RefWire {
+        crate::entity_ref::RefWire::Number
+    }
+    fn write(&mut self, _entity: Entity) -> Result<crate::entity_ref::RefOut, String> {
+        Err("references are not written while tracing".to_string())
+    }
+    fn read(&mut self, _reference: crate::entity_ref::RefIn<'_>) -> Result<Entity, String> {
+        Ok(Entity::DANGLING)
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
     }
 }
 

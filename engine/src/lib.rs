@@ -78,6 +78,7 @@ mod stable_id;
 mod suggest;
 mod transform;
 mod value_check;
+mod value_layout;
 
 pub use archetype::Archetype;
 pub use archetype_file::{keys, FORMAT_VERSION};

@@ -40,8 +40,8 @@ use crate::scene_format::{
     KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene_load::{
-    build_instances, plan_entry, read_tables, scene_component, shared_key, Context, Entry,
-    IdConflict, LoadedScene, Payload, SceneHead, Source,
+    build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key,
+    Context, Entry, IdConflict, LoadedScene, Payload, SceneHead, Source,
 };
 use crate::shared::{with_load_table, LoadTable};
 use crate::stable_id::StableId;
@@ -487,6 +487,12 @@ fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) 
         return None;
     }
     let mut header = read_tables(&mut reader, version).ok()?;
+    // Values of a component that changed since the save are read by their saved layout: the
+    // careful path does that.
+    let evolved = evolved_layouts(load.context.registry, &header.components, &header.layouts);
+    if evolved.iter().any(Option::is_some) {
+        return None;
+    }
     load.head = SceneHead {
         meta: header.meta.take(),
         nodes: header.nodes.take(),

@@ -23,8 +23,9 @@
 //! ```
 //!
 //! Binary layout (`*.scene.bin`), integers as LEB128 varints unless noted:
-//! magic `ARCHSCN\0`, format, (format 3:) meta (JSON text, empty for none), component name
-//! table (count, strings), archetype table (count, then per archetype its name and, format 3,
+//! magic `ARCHSCN\0`, format, (format 3:) meta (JSON text, empty for none), component table
+//! (count, then per component its name and, format 3, its value layout: postcard bytes of
+//! `value_layout::Layout`, empty when the type has none), archetype table (count, then per archetype its name and, format 3,
 //! its child paths: count, strings), shared table (count, then key u64 LE + bytes), entity
 //! count, then per entity: id (u64 LE),
 //! archetype (0 = none, else table index + 1), child path (string, empty = none), component

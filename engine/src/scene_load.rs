@@ -44,6 +44,7 @@ use crate::shared::{with_load_table, LoadTable};
 use crate::spawn_error::SpawnError;
 use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
+use crate::value_layout::Layout;
 
 /// What to do when an incoming stable ID is already used in the world.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -383,6 +384,9 @@ pub(crate) enum Payload<'a> {
     Json(&'a str),
     /// Postcard bytes of a full value.
     Postcard(&'a [u8]),
+    /// Postcard bytes of a full value laid out as the component was when the scene was saved,
+    /// which is not how it is now: read by that layout, as JSON.
+    Evolved(&'a [u8], Arc<Layout>),
     /// The archetype's component is removed from this entity.
     Removed,
 }
@@ -791,6 +795,8 @@ pub(crate) struct Header<'a> {
     pub format: u64,
     pub meta: Option<Map<String, Value>>,
     pub components: Vec<&'a str>,
+    /// Each component's value layout when the scene was saved (empty: none, or before format 3).
+    pub layouts: Vec<&'a [u8]>,
     pub archetypes: Vec<&'a str>,
     /// Each archetype's child paths when the scene was saved (`None` before format 3).
     pub nodes: Option<ArchetypeNodes>,
@@ -808,8 +814,14 @@ pub(crate) fn read_tables<'a>(
     let meta = if recorded { binary_meta(reader)? } else { None };
     let count = reader.count("component table size", 1)?;
     let mut components = Vec::with_capacity(count);
+    let mut layouts = Vec::with_capacity(count);
     for _ in 0..count {
         components.push(reader.str("component name")?);
+        layouts.push(if recorded {
+            reader.bytes("component layout")?
+        } else {
+            &[]
+        });
     }
     let count = reader.count("archetype table size", 1)?;
     let mut archetypes = Vec::with_capacity(count);
@@ -844,6 +856,7 @@ pub(crate) fn read_tables<'a>(
         format,
         meta,
         components,
+        layouts,
         archetypes,
         nodes,
         shared,
@@ -896,12 +909,14 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
     let Header {
         meta,
         components,
+        layouts,
         archetypes,
         nodes,
         shared,
         shared_at,
         ..
     } = read_tables(&mut reader, version).map_err(fail)?;
+    let evolved = evolved_layouts(context.registry, &components, &layouts);
     // Each entity takes at least 11 bytes: the id, archetype, child and component count.
     let count = reader.count("entity count", 11).map_err(fail)?;
     if count > context.options.limits.max_scene_entities {
@@ -950,9 +965,10 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
             };
             let kind = reader.u8("payload kind").map_err(fail)?;
             let payload_bytes = reader.bytes("component value").map_err(fail)?;
-            let payload = match kind {
-                KIND_TYPED => Payload::Postcard(payload_bytes),
-                KIND_PATCH => match std::str::from_utf8(payload_bytes) {
+            let payload = match (kind, &evolved[index as usize]) {
+                (KIND_TYPED, Some(layout)) => Payload::Evolved(payload_bytes, layout.clone()),
+                (KIND_TYPED, None) => Payload::Postcard(payload_bytes),
+                (KIND_PATCH, _) => match std::str::from_utf8(payload_bytes) {
                     Ok(text) => Payload::Json(text),
                     Err(_) => {
                         return Err(fail(crate::scene_format::BinaryError {
@@ -961,8 +977,8 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
                         }))
                     }
                 },
-                KIND_REMOVED => Payload::Removed,
-                other => {
+                (KIND_REMOVED, _) => Payload::Removed,
+                (other, _) => {
                     return Err(fail(crate::scene_format::BinaryError {
                         offset: at,
                         message: format!("unknown payload kind {other}"),
@@ -1050,6 +1066,16 @@ fn entry_document(
             Payload::Postcard(bytes) => {
                 typed_to_json(context, entry, name, *offset, bytes, ids, reverse)?
             }
+            // Read by its saved layout: no type needed (the component may be gone).
+            Payload::Evolved(bytes, layout) => {
+                let mut rest = *bytes;
+                crate::value_layout::read_value(layout, &mut rest).map_err(|message| {
+                    let mut error =
+                        component_error(context, entry, name, FieldPath::root(), message);
+                    error.offset = Some(*offset);
+                    error
+                })?
+            }
         };
         components.insert(name.to_string(), value);
     }
@@ -1099,6 +1125,58 @@ fn typed_to_json(
     };
     let (value, _) = with_mapper(writer, || ops.encode(&typed));
     value.map_err(fail)
+}
+
+/// For each component of a binary scene's table: its layout when the scene was saved, where
+/// that differs from the layout of the type registered under its name now (`None`: the same,
+/// or unknown, and the values are read as they are).
+pub(crate) fn evolved_layouts(
+    registry: &ComponentRegistry,
+    names: &[&str],
+    layouts: &[&[u8]],
+) -> Vec<Option<Arc<Layout>>> {
+    names
+        .iter()
+        .zip(layouts)
+        .map(|(name, stored)| {
+            if stored.is_empty() {
+                return None;
+            }
+            let current = registry.id(name).and_then(|id| registry.layout_bytes(id));
+            if current == Some(*stored) {
+                return None;
+            }
+            postcard::from_bytes::<Layout>(stored).ok().map(Arc::new)
+        })
+        .collect()
+}
+
+/// Reads a value saved with an older layout as JSON, then decodes it by the type registered
+/// now under the component's name; fields the type no longer has are dropped (they are the
+/// old layout's, not typos). References and shared values are read as numbers, through the
+/// binary load's entity mapper and shared table.
+pub(crate) fn decode_evolved(
+    context: &Context<'_>,
+    component: ComponentId,
+    bytes: &[u8],
+    layout: &Layout,
+) -> Result<TypedValue, (FieldPath, String)> {
+    let mut rest = bytes;
+    let value = crate::value_layout::read_value(layout, &mut rest).map_err(|message| {
+        let message = format!("the value does not match its saved layout: {message}");
+        (FieldPath::root(), message)
+    })?;
+    let decoded = context
+        .registry
+        .ops(component)
+        .decode(&value, &mut Vec::new());
+    decoded.map_err(|error| {
+        let message = format!(
+            "{} (the component changed since the scene was saved)",
+            error.message
+        );
+        (error.path, message)
+    })
 }
 
 fn too_many(context: &Context<'_>, count: usize) -> SceneError {
@@ -1677,7 +1755,7 @@ pub(crate) fn build_instances(
                         error
                     })?)
                 }
-                Payload::Postcard(bytes) => {
+                Payload::Postcard(_) | Payload::Evolved(..) => {
                     // Binary scenes store full values typed; decode and express as JSON.
                     let mapper = LoadRefs {
                         ids: ids.clone(),
@@ -1685,15 +1763,18 @@ pub(crate) fn build_instances(
                         instance: None,
                     };
                     let (typed, _) = with_mapper(mapper, || {
-                        context
-                            .registry
-                            .ops(*component)
-                            .read_postcard(bytes)
-                            .map_err(|(path, message)| {
-                                binary_value_error(
-                                    context, entry, name, *offset, place, path, message,
-                                )
-                            })
+                        let decoded = match payload {
+                            Payload::Evolved(bytes, layout) => {
+                                decode_evolved(context, *component, bytes, layout)
+                            }
+                            Payload::Postcard(bytes) => {
+                                context.registry.ops(*component).read_postcard(bytes)
+                            }
+                            _ => Err((FieldPath::root(), String::new())),
+                        };
+                        decoded.map_err(|(path, message)| {
+                            binary_value_error(context, entry, name, *offset, place, path, message)
+                        })
                     });
                     let typed = Some(typed?);
                     let reverse = entity_ids
@@ -1798,7 +1879,8 @@ pub(crate) fn build_instances(
             // reported where it is loaded).
             let patch_value = patch.as_ref().and_then(Option::as_ref);
             for field in unknown {
-                if !patch_value.is_some_and(|patch| has_path(patch, &field)) {
+                let removed = context.registry.is_removed_field(component, &field);
+                if removed || !patch_value.is_some_and(|patch| has_path(patch, &field)) {
                     continue;
                 }
                 let mut error = unknown_field_error(context, entry, name, component, field);
@@ -1908,6 +1990,9 @@ fn decode_payload_into(
                     )
                 })?;
             for field in unknown {
+                if context.registry.is_removed_field(component, &field) {
+                    continue;
+                }
                 let mut error = unknown_field_error(context, entry, name, component, field);
                 let key = error
                     .diagnostic
@@ -1924,6 +2009,14 @@ fn decode_payload_into(
                 .map_err(|(path, message)| {
                     binary_value_error(context, entry, name, offset, place, path, message)
                 })
+        }
+        Payload::Evolved(bytes, layout) => {
+            let typed =
+                decode_evolved(context, component, bytes, layout).map_err(|(path, message)| {
+                    binary_value_error(context, entry, name, offset, place, path, message)
+                })?;
+            ops.add_owned(typed, builder);
+            Ok(())
         }
     }
 }
@@ -2106,6 +2199,10 @@ fn instance_root_index(
                     Payload::Json(text) => serde_json::from_str::<StableId>(text).ok(),
                     Payload::Postcard(bytes) => {
                         postcard::from_bytes::<u64>(bytes).ok().map(StableId)
+                    }
+                    Payload::Evolved(bytes, layout) => {
+                        let value = crate::value_layout::read_value(layout, &mut &bytes[..]);
+                        value.ok()?.as_u64().map(StableId)
                     }
                     Payload::Removed => None,
                 }

@@ -952,6 +952,13 @@ impl<'a> Saver<'a> {
         out.varint(self.config.registry.len() as u64);
         for component in self.config.registry.ids() {
             out.str(self.config.registry.name(component));
+            // How its values are laid out, so a later version of the type can still read them.
+            out.bytes(
+                self.config
+                    .registry
+                    .layout_bytes(component)
+                    .unwrap_or_default(),
+            );
         }
         out.varint(self.archetypes.len() as u64);
         for archetype in &self.archetypes {

@@ -84,6 +84,8 @@ impl<T: schemars::JsonSchema> schemars::JsonSchema for Shared<T> {
 enum Context {
     Save(SaveTable),
     Load(LoadTable),
+    /// A component's binary layout is being traced: a `Shared` says where it stands.
+    Trace,
 }
 
 /// Shared values met while saving: key → compact JSON, and which keys the output uses.
@@ -176,6 +178,12 @@ pub(crate) fn with_save_table<R>(table: SaveTable, f: impl FnOnce() -> R) -> (R,
         Some(Context::Save(table)) => (result, table),
         _ => (result, SaveTable::default()),
     }
+}
+
+/// Runs `f` (which traces a component's binary layout) with `Shared` values saying where
+/// they stand (see [`SHARED_NEWTYPE`](crate::value_layout::SHARED_NEWTYPE)).
+pub(crate) fn with_trace<R>(f: impl FnOnce() -> R) -> R {
+    with_context(Context::Trace, f).0
 }
 
 /// Runs `f` with a load table installed; returns the table with what was built from it.
@@ -278,7 +286,17 @@ impl<T: Serialize> Serialize for Shared<T> {
 
 impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shared<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let loading = CONTEXT.with(|slot| matches!(*slot.borrow(), Some(Context::Load(_))));
+        let (loading, tracing) = CONTEXT.with(|slot| match *slot.borrow() {
+            Some(Context::Load(_)) => (true, false),
+            Some(Context::Trace) => (false, true),
+            _ => (false, false),
+        });
+        if tracing {
+            return deserializer.deserialize_newtype_struct(
+                crate::value_layout::SHARED_NEWTYPE,
+                TraceVisitor(std::marker::PhantomData),
+            );
+        }
         if !loading {
             return T::deserialize(deserializer).map(Shared::new);
         }
@@ -338,6 +356,21 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
             }
         });
         Ok(Shared(value))
+    }
+}
+
+/// Reads a `Shared<T>` as the newtype a layout trace looks for.
+struct TraceVisitor<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<'de, T: DeserializeOwned> de::Visitor<'de> for TraceVisitor<T> {
+    type Value = Shared<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a shared value")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Shared<T>, D::Error> {
+        T::deserialize(inner).map(Shared::new)
     }
 }
 

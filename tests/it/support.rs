@@ -346,8 +346,8 @@ pub fn edit_binary(binary: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     body
 }
 
-/// The same scene as binary format 2 wrote it: no `meta`, no child paths in the archetype
-/// table, no checksum.
+/// The same scene as binary format 2 wrote it: no `meta`, no value layouts in the component
+/// table, no child paths in the archetype table, no checksum.
 pub fn binary_format_2(binary: &[u8]) -> Vec<u8> {
     assert_eq!(binary[8], 3, "a binary scene of format 3");
     let body = &binary[..binary.len() - 4];
@@ -359,11 +359,15 @@ pub fn binary_format_2(binary: &[u8]) -> Vec<u8> {
         *at += length;
     };
     skip(&mut at); // meta
-    let start = at;
-    for _ in 0..varint(body, &mut at) {
-        skip(&mut at); // component names
+    let count_at = at;
+    let components = varint(body, &mut at);
+    out.extend_from_slice(&body[count_at..at]);
+    for _ in 0..components {
+        let name = at;
+        skip(&mut at);
+        out.extend_from_slice(&body[name..at]);
+        skip(&mut at); // the value layout
     }
-    out.extend_from_slice(&body[start..at]);
     let count_at = at;
     let archetypes = varint(body, &mut at);
     out.extend_from_slice(&body[count_at..at]);
