@@ -28,7 +28,19 @@ use crate::spawn_error::SpawnError;
 use crate::suggest::did_you_mean;
 
 /// How a library reads its files.
+///
+/// New options may be added in minor versions: start from [`LoadOptions::default`] and set
+/// the fields you need.
+///
+/// # Example
+/// ```
+/// use archetype_engine::{LoadOptions, Severity};
+/// let mut options = LoadOptions::default();
+/// options.unknown_fields = Severity::Warning; // a typo in a field name is reported, not fatal
+/// options.limits.max_file_bytes = 1024 * 1024;
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// Size and depth limits.
     pub limits: Limits,

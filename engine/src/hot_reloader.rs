@@ -19,7 +19,20 @@ use crate::archetype_tree::is_archetype_file_name;
 use crate::instance_patcher::{apply_update, ReloadReport};
 
 /// How a [`HotReloader`] watches.
+///
+/// New options may be added in minor versions: start from [`HotReloadOptions::default`] and
+/// set the fields you need.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use archetype_engine::HotReloadOptions;
+/// let mut options = HotReloadOptions::default();
+/// options.debounce = Duration::from_millis(50);
+/// options.force_polling = true; // a network drive without file events
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct HotReloadOptions {
     /// How long the files must be quiet before a change is applied: editors write a file in
     /// several steps, and one save should be one reload. Default 30 ms.

@@ -120,3 +120,30 @@ pub use schemars;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// Option structs grow in minor versions, so code outside the crate cannot build them with a
+/// struct literal (it would break when a field is added); `Default` and field assignment work.
+///
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::LoadOptions { limits: Default::default(), unknown_fields: archetype_engine::Severity::Error };
+/// ```
+/// ```compile_fail,E0639
+/// use std::time::Duration;
+/// let _ = archetype_engine::HotReloadOptions { debounce: Duration::ZERO, max_wait: Duration::ZERO, force_polling: false, poll_interval: Duration::ZERO };
+/// ```
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::Limits { max_file_bytes: 1, max_depth: 1, max_children_depth: 1, max_scene_entities: 1, max_scene_values: 1, max_scene_bytes: 1 };
+/// ```
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::SceneLoadOptions { on_id_conflict: Default::default(), limits: Default::default(), migration: None, unknown_fields: archetype_engine::Severity::Error };
+/// ```
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::SceneSaveOptions { full: false, dangling_references: Default::default(), selection: None, max_threads: 0 };
+/// ```
+#[cfg(doctest)]
+struct OptionStructsAreNonExhaustive;
+
+/// The crate's own README (the crates.io page), compiled by `cargo test` too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;

@@ -60,7 +60,11 @@ pub enum IdConflict {
 pub type SceneMigration = fn(document: &mut Value, from_format: u64) -> Result<(), String>;
 
 /// Options for loading a scene.
+///
+/// New options may be added in minor versions: start from [`SceneLoadOptions::default`] and
+/// set the fields you need.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct SceneLoadOptions {
     /// What to do with stable IDs already present in the world.
     pub on_id_conflict: IdConflict,

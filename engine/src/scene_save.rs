@@ -76,7 +76,11 @@ pub enum DanglingReferences {
 }
 
 /// Options for saving a scene.
+///
+/// New options may be added in minor versions: start from [`SceneSaveOptions::default`] and
+/// set the fields you need.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct SceneSaveOptions {
     /// Write every component in full, even for archetype instances (which normally store only
     /// their differences from the archetype).

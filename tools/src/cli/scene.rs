@@ -224,10 +224,8 @@ fn check(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErr
     let mut world = World::new();
     // Unknown fields are errors when a game loads the scene; read on past them here, to list
     // every one at once.
-    let options = SceneLoadOptions {
-        unknown_fields: Severity::Warning,
-        ..SceneLoadOptions::default()
-    };
+    let mut options = SceneLoadOptions::default();
+    options.unknown_fields = Severity::Warning;
     let loaded = match load_scene_from_path(&args.file, &mut world, library, &options) {
         Ok(loaded) => loaded,
         Err(error) => return report_load_error(&error, &archetypes, context),
