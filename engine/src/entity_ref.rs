@@ -184,6 +184,7 @@ fn read_raw(reference: RefIn<'_>) -> Result<Entity, String> {
 }
 
 /// In archetype files (the documents the schema describes) a reference is `#` or `#child/...`.
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for EntityRef {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "EntityRef".into()

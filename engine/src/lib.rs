@@ -34,6 +34,17 @@
 //! assert_eq!(*world.get::<&Health>(goblin).unwrap(), Health { current: 10.0, max: 12.0 });
 //! ```
 //!
+//! # Cargo features
+//!
+//! All on by default; a game that does not need a part turns it off
+//! (`default-features = false, features = [...]`) and does not compile its dependencies.
+//!
+//! | feature | gives | dependency |
+//! |---|---|---|
+//! | `hot-reload` | `HotReloader`, `HotReloadOptions`: watching the archetypes directory. Reloading by hand (`ArchetypeLibrary::reload_all`, `apply_update`) needs no feature. | notify |
+//! | `binary` | `SceneEncoding::Binary` (`*.scene.bin`), `read_binary_scene_header`. Without it, loading a binary scene is an `unsupported-format` error naming the feature, and hot reload patches every instance through JSON. | postcard, crc32fast |
+//! | `schema` | `ComponentRegistry::register_with_schema`, `ComponentOptions::json_schema`, the `schemars` re-export: component JSON Schemas for `archetool schema` and editors. | schemars |
+//!
 //! [hecs]: https://docs.rs/hecs
 
 #![warn(missing_docs)]
@@ -48,6 +59,7 @@ mod archetype_name;
 mod archetype_source;
 mod archetype_tree;
 mod atomic_file;
+mod binary_codec;
 mod builtin;
 mod compiled_archetype;
 mod component_registry;
@@ -55,6 +67,7 @@ mod diagnostic;
 mod entity_ref;
 mod field_path;
 mod field_probe;
+#[cfg(feature = "hot-reload")]
 mod hot_reloader;
 mod ignored_fields;
 mod instance_patcher;
@@ -63,10 +76,16 @@ mod limits;
 pub mod merge_patch;
 mod regular_file;
 mod resolver;
+// The scene modules' binary code stays compiled without `binary`, unreachable (see
+// binary_codec.rs); the default build checks it for dead code.
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_fast_load;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_format;
 mod scene_json_scan;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_load;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_save;
 mod shared;
 mod span_index;
@@ -85,23 +104,30 @@ pub use archetype_library::{
 pub use archetype_name::{check_archetype_name, NameProblem};
 pub use atomic_file::{create_atomically, write_atomically};
 pub use builtin::{Children, Name, Parent};
+#[cfg(feature = "schema")]
+pub use component_registry::SchemaFn;
 pub use component_registry::{
-    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError, SchemaFn,
+    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError,
 };
 pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Severity};
 pub use entity_ref::EntityRef;
 pub use field_path::{FieldPath, PathSegment};
+#[cfg(feature = "hot-reload")]
 pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
 pub use instance_patcher::{apply_update, ReloadReport};
 pub use json_text::Position;
 pub use limits::Limits;
 pub use regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
 pub use resolver::ResolvedEntity;
-pub use scene_format::{scene_keys, BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VERSION};
+#[cfg(feature = "binary")]
+pub use scene_format::BINARY_SCENE_FORMAT_VERSION;
+pub use scene_format::{scene_keys, SCENE_FORMAT_VERSION};
 pub use scene_load::{
-    load_scene, load_scene_from_path, read_binary_scene_header, BinarySceneHeader, IdConflict,
-    LoadedScene, SceneError, SceneLoadOptions, SceneMigration,
+    load_scene, load_scene_from_path, IdConflict, LoadedScene, SceneError, SceneLoadOptions,
+    SceneMigration,
 };
+#[cfg(feature = "binary")]
+pub use scene_load::{read_binary_scene_header, BinarySceneHeader};
 pub use scene_save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,
@@ -114,10 +140,17 @@ pub use transform::Transform;
 
 /// The JSON Schema library component schemas are written with (re-exported so games and tools
 /// use the same version).
+#[cfg(feature = "schema")]
 pub use schemars;
 
-/// The README's Rust examples, compiled by `cargo test` so they stay true.
-#[cfg(doctest)]
+/// The README's Rust examples, compiled by `cargo test` so they stay true (they use every
+/// feature).
+#[cfg(all(
+    doctest,
+    feature = "hot-reload",
+    feature = "binary",
+    feature = "schema"
+))]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
@@ -140,10 +173,10 @@ struct ReadmeDoctests;
 /// ```compile_fail,E0639
 /// let _ = archetype_engine::SceneSaveOptions { full: false, dangling_references: Default::default(), selection: None, max_threads: 0 };
 /// ```
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "hot-reload"))]
 struct OptionStructsAreNonExhaustive;
 
 /// The crate's own README (the crates.io page), compiled by `cargo test` too.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "hot-reload"))]
 #[doc = include_str!("../README.md")]
 struct CrateReadmeDoctests;

@@ -179,17 +179,29 @@ pub fn load_scene(
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
     let context = Context::new(file, library, options);
+    #[cfg(feature = "binary")]
     if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {
         if let Some(loaded) = crate::scene_fast_load::load_binary_fast(&context, world, bytes) {
             return Ok(loaded);
         }
         return load_binary(&context, world, bytes);
     }
+    #[cfg(not(feature = "binary"))]
+    if bytes.starts_with(&BINARY_MAGIC[..BINARY_MAGIC.len() - 1]) {
+        let mut error = context.error(
+            DiagnosticCode::UnsupportedFormat,
+            "binary scenes need archetype-engine's `binary` feature (on by default); this build reads JSON scenes only",
+        );
+        error.offset = Some(0);
+        return Err(error);
+    }
     // A `.bin` file, or one that starts like the magic bytes, is a binary scene whose start is
     // damaged: reading it as JSON text would only report a confusing syntax error.
+    #[cfg(feature = "binary")]
     let named_binary = file.is_some_and(|file| {
         crate::scene_save::SceneEncoding::for_path(file) == crate::scene_save::SceneEncoding::Binary
     });
+    #[cfg(feature = "binary")]
     if named_binary || bytes.starts_with(&BINARY_MAGIC[..BINARY_MAGIC.len() - 1]) {
         let mut error = context.error(
             DiagnosticCode::Malformed,
@@ -1699,9 +1711,9 @@ fn instance_root_index(
                 }
                 match payload {
                     Payload::Json(text) => serde_json::from_str::<StableId>(text).ok(),
-                    Payload::Postcard(bytes) => {
-                        postcard::from_bytes::<u64>(bytes).ok().map(StableId)
-                    }
+                    Payload::Postcard(bytes) => crate::binary_codec::from_bytes::<u64>(bytes)
+                        .ok()
+                        .map(StableId),
                     Payload::Removed => None,
                 }
             });

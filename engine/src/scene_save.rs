@@ -34,17 +34,20 @@ pub enum SceneEncoding {
     /// Pretty, deterministic, merge-friendly JSON (`*.scene.json`).
     Json,
     /// Compact binary: postcard for component values (`*.scene.bin`).
+    #[cfg(feature = "binary")]
     Binary,
 }
 
 impl SceneEncoding {
     /// The encoding of a scene's bytes: binary scenes start with the magic bytes `ARCHSCN\0`.
     pub fn detect(bytes: &[u8]) -> Self {
+        #[cfg(feature = "binary")]
         if bytes.starts_with(BINARY_MAGIC) {
-            SceneEncoding::Binary
-        } else {
-            SceneEncoding::Json
+            return SceneEncoding::Binary;
         }
+        #[cfg(not(feature = "binary"))]
+        let _ = bytes;
+        SceneEncoding::Json
     }
 
     /// The format version this library writes in this encoding
@@ -52,13 +55,16 @@ impl SceneEncoding {
     pub fn current_format(self) -> u64 {
         match self {
             SceneEncoding::Json => SCENE_FORMAT_VERSION,
+            #[cfg(feature = "binary")]
             SceneEncoding::Binary => BINARY_SCENE_FORMAT_VERSION,
         }
     }
 
-    /// Binary for paths ending in `.bin`, JSON otherwise.
+    /// Binary for paths ending in `.bin`, JSON otherwise (always JSON without the `binary`
+    /// feature).
     pub fn for_path(path: &Path) -> Self {
         match path.extension().and_then(|e| e.to_str()) {
+            #[cfg(feature = "binary")]
             Some("bin") => SceneEncoding::Binary,
             _ => SceneEncoding::Json,
         }
@@ -205,6 +211,7 @@ pub fn save_scene(
         ids: Arc::new(ids),
         wire: match encoding {
             SceneEncoding::Json => RefWire::Text,
+            #[cfg(feature = "binary")]
             SceneEncoding::Binary => RefWire::Number,
         },
         policy: options.dangling_references,
@@ -221,6 +228,7 @@ pub fn save_scene(
                     .json(&entities, &mut out)
                     .map(|workers| (out, workers))
             }
+            #[cfg(feature = "binary")]
             SceneEncoding::Binary => saver.binary(&entities).map(|out| (out, Vec::new())),
         })
     });
@@ -233,6 +241,7 @@ pub fn save_scene(
             finish_json_document(&table.into_used(), &mut bytes, !entities.is_empty());
             bytes
         }
+        #[cfg(feature = "binary")]
         SceneEncoding::Binary => saver.binary_document(&table.into_all(), &bytes),
     })
 }
