@@ -215,8 +215,13 @@ impl ArchetypeLibrary {
         registry: impl Into<Arc<ComponentRegistry>>,
         options: LoadOptions,
     ) -> Result<Self, LoadError> {
+        let root = root.as_ref();
+        let span = tracing::info_span!("load_archetypes", root = %root.display());
+        let _entered = span.enter();
+        let started = std::time::Instant::now();
         let mut library = Self::empty(root, registry, options);
         library.reload_all();
+        crate::logging::archetypes_loaded(&library, started);
         if library.error_count() > 0 {
             return Err(LoadError {
                 library: Box::new(library),

@@ -240,6 +240,8 @@ impl HotReloader {
         if paths.is_empty() && !rescan {
             return ReloadReport::default();
         }
+        let span = tracing::info_span!("hot_reload", files = paths.len(), rescan);
+        let _entered = span.enter();
         let started = Instant::now();
         let update = if rescan {
             library.reload_all()
@@ -261,6 +263,8 @@ impl HotReloader {
         library: &mut ArchetypeLibrary,
     ) -> ReloadReport {
         *lock(&self.pending) = Pending::default();
+        let span = tracing::info_span!("hot_reload", files = 0, rescan = true);
+        let _entered = span.enter();
         let started = Instant::now();
         let update = library.reload_all();
         let mut report = apply_update(world, library, &update);
@@ -273,14 +277,14 @@ impl HotReloader {
 fn log_report(report: &ReloadReport) {
     if !report.changed.is_empty() {
         tracing::info!(
-            "reloaded {} archetype(s) ({}): {} entities updated, {} spawned, {} despawned, {} orphaned in {:.1} ms",
-            report.changed.len(),
-            report.changed.join(", "),
-            report.entities_updated,
-            report.entities_spawned,
-            report.entities_despawned,
-            report.entities_orphaned,
-            report.elapsed.as_secs_f64() * 1000.0
+            archetypes = report.changed.len(),
+            names = %report.changed.join(", "),
+            entities = report.entities_updated,
+            spawned = report.entities_spawned,
+            despawned = report.entities_despawned,
+            orphaned = report.entities_orphaned,
+            ms = crate::logging::ms(report.elapsed),
+            "reloaded archetypes"
         );
     }
     for (name, reason) in &report.held_back {

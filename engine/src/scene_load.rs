@@ -178,6 +178,19 @@ pub fn load_scene(
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
+    crate::logging::scene_load(file, bytes.len(), || {
+        load_scene_untraced(bytes, file, world, library, options)
+    })
+}
+
+/// [`load_scene`] without its log span (see `logging.rs`).
+fn load_scene_untraced(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
     let context = Context::new(file, library, options);
     #[cfg(feature = "binary")]
     if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {

@@ -181,6 +181,19 @@ pub fn save_scene(
     encoding: SceneEncoding,
     options: &SceneSaveOptions,
 ) -> Result<Vec<u8>, SceneSaveError> {
+    let selection = options.selection.as_deref();
+    crate::logging::scene_save(encoding, world, selection, || {
+        save_scene_untraced(world, library, encoding, options)
+    })
+}
+
+/// [`save_scene`] without its log span (see `logging.rs`).
+fn save_scene_untraced(
+    world: &World,
+    library: &ArchetypeLibrary,
+    encoding: SceneEncoding,
+    options: &SceneSaveOptions,
+) -> Result<Vec<u8>, SceneSaveError> {
     let entities = collect_entities(world, options)?;
     let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
     let order = component_order(library.registry());
@@ -299,10 +312,12 @@ pub fn save_scene_to_path(
     options: &SceneSaveOptions,
 ) -> Result<(), SceneSaveError> {
     let path = path.as_ref();
-    let bytes = save_scene(world, library, SceneEncoding::for_path(path), options)?;
-    write_atomically(path, &bytes).map_err(|source| SceneSaveError::Io {
-        path: path.to_path_buf(),
-        source,
+    crate::logging::scene_save_file(path, || {
+        let bytes = save_scene(world, library, SceneEncoding::for_path(path), options)?;
+        write_atomically(path, &bytes).map_err(|source| SceneSaveError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
     })
 }
 
