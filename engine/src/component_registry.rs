@@ -210,6 +210,30 @@ impl ComponentRegistry {
     ///
     /// # Errors
     /// As [`register`](Self::register).
+    ///
+    /// # Example
+    /// ```
+    /// use archetype_engine::{schemars, ComponentRegistry};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// /// Which side an entity fights on.
+    /// #[derive(Clone, Serialize, Deserialize, schemars::JsonSchema)]
+    /// #[schemars(crate = "archetype_engine::schemars")] // no schemars dependency needed
+    /// enum Faction {
+    ///     Allied,
+    ///     Hostile,
+    /// }
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// let id = registry.register_with_schema::<Faction>()?;
+    /// let mut generator = schemars::SchemaGenerator::default();
+    /// let schema = registry.json_schema(id, &mut generator).unwrap();
+    /// assert_eq!(schema.get("$ref"), Some(&serde_json::json!("#/$defs/Faction")));
+    /// let faction = &generator.definitions()["Faction"];
+    /// assert_eq!(faction["description"], "Which side an entity fights on.");
+    /// assert_eq!(faction["enum"], serde_json::json!(["Allied", "Hostile"]));
+    /// # Ok::<(), archetype_engine::RegistryError>(())
+    /// ```
     #[cfg(feature = "schema")]
     pub fn register_with_schema<T: Component + schemars::JsonSchema>(
         &mut self,

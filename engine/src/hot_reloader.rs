@@ -91,20 +91,42 @@ struct Pending {
 
 /// Watches an archetypes directory and hot-reloads archetypes into a running world.
 ///
+/// An edit changes only the fields it changed on each live instance: runtime state (the
+/// goblin's current health below) is kept, and per-instance overrides win over the file.
+///
 /// # Example
-/// ```no_run
+/// ```
+/// use std::time::{Duration, Instant};
 /// use archetype_engine::{ArchetypeLibrary, ComponentRegistry, HotReloader};
-/// let mut library = ArchetypeLibrary::load("archetypes", ComponentRegistry::new())?;
-/// let mut reloader = HotReloader::new(&library)?;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Clone, Serialize, Deserialize)]
+/// # struct Health { current: f32, max: f32 }
+/// # let dir = tempfile::tempdir()?;
+/// # let goblin_file = dir.path().join("goblin.json");
+/// # std::fs::write(&goblin_file, r#"{ "components": { "Health": { "current": 10, "max": 10 } } }"#)?;
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Health>()?;
+/// let mut library = ArchetypeLibrary::load(dir.path(), registry)?;
 /// let mut world = hecs::World::new();
+/// let goblin = library.spawn(&mut world, "goblin")?;
+/// world.get::<&mut Health>(goblin)?.current = 4.0; // wounded
+///
+/// let mut reloader = HotReloader::new(&library)?;
+/// // A designer saves the file...
+/// std::fs::write(&goblin_file, r#"{ "components": { "Health": { "current": 10, "max": 25 } } }"#)?;
+/// // ...and the game loop applies it on a later frame (once the file is quiet for 30 ms).
+/// let deadline = Instant::now() + Duration::from_secs(20);
 /// loop {
-///     let report = reloader.apply(&mut world, &mut library);
+///     let report = reloader.apply(&mut world, &mut library); // never blocks
 ///     if !report.is_empty() {
-///         println!("{report}");
+///         println!("{report}"); // reloaded goblin: 1 entity updated ...
+///         break;
 ///     }
-///     // ... run the frame ...
-/// #   break;
+///     assert!(Instant::now() < deadline, "the edit was not seen");
+///     std::thread::sleep(Duration::from_millis(16)); // ... the rest of the frame ...
 /// }
+/// let health = world.get::<&Health>(goblin)?;
+/// assert_eq!((health.current, health.max), (4.0, 25.0));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct HotReloader {

@@ -1,38 +1,4 @@
-//! Data-driven entities for [hecs]: archetypes in JSON files, with inheritance, children and
-//! entity references, validated with precise errors and spawned by name as fast as a static
-//! `world.spawn(..)`.
-//!
-//! - Components are plain Rust types deriving `Serialize`, `Deserialize` and `Clone`,
-//!   registered once in a [`ComponentRegistry`].
-//! - An [`ArchetypeLibrary`] loads every `*.json` file under a directory: `enemies/goblin.json`
-//!   defines the archetype `enemies/goblin`. Inheritance (`extends`) merges component values as
-//!   JSON Merge Patch; every component value is deserialized up front, so spawning only clones.
-//! - Every problem is reported at once, as `file:line:column` with a suggestion where one
-//!   exists ([`Diagnostic`]).
-//!
-//! # Example
-//! ```
-//! use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
-//! use serde::{Deserialize, Serialize};
-//!
-//! #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-//! struct Health { current: f32, max: f32 }
-//!
-//! let mut registry = ComponentRegistry::new();
-//! registry.register::<Health>().unwrap();
-//!
-//! // Usually `ArchetypeLibrary::load("archetypes", registry)`; here the files live in memory.
-//! let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
-//! library.set_sources([
-//!     ("creature.json", Some(r#"{ "abstract": true, "components": { "Health": { "current": 10, "max": 10 } } }"#)),
-//!     ("goblin.json", Some(r#"{ "extends": "creature", "components": { "Health": { "max": 12 } } }"#)),
-//! ]);
-//! assert!(library.diagnostics().is_empty());
-//!
-//! let mut world = hecs::World::new();
-//! let goblin = library.spawn(&mut world, "goblin").unwrap();
-//! assert_eq!(*world.get::<&Health>(goblin).unwrap(), Health { current: 10.0, max: 12.0 });
-//! ```
+#![doc = include_str!("crate_docs.md")]
 //!
 //! # Cargo features
 //!
@@ -99,6 +65,7 @@ mod logging;
 pub mod merge_patch;
 mod regular_file;
 mod resolver;
+mod scene_api;
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
 // binary_codec.rs); the default build checks it for dead code.
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
@@ -142,6 +109,7 @@ pub use json_text::Position;
 pub use limits::Limits;
 pub use regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
 pub use resolver::ResolvedEntity;
+pub use scene_api::Scenes;
 #[cfg(feature = "binary")]
 pub use scene_format::BINARY_SCENE_FORMAT_VERSION;
 pub use scene_format::{scene_keys, SCENE_FORMAT_VERSION};

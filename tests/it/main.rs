@@ -18,6 +18,7 @@ mod hot_reload; // hot reload's core: field-level patches, overrides, children, 
 mod logging; // what the library logs (spans and events), captured by a test subscriber
 mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once
 mod registry; // ComponentRegistry: names, aliases, clashes, built-ins
+mod scene_api; // Scenes: save_to_path / load_from_path / save_to_vec / load_from_slice
 mod scenes; // scenes: stable IDs, diffs, references, binary, atomic saves
 mod soak; // hot-reload soak: random edits with the real watcher (ARCHETYPE_SOAK_EDITS)
 mod spawning; // spawning by name: IDs, markers, children, references, overrides, batches

@@ -1,5 +1,5 @@
 //! `archetool scene`: what a scene file holds (`info`), whether it loads (`check`), and how two
-//! differ (`diff`, in [`scene_diff`](super::scene_diff)).
+//! differ (`diff`, in [`scene_diff`]).
 //!
 //! A scene is read one of two ways:
 //! - a JSON scene in the current format ([`SCENE_FORMAT_VERSION`]) is read as written; no
