@@ -28,7 +28,19 @@ use crate::spawn_error::SpawnError;
 use crate::suggest::did_you_mean;
 
 /// How a library reads its files.
+///
+/// New options may be added in minor versions: start from [`LoadOptions::default`] and set
+/// the fields you need.
+///
+/// # Example
+/// ```
+/// use archetype_engine::{LoadOptions, Severity};
+/// let mut options = LoadOptions::default();
+/// options.unknown_fields = Severity::Warning; // a typo in a field name is reported, not fatal
+/// options.limits.max_file_bytes = 1024 * 1024;
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// Size and depth limits.
     pub limits: Limits,
@@ -187,6 +199,31 @@ impl ArchetypeLibrary {
     /// # Errors
     /// If any file has an error. The error lists every problem and still holds the valid part
     /// of the library ([`LoadError::into_partial`]).
+    ///
+    /// # Example
+    /// ```
+    /// use archetype_engine::{ArchetypeLibrary, ComponentRegistry};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Clone, Serialize, Deserialize)]
+    /// # struct Health { current: f32, max: f32 }
+    /// # let dir = tempfile::tempdir()?;
+    /// # let root = dir.path();
+    /// # std::fs::create_dir(root.join("enemies"))?;
+    /// std::fs::write(root.join("enemies/goblin.json"), r#"{ "components": { "Helth": { "current": 10, "max": 10 } } }"#)?;
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Health>()?;
+    /// match ArchetypeLibrary::load(root, registry) {
+    ///     Ok(library) => println!("{} archetypes", library.len()),
+    ///     Err(error) => {
+    ///         // Every problem at once, as `file:line:column: error[code]: message`.
+    ///         let message = error.diagnostics()[0].to_string();
+    ///         assert!(message.ends_with("goblin.json:1:19: error[unknown-component]: unknown component `Helth`; did you mean `Health`?"));
+    ///         let partial = error.into_partial(); // still serves every valid archetype
+    ///         assert!(partial.get("enemies/goblin").is_none());
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn load(
         root: impl AsRef<Path>,
         registry: impl Into<Arc<ComponentRegistry>>,
@@ -203,8 +240,13 @@ impl ArchetypeLibrary {
         registry: impl Into<Arc<ComponentRegistry>>,
         options: LoadOptions,
     ) -> Result<Self, LoadError> {
+        let root = root.as_ref();
+        let span = tracing::info_span!("load_archetypes", root = %root.display());
+        let _entered = span.enter();
+        let started = std::time::Instant::now();
         let mut library = Self::empty(root, registry, options);
         library.reload_all();
+        crate::logging::archetypes_loaded(&library, started);
         if library.error_count() > 0 {
             return Err(LoadError {
                 library: Box::new(library),
@@ -1013,6 +1055,20 @@ impl ArchetypeLibrary {
     /// # Errors
     /// If there is no such archetype (with a suggestion), it is abstract, or it never loaded
     /// without errors.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, StableId};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("enemies/goblin.json", Some(r#"{ "components": { "Name": "goblin" } }"#));
+    /// let mut world = hecs::World::new();
+    /// let goblin = library.spawn(&mut world, "enemies/goblin")?;
+    /// assert!(world.get::<&StableId>(goblin).is_ok()); // so scenes can save it
+    ///
+    /// let error = library.spawn(&mut world, "enemies/gobln").unwrap_err();
+    /// assert_eq!(error.to_string(), "unknown archetype `enemies/gobln`; did you mean `enemies/goblin`?");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn spawn(&self, world: &mut World, name: &str) -> Result<Entity, SpawnError> {
         let archetype = self.spawnable(name)?;
         match &archetype.compiled {
@@ -1031,15 +1087,33 @@ impl ArchetypeLibrary {
     /// ([`InstanceOverrides`](crate::InstanceOverrides)), so hot reload never overwrites them.
     ///
     /// # Example
-    /// ```no_run
-    /// # let library: archetype_engine::ArchetypeLibrary = todo!();
-    /// # let mut world = hecs::World::new();
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Name};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    /// # struct Health { current: f32, max: f32 }
+    /// # let mut registry = ComponentRegistry::new();
+    /// # registry.register::<Health>()?;
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+    /// # library.set_source("enemies/goblin.json", Some(r#"{ "components": { "Health": { "current": 10, "max": 10 } } }"#));
+    /// let mut world = hecs::World::new();
     /// let boss = library.spawn_with(
     ///     &mut world,
     ///     "enemies/goblin",
     ///     &serde_json::json!({ "Health": { "max": 500 }, "Name": "Grukk" }),
     /// )?;
-    /// # Ok::<(), archetype_engine::SpawnError>(())
+    /// assert_eq!(*world.get::<&Health>(boss)?, Health { current: 10.0, max: 500.0 });
+    /// assert_eq!(world.get::<&Name>(boss)?.as_str(), "Grukk");
+    ///
+    /// // A mistake in an override is an error naming the field, not a silent default.
+    /// let error = library
+    ///     .spawn_with(&mut world, "enemies/goblin", &serde_json::json!({ "Health": { "max": "lots" } }))
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "invalid overrides for `enemies/goblin`: invalid value for `Health.max`: invalid type: string \"lots\", expected f32"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors

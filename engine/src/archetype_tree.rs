@@ -34,6 +34,7 @@ pub(crate) enum Entry {
 
 /// Whether a file name is an archetype file: `*.json`, not hidden (editor lock and backup files
 /// such as Emacs's `.#goblin.json` start with a dot).
+#[cfg(feature = "hot-reload")]
 pub(crate) fn is_archetype_file_name(file_name: &str) -> bool {
     file_name.ends_with(".json") && !file_name.starts_with('.')
 }

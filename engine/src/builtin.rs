@@ -6,9 +6,8 @@ use crate::component_registry::{ComponentOptions, ComponentRegistry};
 use crate::{ArchetypeInstance, EntityRef, InstanceOverrides, StableId, Transform};
 
 /// A display name, written as a plain string: `"Name": "Grukk"`.
-#[derive(
-    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Name(pub String);
 
 impl Name {
@@ -33,17 +32,16 @@ pub struct Parent(pub EntityRef);
 pub struct Children(pub Vec<EntityRef>);
 
 pub(crate) fn register_builtins(registry: &mut ComponentRegistry) {
+    let name = ComponentOptions::new().name("Name");
+    let transform = ComponentOptions::new().name("Transform");
+    #[cfg(feature = "schema")]
+    let (name, transform) = (
+        name.json_schema::<Name>(),
+        transform.json_schema::<Transform>(),
+    );
     let results = [
-        registry.insert::<Name>(
-            ComponentOptions::new().name("Name").json_schema::<Name>(),
-            false,
-        ),
-        registry.insert::<Transform>(
-            ComponentOptions::new()
-                .name("Transform")
-                .json_schema::<Transform>(),
-            false,
-        ),
+        registry.insert::<Name>(name, false),
+        registry.insert::<Transform>(transform, false),
         registry.insert::<Parent>(ComponentOptions::new().name("Parent"), true),
         registry.insert::<Children>(ComponentOptions::new().name("Children"), true),
         registry.insert::<StableId>(ComponentOptions::new().name("StableId"), true),

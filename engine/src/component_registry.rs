@@ -58,11 +58,13 @@ pub struct ComponentOptions {
     name: Option<String>,
     aliases: Vec<String>,
     runtime_only: bool,
+    #[cfg(feature = "schema")]
     schema: Option<SchemaFn>,
     removed_fields: Vec<String>,
 }
 
 /// Produces a component's JSON Schema (see [`ComponentOptions::json_schema`]).
+#[cfg(feature = "schema")]
 pub type SchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
 
 impl ComponentOptions {
@@ -102,6 +104,7 @@ impl ComponentOptions {
     /// Describes the component's JSON form with `S`'s JSON Schema (usually the component type
     /// itself, deriving [`schemars::JsonSchema`]): field names, types, enum values and doc
     /// comments then appear in `archetool schema` output and in editor autocompletion.
+    #[cfg(feature = "schema")]
     pub fn json_schema<S: schemars::JsonSchema>(mut self) -> Self {
         self.schema = Some(|generator| generator.subschema_for::<S>());
         self
@@ -174,6 +177,7 @@ pub(crate) struct Entry {
     pub(crate) runtime_only: bool,
     /// Fields the type no longer has (see [`ComponentOptions::removed_field`]).
     pub(crate) removed_fields: Vec<String>,
+    #[cfg(feature = "schema")]
     pub(crate) schema: Option<SchemaFn>,
     /// Set by the library itself (`Parent`, `StableId`, ...); data files may not write it.
     pub(crate) managed: bool,
@@ -222,6 +226,31 @@ impl ComponentRegistry {
     ///
     /// # Errors
     /// As [`register`](Self::register).
+    ///
+    /// # Example
+    /// ```
+    /// use archetype_engine::{schemars, ComponentRegistry};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// /// Which side an entity fights on.
+    /// #[derive(Clone, Serialize, Deserialize, schemars::JsonSchema)]
+    /// #[schemars(crate = "archetype_engine::schemars")] // no schemars dependency needed
+    /// enum Faction {
+    ///     Allied,
+    ///     Hostile,
+    /// }
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// let id = registry.register_with_schema::<Faction>()?;
+    /// let mut generator = schemars::SchemaGenerator::default();
+    /// let schema = registry.json_schema(id, &mut generator).unwrap();
+    /// assert_eq!(schema.get("$ref"), Some(&serde_json::json!("#/$defs/Faction")));
+    /// let faction = &generator.definitions()["Faction"];
+    /// assert_eq!(faction["description"], "Which side an entity fights on.");
+    /// assert_eq!(faction["enum"], serde_json::json!(["Allied", "Hostile"]));
+    /// # Ok::<(), archetype_engine::RegistryError>(())
+    /// ```
+    #[cfg(feature = "schema")]
     pub fn register_with_schema<T: Component + schemars::JsonSchema>(
         &mut self,
     ) -> Result<ComponentId, RegistryError> {
@@ -289,6 +318,7 @@ impl ComponentRegistry {
             type_name,
             runtime_only: options.runtime_only,
             removed_fields: options.removed_fields,
+            #[cfg(feature = "schema")]
             schema: options.schema,
             managed,
             ops: Box::new(Ops::<T>(std::marker::PhantomData)),
@@ -347,6 +377,7 @@ impl ComponentRegistry {
     }
 
     /// The component's JSON Schema, if it was registered with one.
+    #[cfg(feature = "schema")]
     pub fn json_schema(
         &self,
         id: ComponentId,
@@ -404,7 +435,7 @@ impl ComponentRegistry {
         let entry = &self.entries[id.index()];
         let encoded = entry.layout.get_or_init(|| {
             let layout = entry.ops.layout()?;
-            postcard::to_allocvec(&layout).ok()
+            crate::binary_codec::to_allocvec(&layout).ok()
         });
         encoded.as_deref()
     }
@@ -485,8 +516,8 @@ impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
     fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError> {
         let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
         value_check::check(component).map_err(WriteError::Check)?;
-        let bytes =
-            postcard::to_extend(component, std::mem::take(out)).map_err(WriteError::write)?;
+        let bytes = crate::binary_codec::to_extend(component, std::mem::take(out))
+            .map_err(WriteError::write)?;
         *out = bytes;
         Ok(())
     }
@@ -663,7 +694,7 @@ impl<T: Component> Ops<T> {
     /// [`check_read`](crate::value_check::check_read) does.
     fn read_postcard_typed(bytes: &[u8]) -> Result<T, (FieldPath, String)> {
         crate::entity_ref::take_last_read_error();
-        let typed = postcard::from_bytes::<T>(bytes).map_err(|error| {
+        let typed = crate::binary_codec::from_bytes::<T>(bytes).map_err(|error| {
             // Postcard drops custom messages: a reference's own reason is kept aside.
             let message = crate::entity_ref::take_last_read_error()
                 .unwrap_or_else(|| format!("corrupt binary value ({error})"));
@@ -769,7 +800,7 @@ impl<T: Component> ComponentOps for Ops<T> {
         // Untouched instances (most of them, often) serialize exactly as the archetype's old
         // value: postcard's bytes are a cheap, exact comparison of the serialized form.
         let shortcut = shortcut.and_then(|(before, after)| {
-            let before = postcard::to_allocvec(before.downcast_ref::<T>()?).ok()?;
+            let before = crate::binary_codec::to_allocvec(before.downcast_ref::<T>()?).ok()?;
             Some((before, after.downcast_ref::<T>()?))
         });
         let mut live_bytes = Vec::new();
@@ -780,7 +811,8 @@ impl<T: Component> ComponentOps for Ops<T> {
             if let Some((before, after)) = &shortcut {
                 live_bytes.clear();
                 // A value that cannot be serialized takes the slow path, which reports why.
-                if let Ok(bytes) = postcard::to_extend(&*component, std::mem::take(&mut live_bytes))
+                if let Ok(bytes) =
+                    crate::binary_codec::to_extend(&*component, std::mem::take(&mut live_bytes))
                 {
                     live_bytes = bytes;
                     if live_bytes == *before {

@@ -24,18 +24,48 @@ use crate::stable_id::StableId;
 /// A reference from one entity to another, usable as (part of) a component field.
 ///
 /// Use `EntityRef`, `Option<EntityRef>` or `Vec<EntityRef>` fields for references that should
-/// survive archetype spawning and scene save/load; see the [module docs](self) for how they are
-/// written.
+/// survive archetype spawning and scene save/load. A reference is written according to where
+/// it is:
+///
+/// - **in an archetype file**, relative to the archetype instance being spawned: `"#"` is its
+///   root, `"#sensor"` its child named `sensor`, `"#gun/barrel"` a grandchild, and `..` goes up
+///   a level (`"#../sensor"` from inside the `gun` child). Inside a child declared with its own
+///   `"archetype"`, `#` is that child. Spawning turns each into the spawned entity; a name that
+///   matches no child is an `unknown-child` error when the library loads.
+/// - **in a scene file**, the target's stable ID (`"00ab12cd34ef5678"`).
+/// - **anywhere else** (`serde_json::to_value` in your own code, say), the raw `Entity` bits,
+///   meaningful only inside the running process.
 ///
 /// # Example
 /// ```
-/// use archetype_engine::EntityRef;
+/// use archetype_engine::{ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions};
 /// use serde::{Deserialize, Serialize};
 ///
+/// /// A turret aims through its sensor child.
 /// #[derive(Clone, Serialize, Deserialize)]
-/// struct Follow {
-///     leader: Option<EntityRef>,
+/// struct Turret {
+///     sensor: EntityRef,
+///     owner: Option<EntityRef>,
 /// }
+///
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Turret>()?;
+/// let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+/// library.set_sources([(
+///     "turret.json",
+///     Some(r##"{
+///         "components": { "Turret": { "sensor": "#sensor", "owner": "#" } },
+///         "children": { "sensor": { "components": { "Name": "sensor" } } }
+///     }"##),
+/// )]);
+/// assert!(library.diagnostics().is_empty());
+///
+/// let mut world = hecs::World::new();
+/// let turret = library.spawn(&mut world, "turret")?;
+/// let aim = world.get::<&Turret>(turret)?.clone();
+/// assert_eq!(world.get::<&archetype_engine::Name>(aim.sensor.entity())?.as_str(), "sensor");
+/// assert_eq!(aim.owner, Some(EntityRef(turret)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntityRef(pub Entity);
@@ -184,6 +214,7 @@ fn read_raw(reference: RefIn<'_>) -> Result<Entity, String> {
 }
 
 /// In archetype files (the documents the schema describes) a reference is `#` or `#child/...`.
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for EntityRef {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "EntityRef".into()

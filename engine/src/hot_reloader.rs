@@ -19,7 +19,20 @@ use crate::archetype_tree::is_archetype_file_name;
 use crate::instance_patcher::{apply_update, ReloadReport};
 
 /// How a [`HotReloader`] watches.
+///
+/// New options may be added in minor versions: start from [`HotReloadOptions::default`] and
+/// set the fields you need.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use archetype_engine::HotReloadOptions;
+/// let mut options = HotReloadOptions::default();
+/// options.debounce = Duration::from_millis(50);
+/// options.force_polling = true; // a network drive without file events
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct HotReloadOptions {
     /// How long the files must be quiet before a change is applied: editors write a file in
     /// several steps, and one save should be one reload. Default 30 ms.
@@ -78,20 +91,42 @@ struct Pending {
 
 /// Watches an archetypes directory and hot-reloads archetypes into a running world.
 ///
+/// An edit changes only the fields it changed on each live instance: runtime state (the
+/// goblin's current health below) is kept, and per-instance overrides win over the file.
+///
 /// # Example
-/// ```no_run
+/// ```
+/// use std::time::{Duration, Instant};
 /// use archetype_engine::{ArchetypeLibrary, ComponentRegistry, HotReloader};
-/// let mut library = ArchetypeLibrary::load("archetypes", ComponentRegistry::new())?;
-/// let mut reloader = HotReloader::new(&library)?;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Clone, Serialize, Deserialize)]
+/// # struct Health { current: f32, max: f32 }
+/// # let dir = tempfile::tempdir()?;
+/// # let goblin_file = dir.path().join("goblin.json");
+/// # std::fs::write(&goblin_file, r#"{ "components": { "Health": { "current": 10, "max": 10 } } }"#)?;
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Health>()?;
+/// let mut library = ArchetypeLibrary::load(dir.path(), registry)?;
 /// let mut world = hecs::World::new();
+/// let goblin = library.spawn(&mut world, "goblin")?;
+/// world.get::<&mut Health>(goblin)?.current = 4.0; // wounded
+///
+/// let mut reloader = HotReloader::new(&library)?;
+/// // A designer saves the file...
+/// std::fs::write(&goblin_file, r#"{ "components": { "Health": { "current": 10, "max": 25 } } }"#)?;
+/// // ...and the game loop applies it on a later frame (once the file is quiet for 30 ms).
+/// let deadline = Instant::now() + Duration::from_secs(20);
 /// loop {
-///     let report = reloader.apply(&mut world, &mut library);
+///     let report = reloader.apply(&mut world, &mut library); // never blocks
 ///     if !report.is_empty() {
-///         println!("{report}");
+///         println!("{report}"); // reloaded goblin: 1 entity updated ...
+///         break;
 ///     }
-///     // ... run the frame ...
-/// #   break;
+///     assert!(Instant::now() < deadline, "the edit was not seen");
+///     std::thread::sleep(Duration::from_millis(16)); // ... the rest of the frame ...
 /// }
+/// let health = world.get::<&Health>(goblin)?;
+/// assert_eq!((health.current, health.max), (4.0, 25.0));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct HotReloader {
@@ -227,6 +262,8 @@ impl HotReloader {
         if paths.is_empty() && !rescan {
             return ReloadReport::default();
         }
+        let span = tracing::info_span!("hot_reload", files = paths.len(), rescan);
+        let _entered = span.enter();
         let started = Instant::now();
         let update = if rescan {
             library.reload_all()
@@ -248,6 +285,8 @@ impl HotReloader {
         library: &mut ArchetypeLibrary,
     ) -> ReloadReport {
         *lock(&self.pending) = Pending::default();
+        let span = tracing::info_span!("hot_reload", files = 0, rescan = true);
+        let _entered = span.enter();
         let started = Instant::now();
         let update = library.reload_all();
         let mut report = apply_update(world, library, &update);
@@ -260,14 +299,14 @@ impl HotReloader {
 fn log_report(report: &ReloadReport) {
     if !report.changed.is_empty() {
         tracing::info!(
-            "reloaded {} archetype(s) ({}): {} entities updated, {} spawned, {} despawned, {} orphaned in {:.1} ms",
-            report.changed.len(),
-            report.changed.join(", "),
-            report.entities_updated,
-            report.entities_spawned,
-            report.entities_despawned,
-            report.entities_orphaned,
-            report.elapsed.as_secs_f64() * 1000.0
+            archetypes = report.changed.len(),
+            names = %report.changed.join(", "),
+            entities = report.entities_updated,
+            spawned = report.entities_spawned,
+            despawned = report.entities_despawned,
+            orphaned = report.entities_orphaned,
+            ms = crate::logging::ms(report.elapsed),
+            "reloaded archetypes"
         );
     }
     for (name, reason) in &report.held_back {

@@ -1,38 +1,37 @@
-//! Data-driven entities for [hecs]: archetypes in JSON files, with inheritance, children and
-//! entity references, validated with precise errors and spawned by name as fast as a static
-//! `world.spawn(..)`.
+#![doc = include_str!("crate_docs.md")]
 //!
-//! - Components are plain Rust types deriving `Serialize`, `Deserialize` and `Clone`,
-//!   registered once in a [`ComponentRegistry`].
-//! - An [`ArchetypeLibrary`] loads every `*.json` file under a directory: `enemies/goblin.json`
-//!   defines the archetype `enemies/goblin`. Inheritance (`extends`) merges component values as
-//!   JSON Merge Patch; every component value is deserialized up front, so spawning only clones.
-//! - Every problem is reported at once, as `file:line:column` with a suggestion where one
-//!   exists ([`Diagnostic`]).
+//! # Cargo features
 //!
-//! # Example
+//! All on by default; a game that does not need a part turns it off
+//! (`default-features = false, features = [...]`) and does not compile its dependencies.
+//!
+//! | feature | gives | dependency |
+//! |---|---|---|
+//! | `hot-reload` | `HotReloader`, `HotReloadOptions`: watching the archetypes directory. Reloading by hand (`ArchetypeLibrary::reload_all`, `apply_update`) needs no feature. | notify |
+//! | `binary` | `SceneEncoding::Binary` (`*.scene.bin`), `read_binary_scene_header`. Without it, loading a binary scene is an `unsupported-format` error naming the feature, and hot reload patches every instance through JSON. | postcard, crc32fast |
+//! | `schema` | `ComponentRegistry::register_with_schema`, `ComponentOptions::json_schema`, the `schemars` re-export: component JSON Schemas for `archetool schema` and editors. | schemars |
+//!
+//! # Logging
+//!
+//! The library logs through [`tracing`](https://docs.rs/tracing) (target `archetype_engine`):
+//! a span per operation a game notices and one event when it ends, with its figures as
+//! fields. Nothing is logged per entity or per frame; a frame with no settled change logs
+//! nothing. A game sees the logs once it installs a subscriber, for example
+//! [tracing-subscriber](https://docs.rs/tracing-subscriber)'s:
+//!
+//! ```ignore
+//! // Cargo.toml: tracing-subscriber = "0.3"
+//! tracing_subscriber::fmt().with_max_level(tracing::Level::INFO).init();
+//! // INFO load_archetypes{root=archetypes}: loaded archetypes files=20 archetypes=20 errors=0 warnings=0 ms=3.1
 //! ```
-//! use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
-//! use serde::{Deserialize, Serialize};
 //!
-//! #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-//! struct Health { current: f32, max: f32 }
-//!
-//! let mut registry = ComponentRegistry::new();
-//! registry.register::<Health>().unwrap();
-//!
-//! // Usually `ArchetypeLibrary::load("archetypes", registry)`; here the files live in memory.
-//! let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
-//! library.set_sources([
-//!     ("creature.json", Some(r#"{ "abstract": true, "components": { "Health": { "current": 10, "max": 10 } } }"#)),
-//!     ("goblin.json", Some(r#"{ "extends": "creature", "components": { "Health": { "max": 12 } } }"#)),
-//! ]);
-//! assert!(library.diagnostics().is_empty());
-//!
-//! let mut world = hecs::World::new();
-//! let goblin = library.spawn(&mut world, "goblin").unwrap();
-//! assert_eq!(*world.get::<&Health>(goblin).unwrap(), Health { current: 10.0, max: 12.0 });
-//! ```
+//! | span | level | fields | closing event and its fields |
+//! |---|---|---|---|
+//! | `load_archetypes` | info | `root` | `loaded archetypes`: `files`, `archetypes` (usable), `errors`, `warnings`, `ms`; at warn when `errors` > 0 |
+//! | `hot_reload` | info | `files` (changed), `rescan` | `reloaded archetypes` when any changed: `archetypes`, `names`, `entities` (updated), `spawned`, `despawned`, `orphaned`, `ms`; a warn per held-back edit, an error per problem |
+//! | `save_scene` | info | `encoding` | `saved scene`: `entities`, `bytes`, `ms`; on failure `scene not saved` (warn) with `error` |
+//! | `save_scene_file` | info | `file` | holds `save_scene`; `scene not written` (warn) with `error` when the write fails |
+//! | `load_scene` | info | `file` (`-` for bytes from memory), `bytes` | `loaded scene`: `entities`, `warnings`, `ms`; on failure `scene not loaded` (warn) with `error` |
 //!
 //! [hecs]: https://docs.rs/hecs
 
@@ -48,6 +47,7 @@ mod archetype_name;
 mod archetype_source;
 mod archetype_tree;
 mod atomic_file;
+mod binary_codec;
 mod builtin;
 mod compiled_archetype;
 mod component_registry;
@@ -55,21 +55,30 @@ mod diagnostic;
 mod entity_ref;
 mod field_path;
 mod field_probe;
+#[cfg(feature = "hot-reload")]
 mod hot_reloader;
 mod ignored_fields;
 mod instance_patcher;
 mod json_text;
 mod limits;
+mod logging;
 pub mod merge_patch;
 mod regular_file;
 mod resolver;
+mod scene_api;
+// The scene modules' binary code stays compiled without `binary`, unreachable (see
+// binary_codec.rs); the default build checks it for dead code.
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_fast_load;
 mod scene_follow;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_format;
 mod scene_header;
 mod scene_json_scan;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_load;
 mod scene_migration;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_save;
 mod shared;
 mod span_index;
@@ -78,6 +87,7 @@ mod stable_id;
 mod suggest;
 mod transform;
 mod value_check;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod value_layout;
 
 pub use archetype::Archetype;
@@ -89,24 +99,32 @@ pub use archetype_library::{
 pub use archetype_name::{check_archetype_name, NameProblem};
 pub use atomic_file::{create_atomically, write_atomically};
 pub use builtin::{Children, Name, Parent};
+#[cfg(feature = "schema")]
+pub use component_registry::SchemaFn;
 pub use component_registry::{
-    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError, SchemaFn,
+    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError,
 };
 pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Severity};
 pub use entity_ref::EntityRef;
 pub use field_path::{FieldPath, PathSegment};
+#[cfg(feature = "hot-reload")]
 pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
 pub use instance_patcher::{apply_update, ReloadReport};
 pub use json_text::Position;
 pub use limits::Limits;
 pub use regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
 pub use resolver::ResolvedEntity;
-pub use scene_format::{scene_keys, BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VERSION};
+pub use scene_api::Scenes;
+#[cfg(feature = "binary")]
+pub use scene_format::BINARY_SCENE_FORMAT_VERSION;
+pub use scene_format::{scene_keys, SCENE_FORMAT_VERSION};
 pub use scene_header::{read_scene_header, ArchetypeNodes, SceneHeader};
 pub use scene_load::{
-    load_scene, load_scene_from_path, read_binary_scene_header, BinarySceneHeader, IdConflict,
-    LoadedScene, RemovedChildren, SceneChange, SceneError, SceneLoadOptions,
+    load_scene, load_scene_from_path, IdConflict, LoadedScene, RemovedChildren, SceneChange,
+    SceneError, SceneLoadOptions,
 };
+#[cfg(feature = "binary")]
+pub use scene_load::{read_binary_scene_header, BinarySceneHeader};
 pub use scene_migration::{MigrateFn, SceneMigration};
 pub use scene_save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
@@ -120,9 +138,43 @@ pub use transform::Transform;
 
 /// The JSON Schema library component schemas are written with (re-exported so games and tools
 /// use the same version).
+#[cfg(feature = "schema")]
 pub use schemars;
 
-/// The README's Rust examples, compiled by `cargo test` so they stay true.
-#[cfg(doctest)]
+/// The README's Rust examples, compiled by `cargo test` so they stay true (they use every
+/// feature).
+#[cfg(all(
+    doctest,
+    feature = "hot-reload",
+    feature = "binary",
+    feature = "schema"
+))]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// Option structs grow in minor versions, so code outside the crate cannot build them with a
+/// struct literal (it would break when a field is added); `Default` and field assignment work.
+///
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::LoadOptions { limits: Default::default(), unknown_fields: archetype_engine::Severity::Error };
+/// ```
+/// ```compile_fail,E0639
+/// use std::time::Duration;
+/// let _ = archetype_engine::HotReloadOptions { debounce: Duration::ZERO, max_wait: Duration::ZERO, force_polling: false, poll_interval: Duration::ZERO };
+/// ```
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::Limits { max_file_bytes: 1, max_depth: 1, max_children_depth: 1, max_scene_entities: 1, max_scene_values: 1, max_scene_bytes: 1 };
+/// ```
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::SceneLoadOptions { on_id_conflict: Default::default(), limits: Default::default(), migration: None, unknown_fields: archetype_engine::Severity::Error };
+/// ```
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::SceneSaveOptions { full: false, dangling_references: Default::default(), selection: None, max_threads: 0 };
+/// ```
+#[cfg(all(doctest, feature = "hot-reload"))]
+struct OptionStructsAreNonExhaustive;
+
+/// The crate's own README (the crates.io page), compiled by `cargo test` too.
+#[cfg(all(doctest, feature = "hot-reload"))]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;

@@ -2,7 +2,20 @@
 
 /// Bounds on what the loaders accept. The defaults are generous for hand-written data and
 /// small enough that a hostile or corrupt file is rejected quickly.
+///
+/// New limits may be added in minor versions: start from [`Limits::default`] and change the
+/// ones you need.
+///
+/// # Example
+/// ```
+/// use archetype_engine::{Limits, LoadOptions};
+/// let mut limits = Limits::default();
+/// limits.max_depth = 32;
+/// let mut options = LoadOptions::default();
+/// options.limits = limits;
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest archetype or scene file read, in bytes (default 4 MiB for archetypes).
     pub max_file_bytes: u64,

@@ -965,7 +965,9 @@ impl<'a> Scanner<'a> {
     }
 }
 
+// Every test here compares the JSON and binary paths.
 #[cfg(test)]
+#[cfg(feature = "binary")]
 mod tests {
     use super::*;
     use crate::json_text::SourceText;

@@ -51,6 +51,7 @@ pub struct SceneHeader {
 /// # Ok::<(), archetype_engine::SceneError>(())
 /// ```
 pub fn read_scene_header(bytes: &[u8]) -> Result<SceneHeader, SceneError> {
+    #[cfg(feature = "binary")]
     if SceneEncoding::detect(bytes) == SceneEncoding::Binary {
         let binary = crate::scene_load::read_binary_scene_header(bytes)?;
         return Ok(SceneHeader {

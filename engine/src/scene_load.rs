@@ -58,7 +58,11 @@ pub enum IdConflict {
 }
 
 /// Options for loading a scene.
+///
+/// New options may be added in minor versions: start from [`SceneLoadOptions::default`] and
+/// set the fields you need.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct SceneLoadOptions {
     /// What to do with stable IDs already present in the world.
     pub on_id_conflict: IdConflict,
@@ -251,21 +255,46 @@ pub fn load_scene(
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
+    crate::logging::scene_load(file, bytes.len(), || {
+        load_scene_untraced(bytes, file, world, library, options)
+    })
+}
+
+/// [`load_scene`] without its log span (see `logging.rs`).
+fn load_scene_untraced(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
     let context = Context::new(file, library, options);
     if let Some(loaded) = crate::scene_migration::load_migrated(&context, world, bytes) {
         return loaded;
     }
+    #[cfg(feature = "binary")]
     if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {
         if let Some(loaded) = crate::scene_fast_load::load_binary_fast(&context, world, bytes) {
             return Ok(loaded);
         }
         return load_binary(&context, world, bytes);
     }
+    #[cfg(not(feature = "binary"))]
+    if bytes.starts_with(&BINARY_MAGIC[..BINARY_MAGIC.len() - 1]) {
+        let mut error = context.error(
+            DiagnosticCode::UnsupportedFormat,
+            "binary scenes need archetype-engine's `binary` feature (on by default); this build reads JSON scenes only",
+        );
+        error.offset = Some(0);
+        return Err(error);
+    }
     // A `.bin` file, or one that starts like the magic bytes, is a binary scene whose start is
     // damaged: reading it as JSON text would only report a confusing syntax error.
+    #[cfg(feature = "binary")]
     let named_binary = file.is_some_and(|file| {
         crate::scene_save::SceneEncoding::for_path(file) == crate::scene_save::SceneEncoding::Binary
     });
+    #[cfg(feature = "binary")]
     if named_binary || bytes.starts_with(&BINARY_MAGIC[..BINARY_MAGIC.len() - 1]) {
         let mut error = context.error(
             DiagnosticCode::Malformed,
@@ -1146,7 +1175,9 @@ pub(crate) fn evolved_layouts(
             if current == Some(*stored) {
                 return None;
             }
-            postcard::from_bytes::<Layout>(stored).ok().map(Arc::new)
+            crate::binary_codec::from_bytes::<Layout>(stored)
+                .ok()
+                .map(Arc::new)
         })
         .collect()
 }
@@ -2197,9 +2228,9 @@ fn instance_root_index(
                 }
                 match payload {
                     Payload::Json(text) => serde_json::from_str::<StableId>(text).ok(),
-                    Payload::Postcard(bytes) => {
-                        postcard::from_bytes::<u64>(bytes).ok().map(StableId)
-                    }
+                    Payload::Postcard(bytes) => crate::binary_codec::from_bytes::<u64>(bytes)
+                        .ok()
+                        .map(StableId),
                     Payload::Evolved(bytes, layout) => {
                         let value = crate::value_layout::read_value(layout, &mut &bytes[..]);
                         value.ok()?.as_u64().map(StableId)

@@ -8,9 +8,9 @@ use crate::diagnostic::DiagnosticCode;
 use crate::json_text::SourceText;
 use crate::scene_format::SCENE_FORMAT_VERSION;
 use crate::scene_header::{read_scene_header, SceneHeader};
-use crate::scene_load::{
-    binary_document, load_json_text, upgrade_layout, Context, LoadedScene, SceneError,
-};
+#[cfg(feature = "binary")]
+use crate::scene_load::binary_document;
+use crate::scene_load::{load_json_text, upgrade_layout, Context, LoadedScene, SceneError};
 use crate::scene_save::SceneEncoding;
 
 /// A game's own upgrade of its scene files (saves and levels): given the whole document as
@@ -46,10 +46,8 @@ use crate::scene_save::SceneEncoding;
 ///     version.is_none_or(|version| version < "1.4")
 /// }
 ///
-/// let options = SceneLoadOptions {
-///     migration: Some(SceneMigration::new(hp_to_current).when(before_1_4)),
-///     ..SceneLoadOptions::default()
-/// };
+/// let mut options = SceneLoadOptions::default();
+/// options.migration = Some(SceneMigration::new(hp_to_current).when(before_1_4));
 /// # let _ = options;
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +94,7 @@ pub(crate) fn load_migrated(
             upgrade_layout(&mut document, header.format);
             document
         }
+        #[cfg(feature = "binary")]
         SceneEncoding::Binary => match binary_document(context, bytes) {
             Ok(document) => document,
             Err(error) => return Some(Err(error)),

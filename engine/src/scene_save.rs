@@ -35,17 +35,20 @@ pub enum SceneEncoding {
     /// Pretty, deterministic, merge-friendly JSON (`*.scene.json`).
     Json,
     /// Compact binary: postcard for component values (`*.scene.bin`).
+    #[cfg(feature = "binary")]
     Binary,
 }
 
 impl SceneEncoding {
     /// The encoding of a scene's bytes: binary scenes start with the magic bytes `ARCHSCN\0`.
     pub fn detect(bytes: &[u8]) -> Self {
+        #[cfg(feature = "binary")]
         if bytes.starts_with(BINARY_MAGIC) {
-            SceneEncoding::Binary
-        } else {
-            SceneEncoding::Json
+            return SceneEncoding::Binary;
         }
+        #[cfg(not(feature = "binary"))]
+        let _ = bytes;
+        SceneEncoding::Json
     }
 
     /// The format version this library writes in this encoding
@@ -53,13 +56,16 @@ impl SceneEncoding {
     pub fn current_format(self) -> u64 {
         match self {
             SceneEncoding::Json => SCENE_FORMAT_VERSION,
+            #[cfg(feature = "binary")]
             SceneEncoding::Binary => BINARY_SCENE_FORMAT_VERSION,
         }
     }
 
-    /// Binary for paths ending in `.bin`, JSON otherwise.
+    /// Binary for paths ending in `.bin`, JSON otherwise (always JSON without the `binary`
+    /// feature).
     pub fn for_path(path: &Path) -> Self {
         match path.extension().and_then(|e| e.to_str()) {
+            #[cfg(feature = "binary")]
             Some("bin") => SceneEncoding::Binary,
             _ => SceneEncoding::Json,
         }
@@ -77,7 +83,11 @@ pub enum DanglingReferences {
 }
 
 /// Options for saving a scene.
+///
+/// New options may be added in minor versions: start from [`SceneSaveOptions::default`] and
+/// set the fields you need.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct SceneSaveOptions {
     /// Write every component in full, even for archetype instances (which normally store only
     /// their differences from the archetype).
@@ -176,6 +186,19 @@ pub fn save_scene(
     encoding: SceneEncoding,
     options: &SceneSaveOptions,
 ) -> Result<Vec<u8>, SceneSaveError> {
+    let selection = options.selection.as_deref();
+    crate::logging::scene_save(encoding, world, selection, || {
+        save_scene_untraced(world, library, encoding, options)
+    })
+}
+
+/// [`save_scene`] without its log span (see `logging.rs`).
+fn save_scene_untraced(
+    world: &World,
+    library: &ArchetypeLibrary,
+    encoding: SceneEncoding,
+    options: &SceneSaveOptions,
+) -> Result<Vec<u8>, SceneSaveError> {
     let entities = collect_entities(world, options)?;
     let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
     let order = component_order(library.registry());
@@ -206,6 +229,7 @@ pub fn save_scene(
         ids: Arc::new(ids),
         wire: match encoding {
             SceneEncoding::Json => RefWire::Text,
+            #[cfg(feature = "binary")]
             SceneEncoding::Binary => RefWire::Number,
         },
         policy: options.dangling_references,
@@ -224,6 +248,7 @@ pub fn save_scene(
                     .json(&entities, &mut out)
                     .map(|workers| (out, workers))
             }
+            #[cfg(feature = "binary")]
             SceneEncoding::Binary => saver.binary(&entities).map(|out| (out, Vec::new())),
         })
     });
@@ -239,6 +264,7 @@ pub fn save_scene(
             finish_json_document(header, &shared, &mut bytes, !entities.is_empty());
             bytes
         }
+        #[cfg(feature = "binary")]
         SceneEncoding::Binary => {
             let meta = options.meta.as_ref();
             saver.binary_document(meta, &nodes, &table.into_all(), &bytes)
@@ -313,10 +339,12 @@ pub fn save_scene_to_path(
     options: &SceneSaveOptions,
 ) -> Result<(), SceneSaveError> {
     let path = path.as_ref();
-    let bytes = save_scene(world, library, SceneEncoding::for_path(path), options)?;
-    write_atomically(path, &bytes).map_err(|source| SceneSaveError::Io {
-        path: path.to_path_buf(),
-        source,
+    crate::logging::scene_save_file(path, || {
+        let bytes = save_scene(world, library, SceneEncoding::for_path(path), options)?;
+        write_atomically(path, &bytes).map_err(|source| SceneSaveError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
     })
 }
 

@@ -70,6 +70,7 @@ impl<T: PartialEq> PartialEq for Shared<T> {
     }
 }
 
+#[cfg(feature = "schema")]
 impl<T: schemars::JsonSchema> schemars::JsonSchema for Shared<T> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         T::schema_name()
@@ -141,6 +142,7 @@ impl SaveTable {
     }
 
     /// Every entry met, used or not (binary scenes cannot tell keys from numbers in patches).
+    #[cfg(feature = "binary")]
     pub fn into_all(self) -> Vec<(u64, Vec<u8>)> {
         self.known.into_iter().collect()
     }

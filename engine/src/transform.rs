@@ -7,17 +7,18 @@ use serde::{Deserialize, Serialize};
 ///
 /// In data files every field is optional (missing fields keep the identity value) and uses
 /// glam's array forms: `{ "translation": [1, 0, 2], "rotation": [0, 0, 0, 1], "scale": [1, 1, 1] }`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct Transform {
     /// Position, `[x, y, z]`.
-    #[schemars(with = "[f32; 3]")]
+    #[cfg_attr(feature = "schema", schemars(with = "[f32; 3]"))]
     pub translation: Vec3,
     /// Orientation as a unit quaternion, `[x, y, z, w]`.
-    #[schemars(with = "[f32; 4]")]
+    #[cfg_attr(feature = "schema", schemars(with = "[f32; 4]"))]
     pub rotation: Quat,
     /// Scale per axis, `[x, y, z]`.
-    #[schemars(with = "[f32; 3]")]
+    #[cfg_attr(feature = "schema", schemars(with = "[f32; 3]"))]
     pub scale: Vec3,
 }
 

@@ -720,6 +720,7 @@ mod tests {
     struct Wrapper(i64);
 
     #[test]
+    #[cfg(feature = "binary")]
     fn traces_every_variant_and_reads_postcard_by_the_layout() {
         let layout = trace::<Brain>().expect("traceable");
         let Layout::Struct(fields) = &layout else {

@@ -868,25 +868,27 @@ fn the_catalogue_has_at_least_forty_cases() {
 // Limits: each at its default and configured lower.
 
 fn options_with(limits: Limits) -> LoadOptions {
-    LoadOptions {
-        limits,
-        ..LoadOptions::default()
-    }
+    let mut options = LoadOptions::default();
+    options.limits = limits;
+    options
+}
+
+/// The default limits with one of them changed.
+fn limits_with(change: impl FnOnce(&mut Limits)) -> Limits {
+    let mut limits = Limits::default();
+    change(&mut limits);
+    limits
 }
 
 #[test]
 fn the_default_limits_are_documented_values() {
-    assert_eq!(
-        Limits::default(),
-        Limits {
-            max_file_bytes: 4 * 1024 * 1024,
-            max_depth: 64,
-            max_children_depth: 8,
-            max_scene_entities: 1_000_000,
-            max_scene_values: 16_000_000,
-            max_scene_bytes: 512 * 1024 * 1024,
-        }
-    );
+    let limits = Limits::default();
+    assert_eq!(limits.max_file_bytes, 4 * 1024 * 1024);
+    assert_eq!(limits.max_depth, 64);
+    assert_eq!(limits.max_children_depth, 8);
+    assert_eq!(limits.max_scene_entities, 1_000_000);
+    assert_eq!(limits.max_scene_values, 16_000_000);
+    assert_eq!(limits.max_scene_bytes, 512 * 1024 * 1024);
 }
 
 #[test]
@@ -904,10 +906,7 @@ fn file_size_limit_default_and_lowered() {
         "archetypes/goblin.json: error[too-large]: file is 4194305 bytes, over the limit of 4194304 bytes\n"
     );
     std::fs::write(temp.path().join("goblin.json"), &text[..200]).unwrap();
-    let lowered = options_with(Limits {
-        max_file_bytes: 100,
-        ..Limits::default()
-    });
+    let lowered = options_with(limits_with(|l| l.max_file_bytes = 100));
     assert_eq!(
         archetype_messages(temp.path(), lowered),
         "archetypes/goblin.json: error[too-large]: file is 200 bytes, over the limit of 100 bytes\n"
@@ -935,10 +934,7 @@ fn nesting_depth_limit_default_and_lowered() {
         archetype_messages(temp.path(), LoadOptions::default()),
         "archetypes/goblin.json:1:89: error[too-deep]: nesting deeper than 64 levels\n"
     );
-    let lowered = options_with(Limits {
-        max_depth: 3,
-        ..Limits::default()
-    });
+    let lowered = options_with(limits_with(|l| l.max_depth = 3));
     std::fs::write(&file, nested(2)).unwrap();
     assert_eq!(
         archetype_messages(temp.path(), lowered),
@@ -966,10 +962,7 @@ fn children_depth_limit_default_and_lowered() {
         archetype_messages(temp.path(), LoadOptions::default()),
         "archetypes/deep.json:1:191: error[too-deep]: children are nested deeper than the limit of 8 levels\n"
     );
-    let lowered = options_with(Limits {
-        max_children_depth: 2,
-        ..Limits::default()
-    });
+    let lowered = options_with(limits_with(|l| l.max_children_depth = 2));
     std::fs::write(&file, children(3)).unwrap();
     assert_eq!(
         archetype_messages(temp.path(), lowered),
@@ -996,13 +989,8 @@ fn scene_entity_limit_default_and_lowered() {
         "scenes/crowd.scene.bin: error[too-large]: scene has 1000001 entities, over the limit of 1000000"
     );
     assert_eq!(world.len(), 0);
-    let lowered = SceneLoadOptions {
-        limits: Limits {
-            max_scene_entities: 2,
-            ..Limits::default()
-        },
-        ..SceneLoadOptions::default()
-    };
+    let mut lowered = SceneLoadOptions::default();
+    lowered.limits.max_scene_entities = 2;
     let json = r#"{ "format": 2, "entities": [
         { "id": "0000000000000001" }, { "id": "0000000000000002" }, { "id": "0000000000000003" }
     ] }"#;
@@ -1037,13 +1025,8 @@ fn scene_entity_limit_default_and_lowered() {
 #[test]
 fn scene_value_limit_lowered() {
     let library = demo_library();
-    let lowered = SceneLoadOptions {
-        limits: Limits {
-            max_scene_values: 3,
-            ..Limits::default()
-        },
-        ..SceneLoadOptions::default()
-    };
+    let mut lowered = SceneLoadOptions::default();
+    lowered.limits.max_scene_values = 3;
     let json = r#"{ "format": 2, "entities": [
         { "id": "0000000000000001", "components": { "Name": "a", "Health": { "current": 1, "max": 1 } } },
         { "id": "0000000000000002", "components": { "Name": "b", "Speed": { "value": 1 } } }
@@ -1092,13 +1075,8 @@ fn scene_value_limit_lowered() {
         r#"{{ "format": 2, "entities": [ {{ "id": "0000000000000001", "components": {{ {} }} }} ] }}"#,
         names.join(", ")
     );
-    let limited = SceneLoadOptions {
-        limits: Limits {
-            max_scene_values: 40_000,
-            ..Limits::default()
-        },
-        ..SceneLoadOptions::default()
-    };
+    let mut limited = SceneLoadOptions::default();
+    limited.limits.max_scene_values = 40_000;
     let error = load_scene(wide.as_bytes(), file, &mut world, &library, &limited).unwrap_err();
     let at = wide.find("\"C40000\"").unwrap() + 1;
     assert_eq!(
@@ -1159,13 +1137,8 @@ fn child_loads_a_scene_far_over_the_entity_limit() {
         let _ = write!(text, "{separator}{{ \"id\": \"{id:016x}\" }}");
     }
     text.push_str("\n] }\n");
-    let limits = SceneLoadOptions {
-        limits: Limits {
-            max_scene_entities: 10_000,
-            ..Limits::default()
-        },
-        ..SceneLoadOptions::default()
-    };
+    let mut limits = SceneLoadOptions::default();
+    limits.limits.max_scene_entities = 10_000;
     // Only the load's own peak counts: not the text, built above.
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
     let before = status_kib("VmRSS:");
@@ -1187,13 +1160,8 @@ fn child_loads_a_scene_far_over_the_entity_limit() {
 fn scene_size_limit_lowered() {
     let library = demo_library();
     let path = fixtures().join("scenes/bom_accepted.scene.json");
-    let lowered = SceneLoadOptions {
-        limits: Limits {
-            max_scene_bytes: 64,
-            ..Limits::default()
-        },
-        ..SceneLoadOptions::default()
-    };
+    let mut lowered = SceneLoadOptions::default();
+    lowered.limits.max_scene_bytes = 64;
     assert_eq!(
         scene_outcome(&path, &library, &lowered),
         "scenes/bom_accepted.scene.json: error[too-large]: file is 110 bytes, over the limit of 64 bytes\n"

@@ -352,10 +352,8 @@ fn case_05_an_unknown_field_is_an_error_by_default() {
 #[test]
 fn case_05_an_unknown_field_is_a_warning_when_the_library_says_so() {
     let dir = ArchetypeDir::new(&[("goblin.json", TYPO)]);
-    let options = LoadOptions {
-        unknown_fields: Severity::Warning,
-        ..LoadOptions::default()
-    };
+    let mut options = LoadOptions::default();
+    options.unknown_fields = Severity::Warning;
     let library = dir.load_with(options).unwrap();
     let messages = dir.messages(&library);
     assert_eq!(messages.len(), 1, "{messages:?}");

@@ -15,9 +15,11 @@ mod demo_content; // the repo's own `archetypes/` load cleanly and behave as doc
 mod diagnostics; // every error case, asserted in full with file:line:column
 mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replayed
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
+mod logging; // what the library logs (spans and events), captured by a test subscriber
 mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once
 mod registry; // ComponentRegistry: names, aliases, clashes, built-ins
 mod save_compat; // saves that survive updates: children gained and lost, the game's meta
+mod scene_api; // Scenes: save_to_path / load_from_path / save_to_vec / load_from_slice
 mod scenes; // scenes: stable IDs, diffs, references, binary, atomic saves
 mod soak; // hot-reload soak: random edits with the real watcher (ARCHETYPE_SOAK_EDITS)
 mod spawning; // spawning by name: IDs, markers, children, references, overrides, batches

@@ -232,10 +232,8 @@ fn entries_of_children_the_archetype_lost_are_left_out_and_listed() {
         1,
         "only the lid"
     );
-    let strict = SceneLoadOptions {
-        removed_children: RemovedChildren::Error,
-        ..SceneLoadOptions::default()
-    };
+    let mut strict = SceneLoadOptions::default();
+    strict.removed_children = RemovedChildren::Error;
     let mut refused = World::new();
     let file = Some(Path::new("save.scene.json"));
     let error = load_scene(&saved, file, &mut refused, &new, &strict).unwrap_err();
@@ -260,10 +258,8 @@ fn the_games_meta_is_saved_and_read_back_without_loading() {
     let mut world = World::new();
     library.spawn(&mut world, "chest").unwrap();
     let meta = json!({ "game_version": "1.4.0", "slot": "Autosave" });
-    let options = SceneSaveOptions {
-        meta: meta.as_object().cloned(),
-        ..SceneSaveOptions::default()
-    };
+    let mut options = SceneSaveOptions::default();
+    options.meta = meta.as_object().cloned();
     for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
         let bytes = save_scene(&world, &library, encoding, &options).unwrap();
         let header = read_scene_header(&bytes).unwrap();
@@ -309,10 +305,9 @@ fn before_1_4(header: &SceneHeader) -> bool {
 }
 
 fn migrating(migration: SceneMigration) -> SceneLoadOptions {
-    SceneLoadOptions {
-        migration: Some(migration),
-        ..SceneLoadOptions::default()
-    }
+    let mut options = SceneLoadOptions::default();
+    options.migration = Some(migration);
+    options
 }
 
 /// The game's migration hook runs on files in the current format too, before anything is

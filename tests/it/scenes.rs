@@ -211,10 +211,8 @@ fn load_warning(
     world: &mut World,
     library: &ArchetypeLibrary,
 ) -> (archetype_engine::LoadedScene, Vec<String>) {
-    let warn = SceneLoadOptions {
-        unknown_fields: Severity::Warning,
-        ..SceneLoadOptions::default()
-    };
+    let mut warn = SceneLoadOptions::default();
+    warn.unknown_fields = Severity::Warning;
     let file = Some(Path::new("arena.scene.json"));
     let scene = load_scene(text.as_bytes(), file, world, library, &warn).unwrap();
     let warnings = scene.warnings().iter().map(|w| w.to_string()).collect();
@@ -557,10 +555,8 @@ fn a_binary_level_of_plain_entities_loads_wherever_it_is_loaded() {
     assert_eq!(save_json(&cleared, &library), json);
 
     // Twice more into the fresh world, remapped: three copies, each following its own leaders.
-    let remap = SceneLoadOptions {
-        on_id_conflict: IdConflict::Remap,
-        ..SceneLoadOptions::default()
-    };
+    let mut remap = SceneLoadOptions::default();
+    remap.on_id_conflict = IdConflict::Remap;
     let second = load_binary(&mut fresh, &remap);
     let third = load_binary(&mut fresh, &remap);
     assert_eq!(fresh.len(), 3 * world.len());
@@ -583,10 +579,8 @@ fn full_saves_store_every_component_and_load_the_same_world() {
     let library = demo_library();
     let mut world = World::new();
     arena(&library, &mut world, 2);
-    let options = SceneSaveOptions {
-        full: true,
-        ..SceneSaveOptions::default()
-    };
+    let mut options = SceneSaveOptions::default();
+    options.full = true;
     let full = save_scene(&world, &library, SceneEncoding::Json, &options).unwrap();
     assert!(full.len() > save_json(&world, &library).len());
     let mut loaded = World::new();
@@ -616,10 +610,8 @@ fn loading_into_a_world_that_has_the_ids_is_an_error_unless_remapped() {
     assert_eq!(snapshot(&world, &library), before, "the world is unchanged");
 
     // Remapping instantiates the scene again (twice here), with references inside each copy.
-    let options = SceneLoadOptions {
-        on_id_conflict: IdConflict::Remap,
-        ..SceneLoadOptions::default()
-    };
+    let mut options = SceneLoadOptions::default();
+    options.on_id_conflict = IdConflict::Remap;
     let copies: Vec<_> = (0..2)
         .map(|_| load_scene(saved.as_bytes(), None, &mut world, &library, &options).unwrap())
         .collect();
@@ -744,10 +736,8 @@ fn dangling_references_name_the_entity_component_and_field() {
     world.get::<&mut Follow>(soldier).unwrap().leader = Some(EntityRef(leader));
     let soldier_id = *world.get::<&StableId>(soldier).unwrap();
 
-    let only_soldier = SceneSaveOptions {
-        selection: Some(vec![soldier]),
-        ..SceneSaveOptions::default()
-    };
+    let mut only_soldier = SceneSaveOptions::default();
+    only_soldier.selection = Some(vec![soldier]);
     let error = save_scene(&world, &library, SceneEncoding::Json, &only_soldier).unwrap_err();
     assert!(matches!(error, SceneSaveError::DanglingReference { .. }));
     assert_eq!(
@@ -755,10 +745,8 @@ fn dangling_references_name_the_entity_component_and_field() {
         format!("entity {soldier_id}: `Follow.leader` refers to entity {leader:?}, which is not being saved; save it too, or write such references as null (SceneSaveOptions::dangling_references)")
     );
 
-    let as_null = SceneSaveOptions {
-        dangling_references: DanglingReferences::WriteNull,
-        ..only_soldier
-    };
+    let mut as_null = only_soldier.clone();
+    as_null.dangling_references = DanglingReferences::WriteNull;
     let text = save_scene(&world, &library, SceneEncoding::Json, &as_null).unwrap();
     let mut loaded = World::new();
     let scene = load(&text, &mut loaded, &library);
@@ -1129,10 +1117,8 @@ fn a_level_of_twenty_thousand_entities_round_trips() {
     assert_eq!(save_json(&loaded, &library), saved);
     assert_eq!(snapshot(&loaded, &library), snapshot(&world, &library));
     // Written on one thread, the same bytes as on every core.
-    let one_thread = SceneSaveOptions {
-        max_threads: 1,
-        ..SceneSaveOptions::default()
-    };
+    let mut one_thread = SceneSaveOptions::default();
+    one_thread.max_threads = 1;
     let on_one = save_scene(&world, &library, SceneEncoding::Json, &one_thread).unwrap();
     assert!(on_one == saved.as_bytes(), "one thread wrote other bytes");
 }
@@ -1255,10 +1241,8 @@ mod shared_data {
         load(text.as_bytes(), &mut loaded, &library);
         assert_eq!(allocations(&loaded), 2);
         assert_eq!(save_json(&loaded, &library), text);
-        let one_thread = SceneSaveOptions {
-            max_threads: 1,
-            ..SceneSaveOptions::default()
-        };
+        let mut one_thread = SceneSaveOptions::default();
+        one_thread.max_threads = 1;
         let on_one = save_scene(&world, &library, SceneEncoding::Json, &one_thread).unwrap();
         assert!(on_one == text.as_bytes(), "one thread wrote other bytes");
     }

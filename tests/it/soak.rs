@@ -194,10 +194,8 @@ impl Soak {
             fs::write(dir.path().join(file), &content.text).unwrap();
         }
         let library = ArchetypeLibrary::load(dir.path(), registry()).unwrap();
-        let options = HotReloadOptions {
-            debounce: Duration::from_millis(20),
-            ..HotReloadOptions::default()
-        };
+        let mut options = HotReloadOptions::default();
+        options.debounce = Duration::from_millis(20);
         let reloader = HotReloader::with_options(dir.path(), options).unwrap();
         let mut soak = Soak {
             dir,

@@ -283,11 +283,10 @@ fn editor_scratch_files_are_ignored() {
 
 #[test]
 fn polling_fallback_applies_edits() {
-    let mut game = Game::start(HotReloadOptions {
-        force_polling: true,
-        poll_interval: Duration::from_millis(20),
-        ..HotReloadOptions::default()
-    });
+    let mut polling = HotReloadOptions::default();
+    polling.force_polling = true;
+    polling.poll_interval = Duration::from_millis(20);
+    let mut game = Game::start(polling);
     assert_eq!(game.reloader.backend(), WatchBackend::Polling);
     fs::write(game.path("enemies/goblin.json"), goblin_with_max(26)).unwrap();
     game.settle("max 26", |g| g.max() == 26.0);
@@ -384,11 +383,9 @@ fn a_file_link_inside_the_root_follows_its_target() {
 #[cfg(unix)]
 #[test]
 fn a_directory_link_out_of_the_root_refused_at_load_is_not_watched() {
-    let polling = HotReloadOptions {
-        force_polling: true,
-        poll_interval: Duration::from_millis(20),
-        ..HotReloadOptions::default()
-    };
+    let mut polling = HotReloadOptions::default();
+    polling.force_polling = true;
+    polling.poll_interval = Duration::from_millis(20);
     for options in [HotReloadOptions::default(), polling] {
         let outside = outside();
         let mut game = Game::start_with(options, |root| {

@@ -193,10 +193,8 @@ impl SceneFixture {
     /// # Panics
     /// If the save fails.
     pub fn save_json_one_thread(&self) -> Vec<u8> {
-        let options = SceneSaveOptions {
-            max_threads: 1,
-            ..SceneSaveOptions::default()
-        };
+        let mut options = SceneSaveOptions::default();
+        options.max_threads = 1;
         save_scene(&self.world, &self.library, SceneEncoding::Json, &options)
             .unwrap_or_else(|error| panic!("bench: the JSON save failed: {error}"))
     }

@@ -1,5 +1,5 @@
 //! `archetool scene`: what a scene file holds (`info`), whether it loads (`check`), and how two
-//! differ (`diff`, in [`scene_diff`](super::scene_diff)).
+//! differ (`diff`, in [`scene_diff`]).
 //!
 //! A scene is read one of two ways:
 //! - a JSON scene in the current format ([`SCENE_FORMAT_VERSION`]) is read as written; no
@@ -227,10 +227,8 @@ fn check(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErr
     let mut world = World::new();
     // Unknown fields are errors when a game loads the scene; read on past them here, to list
     // every one at once.
-    let options = SceneLoadOptions {
-        unknown_fields: Severity::Warning,
-        ..SceneLoadOptions::default()
-    };
+    let mut options = SceneLoadOptions::default();
+    options.unknown_fields = Severity::Warning;
     let loaded = match load_scene_from_path(&args.file, &mut world, library, &options) {
         Ok(loaded) => loaded,
         Err(error) => return report_load_error(&error, &archetypes, context),
@@ -458,10 +456,8 @@ pub(crate) fn resave(
         Err(error) => return Ok(Err(error)),
     };
     // The game's `meta` is the file's, not the tool's: it is kept.
-    let options = SceneSaveOptions {
-        meta: loaded.meta().cloned(),
-        ..SceneSaveOptions::default()
-    };
+    let mut options = SceneSaveOptions::default();
+    options.meta = loaded.meta().cloned();
     save_scene(&world, library, encoding, &options)
         .map(Ok)
         .map_err(|error| {

@@ -230,10 +230,8 @@ impl Game {
                 source,
             })?;
         }
-        let options = SceneSaveOptions {
-            dangling_references: DanglingReferences::WriteNull,
-            ..SceneSaveOptions::default()
-        };
+        let mut options = SceneSaveOptions::default();
+        options.dangling_references = DanglingReferences::WriteNull;
         save_scene_to_path(&path, &self.world, &self.library, &options)
             .map_err(DemoError::SaveScene)?;
         let text = format!("saved {} entities to {}", self.world.len(), path.display());

@@ -1,0 +1,98 @@
+//! The two libraries binary scenes use, behind the `binary` feature: postcard for component
+//! values and a CRC-32 for the checksum.
+//!
+//! Without the feature the public API has no binary encoding (`SceneEncoding::Binary`,
+//! `read_binary_scene_header` are absent) and `load_scene` refuses a binary file before reading
+//! it, so the scene code's binary paths are never reached. They stay compiled, calling the
+//! stand-ins below, rather than being cut out item by item across the scene files; the default
+//! build checks them as usual.
+
+#[cfg(feature = "binary")]
+pub(crate) use postcard::{from_bytes, to_allocvec, to_extend};
+
+/// The CRC-32 (IEEE) of `bytes`, as binary scenes end with.
+#[cfg(feature = "binary")]
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+#[cfg(not(feature = "binary"))]
+pub(crate) use stand_ins::*;
+
+#[cfg(not(feature = "binary"))]
+mod stand_ins {
+    use std::fmt;
+
+    /// What a stand-in says if it is ever reached.
+    #[derive(Debug)]
+    pub(crate) struct Unavailable;
+
+    impl fmt::Display for Unavailable {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("binary scenes need archetype-engine's `binary` feature")
+        }
+    }
+
+    pub(crate) fn to_extend<T: serde::Serialize + ?Sized>(
+        _: &T,
+        _: Vec<u8>,
+    ) -> Result<Vec<u8>, Unavailable> {
+        Err(Unavailable)
+    }
+
+    /// Always fails, so the hot-reload shortcut that compares values by their bytes is skipped
+    /// and every instance is patched through JSON (the same result, more slowly).
+    pub(crate) fn to_allocvec<T: serde::Serialize + ?Sized>(_: &T) -> Result<Vec<u8>, Unavailable> {
+        Err(Unavailable)
+    }
+
+    pub(crate) fn from_bytes<'a, T: serde::Deserialize<'a>>(_: &'a [u8]) -> Result<T, Unavailable> {
+        Err(Unavailable)
+    }
+
+    /// Never called: nothing writes or opens a binary scene in this build.
+    pub(crate) fn crc32(_: &[u8]) -> u32 {
+        0
+    }
+}
+
+#[cfg(all(test, not(feature = "binary")))]
+mod tests {
+    use std::path::Path;
+
+    use crate::{
+        load_scene, ArchetypeLibrary, ComponentRegistry, DiagnosticCode, LoadOptions,
+        SceneLoadOptions,
+    };
+
+    #[test]
+    fn a_binary_scene_is_refused_naming_the_feature() {
+        let registry = ComponentRegistry::new();
+        let library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        let mut world = hecs::World::new();
+        let file = Some(Path::new("saves/arena.scene.bin"));
+        let bytes = b"ARCHSCN\0\x03\x00\x00";
+        let options = SceneLoadOptions::default();
+        let error = load_scene(bytes, file, &mut world, &library, &options).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "saves/arena.scene.bin (byte 0): error[unsupported-format]: binary scenes need archetype-engine's `binary` feature (on by default); this build reads JSON scenes only"
+        );
+        assert_eq!(error.diagnostic.code, DiagnosticCode::UnsupportedFormat);
+        assert_eq!(error.offset, Some(0));
+        assert_eq!(world.len(), 0);
+    }
+
+    #[test]
+    fn a_json_scene_loads_without_the_feature() {
+        let registry = ComponentRegistry::new();
+        let library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        let mut world = hecs::World::new();
+        let text = r#"{ "format": 2, "entities": [ { "id": "00000000000000a1", "components": { "Name": "Grukk" } } ] }"#;
+        let options = SceneLoadOptions::default();
+        let scene = load_scene(text.as_bytes(), None, &mut world, &library, &options).unwrap();
+        assert_eq!(scene.len(), 1);
+        let entity = scene.entities()[0];
+        assert_eq!(world.get::<&crate::Name>(entity).unwrap().as_str(), "Grukk");
+    }
+}
