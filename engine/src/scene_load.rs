@@ -1770,6 +1770,8 @@ pub(crate) fn build_instances(
         let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
         // The patch's JSON text, to place an error inside it.
         let mut patch_texts: BTreeMap<ComponentId, &str> = BTreeMap::new();
+        // Components whose value the scene holds whole (binary typed values), not as a patch.
+        let mut whole: Vec<ComponentId> = Vec::new();
         for ((name, offset, payload), component) in entry.components.iter().zip(&plan.components) {
             let patch = match payload {
                 Payload::Removed => None,
@@ -1788,6 +1790,7 @@ pub(crate) fn build_instances(
                 }
                 Payload::Postcard(_) | Payload::Evolved(..) => {
                     // Binary scenes store full values typed; decode and express as JSON.
+                    whole.push(*component);
                     let mapper = LoadRefs {
                         ids: ids.clone(),
                         wire,
@@ -1855,15 +1858,16 @@ pub(crate) fn build_instances(
         }
         for component in names {
             let name = context.registry.name(component);
-            let archetype_value = resolved.and_then(|r| r.components.get(name));
             let (offset, patch) = match patches.get(&component) {
                 Some((offset, patch)) => (*offset, Some(patch.clone())),
                 None => (entry.offset, None),
             };
+            let typed = node.typed.iter().find(|(c, _)| *c == component);
+            let archetype_value = resolved.and_then(|r| r.components.get(name));
             if patch.is_none() {
                 // Untouched by the scene: clone the archetype's own value, as spawning does
                 // (no decoding, and shared data stays shared).
-                if let Some((_, typed)) = node.typed.iter().find(|(c, _)| *c == component) {
+                if let Some((_, typed)) = typed {
                     context
                         .registry
                         .ops(component)
@@ -1876,22 +1880,35 @@ pub(crate) fn build_instances(
                     overrides.insert(name.to_string(), Value::Null);
                     continue;
                 }
+                // A binary scene's typed value is whole: nothing to merge it onto.
+                (Some(Some(value)), _) if whole.contains(&component) => value.clone(),
                 (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
                 (None, Some(base_value)) => base_value.clone(),
                 (None, None) => continue,
             };
-            let mapper = LoadRefs {
-                ids: ids.clone(),
-                wire: RefWire::Any,
-                instance: Some((paths.clone(), base.clone())),
+            let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
+                let mapper = LoadRefs {
+                    ids: ids.clone(),
+                    wire: RefWire::Any,
+                    instance: Some((paths.clone(), base.clone())),
+                };
+                let ops = context.registry.ops(component);
+                with_mapper(mapper, || ops.decode(value, unknown)).0
             };
             let mut unknown = Vec::new();
-            let (decoded, _) = with_mapper(mapper, || {
-                context
-                    .registry
-                    .ops(component)
-                    .decode(&merged, &mut unknown)
-            });
+            let mut decoded = decode(&merged, &mut unknown);
+            if let (Err(_), Some(Some(patch)), Some((_, typed))) = (&decoded, &patch, typed) {
+                // The patch may name fields as the type does now, the archetype's file as it
+                // did (a field renamed, with an alias): the patch onto the value as the type
+                // writes it, then.
+                if let Ok(canonical) = context.registry.ops(component).encode(typed) {
+                    let mut again = Vec::new();
+                    let retried = decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
+                    if retried.is_ok() {
+                        (decoded, unknown) = (retried, again);
+                    }
+                }
+            }
             let typed: TypedValue = decoded.map_err(|error| {
                 // Inside the scene's patch if the bad field is there; else at the component.
                 let located = patch_texts

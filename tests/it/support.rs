@@ -397,3 +397,17 @@ pub fn varint(bytes: &[u8], at: &mut usize) -> usize {
         }
     }
 }
+
+/// Copies the files under `from` into `to` (directories created as needed).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
