@@ -18,11 +18,12 @@ use crate::archetype_source::SourceFile;
 use crate::archetype_tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
 };
-use crate::compiled_archetype::{compile, CompileProblem, CompiledArchetype};
+use crate::compiled_archetype::{check_partial, compile, CompileProblem, CompiledArchetype};
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Severity};
 use crate::field_path::FieldPath;
 use crate::limits::Limits;
+use crate::partial_check::{not_fully_checked, own_values, where_named};
 use crate::resolver::{supplier, Failure, Lookup, ResolvedEntity, Resolver};
 use crate::spawn_error::SpawnError;
 use crate::suggest::did_you_mean;
@@ -867,6 +868,7 @@ impl ArchetypeLibrary {
                     name.to_string(),
                     format!("it depends on `{dep}`, which has errors"),
                 ));
+                problems.extend(self.findings_despite(&name, dep));
             }
             let slot = &mut self.slots[id.0 as usize];
             let was_deleted = std::mem::replace(&mut slot.deleted, false);
@@ -908,6 +910,34 @@ impl ArchetypeLibrary {
         update
     }
 
+    /// What can be found in an archetype held back by a broken `dependency`: the problems of
+    /// its own values, checked as partial values, and a note that says the check stopped
+    /// short and why (see [`partial_check`](crate::partial_check)).
+    fn findings_despite(&self, name: &str, dependency: &str) -> Vec<Diagnostic> {
+        let Some(source) = self.sources.get(name) else {
+            return Vec::new();
+        };
+        let Some(doc) = source.doc.as_deref() else {
+            return Vec::new();
+        };
+        let own = own_values(&doc.root);
+        let mut found: Vec<Diagnostic> = check_partial(&own, &self.registry)
+            .into_iter()
+            .map(|problem| self.place_compile_problem(name, problem))
+            .collect();
+        let broken_through = |held: &str| match self.states.get(held).map(|s| &s.status) {
+            Some(Status::Dependency(next)) => Some(next.clone()),
+            _ => None,
+        };
+        let note = crate::archetype_file::DocProblem {
+            path: where_named(&doc.extends, &doc.root, dependency),
+            at_key: false,
+            diagnostic: not_fully_checked(dependency, broken_through),
+        };
+        found.push(source.place(note, name));
+        found
+    }
+
     fn place_compile_problem(&self, name: &str, problem: CompileProblem) -> Diagnostic {
         let severity = if problem.unknown_field {
             self.options.unknown_fields
@@ -917,7 +947,7 @@ impl ArchetypeLibrary {
         // A field missing from a value an abstract parent left partial is the concrete
         // archetype's to complete: report it in its own file (at its own value of the
         // component, or else at its `extends`).
-        let missing = problem.message.contains(": missing field `");
+        let missing = problem.missing_field;
         let mut diagnostic = Diagnostic::error(problem.code, problem.message)
             .with_severity(severity)
             .with_archetype(name)

@@ -61,6 +61,7 @@ mod instance_patcher;
 mod json_text;
 mod limits;
 pub mod merge_patch;
+mod partial_check;
 mod regular_file;
 mod resolver;
 mod scene_fast_load;
@@ -75,6 +76,7 @@ mod stable_id;
 mod suggest;
 mod transform;
 mod value_check;
+mod value_reader;
 
 pub use archetype::Archetype;
 pub use archetype_file::{keys, FORMAT_VERSION};

@@ -849,6 +849,7 @@ fn an_archetype_extending_a_cycle_is_not_served() {
         &[
             "archetypes/a.json:1:14: error[inheritance-cycle]: inheritance cycle: a -> b -> a",
             "archetypes/b.json:1:14: error[inheritance-cycle]: inheritance cycle: b -> a -> b",
+            "archetypes/c.json:1:14: note[broken-dependency]: not fully checked: it depends on `a`, which has errors; its own values were checked as far as they go",
         ],
     );
     let error = library
@@ -893,7 +894,11 @@ fn a_partial_library_serves_what_does_not_depend_on_broken_files() {
     ]);
     assert_messages(
         &messages,
-        &["archetypes/broken.json:1:47: error[unknown-component]: unknown component `Helth`; did you mean `Health`?"],
+        &[
+            "archetypes/broken.json:1:47: error[unknown-component]: unknown component `Helth`; did you mean `Health`?",
+            "archetypes/heir.json:1:14: note[broken-dependency]: not fully checked: it depends on `broken`, which has errors; its own values were checked as far as they go",
+            "archetypes/holder.json:1:40: note[broken-dependency]: not fully checked: it depends on `broken`, which has errors; its own values were checked as far as they go",
+        ],
     );
     let mut world = hecs::World::new();
     let fine = library.spawn(&mut world, "fine").unwrap();
