@@ -664,9 +664,14 @@ impl ArchetypeLibrary {
         let compile_one = |name: &Arc<str>, resolved: &ResolvedEntity| -> Option<Compiled> {
             let doc = self.sources.get(name)?.doc.as_ref()?;
             let id = *self.ids.get(name)?;
-            (!doc.is_abstract).then(|| {
-                compile_with_slot(&self.slots[id.0 as usize], id, resolved, &self.registry)
-            })
+            let slot = &self.slots[id.0 as usize];
+            Some(compile_with_slot(
+                slot,
+                id,
+                doc.is_abstract,
+                resolved,
+                &self.registry,
+            ))
         };
         let threads = if affected_sorted.len() < PARALLEL_MIN_ITEMS {
             1
@@ -814,38 +819,31 @@ impl ArchetypeLibrary {
                     Status::Dependency(broken_dep.clone().unwrap_or_default())
                 }
                 (Some(Ok(resolved)), Some(doc)) => {
-                    let mut hard = false;
-                    let compiled = if doc.is_abstract {
-                        None
-                    } else {
-                        let Compiled {
-                            compiled,
-                            problems: found,
-                            new_nodes,
-                        } = match precompiled.remove(&name) {
-                            Some(done) => done,
-                            None => compile_with_slot(
-                                &self.slots[id.0 as usize],
-                                id,
-                                &resolved,
-                                &self.registry,
-                            ),
-                        };
-                        let slot = &mut self.slots[id.0 as usize];
-                        for path in &new_nodes {
-                            let node = intern_node(slot, path);
-                            debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
-                        }
-                        hard = compiled.is_none();
-                        for problem in found {
-                            let diagnostic = self.place_compile_problem(&name, problem);
-                            if diagnostic.is_error() {
-                                hard = true;
-                            }
-                            problems.push(diagnostic);
-                        }
-                        compiled
+                    let Compiled {
+                        compiled,
+                        problems: found,
+                        new_nodes,
+                    } = match precompiled.remove(&name) {
+                        Some(done) => done,
+                        None => compile_with_slot(
+                            &self.slots[id.0 as usize],
+                            id,
+                            doc.is_abstract,
+                            &resolved,
+                            &self.registry,
+                        ),
                     };
+                    let slot = &mut self.slots[id.0 as usize];
+                    for path in &new_nodes {
+                        let node = intern_node(slot, path);
+                        debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
+                    }
+                    let mut hard = compiled.is_none() && !doc.is_abstract;
+                    for problem in found {
+                        let diagnostic = self.place_compile_problem(&name, problem);
+                        hard |= diagnostic.is_error();
+                        problems.push(diagnostic);
+                    }
                     if self_errors || hard {
                         Status::Errors
                     } else {
@@ -1185,13 +1183,22 @@ struct Compiled {
 }
 
 /// Compiles `resolved` without changing `slot`: entity paths the slot does not know yet get the
-/// next numbers, and are returned for [`intern_node`] to record in the same order.
+/// next numbers, and are returned for [`intern_node`] to record in the same order. An abstract
+/// archetype is not compiled, only checked as far as its partial values go.
 fn compile_with_slot(
     slot: &Slot,
     id: ArchetypeId,
+    is_abstract: bool,
     resolved: &ResolvedEntity,
     registry: &ComponentRegistry,
 ) -> Compiled {
+    if is_abstract {
+        return Compiled {
+            compiled: None,
+            problems: check_partial(resolved, registry),
+            new_nodes: Vec::new(),
+        };
+    }
     let mut new_nodes: Vec<Arc<str>> = Vec::new();
     let mut new_ids: FxHashMap<Arc<str>, u32> = FxHashMap::default();
     let mut intern = |path: &str| -> u32 {

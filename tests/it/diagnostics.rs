@@ -794,8 +794,12 @@ fn an_error_in_an_inherited_value_is_reported_in_the_file_that_wrote_it() {
             ),
         ],
         &[
-            // goblin and orc both inherit the bad `current`: one problem, reported once.
+            // The abstract base is checked on its own: the bad `current` is its error, reported
+            // once; goblin, orc and troll are held back by it, and troll's own error still shows.
             r#"archetypes/base.json:4:28: error[invalid-component]: invalid value for `Health.current`: invalid type: string "ten", expected f32"#,
+            "archetypes/goblin.json:1:14: note[broken-dependency]: not fully checked: it depends on `base`, which has errors; its own values were checked as far as they go",
+            "archetypes/orc.json:1:14: note[broken-dependency]: not fully checked: it depends on `base`, which has errors; its own values were checked as far as they go",
+            "archetypes/troll.json:1:14: note[broken-dependency]: not fully checked: it depends on `base`, which has errors; its own values were checked as far as they go",
             r#"archetypes/troll.json:1:71: error[invalid-component]: invalid value for `Health.max`: invalid type: string "lots", expected f32"#,
         ],
     );

@@ -3,4 +3,5 @@
 //! variant switches, list and number operators, checked references and spawn-time variation.
 //! Every error is asserted in full, with its file, line and column.
 
+mod abstract_checks;
 mod nothing_hidden;
