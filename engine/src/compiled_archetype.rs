@@ -387,12 +387,16 @@ fn value_problem(
     error: ValueError,
 ) -> CompileProblem {
     let place = place(name, &error.path);
-    let mut suggestion = None;
-    if let ReadErrorKind::UnknownVariant(variant) = &error.kind {
-        if let Some(Shape::Enum { variants, .. }) = registry.ops(id).probe(error.path.segments()) {
-            suggestion = did_you_mean(variant, variants.iter().copied());
-        }
-    }
+    let shape = || registry.ops(id).probe(error.path.segments());
+    let suggestion = match &error.kind {
+        ReadErrorKind::UnknownVariant(variant) => match shape() {
+            Some(Shape::Enum { variants, .. }) => did_you_mean(variant, variants.iter().copied()),
+            _ => None,
+        },
+        // A marker holding something: it is written `{}`.
+        _ if error.path.is_empty() && registry.is_marker(id) => Some("{}".to_string()),
+        _ => None,
+    };
     let message = format!("invalid value for {place}: {}", error.message);
     let mut problem = problem(
         node,

@@ -275,7 +275,7 @@ impl ComponentRegistry {
             runtime_only: options.runtime_only,
             schema: options.schema,
             managed,
-            ops: Box::new(Ops::<T>(std::marker::PhantomData)),
+            ops: Box::new(Ops::<T>::new()),
         });
         Ok(id)
     }
@@ -334,6 +334,12 @@ impl ComponentRegistry {
     /// Whether scenes skip this component.
     pub fn is_runtime_only(&self, id: ComponentId) -> bool {
         self.entries[id.index()].runtime_only
+    }
+
+    /// Whether the component is a marker: a unit struct (`struct Boss;`), written `{}` in
+    /// archetype files and JSON scenes.
+    pub fn is_marker(&self, id: ComponentId) -> bool {
+        self.entries[id.index()].ops.is_marker()
     }
 
     /// Whether the library sets this component itself (data files may not write it).
@@ -476,6 +482,8 @@ pub(crate) trait ComponentOps: Send + Sync {
     /// Deserializes a typed value; unknown fields are reported through `unknown`.
     fn decode(&self, value: &Value, unknown: &mut Vec<FieldPath>)
         -> Result<TypedValue, ValueError>;
+    /// Whether the type is a unit struct (a marker component).
+    fn is_marker(&self) -> bool;
     /// Checks a value that may be partial as far as it goes ([`check_partial_value`]).
     fn check_partial(&self, value: &Value, unknown: &mut Vec<FieldPath>) -> Result<(), ValueError>;
     /// Adds a clone of `value` to a spawn template.
@@ -563,7 +571,37 @@ impl<T: Component> PostcardSink for BatchWriter<'_, T> {
     }
 }
 
-struct Ops<T>(std::marker::PhantomData<fn() -> T>);
+struct Ops<T> {
+    /// `T` is a unit struct (a marker): JSON scenes write it `{}`, as archetype files do,
+    /// since `null` in a scene entry means "removed".
+    marker: bool,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Component> Ops<T> {
+    fn new() -> Self {
+        Ops {
+            marker: matches!(field_probe::probe::<T>(&[]), Some(Shape::Unit { .. })),
+            _type: std::marker::PhantomData,
+        }
+    }
+
+    /// For a marker written `{}` (any spacing), the text serde reads it from (`null`).
+    fn marker_text<'t>(&self, text: &'t str) -> &'t str {
+        match self.marker && is_empty_object(text) {
+            true => "null",
+            false => text,
+        }
+    }
+}
+
+/// Whether `text` is `{}`, with any whitespace around and inside.
+fn is_empty_object(text: &str) -> bool {
+    text.trim()
+        .strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .is_some_and(|inside| inside.trim().is_empty())
+}
 
 /// Deserializes `T` from an archetype's JSON value ([`ValueReader`]: markers read from `{}`,
 /// errors typed), recording where an error is and which fields were ignored (serde skips
@@ -743,6 +781,10 @@ impl<T: Component> ComponentOps for Ops<T> {
         Ok(Box::new(typed))
     }
 
+    fn is_marker(&self) -> bool {
+        self.marker
+    }
+
     fn check_partial(&self, value: &Value, unknown: &mut Vec<FieldPath>) -> Result<(), ValueError> {
         check_partial_value::<T>(value, unknown)
     }
@@ -859,11 +901,19 @@ impl<T: Component> ComponentOps for Ops<T> {
         builder: &mut EntityBuilder,
         unknown: &mut Vec<FieldPath>,
     ) -> Result<(), (FieldPath, serde_json::Error)> {
-        builder.add(Self::read_json_typed(text, unknown)?);
+        builder.add(Self::read_json_typed(self.marker_text(text), unknown)?);
         Ok(())
     }
 
     fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize> {
+        if self.marker {
+            // Scenes write markers `{}` (serde would read only `null`).
+            let rest = text.trim_start();
+            if let Some(after) = rest.strip_prefix("{}") {
+                builder.add(serde_json::from_str::<T>("null").ok()?);
+                return Some(text.len() - after.len());
+            }
+        }
         let mut values = serde_json::Deserializer::from_str(text).into_iter::<Strict<T>>();
         let Strict(typed) = values.next()?.ok()?;
         crate::value_check::check_read(&typed).ok()?;

@@ -31,6 +31,12 @@ pub enum Shape {
         /// The names serde accepts as keys.
         fields: &'static [&'static str],
     },
+    /// A unit struct (`struct Boss;`) at the top of the type probed (not inside an `Option`
+    /// or a newtype): a marker component, written `{}` in data files.
+    Unit {
+        /// The struct's name.
+        name: &'static str,
+    },
     /// An enum with these variant names.
     Enum {
         /// The enum's name.
@@ -57,6 +63,7 @@ pub(crate) fn suggest_with(
     match probe(field.parent().segments())? {
         Shape::Struct { fields, .. } => did_you_mean(key, fields.iter().copied()),
         Shape::Enum { variants, .. } => did_you_mean(key, variants.iter().copied()),
+        Shape::Unit { .. } => None,
     }
 }
 
@@ -231,9 +238,14 @@ impl<'de> Deserializer<'de> for Probe<'_> {
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Stop> {
+        // Only the type itself: inside an `Option` a unit struct is not a marker (`None` is
+        // written `null` too).
+        if !self.filler && self.path.is_empty() && self.depth == 0 {
+            return Err(self.record(Shape::Unit { name }));
+        }
         self.deserialize_unit(visitor)
     }
 
@@ -551,6 +563,7 @@ mod tests {
         Some(match probe::<T>(&path(at))? {
             Shape::Struct { fields, .. } => fields.to_vec(),
             Shape::Enum { variants, .. } => variants.to_vec(),
+            Shape::Unit { .. } => Vec::new(),
         })
     }
 
@@ -600,6 +613,16 @@ mod tests {
         assert_eq!(names::<Action>("heal"), Some(vec!["current", "max"]));
         // Elements after a struct or enum can't be reached without guessing: no answer.
         assert_eq!(names::<(Faction, Health)>("1"), None);
+    }
+
+    #[derive(Deserialize)]
+    struct Marker;
+
+    #[test]
+    fn unit_structs_are_markers() {
+        assert_eq!(probe::<Marker>(&[]), Some(Shape::Unit { name: "Marker" }));
+        assert_eq!(probe::<()>(&[]), None);
+        assert_eq!(probe::<Option<Marker>>(&[]), None);
     }
 
     #[test]

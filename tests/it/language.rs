@@ -4,4 +4,5 @@
 //! Every error is asserted in full, with its file, line and column.
 
 mod abstract_checks;
+mod markers;
 mod nothing_hidden;

@@ -42,3 +42,26 @@ archetypes/enemies/goblin.json:3:5: error[unknown-component]: unknown component 
         r#"{"file":"archetypes/enemies/archer.json","line":2,"column":14,"severity":"note","code":"broken-dependency","message":"not fully checked: it depends on `enemies/goblin`, which has errors; its own values were checked as far as they go","suggestion":null,"archetype":"enemies/archer","component":null,"field":null}"#
     );
 }
+
+/// A marker component takes `{}` (and `null`, which removes it) in the schema, as in files.
+#[test]
+fn the_schema_describes_a_marker_as_an_empty_object() {
+    use archetool::cli::schema::schema_value;
+    use archetype_engine::ComponentRegistry;
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct Boss;
+    let mut registry = ComponentRegistry::new();
+    registry.register_with_schema::<Boss>().unwrap();
+    let schema = schema_value(&registry, &[]);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for (text, valid) in [
+        (r#"{ "components": { "Boss": {} } }"#, true),
+        (r#"{ "components": { "Boss": null } }"#, true),
+        (r#"{ "components": { "Boss": { "hp": 1 } } }"#, false),
+        (r#"{ "components": { "Boss": true } }"#, false),
+    ] {
+        let instance: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(validator.is_valid(&instance), valid, "{text}");
+    }
+}
