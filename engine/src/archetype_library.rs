@@ -700,7 +700,7 @@ impl ArchetypeLibrary {
         };
         std::thread::scope(|scope| {
             let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-            let mut resolver = Resolver::new(lookup, &names);
+            let mut resolver = Resolver::new(lookup, &names, &*self.registry);
             for name in affected_sorted {
                 if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
                     let outcome = resolver.resolve(name);

@@ -752,7 +752,8 @@ impl CompiledArchetype {
             if patch.is_null() {
                 replace.push((id, None));
             } else {
-                let merged = crate::merge_patch::merged(root.components.get(&name), patch);
+                let mut merged = root.components.get(&name).cloned().unwrap_or(Value::Null);
+                crate::value_merge::merge(&mut merged, patch, &name, registry);
                 let mut unknown = Vec::new();
                 let state = Rc::new(RefCell::new(CheckState {
                     paths: self.paths.clone(),

@@ -496,6 +496,8 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn fill_column(&self, value: &TypedValue, batch: &mut ColumnBatchBuilder, count: u32);
     /// The struct or enum shape at `path` inside the type (for suggestions).
     fn probe(&self, path: &[PathSegment]) -> Option<Shape>;
+    /// The tag field of the internally tagged enum at `path` inside the type, if it is one.
+    fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str>;
     /// Serializes a typed value (the canonical JSON form of what a file wrote).
     fn encode(&self, value: &TypedValue) -> Result<Value, String>;
     /// Serializes the live component of `entity`, if it has one.
@@ -818,6 +820,10 @@ impl<T: Component> ComponentOps for Ops<T> {
 
     fn probe(&self, path: &[PathSegment]) -> Option<Shape> {
         field_probe::probe::<T>(path)
+    }
+
+    fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str> {
+        field_probe::tag_of::<T>(path)
     }
 
     fn encode(&self, value: &TypedValue) -> Result<Value, String> {

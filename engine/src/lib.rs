@@ -76,6 +76,7 @@ mod stable_id;
 mod suggest;
 mod transform;
 mod value_check;
+mod value_merge;
 mod value_reader;
 
 pub use archetype::Archetype;

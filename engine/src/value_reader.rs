@@ -24,6 +24,8 @@ use serde::de::{
 use serde::forward_to_deserialize_any;
 use serde_json::{Map, Number, Value};
 
+use crate::diagnostic::quoted;
+
 /// What went wrong reading a value, by kind (the message says it for people).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum ReadErrorKind {
@@ -154,6 +156,25 @@ pub(crate) fn operator_key(value: &Value) -> Option<&str> {
             .filter(|key| key.starts_with('$')),
         _ => None,
     }
+}
+
+/// An enum value naming several variants (`{"Chase": .., "Patrol": ..}`): the message says
+/// how to write one, and that doing so switches from an inherited variant.
+fn several_variants(name: &str, object: &Map<String, Value>) -> ReadError {
+    let shown: Vec<String> = object.keys().take(4).map(|key| quoted(key)).collect();
+    let listed = match shown.split_last() {
+        Some((last, rest)) if object.len() <= 4 => format!("{} and {last}", rest.join(", ")),
+        _ => format!("{}, …", shown.join(", ")),
+    };
+    let example = object
+        .keys()
+        .next()
+        .and_then(|key| serde_json::to_string(key).ok())
+        .unwrap_or_default();
+    de::Error::custom(format!(
+        "{listed} are {} variants of `{name}`, which holds one; write only the one you want, e.g. `{{{example}: ...}}`, and it replaces an inherited variant",
+        object.len()
+    ))
 }
 
 /// serde's description of what a JSON value is, for "invalid type" messages.
@@ -289,6 +310,7 @@ impl<'a> Deserializer<'a> for ValueReader<'a> {
                         content: Some(content),
                         reader: self,
                     }),
+                    (Some(_), Some(_)) => Err(several_variants(name, object)),
                     _ => Err(de::Error::invalid_value(
                         Unexpected::Map,
                         &"map with a single key",

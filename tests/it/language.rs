@@ -6,3 +6,4 @@
 mod abstract_checks;
 mod markers;
 mod nothing_hidden;
+mod variants;
