@@ -18,11 +18,12 @@ use crate::archetype_source::SourceFile;
 use crate::archetype_tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
 };
-use crate::compiled_archetype::{compile, CompileProblem, CompiledArchetype};
+use crate::compiled_archetype::{check_partial, compile, CompileProblem, CompiledArchetype};
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Severity};
 use crate::field_path::FieldPath;
 use crate::limits::Limits;
+use crate::partial_check::{not_fully_checked, own_values, where_named};
 use crate::resolver::{supplier, Failure, Lookup, ResolvedEntity, Resolver};
 use crate::spawn_error::SpawnError;
 use crate::suggest::did_you_mean;
@@ -705,9 +706,14 @@ impl ArchetypeLibrary {
         let compile_one = |name: &Arc<str>, resolved: &ResolvedEntity| -> Option<Compiled> {
             let doc = self.sources.get(name)?.doc.as_ref()?;
             let id = *self.ids.get(name)?;
-            (!doc.is_abstract).then(|| {
-                compile_with_slot(&self.slots[id.0 as usize], id, resolved, &self.registry)
-            })
+            let slot = &self.slots[id.0 as usize];
+            Some(compile_with_slot(
+                slot,
+                id,
+                doc.is_abstract,
+                resolved,
+                &self.registry,
+            ))
         };
         let threads = if affected_sorted.len() < PARALLEL_MIN_ITEMS {
             1
@@ -736,7 +742,7 @@ impl ArchetypeLibrary {
         };
         std::thread::scope(|scope| {
             let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-            let mut resolver = Resolver::new(lookup, &names);
+            let mut resolver = Resolver::new(lookup, &names, &*self.registry);
             for name in affected_sorted {
                 if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
                     let outcome = resolver.resolve(name);
@@ -855,38 +861,31 @@ impl ArchetypeLibrary {
                     Status::Dependency(broken_dep.clone().unwrap_or_default())
                 }
                 (Some(Ok(resolved)), Some(doc)) => {
-                    let mut hard = false;
-                    let compiled = if doc.is_abstract {
-                        None
-                    } else {
-                        let Compiled {
-                            compiled,
-                            problems: found,
-                            new_nodes,
-                        } = match precompiled.remove(&name) {
-                            Some(done) => done,
-                            None => compile_with_slot(
-                                &self.slots[id.0 as usize],
-                                id,
-                                &resolved,
-                                &self.registry,
-                            ),
-                        };
-                        let slot = &mut self.slots[id.0 as usize];
-                        for path in &new_nodes {
-                            let node = intern_node(slot, path);
-                            debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
-                        }
-                        hard = compiled.is_none();
-                        for problem in found {
-                            let diagnostic = self.place_compile_problem(&name, problem);
-                            if diagnostic.is_error() {
-                                hard = true;
-                            }
-                            problems.push(diagnostic);
-                        }
-                        compiled
+                    let Compiled {
+                        compiled,
+                        problems: found,
+                        new_nodes,
+                    } = match precompiled.remove(&name) {
+                        Some(done) => done,
+                        None => compile_with_slot(
+                            &self.slots[id.0 as usize],
+                            id,
+                            doc.is_abstract,
+                            &resolved,
+                            &self.registry,
+                        ),
                     };
+                    let slot = &mut self.slots[id.0 as usize];
+                    for path in &new_nodes {
+                        let node = intern_node(slot, path);
+                        debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
+                    }
+                    let mut hard = compiled.is_none() && !doc.is_abstract;
+                    for problem in found {
+                        let diagnostic = self.place_compile_problem(&name, problem);
+                        hard |= diagnostic.is_error();
+                        problems.push(diagnostic);
+                    }
                     if self_errors || hard {
                         Status::Errors
                     } else {
@@ -909,6 +908,7 @@ impl ArchetypeLibrary {
                     name.to_string(),
                     format!("it depends on `{dep}`, which has errors"),
                 ));
+                problems.extend(self.findings_despite(&name, dep));
             }
             let slot = &mut self.slots[id.0 as usize];
             let was_deleted = std::mem::replace(&mut slot.deleted, false);
@@ -950,6 +950,34 @@ impl ArchetypeLibrary {
         update
     }
 
+    /// What can be found in an archetype held back by a broken `dependency`: the problems of
+    /// its own values, checked as partial values, and a note that says the check stopped
+    /// short and why (see [`partial_check`](crate::partial_check)).
+    fn findings_despite(&self, name: &str, dependency: &str) -> Vec<Diagnostic> {
+        let Some(source) = self.sources.get(name) else {
+            return Vec::new();
+        };
+        let Some(doc) = source.doc.as_deref() else {
+            return Vec::new();
+        };
+        let own = own_values(&doc.root);
+        let mut found: Vec<Diagnostic> = check_partial(&own, &self.registry)
+            .into_iter()
+            .map(|problem| self.place_compile_problem(name, problem))
+            .collect();
+        let broken_through = |held: &str| match self.states.get(held).map(|s| &s.status) {
+            Some(Status::Dependency(next)) => Some(next.clone()),
+            _ => None,
+        };
+        let note = crate::archetype_file::DocProblem {
+            path: where_named(&doc.extends, &doc.root, dependency),
+            at_key: false,
+            diagnostic: not_fully_checked(dependency, broken_through),
+        };
+        found.push(source.place(note, name));
+        found
+    }
+
     fn place_compile_problem(&self, name: &str, problem: CompileProblem) -> Diagnostic {
         let severity = if problem.unknown_field {
             self.options.unknown_fields
@@ -959,7 +987,7 @@ impl ArchetypeLibrary {
         // A field missing from a value an abstract parent left partial is the concrete
         // archetype's to complete: report it in its own file (at its own value of the
         // component, or else at its `extends`).
-        let missing = problem.message.contains(": missing field `");
+        let missing = problem.missing_field;
         let mut diagnostic = Diagnostic::error(problem.code, problem.message)
             .with_severity(severity)
             .with_archetype(name)
@@ -1229,13 +1257,22 @@ struct Compiled {
 }
 
 /// Compiles `resolved` without changing `slot`: entity paths the slot does not know yet get the
-/// next numbers, and are returned for [`intern_node`] to record in the same order.
+/// next numbers, and are returned for [`intern_node`] to record in the same order. An abstract
+/// archetype is not compiled, only checked as far as its partial values go.
 fn compile_with_slot(
     slot: &Slot,
     id: ArchetypeId,
+    is_abstract: bool,
     resolved: &ResolvedEntity,
     registry: &ComponentRegistry,
 ) -> Compiled {
+    if is_abstract {
+        return Compiled {
+            compiled: None,
+            problems: check_partial(resolved, registry),
+            new_nodes: Vec::new(),
+        };
+    }
     let mut new_nodes: Vec<Arc<str>> = Vec::new();
     let mut new_ids: FxHashMap<Arc<str>, u32> = FxHashMap::default();
     let mut intern = |path: &str| -> u32 {

@@ -27,6 +27,7 @@ use crate::field_probe::Shape;
 use crate::resolver::ResolvedEntity;
 use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
+use crate::value_reader::ReadErrorKind;
 
 /// A concrete archetype ready to spawn.
 pub(crate) struct CompiledArchetype {
@@ -72,6 +73,8 @@ pub(crate) struct CompileProblem {
     pub suggestion: Option<String>,
     /// Unknown fields: an error or a warning depending on the library's settings.
     pub unknown_field: bool,
+    /// A required field is absent (the concrete archetype's to complete).
+    pub missing_field: bool,
 }
 
 /// Builds the spawn templates of a concrete archetype. `intern` maps a node path to the number
@@ -143,20 +146,7 @@ pub(crate) fn compile(
                         let mut check = state.borrow_mut();
                         (check.used, check.failure.take())
                     };
-                    for field in unknown {
-                        let suggestion = suggest_field(registry, id, &field);
-                        let message = format!("unknown field `{field}` in component `{name}`");
-                        let mut p = problem(
-                            node,
-                            name,
-                            field,
-                            DiagnosticCode::UnknownField,
-                            message,
-                            suggestion,
-                        );
-                        p.unknown_field = true;
-                        problems.push(p);
-                    }
+                    problems.extend(unknown_field_problems(registry, id, node, name, unknown));
                     match decoded {
                         Ok(value_typed) => {
                             if used {
@@ -233,6 +223,90 @@ pub(crate) fn compile(
     )
 }
 
+/// Checks the component values of an archetype that cannot be compiled (it is abstract, or
+/// something it depends on has errors) as far as they go: the fields each value has must have
+/// the right types and names, fields it lacks are not errors, and entity references need only
+/// be well formed (the children they name may come from elsewhere).
+pub(crate) fn check_partial(
+    resolved: &ResolvedEntity,
+    registry: &ComponentRegistry,
+) -> Vec<CompileProblem> {
+    let mut layout = Vec::new();
+    flatten(resolved, None, Vec::new(), &mut layout);
+    let mut problems = Vec::new();
+    let ((), _) = with_mapper(WellFormedRefs, || {
+        for node in &layout {
+            for (name, value) in &node.entity.components {
+                let Some(id) = registry.id(name) else {
+                    continue;
+                };
+                let mut unknown = Vec::new();
+                let checked = registry.ops(id).check_partial(value, &mut unknown);
+                problems.extend(unknown_field_problems(registry, id, node, name, unknown));
+                if let Err(error) = checked {
+                    problems.push(value_problem(registry, id, node, name, error));
+                }
+            }
+        }
+    });
+    problems
+}
+
+/// The problems of the fields a value has that its type does not.
+fn unknown_field_problems(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    node: &LayoutNode<'_>,
+    name: &str,
+    unknown: Vec<FieldPath>,
+) -> Vec<CompileProblem> {
+    unknown
+        .into_iter()
+        .map(|field| {
+            let suggestion = suggest_field(registry, id, &field);
+            let message = format!("unknown field `{field}` in component `{name}`");
+            let mut p = problem(
+                node,
+                name,
+                field,
+                DiagnosticCode::UnknownField,
+                message,
+                suggestion,
+            );
+            p.unknown_field = true;
+            p
+        })
+        .collect()
+}
+
+/// Accepts every well-formed `#` reference (for partial values: the child it names may be
+/// added by another archetype).
+struct WellFormedRefs;
+
+impl EntityMapper for WellFormedRefs {
+    fn wire(&self) -> RefWire {
+        RefWire::Text
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("entity references cannot be written here".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        match reference {
+            // Checked against a deep base, so `..` is judged only by its form.
+            RefIn::Text(text) => resolve_ref_path(text, WELL_FORMED_BASE).map(|_| Entity::DANGLING),
+            RefIn::Number(n) => Err(format!(
+                "entity reference {n} must be written as `#` or `#child`"
+            )),
+        }
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// A base deeper than any children limit, for checking the form of references alone.
+const WELL_FORMED_BASE: &str = "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p";
+
 struct LayoutNode<'a> {
     path: Arc<str>,
     names: Vec<Arc<str>>,
@@ -290,6 +364,7 @@ fn problem(
         message,
         suggestion,
         unknown_field: false,
+        missing_field: false,
     }
 }
 
@@ -312,27 +387,27 @@ fn value_problem(
     error: ValueError,
 ) -> CompileProblem {
     let place = place(name, &error.path);
-    let mut suggestion = None;
-    if let Some(variant) = unknown_variant(&error.message) {
-        if let Some(Shape::Enum { variants, .. }) = registry.ops(id).probe(error.path.segments()) {
-            suggestion = did_you_mean(variant, variants.iter().copied());
-        }
-    }
+    let shape = || registry.ops(id).probe(error.path.segments());
+    let suggestion = match &error.kind {
+        ReadErrorKind::UnknownVariant(variant) => match shape() {
+            Some(Shape::Enum { variants, .. }) => did_you_mean(variant, variants.iter().copied()),
+            _ => None,
+        },
+        // A marker holding something: it is written `{}`.
+        _ if error.path.is_empty() && registry.is_marker(id) => Some("{}".to_string()),
+        _ => None,
+    };
     let message = format!("invalid value for {place}: {}", error.message);
-    problem(
+    let mut problem = problem(
         node,
         name,
         error.path,
         DiagnosticCode::InvalidComponent,
         message,
         suggestion,
-    )
-}
-
-/// The variant name in serde's "unknown variant `X`, expected ..." message.
-fn unknown_variant(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix("unknown variant `")?;
-    rest.split('`').next()
+    );
+    problem.missing_field = error.kind == ReadErrorKind::MissingField;
+    problem
 }
 
 /// The closest real field name to an unknown one, from the type's own field list.
@@ -609,10 +684,10 @@ impl CompiledArchetype {
         match batch.build() {
             Ok(batch) => Ok(world.spawn_column_batch(batch).collect()),
             // Every column was filled above; an incomplete batch is a bug, not bad data.
-            Err(incomplete) => Err(ValueError {
-                path: FieldPath::root(),
-                message: format!("internal error: incomplete spawn batch ({incomplete:?})"),
-            }),
+            Err(incomplete) => Err(ValueError::invalid(
+                FieldPath::root(),
+                format!("internal error: incomplete spawn batch ({incomplete:?})"),
+            )),
         }
     }
 }
@@ -677,7 +752,8 @@ impl CompiledArchetype {
             if patch.is_null() {
                 replace.push((id, None));
             } else {
-                let merged = crate::merge_patch::merged(root.components.get(&name), patch);
+                let mut merged = root.components.get(&name).cloned().unwrap_or(Value::Null);
+                crate::value_merge::merge(&mut merged, patch, &name, registry);
                 let mut unknown = Vec::new();
                 let state = Rc::new(RefCell::new(CheckState {
                     paths: self.paths.clone(),

@@ -21,6 +21,7 @@ use crate::scene_format::ScenePretty;
 use crate::shared::recording;
 use crate::value_check::{self, CheckError, Checked};
 use crate::value_layout::Layout;
+use crate::value_reader::{ReadErrorKind, Reading, ValueReader};
 
 /// A type that can be a data-driven component.
 ///
@@ -321,7 +322,7 @@ impl ComponentRegistry {
             #[cfg(feature = "schema")]
             schema: options.schema,
             managed,
-            ops: Box::new(Ops::<T>(std::marker::PhantomData)),
+            ops: Box::new(Ops::<T>::new()),
             layout: std::sync::OnceLock::new(),
         });
         Ok(id)
@@ -391,6 +392,12 @@ impl ComponentRegistry {
     /// Whether scenes skip this component.
     pub fn is_runtime_only(&self, id: ComponentId) -> bool {
         self.entries[id.index()].runtime_only
+    }
+
+    /// Whether the component is a marker: a unit struct (`struct Boss;`), written `{}` in
+    /// archetype files and JSON scenes.
+    pub fn is_marker(&self, id: ComponentId) -> bool {
+        self.entries[id.index()].ops.is_marker()
     }
 
     /// Whether the library sets this component itself (data files may not write it).
@@ -467,6 +474,19 @@ pub(crate) struct ValueError {
     pub path: FieldPath,
     /// serde's description of the problem.
     pub message: String,
+    /// What kind of problem it is.
+    pub kind: ReadErrorKind,
+}
+
+impl ValueError {
+    /// A problem of no particular kind (a wrong type or value) at `path`.
+    pub fn invalid(path: FieldPath, message: impl Into<String>) -> Self {
+        ValueError {
+            path,
+            message: message.into(),
+            kind: ReadErrorKind::Invalid,
+        }
+    }
 }
 
 /// Why a live component could not be written.
@@ -531,6 +551,10 @@ pub(crate) trait ComponentOps: Send + Sync {
     /// Deserializes a typed value; unknown fields are reported through `unknown`.
     fn decode(&self, value: &Value, unknown: &mut Vec<FieldPath>)
         -> Result<TypedValue, ValueError>;
+    /// Whether the type is a unit struct (a marker component).
+    fn is_marker(&self) -> bool;
+    /// Checks a value that may be partial as far as it goes ([`check_partial_value`]).
+    fn check_partial(&self, value: &Value, unknown: &mut Vec<FieldPath>) -> Result<(), ValueError>;
     /// Adds a clone of `value` to a spawn template.
     fn add_to_template(&self, value: &TypedValue, builder: &mut EntityBuilderClone);
     /// Adds a clone of `value` to a one-off builder.
@@ -541,6 +565,8 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn fill_column(&self, value: &TypedValue, batch: &mut ColumnBatchBuilder, count: u32);
     /// The struct or enum shape at `path` inside the type (for suggestions).
     fn probe(&self, path: &[PathSegment]) -> Option<Shape>;
+    /// The tag field of the internally tagged enum at `path` inside the type, if it is one.
+    fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str>;
     /// Serializes a typed value (the canonical JSON form of what a file wrote).
     fn encode(&self, value: &TypedValue) -> Result<Value, String>;
     /// Serializes the live component of `entity`, if it has one.
@@ -618,28 +644,114 @@ impl<T: Component> PostcardSink for BatchWriter<'_, T> {
     }
 }
 
-struct Ops<T>(std::marker::PhantomData<fn() -> T>);
+struct Ops<T> {
+    /// `T` is a unit struct (a marker): JSON scenes write it `{}`, as archetype files do,
+    /// since `null` in a scene entry means "removed".
+    marker: bool,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
 
-/// Deserializes `T` from a JSON value, recording where an error is and which fields were
-/// ignored (serde skips unknown fields unless the type denies them; we report them).
+impl<T: Component> Ops<T> {
+    fn new() -> Self {
+        Ops {
+            marker: matches!(field_probe::probe::<T>(&[]), Some(Shape::Unit { .. })),
+            _type: std::marker::PhantomData,
+        }
+    }
+
+    /// For a marker written `{}` (any spacing), the text serde reads it from (`null`).
+    fn marker_text<'t>(&self, text: &'t str) -> &'t str {
+        match self.marker && is_empty_object(text) {
+            true => "null",
+            false => text,
+        }
+    }
+}
+
+/// Whether `text` is `{}`, with any whitespace around and inside.
+fn is_empty_object(text: &str) -> bool {
+    text.trim()
+        .strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .is_some_and(|inside| inside.trim().is_empty())
+}
+
+/// Deserializes `T` from an archetype's JSON value ([`ValueReader`]: markers read from `{}`,
+/// errors typed), recording where an error is and which fields were ignored (serde skips
+/// unknown fields unless the type denies them; we report them).
 pub(crate) fn deserialize_value<T: DeserializeOwned>(
     value: &Value,
     unknown: &mut Vec<FieldPath>,
 ) -> Result<T, ValueError> {
     // Most values are fine: decode without tracking where we are (tracking costs as much as
     // the decoding), and only decode again with tracking to say where an error is.
+    let reading = Reading::default();
     let mut found = Vec::new();
     let mut record = |path: serde_ignored::Path<'_>| found.push(field_path_of(&path));
-    if let Ok(typed) = serde_ignored::deserialize(value, &mut record) {
+    if let Ok(typed) =
+        serde_ignored::deserialize(ValueReader::new(value, &reading, false), &mut record)
+    {
         unknown.append(&mut found);
         return Ok(typed);
     }
+    // A full read stands in for nothing, so it never stops at a filler.
+    tracked::<T>(value, false, unknown)
+        .map_err(|error| error.unwrap_or_else(|| ValueError::invalid(FieldPath::root(), "")))
+}
+
+/// Reads `T` from `value` with the path tracked, for the error's place. `Err(None)`: a partial
+/// read stopped at a filler (nothing the file wrote is wrong).
+fn tracked<T: DeserializeOwned>(
+    value: &Value,
+    partial: bool,
+    unknown: &mut Vec<FieldPath>,
+) -> Result<T, Option<ValueError>> {
+    let reading = Reading::default();
     let mut record = |path: serde_ignored::Path<'_>| unknown.push(field_path_of(&path));
-    let ignored = serde_ignored::Deserializer::new(value, &mut record);
-    serde_path_to_error::deserialize(ignored).map_err(|error| ValueError {
-        path: convert_path(error.path()),
-        message: error.into_inner().to_string(),
+    let reader = ValueReader::new(value, &reading, partial);
+    let ignored = serde_ignored::Deserializer::new(reader, &mut record);
+    serde_path_to_error::deserialize(ignored).map_err(|error| {
+        if reading.stopped_at_filler() {
+            return None;
+        }
+        let path = convert_path(error.path());
+        let inner = error.into_inner();
+        Some(ValueError {
+            path,
+            message: inner.message,
+            kind: inner.kind,
+        })
     })
+}
+
+/// Checks a value that may be partial (an abstract archetype's, or one whose parent is broken)
+/// as far as it goes: every field it has must have the right type and a name the type knows;
+/// missing fields are not errors. `Ok` when nothing wrong was found.
+pub(crate) fn check_partial_value<T: DeserializeOwned + Serialize>(
+    value: &Value,
+    unknown: &mut Vec<FieldPath>,
+) -> Result<(), ValueError> {
+    let reading = Reading::default();
+    let mut found = Vec::new();
+    let mut record = |path: serde_ignored::Path<'_>| found.push(field_path_of(&path));
+    let result: Result<T, _> =
+        serde_ignored::deserialize(ValueReader::new(value, &reading, true), &mut record);
+    unknown.append(&mut found);
+    match result {
+        Ok(typed) => check_read_value(&typed),
+        Err(_) if reading.stopped_at_filler() => Ok(()),
+        Err(error) if error.kind == ReadErrorKind::MissingField => Ok(()),
+        // Again with the path tracked, to say where (unknown fields were recorded above).
+        Err(_) => match tracked::<T>(value, true, &mut Vec::new()) {
+            Err(Some(error)) if error.kind != ReadErrorKind::MissingField => Err(error),
+            _ => Ok(()),
+        },
+    }
+}
+
+fn check_read_value<T: Serialize>(typed: &T) -> Result<(), ValueError> {
+    crate::value_check::check_read(typed)
+        .map_err(|error| ValueError::invalid(error.path, error.message))
 }
 
 /// serde_path_to_error's path as ours.
@@ -738,11 +850,16 @@ impl<T: Component> ComponentOps for Ops<T> {
         unknown: &mut Vec<FieldPath>,
     ) -> Result<TypedValue, ValueError> {
         let typed = deserialize_value::<T>(value, unknown)?;
-        crate::value_check::check_read(&typed).map_err(|error| ValueError {
-            path: error.path,
-            message: error.message,
-        })?;
+        check_read_value(&typed)?;
         Ok(Box::new(typed))
+    }
+
+    fn is_marker(&self) -> bool {
+        self.marker
+    }
+
+    fn check_partial(&self, value: &Value, unknown: &mut Vec<FieldPath>) -> Result<(), ValueError> {
+        check_partial_value::<T>(value, unknown)
     }
 
     fn add_to_template(&self, value: &TypedValue, builder: &mut EntityBuilderClone) {
@@ -774,6 +891,10 @@ impl<T: Component> ComponentOps for Ops<T> {
 
     fn probe(&self, path: &[PathSegment]) -> Option<Shape> {
         field_probe::probe::<T>(path)
+    }
+
+    fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str> {
+        field_probe::tag_of::<T>(path)
     }
 
     fn encode(&self, value: &TypedValue) -> Result<Value, String> {
@@ -824,14 +945,12 @@ impl<T: Component> ComponentOps for Ops<T> {
             }
             // Through JSON: the patch names fields, and serde is the only view of them.
             let result = serde_json::to_value(&*component)
-                .map_err(|e| ValueError {
-                    path: FieldPath::root(),
-                    message: e.to_string(),
-                })
+                .map_err(|e| ValueError::invalid(FieldPath::root(), e.to_string()))
                 .and_then(|mut value| {
                     merge_patch::apply(&mut value, patch);
                     // Plain serde first; the tracking decoder only to say where it failed.
-                    T::deserialize(&value)
+                    let reading = Reading::default();
+                    T::deserialize(ValueReader::new(&value, &reading, false))
                         .or_else(|_| deserialize_value::<T>(&value, &mut Vec::new()))
                 });
             match result {
@@ -860,11 +979,19 @@ impl<T: Component> ComponentOps for Ops<T> {
         builder: &mut EntityBuilder,
         unknown: &mut Vec<FieldPath>,
     ) -> Result<(), (FieldPath, serde_json::Error)> {
-        builder.add(Self::read_json_typed(text, unknown)?);
+        builder.add(Self::read_json_typed(self.marker_text(text), unknown)?);
         Ok(())
     }
 
     fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize> {
+        if self.marker {
+            // Scenes write markers `{}` (serde would read only `null`).
+            let rest = text.trim_start();
+            if let Some(after) = rest.strip_prefix("{}") {
+                builder.add(serde_json::from_str::<T>("null").ok()?);
+                return Some(text.len() - after.len());
+            }
+        }
         let mut values = serde_json::Deserializer::from_str(text).into_iter::<Strict<T>>();
         let Strict(typed) = values.next()?.ok()?;
         crate::value_check::check_read(&typed).ok()?;

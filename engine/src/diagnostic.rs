@@ -16,14 +16,17 @@ pub enum Severity {
     Error,
     /// Worth fixing, but the data still loads.
     Warning,
+    /// Information that changes nothing: what could not be checked, and why.
+    Note,
 }
 
 impl Severity {
-    /// `"error"` or `"warning"`.
+    /// `"error"`, `"warning"` or `"note"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -339,7 +342,16 @@ impl Diagnostics {
 
     /// Number of warnings.
     pub fn warning_count(&self) -> usize {
-        self.0.len() - self.error_count()
+        self.count(Severity::Warning)
+    }
+
+    /// Number of notes.
+    pub fn note_count(&self) -> usize {
+        self.count(Severity::Note)
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        self.0.iter().filter(|d| d.severity == severity).count()
     }
 
     /// Iterates over the diagnostics in reporting order.

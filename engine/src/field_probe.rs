@@ -31,6 +31,12 @@ pub enum Shape {
         /// The names serde accepts as keys.
         fields: &'static [&'static str],
     },
+    /// A unit struct (`struct Boss;`) at the top of the type probed (not inside an `Option`
+    /// or a newtype): a marker component, written `{}` in data files.
+    Unit {
+        /// The struct's name.
+        name: &'static str,
+    },
     /// An enum with these variant names.
     Enum {
         /// The enum's name.
@@ -57,6 +63,7 @@ pub(crate) fn suggest_with(
     match probe(field.parent().segments())? {
         Shape::Struct { fields, .. } => did_you_mean(key, fields.iter().copied()),
         Shape::Enum { variants, .. } => did_you_mean(key, variants.iter().copied()),
+        Shape::Unit { .. } => None,
     }
 }
 
@@ -85,6 +92,7 @@ pub fn probe<T: de::DeserializeOwned>(path: &[PathSegment]) -> Option<Shape> {
         found: &found,
         filler: false,
         depth: 0,
+        tag_step: None,
     });
     found.into_inner()
 }
@@ -111,6 +119,82 @@ impl de::Error for Stop {
     fn custom<T: fmt::Display>(_msg: T) -> Self {
         Stop
     }
+
+    fn missing_field(field: &'static str) -> Self {
+        HEARD.with(|heard| heard.set((Some(field), heard.get().1)));
+        Stop
+    }
+
+    fn unknown_variant(_variant: &str, expected: &'static [&'static str]) -> Self {
+        HEARD.with(|heard| heard.set((heard.get().0, Some(expected))));
+        Stop
+    }
+}
+
+thread_local! {
+    /// What a visitor said while [`tag_of`] probed it: the field it missed, the variants it
+    /// expected (serde reports both through the error type, the probe's only channel back).
+    static HEARD: Cell<(Option<&'static str>, Option<&'static [&'static str]>)> =
+        const { Cell::new((None, None)) };
+}
+
+/// The tag field of the internally tagged enum (`#[serde(tag = "type")]`) at `path` inside
+/// `T`, or `None` if there is none there.
+///
+/// Such an enum reads itself through `deserialize_any`, so [`probe`] cannot see it. This asks
+/// its visitor twice: given an empty map, it says which field it misses (the tag); given that
+/// field with a name no variant has, it lists its variants. Only an enum's tag does both.
+pub(crate) fn tag_of<T: de::DeserializeOwned>(path: &[PathSegment]) -> Option<&'static str> {
+    let ask = |tag: Option<&'static str>| {
+        HEARD.with(|heard| heard.set((None, None)));
+        let found = Cell::new(None);
+        let _ = T::deserialize(Probe {
+            path,
+            found: &found,
+            filler: false,
+            depth: 0,
+            tag_step: Some(tag),
+        });
+        HEARD.with(|heard| heard.take())
+    };
+    let (Some(tag), _) = ask(None) else {
+        return None;
+    };
+    match ask(Some(tag)) {
+        (_, Some(variants)) if !variants.is_empty() => Some(tag),
+        _ => None,
+    }
+}
+
+/// The map a visitor reading itself through `deserialize_any` is given by [`tag_of`]: empty,
+/// or the candidate tag with a name no variant has.
+struct TagMap {
+    tag: Option<&'static str>,
+    value_next: bool,
+}
+
+impl<'de> MapAccess<'de> for TagMap {
+    type Error = Stop;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Stop> {
+        match self.tag.take() {
+            Some(tag) => {
+                self.value_next = true;
+                seed.deserialize(Key(tag)).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Stop> {
+        match std::mem::take(&mut self.value_next) {
+            true => seed.deserialize(Key("\u{0}")),
+            false => Err(Stop),
+        }
+    }
 }
 
 /// The deserializer standing for the value at the not-yet-walked `path`.
@@ -123,6 +207,9 @@ struct Probe<'a> {
     found: &'a Cell<Option<Shape>>,
     filler: bool,
     depth: usize,
+    /// Set by [`tag_of`]: at the end of the path, a visitor reading itself through
+    /// `deserialize_any` is given an empty map (`Some(None)`) or the candidate tag.
+    tag_step: Option<Option<&'static str>>,
 }
 
 impl<'a> Probe<'a> {
@@ -204,8 +291,14 @@ macro_rules! scalar {
 impl<'de> Deserializer<'de> for Probe<'_> {
     type Error = Stop;
 
-    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Stop> {
-        Err(Stop)
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Stop> {
+        match self.tag_step {
+            Some(tag) if self.path.is_empty() && !self.filler => visitor.visit_map(TagMap {
+                tag,
+                value_next: false,
+            }),
+            _ => Err(Stop),
+        }
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Stop> {
@@ -231,9 +324,14 @@ impl<'de> Deserializer<'de> for Probe<'_> {
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Stop> {
+        // Only the type itself: inside an `Option` a unit struct is not a marker (`None` is
+        // written `null` too).
+        if !self.filler && self.path.is_empty() && self.depth == 0 {
+            return Err(self.record(Shape::Unit { name }));
+        }
         self.deserialize_unit(visitor)
     }
 
@@ -551,6 +649,7 @@ mod tests {
         Some(match probe::<T>(&path(at))? {
             Shape::Struct { fields, .. } => fields.to_vec(),
             Shape::Enum { variants, .. } => variants.to_vec(),
+            Shape::Unit { .. } => Vec::new(),
         })
     }
 
@@ -600,6 +699,47 @@ mod tests {
         assert_eq!(names::<Action>("heal"), Some(vec!["current", "max"]));
         // Elements after a struct or enum can't be reached without guessing: no answer.
         assert_eq!(names::<(Faction, Health)>("1"), None);
+    }
+
+    #[derive(Deserialize)]
+    struct Marker;
+
+    #[test]
+    fn unit_structs_are_markers() {
+        assert_eq!(probe::<Marker>(&[]), Some(Shape::Unit { name: "Marker" }));
+        assert_eq!(probe::<()>(&[]), None);
+        assert_eq!(probe::<Option<Marker>>(&[]), None);
+    }
+
+    #[derive(Deserialize)]
+    #[serde(tag = "kind")]
+    enum Order {
+        Patrol { radius: f32 },
+        Chase { speed: f32 },
+    }
+
+    #[derive(Deserialize)]
+    struct Orders {
+        current: Order,
+        plan: Health,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Loose {
+        Number(f32),
+        Pair { a: f32, b: f32 },
+    }
+
+    #[test]
+    fn internally_tagged_enums_give_their_tag() {
+        assert_eq!(tag_of::<Order>(&[]), Some("kind"));
+        assert_eq!(tag_of::<Orders>(&path("current")), Some("kind"));
+        assert_eq!(tag_of::<Orders>(&path("plan")), None);
+        assert_eq!(tag_of::<Orders>(&[]), None);
+        assert_eq!(tag_of::<Loose>(&[]), None);
+        assert_eq!(tag_of::<serde_json::Value>(&[]), None);
+        assert_eq!(tag_of::<Faction>(&[]), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 
 use crate::archetype_library::ArchetypeLibrary;
 use crate::archetype_tree::is_archetype_file_name;
+use crate::diagnostic::Severity;
 use crate::instance_patcher::{apply_update, ReloadReport};
 
 /// How a [`HotReloader`] watches.
@@ -312,8 +313,12 @@ fn log_report(report: &ReloadReport) {
     for (name, reason) in &report.held_back {
         tracing::warn!("kept the last good version of `{name}`: {reason}");
     }
-    for error in &report.errors {
-        tracing::error!("{error}");
+    for diagnostic in &report.errors {
+        match diagnostic.severity {
+            Severity::Error => tracing::error!("{diagnostic}"),
+            Severity::Warning => tracing::warn!("{diagnostic}"),
+            Severity::Note => tracing::info!("{diagnostic}"),
+        }
     }
     for failure in &report.patch_failures {
         tracing::error!("{failure}");

@@ -63,6 +63,7 @@ mod json_text;
 mod limits;
 mod logging;
 pub mod merge_patch;
+mod partial_check;
 mod regular_file;
 mod resolver;
 mod scene_api;
@@ -89,6 +90,8 @@ mod transform;
 mod value_check;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod value_layout;
+mod value_merge;
+mod value_reader;
 
 pub use archetype::Archetype;
 pub use archetype_file::{keys, FORMAT_VERSION};

@@ -5,7 +5,8 @@
 //!
 //! Rules (documented in the README):
 //! - parents are applied in `extends` order, each as its own resolved value, then the file's own
-//!   components; component values merge as JSON Merge Patch (RFC 7396);
+//!   components; component values merge as JSON Merge Patch (RFC 7396), except that a value
+//!   naming another variant of an enum replaces the inherited one ([`value_merge`]);
 //! - children merge by local name; a child entry naming an `archetype` starts over from that
 //!   archetype (what the parents said about that child is replaced); `null` removes a child.
 
@@ -20,6 +21,7 @@ use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
 use crate::field_path::{FieldPath, PathSegment};
 use crate::merge_patch;
 use crate::suggest::did_you_mean;
+use crate::value_merge::{self, ValueShapes};
 
 /// An archetype (or one of its children) with inheritance applied: every component's full JSON
 /// value, and its children.
@@ -37,13 +39,13 @@ pub struct ResolvedEntity {
 impl ResolvedEntity {
     /// Applies `parent` under this entity (what this entity already has was applied first, and
     /// `parent` is merged on top of it, as the next parent in `extends` order).
-    fn overlay(&mut self, parent: &ResolvedEntity) {
+    fn overlay(&mut self, parent: &ResolvedEntity, shapes: &dyn ValueShapes) {
         if parent.source.is_some() {
             self.source = parent.source.clone();
         }
         for (name, value) in &parent.components {
             match self.components.get_mut(name) {
-                Some(existing) => merge_patch::apply(existing, value),
+                Some(existing) => value_merge::merge(existing, value, name, shapes),
                 None => {
                     self.components.insert(name.clone(), value.clone());
                 }
@@ -53,7 +55,7 @@ impl ResolvedEntity {
             self.children
                 .entry(name.clone())
                 .or_default()
-                .overlay(child);
+                .overlay(child, shapes);
         }
     }
 
@@ -132,6 +134,8 @@ pub(crate) const MAX_INSTANCE_ENTITIES: usize = 10_000;
 pub(crate) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
     lookup: L,
     names: &'a [&'a str],
+    /// What component types say about merging their values (enum variants).
+    shapes: &'a dyn ValueShapes,
     memo: FxHashMap<String, Option<Outcome>>,
     /// Archetypes cut short by the depth bound, with the shortest stack they were cut at: the
     /// chain below them is at least that long, so any visit from as deep or deeper is cut too
@@ -155,11 +159,13 @@ struct Frame {
 }
 
 impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
-    /// A resolver reading archetypes through `lookup`; `names` (sorted) feed suggestions.
-    pub fn new(lookup: L, names: &'a [&'a str]) -> Self {
+    /// A resolver reading archetypes through `lookup`; `names` (sorted) feed suggestions;
+    /// `shapes` tells how component values merge.
+    pub fn new(lookup: L, names: &'a [&'a str], shapes: &'a dyn ValueShapes) -> Self {
         Resolver {
             lookup,
             names,
+            shapes,
             memo: FxHashMap::default(),
             cut: FxHashMap::default(),
             stack: Vec::new(),
@@ -254,7 +260,7 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                 &mut pending_cycle,
             ) {
                 Some(Ok(resolved)) => {
-                    entity.overlay(&resolved);
+                    entity.overlay(&resolved, self.shapes);
                     if entity.count_up_to(MAX_INSTANCE_ENTITIES) > MAX_INSTANCE_ENTITIES {
                         problems.push(too_many_entities(path));
                         break;
@@ -367,7 +373,9 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             } else {
                 match entity.components.get_mut(component) {
                     // Patch in place: no copy of the inherited value.
-                    Some(existing) => merge_patch::apply(existing, &written.value),
+                    Some(existing) => {
+                        value_merge::merge(existing, &written.value, component, self.shapes)
+                    }
                     None => {
                         let value = merge_patch::merged(None, &written.value);
                         entity.components.insert(component.clone(), value);

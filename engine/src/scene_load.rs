@@ -363,7 +363,7 @@ impl<'a> Context<'a> {
     pub(crate) fn unknown_field(&self, mut error: SceneError) -> Result<(), SceneError> {
         match self.options.unknown_fields {
             Severity::Error => Err(error),
-            Severity::Warning => {
+            Severity::Warning | Severity::Note => {
                 error.diagnostic.severity = Severity::Warning;
                 self.warnings.borrow_mut().push(error);
                 Ok(())

@@ -817,6 +817,11 @@ impl<'a> Saver<'a> {
             });
             out.extend_from_slice(&self.config.keys[component.index()]);
             match value {
+                // A marker serializes as `null`, which in a scene entry means "removed":
+                // write it as archetype files do.
+                Written::Typed(_) if self.config.registry.is_marker(*component) => {
+                    out.extend_from_slice(b"{}")
+                }
                 Written::Typed(k) => columns.of[*k]
                     .1
                     .write_json(row, out, 4)

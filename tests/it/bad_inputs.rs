@@ -1191,10 +1191,28 @@ fn chain(count: usize, link: fn(usize) -> String) -> String {
     archetype_messages(temp.path(), LoadOptions::default())
 }
 
+/// The error lines of `messages`, and the notes (archetypes held back by a broken dependency,
+/// not fully checked).
+fn errors_and_notes(messages: &str) -> (String, Vec<&str>) {
+    let (notes, errors): (Vec<&str>, Vec<&str>) = messages
+        .lines()
+        .partition(|line| line.contains(": note[broken-dependency]: "));
+    (
+        errors.iter().map(|line| format!("{line}\n")).collect(),
+        notes,
+    )
+}
+
 #[test]
 fn a_chain_of_two_thousand_archetypes_is_too_deep_not_a_stack_overflow() {
     let started = std::time::Instant::now();
     let messages = chain(2000, |parent| format!(r#"{{ "extends": "a{parent}" }}"#));
+    let (messages, notes) = errors_and_notes(&messages);
+    // Everything built on the three too deep is held back, each with a note of bounded size
+    // (naming the archetype it depends on and the one with errors).
+    assert_eq!(notes.len(), 2000 - 32 - 3);
+    assert!(notes.contains(&"archetypes/a40.json:1:14: note[broken-dependency]: not fully checked: it depends on `a39`, which depends (through 6 other archetypes) on `a32`, which has errors; its own values were checked as far as they go"));
+    assert!(notes.iter().all(|note| note.len() < 250), "long notes");
     // Archetypes are resolved in name order: `a100` and `a1000` find their chains too long
     // first; `a32` is the first too deep of the rest; everything built on them is held back.
     let message = "error[too-deep]: this archetype is built on a chain of more than 32 archetypes (through `extends` and children's `archetype`); make the chain shorter";
@@ -1254,6 +1272,10 @@ fn archetypes_each_built_on_two_of_the_next_are_resolved_once_each() {
         }
     }
     let messages = archetype_messages(temp.path(), LoadOptions::default());
+    let (messages, notes) = errors_and_notes(&messages);
+    // `a2`…`a6` and `b2`…`b6` are built on `a7` and `b7`: held back, each noted.
+    assert_eq!(notes.len(), 10, "{notes:#?}");
+    assert!(notes.contains(&"archetypes/b6.json:1:15: note[broken-dependency]: not fully checked: it depends on `a7`, which has errors; its own values were checked as far as they go"));
     let message = "error[too-deep]: this archetype is built on a chain of more than 32 archetypes (through `extends` and children's `archetype`); make the chain shorter";
     // As for a single chain: in name order, `a0` and `a1` (and `b0`, `b1`) find their chains
     // too long first; `a7`/`b7` (33 deep) are the first too deep of the rest.
@@ -1272,6 +1294,8 @@ fn children_whose_archetypes_double_are_refused_before_they_multiply() {
             r#"{{ "children": {{ "left": {{ "archetype": "a{inner}" }}, "right": {{ "archetype": "a{inner}" }} }} }}"#
         )
     });
+    let (messages, notes) = errors_and_notes(&messages);
+    assert_eq!(notes.len(), 30 - 14, "{notes:?}");
     // 2^14 entities by `a14`: the second copy of `a13` is refused.
     assert_eq!(
         messages,

@@ -792,8 +792,12 @@ fn an_error_in_an_inherited_value_is_reported_in_the_file_that_wrote_it() {
             ),
         ],
         &[
-            // goblin and orc both inherit the bad `current`: one problem, reported once.
+            // The abstract base is checked on its own: the bad `current` is its error, reported
+            // once; goblin, orc and troll are held back by it, and troll's own error still shows.
             r#"archetypes/base.json:4:28: error[invalid-component]: invalid value for `Health.current`: invalid type: string "ten", expected f32"#,
+            "archetypes/goblin.json:1:14: note[broken-dependency]: not fully checked: it depends on `base`, which has errors; its own values were checked as far as they go",
+            "archetypes/orc.json:1:14: note[broken-dependency]: not fully checked: it depends on `base`, which has errors; its own values were checked as far as they go",
+            "archetypes/troll.json:1:14: note[broken-dependency]: not fully checked: it depends on `base`, which has errors; its own values were checked as far as they go",
             r#"archetypes/troll.json:1:71: error[invalid-component]: invalid value for `Health.max`: invalid type: string "lots", expected f32"#,
         ],
     );
@@ -847,6 +851,7 @@ fn an_archetype_extending_a_cycle_is_not_served() {
         &[
             "archetypes/a.json:1:14: error[inheritance-cycle]: inheritance cycle: a -> b -> a",
             "archetypes/b.json:1:14: error[inheritance-cycle]: inheritance cycle: b -> a -> b",
+            "archetypes/c.json:1:14: note[broken-dependency]: not fully checked: it depends on `a`, which has errors; its own values were checked as far as they go",
         ],
     );
     let error = library
@@ -891,7 +896,11 @@ fn a_partial_library_serves_what_does_not_depend_on_broken_files() {
     ]);
     assert_messages(
         &messages,
-        &["archetypes/broken.json:1:47: error[unknown-component]: unknown component `Helth`; did you mean `Health`?"],
+        &[
+            "archetypes/broken.json:1:47: error[unknown-component]: unknown component `Helth`; did you mean `Health`?",
+            "archetypes/heir.json:1:14: note[broken-dependency]: not fully checked: it depends on `broken`, which has errors; its own values were checked as far as they go",
+            "archetypes/holder.json:1:40: note[broken-dependency]: not fully checked: it depends on `broken`, which has errors; its own values were checked as far as they go",
+        ],
     );
     let mut world = hecs::World::new();
     let fine = library.spawn(&mut world, "fine").unwrap();

@@ -341,7 +341,10 @@ fn a_broken_edit_keeps_the_last_good_version_and_the_fix_applies() {
     let errors: Vec<String> = report.errors.iter().map(|e| e.to_string()).collect();
     assert_eq!(
         errors,
-        ["archetypes/goblin.json:3:23: error[invalid-component]: invalid value for `Speed.value`: invalid type: string \"fast\", expected f32"]
+        [
+            "archetypes/goblin.json:3:23: error[invalid-component]: invalid value for `Speed.value`: invalid type: string \"fast\", expected f32",
+            "archetypes/goblin_archer.json:1:14: note[broken-dependency]: not fully checked: it depends on `goblin`, which has errors; its own values were checked as far as they go",
+        ]
     );
     assert_eq!(
         report.held_back,

@@ -15,6 +15,7 @@ mod demo_content; // the repo's own `archetypes/` load cleanly and behave as doc
 mod diagnostics; // every error case, asserted in full with file:line:column
 mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replayed
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
+mod language; // the designer's language: markers, variant switches, operators, checked references, variation
 mod logging; // what the library logs (spans and events), captured by a test subscriber
 mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once
 mod registry; // ComponentRegistry: names, aliases, clashes, built-ins

@@ -7,7 +7,7 @@
 //! - `components`: every registered component under its name and its old names (aliases,
 //!   marked deprecated), nothing else; each value is the component's schema or `null`
 //!   (which removes an inherited component); a component registered without a schema accepts
-//!   any value;
+//!   any value; a marker (unit struct) takes `{}`;
 //! - `children`: child names to child entries (or `null`), recursively.
 //!
 //! Component schemas come from the registry ([`ComponentRegistry::json_schema`]). Because a
@@ -84,6 +84,10 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
         }
         let name = registry.name(id);
         let mut value = match registry.json_schema(id, &mut generator) {
+            // A marker (unit struct) is written `{}` in archetype files.
+            _ if registry.is_marker(id) => {
+                json!({ "type": "object", "maxProperties": 0, "description": format!("Marker component `{name}`: write `{{}}`.") })
+            }
             Some(schema) => schema.to_value(),
             None => json!({}),
         };

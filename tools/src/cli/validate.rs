@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use archetype_engine::{ArchetypeLibrary, Diagnostic};
+use archetype_engine::{ArchetypeLibrary, Diagnostic, Severity};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
@@ -51,13 +51,22 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
                 writeln!(context.out)?;
             }
             let errors = library.error_count();
-            writeln!(
+            let notes = diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Note)
+                .count();
+            write!(
                 context.out,
                 "{}, {}, {}",
                 count(library.len(), "archetype"),
                 count(errors, "error"),
-                count(diagnostics.len() - errors, "warning"),
+                count(diagnostics.len() - errors - notes, "warning"),
             )?;
+            // Archetypes held back by a broken dependency: said only when there are some.
+            match notes {
+                0 => writeln!(context.out)?,
+                _ => writeln!(context.out, ", {} not fully checked", notes)?,
+            }
         }
         OutputFormat::Json => {
             for diagnostic in diagnostics {

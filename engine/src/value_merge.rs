@@ -1,0 +1,114 @@
+//! How archetype values merge: JSON Merge Patch (RFC 7396, [`merge_patch`]) plus what the
+//! component types say about enums. Used wherever a file's value is applied to an inherited one
+//! (inheritance, children, spawn-time overrides).
+//!
+//! **Variant switch.** An enum value names one variant: `{"Patrol": {"radius": 4}}` (serde's
+//! default, externally tagged) or `{"kind": "Patrol", "radius": 4}` (internally tagged,
+//! `#[serde(tag = "kind")]`). Merging key by key, a patch naming another variant would keep the
+//! old variant's fields beside the new one's. So when the type at that place is such an enum and
+//! the patch names a different variant than the value it applies to, the patch replaces the
+//! value instead; within the same variant, fields merge as usual. Other enum forms (adjacently
+//! tagged, untagged) merge as objects.
+
+use serde_json::{Map, Value};
+
+use crate::component_registry::ComponentRegistry;
+use crate::field_path::PathSegment;
+use crate::field_probe::Shape;
+use crate::merge_patch;
+
+/// What the merge needs to know of component types.
+pub(crate) trait ValueShapes {
+    /// Whether the value at `path` of `component` is an enum written `"Variant"` or
+    /// `{"Variant": ...}`.
+    fn is_enum(&self, component: &str, path: &[PathSegment]) -> bool;
+    /// The tag field of the internally tagged enum at `path` of `component`, if it is one.
+    fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str>;
+}
+
+impl ValueShapes for ComponentRegistry {
+    fn is_enum(&self, component: &str, path: &[PathSegment]) -> bool {
+        self.id(component)
+            .is_some_and(|id| matches!(self.ops(id).probe(path), Some(Shape::Enum { .. })))
+    }
+
+    fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str> {
+        self.ops(self.id(component)?).tag_of(path)
+    }
+}
+
+/// Applies `patch` (a file's value of `component`) to `target` (the inherited value), in place.
+pub(crate) fn merge(target: &mut Value, patch: &Value, component: &str, shapes: &dyn ValueShapes) {
+    let mut place = Place {
+        component,
+        shapes,
+        path: Vec::new(),
+    };
+    place.merge(target, patch);
+}
+
+/// Where in a component the merge is.
+struct Place<'a> {
+    component: &'a str,
+    shapes: &'a dyn ValueShapes,
+    path: Vec<PathSegment>,
+}
+
+impl Place<'_> {
+    fn merge(&mut self, target: &mut Value, patch: &Value) {
+        let Value::Object(patch_object) = patch else {
+            *target = patch.clone();
+            return;
+        };
+        if let Value::Object(target_object) = target {
+            if self.switches_variant(target_object, patch_object) {
+                *target = merge_patch::merged(None, patch);
+                return;
+            }
+        } else {
+            *target = Value::Object(Map::new());
+        }
+        let Value::Object(target_object) = target else {
+            return;
+        };
+        for (key, value) in patch_object {
+            if value.is_null() {
+                target_object.remove(key);
+                continue;
+            }
+            self.path.push(PathSegment::Key(key.clone()));
+            self.merge(
+                target_object.entry(key.clone()).or_insert(Value::Null),
+                value,
+            );
+            self.path.pop();
+        }
+    }
+
+    /// Whether `patch` names another variant of an enum than `target` holds (the types are
+    /// asked only when the values look like it: most merges never ask).
+    fn switches_variant(&self, target: &Map<String, Value>, patch: &Map<String, Value>) -> bool {
+        // Externally tagged: one key each (not counting `null`s, which remove), different.
+        let mut named = patch.iter().filter(|(_, value)| !value.is_null());
+        if let (Some((variant, _)), None, 1) = (named.next(), named.next(), target.len()) {
+            if !target.contains_key(variant) {
+                return self.shapes.is_enum(self.component, &self.path);
+            }
+        }
+        // Internally tagged: a string field both have, changed, that is the enum's tag.
+        let changed_string = patch.iter().any(|(key, value)| {
+            value.is_string()
+                && target
+                    .get(key)
+                    .is_some_and(|old| old.is_string() && old != value)
+        });
+        changed_string
+            && self
+                .shapes
+                .tag(self.component, &self.path)
+                .is_some_and(|tag| match (target.get(tag), patch.get(tag)) {
+                    (Some(old), Some(new)) => new.is_string() && old != new,
+                    _ => false,
+                })
+    }
+}

@@ -1,0 +1,67 @@
+//! The designer's language (issue 18) through `archetool`: what `validate` says of archetypes
+//! held back by a broken parent, checked references, operators and the schema.
+
+use super::{check, Project};
+
+#[test]
+fn validate_reports_what_a_broken_parent_hides_and_counts_what_it_could_not_check() {
+    let project = Project::with(&[
+        (
+            "archetypes/enemies/goblin.json",
+            "{\n  \"components\": {\n    \"Helth\": { \"max\": 12 }\n  }\n}\n",
+        ),
+        (
+            "archetypes/enemies/archer.json",
+            "{\n  \"extends\": \"enemies/goblin\",\n  \"components\": {\n    \"Speed\": { \"value\": \"fast\" }\n  }\n}\n",
+        ),
+    ]);
+    let expected = r#"archetypes/enemies/archer.json:2:14: note[broken-dependency]: not fully checked: it depends on `enemies/goblin`, which has errors; its own values were checked as far as they go
+  |
+2 |   "extends": "enemies/goblin",
+  |              ^^^^^^^^^^^^^^^^
+
+archetypes/enemies/archer.json:4:25: error[invalid-component]: invalid value for `Speed.value`: invalid type: string "fast", expected f32
+  |
+4 |     "Speed": { "value": "fast" }
+  |                         ^^^^^^
+
+archetypes/enemies/goblin.json:3:5: error[unknown-component]: unknown component `Helth`
+  |
+3 |     "Helth": { "max": 12 }
+  |     ^^^^^^^
+  |
+  = help: did you mean `Health`?
+
+2 archetypes, 2 errors, 0 warnings, 1 not fully checked
+"#;
+    check(&project.run(&["validate"]), 1, expected, "");
+    let json = project.run(&["validate", "--format", "json"]);
+    let first = json.stdout.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        r#"{"file":"archetypes/enemies/archer.json","line":2,"column":14,"severity":"note","code":"broken-dependency","message":"not fully checked: it depends on `enemies/goblin`, which has errors; its own values were checked as far as they go","suggestion":null,"archetype":"enemies/archer","component":null,"field":null}"#
+    );
+}
+
+/// A marker component takes `{}` (and `null`, which removes it) in the schema, as in files.
+#[test]
+fn the_schema_describes_a_marker_as_an_empty_object() {
+    use archetool::cli::schema::schema_value;
+    use archetype_engine::ComponentRegistry;
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct Boss;
+    let mut registry = ComponentRegistry::new();
+    registry.register_with_schema::<Boss>().unwrap();
+    let schema = schema_value(&registry, &[]);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for (text, valid) in [
+        (r#"{ "components": { "Boss": {} } }"#, true),
+        (r#"{ "components": { "Boss": null } }"#, true),
+        (r#"{ "components": { "Boss": { "hp": 1 } } }"#, false),
+        (r#"{ "components": { "Boss": true } }"#, false),
+    ] {
+        let instance: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(validator.is_valid(&instance), valid, "{text}");
+    }
+}
