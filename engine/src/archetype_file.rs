@@ -23,6 +23,10 @@ pub mod keys {
     pub const FORMAT: &str = "format";
     /// `true`: the archetype can be extended but not spawned.
     pub const ABSTRACT: &str = "abstract";
+    /// The names an archetype (at the top level) or a child (in a child entry) was formerly
+    /// known by: a list. Scenes and files naming an old name load as the current one, with a
+    /// warning; `archetool migrate` rewrites them.
+    pub const FORMERLY: &str = "formerly";
     /// A parent archetype name, or a list of them.
     pub const EXTENDS: &str = "extends";
     /// Component name → value (`null` removes an inherited component).
@@ -32,9 +36,11 @@ pub mod keys {
     /// In a child entry: the archetype the child is an instance of.
     pub const ARCHETYPE: &str = "archetype";
     /// Every key allowed at the top level of an archetype file, in canonical order.
-    pub const TOP_LEVEL: [&str; 6] = [SCHEMA, FORMAT, ABSTRACT, EXTENDS, COMPONENTS, CHILDREN];
+    pub const TOP_LEVEL: [&str; 7] = [
+        SCHEMA, FORMAT, ABSTRACT, FORMERLY, EXTENDS, COMPONENTS, CHILDREN,
+    ];
     /// Every key allowed in a child entry, in canonical order.
-    pub const CHILD: [&str; 3] = [ARCHETYPE, COMPONENTS, CHILDREN];
+    pub const CHILD: [&str; 4] = [ARCHETYPE, FORMERLY, COMPONENTS, CHILDREN];
 }
 
 /// The newest archetype file format version this library reads.
@@ -45,6 +51,8 @@ pub const FORMAT_VERSION: u64 = 1;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct ArchetypeDoc {
     pub is_abstract: bool,
+    /// The names the archetype was formerly known by.
+    pub formerly: Vec<String>,
     /// Parent names, in the order they are applied.
     pub extends: Vec<String>,
     /// The root entity's components and the children.
@@ -56,6 +64,8 @@ pub(crate) struct ArchetypeDoc {
 pub(crate) struct EntitySpec {
     /// For children only: the archetype the child is an instance of.
     pub archetype: Option<String>,
+    /// For children only: the local names the child was formerly known by.
+    pub formerly: Vec<String>,
     /// Current component name → value as written (`Value::Null` removes).
     pub components: BTreeMap<Arc<str>, WrittenValue>,
     /// Local name → entry, `None` removing an inherited child.
@@ -178,14 +188,19 @@ impl Reader<'_> {
                 ),
             }
         }
+        if let Some(value) = object.get(keys::FORMERLY) {
+            doc.formerly = self.names(value, &root.key(keys::FORMERLY), NameKind::Former);
+        }
         if let Some(value) = object.get(keys::EXTENDS) {
-            doc.extends = self.extends(value, &root.key(keys::EXTENDS));
+            doc.extends = self.names(value, &root.key(keys::EXTENDS), NameKind::Parent);
         }
         doc.root = self.entity(object, &root, false, 0);
         doc
     }
 
-    fn extends(&mut self, value: &Value, path: &FieldPath) -> Vec<String> {
+    /// A list of names (`extends`, `formerly`), or a single name.
+    fn names(&mut self, value: &Value, path: &FieldPath, kind: NameKind) -> Vec<String> {
+        let key = kind.key();
         // A single name may be a plain string; its path is still `extends[0]`, which the
         // locator resolves to the string itself.
         let names: Vec<(&Value, FieldPath)> = match value {
@@ -199,39 +214,50 @@ impl Reader<'_> {
                 self.malformed(
                     path.clone(),
                     format!(
-                        "`extends` must be an archetype name or a list of names, found {}",
+                        "`{key}` must be {}, found {}",
+                        kind.expected(),
                         kind_of(value)
                     ),
                 );
                 return Vec::new();
             }
         };
-        let mut extends: Vec<String> = Vec::new();
+        let mut out: Vec<String> = Vec::new();
         for (item, item_path) in names {
             let Value::String(name) = item else {
                 self.malformed(
                     item_path,
                     format!(
-                        "`extends` entries must be archetype names, found {}",
+                        "`{key}` entries must be {} names, found {}",
+                        kind.what(),
                         kind_of(item)
                     ),
                 );
                 continue;
             };
-            if let Err(problem) = check_name(name) {
-                self.problem(
-                    item_path,
-                    false,
+            let checked = match kind {
+                NameKind::FormerChild if !check_local_name(name) => Err(Diagnostic::error(
+                    DiagnosticCode::InvalidName,
+                    format!(
+                        "child name {} must be made of ASCII letters, digits, `_` and `-`",
+                        quoted(name)
+                    ),
+                )),
+                NameKind::FormerChild => Ok(()),
+                _ => check_name(name).map_err(|problem| {
                     Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
-                        .with_suggestion(problem.suggestion),
-                );
-            } else if extends.contains(name) {
-                self.malformed(item_path, format!("`{name}` is listed twice in `extends`"));
+                        .with_suggestion(problem.suggestion)
+                }),
+            };
+            if let Err(diagnostic) = checked {
+                self.problem(item_path, false, diagnostic);
+            } else if out.contains(name) {
+                self.malformed(item_path, format!("`{name}` is listed twice in `{key}`"));
             } else {
-                extends.push(name.clone());
+                out.push(name.clone());
             }
         }
-        extends
+        out
     }
 
     /// Reads `components` and `children` (and, for child entries, `archetype`) of `object`.
@@ -248,6 +274,9 @@ impl Reader<'_> {
                 if !keys::CHILD.contains(&key.as_str()) {
                     self.unknown_key(path.key(key), key, &keys::CHILD, "a child entry");
                 }
+            }
+            if let Some(value) = object.get(keys::FORMERLY) {
+                spec.formerly = self.names(value, &path.key(keys::FORMERLY), NameKind::FormerChild);
             }
             match object.get(keys::ARCHETYPE) {
                 None => {}
@@ -339,7 +368,27 @@ impl Reader<'_> {
                 ),
             ),
         }
+        self.former_names_of_siblings(&spec, path);
         spec
+    }
+
+    /// A child's former name that is the name of a sibling stands for the sibling: an error.
+    fn former_names_of_siblings(&mut self, spec: &EntitySpec, path: &FieldPath) {
+        for (name, entry) in &spec.children {
+            let Some(entry) = entry else { continue };
+            for (index, former) in entry.formerly.iter().enumerate() {
+                if spec.children.contains_key(former) {
+                    self.problem(
+                        path.key(keys::CHILDREN).key(name).key(keys::FORMERLY).index(index),
+                        false,
+                        Diagnostic::error(
+                            DiagnosticCode::FormerNameClash,
+                            format!("former name `{former}` of child `{name}` is the name of another child here, so it cannot also stand for this one; remove it from `formerly`"),
+                        ),
+                    );
+                }
+            }
+        }
     }
 
     fn components(
@@ -437,6 +486,41 @@ impl Reader<'_> {
             )
             .with_suggestion(suggestion),
         );
+    }
+}
+
+/// What a list of names names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NameKind {
+    /// `extends`.
+    Parent,
+    /// `formerly` at the top level.
+    Former,
+    /// `formerly` in a child entry.
+    FormerChild,
+}
+
+impl NameKind {
+    fn key(self) -> &'static str {
+        match self {
+            NameKind::Parent => keys::EXTENDS,
+            NameKind::Former | NameKind::FormerChild => keys::FORMERLY,
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            NameKind::Parent | NameKind::Former => "archetype",
+            NameKind::FormerChild => "child",
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            NameKind::Parent => "an archetype name or a list of names",
+            NameKind::Former => "the archetype's former name or a list of them",
+            NameKind::FormerChild => "the child's former name or a list of them",
+        }
     }
 }
 

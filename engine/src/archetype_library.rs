@@ -14,6 +14,7 @@ use crate::archetype::Archetype;
 use crate::archetype_file::{ArchetypeDoc, EntitySpec};
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
 use crate::archetype_name::name_from_relative_path;
+use crate::archetype_renames::{names_any, Renames};
 use crate::archetype_source::SourceFile;
 use crate::archetype_tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
@@ -87,6 +88,8 @@ pub struct ArchetypeLibrary {
     slots: Vec<Slot>,
     ids: FxHashMap<Arc<str>, ArchetypeId>,
     states: FxHashMap<Arc<str>, State>,
+    /// Former archetype names (`formerly`) and what each is called now.
+    renames: Renames,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -273,6 +276,7 @@ impl ArchetypeLibrary {
             slots: Vec::new(),
             ids: FxHashMap::default(),
             states: FxHashMap::default(),
+            renames: Renames::default(),
             diagnostics: Vec::new(),
         }
     }
@@ -363,10 +367,36 @@ impl ArchetypeLibrary {
     }
 
     /// What an archetype's file declares, even when the archetype has errors: whether it is
-    /// abstract, and its parents. `None` if the file is not readable JSON.
+    /// abstract, and its parents (by their current names). `None` if the file is not
+    /// readable JSON.
     pub fn declared(&self, name: &str) -> Option<(bool, &[String])> {
-        let doc = self.sources.get(name)?.doc.as_deref()?;
+        let doc = self.sources.get(name)?.current_doc()?;
         Some((doc.is_abstract, &doc.extends))
+    }
+
+    /// The current name of the archetype formerly called `former` (its file lists `former`
+    /// under `formerly`), or `None`. A former name that is also a live archetype's, or a former
+    /// name of two archetypes, stands for none (`validate` reports it).
+    ///
+    /// Scenes and archetype files naming a former name load as the current archetype, with a
+    /// warning; [`spawn`](Self::spawn) takes current names only (its error suggests the
+    /// current one).
+    pub fn renamed(&self, former: &str) -> Option<&str> {
+        self.renames.current(former).map(|name| &**name)
+    }
+
+    /// The current path of the child a scene (or a tool) names `path` in archetype
+    /// `archetype` (its current or a former name), when a name on the path is a former one
+    /// (`formerly` in a child entry); `None` when nothing on it was renamed.
+    pub fn renamed_child(&self, archetype: &str, path: &str) -> Option<String> {
+        let name = self.renamed(archetype).unwrap_or(archetype);
+        self.get(name)?.resolved.current_path(path)
+    }
+
+    /// The former names of the archetype now called `name` (see [`renamed`](Self::renamed)),
+    /// sorted.
+    pub fn former_names(&self, name: &str) -> Vec<&str> {
+        self.renames.former_names(name)
     }
 
     /// The text of an archetype's file as last read, for tools that show sources.
@@ -416,7 +446,11 @@ impl ArchetypeLibrary {
         component: &str,
         field: &FieldPath,
     ) -> Option<(PathBuf, Option<crate::Position>)> {
-        let docs = |n: &str| self.sources.get(n).and_then(|s| s.doc.as_deref());
+        let docs = |n: &str| {
+            self.sources
+                .get(n)
+                .and_then(|s| s.current_doc().map(|d| &**d))
+        };
         let node: Vec<&str> = entity_path.split('/').filter(|s| !s.is_empty()).collect();
         let found = supplier(&docs, name, &node, component, field.segments())?;
         let source = self.sources.get(found.archetype.as_str())?;
@@ -615,7 +649,7 @@ impl ArchetypeLibrary {
             // "Did you mean" for a parent or child archetype that does not exist draws on the
             // set of names: check the archetypes that name a missing one again.
             for (name, source) in &self.sources {
-                let names_missing = source.doc.as_deref().is_some_and(|doc| {
+                let names_missing = source.current_doc().is_some_and(|doc| {
                     dependencies(doc)
                         .iter()
                         .any(|dep| !self.sources.contains_key(dep.as_str()))
@@ -644,7 +678,54 @@ impl ArchetypeLibrary {
                 touched.insert(name.clone());
             }
         }
+        self.update_renames(&mut touched);
         self.rebuild(touched)
+    }
+
+    /// Reads the former names (`formerly`) of every file again and maps the old names in the
+    /// files that write one, adding to `touched` every archetype whose file as resolved, or
+    /// whose name problems, changed.
+    fn update_renames(&mut self, touched: &mut BTreeSet<Arc<str>>) {
+        let (renames, mut clashes) = Renames::find(&self.sources);
+        let changed: FxHashSet<Arc<str>> = renames
+            .differences(&self.renames)
+            .into_iter()
+            .map(Arc::from)
+            .collect();
+        self.renames = renames;
+        for (name, source) in self.sources.iter_mut() {
+            let clash = clashes.remove(name).unwrap_or_default();
+            let recheck = touched.contains(name)
+                || !clash.is_empty()
+                || !source.name_problems.is_empty()
+                || source.mapped.is_some()
+                || (!changed.is_empty()
+                    && source
+                        .doc
+                        .as_deref()
+                        .is_some_and(|doc| names_any(doc, &|dep: &str| changed.contains(dep))));
+            if !recheck {
+                continue;
+            }
+            let (mapped, mut found) = match source
+                .doc
+                .as_deref()
+                .and_then(|doc| self.renames.map_doc(doc))
+            {
+                Some((mapped, warnings)) => (Some(Arc::new(mapped)), warnings),
+                None => (None, Vec::new()),
+            };
+            found.extend(clash);
+            let placed: Vec<Diagnostic> = found
+                .into_iter()
+                .map(|problem| source.place(problem, name))
+                .collect();
+            if mapped != source.mapped || placed != source.name_problems {
+                touched.insert(name.clone());
+                source.mapped = mapped;
+                source.name_problems = placed;
+            }
+        }
     }
 
     fn slot_id(&mut self, name: &Arc<str>) -> ArchetypeId {
@@ -685,7 +766,7 @@ impl ArchetypeLibrary {
                 return Lookup::Missing;
             };
             if affected.contains(name) {
-                return match &source.doc {
+                return match source.current_doc() {
                     Some(doc) => Lookup::Doc(doc),
                     None => Lookup::Broken,
                 };
@@ -704,7 +785,7 @@ impl ArchetypeLibrary {
             }
         };
         let compile_one = |name: &Arc<str>, resolved: &ResolvedEntity| -> Option<Compiled> {
-            let doc = self.sources.get(name)?.doc.as_ref()?;
+            let doc = self.sources.get(name)?.current_doc()?;
             let id = *self.ids.get(name)?;
             let slot = &self.slots[id.0 as usize];
             Some(compile_with_slot(
@@ -774,7 +855,10 @@ impl ArchetypeLibrary {
         let mut dependents: FxHashMap<String, Vec<Arc<str>>> = FxHashMap::default();
         let mut deps: FxHashMap<Arc<str>, Vec<String>> = FxHashMap::default();
         for (name, source) in &self.sources {
-            let list = source.doc.as_deref().map(dependencies).unwrap_or_default();
+            let list = source
+                .current_doc()
+                .map(|doc| dependencies(doc))
+                .unwrap_or_default();
             for dep in &list {
                 dependents
                     .entry(dep.clone())
@@ -824,7 +908,7 @@ impl ArchetypeLibrary {
             };
             let file = source.file.clone();
             let self_errors = source.has_errors();
-            let doc = source.doc.clone();
+            let doc = source.current_doc().cloned();
             let broken_dep = deps.get(&name).into_iter().flatten().find(|dep| {
                 !self
                     .states
@@ -941,6 +1025,7 @@ impl ArchetypeLibrary {
         for name in &affected_sorted {
             if let Some(source) = self.sources.get(name) {
                 update.errors.extend(source.problems.iter().cloned());
+                update.errors.extend(source.name_problems.iter().cloned());
             }
             if let Some(state) = self.states.get(name) {
                 update.errors.extend(state.problems.iter().cloned());
@@ -957,7 +1042,7 @@ impl ArchetypeLibrary {
         let Some(source) = self.sources.get(name) else {
             return Vec::new();
         };
-        let Some(doc) = source.doc.as_deref() else {
+        let Some(doc) = source.current_doc() else {
             return Vec::new();
         };
         let own = own_values(&doc.root);
@@ -994,7 +1079,11 @@ impl ArchetypeLibrary {
             .with_component(problem.component.to_string())
             .with_field(problem.field.clone())
             .with_suggestion(problem.suggestion);
-        let docs = |n: &str| self.sources.get(n).and_then(|s| s.doc.as_deref());
+        let docs = |n: &str| {
+            self.sources
+                .get(n)
+                .and_then(|s| s.current_doc().map(|d| &**d))
+        };
         let node: Vec<&str> = problem.node.iter().map(|n| &**n).collect();
         let found = supplier(
             &docs,
@@ -1028,6 +1117,7 @@ impl ArchetypeLibrary {
         let mut all = self.scan_problems.clone();
         for source in self.sources.values() {
             all.extend(source.problems.iter().cloned());
+            all.extend(source.name_problems.iter().cloned());
         }
         for (name, state) in &self.states {
             if self.sources.contains_key(name) {
@@ -1044,11 +1134,14 @@ impl ArchetypeLibrary {
         let unknown = || SpawnError::UnknownArchetype {
             name: name.to_string(),
             // `enemies/goblin.json`, `enemies\goblin`: the naming rules know the fix.
-            suggestion: crate::archetype_name::check_name(name)
-                .err()
-                .and_then(|problem| problem.suggestion)
-                .filter(|fixed| self.ids.contains_key(fixed.as_str()))
-                .or_else(|| did_you_mean(name, self.names())),
+            // A former name: the current one.
+            suggestion: self.renamed(name).map(str::to_string).or_else(|| {
+                crate::archetype_name::check_name(name)
+                    .err()
+                    .and_then(|problem| problem.suggestion)
+                    .filter(|fixed| self.ids.contains_key(fixed.as_str()))
+                    .or_else(|| did_you_mean(name, self.names()))
+            }),
         };
         let id = self.ids.get(name).ok_or_else(unknown)?;
         let slot = &self.slots[id.0 as usize];

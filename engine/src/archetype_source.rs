@@ -33,12 +33,24 @@ pub(crate) struct SourceFile {
     pub doc: Option<Arc<ArchetypeDoc>>,
     /// Problems found in the file on its own.
     pub problems: Vec<Diagnostic>,
+    /// `doc` with the old archetype names it writes replaced by current ones, when it writes
+    /// any ([`Renames::map_doc`](crate::archetype_renames::Renames::map_doc)).
+    pub mapped: Option<Arc<ArchetypeDoc>>,
+    /// Problems that depend on the other files' names: old names written, former names that
+    /// clash.
+    pub name_problems: Vec<Diagnostic>,
 }
 
 impl SourceFile {
     /// Whether the file itself has errors (its archetype cannot be used).
     pub fn has_errors(&self) -> bool {
         self.problems.iter().any(Diagnostic::is_error)
+            || self.name_problems.iter().any(Diagnostic::is_error)
+    }
+
+    /// The file as resolution reads it: old archetype names replaced by current ones.
+    pub fn current_doc(&self) -> Option<&Arc<ArchetypeDoc>> {
+        self.mapped.as_ref().or(self.doc.as_ref())
     }
 
     /// Reads an archetype from `bytes` (the content of `file`).
@@ -56,6 +68,8 @@ impl SourceFile {
             text: None,
             doc: None,
             problems: Vec::new(),
+            mapped: None,
+            name_problems: Vec::new(),
         };
         let text = match SourceText::from_bytes(bytes) {
             Ok(text) => Arc::new(text),
@@ -111,6 +125,8 @@ impl SourceFile {
                 linked: false,
                 text: None,
                 doc: None,
+                mapped: None,
+                name_problems: Vec::new(),
             },
         };
         source.real = Some(found.real.clone());

@@ -84,6 +84,12 @@ pub enum DiagnosticCode {
     UnknownChild,
     /// The archetype cannot be built because something it depends on has errors.
     BrokenDependency,
+    /// A name an archetype (or a child) was formerly known by, used where its current name
+    /// belongs: it still works (a warning), `archetool migrate` writes the current name.
+    OldName,
+    /// A former name (`formerly`) that is the name of a live archetype, or a former name of
+    /// two archetypes: it could stand for either.
+    FormerNameClash,
 }
 
 impl DiagnosticCode {
@@ -121,6 +127,8 @@ impl DiagnosticCode {
             InheritanceCycle => "inheritance-cycle",
             UnknownChild => "unknown-child",
             BrokenDependency => "broken-dependency",
+            OldName => "old-name",
+            FormerNameClash => "former-name-clash",
         }
     }
 }

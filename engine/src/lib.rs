@@ -44,6 +44,7 @@ mod archetype_file;
 mod archetype_instance;
 mod archetype_library;
 mod archetype_name;
+mod archetype_renames;
 mod archetype_source;
 mod archetype_tree;
 mod atomic_file;

@@ -34,6 +34,11 @@ pub(crate) fn own_values(spec: &EntitySpec) -> ResolvedEntity {
         source: spec.archetype.as_deref().map(Arc::from),
         components,
         children,
+        formerly: spec
+            .formerly
+            .iter()
+            .map(|f| Arc::from(f.as_str()))
+            .collect(),
     }
 }
 

@@ -34,6 +34,8 @@ pub struct ResolvedEntity {
     pub components: BTreeMap<Arc<str>, Value>,
     /// Local child name → child.
     pub children: BTreeMap<Arc<str>, ResolvedEntity>,
+    /// For a child: the local names it was formerly known by (`formerly` in its entries).
+    pub formerly: Vec<Arc<str>>,
 }
 
 impl ResolvedEntity {
@@ -57,6 +59,32 @@ impl ResolvedEntity {
                 .or_default()
                 .overlay(child, shapes);
         }
+        add_former_names(&mut self.formerly, &parent.formerly);
+    }
+
+    /// The path now of the child a scene saved at `path` (local names joined by `/`), when a
+    /// name on it is a former one (`formerly` in a child entry): `guard/gun` for a saved
+    /// `sentry/gun` whose `guard` was formerly `sentry`. `None` when the path names no former
+    /// name, or leads nowhere.
+    pub fn current_path(&self, path: &str) -> Option<String> {
+        let mut entity = self;
+        let mut current: Vec<&str> = Vec::new();
+        let mut renamed = false;
+        for segment in path.split('/') {
+            let (name, child) = match entity.children.get_key_value(segment) {
+                Some(found) => found,
+                None => {
+                    renamed = true;
+                    entity
+                        .children
+                        .iter()
+                        .find(|(_, child)| child.formerly.iter().any(|f| **f == *segment))?
+                }
+            };
+            current.push(name);
+            entity = child;
+        }
+        renamed.then(|| current.join("/"))
     }
 
     /// The entity as JSON in archetype-file form (`components`, `children`), for tools.
@@ -74,6 +102,14 @@ impl ResolvedEntity {
             .map(|(name, value)| (name.to_string(), value.clone()))
             .collect();
         object.insert(keys::COMPONENTS.to_string(), Value::Object(components));
+        if !self.formerly.is_empty() {
+            let formerly = self
+                .formerly
+                .iter()
+                .map(|name| Value::String(name.to_string()))
+                .collect();
+            object.insert(keys::FORMERLY.to_string(), Value::Array(formerly));
+        }
         if !self.children.is_empty() {
             let children = self
                 .children
@@ -83,6 +119,15 @@ impl ResolvedEntity {
             object.insert(keys::CHILDREN.to_string(), Value::Object(children));
         }
         Value::Object(object)
+    }
+}
+
+/// Adds the former names of `more` not in `names` yet.
+fn add_former_names(names: &mut Vec<Arc<str>>, more: &[Arc<str>]) {
+    for name in more {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
     }
 }
 
@@ -418,6 +463,12 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                 }
                 None => entity.children.remove(&key).unwrap_or_default(),
             };
+            let former: Vec<Arc<str>> = entry
+                .formerly
+                .iter()
+                .map(|f| Arc::from(f.as_str()))
+                .collect();
+            add_former_names(&mut child.formerly, &former);
             self.apply_spec(
                 name,
                 &mut child,

@@ -811,8 +811,8 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         .iter()
         .map(|entry| {
             let plan = plan_entry(load.context, entry, load.head.nodes.as_ref()).ok()?;
-            // An entry to leave out: the careful path says so, placed.
-            plan.left_out.is_none().then_some(plan)
+            // An entry to leave out, or an old name: the careful path says so, placed.
+            (plan.left_out.is_none() && plan.renamed.is_empty()).then_some(plan)
         })
         .collect::<Option<Vec<_>>>()?;
     // The map is lent to the instance builder's mappers (no copy) and taken back after.

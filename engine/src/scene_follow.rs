@@ -12,6 +12,7 @@
 //! entity is built with the instance ([`build_instances`](crate::scene_load::build_instances))
 //! and linked to its parent once the scene is in the world ([`follow_archetypes`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use hecs::{Entity, World};
@@ -22,7 +23,7 @@ use crate::archetype_instance::ArchetypeId;
 use crate::builtin::Children;
 use crate::entity_ref::EntityRef;
 use crate::scene_header::ArchetypeNodes;
-use crate::scene_load::{Context, LoadedScene, Plan, SceneChange};
+use crate::scene_load::{saved_children, Context, LoadedScene, Plan, SceneChange};
 use crate::stable_id::StableId;
 
 /// What a load does about children the archetypes gained.
@@ -117,13 +118,23 @@ impl<'n> Follow<'n> {
         else {
             return Vec::new();
         };
-        let saved = self
-            .nodes
-            .map(|nodes| nodes.get(name).map_or(&[][..], Vec::as_slice));
+        // The table may know the archetype, and its children, by former names.
+        let saved: Option<Vec<Cow<'_, str>>> = self.nodes.map(|nodes| {
+            let children = saved_children(context, nodes, name).map_or(&[][..], Vec::as_slice);
+            children
+                .iter()
+                .map(|child| match archetype.resolved.current_path(child) {
+                    Some(now) => Cow::Owned(now),
+                    None => Cow::Borrowed(child.as_str()),
+                })
+                .collect()
+        });
         (1..compiled.nodes.len())
             .filter(|&index| {
                 let path = &*compiled.nodes[index].path;
-                saved.is_none_or(|children| !children.iter().any(|child| child == path))
+                saved
+                    .as_ref()
+                    .is_none_or(|children| !children.iter().any(|child| child == path))
             })
             .collect()
     }

@@ -128,6 +128,29 @@ pub enum SceneChange {
         /// The child's path.
         child: String,
     },
+    /// The scene names an archetype by a name it was formerly known by (its file lists it
+    /// under `formerly`): its entries are instances of the archetype under its current name,
+    /// which a save writes.
+    ArchetypeRenamed {
+        /// The name in the scene.
+        from: String,
+        /// The archetype's name now.
+        to: String,
+        /// How many entries name it so.
+        entries: usize,
+    },
+    /// The scene names a child of an archetype by a path with a former name on it (`formerly`
+    /// in a child entry): its entries are the child at its current path, which a save writes.
+    ChildRenamed {
+        /// The archetype (its current name).
+        archetype: String,
+        /// The child's path in the scene.
+        from: String,
+        /// Its path now.
+        to: String,
+        /// How many entries name it so.
+        entries: usize,
+    },
 }
 
 impl fmt::Display for SceneChange {
@@ -150,13 +173,38 @@ impl fmt::Display for SceneChange {
                 f,
                 "entity {entity}: left out; archetype `{archetype}` has no child `{child}` any more"
             ),
+            SceneChange::ArchetypeRenamed { from, to, entries } => write!(
+                f,
+                "archetype `{from}` is now called `{to}`: {} loaded as `{to}` (saving writes the new name)",
+                entries_count(*entries)
+            ),
+            SceneChange::ChildRenamed {
+                archetype,
+                from,
+                to,
+                entries,
+            } => write!(
+                f,
+                "child `{from}` of archetype `{archetype}` is now `{to}`: {} loaded as `{to}` (saving writes the new path)",
+                entries_count(*entries)
+            ),
         }
     }
 }
 
+/// "1 entry", "3 entries".
+fn entries_count(count: usize) -> String {
+    if count == 1 {
+        "1 entry".to_string()
+    } else {
+        format!("{count} entries")
+    }
+}
+
 impl LoadedScene {
-    /// What the load changed because the archetypes changed since the scene was saved:
-    /// children spawned, entries left out. In the file's order.
+    /// What the load changed because the archetypes changed since the scene was saved: old
+    /// names read as current ones (one change per name, counting its entries), then entries
+    /// left out, then children spawned; each in the file's order.
     pub fn changes(&self) -> &[SceneChange] {
         &self.changes
     }
@@ -1328,7 +1376,8 @@ fn instantiate(
     // Resolve names before touching the world.
     let mut plans = Vec::with_capacity(entries.len());
     let mut changes = Vec::new();
-    for entry in &entries {
+    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
         let plan = plan_entry(context, entry, head.nodes.as_ref()).map_err(|(mut error, at)| {
             // Point at the offending key or value where the text has one.
             let offset = match (at, source) {
@@ -1376,8 +1425,29 @@ fn instantiate(
             context.warnings.borrow_mut().push(warning);
             changes.push(change.clone());
         }
+        for change in &plan.renamed {
+            count_rename(&mut renames, change, index);
+        }
         plans.push(plan);
     }
+    let mut renamed = Vec::with_capacity(renames.len());
+    for (change, first) in renames {
+        let entry = &entries[first];
+        let mut warning = context.error(DiagnosticCode::OldName, change.to_string());
+        warning.entity = Some(entry.id);
+        warning.diagnostic.severity = Severity::Warning;
+        let span = match change {
+            SceneChange::ArchetypeRenamed { .. } => entry.name_spans.0.clone(),
+            _ => entry.name_spans.1.clone(),
+        };
+        if matches!(source, Source::Json(_)) {
+            warning.diagnostic.span = Some(span.clone());
+        }
+        place(&mut warning, span.start);
+        context.warnings.borrow_mut().push(warning);
+        renamed.push(change);
+    }
+    changes.splice(0..0, renamed);
 
     // Phase one: every entity exists (reserved) before any value is read.
     let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
@@ -1431,6 +1501,40 @@ fn instantiate(
     follow_archetypes(context, world, &mut loaded, followed, head.meta);
     loaded.warnings = context.take_warnings();
     Ok(loaded)
+}
+
+/// Counts `change` (a rename of entry `index`) into `renames`: one change per old name, with
+/// the first entry that wrote it.
+fn count_rename(renames: &mut Vec<(SceneChange, usize)>, change: &SceneChange, index: usize) {
+    use SceneChange::{ArchetypeRenamed, ChildRenamed};
+    for (seen, _) in renames.iter_mut() {
+        match (seen, change) {
+            (ArchetypeRenamed { from, entries, .. }, ArchetypeRenamed { from: other, .. })
+                if from == other =>
+            {
+                *entries += 1;
+                return;
+            }
+            (
+                ChildRenamed {
+                    archetype,
+                    from,
+                    entries,
+                    ..
+                },
+                ChildRenamed {
+                    archetype: other_archetype,
+                    from: other,
+                    ..
+                },
+            ) if archetype == other_archetype && from == other => {
+                *entries += 1;
+                return;
+            }
+            _ => {}
+        }
+    }
+    renames.push((change.clone(), index));
 }
 
 /// The warning (or, by policy, the error) for an entry whose child its archetype no longer has.
@@ -1527,6 +1631,8 @@ pub(crate) struct Plan {
     pub instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
     /// For an entry of a child its archetype no longer has: why it is left out.
     pub left_out: Option<SceneChange>,
+    /// Names of the entry's that were former ones (each change counts this one entry).
+    pub renamed: Vec<SceneChange>,
 }
 
 /// Where in an entry a problem is.
@@ -1565,9 +1671,22 @@ pub(crate) fn plan_entry(
             }
         }
     }
+    let mut renamed = Vec::new();
     let instance = match &entry.archetype {
         None => None,
-        Some(name) => {
+        Some(written) => {
+            // A former name stands for the archetype under its current name.
+            let name = match context.library.renamed(written) {
+                Some(current) => {
+                    renamed.push(SceneChange::ArchetypeRenamed {
+                        from: written.to_string(),
+                        to: current.to_string(),
+                        entries: 1,
+                    });
+                    current
+                }
+                None => written.as_ref(),
+            };
             let archetype = context.library.spawnable(name).map_err(|refused| {
                 let (code, message, suggestion) = match refused {
                     SpawnError::UnknownArchetype { suggestion, .. } => (
@@ -1598,9 +1717,22 @@ pub(crate) fn plan_entry(
                 );
                 return Err((error, At::Archetype));
             };
-            let path = entry.child.as_deref().unwrap_or("");
-            let Some(index) = compiled.nodes.iter().position(|n| &*n.path == path) else {
-                if had_child(nodes, name, path) {
+            let written_path = entry.child.as_deref().unwrap_or("");
+            let mut path = Cow::Borrowed(written_path);
+            let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
+            if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
+                index = compiled.nodes.iter().position(|n| *n.path == *now);
+                renamed.push(SceneChange::ChildRenamed {
+                    archetype: name.to_string(),
+                    from: written_path.to_string(),
+                    to: now.clone(),
+                    entries: 1,
+                });
+                path = Cow::Owned(now);
+            }
+            let path = &*path;
+            let Some(index) = index else {
+                if had_child(context, nodes, name, path) {
                     let left_out = SceneChange::EntryLeftOut {
                         entity: entry.id,
                         archetype: name.to_string(),
@@ -1610,6 +1742,7 @@ pub(crate) fn plan_entry(
                         components,
                         instance: None,
                         left_out: Some(left_out),
+                        renamed,
                     });
                 }
                 let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
@@ -1635,21 +1768,38 @@ pub(crate) fn plan_entry(
         components,
         instance,
         left_out: None,
+        renamed,
     })
 }
 
 /// Whether archetype `name` had the child `path` when the scene was saved: its archetype
 /// table says so, or (files written before scenes had one) it cannot tell, and assumes so.
-fn had_child(nodes: Option<&ArchetypeNodes>, name: &str, path: &str) -> bool {
+fn had_child(
+    context: &Context<'_>,
+    nodes: Option<&ArchetypeNodes>,
+    name: &str,
+    path: &str,
+) -> bool {
     if path.is_empty() {
         return false;
     }
     match nodes {
-        Some(nodes) => nodes
-            .get(name)
+        Some(nodes) => saved_children(context, nodes, name)
             .is_some_and(|children| children.iter().any(|child| child == path)),
         None => true,
     }
+}
+
+/// The children archetype `name` had when the scene was saved, by the scene's archetype table,
+/// which may know it by a former name.
+pub(crate) fn saved_children<'n>(
+    context: &Context<'_>,
+    nodes: &'n ArchetypeNodes,
+    name: &str,
+) -> Option<&'n Vec<String>> {
+    nodes.get(name).or_else(|| {
+        (context.library.former_names(name).into_iter()).find_map(|former| nodes.get(former))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -2283,14 +2433,16 @@ fn instance_paths(
     let mut members: FxHashMap<usize, FxHashMap<String, Entity>> = FxHashMap::default();
     let mut root_of = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
-        if plans[i].instance.is_none() {
+        let Some((_, archetype, node)) = &plans[i].instance else {
             continue;
-        }
+        };
+        // The child's path now (the entry may name it by a former one).
+        let path = match &archetype.compiled {
+            Some(compiled) => compiled.nodes[*node].path.to_string(),
+            None => entry.child.as_deref().unwrap_or("").to_string(),
+        };
         let root = instance_root_index(entries, plans, &index_of, i);
-        members
-            .entry(root)
-            .or_default()
-            .insert(entry.child.as_deref().unwrap_or("").to_string(), handles[i]);
+        members.entry(root).or_default().insert(path, handles[i]);
         root_of.push((i, root));
     }
     let mut roots: Vec<usize> = members.keys().copied().collect();

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused
-mod language; // the designer's language through the CLI: notes, operators, references, the schema
+mod language;
+mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate // the designer's language through the CLI: notes, operators, references, the schema
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

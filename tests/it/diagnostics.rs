@@ -128,9 +128,9 @@ fn case_02_an_unknown_top_level_key_is_an_error_with_a_suggestion() {
             ),
         ],
         &[
-            "archetypes/goblin.json:2:3: error[unknown-key]: unknown key `extend` in an archetype file; expected one of `$schema`, `format`, `abstract`, `extends`, `components`, `children`; did you mean `extends`?",
-            "archetypes/goblin.json:3:3: error[unknown-key]: unknown key `component` in an archetype file; expected one of `$schema`, `format`, `abstract`, `extends`, `components`, `children`; did you mean `components`?",
-            "archetypes/goblin.json:4:3: error[unknown-key]: unknown key `tags` in an archetype file; expected one of `$schema`, `format`, `abstract`, `extends`, `components`, `children`",
+            "archetypes/goblin.json:2:3: error[unknown-key]: unknown key `extend` in an archetype file; expected one of `$schema`, `format`, `abstract`, `formerly`, `extends`, `components`, `children`; did you mean `extends`?",
+            "archetypes/goblin.json:3:3: error[unknown-key]: unknown key `component` in an archetype file; expected one of `$schema`, `format`, `abstract`, `formerly`, `extends`, `components`, `children`; did you mean `components`?",
+            "archetypes/goblin.json:4:3: error[unknown-key]: unknown key `tags` in an archetype file; expected one of `$schema`, `format`, `abstract`, `formerly`, `extends`, `components`, `children`",
         ],
     );
 }
@@ -143,7 +143,7 @@ fn case_02_an_unknown_key_in_a_child_entry_is_an_error_with_a_suggestion() {
     "bow": { "archetyp": "bow" }
   }
 }"#,
-        "archetypes/goblin.json:3:14: error[unknown-key]: unknown key `archetyp` in a child entry; expected one of `archetype`, `components`, `children`; did you mean `archetype`?",
+        "archetypes/goblin.json:3:14: error[unknown-key]: unknown key `archetyp` in a child entry; expected one of `archetype`, `formerly`, `components`, `children`; did you mean `archetype`?",
     );
 }
 
@@ -727,7 +727,7 @@ fn every_problem_of_a_load_is_reported_sorted_by_file_and_position() {
             "archetypes/a.json:1:1: error[not-an-object]: expected a JSON object at the top level of an archetype file, found an array",
             r#"archetypes/m/b.json:3:25: error[invalid-component]: invalid value for `Speed.value`: invalid type: string "fast", expected f32"#,
             "archetypes/m/b.json:4:16: error[invalid-component]: invalid value for `Faction`: unknown variant `Hostle`, expected `Hostile` or `Friendly`; did you mean `Hostile`?",
-            "archetypes/m/b.json:6:3: error[unknown-key]: unknown key `extend` in an archetype file; expected one of `$schema`, `format`, `abstract`, `extends`, `components`, `children`; did you mean `extends`?",
+            "archetypes/m/b.json:6:3: error[unknown-key]: unknown key `extend` in an archetype file; expected one of `$schema`, `format`, `abstract`, `formerly`, `extends`, `components`, `children`; did you mean `extends`?",
             "archetypes/z.json:1:19: error[unknown-component]: unknown component `Helth`; did you mean `Health`?",
         ],
     );

@@ -19,6 +19,7 @@ mod language; // the designer's language: markers, variant switches, operators, 
 mod logging; // what the library logs (spans and events), captured by a test subscriber
 mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once
 mod registry; // ComponentRegistry: names, aliases, clashes, built-ins
+mod renames; // archetype renames: `formerly`, old names in files and scenes, clashes
 mod save_compat; // saves that survive updates: children gained and lost, the game's meta
 mod scene_api; // Scenes: save_to_path / load_from_path / save_to_vec / load_from_slice
 mod scenes; // scenes: stable IDs, diffs, references, binary, atomic saves

@@ -702,6 +702,92 @@ mod suite {
         assert!(counts.iter().all(|count| *count == counts[0]), "{counts:?}");
     }
 
+    /// The update: the goblin moved to `enemies/goblins/goblin` (listing its old name under
+    /// `formerly`; the archetypes that extend it still name the old one), and the turret's
+    /// `gun` is its `barrel` (listing `gun`). Every save loads, to the world it gives today
+    /// under the new names; saving it again writes them.
+    #[test]
+    fn the_saves_load_after_an_archetype_and_a_child_were_renamed() {
+        let gun_to_barrel = |text: String| {
+            text.replace("\"#gun\"", "\"#barrel\"").replace(
+                "\"gun\": {\n      \"archetype\"",
+                "\"barrel\": {\n      \"formerly\": [\"gun\"],\n      \"archetype\"",
+            )
+        };
+        let heavy_gun_to_barrel = |text: String| text.replace("\"gun\": {", "\"barrel\": {");
+        let dir = archetypes(&[
+            ("structures/turret.json", &gun_to_barrel),
+            ("structures/heavy_turret.json", &heavy_gun_to_barrel),
+        ]);
+        let goblin = std::fs::read_to_string(dir.path().join("enemies/goblin.json")).unwrap();
+        std::fs::remove_file(dir.path().join("enemies/goblin.json")).unwrap();
+        std::fs::create_dir(dir.path().join("enemies/goblins")).unwrap();
+        std::fs::write(
+            dir.path().join("enemies/goblins/goblin.json"),
+            goblin.replacen('{', "{\n  \"formerly\": [\"enemies/goblin\"],", 1),
+        )
+        .unwrap();
+        let library = ArchetypeLibrary::load(dir.path(), demo::registry()).unwrap();
+        let old_names = library
+            .diagnostics()
+            .iter()
+            .filter(|d| d.code == archetype_engine::DiagnosticCode::OldName)
+            .count();
+        assert_eq!(
+            old_names, 2,
+            "goblin_archer and goblin_chief extend the old name"
+        );
+        let today = ArchetypeLibrary::load(repo().join("archetypes"), demo::registry()).unwrap();
+        for name in SAVES {
+            let (world, changes, warnings) = load(name, &library);
+            let renamed = |change: &SceneChange| match change {
+                SceneChange::ArchetypeRenamed { from, to, .. } => {
+                    format!("{from} -> {to}")
+                }
+                SceneChange::ChildRenamed {
+                    archetype,
+                    from,
+                    to,
+                    ..
+                } => format!("{archetype}: {from} -> {to}"),
+                other => panic!("{name}: {other}"),
+            };
+            let mut changes: Vec<String> = changes.iter().map(renamed).collect();
+            changes.sort();
+            assert_eq!(
+                changes,
+                [
+                    "enemies/goblin -> enemies/goblins/goblin",
+                    "structures/heavy_turret: gun -> barrel",
+                    "structures/turret: gun -> barrel",
+                ],
+                "{name}"
+            );
+            assert_eq!(warnings, 3, "{name}");
+            let (world_today, ..) = load(name, &today);
+            let mut expected: serde_json::Value =
+                serde_json::from_str(&as_json(&world_today, &today)).unwrap();
+            for entity in expected["entities"].as_array_mut().unwrap() {
+                if entity["archetype"] == "enemies/goblin" {
+                    entity["archetype"] = "enemies/goblins/goblin".into();
+                }
+                if entity["child"] == "gun" {
+                    entity["child"] = "barrel".into();
+                }
+            }
+            let saved = as_json(&world, &library);
+            let actual: serde_json::Value = serde_json::from_str(&saved).unwrap();
+            assert_eq!(actual["entities"], expected["entities"], "{name}");
+            let table = actual["archetypes"].as_object().unwrap();
+            assert!(!table.contains_key("enemies/goblin"), "{name}");
+            assert_eq!(
+                table["structures/turret"],
+                serde_json::json!(["barrel", "sensor"]),
+                "{name}"
+            );
+        }
+    }
+
     /// The components after the update.
     mod update {
         use super::*;

@@ -4,9 +4,10 @@
 //! The canonical form:
 //! - two-space indentation, `"key": value`, a newline at the end (`\n` line endings, no
 //!   byte-order mark);
-//! - top-level keys in the format's order: `$schema`, `format`, `abstract`, `extends`,
-//!   `components`, `children` ([`keys::TOP_LEVEL`](archetype_engine::keys::TOP_LEVEL)); in child
-//!   entries `archetype`, `components`, `children`
+//! - top-level keys in the format's order: `$schema`, `format`, `abstract`, `formerly`,
+//!   `extends`, `components`, `children`
+//!   ([`keys::TOP_LEVEL`](archetype_engine::keys::TOP_LEVEL)); in child entries `archetype`,
+//!   `formerly`, `components`, `children`
 //!   ([`keys::CHILD`](archetype_engine::keys::CHILD)); keys the format does not know (the
 //!   loader reports them) after those;
 //! - every other object's keys (component names, the fields inside component values, child

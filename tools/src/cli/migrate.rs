@@ -168,7 +168,7 @@ pub fn plan_archetypes(library: &ArchetypeLibrary) -> (Vec<FileMigration>, Vec<S
     for source in sources {
         let file = source.file.display();
         let (mut edits, problems) = match raw_json::parse(source.text) {
-            Ok(root) => archetype_edits(&root, source.text, library.registry()),
+            Ok(root) => archetype_edits(&root, source.text, library),
             Err(error) => {
                 let (line, column) = line_column(source.text, error.offset);
                 (
@@ -214,8 +214,9 @@ pub fn plan_archetypes(library: &ArchetypeLibrary) -> (Vec<FileMigration>, Vec<S
 fn archetype_edits(
     root: &Node,
     text: &str,
-    registry: &ComponentRegistry,
+    library: &ArchetypeLibrary,
 ) -> (Vec<Edit>, Vec<String>) {
+    let registry = library.registry();
     let mut edits = Vec::new();
     let mut problems = Vec::new();
     let at = |offset: usize| {
@@ -243,7 +244,55 @@ fn archetype_edits(
         }
     }
     entity_edits(root, registry, &mut edits, &mut problems, &at);
+    match root.get(keys::EXTENDS).map(|node| &node.kind) {
+        Some(NodeKind::Array(parents)) => {
+            for parent in parents {
+                archetype_name_edit(parent, library, &mut edits);
+            }
+        }
+        Some(_) | None => {
+            if let Some(parent) = root.get(keys::EXTENDS) {
+                archetype_name_edit(parent, library, &mut edits);
+            }
+        }
+    }
+    child_archetype_edits(root, library, &mut edits);
     (edits, problems)
+}
+
+/// Renames the archetypes children are instances of (`archetype` in child entries, at any
+/// depth) written under former names.
+fn child_archetype_edits(entity: &Node, library: &ArchetypeLibrary, edits: &mut Vec<Edit>) {
+    for child in entity
+        .get(keys::CHILDREN)
+        .and_then(Node::members)
+        .unwrap_or(&[])
+    {
+        if let Some(archetype) = child.value.get(keys::ARCHETYPE) {
+            archetype_name_edit(archetype, library, edits);
+        }
+        child_archetype_edits(&child.value, library, edits);
+    }
+}
+
+/// The edit of `node` if it is a string naming an archetype by a former name.
+fn archetype_name_edit(node: &Node, library: &ArchetypeLibrary, edits: &mut Vec<Edit>) {
+    let Some(name) = string_of(node) else { return };
+    if let Some(current) = library.renamed(&name) {
+        edits.push(Edit {
+            span: node.span.clone(),
+            replacement: serde_json::Value::String(current.to_string()).to_string(),
+            description: format!("archetype `{name}` is now `{current}`"),
+        });
+    }
+}
+
+/// The string `node` holds, unescaped.
+fn string_of(node: &Node) -> Option<String> {
+    match &node.kind {
+        NodeKind::Scalar(written) => serde_json::from_str(written).ok(),
+        _ => None,
+    }
 }
 
 /// Renames components written under old names in `entity` (the top level or a child entry)
@@ -326,15 +375,9 @@ pub fn plan_scenes(dir: &Path, library: &ArchetypeLibrary) -> Result<Vec<FileMig
     for file in scene_files(dir)? {
         let bytes = read_scene_file(&file)?;
         let (encoding, needs) = if is_binary(&bytes) {
-            (
-                SceneEncoding::Binary,
-                binary_scene_needs(&bytes, library.registry()),
-            )
+            (SceneEncoding::Binary, binary_scene_needs(&bytes, library))
         } else {
-            (
-                SceneEncoding::Json,
-                json_scene_needs(&bytes, library.registry()),
-            )
+            (SceneEncoding::Json, json_scene_needs(&bytes, library))
         };
         let changes = match needs {
             SceneNeeds::Nothing => continue,
@@ -361,8 +404,9 @@ pub fn plan_scenes(dir: &Path, library: &ArchetypeLibrary) -> Result<Vec<FileMig
     Ok(migrations)
 }
 
-/// What a JSON scene needs: a newer `format`, current component names.
-fn json_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
+/// What a JSON scene needs: a newer `format`, current component, archetype and child names.
+fn json_scene_needs(bytes: &[u8], library: &ArchetypeLibrary) -> SceneNeeds {
+    let registry = library.registry();
     let Ok(text) = std::str::from_utf8(bytes) else {
         return SceneNeeds::Loading;
     };
@@ -391,7 +435,22 @@ fn json_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
         Some(NodeKind::Array(entities)) => entities.as_slice(),
         _ => &[],
     };
+    let mut names = OldNames::default();
     for entity in entities {
+        let archetype = entity.get(scene_keys::ARCHETYPE);
+        if let Some((node, name)) = archetype.and_then(|node| Some((node, string_of(node)?))) {
+            let at = line_column(text, node.span.start);
+            names.archetype(library, &name, Some(at));
+            let child = entity.get(scene_keys::CHILD);
+            if let Some((node, path)) = child.and_then(|node| Some((node, string_of(node)?))) {
+                names.child(
+                    library,
+                    &name,
+                    &path,
+                    Some(line_column(text, node.span.start)),
+                );
+            }
+        }
         let Some(components) = entity.get(scene_keys::COMPONENTS).and_then(Node::members) else {
             continue;
         };
@@ -402,12 +461,74 @@ fn json_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
             });
         }
     }
+    changes.extend(names.changes());
+    changes.sort_by_key(|change| change.at);
     SceneNeeds::from(changes)
 }
 
+/// The archetype and child names a scene writes under former names: each reported once, at its
+/// first place, with how many entries write it.
+#[derive(Default)]
+struct OldNames {
+    /// In the order found.
+    found: Vec<OldName>,
+}
+
+/// What changes, where first (line, column), how many times.
+type OldName = (String, Option<(usize, usize)>, usize);
+
+impl OldNames {
+    fn archetype(&mut self, library: &ArchetypeLibrary, name: &str, at: Option<(usize, usize)>) {
+        if let Some(current) = library.renamed(name) {
+            self.count(format!("archetype `{name}` is now `{current}`"), at);
+        }
+    }
+
+    fn child(
+        &mut self,
+        library: &ArchetypeLibrary,
+        archetype: &str,
+        path: &str,
+        at: Option<(usize, usize)>,
+    ) {
+        if let Some(current) = library.renamed_child(archetype, path) {
+            let archetype = library.renamed(archetype).unwrap_or(archetype);
+            self.count(
+                format!("child `{path}` of archetype `{archetype}` is now `{current}`"),
+                at,
+            );
+        }
+    }
+
+    fn count(&mut self, description: String, at: Option<(usize, usize)>) {
+        match self
+            .found
+            .iter_mut()
+            .find(|(seen, ..)| *seen == description)
+        {
+            Some((_, _, times)) => *times += 1,
+            None => self.found.push((description, at, 1)),
+        }
+    }
+
+    fn changes(self) -> impl Iterator<Item = Change> {
+        self.found
+            .into_iter()
+            .map(|(description, at, times)| Change {
+                at,
+                description: match times {
+                    1 => description,
+                    _ => format!("{description} ({times} entries)"),
+                },
+            })
+    }
+}
+
 /// What a binary scene needs: the current format (an older one is loaded and saved again, which
-/// also adds the checksum format 2 lacks) and current component names in its table.
-fn binary_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds {
+/// also adds the checksum format 2 lacks) and current component, archetype and child names in
+/// its tables.
+fn binary_scene_needs(bytes: &[u8], library: &ArchetypeLibrary) -> SceneNeeds {
+    let registry = library.registry();
     let current = SceneEncoding::Binary.current_format();
     let Some(header) = binary_header(bytes).filter(|h| h.format <= current) else {
         return SceneNeeds::Loading;
@@ -429,5 +550,15 @@ fn binary_scene_needs(bytes: &[u8], registry: &ComponentRegistry) -> SceneNeeds 
             description: renamed(name, current),
         })
     }));
+    let mut names = OldNames::default();
+    for archetype in &header.archetypes {
+        names.archetype(library, archetype, None);
+    }
+    for (archetype, children) in header.nodes.iter().flatten() {
+        for child in children {
+            names.child(library, archetype, child, None);
+        }
+    }
+    changes.extend(names.changes());
     SceneNeeds::from(changes)
 }

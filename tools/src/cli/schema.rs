@@ -157,6 +157,13 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
             "type": "object",
             "properties": {
                 (keys::ARCHETYPE): with_description(def_ref(NAME_DEF), "The archetype this child is an instance of."),
+                (keys::FORMERLY): {
+                    "description": "The names this child was formerly known by: scenes saved under them still load.",
+                    "anyOf": [
+                        { "type": "string", "pattern": "^[A-Za-z0-9_-]+$" },
+                        { "type": "array", "items": { "type": "string", "pattern": "^[A-Za-z0-9_-]+$" }, "uniqueItems": true },
+                    ],
+                },
                 (keys::COMPONENTS): def_ref(COMPONENTS_DEF),
                 (keys::CHILDREN): def_ref(CHILDREN_DEF),
             },
@@ -174,6 +181,13 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
             (keys::SCHEMA): { "description": "The JSON Schema this file follows (for editors; the loader ignores it).", "type": "string" },
             (keys::FORMAT): { "description": "The file format version.", "enum": versions },
             (keys::ABSTRACT): { "description": "`true`: the archetype can be extended but not spawned.", "type": "boolean" },
+            (keys::FORMERLY): {
+                "description": "The names this archetype was formerly known by: scenes and files naming them still load (with a warning), and `archetool migrate` rewrites them.",
+                "anyOf": [
+                    def_ref(NAME_DEF),
+                    { "type": "array", "items": def_ref(NAME_DEF), "uniqueItems": true },
+                ],
+            },
             (keys::EXTENDS): {
                 "description": "The parent archetype, or a list of them, applied in order.",
                 "anyOf": [
