@@ -435,6 +435,28 @@ fn validate_accepts_the_demo_archetypes() {
     );
 }
 
+/// Why a game builds its own archetool (`examples/my-game`): the shipped one knows only the
+/// demo's components.
+#[test]
+fn the_shipped_archetool_does_not_know_a_games_components() {
+    let run = run_in(
+        &repo_root().join("examples/my-game"),
+        &["validate", "--format", "json"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let first = run.stdout.lines().next().unwrap();
+    assert_eq!(
+        first,
+        r#"{"file":"archetypes/enemies/alpha_wolf.json","line":5,"column":5,"severity":"error","code":"unknown-component","message":"unknown component `Vitality`","suggestion":null,"archetype":"enemies/alpha_wolf","component":"Vitality","field":null}"#
+    );
+    let motion = r#"{"file":"archetypes/enemies/wolf.json","line":4,"column":5,"severity":"error","code":"unknown-component","message":"unknown component `Motion`","suggestion":null,"archetype":"enemies/wolf","component":"Motion","field":null}"#;
+    assert!(
+        run.stdout.lines().any(|line| line == motion),
+        "{}",
+        run.stdout
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // inspect
 
