@@ -55,6 +55,7 @@ pub mod migrate;
 pub mod new;
 mod printable_output;
 mod raw_json;
+mod report;
 pub mod scene;
 pub mod scene_diff;
 pub mod schema;
@@ -93,7 +94,9 @@ pub enum Command {
     ///
     /// Human form: `path:line:col: error[code]: message`, the source line with the place
     /// underlined, `= help: did you mean ...?` where there is a suggestion, and a summary line
-    /// `N archetypes, E errors, W warnings`. Exit code 1 if there is any error.
+    /// `N archetypes, E errors, W warnings`. `--format json`: one object per line, with the end
+    /// of each place; `github`: workflow annotations; `sarif`: a SARIF 2.1.0 log. Exit code 1
+    /// if there is any error.
     Validate(validate::ValidateArgs),
     /// Print an archetype fully resolved, as JSON, or where each value comes from.
     ///

@@ -81,6 +81,19 @@ impl<'a> FileLines<'a> {
         start + within
     }
 
+    /// The 1-based line and column (in characters) of byte `offset`: the inverse of
+    /// [`offset_of`](Self::offset_of).
+    pub(crate) fn position_of(&self, offset: usize) -> (usize, usize) {
+        let offset = self.char_boundary_at_or_before(offset);
+        let index = self.line_of(offset);
+        let start = self.starts()[index];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(0, |before| before.chars().count());
+        (index + 1, column + 1)
+    }
+
     fn char_boundary_at_or_before(&self, offset: usize) -> usize {
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
