@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod file_rule;
-mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends // files on disk: FIFOs never block, links kept, names refused
+mod formats;
+mod scene_check; // scene check over files and directories, every failing scene, every format // --format github and sarif: annotations and a SARIF log, places with their ends // files on disk: FIFOs never block, links kept, names refused
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -57,6 +57,7 @@ mod printable_output;
 mod raw_json;
 mod report;
 pub mod scene;
+pub mod scene_check;
 pub mod scene_diff;
 pub mod schema;
 mod snippet;

@@ -108,6 +108,11 @@ impl<'a> SourceTexts<'a> {
         )
     }
 
+    /// No file's text (a binary scene's error).
+    pub(crate) fn none() -> Self {
+        SourceTexts(HashMap::new())
+    }
+
     /// Just one file's text (a scene's).
     pub(crate) fn one(file: &'a Path, text: &'a str) -> Self {
         SourceTexts(HashMap::from([(file, FileLines::new(text))]))
