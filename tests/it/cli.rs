@@ -173,7 +173,7 @@ fn help_lists_the_subcommands_and_the_exit_codes() {
     let run = Project::empty().run(&["--help"]);
     assert_eq!(run.code, 0, "{run:?}");
     for expected in [
-        "Usage: archetool <COMMAND>",
+        "Usage: archetool [OPTIONS] <COMMAND>",
         "validate",
         "inspect",
         "tree",
@@ -202,7 +202,7 @@ fn usage_errors_exit_with_2() {
     let run = project.run(&[]);
     assert_eq!((run.code, run.stdout.as_str()), (2, ""));
     assert!(
-        run.stderr.contains("Usage: archetool <COMMAND>"),
+        run.stderr.contains("Usage: archetool [OPTIONS] <COMMAND>"),
         "{}",
         run.stderr
     );

@@ -61,6 +61,7 @@ pub mod scene_check;
 pub mod scene_diff;
 pub mod schema;
 mod snippet;
+pub mod style;
 pub mod tree;
 pub mod validate;
 
@@ -85,6 +86,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Colour reports for people: `auto` when standard output is a terminal and NO_COLOR is not
+    /// set, `always` (even with NO_COLOR), or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = style::ColorChoice::Auto)]
+    pub color: style::ColorChoice,
 }
 
 /// The subcommands. More (`demo`, `bench`) slot in as further variants.
@@ -331,6 +336,7 @@ where
             };
         }
     };
+    let _colour = style::ColourGuard::set(cli.color.enabled());
     let mut context = Context {
         registry: Arc::new(registry),
         out,

@@ -7,11 +7,12 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
-use archetype_engine::{ArchetypeLibrary, Diagnostic, Position};
+use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Severity};
 use clap::{Args, ValueEnum};
 
 use super::raw_json::value_span_at;
-use super::snippet::{snippet, FileLines};
+use super::snippet::{snippet, FileLines, Snippet};
+use super::style::{paint, Style};
 use super::{count, report, CliError, Context, DirArg, Exit};
 
 /// Arguments of `archetool validate`.
@@ -141,22 +142,28 @@ impl<'a> SourceTexts<'a> {
     }
 }
 
-/// The first line of a report: `path:line:col: error[code]: message` (as much of the place as
-/// is known), so editors and CI logs can jump to it.
-fn header(diagnostic: &Diagnostic) -> String {
-    let mut header = String::new();
+/// Writes the first line of a report: `path:line:col: error[code]: message` (as much of the
+/// place as is known), so editors and CI logs can jump to it.
+fn write_header(out: &mut dyn Write, diagnostic: &Diagnostic) -> Result<(), CliError> {
     if let Some(file) = &diagnostic.file {
-        header.push_str(&file.display().to_string());
+        write!(out, "{}", file.display())?;
         if let Some(position) = diagnostic.position {
-            header.push_str(&format!(":{}:{}", position.line, position.column));
+            write!(out, ":{}:{}", position.line, position.column)?;
         }
-        header.push_str(": ");
+        write!(out, ": ")?;
     }
-    header.push_str(&format!(
-        "{}[{}]: {}",
-        diagnostic.severity, diagnostic.code, diagnostic.message
-    ));
-    header
+    let kind = format!("{}[{}]", diagnostic.severity, diagnostic.code);
+    paint(out, severity_style(diagnostic.severity), &kind)?;
+    paint(out, Style::Emphasis, &format!(": {}", diagnostic.message))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn severity_style(severity: Severity) -> Style {
+    match severity {
+        Severity::Error => Style::Error,
+        Severity::Warning => Style::Warning,
+    }
 }
 
 /// Writes one diagnostic: the header, then (when the file and the place are known) the source
@@ -166,17 +173,21 @@ pub(crate) fn write_human(
     diagnostic: &Diagnostic,
     sources: &SourceTexts<'_>,
 ) -> Result<(), CliError> {
-    writeln!(out, "{}", header(diagnostic))?;
+    write_header(out, diagnostic)?;
     if let Some(snippet) = snippet_of(diagnostic, sources) {
-        out.write_all(snippet.as_bytes())?;
+        snippet.write(out)?;
     } else if let Some(help) = diagnostic.help() {
-        writeln!(out, "  = help: {help}")?;
+        paint(out, Style::Gutter, "  =")?;
+        write!(out, " ")?;
+        paint(out, Style::Help, "help")?;
+        writeln!(out, ": {help}")?;
     }
     Ok(())
 }
 
 /// The source snippet of a diagnostic ([`snippet`]), or `None` when there is no place to show.
-fn snippet_of(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<String> {
+fn snippet_of(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<Snippet> {
     let (file, span) = sources.span_of(diagnostic)?;
-    snippet(file, span, diagnostic.help().as_deref())
+    let underline = severity_style(diagnostic.severity);
+    snippet(file, span, diagnostic.help().as_deref(), underline)
 }
