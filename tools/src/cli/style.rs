@@ -1,8 +1,8 @@
 //! Colour in `archetool`'s reports for people: `--color auto|always|never`.
 //!
-//! Everything printed goes through [`PrintableOutput`](super::printable_output), which escapes
+//! Everything printed goes through `PrintableOutput`, which escapes
 //! control characters, so no file can drive the terminal; colour codes are control sequences
-//! too. A report asks for colour out of band: [`paint`] marks the one write that follows as
+//! too. A report asks for colour out of band: `paint` marks the one write that follows as
 //! styled (a thread-local slot, set only by this module), and the output writes that text
 //! between the style's code and a reset. Text from a file cannot set the slot, so it never
 //! gets a colour code through; it is escaped as always.
