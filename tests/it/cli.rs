@@ -363,10 +363,10 @@ archetypes/goblin.json:10:24: error[invalid-component]: invalid value for `Healt
 10 |     "Health": { "max": "twelve" }
    |                        ^^^^^^^^
 
-archetypes/orc.json:3:3: error[syntax]: expected `,` or `}`
+archetypes/orc.json:2:24: error[syntax]: expected `,` or `}` after this value
   |
-3 |   "components": {}
-  |   ^
+2 |   "extends": "creature"
+  |                        ^
 
 3 archetypes, 6 errors, 0 warnings
 "#;
@@ -403,7 +403,7 @@ fn validate_in_json_prints_one_object_per_problem() {
         json!({"file": "archetypes/goblin.json", "line": 5, "column": 14, "end_line": 5, "end_column": 30, "severity": "error", "code": "invalid-component", "message": "invalid value for `Speed`: missing field `value`", "suggestion": null, "archetype": "goblin", "component": "Speed", "field": null}),
         json!({"file": "archetypes/goblin.json", "line": 5, "column": 16, "end_line": 5, "end_column": 23, "severity": "error", "code": "unknown-field", "message": "unknown field `valeu` in component `Speed`", "suggestion": "value", "archetype": "goblin", "component": "Speed", "field": "valeu"}),
         json!({"file": "archetypes/goblin.json", "line": 10, "column": 24, "end_line": 10, "end_column": 32, "severity": "error", "code": "invalid-component", "message": "invalid value for `Health.max`: invalid type: string \"twelve\", expected f32", "suggestion": null, "archetype": "goblin", "component": "Health", "field": "max"}),
-        json!({"file": "archetypes/orc.json", "line": 3, "column": 3, "end_line": 3, "end_column": 3, "severity": "error", "code": "syntax", "message": "expected `,` or `}`", "suggestion": null, "archetype": "orc", "component": null, "field": null}),
+        json!({"file": "archetypes/orc.json", "line": 2, "column": 24, "end_line": 2, "end_column": 24, "severity": "error", "code": "syntax", "message": "expected `,` or `}` after this value", "suggestion": null, "archetype": "orc", "component": null, "field": null}),
     ];
     assert_eq!(problems, expected);
     // Keys in the documented order, one object per line.
@@ -1111,7 +1111,7 @@ fn fmt_reports_files_that_are_not_json_and_leaves_them_alone() {
     check(
         &project.run(&["fmt"]),
         1,
-        "archetypes/orc.json:4:3: error[syntax]: trailing comma\n\
+        "archetypes/orc.json:3:18: error[syntax]: trailing comma; remove the `,` after the last member\n\
          archetypes/twice.json:1:21: error[duplicate-key]: duplicate key `components` (the first one is on line 1)\n\
          formatted archetypes/goblin.json\n",
         "",
@@ -1295,7 +1295,7 @@ fn migrate_reports_what_it_cannot_migrate() {
         &project.run(&["migrate"]),
         1,
         "\
-archetypes/broken.json:1:48: error[syntax]: trailing comma
+archetypes/broken.json:1:46: error[syntax]: trailing comma; remove the `,` after the last member
 archetypes/both.json:1:19: error[malformed]: `MoveSpeed` and `Speed` both set component `Speed`; keep one
 archetypes/future.json:1:13: error[unsupported-format]: format version 7 is newer than this tool knows (up to 1); left as is
 ",
