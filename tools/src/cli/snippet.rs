@@ -7,6 +7,13 @@
 //! its last, with `.` for the rest. Tabs are expanded to the next multiple of [`TAB_WIDTH`]
 //! columns, and control characters are shown escaped ([`printable`]), so the underline stays
 //! under the right place and a file cannot drive the terminal.
+//!
+//! Why not a renderer crate (codespan-reporting, annotate-snippets, miette): each prints the
+//! whole source line under a report, so one error in a minified 50 MB file prints 50 MB, and
+//! 40,000 errors in it print it 40,000 times; none escapes the control characters a file may
+//! hold; and colour and layout would have to be undone or cut out of their text (this module
+//! once sliced codespan-reporting's output by string offsets to do that). The window, the
+//! escaping and the underline under wide characters are the whole job, and they are here.
 
 use std::cell::OnceCell;
 use std::fmt;
