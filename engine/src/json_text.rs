@@ -432,8 +432,13 @@ pub fn syntax_error_kind(serde_message: &str) -> TextErrorKind {
 /// A syntax error in serde_json's words (`message`, at byte `offset` of `text`), said the way
 /// this project says it: what the designer wrote (`NaN`, a comment, single quotes, a second
 /// byte-order mark) when that is what the parser stumbled on, and the start of an
-/// out-of-range number rather than its end. Returns the offset to report and the message.
+/// out-of-range number rather than its end. A missing comma is placed just after the value it
+/// should follow and a trailing comma on the comma, not on the token after them (often on the
+/// next line). Returns the offset to report and the message.
 pub fn explain_syntax_error(text: &str, offset: usize, message: &str) -> (usize, String) {
+    if let Some(placed) = place_comma_error(text, offset, message) {
+        return placed;
+    }
     if matches!(
         message,
         "expected value" | "invalid number" | "expected ident"
@@ -478,6 +483,24 @@ pub fn explain_syntax_error(text: &str, offset: usize, message: &str) -> (usize,
     match hint {
         Some(hint) => (offset, format!("{} ({hint})", plain_message(message))),
         None => (offset, plain_message(message)),
+    }
+}
+
+/// A comma error placed where the comma is (a trailing one) or belongs (a missing one), with
+/// the end of the text before `offset` skipping whitespace; `None` for other errors.
+fn place_comma_error(text: &str, offset: usize, message: &str) -> Option<(usize, String)> {
+    let bytes = text.as_bytes();
+    let end = offset.min(bytes.len());
+    let last = (0..end).rev().find(|&i| !is_json_whitespace(bytes[i]))?;
+    match message {
+        "trailing comma" if bytes[last] == b',' => Some((
+            last,
+            "trailing comma; remove the `,` after the last member".to_owned(),
+        )),
+        "expected `,` or `}`" | "expected `,` or `]`" if last + 1 < end => {
+            Some((last + 1, format!("{message} after this value")))
+        }
+        _ => None,
     }
 }
 
@@ -725,13 +748,16 @@ mod tests {
     fn reports_syntax_errors_without_the_position_suffix() {
         let control = "control character (\\u0000-\\u001F) found while parsing a string";
         let empty = "empty file; expected a JSON object";
+        const TRAILING: &str = "trailing comma; remove the `,` after the last member";
         #[rustfmt::skip]
         let cases = [
-            ("{'a': 1 'b': 2}", "expected `,` or `}`", at(1, 9)),
-            ("{\r\n  'a': 1\r\n  'b': 2\r\n}", "expected `,` or `}`", at(3, 3)),
-            ("{'é': 'ü' 'b': 2}", "expected `,` or `}`", at(1, 11)),
-            ("{'a': 1,}", "trailing comma", at(1, 9)),
-            ("[1, 2 ,\n ]", "trailing comma", at(2, 2)),
+            ("{'a': 1 'b': 2}", "expected `,` or `}` after this value", at(1, 8)),
+            ("{\r\n  'a': 1\r\n  'b': 2\r\n}", "expected `,` or `}` after this value", at(2, 9)),
+            ("{'é': 'ü' 'b': 2}", "expected `,` or `}` after this value", at(1, 10)),
+            ("{'a': 1'b': 2}", "expected `,` or `}`", at(1, 8)),
+            ("[1, 2 3]", "expected `,` or `]` after this value", at(1, 6)),
+            ("{'a': 1,}", TRAILING, at(1, 8)),
+            ("[1, 2 ,\n ]", TRAILING, at(1, 7)),
             ("{'a': 1", "unexpected end of file while parsing an object", at(1, 7)),
             ("{'a': [1\n", "unexpected end of file while parsing a list", at(2, 1)),
             ("{1: 2}", "key must be a string", at(1, 2)),

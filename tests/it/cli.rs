@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused
-mod language;
-mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate // the designer's language through the CLI: notes, operators, references, the schema
+mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends
+mod language; // the designer's language through the CLI: notes, operators, references, the schema
+mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate
+mod scene_check; // scene check over files and directories, every failing scene, every format
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -173,7 +175,7 @@ fn help_lists_the_subcommands_and_the_exit_codes() {
     let run = Project::empty().run(&["--help"]);
     assert_eq!(run.code, 0, "{run:?}");
     for expected in [
-        "Usage: archetool <COMMAND>",
+        "Usage: archetool [OPTIONS] <COMMAND>",
         "validate",
         "inspect",
         "tree",
@@ -202,7 +204,7 @@ fn usage_errors_exit_with_2() {
     let run = project.run(&[]);
     assert_eq!((run.code, run.stdout.as_str()), (2, ""));
     assert!(
-        run.stderr.contains("Usage: archetool <COMMAND>"),
+        run.stderr.contains("Usage: archetool [OPTIONS] <COMMAND>"),
         "{}",
         run.stderr
     );
@@ -363,10 +365,10 @@ archetypes/goblin.json:10:24: error[invalid-component]: invalid value for `Healt
 10 |     "Health": { "max": "twelve" }
    |                        ^^^^^^^^
 
-archetypes/orc.json:3:3: error[syntax]: expected `,` or `}`
+archetypes/orc.json:2:24: error[syntax]: expected `,` or `}` after this value
   |
-3 |   "components": {}
-  |   ^
+2 |   "extends": "creature"
+  |                        ^
 
 3 archetypes, 6 errors, 0 warnings
 "#;
@@ -398,12 +400,12 @@ fn validate_in_json_prints_one_object_per_problem() {
     assert_eq!((run.code, run.stderr.as_str()), (1, ""));
     let problems: Vec<Value> = run.stdout.lines().map(parse).collect();
     let expected = [
-        json!({"file": "archetypes/bad name.json", "line": null, "column": null, "severity": "error", "code": "invalid-name", "message": "file `bad name.json` does not give a valid archetype name: archetype name `bad name` contains a space; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`", "suggestion": null, "archetype": null, "component": null, "field": null}),
-        json!({"file": "archetypes/goblin.json", "line": 4, "column": 5, "severity": "error", "code": "unknown-component", "message": "unknown component `Helth`", "suggestion": "Health", "archetype": "goblin", "component": "Helth", "field": null}),
-        json!({"file": "archetypes/goblin.json", "line": 5, "column": 14, "severity": "error", "code": "invalid-component", "message": "invalid value for `Speed`: missing field `value`", "suggestion": null, "archetype": "goblin", "component": "Speed", "field": null}),
-        json!({"file": "archetypes/goblin.json", "line": 5, "column": 16, "severity": "error", "code": "unknown-field", "message": "unknown field `valeu` in component `Speed`", "suggestion": "value", "archetype": "goblin", "component": "Speed", "field": "valeu"}),
-        json!({"file": "archetypes/goblin.json", "line": 10, "column": 24, "severity": "error", "code": "invalid-component", "message": "invalid value for `Health.max`: invalid type: string \"twelve\", expected f32", "suggestion": null, "archetype": "goblin", "component": "Health", "field": "max"}),
-        json!({"file": "archetypes/orc.json", "line": 3, "column": 3, "severity": "error", "code": "syntax", "message": "expected `,` or `}`", "suggestion": null, "archetype": "orc", "component": null, "field": null}),
+        json!({"file": "archetypes/bad name.json", "line": null, "column": null, "end_line": null, "end_column": null, "severity": "error", "code": "invalid-name", "message": "file `bad name.json` does not give a valid archetype name: archetype name `bad name` contains a space; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`", "suggestion": null, "archetype": null, "component": null, "field": null}),
+        json!({"file": "archetypes/goblin.json", "line": 4, "column": 5, "end_line": 4, "end_column": 12, "severity": "error", "code": "unknown-component", "message": "unknown component `Helth`", "suggestion": "Health", "archetype": "goblin", "component": "Helth", "field": null}),
+        json!({"file": "archetypes/goblin.json", "line": 5, "column": 14, "end_line": 5, "end_column": 30, "severity": "error", "code": "invalid-component", "message": "invalid value for `Speed`: missing field `value`", "suggestion": null, "archetype": "goblin", "component": "Speed", "field": null}),
+        json!({"file": "archetypes/goblin.json", "line": 5, "column": 16, "end_line": 5, "end_column": 23, "severity": "error", "code": "unknown-field", "message": "unknown field `valeu` in component `Speed`", "suggestion": "value", "archetype": "goblin", "component": "Speed", "field": "valeu"}),
+        json!({"file": "archetypes/goblin.json", "line": 10, "column": 24, "end_line": 10, "end_column": 32, "severity": "error", "code": "invalid-component", "message": "invalid value for `Health.max`: invalid type: string \"twelve\", expected f32", "suggestion": null, "archetype": "goblin", "component": "Health", "field": "max"}),
+        json!({"file": "archetypes/orc.json", "line": 2, "column": 24, "end_line": 2, "end_column": 24, "severity": "error", "code": "syntax", "message": "expected `,` or `}` after this value", "suggestion": null, "archetype": "orc", "component": null, "field": null}),
     ];
     assert_eq!(problems, expected);
     // Keys in the documented order, one object per line.
@@ -434,6 +436,29 @@ fn validate_accepts_the_demo_archetypes() {
         0,
         &format!("{count} archetypes, 0 errors, 0 warnings\n"),
         "",
+    );
+}
+
+/// Why a game builds its own archetool (`examples/my-game`): the shipped one knows only the
+/// demo's components.
+#[test]
+fn the_shipped_archetool_does_not_know_a_games_components() {
+    let run = run_in(
+        &repo_root().join("examples/my-game"),
+        &["validate", "--format", "json"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let vitality = r#"{"file":"archetypes/enemies/alpha_wolf.json","line":5,"column":5,"end_line":5,"end_column":15,"severity":"error","code":"unknown-component","message":"unknown component `Vitality`","suggestion":null,"archetype":"enemies/alpha_wolf","component":"Vitality","field":null}"#;
+    assert!(
+        run.stdout.lines().any(|line| line == vitality),
+        "{}",
+        run.stdout
+    );
+    let motion = r#"{"file":"archetypes/enemies/wolf.json","line":4,"column":5,"end_line":4,"end_column":13,"severity":"error","code":"unknown-component","message":"unknown component `Motion`","suggestion":null,"archetype":"enemies/wolf","component":"Motion","field":null}"#;
+    assert!(
+        run.stdout.lines().any(|line| line == motion),
+        "{}",
+        run.stdout
     );
 }
 
@@ -1089,7 +1114,7 @@ fn fmt_reports_files_that_are_not_json_and_leaves_them_alone() {
     check(
         &project.run(&["fmt"]),
         1,
-        "archetypes/orc.json:4:3: error[syntax]: trailing comma\n\
+        "archetypes/orc.json:3:18: error[syntax]: trailing comma; remove the `,` after the last member\n\
          archetypes/twice.json:1:21: error[duplicate-key]: duplicate key `components` (the first one is on line 1)\n\
          formatted archetypes/goblin.json\n",
         "",
@@ -1273,7 +1298,7 @@ fn migrate_reports_what_it_cannot_migrate() {
         &project.run(&["migrate"]),
         1,
         "\
-archetypes/broken.json:1:48: error[syntax]: trailing comma
+archetypes/broken.json:1:46: error[syntax]: trailing comma; remove the `,` after the last member
 archetypes/both.json:1:19: error[malformed]: `MoveSpeed` and `Speed` both set component `Speed`; keep one
 archetypes/future.json:1:13: error[unsupported-format]: format version 7 is newer than this tool knows (up to 1); left as is
 ",

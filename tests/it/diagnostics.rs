@@ -36,7 +36,7 @@ fn case_01_invalid_json_is_reported_where_the_parser_stopped() {
     "Health": { "current": 1 "max": 1 }
   }
 }"#,
-        "archetypes/goblin.json:3:30: error[syntax]: expected `,` or `}`",
+        "archetypes/goblin.json:3:29: error[syntax]: expected `,` or `}` after this value",
     );
     check_goblin(
         r#"{
@@ -44,7 +44,7 @@ fn case_01_invalid_json_is_reported_where_the_parser_stopped() {
     "Health": { "current": 1, "max": 1, }
   }
 }"#,
-        "archetypes/goblin.json:3:41: error[syntax]: trailing comma",
+        "archetypes/goblin.json:3:39: error[syntax]: trailing comma; remove the `,` after the last member",
     );
     check_goblin(
         "{\n  \"components\": {\n",

@@ -187,7 +187,7 @@ fn a_hot_reload_logs_what_it_changed_and_each_problem() {
     });
     assert_eq!(
         lines,
-        ["ERROR hot_reload{files=0 rescan=true}: DIR/goblin.json:1:59: error[syntax]: trailing comma"]
+        ["ERROR hot_reload{files=0 rescan=true}: DIR/goblin.json:1:57: error[syntax]: trailing comma; remove the `,` after the last member"]
     );
 }
 

@@ -936,7 +936,7 @@ fn scene_errors_name_the_file_position_entity_and_component() {
         ),
         (
             "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\"\n  ]\n}\n",
-            "arena.scene.json:5:3: error[syntax]: expected `,` or `}`",
+            "arena.scene.json:4:31: error[syntax]: expected `,` or `}` after this value",
         ),
     ];
     for (text, expected) in cases {

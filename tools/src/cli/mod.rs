@@ -55,10 +55,13 @@ pub mod migrate;
 pub mod new;
 mod printable_output;
 mod raw_json;
+mod report;
 pub mod scene;
+pub mod scene_check;
 pub mod scene_diff;
 pub mod schema;
 mod snippet;
+pub mod style;
 pub mod tree;
 pub mod validate;
 
@@ -83,6 +86,10 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Colour reports for people: `auto` when standard output is a terminal and NO_COLOR is not
+    /// set, `always` (even with NO_COLOR), or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = style::ColorChoice::Auto)]
+    pub color: style::ColorChoice,
 }
 
 /// The subcommands. More (`demo`, `bench`) slot in as further variants.
@@ -93,7 +100,9 @@ pub enum Command {
     ///
     /// Human form: `path:line:col: error[code]: message`, the source line with the place
     /// underlined, `= help: did you mean ...?` where there is a suggestion, and a summary line
-    /// `N archetypes, E errors, W warnings`. Exit code 1 if there is any error.
+    /// `N archetypes, E errors, W warnings`. `--format json`: one object per line, with the end
+    /// of each place; `github`: workflow annotations; `sarif`: a SARIF 2.1.0 log. Exit code 1
+    /// if there is any error.
     Validate(validate::ValidateArgs),
     /// Print an archetype fully resolved, as JSON, or where each value comes from.
     ///
@@ -327,6 +336,7 @@ where
             };
         }
     };
+    let _colour = style::ColourGuard::set(cli.color.enabled());
     let mut context = Context {
         registry: Arc::new(registry),
         out,

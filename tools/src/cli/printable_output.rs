@@ -5,6 +5,8 @@ use std::io::{self, Write};
 
 use archetype_engine::printable;
 
+use super::style::{take_style, RESET};
+
 /// A writer that writes text with its control characters escaped ([`printable`]), except the
 /// line breaks that end the lines written; `\r` is escaped too, so no line can overwrite
 /// another. Bytes that are not UTF-8 are written as U+FFFD.
@@ -35,6 +37,28 @@ impl<'a> PrintableOutput<'a> {
 
 impl Write for PrintableOutput<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // A write `style::paint` styled: the text (escaped as any) between the style's code
+        // and a reset. Nothing else can put a code on the terminal.
+        if let Some(style) = take_style() {
+            self.inner.write_all(style.code())?;
+            let written = self.write_unstyled(buf);
+            self.inner.write_all(RESET)?;
+            return written;
+        }
+        self.write_unstyled(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.pending.is_empty() {
+            self.pending.clear();
+            self.write_text("\u{fffd}")?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl PrintableOutput<'_> {
+    fn write_unstyled(&mut self, buf: &[u8]) -> io::Result<usize> {
         let joined;
         let mut rest = if self.pending.is_empty() {
             buf
@@ -61,14 +85,6 @@ impl Write for PrintableOutput<'_> {
                 }
             }
         }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if !self.pending.is_empty() {
-            self.pending.clear();
-            self.write_text("\u{fffd}")?;
-        }
-        self.inner.flush()
     }
 }
 

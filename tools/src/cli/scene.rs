@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use archetype_engine::{
     load_scene_from_path, read_regular_file, read_scene_header, save_scene, scene_keys,
-    ArchetypeInstance, ArchetypeLibrary, Diagnostic, DiagnosticCode, SceneChange, SceneEncoding,
-    SceneError, SceneLoadOptions, SceneSaveOptions, Severity, SCENE_FORMAT_VERSION,
+    ArchetypeLibrary, Diagnostic, SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions,
+    SCENE_FORMAT_VERSION,
 };
 use clap::{Args, Subcommand};
 use hecs::World;
@@ -46,14 +46,18 @@ pub enum SceneCommand {
     /// archetype; `removed from N` counts `null`s), and the number of shared entries. Binary
     /// and older-format scenes are read by loading them with the archetypes under DIR.
     Info(SceneFileArgs),
-    /// Load a scene with the archetypes, as the game would; report the first problem.
+    /// Load scenes with the archetypes, as the game would; report every one that does not load.
     ///
-    /// Loads the archetypes under DIR, then the scene into a scratch world. A scene that loads
-    /// prints `FILE: ok (N entities: A from archetypes, P plain)`; one that does not prints the
-    /// error (file:line:column, or byte offset for binary scenes; entity, component and field
-    /// in the message) and exits with 1: bad JSON, unknown archetypes or components, invalid
-    /// values, references to entities not in the scene, duplicate IDs, ...
-    Check(SceneFileArgs),
+    /// Loads the archetypes under DIR, then each scene (the files given, and every
+    /// `*.scene.json` and `*.scene.bin` under the directories given) into a scratch world. A
+    /// scene that loads prints `FILE: ok (N entities: A from archetypes, P plain)`; one that
+    /// does not prints the error (file:line:column, or byte offset for binary scenes; entity,
+    /// component and field in the message), or every field a component does not have: bad
+    /// JSON, unknown archetypes or components, invalid values, references to entities not in
+    /// the scene, duplicate IDs, ... With several scenes, a summary line follows. `--format`
+    /// as for `validate` (json, github, sarif: only the problems). Exit code 1 if any scene
+    /// does not load.
+    Check(super::scene_check::SceneCheckArgs),
     /// Compare two scenes entity by entity, by stable ID.
     ///
     /// One line per entity added (`+ ID archetype`), removed (`- ID ...`) or changed
@@ -64,7 +68,7 @@ pub enum SceneCommand {
     Diff(scene_diff::DiffArgs),
 }
 
-/// Arguments of `scene info` and `scene check`.
+/// Arguments of `scene info`.
 #[derive(Debug, Args)]
 pub struct SceneFileArgs {
     /// The scene file (`*.scene.json` or `*.scene.bin`).
@@ -81,7 +85,7 @@ pub struct SceneFileArgs {
 pub fn scene(args: &SceneArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
     match &args.command {
         SceneCommand::Info(args) => info(args, context),
-        SceneCommand::Check(args) => check(args, context),
+        SceneCommand::Check(args) => super::scene_check::check(args, context),
         SceneCommand::Diff(args) => scene_diff::diff(args, context),
     }
 }
@@ -219,64 +223,6 @@ impl<'a> Summary<'a> {
     }
 }
 
-/// `scene check`: see [`SceneCommand::Check`].
-fn check(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
-    let mut archetypes = Archetypes::new(&args.dir.dir);
-    require_file(&args.file)?;
-    let library = archetypes.get(context)?;
-    let mut world = World::new();
-    // Unknown fields are errors when a game loads the scene; read on past them here, to list
-    // every one at once.
-    let mut options = SceneLoadOptions::default();
-    options.unknown_fields = Severity::Warning;
-    let loaded = match load_scene_from_path(&args.file, &mut world, library, &options) {
-        Ok(loaded) => loaded,
-        Err(error) => return report_load_error(&error, &archetypes, context),
-    };
-    let (unknown, other): (Vec<&SceneError>, Vec<&SceneError>) = loaded
-        .warnings()
-        .iter()
-        .partition(|warning| warning.diagnostic.code == DiagnosticCode::UnknownField);
-    if !unknown.is_empty() {
-        for warning in &unknown {
-            let mut error = (*warning).clone();
-            error.diagnostic.severity = Severity::Error;
-            write_scene_error(context.out, &error)?;
-            writeln!(context.out)?;
-        }
-        writeln!(
-            context.out,
-            "{}: does not load: {} (a game can skip them with `SceneLoadOptions::unknown_fields`)",
-            args.file.display(),
-            count(unknown.len(), "unknown field"),
-        )?;
-        return Ok(Exit::Findings);
-    }
-    // What loading changes because the archetypes changed since the save: not errors.
-    for warning in other {
-        write_scene_error(context.out, warning)?;
-        writeln!(context.out)?;
-    }
-    for change in loaded.changes() {
-        if let SceneChange::ChildSpawned { .. } = change {
-            writeln!(context.out, "note: {change}")?;
-        }
-    }
-    let from_archetypes = loaded
-        .entities()
-        .iter()
-        .filter(|entity| world.get::<&ArchetypeInstance>(**entity).is_ok())
-        .count();
-    writeln!(
-        context.out,
-        "{}: ok ({}: {from_archetypes} from archetypes, {} plain)",
-        args.file.display(),
-        count(loaded.len(), "entity"),
-        loaded.len() - from_archetypes
-    )?;
-    Ok(Exit::Success)
-}
-
 /// Prints why a scene does not load, rustc-style (with the source line for JSON scenes), and a
 /// note if the archetypes themselves have errors (which may be why).
 pub(crate) fn report_load_error(
@@ -326,7 +272,7 @@ pub(crate) fn scene_error_line(error: &SceneError) -> String {
 /// For an error in a JSON scene: its diagnostic and the file's text (without a byte-order
 /// mark). `None` for binary scenes. (An error the library finds in the upgraded text of an older
 /// format has no position.)
-fn placed(error: &SceneError) -> Option<(Diagnostic, Option<String>)> {
+pub(crate) fn placed(error: &SceneError) -> Option<(Diagnostic, Option<String>)> {
     if error.offset.is_some() {
         return None;
     }
@@ -470,7 +416,7 @@ pub(crate) fn resave(
 
 /// [`CliError::Usage`] if there is nothing at `path`. Anything else there that is not a
 /// regular file (a directory, a FIFO) the library's reader refuses, saying what it is.
-fn require_file(path: &Path) -> Result<(), CliError> {
+pub(crate) fn require_file(path: &Path) -> Result<(), CliError> {
     match std::fs::metadata(path) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(not_found(path)),
         _ => Ok(()),

@@ -7,12 +7,23 @@
 //! its last, with `.` for the rest. Tabs are expanded to the next multiple of [`TAB_WIDTH`]
 //! columns, and control characters are shown escaped ([`printable`]), so the underline stays
 //! under the right place and a file cannot drive the terminal.
+//!
+//! Why not a renderer crate (codespan-reporting, annotate-snippets, miette): each prints the
+//! whole source line under a report, so one error in a minified 50 MB file prints 50 MB, and
+//! 40,000 errors in it print it 40,000 times; none escapes the control characters a file may
+//! hold; and colour and layout would have to be undone or cut out of their text (this module
+//! once sliced codespan-reporting's output by string offsets to do that). The window, the
+//! escaping and the underline under wide characters are the whole job, and they are here.
 
 use std::cell::OnceCell;
+use std::fmt;
+use std::io::{self, Write};
 use std::ops::Range;
 
 use archetype_engine::printable;
 use unicode_width::UnicodeWidthChar;
+
+use super::style::{paint, Style};
 
 /// The widest a shown line gets, in columns; a wider line is cut to a window of this width
 /// around the place.
@@ -81,6 +92,19 @@ impl<'a> FileLines<'a> {
         start + within
     }
 
+    /// The 1-based line and column (in characters) of byte `offset`: the inverse of
+    /// [`offset_of`](Self::offset_of).
+    pub(crate) fn position_of(&self, offset: usize) -> (usize, usize) {
+        let offset = self.char_boundary_at_or_before(offset);
+        let index = self.line_of(offset);
+        let start = self.starts()[index];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(0, |before| before.chars().count());
+        (index + 1, column + 1)
+    }
+
     fn char_boundary_at_or_before(&self, offset: usize) -> usize {
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
@@ -90,13 +114,14 @@ impl<'a> FileLines<'a> {
     }
 }
 
-/// The snippet for `span` of `file`, ending with `help` as a note: one string of lines, each
-/// ending in `\n`. `None` if the span is not in the text.
+/// The snippet for `span` of `file`, ending with `help` as a note, its underline drawn in
+/// `underline`'s colour (when colour is on). `None` if the span is not in the text.
 pub(crate) fn snippet(
     file: &FileLines<'_>,
     span: Range<usize>,
     help: Option<&str>,
-) -> Option<String> {
+    underline: Style,
+) -> Option<Snippet> {
     if span.start > span.end || span.end > file.text.len() {
         return None;
     }
@@ -107,6 +132,7 @@ pub(crate) fn snippet(
     let mut out = Drawing {
         lines: Vec::new(),
         pad,
+        underline,
     };
     out.gutter(' ', "");
     if first == last {
@@ -116,41 +142,97 @@ pub(crate) fn snippet(
     }
     if let Some(help) = help {
         out.gutter(' ', "");
-        out.lines
-            .push(format!("{:pad$} = help: {}", "", printable(help)));
+        out.lines.push(vec![
+            (Some(Style::Gutter), format!("{:pad$} =", "")),
+            (None, " ".to_string()),
+            (Some(Style::Help), "help".to_string()),
+            (None, format!(": {}", printable(help))),
+        ]);
     }
-    Some(out.finish())
+    Some(Snippet { lines: out.lines })
 }
 
-/// Lines being drawn, with the width of the line-number column.
+/// A drawn snippet: lines of parts, each part plain or in a style.
+pub(crate) struct Snippet {
+    lines: Vec<Vec<(Option<Style>, String)>>,
+}
+
+impl Snippet {
+    /// Writes the snippet, each line ending in `\n`, its parts in their styles when colour is
+    /// on ([`paint`]).
+    pub(crate) fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        for line in &self.lines {
+            // Trailing spaces are not shown: the line ends where its last visible part does.
+            let mut left =
+                line.iter().map(|(_, text)| text.len()).sum::<usize>() - trailing_spaces(line);
+            for (style, text) in line {
+                let part = &text[..text.len().min(left)];
+                left -= part.len();
+                match style {
+                    Some(style) => paint(out, *style, part)?,
+                    None => out.write_all(part.as_bytes())?,
+                }
+            }
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Snippet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut bytes = Vec::new();
+        self.write(&mut bytes).map_err(|_| fmt::Error)?;
+        f.write_str(&String::from_utf8_lossy(&bytes))
+    }
+}
+
+/// How many spaces end a line of parts.
+fn trailing_spaces(line: &[(Option<Style>, String)]) -> usize {
+    let mut count = 0;
+    for (_, text) in line.iter().rev() {
+        let trimmed = text.trim_end_matches(' ');
+        count += text.len() - trimmed.len();
+        if !trimmed.is_empty() {
+            break;
+        }
+    }
+    count
+}
+
+/// Lines being drawn, with the width of the line-number column and the underline's style.
 struct Drawing {
-    lines: Vec<String>,
+    lines: Vec<Vec<(Option<Style>, String)>>,
     pad: usize,
+    underline: Style,
 }
 
 impl Drawing {
-    /// A line of the gutter (`  |`) or a break (`  .`), then `rest`.
-    fn gutter(&mut self, border: char, rest: &str) {
+    /// A line of the gutter (`  |`), then `underline` (carets, in the underline's style); or
+    /// a break (`  .`) when `border` is `.`.
+    fn gutter(&mut self, border: char, underline: &str) {
         let border = if border == ' ' { '|' } else { border };
-        self.lines
-            .push(format!("{:pad$} {border}{rest}", "", pad = self.pad));
+        let gutter = format!("{:pad$} {border}", "", pad = self.pad);
+        let style = if border == '.' {
+            Style::Gutter
+        } else {
+            self.underline
+        };
+        self.lines.push(vec![
+            (Some(Style::Gutter), gutter),
+            (Some(style), underline.to_string()),
+        ]);
     }
 
     /// A source line: its number, the left column of a span over several lines, the text.
     fn source(&mut self, index: usize, left: &str, shown: &Shown) {
         let number = index + 1;
         let pad = self.pad;
-        self.lines
-            .push(format!("{number:>pad$} |{left} {}", shown.text));
-    }
-
-    fn finish(self) -> String {
-        let mut out = String::new();
-        for line in self.lines {
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
+        self.lines.push(vec![
+            (Some(Style::Gutter), format!("{number:>pad$} |")),
+            (Some(self.underline), left.to_string()),
+            (None, format!(" {}", shown.text)),
+        ]);
     }
 }
 
@@ -363,7 +445,14 @@ mod tests {
     /// The snippet of the first occurrence of `what` in `text`.
     fn shown(text: &str, what: &str, help: Option<&str>) -> String {
         let start = text.find(what).expect("in the text");
-        snippet(&FileLines::new(text), start..start + what.len(), help).expect("a span")
+        snippet(
+            &FileLines::new(text),
+            start..start + what.len(),
+            help,
+            Style::Error,
+        )
+        .expect("a span")
+        .to_string()
     }
 
     #[test]
@@ -374,8 +463,13 @@ mod tests {
         // An empty span at the end of a line is underlined there.
         let file = FileLines::new("{\n  \"a\": 1\r\n}");
         let expected = "  |\n2 |   \"a\": 1\n  |         ^\n";
-        assert_eq!(snippet(&file, 10..10, None).as_deref(), Some(expected));
-        assert_eq!(snippet(&file, 12..40, None), None);
+        assert_eq!(
+            snippet(&file, 10..10, None, Style::Error)
+                .map(|s| s.to_string())
+                .as_deref(),
+            Some(expected)
+        );
+        assert!(snippet(&file, 12..40, None, Style::Error).is_none());
     }
 
     #[test]
@@ -394,7 +488,9 @@ mod tests {
         let start = text.find("{\n      ").expect("the value");
         let span = start..text.rfind('}').expect("the end") - 1;
         assert_eq!(
-            snippet(&FileLines::new(text), span, None).as_deref(),
+            snippet(&FileLines::new(text), span, None, Style::Error)
+                .map(|s| s.to_string())
+                .as_deref(),
             Some(expected)
         );
     }
@@ -418,7 +514,9 @@ mod tests {
         let span = text.find('0').expect("0")..text.find(']').expect("]");
         let file = FileLines::new(&text);
         assert_eq!(
-            snippet(&file, span, Some("remove some")).as_deref(),
+            snippet(&file, span, Some("remove some"), Style::Error)
+                .map(|s| s.to_string())
+                .as_deref(),
             Some(expected)
         );
     }
@@ -451,7 +549,14 @@ mod tests {
             assert_eq!(shown(&text, what, None), expected, "{what}");
         }
         let start = text.find("{\"Health").expect("Health");
-        let whole = snippet(&FileLines::new(&text), start..text.len() - 1, None).expect("span");
+        let whole = snippet(
+            &FileLines::new(&text),
+            start..text.len() - 1,
+            None,
+            Style::Error,
+        )
+        .expect("span")
+        .to_string();
         let carets = whole
             .lines()
             .last()

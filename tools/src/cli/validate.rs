@@ -1,17 +1,19 @@
 //! `archetool validate`: load every archetype and report every problem, for people (rustc-style,
-//! with the source line underlined) or for editors and CI (JSON, one object per line).
+//! with the source line underlined) or for editors and CI (JSON Lines, GitHub annotations,
+//! SARIF: see `report.rs`).
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 
-use archetype_engine::{ArchetypeLibrary, Diagnostic, Severity};
+use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Severity};
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 
 use super::raw_json::value_span_at;
-use super::snippet::{snippet, FileLines};
-use super::{count, CliError, Context, DirArg, Exit};
+use super::snippet::{snippet, FileLines, Snippet};
+use super::style::{paint, Style};
+use super::{count, report, CliError, Context, DirArg, Exit};
 
 /// Arguments of `archetool validate`.
 #[derive(Clone, Debug, Args)]
@@ -24,14 +26,21 @@ pub struct ValidateArgs {
     pub format: OutputFormat,
 }
 
-/// How `validate` reports.
+/// How `validate` and `scene check` report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     /// For people: `path:line:col: error[code]: message`, the source line underlined, `help:`.
     Human,
-    /// For editors and CI: JSON Lines, one object per problem: file, line, column, severity,
-    /// code, message, suggestion, archetype, component, field (null when unknown).
+    /// For editors and scripts: JSON Lines, one object per problem: file, line, column,
+    /// end_line, end_column, severity, code, message, suggestion, archetype, component, field
+    /// (null when unknown).
     Json,
+    /// For GitHub Actions: one workflow command per problem
+    /// (`::error file=...,line=...,col=...,endLine=...,endColumn=...,title=CODE::MESSAGE`),
+    /// shown as annotations on the pull request.
+    Github,
+    /// For code-scanning tools: one SARIF 2.1.0 log with a result per problem.
+    Sarif,
 }
 
 /// Loads every archetype under `--dir` and prints every problem.
@@ -43,9 +52,9 @@ pub enum OutputFormat {
 pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
     let library = context.load(&args.dir.dir)?;
     let diagnostics = library.diagnostics();
+    let sources = SourceTexts::of(&library);
     match args.format {
         OutputFormat::Human => {
-            let sources = SourceTexts::of(&library);
             for diagnostic in diagnostics {
                 write_human(context.out, diagnostic, &sources)?;
                 writeln!(context.out)?;
@@ -70,10 +79,20 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
         }
         OutputFormat::Json => {
             for diagnostic in diagnostics {
-                let line = serde_json::to_string(&JsonDiagnostic::from(diagnostic))
-                    .map_err(|error| CliError::Output(error.into()))?;
-                writeln!(context.out, "{}", escape_c1(&line))?;
+                report::write_json(context.out, diagnostic, &sources)?;
             }
+        }
+        OutputFormat::Github => {
+            for diagnostic in diagnostics {
+                report::write_github(context.out, diagnostic, &sources)?;
+            }
+        }
+        OutputFormat::Sarif => {
+            let mut log = report::SarifLog::default();
+            for diagnostic in diagnostics {
+                log.push(diagnostic, &sources);
+            }
+            log.write(context.out)?;
         }
     }
     Ok(if library.error_count() > 0 {
@@ -81,20 +100,6 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
     } else {
         Exit::Success
     })
-}
-
-/// serde_json leaves the control characters U+007F to U+009F as they are (JSON allows them
-/// raw); written as `\u00XX` escapes they mean the same and cannot drive a terminal.
-fn escape_c1(line: &str) -> String {
-    line.chars()
-        .fold(String::with_capacity(line.len()), |mut out, ch| {
-            if ch.is_control() {
-                out.push_str(&format!("\\u{:04x}", u32::from(ch)));
-            } else {
-                out.push(ch);
-            }
-            out
-        })
 }
 
 /// The text of every file the library read, by the path diagnostics name it with.
@@ -113,28 +118,62 @@ impl<'a> SourceTexts<'a> {
         )
     }
 
+    /// No file's text (a binary scene's error).
+    pub(crate) fn none() -> Self {
+        SourceTexts(HashMap::new())
+    }
+
     /// Just one file's text (a scene's).
     pub(crate) fn one(file: &'a Path, text: &'a str) -> Self {
         SourceTexts(HashMap::from([(file, FileLines::new(text))]))
     }
+
+    /// The file's lines and the byte range a diagnostic points at, when the file is known.
+    /// Without a span (scene errors have only a position), the JSON value or key at the
+    /// position.
+    fn span_of(&self, diagnostic: &Diagnostic) -> Option<(&FileLines<'a>, Range<usize>)> {
+        let file = self.0.get(diagnostic.file.as_deref()?)?;
+        let span = match (&diagnostic.span, diagnostic.position) {
+            (Some(span), _) => span.clone(),
+            (None, Some(position)) => {
+                value_span_at(file.text(), file.offset_of(position.line, position.column))
+            }
+            (None, None) => return None,
+        };
+        Some((file, span))
+    }
+
+    /// Where a diagnostic's place ends: the position just after its span.
+    pub(crate) fn end_of(&self, diagnostic: &Diagnostic) -> Option<Position> {
+        let (file, span) = self.span_of(diagnostic)?;
+        let (line, column) = file.position_of(span.end);
+        Some(Position { line, column })
+    }
 }
 
-/// The first line of a report: `path:line:col: error[code]: message` (as much of the place as
-/// is known), so editors and CI logs can jump to it.
-fn header(diagnostic: &Diagnostic) -> String {
-    let mut header = String::new();
+/// Writes the first line of a report: `path:line:col: error[code]: message` (as much of the
+/// place as is known), so editors and CI logs can jump to it.
+fn write_header(out: &mut dyn Write, diagnostic: &Diagnostic) -> Result<(), CliError> {
     if let Some(file) = &diagnostic.file {
-        header.push_str(&file.display().to_string());
+        write!(out, "{}", file.display())?;
         if let Some(position) = diagnostic.position {
-            header.push_str(&format!(":{}:{}", position.line, position.column));
+            write!(out, ":{}:{}", position.line, position.column)?;
         }
-        header.push_str(": ");
+        write!(out, ": ")?;
     }
-    header.push_str(&format!(
-        "{}[{}]: {}",
-        diagnostic.severity, diagnostic.code, diagnostic.message
-    ));
-    header
+    let kind = format!("{}[{}]", diagnostic.severity, diagnostic.code);
+    paint(out, severity_style(diagnostic.severity), &kind)?;
+    paint(out, Style::Emphasis, &format!(": {}", diagnostic.message))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn severity_style(severity: Severity) -> Style {
+    match severity {
+        Severity::Error => Style::Error,
+        Severity::Warning => Style::Warning,
+        Severity::Note => Style::Help,
+    }
 }
 
 /// Writes one diagnostic: the header, then (when the file and the place are known) the source
@@ -144,65 +183,21 @@ pub(crate) fn write_human(
     diagnostic: &Diagnostic,
     sources: &SourceTexts<'_>,
 ) -> Result<(), CliError> {
-    writeln!(out, "{}", header(diagnostic))?;
+    write_header(out, diagnostic)?;
     if let Some(snippet) = snippet_of(diagnostic, sources) {
-        out.write_all(snippet.as_bytes())?;
+        snippet.write(out)?;
     } else if let Some(help) = diagnostic.help() {
-        writeln!(out, "  = help: {help}")?;
+        paint(out, Style::Gutter, "  =")?;
+        write!(out, " ")?;
+        paint(out, Style::Help, "help")?;
+        writeln!(out, ": {help}")?;
     }
     Ok(())
 }
 
 /// The source snippet of a diagnostic ([`snippet`]), or `None` when there is no place to show.
-/// Without a span (scene errors have only a position), the JSON value or key at the position
-/// is underlined.
-fn snippet_of(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<String> {
-    let file = sources.0.get(diagnostic.file.as_deref()?)?;
-    let span = match (&diagnostic.span, diagnostic.position) {
-        (Some(span), _) => span.clone(),
-        (None, Some(position)) => {
-            value_span_at(file.text(), file.offset_of(position.line, position.column))
-        }
-        (None, None) => return None,
-    };
-    snippet(file, span, diagnostic.help().as_deref())
-}
-
-/// One problem in `--format json`.
-#[derive(Serialize)]
-struct JsonDiagnostic<'a> {
-    file: Option<String>,
-    line: Option<usize>,
-    column: Option<usize>,
-    severity: &'static str,
-    code: &'static str,
-    message: &'a str,
-    suggestion: Option<&'a str>,
-    archetype: Option<&'a str>,
-    component: Option<&'a str>,
-    field: Option<String>,
-}
-
-impl<'a> From<&'a Diagnostic> for JsonDiagnostic<'a> {
-    fn from(diagnostic: &'a Diagnostic) -> Self {
-        JsonDiagnostic {
-            file: diagnostic
-                .file
-                .as_ref()
-                .map(|file| file.display().to_string()),
-            line: diagnostic.position.map(|position| position.line),
-            column: diagnostic.position.map(|position| position.column),
-            severity: diagnostic.severity.as_str(),
-            code: diagnostic.code.as_str(),
-            message: &diagnostic.message,
-            suggestion: diagnostic.suggestion.as_deref(),
-            archetype: diagnostic.archetype.as_deref(),
-            component: diagnostic.component.as_deref(),
-            field: diagnostic
-                .field
-                .as_ref()
-                .filter(|field| !field.is_empty())
-                .map(ToString::to_string),
-        }
-    }
+fn snippet_of(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<Snippet> {
+    let (file, span) = sources.span_of(diagnostic)?;
+    let underline = severity_style(diagnostic.severity);
+    snippet(file, span, diagnostic.help().as_deref(), underline)
 }

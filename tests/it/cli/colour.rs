@@ -1,0 +1,79 @@
+//! `--color`: reports for people in colour when asked (or on a terminal without NO_COLOR),
+//! plain otherwise; a file's own escape sequences are escaped whatever the choice.
+
+use super::Project;
+
+/// A goblin with an unknown component.
+fn project() -> Project {
+    Project::with(&[(
+        "archetypes/goblin.json",
+        "{\n  \"components\": {\n    \"Name\": \"gob\",\n    \"Helth\": {}\n  }\n}\n",
+    )])
+}
+
+const PLAIN: &str = "archetypes/goblin.json:4:5: error[unknown-component]: unknown component `Helth`
+  |
+4 |     \"Helth\": {}
+  |     ^^^^^^^
+  |
+  = help: did you mean `Health`?
+
+1 archetype, 1 error, 0 warnings
+";
+
+const COLOURED: &str = "archetypes/goblin.json:4:5: \x1b[1;31merror[unknown-component]\x1b[0m\x1b[1m: unknown component `Helth`\x1b[0m
+\x1b[1;34m  |\x1b[0m
+\x1b[1;34m4 |\x1b[0m     \"Helth\": {}
+\x1b[1;34m  |\x1b[0m\x1b[1;31m     ^^^^^^^\x1b[0m
+\x1b[1;34m  |\x1b[0m
+\x1b[1;34m  =\x1b[0m \x1b[1;36mhelp\x1b[0m: did you mean `Health`?
+
+1 archetype, 1 error, 0 warnings
+";
+
+#[test]
+fn always_colours_never_and_auto_off_a_terminal_do_not() {
+    let project = project();
+    let always = project.run(&["validate", "--color", "always"]);
+    assert_eq!((always.code, always.stdout.as_str()), (1, COLOURED));
+    for args in [
+        &["validate", "--color", "never"][..],
+        &["validate", "--color", "auto"],
+        &["validate"],
+    ] {
+        // The tests' standard output is a file, not a terminal.
+        let run = project.run(args);
+        assert_eq!((run.code, run.stdout.as_str()), (1, PLAIN), "{args:?}");
+    }
+    // Machine formats never colour.
+    let json = project.run(&["validate", "--format", "json", "--color", "always"]);
+    assert!(!json.stdout.contains('\x1b'), "{}", json.stdout);
+}
+
+#[test]
+fn no_color_turns_auto_off_and_an_explicit_flag_wins() {
+    let project = project();
+    let with = |value: &str, args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_archetool"));
+        command.args(args).current_dir(project.path(".")).env("NO_COLOR", value);
+        let output = command.output().unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(with("1", &["validate"]), PLAIN);
+    assert_eq!(with("1", &["validate", "--color", "always"]), COLOURED);
+    // An empty NO_COLOR is as if unset (and off a terminal, auto is plain either way).
+    assert_eq!(with("", &["validate", "--color", "always"]), COLOURED);
+}
+
+#[test]
+fn a_files_escape_sequence_stays_escaped_in_colour() {
+    // A component name with an escape character in it (written `\u001b` in the JSON).
+    let project = Project::with(&[(
+        "archetypes/goblin.json",
+        "{ \"components\": { \"He\\u001b[2Jlth\": {} } }",
+    )]);
+    let run = project.run(&["validate", "--color", "always"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("unknown component `He\\u{1b}[2Jlth`"), "{}", run.stdout);
+    assert!(!run.stdout.contains("\x1b[2J"), "{}", run.stdout);
+}

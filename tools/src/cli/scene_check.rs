@@ -1,0 +1,274 @@
+//! `archetool scene check`: load scenes with the archetypes, as the game would, and report
+//! every scene that does not load, for people or for CI (see `report.rs`).
+//!
+//! Each scene is loaded into its own scratch world, so one that fails does not stop the
+//! others. A scene's problems are the loader's: the error that stops it (the loader is
+//! transactional and stops at the first), or every field a component does not have (those it
+//! reads past, to list them all). What loading changes because the archetypes changed since
+//! the save (entries left out, old names read as current ones, children spawned) is said as
+//! warnings and notes: a scene that loads so is not a failure.
+
+use std::path::{Path, PathBuf};
+
+use archetype_engine::{
+    load_scene_from_path, ArchetypeInstance, ArchetypeLibrary, Diagnostic, DiagnosticCode,
+    SceneChange, SceneError, SceneLoadOptions, Severity,
+};
+use clap::Args;
+use hecs::World;
+
+use super::report::{self, SarifLog};
+use super::scene::{placed, require_file, write_scene_error, Archetypes};
+use super::validate::{OutputFormat, SourceTexts};
+use super::{count, CliError, Context, DirArg, Exit};
+
+/// Arguments of `scene check`.
+#[derive(Debug, Args)]
+pub struct SceneCheckArgs {
+    /// Scene files (`*.scene.json`, `*.scene.bin`) and directories to search for them.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The archetypes root.
+    #[command(flatten)]
+    pub dir: DirArg,
+    /// How to report the problems.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
+    pub format: OutputFormat,
+}
+
+/// What checking one scene found.
+enum Outcome {
+    /// It loads: entities from archetypes, plain entities; what loading changes, as warnings
+    /// (entries left out, old names) and notes (children spawned).
+    Loads {
+        from_archetypes: usize,
+        plain: usize,
+        warnings: Vec<SceneError>,
+        notes: Vec<String>,
+    },
+    /// It does not load: the error that stopped it.
+    Fails(SceneError),
+    /// It does not load as a game loads it: fields components do not have.
+    UnknownFields(Vec<SceneError>),
+}
+
+/// Checks every scene named or found under the paths; exit code 1 if any does not load.
+///
+/// # Errors
+/// [`CliError::Usage`] if a path does not exist, a directory holds no scene, or the
+/// archetypes directory does not exist.
+pub fn check(args: &SceneCheckArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
+    let files = scene_files(&args.paths)?;
+    let mut archetypes = Archetypes::new(&args.dir.dir);
+    let library = archetypes.get(context)?;
+    let outcomes: Vec<(PathBuf, Outcome)> = files
+        .into_iter()
+        .map(|file| {
+            let outcome = check_one(&file, library);
+            (file, outcome)
+        })
+        .collect();
+    let archetype_errors = library.error_count();
+    let failed = outcomes
+        .iter()
+        .filter(|(_, outcome)| !matches!(outcome, Outcome::Loads { .. }))
+        .count();
+    match args.format {
+        OutputFormat::Human => {
+            for (file, outcome) in &outcomes {
+                write_outcome(context.out, file, outcome)?;
+            }
+            if outcomes.len() > 1 {
+                let ok = outcomes.len() - failed;
+                let scenes = count(outcomes.len(), "scene");
+                writeln!(context.out, "{scenes}: {ok} ok, {failed} not loading")?;
+            }
+            if failed > 0 && archetype_errors > 0 {
+                writeln!(
+                    context.out,
+                    "note: the archetypes have {}; `archetool validate --dir {}` lists them",
+                    count(archetype_errors, "error"),
+                    args.dir.dir.display()
+                )?;
+            }
+        }
+        format => write_problems(context.out, format, &outcomes)?,
+    }
+    Ok(if failed > 0 {
+        Exit::Findings
+    } else {
+        Exit::Success
+    })
+}
+
+fn check_one(file: &Path, library: &ArchetypeLibrary) -> Outcome {
+    let mut world = World::new();
+    // Unknown fields are errors when a game loads the scene; read on past them here, to list
+    // every one at once.
+    let mut options = SceneLoadOptions::default();
+    options.unknown_fields = Severity::Warning;
+    let loaded = match load_scene_from_path(file, &mut world, library, &options) {
+        Err(error) => return Outcome::Fails(error),
+        Ok(loaded) => loaded,
+    };
+    let (unknown, warnings): (Vec<SceneError>, Vec<SceneError>) = (loaded.warnings().iter())
+        .cloned()
+        .partition(|warning| warning.diagnostic.code == DiagnosticCode::UnknownField);
+    if !unknown.is_empty() {
+        let errors = unknown.into_iter().map(|mut error| {
+            error.diagnostic.severity = Severity::Error;
+            error
+        });
+        return Outcome::UnknownFields(errors.collect());
+    }
+    let notes = (loaded.changes().iter())
+        .filter(|change| matches!(change, SceneChange::ChildSpawned { .. }))
+        .map(ToString::to_string)
+        .collect();
+    let from_archetypes = loaded
+        .entities()
+        .iter()
+        .filter(|entity| world.get::<&ArchetypeInstance>(**entity).is_ok())
+        .count();
+    Outcome::Loads {
+        from_archetypes,
+        plain: loaded.len() - from_archetypes,
+        warnings,
+        notes,
+    }
+}
+
+/// One scene's result for people: `FILE: ok (...)`, or each problem as `validate` shows one.
+fn write_outcome(
+    out: &mut dyn std::io::Write,
+    file: &Path,
+    outcome: &Outcome,
+) -> Result<(), CliError> {
+    match outcome {
+        Outcome::Loads {
+            from_archetypes,
+            plain,
+            warnings,
+            notes,
+        } => {
+            for warning in warnings {
+                write_scene_error(out, warning)?;
+                writeln!(out)?;
+            }
+            for note in notes {
+                writeln!(out, "note: {note}")?;
+            }
+            writeln!(
+                out,
+                "{}: ok ({}: {from_archetypes} from archetypes, {plain} plain)",
+                file.display(),
+                count(from_archetypes + plain, "entity"),
+            )?;
+        }
+        Outcome::Fails(error) => write_scene_error(out, error)?,
+        Outcome::UnknownFields(errors) => {
+            for error in errors {
+                write_scene_error(out, error)?;
+                writeln!(out)?;
+            }
+            writeln!(
+                out,
+                "{}: does not load: {} (a game can skip them with `SceneLoadOptions::unknown_fields`)",
+                file.display(),
+                count(errors.len(), "unknown field"),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Every problem of every scene in a machine format.
+fn write_problems(
+    out: &mut dyn std::io::Write,
+    format: OutputFormat,
+    outcomes: &[(PathBuf, Outcome)],
+) -> Result<(), CliError> {
+    let mut sarif = SarifLog::default();
+    for (_, outcome) in outcomes {
+        let errors = match outcome {
+            Outcome::Loads { warnings, .. } => warnings.as_slice(),
+            Outcome::Fails(error) => std::slice::from_ref(error),
+            Outcome::UnknownFields(errors) => errors.as_slice(),
+        };
+        for error in errors {
+            let (diagnostic, text) =
+                placed(error).unwrap_or_else(|| ((*error.diagnostic).clone(), None));
+            let diagnostic = with_offset(diagnostic, error);
+            let file = diagnostic.file.clone().unwrap_or_default();
+            let sources = match &text {
+                Some(text) => SourceTexts::one(&file, text),
+                None => SourceTexts::none(),
+            };
+            match format {
+                OutputFormat::Json => report::write_json(out, &diagnostic, &sources)?,
+                OutputFormat::Github => report::write_github(out, &diagnostic, &sources)?,
+                OutputFormat::Sarif | OutputFormat::Human => sarif.push(&diagnostic, &sources),
+            }
+        }
+    }
+    if format == OutputFormat::Sarif {
+        sarif.write(out)?;
+    }
+    Ok(())
+}
+
+/// A binary scene's error names the byte in its message (machine formats have no offset field).
+fn with_offset(mut diagnostic: Diagnostic, error: &SceneError) -> Diagnostic {
+    if let Some(offset) = error.offset {
+        diagnostic.message = format!("at byte {offset}: {}", diagnostic.message);
+    }
+    diagnostic
+}
+
+/// The scene files among `paths` and under the directories among them (recursively, sorted,
+/// hidden entries skipped), in the order given.
+///
+/// # Errors
+/// [`CliError::Usage`] if a path does not exist or a directory holds no scene file.
+fn scene_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let before = files.len();
+            collect(path, &mut files)?;
+            if files.len() == before {
+                return Err(CliError::Usage(format!(
+                    "no scene files (`*.scene.json`, `*.scene.bin`) under `{}`",
+                    path.display()
+                )));
+            }
+        } else {
+            require_file(path)?;
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
+    let read = std::fs::read_dir(dir)
+        .map_err(|error| CliError::io(format!("cannot read `{}`", dir.display()), error))?;
+    let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        // Not following directory links: a link back up would never end.
+        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        if is_dir {
+            collect(&path, files)?;
+        } else if name.ends_with(".scene.json") || name.ends_with(".scene.bin") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
