@@ -84,6 +84,11 @@ pub enum DiagnosticCode {
     UnknownChild,
     /// The archetype cannot be built because something it depends on has errors.
     BrokenDependency,
+    /// An operator (`{"$append": [..]}`, ...) that is unknown, malformed, or cannot apply to
+    /// the value it changes.
+    InvalidOperator,
+    /// An operator that had nothing to work on in a concrete archetype (a warning).
+    UnusedOperator,
 }
 
 impl DiagnosticCode {
@@ -121,6 +126,8 @@ impl DiagnosticCode {
             InheritanceCycle => "inheritance-cycle",
             UnknownChild => "unknown-child",
             BrokenDependency => "broken-dependency",
+            InvalidOperator => "invalid-operator",
+            UnusedOperator => "unused-operator",
         }
     }
 }

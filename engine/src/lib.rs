@@ -61,6 +61,7 @@ mod instance_patcher;
 mod json_text;
 mod limits;
 pub mod merge_patch;
+mod operator;
 mod partial_check;
 mod regular_file;
 mod resolver;
