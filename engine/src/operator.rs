@@ -1,8 +1,11 @@
 //! Operators: values in archetype files that change an inherited value instead of replacing it.
 //!
 //! `{"$append": [..]}`, `{"$prepend": [..]}`, `{"$union": [..]}` and `{"$remove": [..]}` edit an
-//! inherited list; `{"$add": n}` and `{"$mul": n}` change an inherited number. An operator is an
-//! object with that one key, in place of the value it changes, at any depth of a component.
+//! inherited list; `{"$add": n}` and `{"$mul": n}` change an inherited number. Operators are
+//! written as an object of them, in place of the value they change, at any depth of a
+//! component; several in one object apply in a fixed order: `$prepend`, `$append`, `$union`,
+//! then `$remove` on lists (`{"$union": ["FLIES"], "$remove": ["HEARS"]}`), `$add` then `$mul`
+//! on numbers.
 //! They are applied when archetypes are resolved ([`value_merge`](crate::value_merge)), so
 //! everything after resolution (compiling, scenes, hot reload, provenance) sees plain values.
 //!
@@ -18,18 +21,21 @@ use crate::archetype_file::{keys, kind_of};
 use crate::diagnostic::quoted;
 use crate::field_path::{FieldPath, PathSegment};
 use crate::suggest::did_you_mean;
-use crate::value_reader::operator_key;
+use crate::value_reader::is_operator_object;
 
-/// One operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One operator, in the order several in one object apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Operator {
-    Append,
     Prepend,
+    Append,
     Union,
     Remove,
     Add,
     Mul,
 }
+
+/// The operators of an operator object, in the order they apply.
+pub(crate) type Operators<'a> = Vec<(Operator, &'a Value)>;
 
 impl Operator {
     /// The operator written under `key` (`$append`, ...).
@@ -57,15 +63,23 @@ impl Operator {
         }
     }
 
-    fn on_lists(self) -> bool {
+    pub fn on_lists(self) -> bool {
         !matches!(self, Operator::Add | Operator::Mul)
     }
 
-    /// The operator of a value `{"$op": operand}`, with its operand.
-    pub fn of(value: &Value) -> Option<(Operator, &Value)> {
-        let key = operator_key(value)?;
-        let operator = Operator::from_key(key)?;
-        Some((operator, value.get(key)?))
+    /// The operators of an operator object (`{"$op": operand, ...}`, every key an operator), in
+    /// the order they apply.
+    pub fn of(value: &Value) -> Option<Operators<'_>> {
+        if !is_operator_object(value) {
+            return None;
+        }
+        let mut operators = value
+            .as_object()?
+            .iter()
+            .map(|(key, operand)| Some((Operator::from_key(key)?, operand)))
+            .collect::<Option<Operators<'_>>>()?;
+        operators.sort_by_key(|(operator, _)| *operator);
+        Some(operators)
     }
 }
 
@@ -149,12 +163,28 @@ fn check_operator(
         let message = format!("{} inside a list has nothing to work on (lists are replaced whole); write it in place of the list", quoted(key));
         return problem(true, message, None);
     }
-    if object.len() > 1 {
+    if let Some(plain) = object.keys().find(|other| !other.starts_with('$')) {
         let message = format!(
-            "{} must be the only key of its object: it stands for the value it changes",
-            quoted(key)
+            "{} cannot be beside {}: an object of operators stands for the value they change",
+            quoted(key),
+            quoted(plain)
         );
         return problem(true, message, None);
+    }
+    let other_kind = object.keys().filter_map(|other| Operator::from_key(other));
+    if let Some(other) = other_kind
+        .into_iter()
+        .find(|other| other.on_lists() != operator.on_lists())
+    {
+        // Reported once, at the list operator.
+        if operator.on_lists() {
+            let message = format!(
+                "{} and `{}` cannot change one value: one works on lists, the other on numbers",
+                quoted(key),
+                other.key()
+            );
+            return problem(true, message, None);
+        }
     }
     let (fits, wanted) = match operator.on_lists() {
         true => (operand.is_array(), "a list"),
@@ -214,25 +244,36 @@ fn operator_list() -> String {
         .join(", ")
 }
 
-/// Applies `operator` with `operand` to `target`, in place. `target` is `null` when there is
-/// nothing there: the operator then waits (it becomes the value, to be applied or settled
-/// later). `integer`: the place holds an integer type, so a number result is rounded.
-pub(crate) fn apply(
-    target: &mut Value,
+/// Applies the operators of `patch` (an operator object) to `target`, in place. `target` is
+/// `null` when there is nothing there: the operators then wait (they become the value, to be
+/// applied or settled later). `integer`: the place holds an integer type, so a number result
+/// is rounded.
+pub(crate) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<(), String> {
+    let Some(operators) = Operator::of(patch) else {
+        return Ok(());
+    };
+    if target.is_null() {
+        *target = patch.clone();
+        return Ok(());
+    }
+    if let Some(earlier) = Operator::of(target) {
+        *target = combine(&earlier, &operators)?;
+        return Ok(());
+    }
+    for (operator, operand) in operators {
+        *target = applied(target, operator, operand, integer)?;
+    }
+    Ok(())
+}
+
+/// `target` changed by one operator.
+fn applied(
+    target: &Value,
     operator: Operator,
     operand: &Value,
     integer: bool,
-) -> Result<(), String> {
-    if target.is_null() {
-        *target = waiting(operator, operand.clone());
-        return Ok(());
-    }
-    if let Some((earlier, earlier_operand)) = Operator::of(target) {
-        let combined = combine(earlier, earlier_operand, operator, operand)?;
-        *target = waiting(operator, combined);
-        return Ok(());
-    }
-    let result = match (operator, &*target) {
+) -> Result<Value, String> {
+    Ok(match (operator, target) {
         (Operator::Add | Operator::Mul, Value::Number(base)) => {
             Value::Number(arithmetic(operator, base, operand, integer)?)
         }
@@ -251,46 +292,51 @@ pub(crate) fn apply(
                 kind_of(other)
             ));
         }
+    })
+}
+
+/// Waiting operators followed by more: one operator of one kind each combine (`$add 1` then
+/// `$add 2` is `$add 3`); anything else is an error.
+fn combine(earlier: &Operators<'_>, later: &Operators<'_>) -> Result<Value, String> {
+    let (&[(first, first_operand)], &[(then, operand)]) = (earlier.as_slice(), later.as_slice())
+    else {
+        let names = |operators: &Operators<'_>| {
+            let keys: Vec<String> = operators
+                .iter()
+                .map(|(o, _)| format!("`{}`", o.key()))
+                .collect();
+            keys.join(" and ")
+        };
+        return Err(format!(
+            "{} cannot follow the {} it applies to, which has no value to work on yet; give a value first",
+            names(later),
+            names(earlier)
+        ));
     };
-    *target = result;
-    Ok(())
-}
-
-/// `{"$op": operand}`.
-fn waiting(operator: Operator, operand: Value) -> Value {
-    let mut object = Map::new();
-    object.insert(operator.key().to_string(), operand);
-    Value::Object(object)
-}
-
-/// Two waiting operators of the same kind as one (`$add 1` then `$add 2` is `$add 3`).
-fn combine(
-    earlier: Operator,
-    earlier_operand: &Value,
-    later: Operator,
-    operand: &Value,
-) -> Result<Value, String> {
-    if earlier != later {
+    if first != then {
         return Err(format!(
             "`{}` cannot follow the `{}` it applies to, which has no value to work on yet; give a value first",
-            later.key(),
-            earlier.key()
+            then.key(),
+            first.key()
         ));
     }
     let list = |value: &Value| value.as_array().cloned().unwrap_or_default();
-    Ok(match later {
+    let operand = match then {
         Operator::Add | Operator::Mul => {
-            let base = earlier_operand
+            let base = first_operand
                 .as_number()
                 .cloned()
                 .unwrap_or(Number::from(0));
-            Value::Number(arithmetic(later, &base, operand, false)?)
+            Value::Number(arithmetic(then, &base, operand, false)?)
         }
-        Operator::Prepend => Value::Array([list(operand), list(earlier_operand)].concat()),
+        Operator::Prepend => Value::Array([list(operand), list(first_operand)].concat()),
         Operator::Append | Operator::Union | Operator::Remove => {
-            Value::Array([list(earlier_operand), list(operand)].concat())
+            Value::Array([list(first_operand), list(operand)].concat())
         }
-    })
+    };
+    let mut object = Map::new();
+    object.insert(then.key().to_string(), operand);
+    Ok(Value::Object(object))
 }
 
 /// `base + operand` or `base * operand`: integers stay integers while they can (checked), else
@@ -408,41 +454,46 @@ fn settle_at(
     path: &mut Vec<PathSegment>,
     unused: &mut Vec<Unused>,
 ) -> bool {
-    if let Some((operator, operand)) = Operator::of(value) {
-        let settled = match operator {
-            Operator::Append | Operator::Prepend => Some(operand.clone()),
-            Operator::Union => Some(Value::Array(edit_list(operator, &[], operand))),
-            Operator::Add => {
-                let zero = Number::from(0);
-                arithmetic(Operator::Add, &zero, operand, integer(path))
-                    .ok()
-                    .map(Value::Number)
-            }
-            Operator::Remove | Operator::Mul => None,
+    if let Some(operators) = Operator::of(value) {
+        // Lists start empty, numbers at 0; `$mul` or `$remove` alone have nothing to work on.
+        let lists = operators.iter().any(|(operator, _)| operator.on_lists());
+        let alone = operators
+            .iter()
+            .all(|(operator, _)| matches!(operator, Operator::Mul | Operator::Remove));
+        if alone {
+            let field = FieldPath(path.clone());
+            let (operator, _) = operators[0];
+            let what = if operator == Operator::Mul {
+                "scale"
+            } else {
+                "remove from"
+            };
+            let place = match field.is_empty() {
+                true => format!("`{component}`"),
+                false => format!("`{component}.{field}`"),
+            };
+            unused.push(Unused {
+                message: format!(
+                    "`{}` has nothing to {what}: nothing this archetype is built on sets {place}, so it is left out",
+                    operator.key()
+                ),
+                field,
+            });
+            return true;
+        }
+        let mut settled = match lists {
+            true => Value::Array(Vec::new()),
+            false => Value::from(0),
         };
-        match settled {
-            Some(settled) => *value = settled,
-            None => {
-                let field = FieldPath(path.clone());
-                let what = if operator == Operator::Mul {
-                    "scale"
-                } else {
-                    "remove from"
-                };
-                let place = match field.is_empty() {
-                    true => format!("`{component}`"),
-                    false => format!("`{component}.{field}`"),
-                };
-                unused.push(Unused {
-                    message: format!(
-                        "`{}` has nothing to {what}: nothing this archetype is built on sets {place}, so it is left out",
-                        operator.key()
-                    ),
-                    field,
-                });
-                return true;
+        for (operator, operand) in operators {
+            // Operands were checked when the file was read: this cannot fail but on overflow,
+            // which leaves the value as far as it got.
+            match applied(&settled, operator, operand, integer(path)) {
+                Ok(next) => settled = next,
+                Err(_) => break,
             }
         }
+        *value = settled;
         return false;
     }
     if let Value::Object(object) = value {
@@ -465,9 +516,8 @@ mod tests {
     use super::*;
 
     fn applied(target: Value, patch: Value, integer: bool) -> Result<Value, String> {
-        let (operator, operand) = Operator::of(&patch).unwrap();
         let mut target = target;
-        apply(&mut target, operator, operand, integer)?;
+        apply(&mut target, &patch, integer)?;
         Ok(target)
     }
 

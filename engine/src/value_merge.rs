@@ -90,10 +90,10 @@ impl Place<'_> {
             *target = patch.clone();
             return;
         };
-        if let Some((operator, operand)) = Operator::of(patch) {
-            let integer = operator == Operator::Add || operator == Operator::Mul;
-            let integer = integer && self.shapes.is_integer(self.component, &self.path);
-            if let Err(message) = operator::apply(target, operator, operand, integer) {
+        if let Some(operators) = Operator::of(patch) {
+            let numbers = operators.iter().any(|(operator, _)| !operator.on_lists());
+            let integer = numbers && self.shapes.is_integer(self.component, &self.path);
+            if let Err(message) = operator::apply(target, patch, integer) {
                 self.problems.push(MergeProblem {
                     field: FieldPath(self.path.clone()),
                     message,

@@ -57,6 +57,21 @@ fn list_operators_edit_the_inherited_list() {
 }
 
 #[test]
+fn several_operators_in_one_object_apply_in_a_fixed_order() {
+    // Additions, then removals; `$add`, then `$mul`.
+    let loot = loot(
+        r#"{ "Loot": { "items": { "$remove": ["apple", "dart"], "$union": ["dart", "egg"] }, "gold": { "$mul": 2, "$add": 1 } } }"#,
+    );
+    assert_eq!(
+        (loot.items, loot.gold),
+        (
+            vec!["bone".to_string(), "coin".to_string(), "egg".to_string()],
+            16
+        )
+    );
+}
+
+#[test]
 fn number_operators_change_the_inherited_number() {
     let (name, text) = child(
         r#"{ "Health": { "max": { "$mul": 1.5 }, "current": { "$add": -2.5 } }, "Speed": { "value": { "$add": 1 } } }"#,
@@ -137,7 +152,7 @@ fn operators_written_wrong_are_errors_with_the_fix() {
     let (name, text) = child(
         r##"{
     "Loot": { "items": { "$apend": ["x"] }, "gold": { "$add": "3" } },
-    "Health": { "max": { "$mul": 2, "min": 1 } },
+    "Health": { "max": { "$mul": 2, "min": 1 }, "current": { "$add": 1, "$union": [1] } },
     "Links": { "target": "#", "all": [{ "$append": ["#"] }] }
   }"##,
     );
@@ -146,7 +161,8 @@ fn operators_written_wrong_are_errors_with_the_fix() {
         &[
             "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`; did you mean `$append`?",
             "archetypes/child.json:4:63: error[invalid-operator]: `$add` takes a number, found a string",
-            "archetypes/child.json:5:26: error[invalid-operator]: `$mul` must be the only key of its object: it stands for the value it changes",
+            "archetypes/child.json:5:26: error[invalid-operator]: `$mul` cannot be beside `min`: an object of operators stands for the value they change",
+            "archetypes/child.json:5:73: error[invalid-operator]: `$union` and `$add` cannot change one value: one works on lists, the other on numbers",
             "archetypes/child.json:6:41: error[invalid-operator]: `$append` inside a list has nothing to work on (lists are replaced whole); write it in place of the list",
         ],
     );
