@@ -277,14 +277,24 @@ fn applied(
         (Operator::Add | Operator::Mul, Value::Number(base)) => {
             Value::Number(arithmetic(operator, base, operand, integer)?)
         }
+        // Scaling an object scales every number in it (`"armor": {"$mul": 0.5}`).
+        (Operator::Mul, Value::Object(members)) => {
+            let mut scaled = members.clone();
+            for member in scaled.values_mut() {
+                if let Value::Number(base) = member {
+                    *member = Value::Number(arithmetic(operator, base, operand, false)?);
+                }
+            }
+            Value::Object(scaled)
+        }
         (_, Value::Array(items)) if operator.on_lists() => {
             Value::Array(edit_list(operator, items, operand))
         }
         (_, other) => {
-            let wanted = if operator.on_lists() {
-                "a list"
-            } else {
-                "a number"
+            let wanted = match operator {
+                Operator::Mul => "a number (or an object of numbers)",
+                Operator::Add => "a number",
+                _ => "a list",
             };
             return Err(format!(
                 "`{}` needs {wanted} to work on, but the value it applies to is {}",
@@ -578,13 +588,25 @@ mod tests {
             Ok(json!(5.0))
         );
         assert_eq!(
+            applied(json!(2), json!({ "$mul": 3, "$add": 1 }), false),
+            Ok(json!(9))
+        );
+        assert_eq!(
+            applied(
+                json!({ "cut": 4, "bash": 2.5, "note": "x" }),
+                json!({ "$mul": 2 }),
+                false
+            ),
+            Ok(json!({ "cut": 8, "bash": 5.0, "note": "x" }))
+        );
+        assert_eq!(
             applied(json!(i64::MAX), json!({ "$add": 1 }), false),
             Err("`$add` gives a number out of range".to_string())
         );
         assert_eq!(
             applied(json!("fast"), json!({ "$mul": 2 }), false),
             Err(
-                "`$mul` needs a number to work on, but the value it applies to is a string"
+                "`$mul` needs a number (or an object of numbers) to work on, but the value it applies to is a string"
                     .to_string()
             )
         );

@@ -176,7 +176,7 @@ fn an_operator_on_the_wrong_kind_of_value_is_an_error_where_it_is_written() {
         &load_errors(&[BASE, (name, &text)]),
         &[
             "archetypes/child.json:3:37: error[invalid-operator]: `$append` needs a list to work on, but the value it applies to is a number",
-            "archetypes/child.json:3:66: error[invalid-operator]: `$mul` needs a number to work on, but the value it applies to is an array",
+            "archetypes/child.json:3:66: error[invalid-operator]: `$mul` needs a number (or an object of numbers) to work on, but the value it applies to is an array",
         ],
     );
 }
