@@ -41,6 +41,22 @@ pub mod keys {
     ];
     /// Every key allowed in a child entry, in canonical order.
     pub const CHILD: [&str; 4] = [ARCHETYPE, FORMERLY, COMPONENTS, CHILDREN];
+
+    /// Operator, in a component value: appends a list's items to the inherited list.
+    pub const APPEND: &str = "$append";
+    /// Operator: puts a list's items before the inherited list's.
+    pub const PREPEND: &str = "$prepend";
+    /// Operator: appends each item the inherited list does not have yet.
+    pub const UNION: &str = "$union";
+    /// Operator: removes every item of the inherited list equal to one given (an object given
+    /// removes every object holding its members).
+    pub const REMOVE: &str = "$remove";
+    /// Operator: adds a number to the inherited number.
+    pub const ADD: &str = "$add";
+    /// Operator: multiplies the inherited number.
+    pub const MUL: &str = "$mul";
+    /// Every operator. In component values, keys starting with `$` are operators.
+    pub const OPERATORS: [&str; 6] = [APPEND, PREPEND, UNION, REMOVE, ADD, MUL];
 }
 
 /// The newest archetype file format version this library reads.
@@ -454,6 +470,25 @@ impl Reader<'_> {
                     Diagnostic::error(DiagnosticCode::Malformed, message)
                         .with_component(name.to_string()),
                 );
+                continue;
+            }
+            let mut problems = Vec::new();
+            crate::operator::written_problems(value, &FieldPath::root(), &mut problems);
+            // What a wrong operator stands in is left out, so it is reported once, as itself.
+            let dropped = problems
+                .iter()
+                .any(|problem| crate::operator::prune(value, &problem.field));
+            for problem in problems {
+                let mut place = path.key(key);
+                place.0.extend(problem.field.0.iter().cloned());
+                let diagnostic =
+                    Diagnostic::error(DiagnosticCode::InvalidOperator, problem.message)
+                        .with_component(name.to_string())
+                        .with_field(problem.field)
+                        .with_suggestion(problem.suggestion);
+                self.problem(place, problem.at_key, diagnostic);
+            }
+            if dropped {
                 continue;
             }
             out.insert(

@@ -25,7 +25,7 @@ use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics,
 use crate::field_path::FieldPath;
 use crate::limits::Limits;
 use crate::partial_check::{not_fully_checked, own_values, where_named};
-use crate::resolver::{supplier, Failure, Lookup, ResolvedEntity, Resolver};
+use crate::resolver::{supplier, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator};
 use crate::spawn_error::SpawnError;
 use crate::suggest::did_you_mean;
 
@@ -828,11 +828,12 @@ impl ArchetypeLibrary {
                 if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
                     let outcome = resolver.resolve(name);
                     let depth = resolver.depth(name).unwrap_or(1);
+                    let unused = resolver.take_unused(name);
                     if let Ok(resolved) = &outcome {
                         // Only fails if every receiver is gone, and this thread is one.
                         let _ = jobs.send((name.clone(), resolved.clone()));
                     }
-                    outcomes.insert(name.clone(), (outcome, depth));
+                    outcomes.insert(name.clone(), (outcome, depth, unused));
                 }
             }
             drop(jobs);
@@ -919,10 +920,14 @@ impl ArchetypeLibrary {
             let broken_dep = broken_dep.cloned();
             let mut problems = Vec::new();
             let mut new_archetype = None;
-            let (outcome, depth) = match outcomes.remove(&name) {
-                Some((outcome, depth)) => (Some(outcome), depth),
-                None => (None, 1),
+            let (outcome, depth, unused) = match outcomes.remove(&name) {
+                Some((outcome, depth, unused)) => (Some(outcome), depth, unused),
+                None => (None, 1, Vec::new()),
             };
+            for left in unused {
+                let problem = CompileProblem::warning(left);
+                problems.push(self.place_compile_problem(&name, problem));
+            }
             let status = match (outcome, doc) {
                 (None, _) | (_, None) => Status::Errors,
                 (Some(Err(Failure::Problems(found))), _) => {
@@ -939,7 +944,12 @@ impl ArchetypeLibrary {
                     }
                     Status::Errors
                 }
-                (Some(Err(Failure::Dependency(dep))), _) => Status::Dependency(dep),
+                // The first dependency (in `extends` order, then children) known to be
+                // broken, so the report does not depend on which were resolved in this
+                // rebuild (the resolver only sees file-level breakage of those).
+                (Some(Err(Failure::Dependency(dep))), _) => {
+                    Status::Dependency(broken_dep.clone().unwrap_or(dep))
+                }
                 (Some(Err(Failure::Cycle(_))), _) => Status::Errors,
                 (Some(Ok(_)), _) if broken_dep.is_some() => {
                     Status::Dependency(broken_dep.clone().unwrap_or_default())
@@ -1067,7 +1077,7 @@ impl ArchetypeLibrary {
         let severity = if problem.unknown_field {
             self.options.unknown_fields
         } else {
-            Severity::Error
+            problem.severity
         };
         // A field missing from a value an abstract parent left partial is the concrete
         // archetype's to complete: report it in its own file (at its own value of the
@@ -1338,8 +1348,13 @@ pub(crate) fn worker_threads() -> usize {
 /// cost more than it saves.
 const PARALLEL_MIN_ITEMS: usize = 256;
 
-/// What resolving one archetype gave, and its depth.
-type ResolveOutcome = (Result<Arc<ResolvedEntity>, Failure>, usize);
+/// What resolving one archetype gave, its depth, and the operators it settled with nothing to
+/// work on.
+type ResolveOutcome = (
+    Result<Arc<ResolvedEntity>, Failure>,
+    usize,
+    Vec<UnusedOperator>,
+);
 
 /// A compiled archetype, the problems found compiling it, and the entity paths it uses that its
 /// slot has not interned yet (in the order they were given numbers).

@@ -20,13 +20,14 @@ use crate::archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverride
 use crate::archetype_name::check_local_name;
 use crate::builtin::{Children, Parent};
 use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue, ValueError};
-use crate::diagnostic::DiagnosticCode;
+use crate::diagnostic::{DiagnosticCode, Severity};
 use crate::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
-use crate::field_path::FieldPath;
+use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::Shape;
-use crate::resolver::ResolvedEntity;
+use crate::resolver::{ResolvedEntity, UnusedOperator};
 use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
+use crate::value_merge::ValueShapes;
 use crate::value_reader::ReadErrorKind;
 
 /// A concrete archetype ready to spawn.
@@ -75,6 +76,25 @@ pub(crate) struct CompileProblem {
     pub unknown_field: bool,
     /// A required field is absent (the concrete archetype's to complete).
     pub missing_field: bool,
+    /// An error, or (an operator with nothing to work on) a warning.
+    pub severity: Severity,
+}
+
+impl CompileProblem {
+    /// The warning about an operator a concrete archetype settled with nothing to work on.
+    pub fn warning(unused: UnusedOperator) -> Self {
+        CompileProblem {
+            node: unused.node,
+            component: unused.component,
+            field: unused.field,
+            code: DiagnosticCode::UnusedOperator,
+            message: unused.message,
+            suggestion: None,
+            unknown_field: false,
+            missing_field: false,
+            severity: Severity::Warning,
+        }
+    }
 }
 
 /// Builds the spawn templates of a concrete archetype. `intern` maps a node path to the number
@@ -365,6 +385,7 @@ fn problem(
         suggestion,
         unknown_field: false,
         missing_field: false,
+        severity: Severity::Error,
     }
 }
 
@@ -753,7 +774,18 @@ impl CompiledArchetype {
                 replace.push((id, None));
             } else {
                 let mut merged = root.components.get(&name).cloned().unwrap_or(Value::Null);
-                crate::value_merge::merge(&mut merged, patch, &name, registry);
+                let misfits = crate::value_merge::merge(&mut merged, patch, &name, registry);
+                if let Some(misfit) = misfits.into_iter().next() {
+                    let message = format!(
+                        "invalid value for {}: {}",
+                        place(&name, &misfit.field),
+                        misfit.message
+                    );
+                    return fail(Some(name.to_string()), misfit.field, message, None);
+                }
+                // An operator with nothing to work on settles as in a concrete archetype.
+                let integer = |path: &[PathSegment]| registry.is_integer(&name, path);
+                crate::operator::settle(&mut merged, &name, &integer);
                 let mut unknown = Vec::new();
                 let state = Rc::new(RefCell::new(CheckState {
                     paths: self.paths.clone(),

@@ -90,6 +90,11 @@ pub enum DiagnosticCode {
     /// A former name (`formerly`) that is the name of a live archetype, or a former name of
     /// two archetypes: it could stand for either.
     FormerNameClash,
+    /// An operator (`{"$append": [..]}`, ...) that is unknown, malformed, or cannot apply to
+    /// the value it changes.
+    InvalidOperator,
+    /// An operator that had nothing to work on in a concrete archetype (a warning).
+    UnusedOperator,
 }
 
 impl DiagnosticCode {
@@ -129,6 +134,8 @@ impl DiagnosticCode {
             BrokenDependency => "broken-dependency",
             OldName => "old-name",
             FormerNameClash => "former-name-clash",
+            InvalidOperator => "invalid-operator",
+            UnusedOperator => "unused-operator",
         }
     }
 }

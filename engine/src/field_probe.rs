@@ -37,6 +37,11 @@ pub enum Shape {
         /// The struct's name.
         name: &'static str,
     },
+    /// A number: an integer type (`i32`, `u8`, ...) or a float (`f32`, `f64`).
+    Number {
+        /// Whether the type takes only integers.
+        integer: bool,
+    },
     /// An enum with these variant names.
     Enum {
         /// The enum's name.
@@ -63,7 +68,7 @@ pub(crate) fn suggest_with(
     match probe(field.parent().segments())? {
         Shape::Struct { fields, .. } => did_you_mean(key, fields.iter().copied()),
         Shape::Enum { variants, .. } => did_you_mean(key, variants.iter().copied()),
-        Shape::Unit { .. } => None,
+        Shape::Unit { .. } | Shape::Number { .. } => None,
     }
 }
 
@@ -288,6 +293,19 @@ macro_rules! scalar {
     )*};
 }
 
+/// Methods for numbers, which at the end of the path record whether the type wants an integer.
+macro_rules! number {
+    ($integer:expr => $($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Stop> {
+            match (self.filler, self.path.is_empty()) {
+                (true, _) => visitor.visit_u64(1),
+                (false, true) => Err(self.record(Shape::Number { integer: $integer })),
+                (false, false) => Err(Stop),
+            }
+        }
+    )*};
+}
+
 impl<'de> Deserializer<'de> for Probe<'_> {
     type Error = Stop;
 
@@ -313,14 +331,14 @@ impl<'de> Deserializer<'de> for Probe<'_> {
         deserialize_str => visit_str(""), deserialize_string => visit_str(""),
         deserialize_bytes => visit_bytes(&[]), deserialize_byte_buf => visit_bytes(&[]),
         deserialize_unit => visit_unit(), deserialize_ignored_any => visit_unit(),
-        // Every number visitor takes a `u64` that fits; 1 fits all, `NonZero*` too.
-        deserialize_i8 => visit_u64(1), deserialize_i16 => visit_u64(1),
-        deserialize_i32 => visit_u64(1), deserialize_i64 => visit_u64(1),
-        deserialize_i128 => visit_u64(1), deserialize_u8 => visit_u64(1),
-        deserialize_u16 => visit_u64(1), deserialize_u32 => visit_u64(1),
-        deserialize_u64 => visit_u64(1), deserialize_u128 => visit_u64(1),
-        deserialize_f32 => visit_u64(1), deserialize_f64 => visit_u64(1),
     }
+
+    // As fillers: every number visitor takes a `u64` that fits; 1 fits all, `NonZero*` too.
+    number! { true =>
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+    }
+    number! { false => deserialize_f32 deserialize_f64 }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
         self,
@@ -646,11 +664,11 @@ mod tests {
 
     /// The field or variant names found at `at` inside `T`.
     fn names<T: de::DeserializeOwned>(at: &str) -> Option<Vec<&'static str>> {
-        Some(match probe::<T>(&path(at))? {
-            Shape::Struct { fields, .. } => fields.to_vec(),
-            Shape::Enum { variants, .. } => variants.to_vec(),
-            Shape::Unit { .. } => Vec::new(),
-        })
+        match probe::<T>(&path(at))? {
+            Shape::Struct { fields, .. } => Some(fields.to_vec()),
+            Shape::Enum { variants, .. } => Some(variants.to_vec()),
+            Shape::Unit { .. } | Shape::Number { .. } => None,
+        }
     }
 
     #[test]
@@ -729,6 +747,17 @@ mod tests {
     enum Loose {
         Number(f32),
         Pair { a: f32, b: f32 },
+    }
+
+    #[test]
+    fn numbers_say_whether_they_are_integers() {
+        let integer = Some(Shape::Number { integer: true });
+        let float = Some(Shape::Number { integer: false });
+        assert_eq!(probe::<Health>(&path("max")), float);
+        assert_eq!(probe::<Loot>(&path("gold")), integer);
+        assert_eq!(probe::<Loot>(&path("qty")), integer, "an alias");
+        assert_eq!(probe::<Stats>(&path("position.0")), float);
+        assert_eq!(probe::<Option<u8>>(&[]), integer);
     }
 
     #[test]

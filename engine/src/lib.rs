@@ -64,6 +64,7 @@ mod json_text;
 mod limits;
 mod logging;
 pub mod merge_patch;
+mod operator;
 mod partial_check;
 mod regular_file;
 mod resolver;

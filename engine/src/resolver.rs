@@ -19,9 +19,9 @@ use serde_json::Value;
 use crate::archetype_file::{keys, ArchetypeDoc, EntitySpec};
 use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
 use crate::field_path::{FieldPath, PathSegment};
-use crate::merge_patch;
+use crate::operator;
 use crate::suggest::did_you_mean;
-use crate::value_merge::{self, ValueShapes};
+use crate::value_merge::{self, MergeProblem, ValueShapes};
 
 /// An archetype (or one of its children) with inheritance applied: every component's full JSON
 /// value, and its children.
@@ -40,24 +40,41 @@ pub struct ResolvedEntity {
 
 impl ResolvedEntity {
     /// Applies `parent` under this entity (what this entity already has was applied first, and
-    /// `parent` is merged on top of it, as the next parent in `extends` order).
-    fn overlay(&mut self, parent: &ResolvedEntity, shapes: &dyn ValueShapes) {
+    /// `parent` is merged on top of it, as the next parent in `extends` order). Returns the
+    /// operators of `parent` that could not be applied here.
+    fn overlay(&mut self, parent: &ResolvedEntity, shapes: &dyn ValueShapes) -> Vec<Misfit> {
+        let mut misfits = Vec::new();
+        self.overlay_at(parent, shapes, &mut Vec::new(), &mut misfits);
+        misfits
+    }
+
+    fn overlay_at(
+        &mut self,
+        parent: &ResolvedEntity,
+        shapes: &dyn ValueShapes,
+        node: &mut Vec<Arc<str>>,
+        misfits: &mut Vec<Misfit>,
+    ) {
         if parent.source.is_some() {
             self.source = parent.source.clone();
         }
         for (name, value) in &parent.components {
-            match self.components.get_mut(name) {
-                Some(existing) => value_merge::merge(existing, value, name, shapes),
-                None => {
-                    self.components.insert(name.clone(), value.clone());
-                }
+            let target = self.components.entry(name.clone()).or_insert(Value::Null);
+            for problem in value_merge::merge(target, value, name, shapes) {
+                misfits.push(Misfit {
+                    node: node.clone(),
+                    component: name.clone(),
+                    problem,
+                });
             }
         }
         for (name, child) in &parent.children {
+            node.push(name.clone());
             self.children
                 .entry(name.clone())
                 .or_default()
-                .overlay(child, shapes);
+                .overlay_at(child, shapes, node, misfits);
+            node.pop();
         }
         add_former_names(&mut self.formerly, &parent.formerly);
     }
@@ -85,6 +102,34 @@ impl ResolvedEntity {
             entity = child;
         }
         renamed.then(|| current.join("/"))
+    }
+
+    /// Settles the operators still waiting in this entity and its children (a concrete
+    /// archetype: see [`operator::settle`]); returns those that had nothing to work on.
+    fn settle(
+        &mut self,
+        shapes: &dyn ValueShapes,
+        node: &mut Vec<Arc<str>>,
+    ) -> Vec<UnusedOperator> {
+        let mut unused = Vec::new();
+        self.components.retain(|name, value| {
+            let integer = |path: &[PathSegment]| shapes.is_integer(name, path);
+            for left in operator::settle(value, name, &integer) {
+                unused.push(UnusedOperator {
+                    node: node.clone(),
+                    component: name.clone(),
+                    field: left.field,
+                    message: left.message,
+                });
+            }
+            !value.is_null()
+        });
+        for (name, child) in &mut self.children {
+            node.push(name.clone());
+            unused.extend(child.settle(shapes, node));
+            node.pop();
+        }
+        unused
     }
 
     /// The entity as JSON in archetype-file form (`components`, `children`), for tools.
@@ -129,6 +174,25 @@ fn add_former_names(names: &mut Vec<Arc<str>>, more: &[Arc<str>]) {
             names.push(name.clone());
         }
     }
+}
+
+/// An operator of a parent that could not be applied to what the parents before it gave.
+#[derive(Clone, Debug)]
+pub(crate) struct Misfit {
+    /// Child names from the root to the entity.
+    pub node: Vec<Arc<str>>,
+    pub component: Arc<str>,
+    pub problem: MergeProblem,
+}
+
+/// An operator a concrete archetype settled with nothing to work on (a warning).
+#[derive(Clone, Debug)]
+pub(crate) struct UnusedOperator {
+    /// Child names from the root to the entity.
+    pub node: Vec<Arc<str>>,
+    pub component: Arc<str>,
+    pub field: FieldPath,
+    pub message: String,
 }
 
 /// What the resolver knows about an archetype name.
@@ -192,6 +256,8 @@ pub(crate) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
     depths: FxHashMap<String, usize>,
     /// What the archetype being resolved (the top of `stack`) has found so far.
     frame: Frame,
+    /// The operators each concrete archetype resolved here settled with nothing to work on.
+    unused: FxHashMap<String, Vec<UnusedOperator>>,
 }
 
 /// Per archetype being resolved: the deepest dependency, whether a dependency was cut short by
@@ -216,7 +282,13 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             stack: Vec::new(),
             depths: FxHashMap::default(),
             frame: Frame::default(),
+            unused: FxHashMap::default(),
         }
+    }
+
+    /// The operators `name` (if concrete and resolved here) settled with nothing to work on.
+    pub fn take_unused(&mut self, name: &str) -> Vec<UnusedOperator> {
+        self.unused.remove(name).unwrap_or_default()
     }
 
     /// Resolves `name` (which must exist as a document or a resolved value).
@@ -305,7 +377,9 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                 &mut pending_cycle,
             ) {
                 Some(Ok(resolved)) => {
-                    entity.overlay(&resolved, self.shapes);
+                    for misfit in entity.overlay(&resolved, self.shapes) {
+                        problems.push(misfit_problem(parent, path.clone(), misfit));
+                    }
                     if entity.count_up_to(MAX_INSTANCE_ENTITIES) > MAX_INSTANCE_ENTITIES {
                         problems.push(too_many_entities(path));
                         break;
@@ -325,6 +399,12 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             &mut dependency,
         );
         entity.source = Some(Arc::from(name));
+        if !doc.is_abstract && problems.is_empty() {
+            let unused = entity.settle(self.shapes, &mut Vec::new());
+            if !unused.is_empty() {
+                self.unused.insert(name.to_string(), unused);
+            }
+        }
         if problems.is_empty() && entity.count_up_to(MAX_INSTANCE_ENTITIES) > MAX_INSTANCE_ENTITIES
         {
             problems.push(too_many_entities(FieldPath::root().key(keys::CHILDREN)));
@@ -415,17 +495,22 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
         for (component, written) in &spec.components {
             if written.value.is_null() {
                 entity.components.remove(component);
-            } else {
-                match entity.components.get_mut(component) {
-                    // Patch in place: no copy of the inherited value.
-                    Some(existing) => {
-                        value_merge::merge(existing, &written.value, component, self.shapes)
-                    }
-                    None => {
-                        let value = merge_patch::merged(None, &written.value);
-                        entity.components.insert(component.clone(), value);
-                    }
-                }
+                continue;
+            }
+            // Patched in place: no copy of the inherited value.
+            let target = entity
+                .components
+                .entry(component.clone())
+                .or_insert(Value::Null);
+            for problem in value_merge::merge(target, &written.value, component, self.shapes) {
+                let mut at = path.key(keys::COMPONENTS).key(written.key.clone());
+                at.0.extend(problem.field.0.iter().cloned());
+                problems.push(ResolveProblem {
+                    path: at,
+                    diagnostic: Diagnostic::error(DiagnosticCode::InvalidOperator, problem.message)
+                        .with_component(component.to_string())
+                        .with_field(problem.field),
+                });
             }
         }
         for (child_name, entry) in &spec.children {
@@ -480,6 +565,28 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             );
             entity.children.insert(key, child);
         }
+    }
+}
+
+/// The problem of a parent's operator that could not be applied, placed at the parent's name
+/// in `extends`.
+fn misfit_problem(parent: &str, path: FieldPath, misfit: Misfit) -> ResolveProblem {
+    let mut place = String::new();
+    for child in &misfit.node {
+        place.push_str(&format!("child `{child}`, "));
+    }
+    place.push_str(&match misfit.problem.field.is_empty() {
+        true => format!("`{}`", misfit.component),
+        false => format!("`{}.{}`", misfit.component, misfit.problem.field),
+    });
+    ResolveProblem {
+        path,
+        diagnostic: Diagnostic::error(
+            DiagnosticCode::InvalidOperator,
+            format!("{place} of {}: {}", quoted(parent), misfit.problem.message),
+        )
+        .with_component(misfit.component.to_string())
+        .with_field(misfit.problem.field),
     }
 }
 

@@ -9,13 +9,16 @@
 //! the patch names a different variant than the value it applies to, the patch replaces the
 //! value instead; within the same variant, fields merge as usual. Other enum forms (adjacently
 //! tagged, untagged) merge as objects.
+//!
+//! **Operators.** A patch value `{"$append": [..]}`, `{"$add": 1}`, ... changes the value it
+//! applies to ([`operator`]).
 
 use serde_json::{Map, Value};
 
 use crate::component_registry::ComponentRegistry;
-use crate::field_path::PathSegment;
+use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::Shape;
-use crate::merge_patch;
+use crate::operator::{self, Operator};
 
 /// What the merge needs to know of component types.
 pub(crate) trait ValueShapes {
@@ -24,6 +27,8 @@ pub(crate) trait ValueShapes {
     fn is_enum(&self, component: &str, path: &[PathSegment]) -> bool;
     /// The tag field of the internally tagged enum at `path` of `component`, if it is one.
     fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str>;
+    /// Whether the value at `path` of `component` is of an integer type.
+    fn is_integer(&self, component: &str, path: &[PathSegment]) -> bool;
 }
 
 impl ValueShapes for ComponentRegistry {
@@ -35,23 +40,48 @@ impl ValueShapes for ComponentRegistry {
     fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str> {
         self.ops(self.id(component)?).tag_of(path)
     }
+
+    fn is_integer(&self, component: &str, path: &[PathSegment]) -> bool {
+        self.id(component).is_some_and(|id| {
+            matches!(
+                self.ops(id).probe(path),
+                Some(Shape::Number { integer: true })
+            )
+        })
+    }
 }
 
-/// Applies `patch` (a file's value of `component`) to `target` (the inherited value), in place.
-pub(crate) fn merge(target: &mut Value, patch: &Value, component: &str, shapes: &dyn ValueShapes) {
+/// An operator that could not be applied: where inside the component, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct MergeProblem {
+    pub field: FieldPath,
+    pub message: String,
+}
+
+/// Applies `patch` (a file's value of `component`) to `target` (the inherited value, `null`
+/// for none), in place. Returns the operators that could not be applied.
+pub(crate) fn merge(
+    target: &mut Value,
+    patch: &Value,
+    component: &str,
+    shapes: &dyn ValueShapes,
+) -> Vec<MergeProblem> {
     let mut place = Place {
         component,
         shapes,
         path: Vec::new(),
+        problems: Vec::new(),
     };
     place.merge(target, patch);
+    place.problems
 }
 
-/// Where in a component the merge is.
+/// Where in a component the merge is, and what went wrong so far.
 struct Place<'a> {
     component: &'a str,
     shapes: &'a dyn ValueShapes,
     path: Vec<PathSegment>,
+    problems: Vec<MergeProblem>,
 }
 
 impl Place<'_> {
@@ -60,12 +90,24 @@ impl Place<'_> {
             *target = patch.clone();
             return;
         };
+        if let Some(operators) = Operator::of(patch) {
+            let numbers = operators.iter().any(|(operator, _)| !operator.on_lists());
+            let integer = numbers && self.shapes.is_integer(self.component, &self.path);
+            if let Err(message) = operator::apply(target, patch, integer) {
+                self.problems.push(MergeProblem {
+                    field: FieldPath(self.path.clone()),
+                    message,
+                });
+            }
+            return;
+        }
         if let Value::Object(target_object) = target {
             if self.switches_variant(target_object, patch_object) {
-                *target = merge_patch::merged(None, patch);
-                return;
+                // The new variant starts from nothing (its operators wait, as on a new value).
+                *target = Value::Null;
             }
-        } else {
+        }
+        if !target.is_object() {
             *target = Value::Object(Map::new());
         }
         let Value::Object(target_object) = target else {

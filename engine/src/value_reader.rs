@@ -142,19 +142,17 @@ impl<'a> ValueReader<'a> {
     /// In partial mode, whether this value is left for later (an operator, applied when the
     /// archetype is complete) and so stood in for.
     fn is_deferred(self) -> bool {
-        self.partial && operator_key(self.value).is_some()
+        self.partial && is_operator_object(self.value)
     }
 }
 
-/// The key of a one-key object whose key starts with `$` (an operator), if the value is one.
-pub(crate) fn operator_key(value: &Value) -> Option<&str> {
+/// Whether `value` is an operator object: not empty, and every key starts with `$`.
+pub(crate) fn is_operator_object(value: &Value) -> bool {
     match value {
-        Value::Object(object) if object.len() == 1 => object
-            .keys()
-            .next()
-            .map(String::as_str)
-            .filter(|key| key.starts_with('$')),
-        _ => None,
+        Value::Object(object) => {
+            !object.is_empty() && object.keys().all(|key| key.starts_with('$'))
+        }
+        _ => false,
     }
 }
 

@@ -6,4 +6,5 @@
 mod abstract_checks;
 mod markers;
 mod nothing_hidden;
+mod operators;
 mod variants;

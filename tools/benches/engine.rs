@@ -245,11 +245,13 @@ fn real_data(c: &mut Criterion) {
         }
     };
     println!(
-        "cdda: {} archetypes ({} concrete), {} load errors, {} mismatches against the CDDA resolution, {} modifiers dropped",
+        "cdda: {} archetypes ({} concrete), {} load errors, {} warnings, {} mismatches against the CDDA resolution, {} modifiers as operators, {} dropped",
         fixture.archetypes(),
         fixture.concrete(),
         fixture.errors().len(),
+        fixture.warnings().len(),
         fixture.mismatches().len(),
+        fixture.modifiers(),
         fixture.dropped().len()
     );
     let mut group = c.benchmark_group("cdda_load_vs_parse");

@@ -89,14 +89,20 @@ fn the_schema_describes_the_games_components_glam_fields_included() {
     let schema = archetool(game_dir(), &["schema"]);
     assert_eq!(schema.status.code(), Some(0), "{}", text(&schema.stderr));
     let stdout = text(&schema.stdout);
-    // `velocity` is a glam `Vec2`, described as glam writes it: two numbers.
-    let velocity = r#""velocity": {
-          "description": "Velocity, `[x, y]`.",
-          "items": { "format": "float", "type": "number" },
-          "maxItems": 2,
-          "minItems": 2,
-          "type": "array"
-        }"#;
+    // `velocity` is a glam `Vec2`, described as glam writes it: two numbers (or, as any list
+    // in an archetype file, a list operator).
+    let velocity = r##""velocity": {
+          "anyOf": [
+            {
+              "items": { "format": "float", "type": "number" },
+              "maxItems": 2,
+              "minItems": 2,
+              "type": "array"
+            },
+            { "$ref": "#/$defs/list-operator" }
+          ],
+          "description": "Velocity, `[x, y]`."
+        }"##;
     assert!(stdout.contains(velocity), "{stdout}");
     assert!(stdout.contains(r#""description": "How an entity moves, in tiles per second.""#));
     assert!(stdout.contains(r#""Vitality": {"#));

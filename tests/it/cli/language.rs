@@ -65,3 +65,35 @@ fn the_schema_describes_a_marker_as_an_empty_object() {
         assert_eq!(validator.is_valid(&instance), valid, "{text}");
     }
 }
+
+/// Operators are in the schema: a list or a number may be written as one, and a misspelt one
+/// is flagged as the loader flags it.
+#[test]
+fn the_schema_accepts_operators_where_lists_and_numbers_go() {
+    let validator = jsonschema::validator_for(&super::shipped_schema()).unwrap();
+    for (text, valid) in [
+        (
+            r#"{ "components": { "Health": { "max": { "$mul": 1.5 } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Speed": { "value": { "$add": -1 } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$append": [1] } } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$mull": 2 } } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$add": 1, "$mul": 2 } } } }"#,
+            false,
+        ),
+    ] {
+        let instance: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(validator.is_valid(&instance), valid, "{text}");
+    }
+}

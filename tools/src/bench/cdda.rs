@@ -8,41 +8,44 @@
 //!
 //! # The conversion
 //! Each `MONSTER` becomes `<source file stem>/<id>.json`; `copy-from` becomes `extends`, an
-//! `abstract` id an abstract archetype. Fields go to four components: [`MonsterInfo`] (name,
-//! description, symbol, colour), [`MonsterStats`] (ten integer stats), [`MonsterFlags`] and
-//! [`MonsterData`], which holds every other field as JSON.
+//! `abstract` id an abstract archetype; a monster without `copy-from` extends
+//! [`DEFAULTS_ARCHETYPE`], which holds the game's built-in defaults of the integer stats. Fields
+//! go to four components: [`MonsterInfo`] (name, description, symbol, colour), [`MonsterStats`]
+//! (eleven integer stats), [`MonsterFlags`] and [`MonsterData`], which holds every other field
+//! as JSON (`melee_damage` keyed by damage type, `weight` and `volume` as numbers: see
+//! [`cdda_rules::normalize`]).
 //!
-//! CDDA's inheritance differs from ours: a field a child sets replaces the parent's whole
-//! (ours merges objects), and `relative`, `proportional`, `extend` and `delete` modify the
-//! parent's values. The converter first resolves every monster the CDDA way, applying those
-//! modifiers against the resolved parent, then writes each file as the JSON merge patch from
-//! its parent's components to its own — `null` where a replaced object lost a key — so loading
-//! the files through `extends` gives exactly the CDDA-resolved values, which
-//! [`CddaFixture::convert`] checks for every concrete monster. Approximations:
-//! - `relative` adds numbers (also inside objects such as `armor`, and to the `melee_damage`
-//!   entry of the same `damage_type`); `proportional` multiplies them, and the number in a
-//!   `"62 kg"` string; integer stats are rounded to the nearest integer.
-//! - `extend` appends to arrays (skipping strings already there) and merges objects; `delete`
-//!   removes array elements equal to, or with the `id` (or first element) of, a given value,
-//!   and object keys.
-//! - A key missing from an object the parent has, or from one it lacks, counts as 0 (`relative`
-//!   armor against a type the parent does not list). A modifier of a field the parent lacks altogether (CDDA would
-//!   use the game's built-in default, which the data does not say) or of a shape that does
-//!   not fit is dropped and counted: [`CddaFixture::dropped`].
-//! - `//` comment keys are dropped; `name` and `description` objects become their `str` (or
-//!   `str_sp`) text.
+//! Every monster is resolved the CDDA way first ([`cdda_rules`]), as the reference. Each file
+//! then says what the monster itself says, in the archetype language:
+//! - a field it sets replaces the parent's whole in CDDA, so it is written as the merge patch
+//!   from the parent's value to it (`null` for keys a replaced object lost);
+//! - every modifier becomes an operator on the inherited value, never a value worked out from
+//!   the parent: `relative` → `$add` (key by key in objects), `proportional` → `$mul` (key by
+//!   key, or on a whole object), `extend` → `$union` on lists and a plain object on objects,
+//!   `delete` → `$remove` on lists (a string removing `special_attacks` entries also removes
+//!   those with that `id`) and `null` on object keys; `extend` and `delete` of one field are
+//!   one object, applied in that order, as the game applies them.
+//!
+//! Loading the files through `extends` then gives exactly the CDDA-resolved values, which
+//! [`CddaFixture::convert`] checks for every concrete monster (numbers compared by value).
+//! `extend` / `delete` of a field the monster sets itself are ignored by the game, and so by the
+//! conversion ([`CddaFixture::ignored`]); a modifier of a field nothing in the chain sets and the
+//! game has no default for (`proportional.weigth`, `delete.flag`: misspellings) works on
+//! nothing, which the library reports as an `unused-operator` warning
+//! ([`CddaFixture::warnings`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use archetype_engine::{merge_patch, ArchetypeLibrary, ComponentRegistry};
+use archetype_engine::{keys, merge_patch, ArchetypeLibrary, ComponentRegistry};
 use hecs::World;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use tempfile::TempDir;
 
+use crate::bench::cdda_rules::{self, Modifier, Tally};
 use crate::bench::load::read_and_parse_dir;
 use crate::bench::spawn::write;
 
@@ -87,21 +90,9 @@ pub struct MonsterStats {
     pub vision_day: i32,
     /// Sight range by night.
     pub vision_night: i32,
+    /// Moves a melee attack takes (100 is a turn).
+    pub attack_cost: i32,
 }
-
-/// The fields of [`MonsterStats`], as CDDA names them.
-const STATS: [&str; 10] = [
-    "hp",
-    "speed",
-    "melee_skill",
-    "melee_dice",
-    "melee_dice_sides",
-    "dodge",
-    "morale",
-    "aggression",
-    "vision_day",
-    "vision_night",
-];
 
 /// A monster's flags (`SEES`, `HEARS`, ...).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -160,6 +151,9 @@ struct Monster {
     raw: Map<String, Value>,
 }
 
+/// The archetype every monster without `copy-from` extends: the game's built-in defaults.
+pub const DEFAULTS_ARCHETYPE: &str = "builtin/monster_defaults";
+
 /// The monsters converted into archetype files in a temporary directory, loaded once and
 /// checked against the CDDA resolution.
 pub struct CddaFixture {
@@ -167,8 +161,11 @@ pub struct CddaFixture {
     registry: Arc<ComponentRegistry>,
     archetypes: usize,
     concrete: usize,
+    modifiers: usize,
+    ignored: Vec<String>,
     dropped: Vec<String>,
     errors: Vec<String>,
+    warnings: Vec<String>,
     mismatches: Vec<String>,
 }
 
@@ -188,33 +185,27 @@ impl CddaFixture {
         if let Some(limit) = limit {
             monsters = with_ancestors(monsters, limit);
         }
-        let mut converter = Converter::default();
         let index: HashMap<&str, usize> = monsters
             .iter()
             .enumerate()
             .map(|(i, m)| (m.key.as_str(), i))
             .collect();
-        let mut resolved: Vec<Option<Map<String, Value>>> = vec![None; monsters.len()];
-        for i in 0..monsters.len() {
-            converter.resolve(i, &monsters, &index, &mut resolved, 0)?;
-        }
-        let split: Vec<BTreeMap<&'static str, Value>> = resolved
-            .iter()
-            .map(|r| components(r.as_ref().unwrap_or(&Map::new())))
-            .collect();
-
+        let mut tally = Tally::default();
+        let resolved = resolve_all(&monsters, &index, &mut tally)?;
         let dir =
             tempfile::tempdir().map_err(|error| format!("no temporary directory: {error}"))?;
-        for (i, monster) in monsters.iter().enumerate() {
+        let defaults = split(&cdda_rules::defaults());
+        let text = file_text(&defaults, None, true);
+        write(dir.path(), &format!("{DEFAULTS_ARCHETYPE}.json"), &text);
+        for monster in &monsters {
             let parent = monster
                 .parent
                 .as_deref()
                 .and_then(|p| index.get(p).copied());
-            let text = archetype_file(
-                &split[i],
-                parent.map(|p| (&split[p], monsters[p].name.as_str())),
-                monster.is_abstract,
-            );
+            let inherited = parent.map_or_else(cdda_rules::defaults, |p| resolved[p].clone());
+            let own = own_components(&monster.raw, &inherited);
+            let parent_name = parent.map_or(DEFAULTS_ARCHETYPE, |p| monsters[p].name.as_str());
+            let text = file_text(&own, Some(parent_name), monster.is_abstract);
             write(dir.path(), &format!("{}.json", monster.name), &text);
         }
 
@@ -223,18 +214,21 @@ impl CddaFixture {
             registry: Arc::new(registry()),
             archetypes: monsters.len(),
             concrete: monsters.iter().filter(|m| !m.is_abstract).count(),
-            dropped: converter.dropped,
+            modifiers: tally.applied,
+            ignored: tally.ignored,
+            dropped: tally.dropped,
             errors: Vec::new(),
+            warnings: Vec::new(),
             mismatches: Vec::new(),
         };
-        let (library, errors) = fixture.load();
-        fixture.errors = errors;
+        let (library, problems) = fixture.load_with_warnings();
+        (fixture.errors, fixture.warnings) = problems;
         let mut world = World::new();
-        for (i, monster) in monsters.iter().enumerate() {
+        for (monster, fields) in monsters.iter().zip(&resolved) {
             if monster.is_abstract {
                 continue;
             }
-            if let Some(problem) = check(&library, &mut world, &monster.name, &split[i]) {
+            if let Some(problem) = check(&library, &mut world, &monster.name, &split(fields)) {
                 fixture
                     .mismatches
                     .push(format!("{}: {problem}", monster.name));
@@ -248,7 +242,8 @@ impl CddaFixture {
         self.dir.path()
     }
 
-    /// Archetype files written (one per monster, abstract ones included).
+    /// Archetype files written for monsters (one per monster, abstract ones included; the
+    /// defaults archetype is not counted).
     pub fn archetypes(&self) -> usize {
         self.archetypes
     }
@@ -258,7 +253,18 @@ impl CddaFixture {
         self.concrete
     }
 
-    /// CDDA modifiers the converter could not apply (see the [module docs](self)).
+    /// CDDA modifiers converted into operators (one per field of a modifier object).
+    pub fn modifiers(&self) -> usize {
+        self.modifiers
+    }
+
+    /// `extend` / `delete` of a field the monster sets itself: the game ignores them, and so
+    /// does the conversion (see the [module docs](self)).
+    pub fn ignored(&self) -> &[String] {
+        &self.ignored
+    }
+
+    /// CDDA modifiers the conversion could not express (see the [module docs](self)).
     pub fn dropped(&self) -> &[String] {
         &self.dropped
     }
@@ -266,6 +272,11 @@ impl CddaFixture {
     /// The library's errors on loading the files (`file:line:col: message`).
     pub fn errors(&self) -> &[String] {
         &self.errors
+    }
+
+    /// The library's warnings on loading the files: operators with nothing to work on.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Concrete monsters whose spawned components differ from the CDDA resolution.
@@ -276,23 +287,77 @@ impl CddaFixture {
     /// Ours: `ArchetypeLibrary::load` of the converted files, with its errors (a library with
     /// errors still serves every valid archetype).
     pub fn load(&self) -> (ArchetypeLibrary, Vec<String>) {
-        match ArchetypeLibrary::load(self.dir.path(), self.registry.clone()) {
-            Ok(library) => (library, Vec::new()),
-            Err(error) => {
-                let errors = error
-                    .diagnostics()
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect();
-                (error.into_partial(), errors)
-            }
-        }
+        let (library, (errors, _)) = self.load_with_warnings();
+        (library, errors)
+    }
+
+    /// [`load`](Self::load), with the errors and the warnings apart.
+    fn load_with_warnings(&self) -> (ArchetypeLibrary, (Vec<String>, Vec<String>)) {
+        let root = self.dir.path().display().to_string();
+        let tidy = |d: &archetype_engine::Diagnostic| d.to_string().replace(&root, "cdda");
+        let (library, diagnostics) =
+            match ArchetypeLibrary::load(self.dir.path(), self.registry.clone()) {
+                Ok(library) => {
+                    let diagnostics = library.diagnostics().to_vec();
+                    (library, diagnostics)
+                }
+                Err(error) => {
+                    let diagnostics = error.diagnostics().to_vec();
+                    (error.into_partial(), diagnostics)
+                }
+            };
+        let (errors, warnings) = diagnostics.iter().partition::<Vec<_>, _>(|d| d.is_error());
+        let errors = errors.into_iter().map(tidy).collect();
+        let warnings = warnings.into_iter().map(tidy).collect();
+        (library, (errors, warnings))
     }
 
     /// Baseline: read every converted file and parse it into a `serde_json::Value`.
     pub fn read_and_parse(&self) -> Vec<Value> {
         read_and_parse_dir(self.dir.path())
     }
+}
+
+/// Every monster resolved the CDDA way, in order (parents first, wherever they are).
+fn resolve_all(
+    monsters: &[Monster],
+    index: &HashMap<&str, usize>,
+    tally: &mut Tally,
+) -> Result<Vec<Map<String, Value>>, String> {
+    let mut resolved: Vec<Option<Map<String, Value>>> = vec![None; monsters.len()];
+    for start in 0..monsters.len() {
+        // The chain up to a resolved ancestor (or a root), then resolved back down.
+        let mut chain = vec![start];
+        while let Some(parent) = monsters[chain[chain.len() - 1]].parent.as_deref() {
+            let &p = index.get(parent).ok_or_else(|| {
+                let key = &monsters[chain[chain.len() - 1]].key;
+                format!("{key}: copy-from `{parent}` names no monster")
+            })?;
+            if resolved[p].is_some() {
+                break;
+            }
+            if chain.contains(&p) || chain.len() > 32 {
+                return Err(format!("{}: copy-from cycle", monsters[start].key));
+            }
+            chain.push(p);
+        }
+        for &i in chain.iter().rev() {
+            if resolved[i].is_some() {
+                continue;
+            }
+            let parent = monsters[i]
+                .parent
+                .as_deref()
+                .and_then(|p| index.get(p).copied());
+            let inherited = parent.and_then(|p| resolved[p].as_ref());
+            let fields = cdda_rules::resolve(inherited, &monsters[i].raw, tally);
+            resolved[i] = Some(fields);
+        }
+    }
+    Ok(resolved
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect())
 }
 
 /// Every `MONSTER` object of the `*.json` files directly in `data`, in file-name order.
@@ -333,7 +398,7 @@ fn read_monsters(data: &Path) -> Result<Vec<Monster>, String> {
                     .get("copy-from")
                     .and_then(Value::as_str)
                     .map(str::to_string),
-                raw,
+                raw: cdda_rules::normalize(&raw),
             });
         }
     }
@@ -365,241 +430,6 @@ fn with_ancestors(monsters: Vec<Monster>, limit: usize) -> Vec<Monster> {
         .collect()
 }
 
-/// Keys that steer inheritance rather than describe the monster.
-const META: [&str; 8] = [
-    "id",
-    "abstract",
-    "type",
-    "copy-from",
-    "relative",
-    "proportional",
-    "extend",
-    "delete",
-];
-
-/// Resolves monsters the CDDA way and records what it could not apply.
-#[derive(Default)]
-struct Converter {
-    dropped: Vec<String>,
-}
-
-impl Converter {
-    fn resolve(
-        &mut self,
-        i: usize,
-        monsters: &[Monster],
-        index: &HashMap<&str, usize>,
-        resolved: &mut Vec<Option<Map<String, Value>>>,
-        depth: usize,
-    ) -> Result<(), String> {
-        if resolved[i].is_some() {
-            return Ok(());
-        }
-        let monster = &monsters[i];
-        if depth > 32 {
-            return Err(format!("{}: copy-from cycle", monster.key));
-        }
-        let mut fields = match &monster.parent {
-            Some(parent) => {
-                let &p = index.get(parent.as_str()).ok_or_else(|| {
-                    format!("{}: copy-from `{parent}` names no monster", monster.key)
-                })?;
-                self.resolve(p, monsters, index, resolved, depth + 1)?;
-                resolved[p].clone().unwrap_or_default()
-            }
-            None => Map::new(),
-        };
-        for (key, value) in &monster.raw {
-            if !META.contains(&key.as_str()) && !key.starts_with("//") {
-                fields.insert(key.clone(), value.clone());
-            }
-        }
-        for (modifier, apply) in [
-            ("relative", Modifier::Add),
-            ("proportional", Modifier::Multiply),
-            ("extend", Modifier::Extend),
-            ("delete", Modifier::Delete),
-        ] {
-            let Some(Value::Object(changes)) = monster.raw.get(modifier) else {
-                continue;
-            };
-            for (key, change) in changes {
-                let current = fields.get(key);
-                match apply.apply(current, change) {
-                    Some(value) => {
-                        fields.insert(key.clone(), value);
-                    }
-                    None => self
-                        .dropped
-                        .push(format!("{}: {modifier}.{key}", monster.key)),
-                }
-            }
-        }
-        resolved[i] = Some(fields);
-        Ok(())
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Modifier {
-    Add,
-    Multiply,
-    Extend,
-    Delete,
-}
-
-impl Modifier {
-    /// The parent's `current` value with `change` applied, or `None` if it does not apply.
-    fn apply(self, current: Option<&Value>, change: &Value) -> Option<Value> {
-        match self {
-            // An object of numbers the parent lacks (armor) is all zeros.
-            Modifier::Add if current.is_none() && change.is_object() => {
-                add(&Value::Object(Map::new()), change)
-            }
-            Modifier::Add => add(current?, change),
-            Modifier::Multiply => multiply(current?, change),
-            Modifier::Extend => extend(current, change),
-            Modifier::Delete => Some(delete(current?, change)),
-        }
-    }
-}
-
-/// `value` as JSON: rounded to an integer if `like_integer`.
-fn number(value: f64, like_integer: bool) -> Value {
-    if like_integer {
-        Value::from(value.round() as i64)
-    } else {
-        Number::from_f64(value).map_or(Value::Null, Value::Number)
-    }
-}
-
-/// Numbers add; objects add per key; a `melee_damage`-style list of `{damage_type, ..}` adds
-/// to the entry of the same damage type.
-fn add(current: &Value, change: &Value) -> Option<Value> {
-    combine(current, change, &|a, b| a + b, false)
-}
-
-/// Numbers multiply (integers stay integers, rounded); `"62 kg"` scales its number; an object
-/// times a number scales every number in it.
-fn multiply(current: &Value, change: &Value) -> Option<Value> {
-    if let (Value::String(text), Some(factor)) = (current, change.as_f64()) {
-        let (amount, unit) = text.split_once(' ')?;
-        let amount: f64 = amount.parse().ok()?;
-        let scaled = (amount * factor * 1000.0).round() / 1000.0;
-        return Some(Value::String(format!("{scaled} {unit}")));
-    }
-    combine(current, change, &|a, b| a * b, true)
-}
-
-fn combine(
-    current: &Value,
-    change: &Value,
-    op: &dyn Fn(f64, f64) -> f64,
-    scale_all: bool,
-) -> Option<Value> {
-    match (current, change) {
-        (Value::Number(a), Value::Number(b)) => {
-            let integer = a.is_i64() || a.is_u64();
-            Some(number(op(a.as_f64()?, b.as_f64()?), integer))
-        }
-        (Value::Object(fields), Value::Number(_)) if scale_all => {
-            let mut out = fields.clone();
-            for value in out.values_mut() {
-                if value.is_number() {
-                    *value = combine(value, change, op, scale_all)?;
-                }
-            }
-            Some(Value::Object(out))
-        }
-        (Value::Object(fields), Value::Object(changes)) => {
-            let mut out = fields.clone();
-            for (key, change) in changes {
-                // A key the parent's object lacks (an armor type) is 0: adding to it works,
-                // scaling it stays 0.
-                let zero = Value::from(0);
-                let combined = match fields.get(key) {
-                    Some(current) => combine(current, change, op, scale_all)?,
-                    None if scale_all => continue,
-                    None => combine(&zero, change, op, scale_all)?,
-                };
-                out.insert(key.clone(), combined);
-            }
-            Some(Value::Object(out))
-        }
-        (Value::Array(_), Value::Object(_)) => {
-            combine(current, &Value::Array(vec![change.clone()]), op, scale_all)
-        }
-        (Value::Array(entries), Value::Array(changes)) => {
-            let mut out = entries.clone();
-            for change in changes {
-                let kind = change.get("damage_type")?;
-                let entry = out
-                    .iter_mut()
-                    .find(|entry| entry.get("damage_type") == Some(kind))?;
-                let mut fields = change.as_object()?.clone();
-                fields.remove("damage_type");
-                *entry = combine(entry, &Value::Object(fields), op, scale_all)?;
-            }
-            Some(Value::Array(out))
-        }
-        _ => None,
-    }
-}
-
-/// Arrays append (strings already there are skipped); objects merge.
-fn extend(current: Option<&Value>, change: &Value) -> Option<Value> {
-    match (current, change) {
-        (None, Value::Array(_) | Value::Object(_)) => Some(change.clone()),
-        (Some(Value::Array(items)), Value::Array(more)) => {
-            let mut out = items.clone();
-            for item in more {
-                if !(item.is_string() && out.contains(item)) {
-                    out.push(item.clone());
-                }
-            }
-            Some(Value::Array(out))
-        }
-        (Some(Value::Object(fields)), Value::Object(more)) => {
-            let mut out = fields.clone();
-            out.extend(more.iter().map(|(k, v)| (k.clone(), v.clone())));
-            Some(Value::Object(out))
-        }
-        _ => None,
-    }
-}
-
-/// Removes array elements equal to (or identified by) an item of `change`, or object keys.
-fn delete(current: &Value, change: &Value) -> Value {
-    fn id(value: &Value) -> Option<&Value> {
-        match value {
-            Value::Object(fields) => fields.get("id"),
-            Value::Array(items) => items.first(),
-            _ => None,
-        }
-    }
-    let gone: Vec<&Value> = match change {
-        Value::Array(items) => items.iter().collect(),
-        other => vec![other],
-    };
-    match (current, change) {
-        (Value::Array(items), _) => Value::Array(
-            items
-                .iter()
-                .filter(|item| !gone.iter().any(|g| *item == *g || id(item) == Some(*g)))
-                .cloned()
-                .collect(),
-        ),
-        (Value::Object(fields), Value::Object(keys)) => Value::Object(
-            fields
-                .iter()
-                .filter(|(key, _)| !keys.contains_key(*key))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        _ => current.clone(),
-    }
-}
-
 /// A CDDA text: a string, or an object with `str` / `str_sp`.
 fn text(value: &Value) -> Value {
     match value {
@@ -612,82 +442,174 @@ fn text(value: &Value) -> Value {
     }
 }
 
-/// A resolved monster's fields, split into the four components (as JSON values; empty ones
-/// left out).
-fn components(fields: &Map<String, Value>) -> BTreeMap<&'static str, Value> {
-    let mut info = Map::new();
-    let mut stats = Map::new();
-    let mut data = Map::new();
-    let mut out = BTreeMap::new();
-    for (key, value) in fields {
-        match key.as_str() {
-            "name" | "description" => {
-                info.insert(key.clone(), text(value));
-            }
-            "symbol" | "color" => {
-                info.insert(key.clone(), value.clone());
-            }
-            "flags" => {
-                out.insert("MonsterFlags", value.clone());
-            }
-            stat if STATS.contains(&stat) => {
-                let rounded = value.as_f64().map_or(Value::Null, |v| number(v, true));
-                stats.insert(key.clone(), rounded);
-            }
-            _ => {
-                data.insert(key.clone(), value.clone());
-            }
-        }
+/// Which component a field goes to.
+fn component_of(field: &str) -> &'static str {
+    match field {
+        "name" | "description" | "symbol" | "color" => "MonsterInfo",
+        "flags" => "MonsterFlags",
+        _ if cdda_rules::INTEGER_FIELDS.contains(&field) => "MonsterStats",
+        _ => "MonsterData",
     }
-    for (name, fields) in [
-        ("MonsterInfo", info),
-        ("MonsterStats", stats),
-        ("MonsterData", data),
-    ] {
-        if !fields.is_empty() {
-            out.insert(name, Value::Object(fields));
-        }
+}
+
+/// A resolved monster's fields as component values (empty ones left out).
+fn split(fields: &Map<String, Value>) -> BTreeMap<&'static str, Value> {
+    let mut out: BTreeMap<&'static str, Value> = BTreeMap::new();
+    for (key, value) in fields {
+        let value = match key.as_str() {
+            "name" | "description" => text(value),
+            _ => value.clone(),
+        };
+        put(&mut out, component_of(key), key, value);
     }
     out
 }
 
-/// An archetype file: each component as the merge patch from the parent's value (whole if the
-/// parent lacks it).
-fn archetype_file(
-    own: &BTreeMap<&'static str, Value>,
-    parent: Option<(&BTreeMap<&'static str, Value>, &str)>,
-    is_abstract: bool,
-) -> String {
-    let mut components = Map::new();
-    for (name, value) in own {
-        let patch = match parent.and_then(|(parent, _)| parent.get(name)) {
-            Some(inherited) => merge_patch::diff(inherited, value),
-            None => Some(value.clone()),
+/// Puts `value` as field `key` of `component` (the whole value of `MonsterFlags`).
+fn put(out: &mut BTreeMap<&'static str, Value>, component: &'static str, key: &str, value: Value) {
+    if component == "MonsterFlags" {
+        out.insert(component, value);
+        return;
+    }
+    if let Value::Object(fields) = out
+        .entry(component)
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        fields.insert(key.to_string(), value);
+    }
+}
+
+/// What a monster's own file says (see the [module docs](self)): its own fields as merge
+/// patches from what it inherits (`inherited`, its parent's CDDA-resolved fields), then its
+/// modifiers as operators.
+fn own_components(
+    raw: &Map<String, Value>,
+    inherited: &Map<String, Value>,
+) -> BTreeMap<&'static str, Value> {
+    let mut fields: Map<String, Value> = Map::new();
+    for (key, value) in cdda_rules::own_fields(raw) {
+        let value = match key.as_str() {
+            "name" | "description" => text(value),
+            _ => value.clone(),
+        };
+        let inherited = inherited.get(key).map(|v| match key.as_str() {
+            "name" | "description" => text(v),
+            _ => v.clone(),
+        });
+        let patch = match &inherited {
+            Some(inherited) => merge_patch::diff(inherited, &value),
+            None => Some(value),
         };
         if let Some(patch) = patch {
-            components.insert((*name).to_string(), patch);
+            fields.insert(key.clone(), patch);
         }
     }
-    if let Some((parent, _)) = parent {
-        for name in parent.keys().filter(|name| !own.contains_key(*name)) {
-            components.insert((*name).to_string(), Value::Null);
+    for (name, modifier) in cdda_rules::MODIFIERS {
+        let Some(Value::Object(changes)) = raw.get(name) else {
+            continue;
+        };
+        for (field, change) in changes {
+            let set_here = cdda_rules::own_fields(raw).any(|(key, _)| key == field);
+            if set_here && matches!(modifier, Modifier::Extend | Modifier::Delete) {
+                continue;
+            }
+            let operator = operator_for(modifier, field, change);
+            let slot = fields.entry(field.clone()).or_insert(Value::Null);
+            combine(slot, operator);
         }
     }
+    let mut out = BTreeMap::new();
+    for (key, value) in fields {
+        put(&mut out, component_of(&key), &key, value);
+    }
+    out
+}
+
+/// A CDDA modifier of `field` as the archetype language's operators.
+fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
+    let one = |key: &str, operand: Value| {
+        let mut object = Map::new();
+        object.insert(key.to_string(), operand);
+        Value::Object(object)
+    };
+    match (modifier, change) {
+        (Modifier::Add, Value::Object(changes)) | (Modifier::Multiply, Value::Object(changes)) => {
+            Value::Object(
+                changes
+                    .iter()
+                    .map(|(key, change)| (key.clone(), operator_for(modifier, field, change)))
+                    .collect(),
+            )
+        }
+        (Modifier::Add, _) => one(keys::ADD, change.clone()),
+        (Modifier::Multiply, _) => one(keys::MUL, change.clone()),
+        (Modifier::Extend, Value::Array(_)) => one(keys::UNION, change.clone()),
+        (Modifier::Extend, _) => change.clone(),
+        (Modifier::Delete, Value::Object(gone)) => {
+            Value::Object(gone.keys().map(|key| (key.clone(), Value::Null)).collect())
+        }
+        (Modifier::Delete, _) => {
+            let items: Vec<Value> = match change {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            };
+            let mut patterns = Vec::new();
+            for item in items {
+                // `special_attacks` entries are objects named by their `id`.
+                if field == "special_attacks" && item.is_string() {
+                    patterns.push(one("id", item.clone()));
+                }
+                patterns.push(item);
+            }
+            one(keys::REMOVE, Value::Array(patterns))
+        }
+    }
+}
+
+/// Adds `more` (an operator object, an object of them, or a plain object) to what a field of
+/// the file already says: operators of one value go into one object (the library applies them
+/// in the order CDDA does), objects merge key by key.
+fn combine(slot: &mut Value, more: Value) {
+    match (&mut *slot, more) {
+        (Value::Object(existing), Value::Object(more)) => {
+            for (key, value) in more {
+                if key.starts_with('$') {
+                    existing.insert(key, value);
+                } else {
+                    combine(existing.entry(key).or_insert(Value::Null), value);
+                }
+            }
+        }
+        (_, more) => *slot = more,
+    }
+}
+
+/// An archetype file with `components`, extending `parent` (if any).
+fn file_text(
+    components: &BTreeMap<&'static str, Value>,
+    parent: Option<&str>,
+    is_abstract: bool,
+) -> String {
     let mut file = Map::new();
     file.insert("format".into(), Value::from(1));
     if is_abstract {
         file.insert("abstract".into(), Value::Bool(true));
     }
-    if let Some((_, name)) = parent {
+    if let Some(name) = parent {
         file.insert("extends".into(), Value::String(name.to_string()));
     }
+    let components = components
+        .iter()
+        .map(|(name, value)| ((*name).to_string(), value.clone()))
+        .collect();
     file.insert("components".into(), Value::Object(components));
     let mut text = serde_json::to_string_pretty(&Value::Object(file)).unwrap_or_default();
     text.push('\n');
     text
 }
 
-/// Spawns `name` and compares its components with `expected`; `None` if they match.
+/// Spawns `name` and compares its components with `expected` (numbers by value); `None` if
+/// they match.
 fn check(
     library: &ArchetypeLibrary,
     world: &mut World,
@@ -698,130 +620,103 @@ fn check(
         Ok(entity) => entity,
         Err(error) => return Some(format!("does not spawn: {error}")),
     };
-    fn same<T>(world: &World, entity: hecs::Entity, expected: Option<&Value>) -> Result<(), String>
+    fn same<T>(
+        world: &World,
+        entity: hecs::Entity,
+        name: &str,
+        expected: Option<&Value>,
+    ) -> Result<(), String>
     where
-        T: hecs::Component + PartialEq + for<'de> Deserialize<'de> + std::fmt::Debug,
+        T: hecs::Component + Serialize + for<'de> Deserialize<'de> + Default,
     {
-        let live = world.get::<&T>(entity).ok();
-        let wanted: Option<T> = expected
-            .map(|value| serde_json::from_value(value.clone()))
-            .transpose()
-            .map_err(|error| format!("expected value does not parse: {error}"))?;
-        match (live.as_deref(), wanted.as_ref()) {
-            (Some(live), Some(wanted)) if live == wanted => Ok(()),
-            (None, None) => Ok(()),
-            (live, wanted) => Err(format!(
-                "{}: spawned {live:?}, CDDA resolves {wanted:?}",
-                std::any::type_name::<T>()
-                    .rsplit("::")
-                    .next()
-                    .unwrap_or("?")
-            )),
+        let live = world
+            .get::<&T>(entity)
+            .ok()
+            .map(|live| serde_json::to_value(&*live).unwrap_or_default());
+        // What the reference leaves out, the component's default gives.
+        let wanted = match expected {
+            Some(value) => serde_json::from_value::<T>(value.clone())
+                .and_then(|typed| serde_json::to_value(typed))
+                .map_err(|error| format!("expected value does not parse: {error}"))?,
+            None => serde_json::to_value(T::default()).unwrap_or_default(),
+        };
+        let live = live.unwrap_or_else(|| serde_json::to_value(T::default()).unwrap_or_default());
+        match same_json(&live, &wanted) {
+            true => Ok(()),
+            false => Err(format!("{name}: spawned {live}, CDDA resolves {wanted}")),
         }
     }
-    let result = same::<MonsterInfo>(world, entity, expected.get("MonsterInfo"))
-        .and_then(|()| same::<MonsterStats>(world, entity, expected.get("MonsterStats")))
-        .and_then(|()| same::<MonsterFlags>(world, entity, expected.get("MonsterFlags")))
-        .and_then(|()| same::<MonsterData>(world, entity, expected.get("MonsterData")));
+    let result = same::<MonsterInfo>(world, entity, "MonsterInfo", expected.get("MonsterInfo"))
+        .and_then(|()| {
+            same::<MonsterStats>(world, entity, "MonsterStats", expected.get("MonsterStats"))
+        })
+        .and_then(|()| {
+            same::<MonsterFlags>(world, entity, "MonsterFlags", expected.get("MonsterFlags"))
+        })
+        .and_then(|()| {
+            same::<MonsterData>(world, entity, "MonsterData", expected.get("MonsterData"))
+        });
     let _ = world.despawn(entity);
     result.err()
 }
 
+/// JSON equality with numbers compared by value (`120` is `120.0`).
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
+// A test fails by panicking; `unwrap` says so most plainly.
+#[allow(clippy::unwrap_used)]
 mod tests {
     use serde_json::json;
 
     use super::*;
 
-    fn resolved(monsters: Value) -> Vec<Map<String, Value>> {
-        let monsters: Vec<Monster> = monsters
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|raw| {
-                let raw = raw.as_object().unwrap().clone();
-                let key = raw["id"].as_str().unwrap().to_string();
-                Monster {
-                    name: format!("m/{key}"),
-                    key,
-                    is_abstract: false,
-                    parent: raw
-                        .get("copy-from")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    raw,
-                }
-            })
-            .collect();
-        let index: HashMap<&str, usize> = monsters
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (m.key.as_str(), i))
-            .collect();
-        let mut out = vec![None; monsters.len()];
-        let mut converter = Converter::default();
-        for i in 0..monsters.len() {
-            converter
-                .resolve(i, &monsters, &index, &mut out, 0)
-                .unwrap();
-        }
-        out.into_iter().map(Option::unwrap).collect()
-    }
-
     #[test]
-    fn modifiers_apply_against_the_resolved_parent() {
-        let monsters = resolved(json!([
-            {
-                "id": "base", "hp": 100, "speed": 90, "weight": "80 kg",
-                "armor": { "bash": 4, "cut": 2 },
-                "melee_damage": [ { "damage_type": "cut", "amount": 4 } ],
-                "flags": [ "SEES", "HEARS" ],
-                "special_attacks": [ [ "GRAB", 10 ], { "id": "bite" } ]
-            },
-            {
-                "id": "child", "copy-from": "base", "//": "a comment",
-                "relative": { "hp": 10, "armor": { "bash": 1, "acid": 3 },
+    fn modifiers_become_operators_on_the_inherited_value() {
+        let raw = cdda_rules::normalize(
+            json!({
+                "id": "child", "copy-from": "base", "hp": 50, "armor": { "bash": 1 },
+                "relative": { "speed": 10, "armor": { "cut": 2 },
                               "melee_damage": { "damage_type": "cut", "amount": 2 } },
-                "proportional": { "speed": 1.5, "weight": 0.5 },
-                "extend": { "flags": [ "SEES", "FLIES" ] },
-                "delete": { "flags": [ "HEARS" ], "special_attacks": [ "GRAB", "bite" ] }
-            }
-        ]));
+                "proportional": { "weight": 0.5, "attack_cost": 1.2 },
+                "extend": { "flags": ["FLIES"] },
+                "delete": { "flags": ["HEARS"], "special_attacks": ["bite"] }
+            })
+            .as_object()
+            .unwrap(),
+        );
+        let inherited = json!({ "hp": 100, "armor": { "bash": 4, "cut": 2 } });
+        let own = own_components(&raw, inherited.as_object().unwrap());
         assert_eq!(
-            Value::Object(monsters[1].clone()),
+            own["MonsterStats"],
+            json!({ "hp": 50, "speed": { "$add": 10 }, "attack_cost": { "$mul": 1.2 } })
+        );
+        assert_eq!(
+            own["MonsterData"],
             json!({
-                "hp": 110, "speed": 135, "weight": "40 kg",
-                "armor": { "bash": 5, "cut": 2, "acid": 3 },
-                "melee_damage": [ { "damage_type": "cut", "amount": 6 } ],
-                "flags": [ "SEES", "FLIES" ],
-                "special_attacks": []
+                // Set here: the patch from the parent's (CDDA replaces the whole object) ...
+                "armor": { "bash": 1, "cut": { "$add": 2 } },
+                "melee_damage": { "cut": { "amount": { "$add": 2 } } },
+                "special_attacks": { "$remove": [{ "id": "bite" }, "bite"] },
+                "weight": { "$mul": 0.5 }
             })
         );
-    }
-
-    #[test]
-    fn a_replaced_object_is_written_as_the_merge_patch_from_the_parent() {
-        let parent = components(
-            &json!({ "hp": 100, "armor": { "bash": 4, "cut": 2 } })
-                .as_object()
-                .unwrap()
-                .clone(),
-        );
-        let child = components(
-            &json!({ "hp": 100, "armor": { "bash": 1 } })
-                .as_object()
-                .unwrap()
-                .clone(),
-        );
-        let text = archetype_file(&child, Some((&parent, "m/base")), false);
-        let file: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
-            file,
-            json!({
-                "format": 1,
-                "extends": "m/base",
-                "components": { "MonsterData": { "armor": { "bash": 1, "cut": null } } }
-            })
+            own["MonsterFlags"],
+            json!({ "$union": ["FLIES"], "$remove": ["HEARS"] })
         );
     }
 }

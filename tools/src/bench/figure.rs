@@ -12,7 +12,7 @@ use std::time::Duration;
 /// spawn_by_name_vs_static ratio=1.12 (ours 1.83 ms, baseline 1.63 ms, n=100000)
 /// reload_patch ms=9.84 (set_source 0.21 ms, apply_update 9.63 ms, n=100000)
 /// reload_latency p50_ms=31.2 p99_ms=33.9 (max 35.0 ms, n=30)
-/// cdda_load ms=48.10 (per_archetype_us=40.9, errors=0, mismatches=0, dropped_modifiers=3, n=1176)
+/// cdda_load ms=48.10 (per_archetype_us=40.9, errors=0, warnings=2, mismatches=0, modifiers=1227, dropped_modifiers=0, n=1176)
 /// memory bytes_per_entity=16.8 (method=allocator, n=1000000)
 /// diagnostics_40k_errors_ms ms=112.40 (target<=200 met, file_bytes=760083, n=40000)
 /// diagnostics_minified_2k_errors_bytes bytes=570000 (target<=1024000 met, file_bytes=22049, n=2000)

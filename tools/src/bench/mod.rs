@@ -33,6 +33,7 @@
 //! tuple that has them too.
 
 pub mod cdda;
+pub mod cdda_rules;
 pub mod diagnostics;
 mod figure;
 pub mod load;

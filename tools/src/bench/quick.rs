@@ -521,7 +521,9 @@ fn cdda_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut dy
                 item: "archetype",
                 counts: vec![
                     ("errors", fixture.errors().len()),
+                    ("warnings", fixture.warnings().len()),
                     ("mismatches", fixture.mismatches().len()),
+                    ("modifiers", fixture.modifiers()),
                     ("dropped_modifiers", fixture.dropped().len()),
                 ],
                 rounds: ours,

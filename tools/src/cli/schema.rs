@@ -19,6 +19,9 @@
 //! (as descriptions) stay. The schema cannot know that a concrete archetype is incomplete, nor
 //! that `null` inside a component value removes an inherited field: `archetool validate` does.
 //!
+//! Every list and number a file may write (at any depth of a component, except inside lists,
+//! which replace whole) may instead be an operator (`{"$append": [..]}`, `{"$add": 1}`, ...).
+//!
 //! The output is deterministic: keys sorted, two-space indentation, a final newline.
 
 use archetype_engine::schemars::generate::SchemaSettings;
@@ -62,6 +65,8 @@ const NAME_DEF: &str = "archetype-name";
 const COMPONENTS_DEF: &str = "archetype-components";
 const CHILDREN_DEF: &str = "archetype-children";
 const CHILD_DEF: &str = "archetype-child";
+const LIST_OPERATOR_DEF: &str = "list-operator";
+const NUMBER_OPERATOR_DEF: &str = "number-operator";
 
 fn def_ref(name: &str) -> Value {
     json!({ "$ref": format!("#/$defs/{name}") })
@@ -92,6 +97,7 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
             None => json!({}),
         };
         relax_component_schema(&mut value);
+        allow_operators(&mut value);
         let with_null = json!({ "anyOf": [value, { "type": "null" }] });
         let mut property = with_null.clone();
         if let Value::Object(object) = &mut property {
@@ -118,7 +124,9 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
     let mut defs = generator.take_definitions(true);
     for definition in defs.values_mut() {
         relax_component_schema(definition);
+        allow_operators(definition);
     }
+    insert_operator_defs(&mut defs);
     let name_schema = if archetype_names.is_empty() {
         json!({ "type": "string" })
     } else {
@@ -201,6 +209,81 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
         "additionalProperties": false,
         "$defs": defs,
     })
+}
+
+/// The definitions of the operators a list or a number may be written as.
+fn insert_operator_defs(defs: &mut Map<String, Value>) {
+    let list = json!({ "type": "array" });
+    let number = json!({ "type": "number" });
+    defs.insert(
+        LIST_OPERATOR_DEF.into(),
+        json!({
+            "description": "Changes the inherited list: `$append` or `$prepend` items, `$union` (append those not there yet), `$remove` items (an object removes every object holding its members).",
+            "type": "object",
+            "properties": {
+                (keys::APPEND): list, (keys::PREPEND): list, (keys::UNION): list, (keys::REMOVE): list,
+            },
+            "minProperties": 1,
+            "maxProperties": 1,
+            "additionalProperties": false,
+        }),
+    );
+    defs.insert(
+        NUMBER_OPERATOR_DEF.into(),
+        json!({
+            "description": "Changes the inherited number: `$add` to it, `$mul` (multiply) it.",
+            "type": "object",
+            "properties": { (keys::ADD): number, (keys::MUL): number },
+            "minProperties": 1,
+            "maxProperties": 1,
+            "additionalProperties": false,
+        }),
+    );
+}
+
+/// Lets every list and number a file may write (not those inside lists, which replace whole)
+/// be an operator instead.
+fn allow_operators(schema: &mut Value) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    for (keyword, value) in object.iter_mut() {
+        match keyword.as_str() {
+            "properties" | "patternProperties" => {
+                if let Value::Object(map) = value {
+                    map.values_mut().for_each(allow_operators);
+                }
+            }
+            "additionalProperties" => allow_operators(value),
+            "allOf" | "anyOf" | "oneOf" => {
+                if let Value::Array(items) = value {
+                    items.iter_mut().for_each(allow_operators);
+                }
+            }
+            _ => {}
+        }
+    }
+    let types: Vec<&str> = match object.get("type") {
+        Some(Value::String(one)) => vec![one.as_str()],
+        Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+        _ => return,
+    };
+    let operator = if types.contains(&"array") {
+        LIST_OPERATOR_DEF
+    } else if types.iter().any(|t| matches!(*t, "number" | "integer")) {
+        NUMBER_OPERATOR_DEF
+    } else {
+        return;
+    };
+    let mut original = std::mem::take(object);
+    // The description stays on top, for hovers.
+    if let Some(description) = original.remove("description") {
+        object.insert("description".into(), description);
+    }
+    object.insert(
+        "anyOf".into(),
+        json!([Value::Object(original), def_ref(operator)]),
+    );
 }
 
 fn with_description(mut schema: Value, description: &str) -> Value {

@@ -1,0 +1,255 @@
+//! Operators: `$append`, `$prepend`, `$union`, `$remove` on inherited lists; `$add`, `$mul` on
+//! inherited numbers. Applied when archetypes resolve, so spawning, provenance, hot reload and
+//! scenes see plain values.
+
+use archetype_engine::{apply_update, load_scene, save_scene, FieldPath, SceneEncoding};
+use archetype_engine::{SceneLoadOptions, SceneSaveOptions};
+use hecs::World;
+use serde_json::json;
+
+use crate::support::{assert_messages, load, load_errors, spawn, Health, Loot, Speed};
+
+const BASE: (&str, &str) = (
+    "base.json",
+    r#"{
+  "components": {
+    "Health": { "current": 10, "max": 10 },
+    "Loot": { "items": ["apple", "bone", "coin"], "gold": 7 },
+    "Speed": { "value": 2 }
+  }
+}"#,
+);
+
+fn child(components: &str) -> (&'static str, String) {
+    (
+        "child.json",
+        format!("{{\n  \"extends\": \"base\",\n  \"components\": {components}\n}}"),
+    )
+}
+
+fn loot(components: &str) -> Loot {
+    let (name, text) = child(components);
+    spawn(&[BASE, (name, &text)], "child").get::<Loot>()
+}
+
+#[test]
+fn list_operators_edit_the_inherited_list() {
+    let cases = [
+        (
+            r#"{ "$append": ["dart", "apple"] }"#,
+            vec!["apple", "bone", "coin", "dart", "apple"],
+        ),
+        (
+            r#"{ "$prepend": ["dart"] }"#,
+            vec!["dart", "apple", "bone", "coin"],
+        ),
+        (
+            r#"{ "$union": ["dart", "apple"] }"#,
+            vec!["apple", "bone", "coin", "dart"],
+        ),
+        (r#"{ "$remove": ["bone", "zebra"] }"#, vec!["apple", "coin"]),
+    ];
+    for (operator, items) in cases {
+        let loot = loot(&format!(r#"{{ "Loot": {{ "items": {operator} }} }}"#));
+        assert_eq!(loot.items, items, "{operator}");
+        assert_eq!(loot.gold, 7, "other fields merge as usual");
+    }
+}
+
+#[test]
+fn several_operators_in_one_object_apply_in_a_fixed_order() {
+    // Additions, then removals; `$add`, then `$mul`.
+    let loot = loot(
+        r#"{ "Loot": { "items": { "$remove": ["apple", "dart"], "$union": ["dart", "egg"] }, "gold": { "$mul": 2, "$add": 1 } } }"#,
+    );
+    assert_eq!(
+        (loot.items, loot.gold),
+        (
+            vec!["bone".to_string(), "coin".to_string(), "egg".to_string()],
+            16
+        )
+    );
+}
+
+#[test]
+fn number_operators_change_the_inherited_number() {
+    let (name, text) = child(
+        r#"{ "Health": { "max": { "$mul": 1.5 }, "current": { "$add": -2.5 } }, "Speed": { "value": { "$add": 1 } } }"#,
+    );
+    let spawned = spawn(&[BASE, (name, &text)], "child");
+    assert_eq!(
+        spawned.get::<Health>(),
+        Health {
+            current: 7.5,
+            max: 15.0
+        }
+    );
+    assert_eq!(spawned.get::<Speed>().value, 3.0);
+    // An integer field stays an integer: rounded to the nearest.
+    assert_eq!(loot(r#"{ "Loot": { "gold": { "$mul": 1.5 } } }"#).gold, 11);
+}
+
+#[test]
+fn an_operator_in_a_trait_applies_to_what_the_trait_is_combined_with() {
+    let files = [
+        BASE,
+        (
+            "traits/rich.json",
+            r#"{ "abstract": true, "components": { "Loot": { "gold": { "$mul": 10 }, "items": { "$append": ["crown"] } } } }"#,
+        ),
+        ("king.json", r#"{ "extends": ["base", "traits/rich"] }"#),
+        ("emperor.json", r#"{ "extends": ["king", "traits/rich"] }"#),
+    ];
+    let king = spawn(&files, "king").get::<Loot>();
+    assert_eq!((king.gold, king.items.len()), (70, 4));
+    let emperor = spawn(&files, "emperor").get::<Loot>();
+    assert_eq!(
+        (emperor.gold, emperor.items),
+        (
+            700,
+            vec!["apple", "bone", "coin", "crown", "crown"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        )
+    );
+}
+
+#[test]
+fn an_operator_with_nothing_to_work_on_settles_in_a_concrete_archetype() {
+    let (_dir, library) = load(&[(
+        "goblin.json",
+        r#"{ "components": { "Loot": { "items": { "$append": ["apple"] }, "gold": { "$add": 3 } } } }"#,
+    )]);
+    let mut world = World::new();
+    let goblin = library.spawn(&mut world, "goblin").unwrap();
+    let loot: Loot = (*world.get::<&Loot>(goblin).unwrap()).clone();
+    assert_eq!((loot.items, loot.gold), (vec!["apple".to_string()], 3));
+
+    let (dir, messages, library) = crate::support::load_partial(&[
+        (
+            "goblin.json",
+            "{\n  \"components\": {\n    \"Loot\": { \"items\": [], \"gold\": { \"$mul\": 2 } },\n    \"Health\": { \"current\": 1, \"max\": 1 }\n  }\n}",
+        ),
+        ("broken.json", "{"),
+    ]);
+    drop(dir);
+    assert_messages(
+        &messages,
+        &[
+            "archetypes/broken.json:1:1: error[syntax]: unexpected end of file while parsing an object",
+            "archetypes/goblin.json:3:36: warning[unused-operator]: `$mul` has nothing to scale: nothing this archetype is built on sets `Loot.gold`, so it is left out",
+        ],
+    );
+    // A warning: the goblin loads, its `gold` takes the type's default.
+    let mut world = World::new();
+    let goblin = library.spawn(&mut world, "goblin").unwrap();
+    assert_eq!(world.get::<&Loot>(goblin).unwrap().gold, 0);
+}
+
+#[test]
+fn operators_written_wrong_are_errors_with_the_fix() {
+    let (name, text) = child(
+        r##"{
+    "Loot": { "items": { "$apend": ["x"] }, "gold": { "$add": "3" } },
+    "Health": { "max": { "$mul": 2, "min": 1 }, "current": { "$add": 1, "$union": [1] } },
+    "Links": { "target": "#", "all": [{ "$append": ["#"] }] }
+  }"##,
+    );
+    assert_messages(
+        &load_errors(&[BASE, (name, &text)]),
+        &[
+            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`; did you mean `$append`?",
+            "archetypes/child.json:4:63: error[invalid-operator]: `$add` takes a number, found a string",
+            "archetypes/child.json:5:26: error[invalid-operator]: `$mul` cannot be beside `min`: an object of operators stands for the value they change",
+            "archetypes/child.json:5:73: error[invalid-operator]: `$union` and `$add` cannot change one value: one works on lists, the other on numbers",
+            "archetypes/child.json:6:41: error[invalid-operator]: `$append` inside a list has nothing to work on (lists are replaced whole); write it in place of the list",
+        ],
+    );
+}
+
+#[test]
+fn an_operator_on_the_wrong_kind_of_value_is_an_error_where_it_is_written() {
+    let (name, text) =
+        child(r#"{ "Loot": { "gold": { "$append": [1] }, "items": { "$mul": 2 } } }"#);
+    assert_messages(
+        &load_errors(&[BASE, (name, &text)]),
+        &[
+            "archetypes/child.json:3:37: error[invalid-operator]: `$append` needs a list to work on, but the value it applies to is a number",
+            "archetypes/child.json:3:66: error[invalid-operator]: `$mul` needs a number (or an object of numbers) to work on, but the value it applies to is an array",
+        ],
+    );
+}
+
+#[test]
+fn a_traits_operator_that_does_not_fit_is_an_error_at_its_name_in_extends() {
+    let errors = load_errors(&[
+        BASE,
+        (
+            "traits/listy.json",
+            r#"{ "abstract": true, "components": { "Speed": { "value": { "$append": [1] } } } }"#,
+        ),
+        ("odd.json", r#"{ "extends": ["base", "traits/listy"] }"#),
+    ]);
+    assert_messages(
+        &errors,
+        &["archetypes/odd.json:1:23: error[invalid-operator]: `Speed.value` of `traits/listy`: `$append` needs a list to work on, but the value it applies to is a number"],
+    );
+}
+
+#[test]
+fn provenance_names_the_file_with_the_operator() {
+    let (name, text) = child(r#"{ "Loot": { "gold": { "$mul": 2 } } }"#);
+    let (dir, library) = load(&[BASE, (name, &text)]);
+    let (file, position) = library
+        .provenance("child", "", "Loot", &FieldPath::root().key("gold"))
+        .unwrap();
+    assert_eq!(file, dir.root().join("child.json"));
+    let position = position.unwrap();
+    assert_eq!((position.line, position.column), (3, 37));
+    let (file, _) = library
+        .provenance("child", "", "Loot", &FieldPath::root().key("items"))
+        .unwrap();
+    assert_eq!(file, dir.root().join("base.json"));
+}
+
+#[test]
+fn hot_reload_and_scenes_see_the_results_as_values() {
+    let (name, text) = child(r#"{ "Loot": { "gold": { "$mul": 2 } } }"#);
+    let (_dir, mut library) = load(&[BASE, (name, &text)]);
+    let mut world = World::new();
+    let entity = library.spawn(&mut world, "child").unwrap();
+    // The parent's number changes: the child's result follows on live instances.
+    let update = library.set_source(
+        "base.json",
+        Some(r#"{ "components": { "Loot": { "items": [], "gold": 20 } } }"#),
+    );
+    let report = apply_update(&mut world, &library, &update);
+    assert!(report.errors.is_empty(), "{report}");
+    assert_eq!(world.get::<&Loot>(entity).unwrap().gold, 40);
+    // A scene stores the instance's difference from the result: none, so no components.
+    let bytes = save_scene(
+        &world,
+        &library,
+        SceneEncoding::Json,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains("\"components\": {}"), "{text}");
+    let mut loaded = World::new();
+    let options = SceneLoadOptions::default();
+    let scene = load_scene(&bytes, None, &mut loaded, &library, &options).unwrap();
+    let gold = loaded.get::<&Loot>(scene.entities()[0]).unwrap().gold;
+    assert_eq!(gold, 40);
+}
+
+#[test]
+fn spawn_time_overrides_take_operators() {
+    let (_dir, library) = load(&[BASE]);
+    let mut world = World::new();
+    let overrides = json!({ "Loot": { "items": { "$remove": ["coin"] }, "gold": { "$add": 1 } } });
+    let entity = library.spawn_with(&mut world, "base", &overrides).unwrap();
+    let loot: Loot = (*world.get::<&Loot>(entity).unwrap()).clone();
+    assert_eq!((loot.items.len(), loot.gold), (2, 8));
+}
