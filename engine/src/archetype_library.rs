@@ -728,6 +728,31 @@ impl ArchetypeLibrary {
         }
     }
 
+    /// An archetype renamed while the game runs keeps its ID, so its live instances follow the
+    /// file under its new name (they are patched, not orphaned): `name` takes over the slot of
+    /// a former name (`formerly`) whose file is gone, unless `name` already has a slot that
+    /// served a version (which instances may carry).
+    fn take_over_former_slot(&mut self, name: &Arc<str>) {
+        let fresh = self
+            .ids
+            .get(name)
+            .is_none_or(|id| self.slots[id.0 as usize].current.is_none());
+        if !fresh {
+            return;
+        }
+        let formers = self.renames.former_names(name);
+        let Some((former, id)) = formers.iter().find_map(|former| {
+            let id = *self.ids.get(*former)?;
+            (!self.sources.contains_key(*former)).then_some((Arc::<str>::from(*former), id))
+        }) else {
+            return;
+        };
+        self.ids.remove(&former);
+        self.ids.insert(name.clone(), id);
+        self.slots[id.0 as usize].name = name.clone();
+        tracing::debug!(archetype = %name, former = %former, "renamed archetype keeps its ID");
+    }
+
     fn slot_id(&mut self, name: &Arc<str>) -> ArchetypeId {
         if let Some(&id) = self.ids.get(name) {
             return id;
@@ -885,16 +910,22 @@ impl ArchetypeLibrary {
         // how the work was spread over threads.
         let order = dependency_order(&affected_sorted, &affected, &deps);
         for name in &order {
-            self.slot_id(name);
+            if self.sources.contains_key(name) {
+                self.take_over_former_slot(name);
+                self.slot_id(name);
+            }
         }
         let (mut outcomes, mut precompiled) = self.resolve_and_compile(&affected, &affected_sorted);
 
         // Decide, dependencies first, what each affected archetype becomes.
         let mut update = LibraryUpdate::default();
         for name in order {
-            let id = self.slot_id(&name);
-            let Some(source) = self.sources.get(&name) else {
+            if !self.sources.contains_key(&name) {
                 self.states.remove(&name);
+                // A name whose file is gone and whose slot its new name took over is nothing.
+                let Some(&id) = self.ids.get(&name) else {
+                    continue;
+                };
                 let slot = &mut self.slots[id.0 as usize];
                 if !slot.deleted {
                     slot.deleted = true;
@@ -906,7 +937,9 @@ impl ArchetypeLibrary {
                     });
                 }
                 continue;
-            };
+            }
+            let id = self.slot_id(&name);
+            let source = &self.sources[&name];
             let file = source.file.clone();
             let self_errors = source.has_errors();
             let doc = source.current_doc().cloned();

@@ -39,18 +39,17 @@ impl Renames {
                 continue;
             };
             for (index, former) in doc.formerly.iter().enumerate() {
-                claims.entry(former).or_default().push((name, index));
+                // Its own name stands for itself already: a file may list the name it has
+                // before it is moved.
+                if **name != **former {
+                    claims.entry(former).or_default().push((name, index));
+                }
             }
         }
         let mut renames = Renames::default();
         let mut problems: FxHashMap<Arc<str>, Vec<DocProblem>> = FxHashMap::default();
         for (former, claimants) in claims {
             let clash = |name: &Arc<str>| -> Option<String> {
-                if **name == *former {
-                    return Some(format!(
-                        "`{former}` is this archetype's own name, not a former one; remove it from `formerly`"
-                    ));
-                }
                 if sources.contains_key(former) {
                     return Some(format!(
                         "former name `{former}` is the name of a live archetype, so it cannot also stand for this one; remove it from `formerly`, or rename that archetype"

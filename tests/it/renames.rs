@@ -88,7 +88,7 @@ fn a_former_name_that_could_stand_for_two_archetypes_is_an_error() {
             "b.json",
             r#"{ "formerly": ["x", "old"], "components": {} }"#,
         ),
-        // Its own name.
+        // Its own name stands for itself: not a clash (a file may list it before it moves).
         ("c.json", r#"{ "formerly": ["c"], "components": {} }"#),
         // A child's former name that is its sibling's.
         (
@@ -103,7 +103,6 @@ fn a_former_name_that_could_stand_for_two_archetypes_is_an_error() {
         &[
             "archetypes/a.json:1:15: error[former-name-clash]: former name `old` is also a former name of `b`: it cannot stand for both; keep it in one `formerly`",
             "archetypes/b.json:1:21: error[former-name-clash]: former name `old` is also a former name of `a`: it cannot stand for both; keep it in one `formerly`",
-            "archetypes/c.json:1:16: error[former-name-clash]: `c` is this archetype's own name, not a former one; remove it from `formerly`",
             "archetypes/d.json:1:53: error[former-name-clash]: former name `gun` of child `barrel` is the name of another child here, so it cannot also stand for this one; remove it from `formerly`",
             "archetypes/enemies/goblins/goblin.json:2:16: error[former-name-clash]: former name `enemies/goblin` is the name of a live archetype, so it cannot also stand for this one; remove it from `formerly`, or rename that archetype",
             "archetypes/uses.json:1:14: error[unknown-archetype]: archetype `old` does not exist",
@@ -115,6 +114,7 @@ fn a_former_name_that_could_stand_for_two_archetypes_is_an_error() {
     assert_eq!(library.renamed("x"), Some("b"));
     assert!(library.get("enemies/goblin").is_some());
     assert!(library.get("enemies/goblins/goblin").is_none());
+    assert!(library.get("c").is_some());
 }
 
 /// The library follows renames as files change: a dependent that named a missing archetype
@@ -145,6 +145,29 @@ fn renames_are_followed_as_files_change() {
         .iter()
         .any(|d| d.message == "archetype `enemies/goblin` does not exist"));
     assert_eq!(library.error_count(), 2);
+}
+
+/// Moved in one update (the old file gone, the new one listing the old name), an archetype
+/// keeps its ID: the update is a change of the archetype, not a deletion and a new one.
+#[test]
+fn a_moved_archetype_keeps_its_id() {
+    let mut library = ArchetypeLibrary::empty("archetypes", registry(), LoadOptions::default());
+    library.set_source(
+        "enemies/goblin.json",
+        Some(r#"{ "components": { "Health": { "current": 5, "max": 5 } } }"#),
+    );
+    let id = library.id("enemies/goblin").unwrap();
+    let update = library.set_sources([
+        ("enemies/goblin.json", None),
+        ("enemies/goblins/goblin.json", Some(GOBLIN_MOVED)),
+    ]);
+    assert_eq!(update.changes.len(), 1, "{:?}", update.changes);
+    let change = &update.changes[0];
+    assert_eq!((change.id, &*change.name), (id, "enemies/goblins/goblin"));
+    assert!(change.old.is_some() && change.new.is_some());
+    assert_eq!(library.id("enemies/goblins/goblin"), Some(id));
+    assert_eq!(library.id("enemies/goblin"), None);
+    assert_eq!(library.name_of(id), Some("enemies/goblins/goblin"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -242,6 +242,44 @@ fn deleted_file_orphans_instances() {
     ));
 }
 
+/// A designer moves an archetype while the game runs: the file lists the name it has under
+/// `formerly` (which changes nothing), then moves. Its live instances follow it to the new
+/// name (patched by later edits), none is orphaned.
+#[test]
+fn a_moved_archetype_that_lists_its_former_name_keeps_its_instances() {
+    let mut game = game();
+    let listed = r#"{ "formerly": ["enemies/goblin"], "components": { "Health": { "current": 12, "max": 12 } } }"#;
+    fs::write(game.path("enemies/goblin.json"), listed).unwrap();
+    game.frames_for(Duration::from_millis(300));
+    assert_eq!(game.diagnostics(), Vec::<String>::new());
+    fs::create_dir(game.path("enemies/goblins")).unwrap();
+    fs::rename(
+        game.path("enemies/goblin.json"),
+        game.path("enemies/goblins/goblin.json"),
+    )
+    .unwrap();
+    let reports = game.settle("the goblin moved", |g| {
+        g.library.get("enemies/goblins/goblin").is_some()
+            && g.library.get("enemies/goblin").is_none()
+    });
+    let orphaned: usize = reports.iter().map(|r| r.entities_orphaned).sum();
+    assert_eq!(orphaned, 0, "{reports:?}");
+    let marker = *game
+        .world
+        .get::<&archetype_engine::ArchetypeInstance>(game.goblins[0])
+        .unwrap();
+    assert_eq!(
+        game.library.name_of(marker.archetype),
+        Some("enemies/goblins/goblin")
+    );
+    assert!(!game.library.is_deleted(marker.archetype));
+
+    let moved = listed.replace("\"max\": 12", "\"max\": 30");
+    fs::write(game.path("enemies/goblins/goblin.json"), moved).unwrap();
+    game.settle("the moved goblin edited", |g| g.max() == 30.0);
+    assert_eq!(game.diagnostics(), Vec::<String>::new());
+}
+
 #[test]
 fn half_written_file_then_complete() {
     let mut game = game();
