@@ -18,7 +18,7 @@ use clap::Args;
 use hecs::World;
 
 use super::report::{self, SarifLog};
-use super::scene::{placed, require_file, write_scene_error, Archetypes};
+use super::scene::{self, placed, require_file, write_scene_error, Archetypes};
 use super::validate::{OutputFormat, SourceTexts};
 use super::{count, CliError, Context, DirArg, Exit};
 
@@ -234,41 +234,18 @@ fn scene_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let before = files.len();
-            collect(path, &mut files)?;
-            if files.len() == before {
+            let found = scene::scene_files(path)?;
+            if found.is_empty() {
                 return Err(CliError::Usage(format!(
                     "no scene files (`*.scene.json`, `*.scene.bin`) under `{}`",
                     path.display()
                 )));
             }
+            files.extend(found);
         } else {
             require_file(path)?;
             files.push(path.clone());
         }
     }
     Ok(files)
-}
-
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
-    let read = std::fs::read_dir(dir)
-        .map_err(|error| CliError::io(format!("cannot read `{}`", dir.display()), error))?;
-    let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') {
-            continue;
-        }
-        let path = entry.path();
-        // Not following directory links: a link back up would never end.
-        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-        if is_dir {
-            collect(&path, files)?;
-        } else if name.ends_with(".scene.json") || name.ends_with(".scene.bin") {
-            files.push(path);
-        }
-    }
-    Ok(())
 }
