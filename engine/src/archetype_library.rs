@@ -379,8 +379,8 @@ impl ArchetypeLibrary {
     /// name of two archetypes, stands for none (`validate` reports it).
     ///
     /// Scenes and archetype files naming a former name load as the current archetype, with a
-    /// warning; [`spawn`](Self::spawn) takes current names only (its error suggests the
-    /// current one).
+    /// warning; [`spawn`](Self::spawn) and its kin take a former name as the current one (a
+    /// name kept in a saved component value keeps working).
     pub fn renamed(&self, former: &str) -> Option<&str> {
         self.renames.current(former).map(|name| &**name)
     }
@@ -1174,17 +1174,17 @@ impl ArchetypeLibrary {
     /// The archetype `name` if it can be instantiated now (by spawning, or by a scene), or why
     /// not: unknown (with a suggestion), deleted, without a version free of errors, abstract.
     pub(crate) fn spawnable(&self, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
+        // A former name (`formerly`) stands for the archetype under its current one: names in
+        // saved component values (a spawner's archetype) keep working after a rename.
+        let name = self.renamed(name).unwrap_or(name);
         let unknown = || SpawnError::UnknownArchetype {
             name: name.to_string(),
             // `enemies/goblin.json`, `enemies\goblin`: the naming rules know the fix.
-            // A former name: the current one.
-            suggestion: self.renamed(name).map(str::to_string).or_else(|| {
-                crate::archetype_name::check_name(name)
-                    .err()
-                    .and_then(|problem| problem.suggestion)
-                    .filter(|fixed| self.ids.contains_key(fixed.as_str()))
-                    .or_else(|| did_you_mean(name, self.names()))
-            }),
+            suggestion: crate::archetype_name::check_name(name)
+                .err()
+                .and_then(|problem| problem.suggestion)
+                .filter(|fixed| self.ids.contains_key(fixed.as_str()))
+                .or_else(|| did_you_mean(name, self.names())),
         };
         let id = self.ids.get(name).ok_or_else(unknown)?;
         let slot = &self.slots[id.0 as usize];
