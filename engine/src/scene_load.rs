@@ -174,6 +174,18 @@ pub fn load_scene(
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
+    // Checked references (`ArchetypeRef`, `AssetPath`) are read against the library (issue 18).
+    let references = library.reference_targets().context();
+    references.install(|| load_scene_checked(bytes, file, world, library, options))
+}
+
+fn load_scene_checked(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
     let context = Context::new(file, library, options);
     if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {
         if let Some(loaded) = crate::scene_fast_load::load_binary_fast(&context, world, bytes) {

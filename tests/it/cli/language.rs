@@ -97,3 +97,47 @@ fn the_schema_accepts_operators_where_lists_and_numbers_go() {
         assert_eq!(validator.is_valid(&instance), valid, "{text}");
     }
 }
+
+/// `Spawner.archetype` is an `ArchetypeRef`: `validate` and `scene check` both refuse a name
+/// that does not exist, at its place, with "did you mean".
+#[test]
+fn validate_and_scene_check_refuse_an_archetype_name_that_does_not_exist() {
+    let project = Project::demo();
+    let camp = project.read("archetypes/spawners/goblin_camp.json");
+    project.write(
+        "archetypes/spawners/goblin_camp.json",
+        &camp.replace("\"enemies/goblin\"", "\"enemies/gobln\""),
+    );
+    let run = project.run(&["validate"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("archetypes/spawners/goblin_camp.json:5:31: error[unknown-archetype]: invalid value for `Spawner.archetype`: archetype `enemies/gobln` does not exist\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("  = help: did you mean `enemies/goblin`?"),
+        "{}",
+        run.stdout
+    );
+
+    let project = Project::demo();
+    project.write(
+        "s.scene.json",
+        r#"{
+  "format": 2,
+  "entities": [
+    { "id": "00000000000000a1", "archetype": "spawners/goblin_camp", "components": { "Spawner": { "archetype": "allies/soldierr" } } }
+  ]
+}
+"#,
+    );
+    let run = project.run(&["scene", "check", "s.scene.json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("s.scene.json:4:112: error[invalid-component]: entity 00000000000000a1: `Spawner.archetype`: archetype `allies/soldierr` does not exist; did you mean `allies/soldier`?\n"),
+        "{}",
+        run.stdout
+    );
+}
