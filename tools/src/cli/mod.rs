@@ -135,7 +135,8 @@ pub enum Command {
     /// Create a new archetype file.
     ///
     /// Writes DIR/NAME.json with `$schema` (relative to the new file), `extends` if given and
-    /// empty `components`, and prints its path. Never overwrites a file.
+    /// empty `components`, and prints its path. Never overwrites a file. When the `--schema`
+    /// file exists, it is generated again, so editors suggest the new archetype too.
     New(new::NewArgs),
     /// Summarize, check or compare scene files.
     Scene(scene::SceneArgs),
