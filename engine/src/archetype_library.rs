@@ -14,6 +14,7 @@ use crate::archetype::Archetype;
 use crate::archetype_file::{ArchetypeDoc, EntitySpec};
 use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
 use crate::archetype_name::name_from_relative_path;
+use crate::archetype_ref::ArchetypeRef;
 use crate::archetype_renames::{names_any, Renames};
 use crate::archetype_source::SourceFile;
 use crate::archetype_tree::{
@@ -25,6 +26,7 @@ use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics,
 use crate::field_path::FieldPath;
 use crate::limits::Limits;
 use crate::partial_check::{not_fully_checked, own_values, where_named};
+use crate::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
 use crate::resolver::{supplier, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator};
 use crate::spawn_error::SpawnError;
 use crate::suggest::did_you_mean;
@@ -48,6 +50,10 @@ pub struct LoadOptions {
     pub limits: Limits,
     /// Whether a field a component type does not have is an error (the default) or a warning.
     pub unknown_fields: Severity,
+    /// The directory [`AssetPath`](crate::AssetPath) fields are relative to: each one read must
+    /// name a file there (scanned on each full load). `None` (the default): only their form is
+    /// checked.
+    pub assets_root: Option<PathBuf>,
 }
 
 impl Default for LoadOptions {
@@ -55,6 +61,7 @@ impl Default for LoadOptions {
         LoadOptions {
             limits: Limits::default(),
             unknown_fields: Severity::Error,
+            assets_root: None,
         }
     }
 }
@@ -91,6 +98,12 @@ pub struct ArchetypeLibrary {
     /// Former archetype names (`formerly`) and what each is called now.
     renames: Renames,
     diagnostics: Vec<Diagnostic>,
+    /// What `ArchetypeRef`s are checked against: the archetypes with a file.
+    targets: Arc<ArchetypeTargets>,
+    /// The names changed since `targets` was made.
+    targets_stale: bool,
+    /// The files under the assets root, when there is one.
+    assets: Option<Arc<AssetIndex>>,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -115,6 +128,9 @@ enum Status {
 struct State {
     status: Status,
     problems: Vec<Diagnostic>,
+    /// The archetype names its component values name (`ArchetypeRef`s): it is checked again
+    /// when one appears or disappears.
+    references: Vec<Arc<str>>,
 }
 
 /// How one archetype changed in a reload: `old` is what was in effect, `new` what is now.
@@ -278,6 +294,9 @@ impl ArchetypeLibrary {
             states: FxHashMap::default(),
             renames: Renames::default(),
             diagnostics: Vec::new(),
+            targets: Arc::default(),
+            targets_stale: true,
+            assets: None,
         }
     }
 
@@ -462,6 +481,9 @@ impl ArchetypeLibrary {
     /// Re-reads every file under the root (new, changed and deleted files alike) and rebuilds
     /// what they affect. Archetypes whose new version has errors keep their last good version.
     pub fn reload_all(&mut self) -> LibraryUpdate {
+        self.assets = (self.options.assets_root.as_deref())
+            .and_then(AssetIndex::scan)
+            .map(Arc::new);
         let scan = scan(&self.root);
         let before = std::mem::replace(&mut self.scan_problems, scan.problems);
         let mut updates: Vec<(Arc<str>, Option<SourceFile>)> = Vec::new();
@@ -620,7 +642,8 @@ impl ArchetypeLibrary {
     /// Installs new file contents (or deletions) and rebuilds everything they affect.
     fn apply_sources(&mut self, updates: Vec<(Arc<str>, Option<SourceFile>)>) -> LibraryUpdate {
         let mut touched: BTreeSet<Arc<str>> = BTreeSet::new();
-        let mut names_changed = false;
+        // Names that appeared or disappeared.
+        let mut comings_and_goings: FxHashSet<Arc<str>> = FxHashSet::default();
         for (name, source) in updates {
             match source {
                 Some(source) => {
@@ -632,14 +655,30 @@ impl ArchetypeLibrary {
                     });
                     if !unchanged {
                         touched.insert(name.clone());
-                        names_changed |= self.sources.insert(name, source).is_none();
+                        if self.sources.insert(name.clone(), source).is_none() {
+                            comings_and_goings.insert(name);
+                        }
                     }
                 }
                 None => {
                     if self.sources.remove(&name).is_some() {
-                        touched.insert(name);
-                        names_changed = true;
+                        touched.insert(name.clone());
+                        comings_and_goings.insert(name);
                     }
+                }
+            }
+        }
+        let names_changed = !comings_and_goings.is_empty();
+        if names_changed {
+            self.targets_stale = true;
+            // `ArchetypeRef`s naming an archetype that came or went are checked again.
+            for (name, state) in &self.states {
+                if state
+                    .references
+                    .iter()
+                    .any(|r| comings_and_goings.contains(r))
+                {
+                    touched.insert(name.clone());
                 }
             }
         }
@@ -693,6 +732,15 @@ impl ArchetypeLibrary {
             .map(Arc::from)
             .collect();
         self.renames = renames;
+        if !changed.is_empty() {
+            self.targets_stale = true;
+            // `ArchetypeRef`s naming a former name that changed meaning are checked again.
+            for (name, state) in &self.states {
+                if state.references.iter().any(|r| changed.contains(r)) {
+                    touched.insert(name.clone());
+                }
+            }
+        }
         for (name, source) in self.sources.iter_mut() {
             let clash = clashes.remove(name).unwrap_or_default();
             let recheck = touched.contains(name)
@@ -809,6 +857,7 @@ impl ArchetypeLibrary {
                 _ => Lookup::Broken,
             }
         };
+        let targets = self.reference_targets();
         let compile_one = |name: &Arc<str>, resolved: &ResolvedEntity| -> Option<Compiled> {
             let doc = self.sources.get(name)?.current_doc()?;
             let id = *self.ids.get(name)?;
@@ -819,6 +868,7 @@ impl ArchetypeLibrary {
                 doc.is_abstract,
                 resolved,
                 &self.registry,
+                &targets,
             ))
         };
         let threads = if affected_sorted.len() < PARALLEL_MIN_ITEMS {
@@ -915,6 +965,9 @@ impl ArchetypeLibrary {
                 self.slot_id(name);
             }
         }
+        if std::mem::take(&mut self.targets_stale) {
+            self.targets = Arc::new(self.archetype_targets());
+        }
         let (mut outcomes, mut precompiled) = self.resolve_and_compile(&affected, &affected_sorted);
 
         // Decide, dependencies first, what each affected archetype becomes.
@@ -952,6 +1005,7 @@ impl ArchetypeLibrary {
             });
             let broken_dep = broken_dep.cloned();
             let mut problems = Vec::new();
+            let mut references = Vec::new();
             let mut new_archetype = None;
             let (outcome, depth, unused) = match outcomes.remove(&name) {
                 Some((outcome, depth, unused)) => (Some(outcome), depth, unused),
@@ -992,6 +1046,7 @@ impl ArchetypeLibrary {
                         compiled,
                         problems: found,
                         new_nodes,
+                        references: named,
                     } = match precompiled.remove(&name) {
                         Some(done) => done,
                         None => compile_with_slot(
@@ -1000,8 +1055,10 @@ impl ArchetypeLibrary {
                             doc.is_abstract,
                             &resolved,
                             &self.registry,
+                            &self.reference_targets(),
                         ),
                     };
+                    references = named;
                     let slot = &mut self.slots[id.0 as usize];
                     for path in &new_nodes {
                         let node = intern_node(slot, path);
@@ -1035,7 +1092,9 @@ impl ArchetypeLibrary {
                     name.to_string(),
                     format!("it depends on `{dep}`, which has errors"),
                 ));
-                problems.extend(self.findings_despite(&name, dep));
+                let (found, named) = self.findings_despite(&name, dep);
+                problems.extend(found);
+                references = named;
             }
             let slot = &mut self.slots[id.0 as usize];
             let was_deleted = std::mem::replace(&mut slot.deleted, false);
@@ -1061,7 +1120,12 @@ impl ArchetypeLibrary {
                 // The file came back broken: nothing in effect changes, but it is no longer
                 // deleted, so instances are not orphans; they keep the last good version.
             }
-            self.states.insert(name.clone(), State { status, problems });
+            let state = State {
+                status,
+                problems,
+                references,
+            };
+            self.states.insert(name.clone(), state);
         }
 
         self.collect_diagnostics();
@@ -1081,15 +1145,18 @@ impl ArchetypeLibrary {
     /// What can be found in an archetype held back by a broken `dependency`: the problems of
     /// its own values, checked as partial values, and a note that says the check stopped
     /// short and why (see [`partial_check`](crate::partial_check)).
-    fn findings_despite(&self, name: &str, dependency: &str) -> Vec<Diagnostic> {
+    /// Also returns the archetype names its values name.
+    fn findings_despite(&self, name: &str, dependency: &str) -> (Vec<Diagnostic>, Vec<Arc<str>>) {
         let Some(source) = self.sources.get(name) else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let Some(doc) = source.current_doc() else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let own = own_values(&doc.root);
-        let mut found: Vec<Diagnostic> = check_partial(&own, &self.registry)
+        let context = self.reference_targets().context();
+        let problems = context.install(|| check_partial(&own, &self.registry));
+        let mut found: Vec<Diagnostic> = problems
             .into_iter()
             .map(|problem| self.place_compile_problem(name, problem))
             .collect();
@@ -1103,7 +1170,34 @@ impl ArchetypeLibrary {
             diagnostic: not_fully_checked(dependency, broken_through),
         };
         found.push(source.place(note, name));
-        found
+        (found, context.take_named())
+    }
+
+    /// What `ArchetypeRef` and `AssetPath` fields are checked against.
+    pub(crate) fn reference_targets(&self) -> ReferenceTargets {
+        ReferenceTargets {
+            archetypes: self.targets.clone(),
+            assets: self.assets.clone(),
+        }
+    }
+
+    /// The archetypes with a file, by name, for `ArchetypeRef`s.
+    fn archetype_targets(&self) -> ArchetypeTargets {
+        let mut ids: FxHashMap<Arc<str>, ArchetypeId> = self
+            .sorted_names
+            .iter()
+            .filter_map(|name| Some((name.clone(), *self.ids.get(name)?)))
+            .collect();
+        // A former name (`formerly`) stands for the archetype under its current one.
+        for (former, current) in self.renames.iter() {
+            if let Some(&id) = self.ids.get(current) {
+                ids.insert(former.clone(), id);
+            }
+        }
+        ArchetypeTargets {
+            ids,
+            sorted: self.sorted_names.clone(),
+        }
     }
 
     fn place_compile_problem(&self, name: &str, problem: CompileProblem) -> Diagnostic {
@@ -1187,6 +1281,11 @@ impl ArchetypeLibrary {
                 .or_else(|| did_you_mean(name, self.names())),
         };
         let id = self.ids.get(name).ok_or_else(unknown)?;
+        self.spawnable_slot(*id, name)
+    }
+
+    /// [`spawnable`](Self::spawnable) for an archetype known by its ID (`name` is its name).
+    fn spawnable_slot(&self, id: ArchetypeId, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
         let slot = &self.slots[id.0 as usize];
         if slot.deleted {
             return Err(SpawnError::Deleted {
@@ -1235,6 +1334,38 @@ impl ArchetypeLibrary {
     /// ```
     pub fn spawn(&self, world: &mut World, name: &str) -> Result<Entity, SpawnError> {
         let archetype = self.spawnable(name)?;
+        match &archetype.compiled {
+            Some(compiled) => compiled
+                .spawn(world, &self.registry, None)
+                .map_err(|error| SpawnError::internal(name, error)),
+            None => Err(SpawnError::Abstract {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Spawns an instance of the archetype an [`ArchetypeRef`] names (a spawner's, a weapon's
+    /// projectile). A reference this library read (from an archetype file, a scene, overrides)
+    /// holds the archetype's ID, so no name is looked up; any other is spawned by its name.
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_ref(
+        &self,
+        world: &mut World,
+        archetype: &ArchetypeRef,
+    ) -> Result<Entity, SpawnError> {
+        let name = archetype.name();
+        // An ID is this library's only if its slot has the name (IDs are never reused).
+        let ours = archetype.id().filter(|id| {
+            self.slots
+                .get(id.0 as usize)
+                .is_some_and(|slot| &*slot.name == name)
+        });
+        let Some(id) = ours else {
+            return self.spawn(world, name);
+        };
+        let archetype = self.spawnable_slot(id, name)?;
         match &archetype.compiled {
             Some(compiled) => compiled
                 .spawn(world, &self.registry, None)
@@ -1295,8 +1426,9 @@ impl ArchetypeLibrary {
                 name: name.to_string(),
             });
         };
-        let checked = compiled
-            .check_overrides(&self.registry, &archetype.resolved, overrides)
+        let context = self.reference_targets().context();
+        let checked = context
+            .install(|| compiled.check_overrides(&self.registry, &archetype.resolved, overrides))
             .map_err(|problem| SpawnError::InvalidOverride {
                 name: name.to_string(),
                 component: problem.component,
@@ -1395,6 +1527,8 @@ struct Compiled {
     compiled: Option<CompiledArchetype>,
     problems: Vec<CompileProblem>,
     new_nodes: Vec<Arc<str>>,
+    /// The archetype names its values name (`ArchetypeRef`s).
+    references: Vec<Arc<str>>,
 }
 
 /// Compiles `resolved` without changing `slot`: entity paths the slot does not know yet get the
@@ -1406,12 +1540,16 @@ fn compile_with_slot(
     is_abstract: bool,
     resolved: &ResolvedEntity,
     registry: &ComponentRegistry,
+    targets: &ReferenceTargets,
 ) -> Compiled {
+    let context = targets.context();
     if is_abstract {
+        let problems = context.install(|| check_partial(resolved, registry));
         return Compiled {
             compiled: None,
-            problems: check_partial(resolved, registry),
+            problems,
             new_nodes: Vec::new(),
+            references: context.take_named(),
         };
     }
     let mut new_nodes: Vec<Arc<str>> = Vec::new();
@@ -1426,11 +1564,12 @@ fn compile_with_slot(
         new_ids.insert(path, node);
         node
     };
-    let (compiled, problems) = compile(id, resolved, registry, &mut intern);
+    let (compiled, problems) = context.install(|| compile(id, resolved, registry, &mut intern));
     Compiled {
         compiled,
         problems,
         new_nodes,
+        references: context.take_named(),
     }
 }
 

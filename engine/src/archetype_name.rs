@@ -48,6 +48,11 @@ pub fn check_archetype_name(name: &str) -> Result<(), NameProblem> {
     check_name(name)
 }
 
+/// A regular expression (JSON Schema dialect) every well-formed archetype name matches: `/`
+/// separated segments of ASCII letters, digits, `_` and `-` (the loader also refuses device
+/// names Windows reserves, which a schema need not know).
+pub const NAME_PATTERN: &str = "^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$";
+
 const RULE: &str = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
 
 /// Checks a name as written in `extends` or a child's `archetype`.

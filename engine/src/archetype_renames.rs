@@ -85,6 +85,11 @@ impl Renames {
         (renames, problems)
     }
 
+    /// Every former name with the current one.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>)> {
+        self.current.iter()
+    }
+
     /// The current name of the archetype formerly called `former`.
     pub fn current(&self, former: &str) -> Option<&Arc<str>> {
         self.current.get(former)

@@ -24,6 +24,7 @@ use crate::diagnostic::{DiagnosticCode, Severity};
 use crate::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::Shape;
+use crate::reference_context::ReferenceContext;
 use crate::resolver::{ResolvedEntity, UnusedOperator};
 use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
@@ -161,6 +162,7 @@ pub(crate) fn compile(
                         check.failure = None;
                     }
                     let mut unknown = Vec::new();
+                    forget_reference_failure();
                     let decoded = registry.ops(id).decode(value, &mut unknown);
                     let (used, failure) = {
                         let mut check = state.borrow_mut();
@@ -261,6 +263,7 @@ pub(crate) fn check_partial(
                     continue;
                 };
                 let mut unknown = Vec::new();
+                forget_reference_failure();
                 let checked = registry.ops(id).check_partial(value, &mut unknown);
                 problems.extend(unknown_field_problems(registry, id, node, name, unknown));
                 if let Err(error) = checked {
@@ -400,6 +403,14 @@ fn place(component: &str, field: &FieldPath) -> String {
     }
 }
 
+/// Forgets a refused `ArchetypeRef` or `AssetPath` of an earlier value, so one refused now is
+/// told from it.
+fn forget_reference_failure() {
+    if let Some(context) = ReferenceContext::current() {
+        context.take_failure();
+    }
+}
+
 fn value_problem(
     registry: &ComponentRegistry,
     id: ComponentId,
@@ -408,6 +419,18 @@ fn value_problem(
     error: ValueError,
 ) -> CompileProblem {
     let place = place(name, &error.path);
+    // A checked reference refused: its own code and suggestion.
+    if let Some(failure) = ReferenceContext::current().and_then(|c| c.take_failure()) {
+        let message = format!("invalid value for {place}: {}", failure.message);
+        return problem(
+            node,
+            name,
+            error.path,
+            failure.code,
+            message,
+            failure.suggestion,
+        );
+    }
     let shape = || registry.ops(id).probe(error.path.segments());
     let suggestion = match &error.kind {
         ReadErrorKind::UnknownVariant(variant) => match shape() {
@@ -797,10 +820,14 @@ impl CompiledArchetype {
                 let checker = CheckRefs {
                     state: state.clone(),
                 };
+                forget_reference_failure();
                 let (decoded, _) =
                     with_mapper(checker, || registry.ops(id).decode(&merged, &mut unknown));
                 if let Err(error) = decoded {
-                    let failure = state.borrow_mut().failure.take();
+                    let refused = ReferenceContext::current()
+                        .and_then(|c| c.take_failure())
+                        .map(|failure| (failure.message, failure.suggestion));
+                    let failure = state.borrow_mut().failure.take().or(refused);
                     let (message, suggestion) = failure.unwrap_or((error.message, None));
                     let message =
                         format!("invalid value for {}: {message}", place(&name, &error.path));

@@ -95,6 +95,9 @@ pub enum DiagnosticCode {
     InvalidOperator,
     /// An operator that had nothing to work on in a concrete archetype (a warning).
     UnusedOperator,
+    /// An [`AssetPath`](crate::AssetPath) naming no file under the assets root, a file of the
+    /// wrong kind, or a path that leaves the root.
+    InvalidAsset,
 }
 
 impl DiagnosticCode {
@@ -136,6 +139,7 @@ impl DiagnosticCode {
             FormerNameClash => "former-name-clash",
             InvalidOperator => "invalid-operator",
             UnusedOperator => "unused-operator",
+            InvalidAsset => "invalid-asset",
         }
     }
 }

@@ -109,6 +109,16 @@ pub fn apply_update(
     library: &ArchetypeLibrary,
     update: &LibraryUpdate,
 ) -> ReloadReport {
+    // Values read while patching check their `ArchetypeRef`s and `AssetPath`s as a load does.
+    let context = library.reference_targets().context();
+    context.install(|| apply_update_checked(world, library, update))
+}
+
+fn apply_update_checked(
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    update: &LibraryUpdate,
+) -> ReloadReport {
     let started = Instant::now();
     let mut report = ReloadReport {
         held_back: update.held_back.clone(),

@@ -44,9 +44,11 @@ mod archetype_file;
 mod archetype_instance;
 mod archetype_library;
 mod archetype_name;
+mod archetype_ref;
 mod archetype_renames;
 mod archetype_source;
 mod archetype_tree;
+mod asset_path;
 mod atomic_file;
 mod binary_codec;
 mod builtin;
@@ -66,6 +68,7 @@ mod logging;
 pub mod merge_patch;
 mod operator;
 mod partial_check;
+mod reference_context;
 mod regular_file;
 mod resolver;
 mod scene_api;
@@ -101,7 +104,11 @@ pub use archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
 pub use archetype_library::{
     ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions,
 };
-pub use archetype_name::{check_archetype_name, NameProblem};
+pub use archetype_name::{
+    check_archetype_name, NameProblem, NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
+};
+pub use archetype_ref::ArchetypeRef;
+pub use asset_path::{AnyAsset, AssetKind, AssetPath};
 pub use atomic_file::{create_atomically, write_atomically};
 pub use builtin::{Children, Name, Parent};
 #[cfg(feature = "schema")]

@@ -303,12 +303,14 @@ pub fn load_scene(
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
+    // Checked references (`ArchetypeRef`, `AssetPath`) are read against the library (issue 18).
     crate::logging::scene_load(file, bytes.len(), || {
-        load_scene_untraced(bytes, file, world, library, options)
+        let references = library.reference_targets().context();
+        references.install(|| load_scene_untraced(bytes, file, world, library, options))
     })
 }
 
-/// [`load_scene`] without its log span (see `logging.rs`).
+/// [`load_scene`] without its log span (see `logging.rs`), with the reference context installed.
 fn load_scene_untraced(
     bytes: &[u8],
     file: Option<&Path>,

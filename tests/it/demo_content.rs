@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use archetool::demo::components::{
     registry, Armor, Faction, Glyph, Health, Leader, Melee, Ranged, Sensor, Turret,
 };
-use archetype_engine::{ArchetypeInstance, ArchetypeLibrary, Children, EntityRef, Name, Parent};
+use archetype_engine::{
+    ArchetypeInstance, ArchetypeLibrary, ArchetypeRef, Children, EntityRef, Name, Parent,
+};
 use hecs::{Entity, World};
 
 use crate::support::get;
@@ -99,10 +101,10 @@ fn goblin_archer_removes_melee_and_keeps_the_inherited_faction() {
     let archer = spawn(&library, &mut world, "enemies/goblin_archer");
     assert!(!world.satisfies::<&Melee>(archer));
     assert_eq!(get::<Faction>(&world, archer), Faction::Hostile);
-    assert_eq!(
-        get::<Ranged>(&world, archer).projectile,
-        "projectiles/arrow"
-    );
+    // The projectile is checked when the archer is read, and holds its archetype's ID.
+    let projectile = get::<Ranged>(&world, archer).projectile;
+    assert_eq!(projectile.name(), "projectiles/arrow");
+    assert_eq!(projectile.id(), library.id("projectiles/arrow"));
     // The glyph merges: the archer's own character, the goblin's colour.
     let glyph = get::<Glyph>(&world, archer);
     let goblin = spawn(&library, &mut world, "enemies/goblin");
@@ -165,7 +167,10 @@ fn the_turret_points_at_its_own_sensor_and_gun() {
         let sensor = turret_component.sensor.entity();
         assert_eq!(get::<Sensor>(&world, sensor), Sensor { range: 9.0 });
         let gun = turret_component.gun.entity();
-        assert_eq!(get::<Ranged>(&world, gun).projectile, "projectiles/bolt");
+        assert_eq!(
+            get::<Ranged>(&world, gun).projectile.name(),
+            "projectiles/bolt"
+        );
     }
 }
 
@@ -184,7 +189,7 @@ fn the_heavy_turret_inherits_and_changes_the_turrets_children() {
     assert_eq!(
         ranged,
         Ranged {
-            projectile: "projectiles/shell".to_string(),
+            projectile: ArchetypeRef::new("projectiles/shell"),
             range: 10.0,
             cooldown: 1.2
         }

@@ -7,4 +7,5 @@ mod abstract_checks;
 mod markers;
 mod nothing_hidden;
 mod operators;
+mod references;
 mod variants;

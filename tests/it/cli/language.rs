@@ -97,3 +97,89 @@ fn the_schema_accepts_operators_where_lists_and_numbers_go() {
         assert_eq!(validator.is_valid(&instance), valid, "{text}");
     }
 }
+
+/// `Spawner.archetype` is an `ArchetypeRef`: `validate` and `scene check` both refuse a name
+/// that does not exist, at its place, with "did you mean".
+#[test]
+fn validate_and_scene_check_refuse_an_archetype_name_that_does_not_exist() {
+    let project = Project::demo();
+    let camp = project.read("archetypes/spawners/goblin_camp.json");
+    project.write(
+        "archetypes/spawners/goblin_camp.json",
+        &camp.replace("\"enemies/goblin\"", "\"enemies/gobln\""),
+    );
+    let run = project.run(&["validate"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("archetypes/spawners/goblin_camp.json:5:31: error[unknown-archetype]: invalid value for `Spawner.archetype`: archetype `enemies/gobln` does not exist\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("  = help: did you mean `enemies/goblin`?"),
+        "{}",
+        run.stdout
+    );
+
+    let project = Project::demo();
+    project.write(
+        "s.scene.json",
+        r#"{
+  "format": 2,
+  "entities": [
+    { "id": "00000000000000a1", "archetype": "spawners/goblin_camp", "components": { "Spawner": { "archetype": "allies/soldierr" } } }
+  ]
+}
+"#,
+    );
+    let run = project.run(&["scene", "check", "s.scene.json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("s.scene.json:4:112: error[invalid-component]: entity 00000000000000a1: `Spawner.archetype`: archetype `allies/soldierr` does not exist; did you mean `allies/soldier`?\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// The schema never goes stale: archetype names are suggested (`examples`), not enforced, so a
+/// file extending an archetype created since is not flagged; `archetool new` refreshes the
+/// schema all the same, so the new name is suggested too.
+#[test]
+fn the_schema_suggests_archetype_names_and_new_refreshes_it() {
+    let schema_path = "assets/schema/archetype.schema.json";
+    let project = Project::demo();
+    project.write(schema_path, &project_file(schema_path));
+    let before = jsonschema::validator_for(&super::parse(&project.read(schema_path))).unwrap();
+    let troll_child = super::parse(
+        r#"{ "extends": "enemies/troll", "components": { "Spawner": { "archetype": "enemies/troll", "interval": 1, "max_alive": 1 } }, "children": { "pet": { "archetype": "enemies/troll" } } }"#,
+    );
+    assert!(
+        before.is_valid(&troll_child),
+        "an unknown but well-formed name is accepted"
+    );
+    let malformed = super::parse(r#"{ "extends": "enemies/troll.json" }"#);
+    assert!(!before.is_valid(&malformed));
+
+    check(
+        &project.run(&["new", "enemies/troll", "--extends", "enemies/goblin"]),
+        0,
+        &format!("archetypes/enemies/troll.json\nrefreshed {schema_path}\n"),
+        "",
+    );
+    let after = super::parse(&project.read(schema_path));
+    for place in ["archetype-name", "ArchetypeRef"] {
+        let examples = after["$defs"][place]["examples"].as_array().unwrap();
+        assert!(
+            examples.contains(&serde_json::json!("enemies/troll")),
+            "{place}"
+        );
+    }
+    // The refreshed schema is what `archetool schema` prints.
+    let printed = project.run(&["schema"]);
+    assert_eq!(project.read(schema_path), printed.stdout);
+}
+
+fn project_file(relative: &str) -> String {
+    std::fs::read_to_string(super::repo_root().join(relative)).unwrap()
+}

@@ -299,18 +299,29 @@ fn leaf_file(leaf: usize) -> String {
     ];
     let extras = [
         leaf.is_multiple_of(3).then(|| {
-            format!("\"Speed\": {{ \"value\": {:.2} }}", 0.5 + spread(leaf, 13, 64) as f32 / 16.0)
+            format!(
+                "\"Speed\": {{ \"value\": {:.2} }}",
+                0.5 + spread(leaf, 13, 64) as f32 / 16.0
+            )
         }),
         leaf.is_multiple_of(2).then(|| {
             if mid.is_multiple_of(2) {
-                format!("\"Melee\": {{ \"damage\": {:.1} }}", 1.0 + spread(leaf, 14, 80) as f32 / 4.0)
+                format!(
+                    "\"Melee\": {{ \"damage\": {:.1} }}",
+                    1.0 + spread(leaf, 14, 80) as f32 / 4.0
+                )
             } else {
-                format!("\"Armor\": {{ \"value\": {:.1} }}", spread(leaf, 15, 40) as f32 / 2.0)
+                format!(
+                    "\"Armor\": {{ \"value\": {:.1} }}",
+                    spread(leaf, 15, 40) as f32 / 2.0
+                )
             }
         }),
         (leaf % 5 == 1).then(|| {
+            // The projectile is an `ArchetypeRef`, checked at load: name one that exists.
             format!(
-                "\"Ranged\": {{ \"projectile\": \"projectiles/arrow\", \"range\": {:.1}, \"cooldown\": 1.25 }}",
+                "\"Ranged\": {{ \"projectile\": \"{}\", \"range\": {:.1}, \"cooldown\": 1.25 }}",
+                mid_name(mid),
                 4.0 + spread(leaf, 18, 16) as f32 / 2.0
             )
         }),

@@ -41,7 +41,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use archetype_engine::{did_you_mean, ArchetypeLibrary, ComponentRegistry, Diagnostic};
+use archetype_engine::{
+    did_you_mean, ArchetypeLibrary, ComponentRegistry, Diagnostic, LoadOptions,
+};
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
@@ -142,7 +144,8 @@ pub enum Command {
     /// Create a new archetype file.
     ///
     /// Writes DIR/NAME.json with `$schema` (relative to the new file), `extends` if given and
-    /// empty `components`, and prints its path. Never overwrites a file.
+    /// empty `components`, and prints its path. Never overwrites a file. When the `--schema`
+    /// file exists, it is generated again, so editors suggest the new archetype too.
     New(new::NewArgs),
     /// Summarize, check or compare scene files.
     Scene(scene::SceneArgs),
@@ -173,6 +176,9 @@ pub enum Command {
     /// Build with `--release` for meaningful numbers.
     Bench(bench::BenchArgs),
 }
+
+/// The directory beside the archetypes root that `AssetPath` fields are relative to.
+pub const ASSETS_DIR: &str = "assets";
 
 /// The archetypes root, shared by the subcommands that read archetypes.
 #[derive(Clone, Debug, Args)]
@@ -285,7 +291,8 @@ pub struct Context<'a> {
 
 impl Context<'_> {
     /// Loads every archetype under `dir`. A library with errors is returned all the same (it
-    /// serves whatever is valid; its diagnostics say what is not).
+    /// serves whatever is valid; its diagnostics say what is not). `AssetPath` fields are
+    /// checked against the `assets` directory beside `dir`, when there is one.
     ///
     /// # Errors
     /// [`CliError::Usage`] if `dir` is not a directory.
@@ -296,8 +303,11 @@ impl Context<'_> {
                 dir.display()
             )));
         }
+        let assets = dir.parent().map(|parent| parent.join(ASSETS_DIR));
+        let mut options = LoadOptions::default();
+        options.assets_root = assets.filter(|assets| assets.is_dir());
         Ok(
-            match ArchetypeLibrary::load(dir, Arc::clone(&self.registry)) {
+            match ArchetypeLibrary::load_with(dir, Arc::clone(&self.registry), options) {
                 Ok(library) => library,
                 Err(error) => error.into_partial(),
             },

@@ -7,7 +7,10 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use super::raw_json::{to_canonical_string, Layout, Node};
-use super::{create_atomically, unknown_archetype, CliError, Context, DirArg, Exit};
+use super::schema::schema_text;
+use super::{
+    create_atomically, unknown_archetype, write_atomically, CliError, Context, DirArg, Exit,
+};
 
 /// Where `archetool schema` output is kept in a project (the default `$schema` of new files).
 pub const DEFAULT_SCHEMA_PATH: &str = "assets/schema/archetype.schema.json";
@@ -30,7 +33,8 @@ pub struct NewArgs {
 }
 
 /// Creates `DIR/NAME.json` with `$schema`, `extends` (if given) and empty `components`, and
-/// prints its path. Never overwrites a file.
+/// prints its path. Never overwrites a file. When the `--schema` file exists, it is generated
+/// again (as `archetool schema --out` would), so editors suggest the new archetype too.
 ///
 /// # Errors
 /// [`CliError::Usage`] if the name is not a valid archetype name, the archetype (or one whose
@@ -100,7 +104,28 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
         )));
     }
     writeln!(context.out, "{}", path.display())?;
+    refresh_schema(args, &library, context)?;
     Ok(Exit::Success)
+}
+
+/// Rewrites the project's schema (the `--schema` file, when it exists) so editors suggest the
+/// new archetype too.
+fn refresh_schema(
+    args: &NewArgs,
+    library: &ArchetypeLibrary,
+    context: &mut Context<'_>,
+) -> Result<(), CliError> {
+    if !args.schema.is_file() {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = library.names().collect();
+    if let Err(at) = names.binary_search(&args.name.as_str()) {
+        names.insert(at, &args.name);
+    }
+    let text = schema_text(&context.registry, &names);
+    write_atomically(&args.schema, text.as_bytes())?;
+    writeln!(context.out, "refreshed {}", args.schema.display())?;
+    Ok(())
 }
 
 /// [`CliError::Usage`] if a directory on the way to the new file is one the library refuses

@@ -3,7 +3,9 @@
 //! The schema says what the loader says, as far as a schema can:
 //! - the top-level keys (`additionalProperties: false`, as the loader rejects unknown keys);
 //! - `format`: the versions this library reads;
-//! - `extends` and a child's `archetype`: the names of the archetypes that exist now;
+//! - `extends`, a child's `archetype` and `ArchetypeRef` fields: any well-formed archetype name
+//!   (so a file created since is never flagged), with the names that exist now as `examples`,
+//!   which editors offer as completions;
 //! - `components`: every registered component under its name and its old names (aliases,
 //!   marked deprecated), nothing else; each value is the component's schema or `null`
 //!   (which removes an inherited component); a component registered without a schema accepts
@@ -25,7 +27,7 @@
 //! The output is deterministic: keys sorted, two-space indentation, a final newline.
 
 use archetype_engine::schemars::generate::SchemaSettings;
-use archetype_engine::{keys, ComponentRegistry, FORMAT_VERSION};
+use archetype_engine::{keys, ComponentRegistry, ARCHETYPE_NAME_PATTERN, FORMAT_VERSION};
 use clap::Args;
 use serde_json::{json, Map, Value};
 
@@ -38,7 +40,7 @@ pub struct SchemaArgs {
     /// Write the schema to FILE (atomically) instead of printing it.
     #[arg(long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
-    /// The archetypes root (its archetype names are the allowed `extends` values).
+    /// The archetypes root (its archetype names are suggested wherever an archetype is named).
     #[command(flatten)]
     pub dir: DirArg,
 }
@@ -78,8 +80,8 @@ pub fn schema_text(registry: &ComponentRegistry, archetype_names: &[&str]) -> St
     to_canonical_string(&Node::from_value(&value), Layout::Value)
 }
 
-/// The schema for archetype files using the components of `registry`, with `extends` limited to
-/// `archetype_names`.
+/// The schema for archetype files using the components of `registry`, suggesting
+/// `archetype_names` wherever an archetype is named.
 pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> Value {
     let mut generator = SchemaSettings::draft2020_12().into_generator();
     let mut components = Map::new();
@@ -127,19 +129,19 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
         allow_operators(definition);
     }
     insert_operator_defs(&mut defs);
-    let name_schema = if archetype_names.is_empty() {
-        json!({ "type": "string" })
-    } else {
-        json!({ "type": "string", "enum": archetype_names })
-    };
-    let mut name_schema = name_schema;
-    if let Value::Object(object) = &mut name_schema {
-        object.insert(
-            "description".into(),
-            "An archetype: the path of its file under the archetypes root, without `.json` (`enemies/goblin`).".into(),
-        );
-    }
+    // Any well-formed name is accepted (a file created since is never flagged); the names
+    // that exist now are suggested.
+    let name_schema = json!({
+        "type": "string",
+        "pattern": ARCHETYPE_NAME_PATTERN,
+        "examples": archetype_names,
+        "description": "An archetype: the path of its file under the archetypes root, without `.json` (`enemies/goblin`).",
+    });
     defs.insert(NAME_DEF.into(), name_schema);
+    // `ArchetypeRef` fields take the same names.
+    if let Some(Value::Object(archetype_ref)) = defs.get_mut("ArchetypeRef") {
+        archetype_ref.insert("examples".into(), json!(archetype_names));
+    }
     defs.insert(
         COMPONENTS_DEF.into(),
         json!({

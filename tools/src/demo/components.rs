@@ -1,6 +1,8 @@
 //! The demo arena's components: plain serde structs, registered once.
 
-use archetype_engine::{ComponentOptions, ComponentRegistry, EntityRef, RegistryError};
+use archetype_engine::{
+    ArchetypeRef, ComponentOptions, ComponentRegistry, EntityRef, RegistryError,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -70,11 +72,11 @@ pub struct Melee {
     pub cooldown: f32,
 }
 
-/// A ranged attack that spawns a projectile archetype by name.
+/// A ranged attack that spawns a projectile archetype.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ranged {
-    /// The archetype spawned per shot, e.g. `projectiles/arrow`.
-    pub projectile: String,
+    /// The archetype spawned per shot, e.g. `projectiles/arrow` (checked when read).
+    pub projectile: ArchetypeRef,
     /// Maximum distance to a target, in tiles.
     pub range: f32,
     /// Seconds between shots.
@@ -124,11 +126,11 @@ pub struct Follow {
     pub distance: f32,
 }
 
-/// Spawns an archetype by name on a timer.
+/// Spawns an archetype on a timer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Spawner {
-    /// The archetype to spawn, e.g. `enemies/goblin`.
-    pub archetype: String,
+    /// The archetype to spawn, e.g. `enemies/goblin` (checked when read).
+    pub archetype: ArchetypeRef,
     /// Seconds between spawns.
     pub interval: f32,
     /// No more spawns while this many spawned entities are alive.

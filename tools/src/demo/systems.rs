@@ -6,7 +6,9 @@
 //! tile. A child entity's `Transform` is relative to its parent (a turret's gun sits one tile
 //! to its right); only root entities move.
 
-use archetype_engine::{ArchetypeLibrary, Children, EntityRef, Name, Parent, Transform};
+use archetype_engine::{
+    ArchetypeLibrary, ArchetypeRef, Children, EntityRef, Name, Parent, Transform,
+};
 use glam::Vec2;
 use hecs::{Entity, World};
 
@@ -169,7 +171,7 @@ struct Creature {
 /// A projectile to spawn.
 struct Shot {
     shooter: Entity,
-    projectile: String,
+    projectile: ArchetypeRef,
     from: Vec2,
     toward: Vec2,
     faction: Faction,
@@ -251,7 +253,7 @@ impl Tick<'_> {
             if alive >= spawner.max_alive as usize {
                 continue;
             }
-            match self.library.spawn(self.world, &spawner.archetype) {
+            match self.library.spawn_ref(self.world, &spawner.archetype) {
                 Ok(spawned) => {
                     let offset = Vec2::new(self.rng.range(-2.0, 2.0), self.rng.range(-2.0, 2.0));
                     place(self.world, spawned, clamp_to_arena(at + offset));
@@ -289,7 +291,7 @@ impl Tick<'_> {
 
     /// Squad members follow their leader (`Follow.leader`) and fight what comes near it;
     /// leaders and loners attack the nearest enemy; hostiles chase the nearest friendly.
-    /// Attacks are melee hits or projectiles spawned by name (`Ranged.projectile`).
+    /// Attacks are melee hits or projectiles spawned from `Ranged.projectile`.
     fn creatures(&mut self) {
         let bodies = self.bodies();
         let creatures: Vec<Creature> = self
@@ -513,9 +515,9 @@ impl Tick<'_> {
         }
     }
 
-    /// Spawns a shot's projectile archetype by name, flying at the projectile's `Speed`.
+    /// Spawns a shot's projectile archetype, flying at the projectile's `Speed`.
     fn fire(&mut self, shot: Shot) {
-        let projectile = match self.library.spawn(self.world, &shot.projectile) {
+        let projectile = match self.library.spawn_ref(self.world, &shot.projectile) {
             Ok(projectile) => projectile,
             Err(error) => {
                 let label = self.label(shot.shooter);
