@@ -168,6 +168,13 @@ impl fmt::Display for DiagnosticCode {
 /// ```text
 /// archetypes/enemies/goblin.json:12:7: error[unknown-component]: unknown component `Helth`; did you mean `Health`?
 /// ```
+///
+/// A problem that concerns other places too (the [`related`](Self::related) ones, an
+/// inheritance cycle's links) names them at the end, without their labels:
+///
+/// ```text
+/// archetypes/a.json:1:14: error[inheritance-cycle]: inheritance cycle: a -> b -> a; see also archetypes/b.json:1:14
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     /// Error or warning.
@@ -190,6 +197,51 @@ pub struct Diagnostic {
     pub field: Option<FieldPath>,
     /// A replacement that is probably what was meant (rendered as "did you mean `...`?").
     pub suggestion: Option<String>,
+    /// Other places the problem concerns, each with a short label: every link of an
+    /// inheritance cycle, in the file of the archetype that makes it. May include the
+    /// diagnostic's own place, labelled ([`own_label`](Self::own_label)); empty for most
+    /// problems.
+    pub related: Vec<Related>,
+}
+
+/// A place a [`Diagnostic`] concerns besides its own, with what happens there: a link of an
+/// inheritance cycle (``"`b` extends `a` here"``).
+///
+/// Displays on one line: `file:line:col: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Related {
+    /// The file, as the diagnostic names files (root joined with the relative path).
+    pub file: PathBuf,
+    /// Line and column (both 1-based, column in characters), when known.
+    pub position: Option<Position>,
+    /// Byte range in the file's text (after any byte-order mark) to underline, when known.
+    pub span: Option<Range<usize>>,
+    /// A short label for the place, e.g. ``"`b` extends `a` here"``.
+    pub message: String,
+}
+
+impl Related {
+    /// A place in `file` (not located further yet) with its label. Control characters in the
+    /// label are escaped, as in [`Diagnostic::error`].
+    pub fn new(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Related {
+            file: file.into(),
+            position: None,
+            span: None,
+            message: printable(&message.into()).into_owned(),
+        }
+    }
+}
+
+impl fmt::Display for Related {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", printable(&self.file.display().to_string()))?;
+        if let Some(position) = self.position {
+            write!(f, ":{}:{}", position.line, position.column)?;
+        }
+        write!(f, ": {}", self.message)
+    }
 }
 
 impl Diagnostic {
@@ -214,6 +266,7 @@ impl Diagnostic {
             component: None,
             field: None,
             suggestion: None,
+            related: Vec::new(),
         }
     }
 
@@ -245,6 +298,35 @@ impl Diagnostic {
     pub fn with_suggestion(mut self, suggestion: Option<String>) -> Self {
         self.suggestion = suggestion;
         self
+    }
+
+    /// Adds a related place.
+    pub fn with_related(mut self, related: Related) -> Self {
+        self.related.push(related);
+        self
+    }
+
+    /// Whether `related` is this diagnostic's own place.
+    fn is_own_place(&self, related: &Related) -> bool {
+        self.file.as_deref() == Some(related.file.as_path())
+            && self.position == related.position
+            && self.span == related.span
+    }
+
+    /// The label of the diagnostic's own place, when one of [`related`](Self::related) is
+    /// there (a report shows it under the place, as rustc labels its primary span).
+    pub fn own_label(&self) -> Option<&str> {
+        self.related
+            .iter()
+            .find(|related| self.is_own_place(related))
+            .map(|related| related.message.as_str())
+    }
+
+    /// The [`related`](Self::related) places other than the diagnostic's own, in order.
+    pub fn related_elsewhere(&self) -> impl Iterator<Item = &Related> {
+        self.related
+            .iter()
+            .filter(|related| !self.is_own_place(related))
     }
 
     /// Sets the severity.
@@ -292,6 +374,13 @@ impl fmt::Display for Diagnostic {
         write!(f, "{}[{}]: {}", self.severity, self.code, self.message)?;
         if let Some(help) = self.help() {
             write!(f, "; {help}")?;
+        }
+        for (i, related) in self.related_elsewhere().enumerate() {
+            f.write_str(if i == 0 { "; see also " } else { ", " })?;
+            write!(f, "{}", printable(&related.file.display().to_string()))?;
+            if let Some(position) = related.position {
+                write!(f, ":{}:{}", position.line, position.column)?;
+            }
         }
         Ok(())
     }
@@ -427,5 +516,50 @@ mod tests {
             .with_file("archetypes/\u{7}.json");
         let expected = r"archetypes/\u{7}.json: error[unknown-key]: unknown key `\u{1b}[2J`";
         assert_eq!(diagnostic.to_string(), expected);
+        let related = Related::new("archetypes/\u{7}.json", "`\u{1b}` here");
+        assert_eq!(related.to_string(), r"archetypes/\u{7}.json: `\u{1b}` here");
+    }
+
+    #[test]
+    fn related_places_other_than_its_own_end_the_one_line_form() {
+        let place = |file: &str, line: usize, column: usize, message: &str| {
+            let mut related = Related::new(file, message);
+            related.position = Some(Position { line, column });
+            related.span = Some(column..column + 3);
+            related
+        };
+        let mut diagnostic = Diagnostic::error(DiagnosticCode::InheritanceCycle, "cycle")
+            .with_file("a.json")
+            .with_related(place("a.json", 1, 14, "`a` extends `b` here"))
+            .with_related(place("b.json", 2, 5, "`b` extends `c` here"))
+            .with_related(Related::new("c.json", "`c` extends `a` here"));
+        assert_eq!(diagnostic.own_label(), None);
+        diagnostic.position = Some(Position {
+            line: 1,
+            column: 14,
+        });
+        diagnostic.span = Some(14..17);
+        assert_eq!(diagnostic.own_label(), Some("`a` extends `b` here"));
+        let elsewhere: Vec<String> = diagnostic
+            .related_elsewhere()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            elsewhere,
+            [
+                "b.json:2:5: `b` extends `c` here",
+                "c.json: `c` extends `a` here"
+            ]
+        );
+        assert_eq!(
+            diagnostic.to_string(),
+            "a.json:1:14: error[inheritance-cycle]: cycle; see also b.json:2:5, c.json"
+        );
+        // Its own place alone adds nothing.
+        diagnostic.related.truncate(1);
+        assert_eq!(
+            diagnostic.to_string(),
+            "a.json:1:14: error[inheritance-cycle]: cycle"
+        );
     }
 }

@@ -116,7 +116,7 @@ pub use component_registry::SchemaFn;
 pub use component_registry::{
     Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError,
 };
-pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Severity};
+pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity};
 pub use entity_ref::EntityRef;
 pub use field_path::{FieldPath, PathSegment};
 #[cfg(feature = "hot-reload")]
