@@ -22,12 +22,14 @@ use crate::archetype_tree::{
 };
 use crate::compiled_archetype::{check_partial, compile, CompileProblem, CompiledArchetype};
 use crate::component_registry::ComponentRegistry;
-use crate::diagnostic::{sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Severity};
+use crate::diagnostic::{
+    quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
+};
 use crate::field_path::FieldPath;
 use crate::limits::Limits;
 use crate::partial_check::{not_fully_checked, own_values, where_named};
 use crate::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
-use crate::resolver::{supplier, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator};
+use crate::resolver::{supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator};
 use crate::spawn_error::SpawnError;
 use crate::suggest::did_you_mean;
 
@@ -123,6 +125,8 @@ enum Status {
     Ready,
     Errors,
     Dependency(String),
+    /// Part of an inheritance cycle (its members, `a -> b -> a`), with no other problem.
+    Cycle(String),
 }
 
 struct State {
@@ -829,10 +833,7 @@ impl ArchetypeLibrary {
         &self,
         affected: &FxHashSet<Arc<str>>,
         affected_sorted: &[Arc<str>],
-    ) -> (
-        FxHashMap<Arc<str>, ResolveOutcome>,
-        FxHashMap<Arc<str>, Compiled>,
-    ) {
+    ) -> Resolution {
         let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
         let lookup = |name: &str| -> Lookup<'_> {
             let Some(source) = self.sources.get(name) else {
@@ -879,6 +880,7 @@ impl ArchetypeLibrary {
 
         let mut outcomes = FxHashMap::default();
         let mut compiled = FxHashMap::default();
+        let mut cycles = Vec::new();
         let (jobs, queue) = mpsc::channel::<(Arc<str>, Arc<ResolvedEntity>)>();
         let queue = Mutex::new(queue);
         let work = || {
@@ -911,6 +913,7 @@ impl ArchetypeLibrary {
                     outcomes.insert(name.clone(), (outcome, depth, unused));
                 }
             }
+            cycles = resolver.take_cycles();
             drop(jobs);
             // This thread compiles what is left (everything, on one thread).
             compiled.extend(work());
@@ -922,7 +925,11 @@ impl ArchetypeLibrary {
                 }
             }
         });
-        (outcomes, compiled)
+        Resolution {
+            outcomes,
+            compiled,
+            cycles,
+        }
     }
 
     /// Re-resolves `touched` archetypes and everything that depends on them.
@@ -968,7 +975,25 @@ impl ArchetypeLibrary {
         if std::mem::take(&mut self.targets_stale) {
             self.targets = Arc::new(self.archetype_targets());
         }
-        let (mut outcomes, mut precompiled) = self.resolve_and_compile(&affected, &affected_sorted);
+        let Resolution {
+            mut outcomes,
+            compiled: mut precompiled,
+            cycles,
+        } = self.resolve_and_compile(&affected, &affected_sorted);
+        // Each cycle is one error, in the file of its member first in name order; every
+        // member is held back.
+        let mut cycle_errors: FxHashMap<Arc<str>, Vec<Diagnostic>> = FxHashMap::default();
+        let mut cycle_of: FxHashMap<&str, String> = FxHashMap::default();
+        for cycle in &cycles {
+            for link in &cycle.links {
+                cycle_of
+                    .entry(link.from.as_str())
+                    .or_insert_with(|| cycle.names());
+            }
+            if let Some((first, diagnostic)) = self.cycle_diagnostic(cycle) {
+                cycle_errors.entry(first).or_default().push(diagnostic);
+            }
+        }
 
         // Decide, dependencies first, what each affected archetype becomes.
         let mut update = LibraryUpdate::default();
@@ -1037,6 +1062,10 @@ impl ArchetypeLibrary {
                 (Some(Err(Failure::Dependency(dep))), _) => {
                     Status::Dependency(broken_dep.clone().unwrap_or(dep))
                 }
+                (Some(Err(Failure::InCycle)), _) => match cycle_of.get(&*name) {
+                    Some(names) => Status::Cycle(names.clone()),
+                    None => Status::Errors,
+                },
                 (Some(Err(Failure::Cycle(_))), _) => Status::Errors,
                 (Some(Ok(_)), _) if broken_dep.is_some() => {
                     Status::Dependency(broken_dep.clone().unwrap_or_default())
@@ -1096,6 +1125,7 @@ impl ArchetypeLibrary {
                 problems.extend(found);
                 references = named;
             }
+            problems.extend(cycle_errors.remove(&name).unwrap_or_default());
             let slot = &mut self.slots[id.0 as usize];
             let was_deleted = std::mem::replace(&mut slot.deleted, false);
             if let Some(new) = new_archetype {
@@ -1171,6 +1201,45 @@ impl ArchetypeLibrary {
         };
         found.push(source.place(note, name));
         (found, context.take_named())
+    }
+
+    /// The one error of an inheritance cycle, and the member it belongs to: placed at the
+    /// link of the member first in name order, in its file, with every member's link
+    /// (`extends` entry or child's `archetype`) labelled in that member's file.
+    fn cycle_diagnostic(&self, cycle: &Cycle) -> Option<(Arc<str>, Diagnostic)> {
+        let first = cycle.links.first()?;
+        let (owner, source) = self.sources.get_key_value(first.from.as_str())?;
+        let problem = crate::archetype_file::DocProblem {
+            path: first.path.clone(),
+            at_key: false,
+            diagnostic: Diagnostic::error(
+                DiagnosticCode::InheritanceCycle,
+                format!("inheritance cycle: {}", cycle.names()),
+            ),
+        };
+        let mut diagnostic = source.place(problem, owner);
+        for link in &cycle.links {
+            let Some(source) = self.sources.get(link.from.as_str()) else {
+                continue;
+            };
+            let (from, to) = (quoted(&link.from), quoted(&link.to));
+            let label = match link.child() {
+                None => format!("{from} extends {to} here"),
+                Some(child) => {
+                    format!(
+                        "{from}'s child {} is an instance of {to} here",
+                        quoted(&child)
+                    )
+                }
+            };
+            let mut related = Related::new(source.file.clone(), label);
+            if let Some((position, span)) = source.locate(&link.path, false) {
+                related.position = Some(position);
+                related.span = Some(span);
+            }
+            diagnostic.related.push(related);
+        }
+        Some((owner.clone(), diagnostic))
     }
 
     /// What `ArchetypeRef` and `AssetPath` fields are checked against.
@@ -1295,6 +1364,9 @@ impl ArchetypeLibrary {
         let Some(archetype) = &slot.current else {
             let reason = match self.states.get(name).map(|s| &s.status) {
                 Some(Status::Dependency(dep)) => format!("it depends on `{dep}`, which has errors"),
+                Some(Status::Cycle(names)) => {
+                    format!("it is part of an inheritance cycle ({names})")
+                }
                 _ => "its file has errors".to_string(),
             };
             return Err(SpawnError::Unavailable {
@@ -1515,6 +1587,14 @@ const PARALLEL_MIN_ITEMS: usize = 256;
 
 /// What resolving one archetype gave, its depth, and the operators it settled with nothing to
 /// work on.
+/// What [`ArchetypeLibrary::resolve_and_compile`] found: each archetype's outcome, what was
+/// compiled, and every inheritance cycle.
+struct Resolution {
+    outcomes: FxHashMap<Arc<str>, ResolveOutcome>,
+    compiled: FxHashMap<Arc<str>, Compiled>,
+    cycles: Vec<Cycle>,
+}
+
 type ResolveOutcome = (
     Result<Arc<ResolvedEntity>, Failure>,
     usize,

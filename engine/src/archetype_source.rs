@@ -2,6 +2,7 @@
 //! `file:line:column`. Which files under the root are archetype files is
 //! [`archetype_tree`](crate::archetype_tree)'s rule.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use crate::archetype_tree::FoundFile;
 use crate::component_registry::ComponentRegistry;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::field_path::FieldPath;
-use crate::json_text::{parse_json, SourceText, TextError};
+use crate::json_text::{parse_json, Position, SourceText, TextError};
 use crate::limits::Limits;
 use crate::regular_file::{
     read_regular_file, read_typed_file, FileKind, FileTooLarge, NotRegularFile,
@@ -156,17 +157,23 @@ impl SourceFile {
     /// Sets the position and span of `diagnostic` to the place at `path` in this file. The
     /// first call indexes the file, so placing all of its problems costs one pass over it.
     pub fn locate_into(&self, diagnostic: &mut Diagnostic, path: &FieldPath, at_key: bool) {
-        let Some(text) = &self.text else { return };
-        let Some(located) = text.locate(path.segments()) else {
-            return;
-        };
+        if let Some((position, span)) = self.locate(path, at_key) {
+            diagnostic.position = Some(position);
+            diagnostic.span = Some(span);
+        }
+    }
+
+    /// The position and span of the place at `path` in this file (its key, when `at_key` and
+    /// the whole path is found), or of as much of the path as is found; `None` without text.
+    pub fn locate(&self, path: &FieldPath, at_key: bool) -> Option<(Position, Range<usize>)> {
+        let text = self.text.as_ref()?;
+        let located = text.locate(path.segments())?;
         let full = located.matched == path.segments().len();
         let span = match (&located.key, at_key && full) {
             (Some(key), true) => key.clone(),
             _ => located.value.clone(),
         };
-        diagnostic.position = Some(text.position(span.start));
-        diagnostic.span = Some(span);
+        Some((text.position(span.start), span))
     }
 }
 

@@ -10,7 +10,7 @@
 //! - children merge by local name; a child entry naming an `archetype` starts over from that
 //!   archetype (what the parents said about that child is replaced); `null` removes a child.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -215,8 +215,68 @@ pub(crate) enum Failure {
     Problems(Vec<ResolveProblem>),
     /// Something it depends on (named) has errors.
     Dependency(String),
-    /// Internal: a cycle being unwound (the names, first repeated at the end).
-    Cycle(Vec<String>),
+    /// It is part of an inheritance cycle (or several), and has no other problem: the cycle
+    /// is reported once for all its members ([`Resolver::take_cycles`]).
+    InCycle,
+    /// Internal: cycles being unwound, each still to reach its first member further up the
+    /// stack.
+    Cycle(Vec<PendingCycle>),
+}
+
+/// One link of an inheritance cycle: archetype `from` names `to` at `path` of its file (an
+/// `extends` entry, or a child's `archetype`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct CycleLink {
+    pub from: String,
+    pub to: String,
+    pub path: FieldPath,
+}
+
+impl CycleLink {
+    /// For a link made by a child's `archetype`: the child's local names from the root, joined
+    /// by `/` (`guard/gun`); `None` for an `extends` entry.
+    pub fn child(&self) -> Option<String> {
+        let segments = self.path.segments();
+        if segments.first() == Some(&PathSegment::Key(keys::EXTENDS.to_string())) {
+            return None;
+        }
+        // The path is `children.<name>(.children.<name>)*.archetype`, as `apply_spec` builds it.
+        let names: Vec<&str> = segments
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [PathSegment::Key(key), PathSegment::Key(name)] if key == keys::CHILDREN => {
+                    Some(name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        Some(names.join("/"))
+    }
+}
+
+/// An inheritance cycle: its links in order, each naming the archetype of the next; the last
+/// names the first. The first link is that of the member first in name order, so a cycle
+/// found from any member is the same.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Cycle {
+    pub links: Vec<CycleLink>,
+}
+
+impl Cycle {
+    /// The members' names in order, the first repeated at the end: `a -> b -> a`.
+    pub fn names(&self) -> String {
+        let mut names: Vec<&str> = self.links.iter().map(|link| link.from.as_str()).collect();
+        names.extend(names.first().copied());
+        names.join(" -> ")
+    }
+}
+
+/// A cycle being unwound: its members from the one further up the stack (where it closes)
+/// down, and the links found so far (the deepest member's first).
+#[derive(Clone, Debug)]
+pub(crate) struct PendingCycle {
+    members: Vec<String>,
+    links: Vec<CycleLink>,
 }
 
 /// A problem in an archetype's own file found while resolving it.
@@ -258,15 +318,20 @@ pub(crate) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
     frame: Frame,
     /// The operators each concrete archetype resolved here settled with nothing to work on.
     unused: FxHashMap<String, Vec<UnusedOperator>>,
+    /// Every inheritance cycle found, each once.
+    cycles: BTreeSet<Cycle>,
 }
 
 /// Per archetype being resolved: the deepest dependency, whether a dependency was cut short by
-/// the depth bound, and the entities its children's archetypes brought.
+/// the depth bound, the entities its children's archetypes brought, whether it is part of an
+/// inheritance cycle, and the cycles through it still being unwound.
 #[derive(Default)]
 struct Frame {
     deepest: usize,
     cut: bool,
     entities: usize,
+    in_cycle: bool,
+    unwinding: Vec<PendingCycle>,
 }
 
 impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
@@ -283,7 +348,14 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             depths: FxHashMap::default(),
             frame: Frame::default(),
             unused: FxHashMap::default(),
+            cycles: BTreeSet::new(),
         }
+    }
+
+    /// Every inheritance cycle found since the last call, in order, each once (however many
+    /// of its members were resolved).
+    pub fn take_cycles(&mut self) -> Vec<Cycle> {
+        std::mem::take(&mut self.cycles).into_iter().collect()
     }
 
     /// The operators `name` (if concrete and resolved here) settled with nothing to work on.
@@ -312,9 +384,10 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             Some(None) => {
                 // `name` is being resolved further up the stack: a cycle.
                 let start = self.stack.iter().position(|n| n == name).unwrap_or(0);
-                let mut cycle = self.stack[start..].to_vec();
-                cycle.push(name.to_string());
-                return Some(Err(Failure::Cycle(cycle)));
+                return Some(Err(Failure::Cycle(vec![PendingCycle {
+                    members: self.stack[start..].to_vec(),
+                    links: Vec::new(),
+                }])));
             }
             None => {}
         }
@@ -336,7 +409,7 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
         self.memo.insert(name.to_string(), None);
         self.stack.push(name.to_string());
         let outer = std::mem::take(&mut self.frame);
-        let (outcome, unwinding) = self.resolve_doc(name, doc);
+        let outcome = self.resolve_doc(name, doc);
         let frame = std::mem::replace(&mut self.frame, outer);
         self.stack.pop();
         let depth = frame.deepest + 1;
@@ -353,29 +426,22 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             self.depths.insert(name.to_string(), depth);
         }
         self.memo.insert(name.to_string(), Some(outcome.clone()));
-        Some(match unwinding {
-            // Members further up the stack are in the cycle too: let them report it.
-            Some(cycle) => Err(Failure::Cycle(cycle)),
-            None => outcome,
+        Some(match frame.unwinding.is_empty() {
+            true => outcome,
+            // Members further up the stack are in these cycles too: they add their links.
+            false => Err(Failure::Cycle(frame.unwinding)),
         })
     }
 
-    /// Resolves one file. Also returns a cycle still being unwound (one that started further
-    /// up the stack), if this archetype is part of it.
-    fn resolve_doc(&mut self, name: &str, doc: &'a ArchetypeDoc) -> (Outcome, Option<Vec<String>>) {
+    /// Resolves one file. Cycles through it that close further up the stack are left in
+    /// `self.frame.unwinding`.
+    fn resolve_doc(&mut self, name: &str, doc: &'a ArchetypeDoc) -> Outcome {
         let mut problems = Vec::new();
-        let mut pending_cycle = None;
         let mut dependency = None;
         let mut entity = ResolvedEntity::default();
         for (i, parent) in doc.extends.iter().enumerate() {
             let path = FieldPath::root().key(keys::EXTENDS).index(i);
-            match self.dependency(
-                name,
-                parent,
-                path.clone(),
-                &mut problems,
-                &mut pending_cycle,
-            ) {
+            match self.dependency(name, parent, path.clone(), &mut problems) {
                 Some(Ok(resolved)) => {
                     for misfit in entity.overlay(&resolved, self.shapes) {
                         problems.push(misfit_problem(parent, path.clone(), misfit));
@@ -395,7 +461,6 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
             &doc.root,
             &FieldPath::root(),
             &mut problems,
-            &mut pending_cycle,
             &mut dependency,
         );
         entity.source = Some(Arc::from(name));
@@ -409,27 +474,25 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
         {
             problems.push(too_many_entities(FieldPath::root().key(keys::CHILDREN)));
         }
-        let unwinding =
-            pending_cycle.filter(|cycle| cycle.first().map(String::as_str) != Some(name));
-        let outcome = if !problems.is_empty() {
+        if !problems.is_empty() {
             Err(Failure::Problems(problems))
+        } else if self.frame.in_cycle {
+            Err(Failure::InCycle)
         } else if let Some(dependency) = dependency {
             Err(Failure::Dependency(dependency))
         } else {
             Ok(Arc::new(entity))
-        };
-        (outcome, unwinding)
+        }
     }
 
     /// Resolves a dependency of `name` written at `path`. `Some(Err(dep))`: a broken
-    /// dependency; `None`: a problem was recorded.
+    /// dependency; `None`: a problem was recorded, or `name` is in a cycle through `target`.
     fn dependency(
         &mut self,
         name: &str,
         target: &str,
         path: FieldPath,
         problems: &mut Vec<ResolveProblem>,
-        pending_cycle: &mut Option<Vec<String>>,
     ) -> Option<Result<Arc<ResolvedEntity>, String>> {
         if matches!((self.lookup)(target), Lookup::Missing) {
             let suggestion = did_you_mean(target, self.names.iter().copied());
@@ -453,35 +516,30 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                 self.frame.deepest = self.frame.deepest.max(depth);
                 Some(Ok(resolved))
             }
-            Err(Failure::Cycle(cycle)) => {
-                if cycle.iter().any(|member| member == name) {
-                    let start = cycle.iter().position(|member| member == name).unwrap_or(0);
-                    let mut rotated: Vec<&str> = cycle[start..cycle.len() - 1]
-                        .iter()
-                        .map(String::as_str)
-                        .collect();
-                    rotated.extend(cycle[..start].iter().map(String::as_str));
-                    rotated.push(name);
-                    problems.push(ResolveProblem {
-                        path,
-                        diagnostic: Diagnostic::error(
-                            DiagnosticCode::InheritanceCycle,
-                            format!("inheritance cycle: {}", rotated.join(" -> ")),
-                        ),
+            Err(Failure::Cycle(cycles)) => {
+                // Every cycle unwinding through `target` goes through `name`, just below it on
+                // the stack: this is its link.
+                for mut cycle in cycles {
+                    cycle.links.push(CycleLink {
+                        from: name.to_string(),
+                        to: target.to_string(),
+                        path: path.clone(),
                     });
-                    *pending_cycle = Some(cycle);
-                    None
-                } else {
-                    Some(Err(target.to_string()))
+                    if cycle.members.first().map(String::as_str) == Some(name) {
+                        self.cycles.insert(closed(cycle.links));
+                    } else {
+                        self.frame.unwinding.push(cycle);
+                    }
                 }
+                self.frame.in_cycle = true;
+                None
             }
-            Err(Failure::Problems(_)) | Err(Failure::Dependency(_)) => {
+            Err(Failure::Problems(_) | Failure::Dependency(_) | Failure::InCycle) => {
                 Some(Err(target.to_string()))
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn apply_spec(
         &mut self,
         name: &str,
@@ -489,7 +547,6 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
         spec: &EntitySpec,
         path: &FieldPath,
         problems: &mut Vec<ResolveProblem>,
-        pending_cycle: &mut Option<Vec<String>>,
         dependency: &mut Option<String>,
     ) {
         for (component, written) in &spec.components {
@@ -527,7 +584,6 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                         archetype,
                         entry_path.key(keys::ARCHETYPE),
                         problems,
-                        pending_cycle,
                     ) {
                         Some(Ok(resolved)) => {
                             // Counted before it is copied: copies are what multiply.
@@ -554,18 +610,21 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                 .map(|f| Arc::from(f.as_str()))
                 .collect();
             add_former_names(&mut child.formerly, &former);
-            self.apply_spec(
-                name,
-                &mut child,
-                entry,
-                &entry_path,
-                problems,
-                pending_cycle,
-                dependency,
-            );
+            self.apply_spec(name, &mut child, entry, &entry_path, problems, dependency);
             entity.children.insert(key, child);
         }
     }
+}
+
+/// The cycle made of `links` as found while unwinding (the deepest member's first), in order
+/// from the member first in name order.
+fn closed(mut links: Vec<CycleLink>) -> Cycle {
+    links.reverse();
+    let first = (0..links.len())
+        .min_by(|&a, &b| links[a].from.cmp(&links[b].from))
+        .unwrap_or(0);
+    links.rotate_left(first);
+    Cycle { links }
 }
 
 /// The problem of a parent's operator that could not be applied, placed at the parent's name
