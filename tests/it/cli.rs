@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused
-mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends
+mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends; a cycle's related places
 mod language; // the designer's language through the CLI: notes, operators, references, the schema
 mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate
 mod scene_check; // scene check over files and directories, every failing scene, every format
@@ -400,12 +400,12 @@ fn validate_in_json_prints_one_object_per_problem() {
     assert_eq!((run.code, run.stderr.as_str()), (1, ""));
     let problems: Vec<Value> = run.stdout.lines().map(parse).collect();
     let expected = [
-        json!({"file": "archetypes/bad name.json", "line": null, "column": null, "end_line": null, "end_column": null, "severity": "error", "code": "invalid-name", "message": "file `bad name.json` does not give a valid archetype name: archetype name `bad name` contains a space; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`", "suggestion": null, "archetype": null, "component": null, "field": null}),
-        json!({"file": "archetypes/goblin.json", "line": 4, "column": 5, "end_line": 4, "end_column": 12, "severity": "error", "code": "unknown-component", "message": "unknown component `Helth`", "suggestion": "Health", "archetype": "goblin", "component": "Helth", "field": null}),
-        json!({"file": "archetypes/goblin.json", "line": 5, "column": 14, "end_line": 5, "end_column": 30, "severity": "error", "code": "invalid-component", "message": "invalid value for `Speed`: missing field `value`", "suggestion": null, "archetype": "goblin", "component": "Speed", "field": null}),
-        json!({"file": "archetypes/goblin.json", "line": 5, "column": 16, "end_line": 5, "end_column": 23, "severity": "error", "code": "unknown-field", "message": "unknown field `valeu` in component `Speed`", "suggestion": "value", "archetype": "goblin", "component": "Speed", "field": "valeu"}),
-        json!({"file": "archetypes/goblin.json", "line": 10, "column": 24, "end_line": 10, "end_column": 32, "severity": "error", "code": "invalid-component", "message": "invalid value for `Health.max`: invalid type: string \"twelve\", expected f32", "suggestion": null, "archetype": "goblin", "component": "Health", "field": "max"}),
-        json!({"file": "archetypes/orc.json", "line": 2, "column": 24, "end_line": 2, "end_column": 24, "severity": "error", "code": "syntax", "message": "expected `,` or `}` after this value", "suggestion": null, "archetype": "orc", "component": null, "field": null}),
+        json!({"file": "archetypes/bad name.json", "line": null, "column": null, "end_line": null, "end_column": null, "severity": "error", "code": "invalid-name", "message": "file `bad name.json` does not give a valid archetype name: archetype name `bad name` contains a space; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`", "suggestion": null, "archetype": null, "component": null, "field": null, "related": []}),
+        json!({"file": "archetypes/goblin.json", "line": 4, "column": 5, "end_line": 4, "end_column": 12, "severity": "error", "code": "unknown-component", "message": "unknown component `Helth`", "suggestion": "Health", "archetype": "goblin", "component": "Helth", "field": null, "related": []}),
+        json!({"file": "archetypes/goblin.json", "line": 5, "column": 14, "end_line": 5, "end_column": 30, "severity": "error", "code": "invalid-component", "message": "invalid value for `Speed`: missing field `value`", "suggestion": null, "archetype": "goblin", "component": "Speed", "field": null, "related": []}),
+        json!({"file": "archetypes/goblin.json", "line": 5, "column": 16, "end_line": 5, "end_column": 23, "severity": "error", "code": "unknown-field", "message": "unknown field `valeu` in component `Speed`", "suggestion": "value", "archetype": "goblin", "component": "Speed", "field": "valeu", "related": []}),
+        json!({"file": "archetypes/goblin.json", "line": 10, "column": 24, "end_line": 10, "end_column": 32, "severity": "error", "code": "invalid-component", "message": "invalid value for `Health.max`: invalid type: string \"twelve\", expected f32", "suggestion": null, "archetype": "goblin", "component": "Health", "field": "max", "related": []}),
+        json!({"file": "archetypes/orc.json", "line": 2, "column": 24, "end_line": 2, "end_column": 24, "severity": "error", "code": "syntax", "message": "expected `,` or `}` after this value", "suggestion": null, "archetype": "orc", "component": null, "field": null, "related": []}),
     ];
     assert_eq!(problems, expected);
     // Keys in the documented order, one object per line.
@@ -448,13 +448,13 @@ fn the_shipped_archetool_does_not_know_a_games_components() {
         &["validate", "--format", "json"],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    let vitality = r#"{"file":"archetypes/enemies/alpha_wolf.json","line":5,"column":5,"end_line":5,"end_column":15,"severity":"error","code":"unknown-component","message":"unknown component `Vitality`","suggestion":null,"archetype":"enemies/alpha_wolf","component":"Vitality","field":null}"#;
+    let vitality = r#"{"file":"archetypes/enemies/alpha_wolf.json","line":5,"column":5,"end_line":5,"end_column":15,"severity":"error","code":"unknown-component","message":"unknown component `Vitality`","suggestion":null,"archetype":"enemies/alpha_wolf","component":"Vitality","field":null,"related":[]}"#;
     assert!(
         run.stdout.lines().any(|line| line == vitality),
         "{}",
         run.stdout
     );
-    let motion = r#"{"file":"archetypes/enemies/wolf.json","line":4,"column":5,"end_line":4,"end_column":13,"severity":"error","code":"unknown-component","message":"unknown component `Motion`","suggestion":null,"archetype":"enemies/wolf","component":"Motion","field":null}"#;
+    let motion = r#"{"file":"archetypes/enemies/wolf.json","line":4,"column":5,"end_line":4,"end_column":13,"severity":"error","code":"unknown-component","message":"unknown component `Motion`","suggestion":null,"archetype":"enemies/wolf","component":"Motion","field":null,"related":[]}"#;
     assert!(
         run.stdout.lines().any(|line| line == motion),
         "{}",

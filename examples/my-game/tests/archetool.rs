@@ -75,9 +75,9 @@ fn mistakes_in_the_games_components_are_placed_with_suggestions() {
     assert_eq!(
         text(&validate.stdout),
         concat!(
-            r#"{"file":"archetypes/bad.json","line":3,"column":35,"end_line":3,"end_column":38,"severity":"error","code":"invalid-component","message":"invalid value for `Motion.velocity[1]`: invalid type: string \"x\", expected f32","suggestion":null,"archetype":"bad","component":"Motion","field":"velocity[1]"}"#,
+            r#"{"file":"archetypes/bad.json","line":3,"column":35,"end_line":3,"end_column":38,"severity":"error","code":"invalid-component","message":"invalid value for `Motion.velocity[1]`: invalid type: string \"x\", expected f32","suggestion":null,"archetype":"bad","component":"Motion","field":"velocity[1]","related":[]}"#,
             "\n",
-            r#"{"file":"archetypes/bad.json","line":4,"column":43,"end_line":4,"end_column":47,"severity":"error","code":"unknown-field","message":"unknown field `mx` in component `Vitality`","suggestion":"max","archetype":"bad","component":"Vitality","field":"mx"}"#,
+            r#"{"file":"archetypes/bad.json","line":4,"column":43,"end_line":4,"end_column":47,"severity":"error","code":"unknown-field","message":"unknown field `mx` in component `Vitality`","suggestion":"max","archetype":"bad","component":"Vitality","field":"mx","related":[]}"#,
             "\n"
         )
     );

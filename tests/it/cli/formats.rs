@@ -1,5 +1,6 @@
 //! Output for CI and code scanning, through the built binary: `--format github` (workflow
-//! annotations) and `--format sarif`, with the start and end of each place.
+//! annotations) and `--format sarif`, with the start and end of each place; an inheritance
+//! cycle with its related places in every format.
 
 use serde_json::{json, Value};
 
@@ -74,4 +75,118 @@ fn a_clean_project_gives_no_annotation_and_an_empty_log() {
     let log: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(log["runs"][0]["results"], json!([]));
     assert_eq!(run.code, 0);
+}
+
+/// Two archetypes extending each other: one cycle, reported once in `a.json` (first by name),
+/// every member's link labelled.
+fn cycle() -> Project {
+    Project::with(&[
+        ("archetypes/a.json", "{ \"extends\": \"b\" }\n"),
+        ("archetypes/b.json", "{\n  \"extends\": [\"a\"]\n}\n"),
+    ])
+}
+
+#[test]
+fn a_cycle_is_one_error_with_each_link_shown_under_its_own_file() {
+    check(
+        &cycle().run(&["validate"]),
+        1,
+        r#"archetypes/a.json:1:14: error[inheritance-cycle]: inheritance cycle: a -> b -> a
+  |
+1 | { "extends": "b" }
+  |              ^^^ `a` extends `b` here
+  |
+ ::: archetypes/b.json:2:15
+  |
+2 |   "extends": ["a"]
+  |               --- `b` extends `a` here
+
+2 archetypes, 1 error, 0 warnings
+"#,
+        "",
+    );
+    // In colour, a related place is drawn in the gutter's colour, as rustc draws it.
+    let coloured = cycle().run(&["validate", "--color", "always"]);
+    assert!(
+        coloured.stdout.contains(concat!(
+            "\x1b[1;34m  |\x1b[0m\x1b[1;31m              ^^^ `a` extends `b` here\x1b[0m\n",
+            "\x1b[1;34m  |\x1b[0m\n",
+            "\x1b[1;34m :::\x1b[0m archetypes/b.json:2:15\n",
+        )),
+        "{}",
+        coloured.stdout
+    );
+    assert!(
+        coloured.stdout.contains(
+            "\x1b[1;34m  |\x1b[0m\x1b[1;34m               --- `b` extends `a` here\x1b[0m\n"
+        ),
+        "{}",
+        coloured.stdout
+    );
+}
+
+#[test]
+fn a_cycle_in_json_lists_each_link_in_related() {
+    check(
+        &cycle().run(&["validate", "--format", "json"]),
+        1,
+        concat!(
+            r#"{"file":"archetypes/a.json","line":1,"column":14,"end_line":1,"end_column":17,"severity":"error","code":"inheritance-cycle","message":"inheritance cycle: a -> b -> a","suggestion":null,"archetype":"a","component":null,"field":null,"related":["#,
+            r#"{"file":"archetypes/a.json","line":1,"column":14,"end_line":1,"end_column":17,"message":"`a` extends `b` here"},"#,
+            r#"{"file":"archetypes/b.json","line":2,"column":15,"end_line":2,"end_column":18,"message":"`b` extends `a` here"}]}"#,
+            "\n",
+        ),
+        "",
+    );
+}
+
+#[test]
+fn a_cycle_annotation_names_each_link_on_a_line_of_its_message() {
+    check(
+        &cycle().run(&["validate", "--format", "github"]),
+        1,
+        concat!(
+            "::error file=archetypes/a.json,line=1,col=14,endLine=1,endColumn=17,title=inheritance-cycle::",
+            "inheritance cycle: a -> b -> a",
+            "%0Aarchetypes/a.json:1:14: `a` extends `b` here",
+            "%0Aarchetypes/b.json:2:15: `b` extends `a` here\n",
+        ),
+        "",
+    );
+}
+
+#[test]
+fn a_cycle_in_sarif_has_each_link_as_a_related_location() {
+    let run = cycle().run(&["validate", "--format", "sarif"]);
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+    let log: Value = serde_json::from_str(&run.stdout).unwrap();
+    let location = |uri: &str, line: usize, column: usize| {
+        json!({
+            "artifactLocation": { "uri": uri },
+            "region": {
+                "startLine": line, "startColumn": column, "endLine": line, "endColumn": column + 3
+            }
+        })
+    };
+    assert_eq!(
+        log["runs"][0]["results"],
+        json!([{
+            "ruleId": "inheritance-cycle",
+            "level": "error",
+            "message": { "text": "inheritance cycle: a -> b -> a" },
+            "locations": [{ "physicalLocation": location("archetypes/a.json", 1, 14) }],
+            "relatedLocations": [
+                {
+                    "id": 0,
+                    "physicalLocation": location("archetypes/a.json", 1, 14),
+                    "message": { "text": "`a` extends `b` here" }
+                },
+                {
+                    "id": 1,
+                    "physicalLocation": location("archetypes/b.json", 2, 15),
+                    "message": { "text": "`b` extends `a` here" }
+                }
+            ]
+        }])
+    );
 }

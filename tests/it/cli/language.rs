@@ -39,7 +39,7 @@ archetypes/enemies/goblin.json:3:5: error[unknown-component]: unknown component 
     let first = json.stdout.lines().next().unwrap_or_default();
     assert_eq!(
         first,
-        r#"{"file":"archetypes/enemies/archer.json","line":2,"column":14,"end_line":2,"end_column":30,"severity":"note","code":"broken-dependency","message":"not fully checked: it depends on `enemies/goblin`, which has errors; its own values were checked as far as they go","suggestion":null,"archetype":"enemies/archer","component":null,"field":null}"#
+        r#"{"file":"archetypes/enemies/archer.json","line":2,"column":14,"end_line":2,"end_column":30,"severity":"note","code":"broken-dependency","message":"not fully checked: it depends on `enemies/goblin`, which has errors; its own values were checked as far as they go","suggestion":null,"archetype":"enemies/archer","component":null,"field":null,"related":[]}"#
     );
 }
 

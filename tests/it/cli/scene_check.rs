@@ -85,9 +85,9 @@ fn json_lists_every_problem_of_every_scene_with_its_end() {
         &run,
         1,
         concat!(
-            r#"{"file":"levels/b/broken.scene.json","line":1,"column":74,"end_line":1,"end_column":81,"severity":"error","code":"unknown-component","message":"entity 00000000000000b1: unknown component `Helth`","suggestion":"Health","archetype":null,"component":null,"field":null}"#,
+            r#"{"file":"levels/b/broken.scene.json","line":1,"column":74,"end_line":1,"end_column":81,"severity":"error","code":"unknown-component","message":"entity 00000000000000b1: unknown component `Helth`","suggestion":"Health","archetype":null,"component":null,"field":null,"related":[]}"#,
             "\n",
-            r#"{"file":"levels/c_typo.scene.json","line":1,"column":97,"end_line":1,"end_column":103,"severity":"error","code":"unknown-field","message":"entity 00000000000000c1: unknown field `valu` in component `Speed`","suggestion":"value","archetype":null,"component":"Speed","field":"valu"}"#,
+            r#"{"file":"levels/c_typo.scene.json","line":1,"column":97,"end_line":1,"end_column":103,"severity":"error","code":"unknown-field","message":"entity 00000000000000c1: unknown field `valu` in component `Speed`","suggestion":"value","archetype":null,"component":"Speed","field":"valu","related":[]}"#,
             "\n",
         ),
         "",

@@ -5,13 +5,16 @@
 //!
 //! Every format gives the start and, where the file's text is known, the end of the place: the
 //! position just after the underlined span (end-exclusive, as SARIF counts it), lines and
-//! columns 1-based, columns in characters.
+//! columns 1-based, columns in characters. The other places a problem concerns (an inheritance
+//! cycle's links, [`Diagnostic::related`]) come with it, each with its label: a `related`
+//! array in JSON, `relatedLocations` in SARIF, a line each in a GitHub annotation's message
+//! (annotations have one place).
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
-use archetype_engine::{Diagnostic, Position, Severity};
+use archetype_engine::{Diagnostic, Position, Related, Severity};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -33,6 +36,18 @@ struct JsonDiagnostic<'a> {
     archetype: Option<&'a str>,
     component: Option<&'a str>,
     field: Option<String>,
+    related: Vec<JsonRelated<'a>>,
+}
+
+/// A related place of a problem in `--format json`.
+#[derive(Serialize)]
+struct JsonRelated<'a> {
+    file: String,
+    line: Option<usize>,
+    column: Option<usize>,
+    end_line: Option<usize>,
+    end_column: Option<usize>,
+    message: &'a str,
 }
 
 /// Writes one problem as a line of JSON.
@@ -59,6 +74,19 @@ pub(crate) fn write_json(
             .as_ref()
             .filter(|field| !field.is_empty())
             .map(ToString::to_string),
+        related: (diagnostic.related.iter())
+            .map(|related| {
+                let end = sources.related_end(related);
+                JsonRelated {
+                    file: shown_path(&related.file),
+                    line: related.position.map(|position| position.line),
+                    column: related.position.map(|position| position.column),
+                    end_line: end.map(|end| end.line),
+                    end_column: end.map(|end| end.column),
+                    message: &related.message,
+                }
+            })
+            .collect(),
     };
     let text = serde_json::to_string(&line).map_err(|error| CliError::Output(error.into()))?;
     writeln!(out, "{}", escape_c1(&text))?;
@@ -66,7 +94,8 @@ pub(crate) fn write_json(
 }
 
 /// Writes one problem as a GitHub Actions workflow command:
-/// `::error file=F,line=L,col=C,endLine=L,endColumn=C,title=CODE::MESSAGE`.
+/// `::error file=F,line=L,col=C,endLine=L,endColumn=C,title=CODE::MESSAGE`; the message's
+/// further lines are its related places (`file:line:col: label`), then the help.
 pub(crate) fn write_github(
     out: &mut dyn Write,
     diagnostic: &Diagnostic,
@@ -84,6 +113,14 @@ pub(crate) fn write_github(
     }
     properties.push(format!("title={}", diagnostic.code));
     let mut message = diagnostic.message.clone();
+    for related in &diagnostic.related {
+        message.push('\n');
+        message.push_str(&shown_path(&related.file));
+        if let Some(at) = related.position {
+            message.push_str(&format!(":{}:{}", at.line, at.column));
+        }
+        message.push_str(&format!(": {}", related.message));
+    }
     if let Some(help) = diagnostic.help() {
         message.push_str(&format!("\nhelp: {help}"));
     }
@@ -135,11 +172,15 @@ impl SarifLog {
             "message": { "text": text },
         });
         if let Some(file) = &diagnostic.file {
-            let mut location = json!({ "artifactLocation": { "uri": file_uri(file) } });
-            if let Some(start) = diagnostic.position {
-                location["region"] = region(start, sources.end_of(diagnostic));
-            }
+            let end = sources.end_of(diagnostic);
+            let location = physical_location(file, diagnostic.position, end);
             result["locations"] = json!([{ "physicalLocation": location }]);
+        }
+        if !diagnostic.related.is_empty() {
+            let related: Vec<Value> = (diagnostic.related.iter().enumerate())
+                .map(|(id, related)| related_location(id, related, sources))
+                .collect();
+            result["relatedLocations"] = Value::Array(related);
         }
         self.results.push(result);
     }
@@ -165,6 +206,25 @@ impl SarifLog {
         writeln!(out, "{}", escape_c1(&text))?;
         Ok(())
     }
+}
+
+/// A SARIF `physicalLocation`: the file, and the region when the start is known.
+fn physical_location(file: &Path, start: Option<Position>, end: Option<Position>) -> Value {
+    let mut location = json!({ "artifactLocation": { "uri": file_uri(file) } });
+    if let Some(start) = start {
+        location["region"] = region(start, end);
+    }
+    location
+}
+
+/// A SARIF related location: its `id` (its index), place and label.
+fn related_location(id: usize, related: &Related, sources: &SourceTexts<'_>) -> Value {
+    let end = sources.related_end(related);
+    json!({
+        "id": id,
+        "physicalLocation": physical_location(&related.file, related.position, end),
+        "message": { "text": related.message },
+    })
 }
 
 fn region(start: Position, end: Option<Position>) -> Value {

@@ -1,5 +1,8 @@
 //! The source snippet under a diagnostic, rustc-style in ASCII: the lines of the problem's span,
-//! the span underlined (`^^^` on one line; `/--^` … `\--^` over several), then the help note.
+//! the span underlined (`^^^` on one line; `/--^` … `\--^` over several) and labelled when the
+//! diagnostic labels its own place, then each related place (` ::: file:line:col`, its line,
+//! the place underlined `---` with its label), then the help note. Line numbers of all of them
+//! share one column width.
 //!
 //! What is shown is bounded whatever the file: a line wider than [`WINDOW`] columns is cut to a
 //! window around the place, with `…` where it was cut (a minified file is one long line, and a
@@ -105,6 +108,14 @@ impl<'a> FileLines<'a> {
         (index + 1, column + 1)
     }
 
+    /// `span` on character boundaries, if it is in the text.
+    fn checked(&self, span: &Range<usize>) -> Option<Range<usize>> {
+        if span.start > span.end || span.end > self.text.len() {
+            return None;
+        }
+        Some(self.char_boundary_at_or_before(span.start)..self.char_boundary_at_or_before(span.end))
+    }
+
     fn char_boundary_at_or_before(&self, offset: usize) -> usize {
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
@@ -116,40 +127,121 @@ impl<'a> FileLines<'a> {
 
 /// The snippet for `span` of `file`, ending with `help` as a note, its underline drawn in
 /// `underline`'s colour (when colour is on). `None` if the span is not in the text.
-pub(crate) fn snippet(
+#[cfg(test)]
+fn snippet(
     file: &FileLines<'_>,
     span: Range<usize>,
     help: Option<&str>,
     underline: Style,
 ) -> Option<Snippet> {
-    if span.start > span.end || span.end > file.text.len() {
+    let mut snippets = Snippets::new(gutter_width(file, &span)?);
+    let mark = Mark {
+        label: None,
+        primary: true,
+        style: underline,
+    };
+    if !snippets.place(file, span, mark) {
         return None;
     }
-    let span =
-        file.char_boundary_at_or_before(span.start)..file.char_boundary_at_or_before(span.end);
-    let (first, last) = (file.line_of(span.start), file.line_of(span.end));
-    let pad = (last + 1).to_string().len();
-    let mut out = Drawing {
-        lines: Vec::new(),
-        pad,
-        underline,
-    };
-    out.gutter(' ', "");
-    if first == last {
-        single_line(file, first, span, &mut out);
-    } else {
-        several_lines(file, first..last, span, &mut out);
-    }
     if let Some(help) = help {
+        snippets.help(help);
+    }
+    Some(snippets.finish())
+}
+
+/// The width of the line-number column a snippet of `span` needs (the digits of its last
+/// line's number); `None` if the span is not in the text.
+pub(crate) fn gutter_width(file: &FileLines<'_>, span: &Range<usize>) -> Option<usize> {
+    let span = file.checked(span)?;
+    Some((file.line_of(span.end) + 1).to_string().len())
+}
+
+/// How a place is marked in a snippet.
+#[derive(Clone, Copy)]
+pub(crate) struct Mark<'a> {
+    /// Written after the underline.
+    pub(crate) label: Option<&'a str>,
+    /// `^` under the problem's own place, `-` under a related one (as rustc draws them).
+    pub(crate) primary: bool,
+    /// The colour of the underline and the label (when colour is on).
+    pub(crate) style: Style,
+}
+
+/// The snippets of one report, drawn one after the other with line numbers in one column
+/// width: the problem's place, related places, the help.
+pub(crate) struct Snippets {
+    out: Drawing,
+}
+
+impl Snippets {
+    /// Snippets whose line numbers take `pad` columns (at least: see [`gutter_width`]).
+    pub(crate) fn new(pad: usize) -> Self {
+        Snippets {
+            out: Drawing {
+                lines: Vec::new(),
+                pad,
+                underline: Style::Gutter,
+                marker: '^',
+                label: None,
+            },
+        }
+    }
+
+    /// Draws the lines of `span` with the span underlined as `mark` says; `false` (and nothing
+    /// drawn) if the span is not in the text.
+    pub(crate) fn place(&mut self, file: &FileLines<'_>, span: Range<usize>, mark: Mark) -> bool {
+        let Some(span) = file.checked(&span) else {
+            return false;
+        };
+        let (first, last) = (file.line_of(span.start), file.line_of(span.end));
+        let out = &mut self.out;
+        out.pad = out.pad.max((last + 1).to_string().len());
+        out.underline = mark.style;
+        out.marker = if mark.primary { '^' } else { '-' };
+        out.label = mark.label.map(|label| printable(label).into_owned());
+        out.gutter(' ', "");
+        if first == last {
+            single_line(file, first, span, out);
+        } else {
+            several_lines(file, first..last, span, out);
+        }
+        true
+    }
+
+    /// The line that introduces a related place, ` ::: file:line:col` (after a blank gutter
+    /// line when something was drawn before it).
+    pub(crate) fn related(&mut self, location: &str) {
+        let out = &mut self.out;
+        if !out.lines.is_empty() {
+            out.gutter(' ', "");
+        }
+        out.lines.push(vec![
+            (
+                Some(Style::Gutter),
+                format!("{:pad$}:::", "", pad = out.pad),
+            ),
+            (None, format!(" {}", printable(location))),
+        ]);
+    }
+
+    /// The help note: `= help: ...`.
+    pub(crate) fn help(&mut self, help: &str) {
+        let out = &mut self.out;
         out.gutter(' ', "");
         out.lines.push(vec![
-            (Some(Style::Gutter), format!("{:pad$} =", "")),
+            (Some(Style::Gutter), format!("{:pad$} =", "", pad = out.pad)),
             (None, " ".to_string()),
             (Some(Style::Help), "help".to_string()),
             (None, format!(": {}", printable(help))),
         ]);
     }
-    Some(Snippet { lines: out.lines })
+
+    /// The drawn snippets.
+    pub(crate) fn finish(self) -> Snippet {
+        Snippet {
+            lines: self.out.lines,
+        }
+    }
 }
 
 /// A drawn snippet: lines of parts, each part plain or in a style.
@@ -200,11 +292,14 @@ fn trailing_spaces(line: &[(Option<Style>, String)]) -> usize {
     count
 }
 
-/// Lines being drawn, with the width of the line-number column and the underline's style.
+/// Lines being drawn, with the width of the line-number column, and the underline's style,
+/// character (`^` or `-`) and label for the place being drawn.
 struct Drawing {
     lines: Vec<Vec<(Option<Style>, String)>>,
     pad: usize,
     underline: Style,
+    marker: char,
+    label: Option<String>,
 }
 
 impl Drawing {
@@ -222,6 +317,31 @@ impl Drawing {
             (Some(Style::Gutter), gutter),
             (Some(style), underline.to_string()),
         ]);
+    }
+
+    /// An underline drawn with `^` (the point) and `-` (a span's side), as the place's marker
+    /// draws it: unchanged for the problem's own place; `-` for the point and `_` for the side
+    /// for a related place (as rustc draws one).
+    fn marked(&self, underline: &str) -> String {
+        match self.marker {
+            '^' => underline.to_string(),
+            marker => underline
+                .replace('-', "_")
+                .replace('^', &marker.to_string()),
+        }
+    }
+
+    /// The underline's last line: `underline` as the place's marker draws it ([`marked`]),
+    /// then the label.
+    ///
+    /// [`marked`]: Self::marked
+    fn underline_end(&mut self, underline: &str) {
+        let mut underline = self.marked(underline);
+        if let Some(label) = &self.label {
+            underline.push(' ');
+            underline.push_str(label);
+        }
+        self.gutter(' ', &underline);
     }
 
     /// A source line: its number, the left column of a span over several lines, the text.
@@ -245,10 +365,11 @@ fn single_line(file: &FileLines<'_>, index: usize, span: Range<usize>, out: &mut
     // At least one caret, under the end of the line if that is where the span is.
     let to = to.max(from + 1);
     let (before, under) = shown.underline(from..to);
-    out.gutter(
-        ' ',
-        &format!(" {}{}", " ".repeat(before), "^".repeat(under.max(1))),
-    );
+    out.underline_end(&format!(
+        " {}{}",
+        " ".repeat(before),
+        "^".repeat(under.max(1))
+    ));
 }
 
 /// A span over lines `lines.start..=lines.end`: the first line with `/` and `-` up to the
@@ -267,7 +388,8 @@ fn several_lines(file: &FileLines<'_>, lines: Range<usize>, span: Range<usize>, 
         // Up to and including the first character of the span (not the end of the line).
         let (before, under) = shown.underline(from..from + 1);
         let under = if from < line.len() { under } else { 0 };
-        out.gutter(' ', &format!(" /{}^", "-".repeat(before + under)));
+        let start = out.marked(&format!(" /{}^", "-".repeat(before + under)));
+        out.gutter(' ', &start);
     }
     let shown_lines: Vec<usize> = (first + 1..last)
         .filter(|&i| i - first <= START_CONTEXT || last - i <= END_CONTEXT)
@@ -284,7 +406,7 @@ fn several_lines(file: &FileLines<'_>, lines: Range<usize>, span: Range<usize>, 
     let shown = Shown::around(line, to.saturating_sub(1));
     out.source(last, " |", &shown);
     let (before, _) = shown.underline(to..to + 1);
-    out.gutter(' ', &format!(" \\{}^", "-".repeat(before)));
+    out.underline_end(&format!(" \\{}^", "-".repeat(before)));
 }
 
 /// What goes between two shown lines of a span over several lines: nothing when they follow
@@ -470,6 +592,52 @@ mod tests {
             Some(expected)
         );
         assert!(snippet(&file, 12..40, None, Style::Error).is_none());
+    }
+
+    #[test]
+    fn related_places_follow_with_their_labels_and_one_gutter_width() {
+        let a = "{ \"extends\": \"b\" }\n";
+        let b = format!("{}{{ \"extends\": [\n  \"a\"\n] }}\n", "\n".repeat(9));
+        let (a_lines, b_lines) = (FileLines::new(a), FileLines::new(&b));
+        let a_span = a.find("\"b\"").expect("b")..a.find("\"b\"").expect("b") + 3;
+        let b_span = b.find('[').expect("[")..b.find(']').expect("]") + 1;
+        let pad = [(&a_lines, &a_span), (&b_lines, &b_span)]
+            .into_iter()
+            .filter_map(|(file, span)| gutter_width(file, span))
+            .max()
+            .expect("in the text");
+        assert_eq!(pad, 2);
+        let mut snippets = Snippets::new(pad);
+        let own = Mark {
+            label: Some("`a` extends `b` here"),
+            primary: true,
+            style: Style::Error,
+        };
+        assert!(snippets.place(&a_lines, a_span, own));
+        snippets.related("b.json:10:13");
+        let related = Mark {
+            label: Some("`b` extends \u{1b}[2J here"),
+            primary: false,
+            style: Style::Gutter,
+        };
+        assert!(snippets.place(&b_lines, b_span, related));
+        assert!(!snippets.place(&b_lines, 0..999, related));
+        snippets.help("fix it");
+        let expected = r#"   |
+ 1 | { "extends": "b" }
+   |              ^^^ `a` extends `b` here
+   |
+  ::: b.json:10:13
+   |
+10 |   { "extends": [
+   | /______________-
+11 | |   "a"
+12 | | ] }
+   | \_- `b` extends \u{1b}[2J here
+   |
+   = help: fix it
+"#;
+        assert_eq!(snippets.finish().to_string(), expected);
     }
 
     #[test]

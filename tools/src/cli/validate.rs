@@ -7,11 +7,11 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
-use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Severity};
+use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Related, Severity};
 use clap::{Args, ValueEnum};
 
 use super::raw_json::value_span_at;
-use super::snippet::{snippet, FileLines, Snippet};
+use super::snippet::{gutter_width, FileLines, Mark, Snippets};
 use super::style::{paint, Style};
 use super::{count, report, CliError, Context, DirArg, Exit};
 
@@ -33,7 +33,8 @@ pub enum OutputFormat {
     Human,
     /// For editors and scripts: JSON Lines, one object per problem: file, line, column,
     /// end_line, end_column, severity, code, message, suggestion, archetype, component, field
-    /// (null when unknown).
+    /// (null when unknown), related (the other places it concerns: file, line, column,
+    /// end_line, end_column, message).
     Json,
     /// For GitHub Actions: one workflow command per problem
     /// (`::error file=...,line=...,col=...,endLine=...,endColumn=...,title=CODE::MESSAGE`),
@@ -132,8 +133,23 @@ impl<'a> SourceTexts<'a> {
     /// Without a span (scene errors have only a position), the JSON value or key at the
     /// position.
     fn span_of(&self, diagnostic: &Diagnostic) -> Option<(&FileLines<'a>, Range<usize>)> {
-        let file = self.0.get(diagnostic.file.as_deref()?)?;
-        let span = match (&diagnostic.span, diagnostic.position) {
+        let file = diagnostic.file.as_deref()?;
+        self.place(file, diagnostic.span.as_ref(), diagnostic.position)
+    }
+
+    /// [`span_of`](Self::span_of) for a related place.
+    fn related_span(&self, related: &Related) -> Option<(&FileLines<'a>, Range<usize>)> {
+        self.place(&related.file, related.span.as_ref(), related.position)
+    }
+
+    fn place(
+        &self,
+        file: &Path,
+        span: Option<&Range<usize>>,
+        position: Option<Position>,
+    ) -> Option<(&FileLines<'a>, Range<usize>)> {
+        let file = self.0.get(file)?;
+        let span = match (span, position) {
             (Some(span), _) => span.clone(),
             (None, Some(position)) => {
                 value_span_at(file.text(), file.offset_of(position.line, position.column))
@@ -145,10 +161,19 @@ impl<'a> SourceTexts<'a> {
 
     /// Where a diagnostic's place ends: the position just after its span.
     pub(crate) fn end_of(&self, diagnostic: &Diagnostic) -> Option<Position> {
-        let (file, span) = self.span_of(diagnostic)?;
-        let (line, column) = file.position_of(span.end);
-        Some(Position { line, column })
+        end(self.span_of(diagnostic)?)
     }
+
+    /// Where a related place ends: the position just after its span.
+    pub(crate) fn related_end(&self, related: &Related) -> Option<Position> {
+        end(self.related_span(related)?)
+    }
+}
+
+/// The position just after `span`.
+fn end((file, span): (&FileLines<'_>, Range<usize>)) -> Option<Position> {
+    let (line, column) = file.position_of(span.end);
+    Some(Position { line, column })
 }
 
 /// Writes the first line of a report: `path:line:col: error[code]: message` (as much of the
@@ -177,27 +202,66 @@ fn severity_style(severity: Severity) -> Style {
 }
 
 /// Writes one diagnostic: the header, then (when the file and the place are known) the source
-/// line with the place underlined, then the suggestion as `= help: did you mean ...?`.
+/// line with the place underlined (and labelled, when the diagnostic labels it), then each
+/// related place rustc-style (` ::: file:line:col`, its line, the place underlined `---` with
+/// its label), then the suggestion as `= help: did you mean ...?`.
 pub(crate) fn write_human(
     out: &mut dyn Write,
     diagnostic: &Diagnostic,
     sources: &SourceTexts<'_>,
 ) -> Result<(), CliError> {
     write_header(out, diagnostic)?;
-    if let Some(snippet) = snippet_of(diagnostic, sources) {
-        snippet.write(out)?;
-    } else if let Some(help) = diagnostic.help() {
-        paint(out, Style::Gutter, "  =")?;
-        write!(out, " ")?;
-        paint(out, Style::Help, "help")?;
-        writeln!(out, ": {help}")?;
+    let own = sources.span_of(diagnostic);
+    let related: Vec<(&Related, _)> = diagnostic
+        .related_elsewhere()
+        .map(|related| (related, sources.related_span(related)))
+        .collect();
+    let places = own
+        .iter()
+        .chain(related.iter().filter_map(|(_, place)| place.as_ref()));
+    let pad = places
+        .filter_map(|(file, span)| gutter_width(file, span))
+        .max()
+        .unwrap_or(1);
+    let mut snippets = Snippets::new(pad);
+    let mut drawn = false;
+    if let Some((file, span)) = own {
+        let mark = Mark {
+            label: diagnostic.own_label(),
+            primary: true,
+            style: severity_style(diagnostic.severity),
+        };
+        drawn = snippets.place(file, span, mark);
     }
-    Ok(())
-}
-
-/// The source snippet of a diagnostic ([`snippet`]), or `None` when there is no place to show.
-fn snippet_of(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> Option<Snippet> {
-    let (file, span) = sources.span_of(diagnostic)?;
-    let underline = severity_style(diagnostic.severity);
-    snippet(file, span, diagnostic.help().as_deref(), underline)
+    for (related, place) in related {
+        let location = match related.position {
+            Some(at) => format!("{}:{}:{}", related.file.display(), at.line, at.column),
+            None => related.file.display().to_string(),
+        };
+        let mark = Mark {
+            label: Some(&related.message),
+            primary: false,
+            style: Style::Gutter,
+        };
+        match place {
+            Some((file, span)) if gutter_width(file, &span).is_some() => {
+                snippets.related(&location);
+                snippets.place(file, span, mark);
+            }
+            // No text to show: the label goes on the place's line.
+            _ => snippets.related(&format!("{location}: {}", related.message)),
+        }
+        drawn = true;
+    }
+    match diagnostic.help() {
+        Some(help) if drawn => snippets.help(&help),
+        Some(help) => {
+            paint(out, Style::Gutter, "  =")?;
+            write!(out, " ")?;
+            paint(out, Style::Help, "help")?;
+            writeln!(out, ": {help}")?;
+        }
+        None => {}
+    }
+    Ok(snippets.finish().write(out)?)
 }
