@@ -137,6 +137,7 @@ fn read(name: &str) -> Result<ArchetypeRef, String> {
 
 /// In archetype files an archetype name; `archetool schema` adds the names that exist as
 /// suggestions.
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for ArchetypeRef {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "ArchetypeRef".into()

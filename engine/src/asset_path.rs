@@ -165,6 +165,7 @@ fn form_problem(path: &str) -> Option<RefFailure> {
     })
 }
 
+#[cfg(feature = "schema")]
 impl<K: AssetKind> schemars::JsonSchema for AssetPath<K> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "AssetPath".into()
@@ -186,6 +187,7 @@ impl<K: AssetKind> schemars::JsonSchema for AssetPath<K> {
     }
 }
 
+#[cfg(feature = "schema")]
 fn regex_escape(text: &str) -> String {
     text.chars()
         .flat_map(|ch| match ch.is_ascii_alphanumeric() {
