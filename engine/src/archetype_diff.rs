@@ -80,7 +80,16 @@ pub(crate) fn diff_archetypes(
             match after.get(id) {
                 None => changes.push(ComponentChange::Remove(*id)),
                 Some(new_value) => {
-                    if let Some(patch) = merge_patch::diff(old_value, new_value) {
+                    let Some(mut patch) = merge_patch::diff(old_value, new_value) else {
+                        continue;
+                    };
+                    // Live entities keep the values they rolled; later spawns roll anew.
+                    let masks = [new_node.varied_mask(*id), old_node.varied_mask(*id)];
+                    let mut left = true;
+                    for mask in masks.iter().flatten() {
+                        left = left && merge_patch::remove_overridden(&mut patch, mask);
+                    }
+                    if left {
                         changes.push(ComponentChange::Patch(*id, patch));
                     }
                 }

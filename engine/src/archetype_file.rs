@@ -57,6 +57,14 @@ pub mod keys {
     pub const MUL: &str = "$mul";
     /// Every operator. In component values, keys starting with `$` are operators.
     pub const OPERATORS: [&str; 6] = [APPEND, PREPEND, UNION, REMOVE, ADD, MUL];
+    /// Spawn-time variation, in place of a number: rolls one in `[low, high]` per spawned
+    /// entity (a whole number where the field takes whole numbers).
+    pub const RANGE: &str = "$range";
+    /// Spawn-time variation, in place of any value: rolls one of the values listed per spawned
+    /// entity.
+    pub const PICK: &str = "$pick";
+    /// Every spawn-time variation.
+    pub const VARIATIONS: [&str; 2] = [RANGE, PICK];
 }
 
 /// The newest archetype file format version this library reads.

@@ -31,6 +31,7 @@ use crate::partial_check::{not_fully_checked, own_values, where_named};
 use crate::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
 use crate::resolver::{supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator};
 use crate::spawn_error::SpawnError;
+use crate::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
 use crate::suggest::did_you_mean;
 
 /// How a library reads its files.
@@ -106,6 +107,8 @@ pub struct ArchetypeLibrary {
     targets_stale: bool,
     /// The files under the assets root, when there is one.
     assets: Option<Arc<AssetIndex>>,
+    /// Rolls spawn-time variations (`$range`, `$pick`).
+    rng: SpawnRng,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -301,7 +304,46 @@ impl ArchetypeLibrary {
             targets: Arc::default(),
             targets_stale: true,
             assets: None,
+            rng: SpawnRng::new(DEFAULT_SPAWN_SEED),
         }
+    }
+
+    /// Restarts the random numbers that spawn-time variations (`$range`, `$pick`) are rolled
+    /// from. The same seed and the same spawns in the same order give the same world; a library
+    /// starts with [`DEFAULT_SPAWN_SEED`], so runs are alike until a game seeds it (from the
+    /// clock, a save's seed, a replay's).
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    /// # struct Health { max: u32 }
+    /// # let mut registry = ComponentRegistry::new();
+    /// # registry.register::<Health>()?;
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+    /// library.set_source("goblin.json", Some(r#"{ "components": { "Health": { "max": { "$range": [8, 12] } } } }"#));
+    /// let mut world = hecs::World::new();
+    /// let mut roll = |library: &ArchetypeLibrary, world: &mut hecs::World| -> Vec<u32> {
+    ///     (0..20).map(|_| {
+    ///         let goblin = library.spawn(world, "goblin").unwrap();
+    ///         world.get::<&Health>(goblin).unwrap().max
+    ///     }).collect()
+    /// };
+    /// library.set_spawn_seed(42);
+    /// let first = roll(&library, &mut world);
+    /// assert!(first.iter().all(|max| (8..=12).contains(max)));
+    /// library.set_spawn_seed(42);
+    /// assert_eq!(roll(&library, &mut world), first);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_spawn_seed(&self, seed: u64) {
+        self.rng.reseed(seed);
+    }
+
+    /// The random numbers spawn-time variations are rolled from.
+    pub(crate) fn spawn_rng(&self) -> &SpawnRng {
+        &self.rng
     }
 
     /// The component registry the library reads with.
@@ -1408,7 +1450,7 @@ impl ArchetypeLibrary {
         let archetype = self.spawnable(name)?;
         match &archetype.compiled {
             Some(compiled) => compiled
-                .spawn(world, &self.registry, None)
+                .spawn(world, &self.registry, None, &self.rng)
                 .map_err(|error| SpawnError::internal(name, error)),
             None => Err(SpawnError::Abstract {
                 name: name.to_string(),
@@ -1440,7 +1482,7 @@ impl ArchetypeLibrary {
         let archetype = self.spawnable_slot(id, name)?;
         match &archetype.compiled {
             Some(compiled) => compiled
-                .spawn(world, &self.registry, None)
+                .spawn(world, &self.registry, None, &self.rng)
                 .map_err(|error| SpawnError::internal(name, error)),
             None => Err(SpawnError::Abstract {
                 name: name.to_string(),
@@ -1509,7 +1551,7 @@ impl ArchetypeLibrary {
                 suggestion: problem.suggestion,
             })?;
         compiled
-            .spawn(world, &self.registry, Some(&checked))
+            .spawn(world, &self.registry, Some(&checked), &self.rng)
             .map_err(|error| SpawnError::internal(name, error))
     }
 
@@ -1532,7 +1574,7 @@ impl ArchetypeLibrary {
         };
         let count = u32::try_from(count).map_err(|_| SpawnError::TooMany { count })?;
         compiled
-            .spawn_many(world, &self.registry, count)
+            .spawn_many(world, &self.registry, count, &self.rng)
             .map_err(|error| SpawnError::internal(name, error))
     }
 }

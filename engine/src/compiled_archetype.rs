@@ -26,10 +26,12 @@ use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::Shape;
 use crate::reference_context::ReferenceContext;
 use crate::resolver::{ResolvedEntity, UnusedOperator};
+use crate::spawn_rng::SpawnRng;
 use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
 use crate::value_merge::ValueShapes;
 use crate::value_reader::ReadErrorKind;
+use crate::variation::{rolled_value, Rolled, Spec, SpecProblem, Varied};
 
 /// A concrete archetype ready to spawn.
 pub(crate) struct CompiledArchetype {
@@ -57,10 +59,36 @@ pub(crate) struct CompiledNode {
     pub template: BuiltEntityClone,
     /// The same component values, for builders and column batches.
     pub typed: Vec<(ComponentId, TypedValue)>,
-    /// Components holding `#` references: decoded per spawn, once the entities exist.
+    /// Components holding `#` references: decoded per spawn, once the entities exist (their
+    /// variations rolled first).
     pub with_refs: Vec<(ComponentId, Value)>,
+    /// Components of `typed` whose values vary per spawn (`$range`, `$pick`): `typed` and the
+    /// template hold their first outcome, each spawn rolls its own.
+    pub varied: Vec<(ComponentId, Varied)>,
     /// The column layout of a batch of this entity (components, `StableId`, marker).
     pub batch_type: ColumnBatchType,
+}
+
+impl CompiledNode {
+    /// A rolled value of each component that varies per spawn.
+    pub(crate) fn rolled<'a>(
+        &'a self,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+    ) -> Result<Vec<(ComponentId, Rolled<'a>)>, ValueError> {
+        self.varied
+            .iter()
+            .map(|(id, varied)| Ok((*id, varied.roll(registry.ops(*id), rng)?)))
+            .collect()
+    }
+
+    /// The changes of `component` that hot reload leaves to the values each entity rolled.
+    pub(crate) fn varied_mask(&self, component: ComponentId) -> Option<Value> {
+        self.varied
+            .iter()
+            .find(|(id, _)| *id == component)
+            .map(|(_, varied)| varied.mask())
+    }
 }
 
 /// A problem compiling one component of one entity of an archetype.
@@ -139,6 +167,7 @@ pub(crate) fn compile(
                 let mut template = EntityBuilderClone::new();
                 let mut typed = Vec::new();
                 let mut with_refs = Vec::new();
+                let mut varied = Vec::new();
                 let mut batch_type = ColumnBatchType::new();
                 for (name, value) in &node.entity.components {
                     let Some(id) = registry.id(name) else {
@@ -161,6 +190,27 @@ pub(crate) fn compile(
                         check.used = false;
                         check.failure = None;
                     }
+                    let spec = match Spec::find(value, name, registry) {
+                        Ok(spec) => spec,
+                        Err(SpecProblem { field, message }) => {
+                            hard_error = true;
+                            let message =
+                                format!("invalid value for {}: {message}", place(name, &field));
+                            problems.push(problem(
+                                node,
+                                name,
+                                field,
+                                DiagnosticCode::InvalidOperator,
+                                message,
+                                None,
+                            ));
+                            continue;
+                        }
+                    };
+                    // A varying value is checked and kept as its first outcome.
+                    let first = spec.as_ref().map(|spec| spec.first(value));
+                    let written = value;
+                    let value = first.as_ref().unwrap_or(value);
                     let mut unknown = Vec::new();
                     forget_reference_failure();
                     let decoded = registry.ops(id).decode(value, &mut unknown);
@@ -172,8 +222,19 @@ pub(crate) fn compile(
                     match decoded {
                         Ok(value_typed) => {
                             if used {
-                                with_refs.push((id, value.clone()));
+                                with_refs.push((id, written.clone()));
                             } else {
+                                if let Some(spec) = spec {
+                                    match Varied::compile(spec, written, registry.ops(id)) {
+                                        Ok(compiled) => varied.push((id, compiled)),
+                                        Err(error) => {
+                                            hard_error = true;
+                                            problems.push(value_problem(
+                                                registry, id, node, name, error,
+                                            ));
+                                        }
+                                    }
+                                }
                                 registry
                                     .ops(id)
                                     .add_to_template(&value_typed, &mut template);
@@ -220,6 +281,7 @@ pub(crate) fn compile(
                     template: template.build(),
                     typed,
                     with_refs,
+                    varied,
                     batch_type,
                 });
             }
@@ -607,6 +669,7 @@ impl CompiledArchetype {
         world: &mut World,
         registry: &ComponentRegistry,
         overrides: Option<&CheckedOverrides>,
+        rng: &SpawnRng,
     ) -> Result<Entity, ValueError> {
         if self.simple && overrides.is_none() {
             let root = &self.nodes[0];
@@ -614,9 +677,22 @@ impl CompiledArchetype {
             if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
                 *id = StableId::generate();
             }
+            // Values that vary replace the template's first outcome (in place: same components).
+            for (component, varied) in &root.varied {
+                let ops = registry.ops(*component);
+                match varied.roll(ops, rng) {
+                    Ok(value) => {
+                        ops.insert_typed(world, entity, value.typed());
+                    }
+                    Err(error) => {
+                        let _ = world.despawn(entity);
+                        return Err(error);
+                    }
+                }
+            }
             return Ok(entity);
         }
-        self.spawn_general(world, registry, overrides)
+        self.spawn_general(world, registry, overrides, rng)
     }
 
     fn spawn_general(
@@ -624,6 +700,7 @@ impl CompiledArchetype {
         world: &mut World,
         registry: &ComponentRegistry,
         overrides: Option<&CheckedOverrides>,
+        rng: &SpawnRng,
     ) -> Result<Entity, ValueError> {
         let entities: Arc<[Entity]> = world.reserve_entities(self.nodes.len() as u32).collect();
         // Decode everything before touching the world, so a failure leaves it as it was.
@@ -633,9 +710,24 @@ impl CompiledArchetype {
             let replaced = |id: ComponentId| {
                 i == 0 && overrides.is_some_and(|o| o.replace.iter().any(|(r, _)| *r == id))
             };
+            let rolled = match node.rolled(registry, rng) {
+                Ok(rolled) => rolled,
+                Err(error) => {
+                    for &entity in entities.iter() {
+                        let _ = world.despawn(entity);
+                    }
+                    return Err(error);
+                }
+            };
             for (id, value) in &node.typed {
-                if !replaced(*id) {
-                    registry.ops(*id).add_to_builder(value, &mut builder);
+                if replaced(*id) {
+                    continue;
+                }
+                match rolled.iter().find(|(varied, _)| varied == id) {
+                    Some((_, value)) => registry
+                        .ops(*id)
+                        .add_to_builder(value.typed(), &mut builder),
+                    None => registry.ops(*id).add_to_builder(value, &mut builder),
                 }
             }
             let mut decode_list: Vec<(ComponentId, &Value)> = node
@@ -655,6 +747,7 @@ impl CompiledArchetype {
                 }
             }
             for (id, value) in decode_list {
+                let value = &*rolled_value(value, registry.name(id), registry, rng);
                 let mapper = SpawnRefs {
                     index: self.index.clone(),
                     base: self.nodes[node.base].path.clone(),
@@ -704,16 +797,25 @@ impl CompiledArchetype {
         world: &mut World,
         registry: &ComponentRegistry,
         count: u32,
+        rng: &SpawnRng,
     ) -> Result<Vec<Entity>, ValueError> {
         if !self.simple {
             return (0..count)
-                .map(|_| self.spawn(world, registry, None))
+                .map(|_| self.spawn(world, registry, None, rng))
                 .collect();
         }
         let root = &self.nodes[0];
         let mut batch = root.batch_type.clone().into_batch(count);
         for (id, value) in &root.typed {
-            registry.ops(*id).fill_column(value, &mut batch, count);
+            let ops = registry.ops(*id);
+            match root.varied.iter().find(|(varied, _)| varied == id) {
+                Some((_, varied)) => {
+                    for _ in 0..count {
+                        ops.fill_column(varied.roll(ops, rng)?.typed(), &mut batch, 1);
+                    }
+                }
+                None => ops.fill_column(value, &mut batch, count),
+            }
         }
         if let Some(mut ids) = batch.writer::<StableId>() {
             for _ in 0..count {
@@ -809,6 +911,17 @@ impl CompiledArchetype {
                 // An operator with nothing to work on settles as in a concrete archetype.
                 let integer = |path: &[PathSegment]| registry.is_integer(&name, path);
                 crate::operator::settle(&mut merged, &name, &integer);
+                // Variations are rolled when spawning; their first outcome is checked here.
+                let (first, others) = match Spec::find(&merged, &name, registry) {
+                    Ok(Some(spec)) => (Some(spec.first(&merged)), spec.probes(&merged)),
+                    Ok(None) => (None, Vec::new()),
+                    Err(SpecProblem { field, message }) => {
+                        let message =
+                            format!("invalid value for {}: {message}", place(&name, &field));
+                        return fail(Some(name.to_string()), field, message, None);
+                    }
+                };
+                let checked = first.as_ref().unwrap_or(&merged);
                 let mut unknown = Vec::new();
                 let state = Rc::new(RefCell::new(CheckState {
                     paths: self.paths.clone(),
@@ -822,7 +935,7 @@ impl CompiledArchetype {
                 };
                 forget_reference_failure();
                 let (decoded, _) =
-                    with_mapper(checker, || registry.ops(id).decode(&merged, &mut unknown));
+                    with_mapper(checker, || registry.ops(id).decode(checked, &mut unknown));
                 if let Err(error) = decoded {
                     let refused = ReferenceContext::current()
                         .and_then(|c| c.take_failure())
@@ -832,6 +945,17 @@ impl CompiledArchetype {
                     let message =
                         format!("invalid value for {}: {message}", place(&name, &error.path));
                     return fail(Some(name.to_string()), error.path, message, suggestion);
+                }
+                // Every other value a variation could roll.
+                for other in &others {
+                    if let Err(error) = registry.ops(id).decode(other, &mut Vec::new()) {
+                        let message = format!(
+                            "invalid value for {}: {}",
+                            place(&name, &error.path),
+                            error.message
+                        );
+                        return fail(Some(name.to_string()), error.path, message, None);
+                    }
                 }
                 if let Some(field) = unknown.into_iter().next() {
                     let suggestion = suggest_field(registry, id, &field);

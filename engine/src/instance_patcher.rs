@@ -229,8 +229,12 @@ impl Patcher<'_> {
             for change in &node_diff.changes {
                 match change {
                     ComponentChange::Patch(component, patch) => {
-                        let shortcut =
-                            typed_value(old_node, *component).zip(typed_value(node, *component));
+                        // Values rolled per entity are not the archetype's: no shortcut.
+                        let varies = node.varied_mask(*component).is_some()
+                            || old_node.varied_mask(*component).is_some();
+                        let shortcut = typed_value(old_node, *component)
+                            .zip(typed_value(node, *component))
+                            .filter(|_| !varies);
                         let patch = PatchJob {
                             component: *component,
                             patch,
@@ -465,10 +469,24 @@ pub(crate) fn spawn_nodes(
         let entity = world.reserve_entity();
         paths.insert(node.path.to_string(), entity);
         let mut builder = EntityBuilder::new();
+        let Ok(rolled) = node.rolled(registry, library.spawn_rng()) else {
+            continue;
+        };
         for (component, typed) in &node.typed {
-            registry.ops(*component).add_to_builder(typed, &mut builder);
+            match rolled.iter().find(|(varied, _)| varied == component) {
+                Some((_, value)) => registry
+                    .ops(*component)
+                    .add_to_builder(value.typed(), &mut builder),
+                None => registry.ops(*component).add_to_builder(typed, &mut builder),
+            }
         }
         for (component, value) in &node.with_refs {
+            let value = &*crate::variation::rolled_value(
+                value,
+                registry.name(*component),
+                registry,
+                library.spawn_rng(),
+            );
             let mapper = LiveRefs {
                 paths: paths.clone(),
                 base: compiled.nodes[node.base].path.to_string(),

@@ -89,6 +89,7 @@ mod scene_save;
 mod shared;
 mod span_index;
 mod spawn_error;
+mod spawn_rng;
 mod stable_id;
 mod suggest;
 mod transform;
@@ -97,6 +98,7 @@ mod value_check;
 mod value_layout;
 mod value_merge;
 mod value_reader;
+mod variation;
 
 pub use archetype::Archetype;
 pub use archetype_file::{keys, FORMAT_VERSION};
@@ -144,6 +146,7 @@ pub use scene_save::{
 };
 pub use shared::Shared;
 pub use spawn_error::SpawnError;
+pub use spawn_rng::DEFAULT_SPAWN_SEED;
 pub use stable_id::{ParseStableIdError, StableId};
 pub use suggest::did_you_mean;
 pub use transform::Transform;

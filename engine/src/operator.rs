@@ -111,7 +111,19 @@ fn walk_written(value: &Value, field: &FieldPath, in_list: bool, out: &mut Vec<W
         Value::Object(object) => {
             for (key, member) in object {
                 let at = field.key(key.clone());
-                if key.starts_with('$') {
+                if crate::variation::is_key(key) {
+                    // A variation is a value (lists may hold them); its operand is data.
+                    if let Some((at_key, message)) =
+                        crate::variation::written_problem(object, key, member)
+                    {
+                        out.push(WrittenProblem {
+                            field: at,
+                            at_key,
+                            message,
+                            suggestion: None,
+                        });
+                    }
+                } else if key.starts_with('$') {
                     if let Some(problem) = check_operator(object, key, member, in_list) {
                         out.push(WrittenProblem {
                             field: at,
@@ -151,7 +163,7 @@ fn check_operator(
         })
     };
     let Some(operator) = Operator::from_key(key) else {
-        let names = keys::OPERATORS.iter().copied();
+        let names = keys::OPERATORS.iter().chain(&keys::VARIATIONS).copied();
         let message = format!(
             "unknown operator {}; keys starting with `$` are operators: {}",
             quoted(key),
@@ -239,6 +251,7 @@ pub(crate) fn prune(value: &mut Value, field: &FieldPath) -> bool {
 fn operator_list() -> String {
     keys::OPERATORS
         .iter()
+        .chain(&keys::VARIATIONS)
         .map(|key| format!("`{key}`"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -273,6 +286,11 @@ fn applied(
     operand: &Value,
     integer: bool,
 ) -> Result<Value, String> {
+    // On a spawn-time variation: both ends of a range, each value of a pick.
+    let each = |outcome: &Value| applied(outcome, operator, operand, integer);
+    if let Some(result) = crate::variation::map_outcomes(target, each) {
+        return result;
+    }
     Ok(match (operator, target) {
         (Operator::Add | Operator::Mul, Value::Number(base)) => {
             Value::Number(arithmetic(operator, base, operand, integer)?)

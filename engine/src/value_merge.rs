@@ -12,6 +12,10 @@
 //!
 //! **Operators.** A patch value `{"$append": [..]}`, `{"$add": 1}`, ... changes the value it
 //! applies to ([`operator`]).
+//!
+//! **Variations.** `{"$range": ..}` and `{"$pick": ..}` are whole values ([`variation`]): they
+//! replace what they apply to, a plain value replaces them, and operators apply to their
+//! outcomes.
 
 use serde_json::{Map, Value};
 
@@ -19,6 +23,7 @@ use crate::component_registry::ComponentRegistry;
 use crate::field_path::{FieldPath, PathSegment};
 use crate::field_probe::Shape;
 use crate::operator::{self, Operator};
+use crate::variation;
 
 /// What the merge needs to know of component types.
 pub(crate) trait ValueShapes {
@@ -90,6 +95,12 @@ impl Place<'_> {
             *target = patch.clone();
             return;
         };
+        // A spawn-time variation is a whole value: it replaces, and is replaced by, any value
+        // but an operator (which applies to its outcomes).
+        if variation::is_variation(patch) {
+            *target = patch.clone();
+            return;
+        }
         if let Some(operators) = Operator::of(patch) {
             let numbers = operators.iter().any(|(operator, _)| !operator.on_lists());
             let integer = numbers && self.shapes.is_integer(self.component, &self.path);
@@ -100,6 +111,9 @@ impl Place<'_> {
                 });
             }
             return;
+        }
+        if variation::is_variation(target) {
+            *target = Value::Null;
         }
         if let Value::Object(target_object) = target {
             if self.switches_variant(target_object, patch_object) {

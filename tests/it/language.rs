@@ -9,3 +9,4 @@ mod nothing_hidden;
 mod operators;
 mod references;
 mod variants;
+mod variation;

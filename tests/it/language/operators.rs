@@ -159,7 +159,7 @@ fn operators_written_wrong_are_errors_with_the_fix() {
     assert_messages(
         &load_errors(&[BASE, (name, &text)]),
         &[
-            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`; did you mean `$append`?",
+            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$range`, `$pick`; did you mean `$append`?",
             "archetypes/child.json:4:63: error[invalid-operator]: `$add` takes a number, found a string",
             "archetypes/child.json:5:26: error[invalid-operator]: `$mul` cannot be beside `min`: an object of operators stands for the value they change",
             "archetypes/child.json:5:73: error[invalid-operator]: `$union` and `$add` cannot change one value: one works on lists, the other on numbers",
