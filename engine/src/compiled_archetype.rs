@@ -682,7 +682,7 @@ impl CompiledArchetype {
                 let ops = registry.ops(*component);
                 match varied.roll(ops, rng) {
                     Ok(value) => {
-                        ops.insert_typed(world, entity, value.typed());
+                        ops.overwrite_typed(world, entity, value.typed());
                     }
                     Err(error) => {
                         let _ = world.despawn(entity);

@@ -622,6 +622,9 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn add_owned(&self, value: TypedValue, builder: &mut EntityBuilder);
     /// Inserts (or replaces) the component on `entity` with a clone of `value`.
     fn insert_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool;
+    /// Overwrites the component `entity` has with a clone of `value`, in place (inserts it if the
+    /// entity lacks it).
+    fn overwrite_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool;
     /// Removes the component from `entity`; `false` if it had none.
     fn remove(&self, world: &mut World, entity: Entity) -> bool;
     /// Whether `entity` has the component.
@@ -1032,6 +1035,20 @@ impl<T: Component> ComponentOps for Ops<T> {
         match Self::typed(value) {
             Some(typed) => world.insert_one(entity, typed.clone()).is_ok(),
             None => false,
+        }
+    }
+
+    #[inline]
+    fn overwrite_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool {
+        let Some(typed) = Self::typed(value) else {
+            return false;
+        };
+        match world.query_one_mut::<&mut T>(entity) {
+            Ok(place) => {
+                place.clone_from(typed);
+                true
+            }
+            Err(_) => world.insert_one(entity, typed.clone()).is_ok(),
         }
     }
 

@@ -134,6 +134,15 @@ impl ReferenceContext {
         })
     }
 
+    /// What this context checks against, for a context made later (on another thread, or
+    /// when values read now are decoded again).
+    pub fn targets(&self) -> ReferenceTargets {
+        ReferenceTargets {
+            archetypes: self.archetypes.clone(),
+            assets: self.assets.clone(),
+        }
+    }
+
     /// Runs `f` with this context installed on this thread (the previous one is restored after,
     /// even if `f` panics, so operations nest).
     pub fn install<R>(self: &Rc<Self>, f: impl FnOnce() -> R) -> R {

@@ -5,28 +5,35 @@
 //! `$range` in a place of an integer type rolls a whole number in `low..=high`; in any other
 //! number place, a number in `[low, high]`. A `$pick` rolls one of its values, each as likely.
 //!
-//! Compiled once ([`Varied`]): when every variation of a component has few outcomes (picks,
-//! whole-number ranges; at most [`MAX_ENUMERATED`] combinations), every outcome is decoded to a
-//! typed value up front and a spawn clones one; otherwise (a range of fractional numbers) a spawn
-//! decodes the component from its value with the rolls put in. The archetype's own value (what
-//! scenes compare against and what a scene entry without changes loads as) is the first outcome:
-//! each `$pick`'s first value, each `$range`'s low end.
+//! Compiled once ([`Varied`]) so that spawning stays close to spawning a fixed value: a
+//! component's outcomes (each pick's values, each whole number of a range) are decoded to typed
+//! values the first time it is spawned, and a spawn clones one. A range of fractional numbers
+//! rolls one of evenly spaced values from its low end to its high end, both included: 256 of
+//! them when it is the component's only variation; when a component has several, they share
+//! that budget ([`MAX_OUTCOMES`] outcomes per component, e.g. 16 steps each for two ranges). A
+//! component whose picks and whole-number ranges alone have more outcomes than that is decoded
+//! per spawn instead, from its value with the rolls put in (exact, and ~10× slower). The
+//! archetype's own value (what scenes compare against and what a scene entry without changes
+//! loads as) is the first outcome: each `$pick`'s first value, each `$range`'s low end.
 //!
 //! Inheritance treats a variation like a value: a child's value replaces it, and `$add` or `$mul`
 //! apply to both ends of a range or to each value of a pick. Hot reload leaves the places a
 //! variation rolls alone on live entities (they keep what they rolled); later spawns roll from
 //! the new version.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Number, Value};
 
 use crate::archetype_file::{keys, kind_of};
 use crate::component_registry::{ComponentOps, TypedValue, ValueError};
 use crate::field_path::{FieldPath, PathSegment};
+use crate::reference_context::{ReferenceContext, ReferenceTargets};
 use crate::spawn_rng::SpawnRng;
 use crate::value_merge::ValueShapes;
 
-/// At most this many outcomes of one component are decoded up front.
-pub(crate) const MAX_ENUMERATED: usize = 256;
+/// At most this many outcomes of one component are decoded (once, when first spawned).
+pub(crate) const MAX_OUTCOMES: u64 = 256;
 
 /// Whether `key` writes a variation.
 pub(crate) fn is_key(key: &str) -> bool {
@@ -139,16 +146,18 @@ struct Site {
 enum SiteKind {
     Pick(Vec<Value>),
     Whole(i64, i64),
-    Fraction(f64, f64),
+    /// Low, high, and the evenly spaced steps rolled from (0: any number, decoded per spawn).
+    Fraction(f64, f64, u64),
 }
 
 impl SiteKind {
-    /// How many outcomes, if countable and not absurdly many.
+    /// How many outcomes, if countable.
     fn count(&self) -> Option<u64> {
         match self {
             SiteKind::Pick(values) => Some(values.len() as u64),
             SiteKind::Whole(low, high) => high.abs_diff(*low).checked_add(1),
-            SiteKind::Fraction(..) => None,
+            SiteKind::Fraction(.., 0) => None,
+            SiteKind::Fraction(.., steps) => Some(*steps),
         }
     }
 
@@ -157,7 +166,10 @@ impl SiteKind {
         match self {
             SiteKind::Pick(values) => values.get(k as usize).cloned().unwrap_or(Value::Null),
             SiteKind::Whole(low, _) => Value::from(low.wrapping_add(k as i64)),
-            SiteKind::Fraction(low, _) => number(*low),
+            SiteKind::Fraction(low, high, steps) if *steps > 1 => {
+                number(low + (high - low) * (k as f64 / (*steps - 1) as f64))
+            }
+            SiteKind::Fraction(low, ..) => number(*low),
         }
     }
 
@@ -169,15 +181,16 @@ impl SiteKind {
         match self {
             SiteKind::Pick(values) => values.last().cloned().unwrap_or(Value::Null),
             SiteKind::Whole(_, high) => Value::from(*high),
-            SiteKind::Fraction(_, high) => number(*high),
+            SiteKind::Fraction(_, high, _) => number(*high),
         }
     }
 
     fn roll(&self, rng: &SpawnRng) -> Value {
-        match self {
-            SiteKind::Pick(values) => self.outcome(rng.below(values.len() as u64)),
-            SiteKind::Whole(low, high) => Value::from(rng.int_in(*low, *high)),
-            SiteKind::Fraction(low, high) => number(rng.float_in(*low, *high)),
+        match (self, self.count()) {
+            (SiteKind::Whole(low, high), _) => Value::from(rng.int_in(*low, *high)),
+            (SiteKind::Fraction(low, high, _), None) => number(rng.float_in(*low, *high)),
+            (_, Some(count)) => self.outcome(rng.below(count.max(1))),
+            (SiteKind::Pick(_), None) => Value::Null,
         }
     }
 }
@@ -213,7 +226,9 @@ impl Spec {
         let mut sites = Vec::new();
         let mut path = Vec::new();
         collect(value, component, shapes, &mut path, &mut sites)?;
-        Ok(Some(Spec { sites }))
+        let mut spec = Spec { sites };
+        spec.plan_steps();
+        Ok(Some(spec))
     }
 
     /// `template` with `outcomes` (one per site) put in place of its variations.
@@ -237,15 +252,50 @@ impl Spec {
         self.filled(template, self.sites.iter().map(|site| site.kind.roll(rng)))
     }
 
-    /// How many outcomes the value has, when they can all be decoded up front.
+    /// Gives each fractional range its steps, sharing [`MAX_OUTCOMES`] with the other
+    /// variations; if picks and whole-number ranges alone have more outcomes than that, every
+    /// range stays exact (decoded per spawn).
+    fn plan_steps(&mut self) {
+        let fractions = self
+            .sites
+            .iter()
+            .filter(|site| matches!(site.kind, SiteKind::Fraction(..)))
+            .count() as u32;
+        let mut others: u64 = 1;
+        for site in &self.sites {
+            if !matches!(site.kind, SiteKind::Fraction(..)) {
+                others = others.saturating_mul(site.kind.count().unwrap_or(u64::MAX));
+            }
+        }
+        let budget = MAX_OUTCOMES / others.max(1);
+        let mut steps = 0;
+        if fractions > 0 && budget >= 2 {
+            steps = (1..=budget)
+                .rev()
+                .find(|s| {
+                    s.checked_pow(fractions)
+                        .is_some_and(|total| total <= budget)
+                })
+                .unwrap_or(0);
+        }
+        for site in &mut self.sites {
+            if let SiteKind::Fraction(low, high, n) = &mut site.kind {
+                *n = match (steps, *low == *high) {
+                    (0, _) => 0,
+                    (_, true) => 1,
+                    _ => steps.max(2),
+                };
+            }
+        }
+    }
+
+    /// How many outcomes the value has, when they are few enough to decode each once.
     fn enumerable(&self) -> Option<usize> {
         let mut total: u64 = 1;
         for site in &self.sites {
             total = total.checked_mul(site.kind.count()?)?;
         }
-        usize::try_from(total)
-            .ok()
-            .filter(|total| *total <= MAX_ENUMERATED)
+        (total <= MAX_OUTCOMES).then_some(total as usize)
     }
 
     /// Outcome number `index` (mixed radix, the first site most significant).
@@ -357,7 +407,7 @@ fn collect(
                 }
                 SiteKind::Whole(whole_low as i64, whole_high as i64)
             } else {
-                SiteKind::Fraction(low, high)
+                SiteKind::Fraction(low, high, 0)
             }
         };
         sites.push(Site {
@@ -405,48 +455,54 @@ pub(crate) struct Varied {
     spec: Spec,
     /// The value with its variations in place.
     template: Value,
-    /// Every outcome decoded, in mixed-radix order; empty when a spawn decodes instead.
-    outcomes: Vec<TypedValue>,
-    /// Outcomes per site, for picking an index (empty when a spawn decodes).
+    /// Outcomes per site (mixed radix, the first site most significant); empty when every spawn
+    /// decodes.
     counts: Vec<u64>,
+    /// Every outcome, decoded the first time one is rolled (`None` for one that does not
+    /// decode: rolling it decodes again, for the error).
+    outcomes: OnceLock<Vec<Option<TypedValue>>>,
+    /// What `ArchetypeRef` and `AssetPath` fields were read against when the archetype
+    /// compiled, so outcomes decoded later hold the same (an `ArchetypeRef` its ID).
+    references: Option<ReferenceTargets>,
 }
 
 impl Varied {
-    /// Compiles the variations `spec` of `template` for the component of `ops`: every outcome
-    /// decoded when they are few, else the ends of each range and each pick tried once. The
-    /// first error found is returned (its path is inside the component).
+    /// Compiles the variations `spec` of `template` for the component of `ops`, checking what
+    /// each variation can roll (each value of a pick, both ends of a range, the other
+    /// variations at their first outcome). The first error found is returned (its path is
+    /// inside the component).
     pub fn compile(
         spec: Spec,
         template: &Value,
         ops: &dyn ComponentOps,
     ) -> Result<Varied, ValueError> {
-        let mut outcomes = Vec::new();
-        let mut counts = Vec::new();
-        match spec.enumerable() {
-            Some(total) => {
-                outcomes.reserve(total);
-                for index in 0..total as u64 {
-                    let value = spec.outcome(template, index);
-                    outcomes.push(ops.decode(&value, &mut Vec::new())?);
-                }
-                counts = spec
-                    .sites
-                    .iter()
-                    .map(|site| site.kind.count().unwrap_or(1))
-                    .collect();
-            }
-            None => {
-                for value in spec.probes(template) {
-                    ops.decode(&value, &mut Vec::new())?;
-                }
-            }
+        for value in spec.probes(template) {
+            ops.decode(&value, &mut Vec::new())?;
         }
+        let counts = match spec.enumerable() {
+            Some(_) => spec
+                .sites
+                .iter()
+                .map(|site| site.kind.count().unwrap_or(1).max(1))
+                .collect(),
+            None => Vec::new(),
+        };
         Ok(Varied {
             spec,
             template: template.clone(),
-            outcomes,
             counts,
+            outcomes: OnceLock::new(),
+            references: ReferenceContext::current().map(|context| context.targets()),
         })
+    }
+
+    /// Decodes an outcome as the archetype's values were read.
+    fn decode(&self, ops: &dyn ComponentOps, value: &Value) -> Result<TypedValue, ValueError> {
+        let decode = || ops.decode(value, &mut Vec::new());
+        match &self.references {
+            Some(targets) => targets.context().install(decode),
+            None => decode(),
+        }
     }
 
     /// The places that vary (see [`Spec::mask`]).
@@ -454,23 +510,37 @@ impl Varied {
         self.spec.mask()
     }
 
-    /// A value for one spawned entity: one of the outcomes decoded up front, or one decoded now.
+    /// A value for one spawned entity: one of the outcomes decoded once, or one decoded now.
     #[inline]
     pub fn roll(&self, ops: &dyn ComponentOps, rng: &SpawnRng) -> Result<Rolled<'_>, ValueError> {
-        if self.outcomes.is_empty() {
+        if self.counts.is_empty() {
             let value = self.spec.rolled(&self.template, rng);
-            return ops.decode(&value, &mut Vec::new()).map(Rolled::Decoded);
+            return self.decode(ops, &value).map(Rolled::Decoded);
         }
         let mut index = 0u64;
         for count in &self.counts {
             index = index * count + rng.below(*count);
         }
-        match self.outcomes.get(index as usize) {
-            Some(outcome) => Ok(Rolled::Compiled(outcome)),
-            None => Err(ValueError::invalid(
-                FieldPath::root(),
-                "internal error: a rolled outcome out of range".to_string(),
-            )),
+        let outcomes = self.outcomes.get_or_init(|| {
+            let total: u64 = self.counts.iter().product();
+            let decode_all = || {
+                (0..total)
+                    .map(|i| {
+                        ops.decode(&self.spec.outcome(&self.template, i), &mut Vec::new())
+                            .ok()
+                    })
+                    .collect()
+            };
+            match &self.references {
+                Some(targets) => targets.context().install(decode_all),
+                None => decode_all(),
+            }
+        });
+        match outcomes.get(index as usize) {
+            Some(Some(outcome)) => Ok(Rolled::Compiled(outcome)),
+            _ => self
+                .decode(ops, &self.spec.outcome(&self.template, index))
+                .map(Rolled::Decoded),
         }
     }
 }
@@ -533,7 +603,16 @@ mod tests {
             spec.first(&value),
             json!({ "hp": 9, "speed": 1.0, "tags": ["a", "b"] })
         );
-        assert_eq!(spec.enumerable(), None);
+        // 4 whole numbers × 2 picks leave 256 / 8 = 32 steps for the fractional range.
+        assert_eq!(spec.enumerable(), Some(256));
+        assert_eq!(
+            spec.outcome(&value, 255),
+            json!({ "hp": 12, "speed": 2.0, "tags": ["a", "c"] })
+        );
+        assert_eq!(
+            spec.outcome(&value, 2),
+            json!({ "hp": 9, "speed": 1.0 + 1.0 / 31.0, "tags": ["a", "b"] })
+        );
         assert_eq!(
             spec.mask(),
             json!({ "hp": true, "speed": true, "tags": true })
@@ -549,6 +628,20 @@ mod tests {
         let whole = json!({ "hp": { "$range": [1, 3] }, "kind": { "$pick": ["x", "y"] } });
         let spec = Spec::find(&whole, "Stats", &Integers).unwrap().unwrap();
         assert_eq!(spec.enumerable(), Some(6));
+        // Too many outcomes of whole numbers: every spawn decodes, ranges exact.
+        let many = json!({ "hp": { "$range": [1, 1000] }, "speed": { "$range": [0, 1] } });
+        let spec = Spec::find(&many, "Stats", &Integers).unwrap().unwrap();
+        assert_eq!(spec.enumerable(), None);
+        // Two fractional ranges share the budget: 16 steps each.
+        let two = json!({ "a": { "$range": [0, 1] }, "b": { "$range": [0, 1] } });
+        let spec = Spec::find(&two, "Stats", &Integers).unwrap().unwrap();
+        assert_eq!(spec.enumerable(), Some(256));
+        assert_eq!(
+            spec.outcome(&two, 17),
+            json!({ "a": 1.0 / 15.0, "b": 1.0 / 15.0 })
+        );
+        let whole = json!({ "hp": { "$range": [1, 3] }, "kind": { "$pick": ["x", "y"] } });
+        let spec = Spec::find(&whole, "Stats", &Integers).unwrap().unwrap();
         assert_eq!(spec.outcome(&whole, 5), json!({ "hp": 3, "kind": "y" }));
         assert_eq!(spec.outcome(&whole, 1), json!({ "hp": 1, "kind": "y" }));
         let empty = json!({ "hp": { "$range": [0.2, 0.8] } });

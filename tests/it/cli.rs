@@ -474,8 +474,15 @@ fn inspect_prints_the_resolved_archetype() {
     "Glyph": { "ch": "a", "color": "Green" },
     "Health": { "current": 8, "max": 8 },
     "Name": "Goblin archer",
-    "Ranged": { "cooldown": 1.5, "projectile": "projectiles/arrow", "range": 8 },
+    "Ranged": {
+      "cooldown": { "$range": [1.5, 2.0] },
+      "projectile": "projectiles/arrow",
+      "range": 8
+    },
     "Speed": { "value": 2.0 },
+    "Stance": {
+      "Wander": { "pace": 0.35 }
+    },
     "Transform": {},
     "Velocity": {}
   }
@@ -513,18 +520,19 @@ fn inspect_shows_children_with_their_archetypes() {
 #[test]
 fn inspect_provenance_names_the_file_of_every_field() {
     let expected = "\
-Faction            \"Hostile\"            archetypes/enemies/enemy.json:5:16
-Glyph.ch           \"a\"                  archetypes/enemies/goblin_archer.json:4:22
-Glyph.color        \"Green\"              archetypes/enemies/goblin.json:4:36
-Health.current     8                    archetypes/enemies/goblin_archer.json:5:28
-Health.max         8                    archetypes/enemies/goblin_archer.json:5:38
-Name               \"Goblin archer\"      archetypes/enemies/goblin_archer.json:7:13
-Ranged.cooldown    1.5                  archetypes/enemies/goblin_archer.json:8:29
-Ranged.projectile  \"projectiles/arrow\"  archetypes/enemies/goblin_archer.json:8:48
-Ranged.range       8                    archetypes/enemies/goblin_archer.json:8:78
-Speed.value        2.0                  archetypes/enemies/goblin.json:7:25
-Transform          {}                   archetypes/base/creature.json:8:18
-Velocity           {}                   archetypes/base/creature.json:9:17
+Faction             \"Hostile\"               archetypes/enemies/enemy.json:5:16
+Glyph.ch            \"a\"                     archetypes/enemies/goblin_archer.json:4:22
+Glyph.color         \"Green\"                 archetypes/enemies/goblin.json:4:36
+Health.current      8                       archetypes/enemies/goblin_archer.json:5:28
+Health.max          8                       archetypes/enemies/goblin_archer.json:5:38
+Name                \"Goblin archer\"         archetypes/enemies/goblin_archer.json:7:13
+Ranged.cooldown     {\"$range\": [1.5, 2.0]}  archetypes/enemies/goblin_archer.json:9:19
+Ranged.projectile   \"projectiles/arrow\"     archetypes/enemies/goblin_archer.json:10:21
+Ranged.range        8                       archetypes/enemies/goblin_archer.json:11:16
+Speed.value         2.0                     archetypes/enemies/goblin.json:7:25
+Stance.Wander.pace  0.35                    archetypes/base/creature.json:9:27
+Transform           {}                      archetypes/base/creature.json:11:18
+Velocity            {}                      archetypes/base/creature.json:12:17
 ";
     check(
         &Project::demo().run(&["inspect", "enemies/goblin_archer", "--provenance"]),

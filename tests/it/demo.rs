@@ -791,7 +791,7 @@ fn the_ui_shows_a_broken_edit_in_the_log_and_the_panel() {
     let mut game = sandbox.game();
     sandbox.write(
         "enemies/goblin.json",
-        "{ \"components\": { \"Glyph\": 3 } }",
+        "{ \"extends\": \"enemies/enemy\", \"components\": { \"Glyph\": 3 } }",
     );
     step_until(&mut game, "the error", |game| game.errors() > 0);
     let screen = render(&game, 80, 24);

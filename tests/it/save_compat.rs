@@ -854,6 +854,8 @@ mod suite {
             registry.register::<demo::Sensor>().unwrap();
             registry.register::<demo::Door>().unwrap();
             registry.register::<demo::Key>().unwrap();
+            registry.register::<demo::Stance>().unwrap();
+            registry.register::<demo::Boss>().unwrap();
             let target = ComponentOptions::new().runtime_only();
             registry.register_with::<demo::Target>(target).unwrap();
             registry

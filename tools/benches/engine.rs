@@ -31,6 +31,8 @@ fn spawn(c: &mut Criterion) {
         "spawn_by_name_vs_static",
         "spawn_many_vs_spawn_batch",
         "spawn_with_vs_spawn_by_name",
+        "spawn_varied_vs_spawn_by_name",
+        "spawn_varied_decoded_vs_spawn_by_name",
         "spawn_by_name_vs_static_pod",
         "spawn_many_vs_spawn_batch_pod",
     ];
@@ -40,6 +42,7 @@ fn spawn(c: &mut Criterion) {
     let goblin = SpawnFixture::goblin();
     spawn_groups(c, &goblin, "");
     spawn_with(c, &goblin);
+    spawn_varied(c, &goblin);
     spawn_groups(c, &SpawnFixture::pod_goblin(), "_pod");
 }
 
@@ -98,6 +101,25 @@ fn spawn_with<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
         in_fresh_world(b, |world| fixture.spawn_by_name(world, n))
     });
     group.finish();
+}
+
+fn spawn_varied<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
+    let n = SPAWN_COUNT;
+    for (name, decoded) in [
+        ("spawn_varied_vs_spawn_by_name", false),
+        ("spawn_varied_decoded_vs_spawn_by_name", true),
+    ] {
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::Elements(n as u64));
+        group.sample_size(10);
+        group.bench_function("ours", |b| {
+            in_fresh_world(b, |world| fixture.spawn_varied(world, n, decoded))
+        });
+        group.bench_function("baseline", |b| {
+            in_fresh_world(b, |world| fixture.spawn_by_name(world, n))
+        });
+        group.finish();
+    }
 }
 
 fn load(c: &mut Criterion) {

@@ -66,10 +66,11 @@ fn the_schema_describes_a_marker_as_an_empty_object() {
     }
 }
 
-/// Operators are in the schema: a list or a number may be written as one, and a misspelt one
+/// Operators and variations are in the schema: a list or a number may be written as an
+/// operator, a number as a `$range`, most values as a `$pick`, and a misspelt or misplaced one
 /// is flagged as the loader flags it.
 #[test]
-fn the_schema_accepts_operators_where_lists_and_numbers_go() {
+fn the_schema_accepts_operators_and_variations_where_they_go() {
     let validator = jsonschema::validator_for(&super::shipped_schema()).unwrap();
     for (text, valid) in [
         (
@@ -90,6 +91,32 @@ fn the_schema_accepts_operators_where_lists_and_numbers_go() {
         ),
         (
             r#"{ "components": { "Health": { "max": { "$add": 1, "$mul": 2 } } } }"#,
+            false,
+        ),
+        // Spawn-time variation: a range where a number goes, a pick where a number, list,
+        // string or boolean goes.
+        (
+            r#"{ "components": { "Health": { "max": { "$range": [8, 12] } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$range": [8] } } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$pick": [8, 12] } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Glyph": { "ch": { "$pick": ["g", "G"] } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Glyph": { "ch": { "$pick": [] } } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Glyph": { "ch": { "$range": [1, 2] } } } }"#,
             false,
         ),
     ] {

@@ -39,13 +39,15 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 27] = [
+pub const FIGURES: [&str; 29] = [
     "memory",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
     "static_with_ids_vs_static",
     "spawn_by_name_vs_static_with_ids",
     "spawn_with_vs_spawn_by_name",
+    "spawn_varied_vs_spawn_by_name",
+    "spawn_varied_decoded_vs_spawn_by_name",
     "spawn_by_name_vs_static_pod",
     "spawn_many_vs_spawn_batch_pod",
     "static_with_ids_vs_static_pod",
@@ -541,6 +543,8 @@ enum Spawn {
     Many,
     Batch,
     WithOverrides,
+    Varied,
+    VariedDecoded,
 }
 
 /// A spawn comparison: ours, its baseline, the target ratio.
@@ -557,7 +561,7 @@ struct SpawnFigure {
 /// plain-old-data one. The two `with_ids` figures split the first one: the
 /// cost of the library's `StableId` and `ArchetypeInstance` on their own, and the cost of
 /// spawning by name over a static tuple that has them too.
-const SPAWN_FIGURES: [SpawnFigure; 5] = [
+const SPAWN_FIGURES: [SpawnFigure; 7] = [
     SpawnFigure {
         name: "spawn_by_name_vs_static",
         ours: Spawn::ByName,
@@ -593,6 +597,20 @@ const SPAWN_FIGURES: [SpawnFigure; 5] = [
         target: None,
         also_pod: false,
     },
+    SpawnFigure {
+        name: "spawn_varied_vs_spawn_by_name",
+        ours: Spawn::Varied,
+        baseline: Spawn::ByName,
+        target: Some(1.3),
+        also_pod: false,
+    },
+    SpawnFigure {
+        name: "spawn_varied_decoded_vs_spawn_by_name",
+        ours: Spawn::VariedDecoded,
+        baseline: Spawn::ByName,
+        target: None,
+        also_pod: false,
+    },
 ];
 
 fn spawn_figures<B: SixComponents>(
@@ -612,13 +630,15 @@ fn spawn_figures<B: SixComponents>(
                 Spawn::Many => drop(fixture.spawn_many(&mut world, n)),
                 Spawn::Batch => drop(fixture.spawn_batch(&mut world, n)),
                 Spawn::WithOverrides => fixture.spawn_with_overrides(&mut world, n),
+                Spawn::Varied => fixture.spawn_varied(&mut world, n, false),
+                Spawn::VariedDecoded => fixture.spawn_varied(&mut world, n, true),
             }
             world
         }
     };
     for (name, spawn) in list {
         let rounds = match spawn.ours {
-            Spawn::WithOverrides => sizes.slow_rounds,
+            Spawn::WithOverrides | Spawn::VariedDecoded => sizes.slow_rounds,
             _ => sizes.rounds,
         };
         let (ours, baseline) = alternate(rounds, run(spawn.ours), run(spawn.baseline));

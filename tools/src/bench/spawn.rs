@@ -94,6 +94,32 @@ const POD_GOBLIN_FILE: &str = r#"{
 }
 "#;
 
+/// The goblin with spawn-time variation as a designer writes it: a fractional range and a pick
+/// (one component each, so each has a few hundred outcomes at most, decoded once).
+pub const VARIED_GOBLIN: &str = "enemies/varied_goblin";
+const VARIED_GOBLIN_FILE: &str = r#"{
+  "extends": "enemies/goblin",
+  "components": {
+    "Health": { "max": { "$range": [10, 14] } },
+    "Faction": { "$pick": ["Hostile", "Neutral"] }
+  }
+}
+"#;
+
+/// The goblin with a variation whose outcomes are too many to decode once (36 glyphs × 8
+/// colours in one component): every spawn decodes that component.
+pub const DECODED_GOBLIN: &str = "enemies/decoded_goblin";
+const DECODED_GOBLIN_FILE: &str = r#"{
+  "extends": "enemies/goblin",
+  "components": {
+    "Glyph": {
+      "ch": { "$pick": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x", "y", "z", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"] },
+      "color": { "$pick": ["Red", "Green", "Yellow", "Blue", "Magenta", "Cyan", "White", "Gray"] }
+    }
+  }
+}
+"#;
+
 /// An archetype library holding [`GOBLIN`] (loaded from files in a temporary directory) and the
 /// same six component values as a static tuple `B`, taken from a spawned goblin so both sides
 /// spawn identical values.
@@ -152,6 +178,12 @@ impl<B: SixComponents> SpawnFixture<B> {
         let dir = tempfile::tempdir().expect("bench setup: cannot create a temporary directory");
         write(dir.path(), "base/creature.json", CREATURE);
         write(dir.path(), "enemies/goblin.json", goblin_file);
+        write(dir.path(), "enemies/varied_goblin.json", VARIED_GOBLIN_FILE);
+        write(
+            dir.path(),
+            "enemies/decoded_goblin.json",
+            DECODED_GOBLIN_FILE,
+        );
         let library = ArchetypeLibrary::load(dir.path(), components::registry())
             .unwrap_or_else(|error| panic!("bench setup: the goblin does not load: {error}"));
 
@@ -203,6 +235,25 @@ impl<B: SixComponents> SpawnFixture<B> {
             self.library
                 .spawn(world, GOBLIN)
                 .expect("bench: spawn by name failed");
+        }
+    }
+
+    /// Ours, with spawn-time variation: `n` times `library.spawn(world, VARIED_GOBLIN)` (or
+    /// [`DECODED_GOBLIN`] when `decoded`), the same eight components as the goblin, some values
+    /// rolled per entity.
+    ///
+    /// # Panics
+    /// If a spawn fails (it cannot once the fixture is built).
+    pub fn spawn_varied(&self, world: &mut World, n: usize, decoded: bool) {
+        let name = if decoded {
+            DECODED_GOBLIN
+        } else {
+            VARIED_GOBLIN
+        };
+        for _ in 0..n {
+            self.library
+                .spawn(world, name)
+                .expect("bench: spawning the varied goblin failed");
         }
     }
 

@@ -1,6 +1,6 @@
 //! `archetool inspect`: what an archetype resolves to, and which file supplied each value.
 
-use archetype_engine::{ArchetypeLibrary, FieldPath, ResolvedEntity};
+use archetype_engine::{keys, ArchetypeLibrary, FieldPath, ResolvedEntity};
 use clap::Args;
 use serde_json::Value;
 
@@ -118,11 +118,18 @@ fn provenance_rows(
     }
 }
 
-/// The places a single file can supply: scalars, arrays (merging replaces them whole) and
-/// empty objects; non-empty objects are walked into.
+/// The places a single file can supply: scalars, arrays (merging replaces them whole), empty
+/// objects and spawn-time variations (`{"$range": ..}`, a whole value); other objects are
+/// walked into.
 fn leaves_of<'a>(value: &'a Value, path: FieldPath, leaves: &mut Vec<(FieldPath, &'a Value)>) {
+    let variation = |object: &serde_json::Map<String, Value>| {
+        object.len() == 1
+            && object
+                .keys()
+                .all(|key| keys::VARIATIONS.contains(&key.as_str()))
+    };
     match value {
-        Value::Object(object) if !object.is_empty() => {
+        Value::Object(object) if !object.is_empty() && !variation(object) => {
             let mut keys: Vec<&String> = object.keys().collect();
             keys.sort();
             for key in keys {

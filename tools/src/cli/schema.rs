@@ -69,6 +69,8 @@ const CHILDREN_DEF: &str = "archetype-children";
 const CHILD_DEF: &str = "archetype-child";
 const LIST_OPERATOR_DEF: &str = "list-operator";
 const NUMBER_OPERATOR_DEF: &str = "number-operator";
+const RANGE_DEF: &str = "range";
+const PICK_DEF: &str = "pick";
 
 fn def_ref(name: &str) -> Value {
     json!({ "$ref": format!("#/$defs/{name}") })
@@ -129,6 +131,7 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
         allow_operators(definition);
     }
     insert_operator_defs(&mut defs);
+    insert_variation_defs(&mut defs);
     // Any well-formed name is accepted (a file created since is never flagged); the names
     // that exist now are suggested.
     let name_schema = json!({
@@ -243,8 +246,38 @@ fn insert_operator_defs(defs: &mut Map<String, Value>) {
     );
 }
 
+/// The definitions of spawn-time variations: `$range` in place of a number, `$pick` in place
+/// of any value.
+fn insert_variation_defs(defs: &mut Map<String, Value>) {
+    defs.insert(
+        RANGE_DEF.into(),
+        json!({
+            "description": "Rolled per spawned entity: a number from the lowest to the highest, both included (a whole number where the field takes whole numbers).",
+            "type": "object",
+            "properties": {
+                (keys::RANGE): { "type": "array", "items": { "type": "number" }, "minItems": 2, "maxItems": 2 },
+            },
+            "required": [keys::RANGE],
+            "additionalProperties": false,
+        }),
+    );
+    defs.insert(
+        PICK_DEF.into(),
+        json!({
+            "description": "Rolled per spawned entity: one of the values listed, each as likely.",
+            "type": "object",
+            "properties": {
+                (keys::PICK): { "type": "array", "minItems": 1 },
+            },
+            "required": [keys::PICK],
+            "additionalProperties": false,
+        }),
+    );
+}
+
 /// Lets every list and number a file may write (not those inside lists, which replace whole)
-/// be an operator instead.
+/// be an operator instead, a number a `$range`, and a list, number, string or boolean a
+/// `$pick`.
 fn allow_operators(schema: &mut Value) {
     let Value::Object(object) = schema else {
         return;
@@ -270,10 +303,12 @@ fn allow_operators(schema: &mut Value) {
         Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
         _ => return,
     };
-    let operator = if types.contains(&"array") {
-        LIST_OPERATOR_DEF
+    let alternatives: &[&str] = if types.contains(&"array") {
+        &[LIST_OPERATOR_DEF, PICK_DEF]
     } else if types.iter().any(|t| matches!(*t, "number" | "integer")) {
-        NUMBER_OPERATOR_DEF
+        &[NUMBER_OPERATOR_DEF, RANGE_DEF, PICK_DEF]
+    } else if types.iter().any(|t| matches!(*t, "string" | "boolean")) {
+        &[PICK_DEF]
     } else {
         return;
     };
@@ -282,10 +317,9 @@ fn allow_operators(schema: &mut Value) {
     if let Some(description) = original.remove("description") {
         object.insert("description".into(), description);
     }
-    object.insert(
-        "anyOf".into(),
-        json!([Value::Object(original), def_ref(operator)]),
-    );
+    let mut any_of = vec![Value::Object(original)];
+    any_of.extend(alternatives.iter().map(|def| def_ref(def)));
+    object.insert("anyOf".into(), Value::Array(any_of));
 }
 
 fn with_description(mut schema: Value, description: &str) -> Value {

@@ -172,6 +172,27 @@ pub struct Key {
     pub door: Option<EntityRef>,
 }
 
+/// What a creature does when no enemy is in sight: an enum with data, so a child archetype
+/// switches variant by naming another (`{"Guard": {"alert": 5}}` over an inherited
+/// `{"Wander": {"pace": 0.35}}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub enum Stance {
+    /// Roams the arena at `pace` times its speed, attacking any enemy it sees.
+    Wander {
+        /// Fraction of its speed it roams at.
+        pace: f32,
+    },
+    /// Holds its ground, attacking only enemies within `alert` tiles.
+    Guard {
+        /// How near an enemy must come to be attacked.
+        alert: f32,
+    },
+}
+
+/// Marks a boss: its fall is announced. A marker component, written `{}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Boss;
+
 /// What the AI is attacking right now: runtime state, never saved.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Target(pub Option<EntityRef>);
@@ -201,6 +222,8 @@ pub fn register(registry: &mut ComponentRegistry) -> Result<(), RegistryError> {
     registry.register_with_schema::<Sensor>()?;
     registry.register_with_schema::<Door>()?;
     registry.register_with_schema::<Key>()?;
+    registry.register_with_schema::<Stance>()?;
+    registry.register_with_schema::<Boss>()?;
     registry.register_with::<Target>(
         ComponentOptions::new()
             .runtime_only()

@@ -14,8 +14,8 @@ use hecs::{Entity, World};
 
 use super::arena::{ARENA_HEIGHT, ARENA_WIDTH};
 use super::components::{
-    Armor, Door, Faction, Follow, Health, Key, Leader, Melee, Projectile, Ranged, Sensor, Spawner,
-    Speed, Target, Turret, Velocity,
+    Armor, Boss, Door, Faction, Follow, Health, Key, Leader, Melee, Projectile, Ranged, Sensor,
+    Spawner, Speed, Stance, Target, Turret, Velocity,
 };
 use super::rng::Rng;
 
@@ -30,7 +30,7 @@ const PICKUP_RADIUS: f32 = 0.8;
 const PERSONAL_SPACE: f32 = 0.9;
 /// How far a squad member looks for a fight when its leader has no `Leader` radius any more.
 const DEFAULT_RALLY_RADIUS: f32 = 6.0;
-/// Idle creatures wander at this fraction of their speed.
+/// Idle creatures without a `Stance` wander at this fraction of their speed.
 const WANDER_PACE: f32 = 0.35;
 /// A spawner never spawns more often than this (a designer may type `"interval": 0`).
 const MIN_SPAWN_INTERVAL: f32 = 0.1;
@@ -163,6 +163,7 @@ struct Creature {
     at: Vec2,
     faction: Faction,
     speed: f32,
+    stance: Option<Stance>,
     follow: Option<Follow>,
     melee: Option<Melee>,
     ranged: Option<Ranged>,
@@ -301,6 +302,7 @@ impl Tick<'_> {
                 &Transform,
                 &Faction,
                 &Speed,
+                Option<&Stance>,
                 Option<&Follow>,
                 Option<&Melee>,
                 Option<&Ranged>,
@@ -310,11 +312,12 @@ impl Tick<'_> {
             .without::<&Projectile>()
             .iter()
             .map(
-                |(entity, transform, faction, speed, follow, melee, ranged)| Creature {
+                |(entity, transform, faction, speed, stance, follow, melee, ranged)| Creature {
                     entity,
                     at: transform.translation.truncate(),
                     faction: *faction,
                     speed: speed.value.max(0.0),
+                    stance: stance.cloned(),
                     follow: follow.cloned(),
                     melee: melee.cloned(),
                     ranged: ranged.cloned(),
@@ -331,7 +334,10 @@ impl Tick<'_> {
                     .find(|b| b.entity == leader)
                     .and_then(|b| b.rally)
                     .unwrap_or(DEFAULT_RALLY_RADIUS),
-                None => f32::INFINITY,
+                None => match creature.stance {
+                    Some(Stance::Guard { alert }) => alert,
+                    _ => f32::INFINITY,
+                },
             };
             let target = enemy_of(creature.faction).and_then(|enemy| {
                 nearest(&bodies, creature.at, engage, |b| {
@@ -370,7 +376,12 @@ impl Tick<'_> {
                     }
                 }
             } else {
-                velocity = self.wander(creature.entity) * creature.speed * WANDER_PACE;
+                let pace = match creature.stance {
+                    Some(Stance::Wander { pace }) => pace,
+                    Some(Stance::Guard { .. }) => 0.0,
+                    None => WANDER_PACE,
+                };
+                velocity = self.wander(creature.entity) * creature.speed * pace;
             }
             velocity += self.personal_space(creature, &bodies);
             velocity = velocity.clamp_length_max(creature.speed);
@@ -690,18 +701,24 @@ impl Tick<'_> {
 
     /// Entities out of hit points are despawned with their children.
     fn deaths(&mut self) {
-        let dead: Vec<(Entity, Option<Faction>)> = self
+        let dead: Vec<(Entity, Option<Faction>, bool)> = self
             .world
-            .query::<(Entity, &Health, Option<&Faction>)>()
+            .query::<(Entity, &Health, Option<&Faction>, Option<&Boss>)>()
             .iter()
-            .filter(|(_, health, _)| health.current <= 0.0)
-            .map(|(entity, _, faction)| (entity, faction.copied()))
+            .filter(|(_, health, _, _)| health.current <= 0.0)
+            .map(|(entity, _, faction, boss)| (entity, faction.copied(), boss.is_some()))
             .collect();
-        for (entity, faction) in dead {
+        for (entity, faction, boss) in dead {
             match faction {
                 Some(Faction::Friendly) => self.report.fallen_friendly += 1,
                 Some(Faction::Hostile) => self.report.fallen_hostile += 1,
                 _ => {}
+            }
+            if boss {
+                let name = self.label(entity);
+                self.report
+                    .notes
+                    .push(format!("the boss has fallen: {name}"));
             }
             despawn_tree(self.world, entity);
         }
