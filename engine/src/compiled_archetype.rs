@@ -31,7 +31,7 @@ use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
 use crate::value_merge::ValueShapes;
 use crate::value_reader::ReadErrorKind;
-use crate::variation::{rolled_value, Rolled, Spec, SpecProblem, Varied};
+use crate::variation::{rolled_value, Rolled, Spec, SpecProblem, Variants, Varied};
 
 /// A concrete archetype ready to spawn.
 pub(crate) struct CompiledArchetype {
@@ -65,6 +65,10 @@ pub(crate) struct CompiledNode {
     /// Components of `typed` whose values vary per spawn (`$range`, `$pick`): `typed` and the
     /// template hold their first outcome, each spawn rolls its own.
     pub varied: Vec<(ComponentId, Varied)>,
+    /// For an entity whose varied components have few outcomes together: a template per
+    /// combination of outcomes, built when first spawned, so a spawn clones one like a fixed
+    /// entity (`None` when there are none or too many: spawns write the rolled values in place).
+    pub variants: Option<Variants>,
     /// The column layout of a batch of this entity (components, `StableId`, marker).
     pub batch_type: ColumnBatchType,
 }
@@ -80,6 +84,65 @@ impl CompiledNode {
             .iter()
             .map(|(id, varied)| Ok((*id, varied.roll(registry.ops(*id), rng)?)))
             .collect()
+    }
+
+    /// A template for one spawn of an entity whose components vary, its outcomes rolled;
+    /// `None` when the entity has no such templates (spawns write rolled values in place).
+    #[inline]
+    fn variant_template(
+        &self,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+    ) -> Option<&BuiltEntityClone> {
+        let variants = self.variants.as_ref()?;
+        let templates = variants
+            .templates
+            .get_or_init(|| self.build_variant_templates(registry, &variants.counts))
+            .as_deref()?;
+        let mut index = 0u64;
+        for count in &variants.counts {
+            index = index * count + rng.below(*count);
+        }
+        templates.get(index as usize)
+    }
+
+    /// One template per combination of the varied components' outcomes (the first varied
+    /// component most significant); `None` if an outcome does not decode.
+    fn build_variant_templates(
+        &self,
+        registry: &ComponentRegistry,
+        counts: &[u64],
+    ) -> Option<Vec<BuiltEntityClone>> {
+        let outcomes: Vec<&[Option<TypedValue>]> = self
+            .varied
+            .iter()
+            .map(|(id, varied)| varied.outcomes(registry.ops(*id)))
+            .collect::<Option<_>>()?;
+        let total: u64 = counts.iter().product();
+        let mut templates = Vec::with_capacity(total as usize);
+        for combination in 0..total {
+            let mut chosen = vec![0u64; counts.len()];
+            let mut rest = combination;
+            for (slot, count) in chosen.iter_mut().zip(counts).rev() {
+                *slot = rest % count;
+                rest /= count;
+            }
+            let mut template = EntityBuilderClone::new();
+            for (id, value) in &self.typed {
+                let ops = registry.ops(*id);
+                match self.varied.iter().position(|(varied, _)| varied == id) {
+                    Some(v) => ops.add_to_template(
+                        outcomes[v].get(chosen[v] as usize)?.as_ref()?,
+                        &mut template,
+                    ),
+                    None => ops.add_to_template(value, &mut template),
+                }
+            }
+            template.add(self.marker);
+            template.add(StableId(0));
+            templates.push(template.build());
+        }
+        Some(templates)
     }
 
     /// The changes of `component` that hot reload leaves to the values each entity rolled.
@@ -272,6 +335,7 @@ pub(crate) fn compile(
                 template.add(StableId(0));
                 batch_type.add::<ArchetypeInstance>();
                 batch_type.add::<StableId>();
+                let variants = Variants::plan(&varied);
                 nodes.push(CompiledNode {
                     path: node.path.clone(),
                     marker,
@@ -282,6 +346,7 @@ pub(crate) fn compile(
                     typed,
                     with_refs,
                     varied,
+                    variants,
                     batch_type,
                 });
             }
@@ -673,6 +738,13 @@ impl CompiledArchetype {
     ) -> Result<Entity, ValueError> {
         if self.simple && overrides.is_none() {
             let root = &self.nodes[0];
+            if let Some(template) = root.variant_template(registry, rng) {
+                let entity = world.spawn(template);
+                if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
+                    *id = StableId::generate();
+                }
+                return Ok(entity);
+            }
             let entity = world.spawn(&root.template);
             if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
                 *id = StableId::generate();

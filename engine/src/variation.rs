@@ -12,7 +12,10 @@
 //! them when it is the component's only variation; when a component has several, they share
 //! that budget ([`MAX_OUTCOMES`] outcomes per component, e.g. 16 steps each for two ranges). A
 //! component whose picks and whole-number ranges alone have more outcomes than that is decoded
-//! per spawn instead, from its value with the rolls put in (exact, and ~10× slower). The
+//! per spawn instead, from its value with the rolls put in (exact, and ~10× slower). An entity
+//! whose varied components have at most [`MAX_VARIANT_TEMPLATES`] combinations of outcomes
+//! together gets a spawn template per combination ([`Variants`]), so a spawn clones one as a
+//! fixed entity's spawn does; with more, the rolled values are written in place. The
 //! archetype's own value (what scenes compare against and what a scene entry without changes
 //! loads as) is the first outcome: each `$pick`'s first value, each `$range`'s low end.
 //!
@@ -510,19 +513,16 @@ impl Varied {
         self.spec.mask()
     }
 
-    /// A value for one spawned entity: one of the outcomes decoded once, or one decoded now.
-    #[inline]
-    pub fn roll(&self, ops: &dyn ComponentOps, rng: &SpawnRng) -> Result<Rolled<'_>, ValueError> {
-        if self.counts.is_empty() {
-            let value = self.spec.rolled(&self.template, rng);
-            return self.decode(ops, &value).map(Rolled::Decoded);
-        }
-        let mut index = 0u64;
-        for count in &self.counts {
-            index = index * count + rng.below(*count);
-        }
+    /// How many outcomes the component has, when each is decoded once (else `None`).
+    pub fn outcome_count(&self) -> Option<u64> {
+        (!self.counts.is_empty()).then(|| self.counts.iter().product())
+    }
+
+    /// Every outcome, decoded (the first call decodes them), in the order of
+    /// [`outcome_count`](Self::outcome_count); `None` when they are decoded per spawn.
+    pub fn outcomes(&self, ops: &dyn ComponentOps) -> Option<&[Option<TypedValue>]> {
+        let total = self.outcome_count()?;
         let outcomes = self.outcomes.get_or_init(|| {
-            let total: u64 = self.counts.iter().product();
             let decode_all = || {
                 (0..total)
                     .map(|i| {
@@ -536,12 +536,59 @@ impl Varied {
                 None => decode_all(),
             }
         });
+        Some(outcomes)
+    }
+
+    /// A value for one spawned entity: one of the outcomes decoded once, or one decoded now.
+    #[inline]
+    pub fn roll(&self, ops: &dyn ComponentOps, rng: &SpawnRng) -> Result<Rolled<'_>, ValueError> {
+        if self.counts.is_empty() {
+            let value = self.spec.rolled(&self.template, rng);
+            return self.decode(ops, &value).map(Rolled::Decoded);
+        }
+        let mut index = 0u64;
+        for count in &self.counts {
+            index = index * count + rng.below(*count);
+        }
+        let outcomes = self.outcomes(ops).unwrap_or_default();
         match outcomes.get(index as usize) {
             Some(Some(outcome)) => Ok(Rolled::Compiled(outcome)),
             _ => self
                 .decode(ops, &self.spec.outcome(&self.template, index))
                 .map(Rolled::Decoded),
         }
+    }
+}
+
+/// At most this many templates are kept for one entity whose components vary (one per
+/// combination of their outcomes); with more, spawns write the rolled values in place.
+pub(crate) const MAX_VARIANT_TEMPLATES: u64 = 512;
+
+/// The templates of an entity whose varied components have few outcomes together.
+pub(crate) struct Variants {
+    /// Outcomes of each varied component, in the entity's order.
+    pub counts: Vec<u64>,
+    /// One per combination, built when first spawned (`None` if an outcome does not decode).
+    pub templates: OnceLock<Option<Vec<hecs::BuiltEntityClone>>>,
+}
+
+impl Variants {
+    /// Templates for `varied`, if it has any and their combinations are few enough.
+    pub fn plan<C>(varied: &[(C, Varied)]) -> Option<Variants> {
+        if varied.is_empty() {
+            return None;
+        }
+        let counts: Vec<u64> = varied
+            .iter()
+            .map(|(_, varied)| varied.outcome_count())
+            .collect::<Option<_>>()?;
+        let total = counts
+            .iter()
+            .try_fold(1u64, |total, count| total.checked_mul(*count))?;
+        (total <= MAX_VARIANT_TEMPLATES).then(|| Variants {
+            counts,
+            templates: OnceLock::new(),
+        })
     }
 }
 

@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 use archetool::bench::cdda::{self, CddaFixture};
 use archetool::bench::reload::PatchFixture;
 use archetool::bench::scene::SceneFixture;
-use archetool::bench::SixComponents;
 use archetool::bench::{
     latency_figure, LoadFixture, SpawnFixture, LOAD_FILES, RELOAD_INSTANCES, SCENE_ENTITIES,
     SPAWN_COUNT,
 };
+use archetool::bench::{SixComponents, Varied};
 use criterion::{criterion_group, criterion_main, BatchSize, Bencher, Criterion, Throughput};
 use hecs::World;
 
@@ -32,6 +32,7 @@ fn spawn(c: &mut Criterion) {
         "spawn_many_vs_spawn_batch",
         "spawn_with_vs_spawn_by_name",
         "spawn_varied_vs_spawn_by_name",
+        "spawn_varied_in_place_vs_spawn_by_name",
         "spawn_varied_decoded_vs_spawn_by_name",
         "spawn_by_name_vs_static_pod",
         "spawn_many_vs_spawn_batch_pod",
@@ -105,15 +106,16 @@ fn spawn_with<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
 
 fn spawn_varied<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
     let n = SPAWN_COUNT;
-    for (name, decoded) in [
-        ("spawn_varied_vs_spawn_by_name", false),
-        ("spawn_varied_decoded_vs_spawn_by_name", true),
+    for (name, which) in [
+        ("spawn_varied_vs_spawn_by_name", Varied::Templates),
+        ("spawn_varied_in_place_vs_spawn_by_name", Varied::InPlace),
+        ("spawn_varied_decoded_vs_spawn_by_name", Varied::Decoded),
     ] {
         let mut group = c.benchmark_group(name);
         group.throughput(Throughput::Elements(n as u64));
         group.sample_size(10);
         group.bench_function("ours", |b| {
-            in_fresh_world(b, |world| fixture.spawn_varied(world, n, decoded))
+            in_fresh_world(b, |world| fixture.spawn_varied(world, n, which))
         });
         group.bench_function("baseline", |b| {
             in_fresh_world(b, |world| fixture.spawn_by_name(world, n))

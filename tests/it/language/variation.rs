@@ -247,3 +247,47 @@ fn hot_reload_keeps_what_each_entity_rolled() {
     let new = library.spawn(&mut world, "goblin").unwrap();
     assert!((50..=59).contains(&world.get::<&Loot>(new).unwrap().gold));
 }
+
+/// An entity whose variations have few combinations spawns from a template per combination
+/// (as fast as a fixed one); one with many writes its rolls in place. Both roll every outcome,
+/// the same seed giving the same values.
+#[test]
+fn few_and_many_combinations_roll_alike() {
+    let few = (
+        "few.json",
+        r#"{ "components": { "Loot": { "items": { "$pick": [["apple"], ["bone"]] }, "gold": { "$range": [1, 3] } } } }"#,
+    );
+    let (_dir, library) = load(&[GOBLIN, few]);
+    for name in ["few", "goblin"] {
+        let roll = |library: &archetype_engine::ArchetypeLibrary| {
+            library.set_spawn_seed(5);
+            let mut world = World::new();
+            (0..200)
+                .map(|_| {
+                    let entity = library.spawn(&mut world, name).unwrap();
+                    (*world.get::<&Loot>(entity).unwrap()).clone()
+                })
+                .collect::<Vec<Loot>>()
+        };
+        let loots = roll(&library);
+        assert_eq!(
+            roll(&library),
+            loots,
+            "{name}: the same seed, the same values"
+        );
+        let golds: std::collections::BTreeSet<u32> = loots.iter().map(|l| l.gold).collect();
+        let items: std::collections::BTreeSet<Vec<String>> =
+            loots.iter().map(|l| l.items.clone()).collect();
+        let expected_golds = if name == "few" {
+            vec![1, 2, 3]
+        } else {
+            vec![5, 6, 7, 8, 9]
+        };
+        assert_eq!(
+            golds.into_iter().collect::<Vec<_>>(),
+            expected_golds,
+            "{name}"
+        );
+        assert_eq!(items.len(), 2, "{name}");
+    }
+}

@@ -10,6 +10,7 @@
 //! | `spawn_by_name_vs_static_with_ids` | `library.spawn(world, name)` × n | `world.spawn(tuple + StableId + ArchetypeInstance)` × n | — |
 //! | `spawn_with_vs_spawn_by_name` | `library.spawn_with(world, name, overrides)` × n | `library.spawn(world, name)` × n | — |
 //! | `spawn_varied_vs_spawn_by_name` | `library.spawn(world, name)` × n of the goblin with a `$range` and a `$pick` | `library.spawn(world, name)` × n of the goblin | ≤ 1.3× (18) |
+//! | `spawn_varied_in_place_vs_spawn_by_name` | the same with more combinations of outcomes than templates are kept for (values written in place) | the same | — |
 //! | `spawn_varied_decoded_vs_spawn_by_name` | the same with a component of more than 256 outcomes (decoded per spawn) | the same | — |
 //! | `load_vs_parse` | `ArchetypeLibrary::load` of 10,000 files | read + `serde_json::Value` parse of each | ≤ 2.5× (2) |
 //! | `scene_json_save_vs_hecs_row` | `save_scene` JSON, 100,000 entities | `hecs::serialize::row` + serde_json, pretty | ≤ 1.2× (4) |
@@ -53,7 +54,7 @@ pub use quick::{
     LOAD_FILES, MEMORY_ENTITIES, MINIFIED_FIELDS, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT,
     WIDE_FIELDS,
 };
-pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture};
+pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture, Varied};
 
 #[cfg(test)]
 mod tests {

@@ -13,6 +13,7 @@ use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
 use crate::bench::scene::SceneFixture;
 use crate::bench::scene_peak::{InstanceScene, LoadPeak};
+use crate::bench::spawn::Varied;
 use crate::bench::spawn::{SixComponents, SpawnFixture};
 
 /// Entities per spawn workload, as issue 2 states the targets.
@@ -39,7 +40,7 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 29] = [
+pub const FIGURES: [&str; 30] = [
     "memory",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
@@ -47,6 +48,7 @@ pub const FIGURES: [&str; 29] = [
     "spawn_by_name_vs_static_with_ids",
     "spawn_with_vs_spawn_by_name",
     "spawn_varied_vs_spawn_by_name",
+    "spawn_varied_in_place_vs_spawn_by_name",
     "spawn_varied_decoded_vs_spawn_by_name",
     "spawn_by_name_vs_static_pod",
     "spawn_many_vs_spawn_batch_pod",
@@ -544,6 +546,7 @@ enum Spawn {
     Batch,
     WithOverrides,
     Varied,
+    VariedInPlace,
     VariedDecoded,
 }
 
@@ -561,7 +564,7 @@ struct SpawnFigure {
 /// plain-old-data one. The two `with_ids` figures split the first one: the
 /// cost of the library's `StableId` and `ArchetypeInstance` on their own, and the cost of
 /// spawning by name over a static tuple that has them too.
-const SPAWN_FIGURES: [SpawnFigure; 7] = [
+const SPAWN_FIGURES: [SpawnFigure; 8] = [
     SpawnFigure {
         name: "spawn_by_name_vs_static",
         ours: Spawn::ByName,
@@ -605,6 +608,13 @@ const SPAWN_FIGURES: [SpawnFigure; 7] = [
         also_pod: false,
     },
     SpawnFigure {
+        name: "spawn_varied_in_place_vs_spawn_by_name",
+        ours: Spawn::VariedInPlace,
+        baseline: Spawn::ByName,
+        target: None,
+        also_pod: false,
+    },
+    SpawnFigure {
         name: "spawn_varied_decoded_vs_spawn_by_name",
         ours: Spawn::VariedDecoded,
         baseline: Spawn::ByName,
@@ -630,8 +640,9 @@ fn spawn_figures<B: SixComponents>(
                 Spawn::Many => drop(fixture.spawn_many(&mut world, n)),
                 Spawn::Batch => drop(fixture.spawn_batch(&mut world, n)),
                 Spawn::WithOverrides => fixture.spawn_with_overrides(&mut world, n),
-                Spawn::Varied => fixture.spawn_varied(&mut world, n, false),
-                Spawn::VariedDecoded => fixture.spawn_varied(&mut world, n, true),
+                Spawn::Varied => fixture.spawn_varied(&mut world, n, Varied::Templates),
+                Spawn::VariedInPlace => fixture.spawn_varied(&mut world, n, Varied::InPlace),
+                Spawn::VariedDecoded => fixture.spawn_varied(&mut world, n, Varied::Decoded),
             }
             world
         }

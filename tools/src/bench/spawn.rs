@@ -106,6 +106,29 @@ const VARIED_GOBLIN_FILE: &str = r#"{
 }
 "#;
 
+/// The same two variations with more combinations than the templates kept for one entity
+/// (256 × 3 > 512): spawns write the rolled values in place.
+pub const IN_PLACE_GOBLIN: &str = "enemies/in_place_goblin";
+const IN_PLACE_GOBLIN_FILE: &str = r#"{
+  "extends": "enemies/goblin",
+  "components": {
+    "Health": { "max": { "$range": [10, 14] } },
+    "Faction": { "$pick": ["Hostile", "Neutral", "Friendly"] }
+  }
+}
+"#;
+
+/// How a varied goblin is spawned (see [`SpawnFixture::spawn_varied`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Varied {
+    /// [`VARIED_GOBLIN`]: a template per combination of outcomes.
+    Templates,
+    /// [`IN_PLACE_GOBLIN`]: rolled values written in place after the spawn.
+    InPlace,
+    /// [`DECODED_GOBLIN`]: a component decoded per spawn.
+    Decoded,
+}
+
 /// The goblin with a variation whose outcomes are too many to decode once (36 glyphs × 8
 /// colours in one component): every spawn decodes that component.
 pub const DECODED_GOBLIN: &str = "enemies/decoded_goblin";
@@ -184,6 +207,11 @@ impl<B: SixComponents> SpawnFixture<B> {
             "enemies/decoded_goblin.json",
             DECODED_GOBLIN_FILE,
         );
+        write(
+            dir.path(),
+            "enemies/in_place_goblin.json",
+            IN_PLACE_GOBLIN_FILE,
+        );
         let library = ArchetypeLibrary::load(dir.path(), components::registry())
             .unwrap_or_else(|error| panic!("bench setup: the goblin does not load: {error}"));
 
@@ -238,17 +266,17 @@ impl<B: SixComponents> SpawnFixture<B> {
         }
     }
 
-    /// Ours, with spawn-time variation: `n` times `library.spawn(world, VARIED_GOBLIN)` (or
-    /// [`DECODED_GOBLIN`] when `decoded`), the same eight components as the goblin, some values
-    /// rolled per entity.
+    /// Ours, with spawn-time variation: `n` times `library.spawn(world, name)` of a goblin
+    /// with variations (`which` says which), the same eight components as the goblin, some
+    /// values rolled per entity.
     ///
     /// # Panics
     /// If a spawn fails (it cannot once the fixture is built).
-    pub fn spawn_varied(&self, world: &mut World, n: usize, decoded: bool) {
-        let name = if decoded {
-            DECODED_GOBLIN
-        } else {
-            VARIED_GOBLIN
+    pub fn spawn_varied(&self, world: &mut World, n: usize, which: Varied) {
+        let name = match which {
+            Varied::Templates => VARIED_GOBLIN,
+            Varied::InPlace => IN_PLACE_GOBLIN,
+            Varied::Decoded => DECODED_GOBLIN,
         };
         for _ in 0..n {
             self.library
