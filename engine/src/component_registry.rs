@@ -61,6 +61,9 @@ pub struct ComponentOptions {
     runtime_only: bool,
     #[cfg(feature = "schema")]
     schema: Option<SchemaFn>,
+    /// Trace the schema from the type's `Deserialize` (see [`Self::json_schema_from_serde`]).
+    #[cfg(feature = "schema")]
+    serde_schema: bool,
     removed_fields: Vec<String>,
 }
 
@@ -108,6 +111,32 @@ impl ComponentOptions {
     #[cfg(feature = "schema")]
     pub fn json_schema<S: schemars::JsonSchema>(mut self) -> Self {
         self.schema = Some(|generator| generator.subschema_for::<S>());
+        self
+    }
+
+    /// Describes the component's JSON form with a schema traced from its `Deserialize` impl,
+    /// for types that do not derive [`schemars::JsonSchema`] — in particular ones with glam
+    /// fields (`Vec2`, `Vec3`, `Quat`, ... are described as glam writes them, `[x, y]`, with no
+    /// attribute on the field). Field names, types and enum variants appear as with
+    /// [`json_schema`](Self::json_schema); doc comments do not (they are not part of the serde
+    /// form). A type that reads its input itself (an untagged enum, `serde_json::Value`) cannot
+    /// be traced and gets no schema.
+    ///
+    /// ```
+    /// # use archetype_engine::{ComponentOptions, ComponentRegistry};
+    /// #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    /// struct Patrol { route: Vec<glam::Vec2>, pause: f32 }
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register_with::<Patrol>(ComponentOptions::new().json_schema_from_serde())?;
+    /// let id = registry.id("Patrol").unwrap();
+    /// let schema = registry.json_schema(id, &mut archetype_engine::schemars::SchemaGenerator::default()).unwrap();
+    /// assert_eq!(schema.as_value()["properties"]["route"]["items"]["maxItems"], 2);
+    /// # Ok::<(), archetype_engine::RegistryError>(())
+    /// ```
+    #[cfg(feature = "schema")]
+    pub fn json_schema_from_serde(mut self) -> Self {
+        self.serde_schema = true;
         self
     }
 }
@@ -180,6 +209,9 @@ pub(crate) struct Entry {
     pub(crate) removed_fields: Vec<String>,
     #[cfg(feature = "schema")]
     pub(crate) schema: Option<SchemaFn>,
+    /// Whether the schema is traced from the type's `Deserialize`.
+    #[cfg(feature = "schema")]
+    pub(crate) serde_schema: bool,
     /// Set by the library itself (`Parent`, `StableId`, ...); data files may not write it.
     pub(crate) managed: bool,
     pub(crate) ops: Box<dyn ComponentOps>,
@@ -321,6 +353,8 @@ impl ComponentRegistry {
             removed_fields: options.removed_fields,
             #[cfg(feature = "schema")]
             schema: options.schema,
+            #[cfg(feature = "schema")]
+            serde_schema: options.serde_schema,
             managed,
             ops: Box::new(Ops::<T>::new()),
             layout: std::sync::OnceLock::new(),
@@ -384,9 +418,15 @@ impl ComponentRegistry {
         id: ComponentId,
         generator: &mut schemars::SchemaGenerator,
     ) -> Option<schemars::Schema> {
-        self.entries[id.index()]
-            .schema
-            .map(|schema| schema(generator))
+        let entry = &self.entries[id.index()];
+        if let Some(schema) = entry.schema {
+            return Some(schema(generator));
+        }
+        if !entry.serde_schema {
+            return None;
+        }
+        let layout = entry.ops.json_layout()?;
+        schemars::Schema::try_from(crate::serde_schema::schema_of(&layout)).ok()
     }
 
     /// Whether scenes skip this component.
@@ -631,6 +671,9 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn has(&self, world: &World, entity: Entity) -> bool;
     /// The layout of the type's binary form (see [`Layout`]), if it can be traced.
     fn layout(&self) -> Option<Layout>;
+    /// The layout of the type's JSON form, if it can be traced.
+    #[cfg(feature = "schema")]
+    fn json_layout(&self) -> Option<Layout>;
 }
 
 /// One column of a hecs column batch being filled with values decoded from postcard bytes.
@@ -1062,19 +1105,29 @@ impl<T: Component> ComponentOps for Ops<T> {
 
     fn layout(&self) -> Option<Layout> {
         // As a binary load reads it: references as numbers, shared values as keys.
-        let (layout, _) = crate::entity_ref::with_mapper(TraceRefs, || {
+        let refs = TraceRefs(crate::entity_ref::RefWire::Number);
+        let (layout, _) = crate::entity_ref::with_mapper(refs, || {
             crate::shared::with_trace(crate::value_layout::trace::<T>)
         });
+        layout
+    }
+
+    #[cfg(feature = "schema")]
+    fn json_layout(&self) -> Option<Layout> {
+        // As an archetype file reads it: references as text.
+        let refs = TraceRefs(crate::entity_ref::RefWire::Text);
+        let (layout, _) =
+            crate::entity_ref::with_mapper(refs, || crate::value_layout::trace_with::<T>(true));
         layout
     }
 }
 
 /// The entity mapper of a layout trace: references are numbers, read as a stand-in entity.
-struct TraceRefs;
+struct TraceRefs(crate::entity_ref::RefWire);
 
 impl crate::entity_ref::EntityMapper for TraceRefs {
     fn wire(&self) -> crate::entity_ref::RefWire {
-        crate::entity_ref::RefWire::Number
+        self.0
     }
     fn write(&mut self, _entity: Entity) -> Result<crate::entity_ref::RefOut, String> {
         Err("references are not written while tracing".to_string())

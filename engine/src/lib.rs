@@ -86,6 +86,8 @@ mod scene_load;
 mod scene_migration;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod scene_save;
+#[cfg(feature = "schema")]
+mod serde_schema;
 mod shared;
 mod span_index;
 mod spawn_error;

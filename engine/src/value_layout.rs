@@ -80,7 +80,16 @@ const MAX_DEPTH: usize = 64;
 /// The caller installs what `T`'s own serde impls need (see
 /// [`ComponentOps::layout`](crate::component_registry::ComponentOps::layout)).
 pub(crate) fn trace<T: DeserializeOwned>() -> Option<Layout> {
-    let state = RefCell::new(TraceState::default());
+    trace_with::<T>(false)
+}
+
+/// As [`trace`], of the type's human-readable form (as JSON reads it) when `human_readable`:
+/// types such as glam's ask their deserializer which form it reads.
+pub(crate) fn trace_with<T: DeserializeOwned>(human_readable: bool) -> Option<Layout> {
+    let state = RefCell::new(TraceState {
+        human_readable,
+        ..TraceState::default()
+    });
     let mut layout = None;
     for _ in 0..MAX_PASSES {
         state.borrow_mut().untraced = false;
@@ -153,6 +162,8 @@ struct TraceState {
     enums: BTreeMap<String, Vec<Option<(String, Variant)>>>,
     /// A variant was left untraced in this pass: another pass is needed.
     untraced: bool,
+    /// Whether the deserializer says it reads a human-readable form.
+    human_readable: bool,
 }
 
 /// The one error of tracing: the type cannot be traced.
@@ -368,8 +379,8 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
     }
 
     fn is_human_readable(&self) -> bool {
-        // Binary scenes are written by postcard, which is not.
-        false
+        // Binary scenes are written by postcard, which is not; JSON is.
+        self.state.borrow().human_readable
     }
 }
 

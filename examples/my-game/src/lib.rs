@@ -44,6 +44,17 @@ pub struct Hunts {
     pub target: Option<EntityRef>,
 }
 
+/// A route walked between fights: its schema is traced from serde (no `JsonSchema` derive, no
+/// attribute on the glam field).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Patrol {
+    /// Points walked in turn, `[x, y]` each.
+    pub route: Vec<Vec2>,
+    /// Seconds waited at each point.
+    #[serde(default)]
+    pub pause: f32,
+}
+
 /// Registers every component of the game, with its schema (for `archetool schema` and editor
 /// autocompletion). `Motion` was called `Movement` once: old files still load.
 ///
@@ -57,5 +68,6 @@ pub fn register_components(registry: &mut ComponentRegistry) -> Result<(), Regis
     )?;
     registry.register_with_schema::<Vitality>()?;
     registry.register_with_schema::<Hunts>()?;
+    registry.register_with::<Patrol>(ComponentOptions::new().json_schema_from_serde())?;
     Ok(())
 }

@@ -99,11 +99,34 @@ fn the_schema_describes_the_games_components_glam_fields_included() {
               "minItems": 2,
               "type": "array"
             },
-            { "$ref": "#/$defs/list-operator" }
+            { "$ref": "#/$defs/list-operator" },
+            { "$ref": "#/$defs/pick" }
           ],
           "description": "Velocity, `[x, y]`."
         }"##;
     assert!(stdout.contains(velocity), "{stdout}");
+    // `Patrol` derives no `JsonSchema`: its schema is traced from serde, its glam field
+    // without any attribute.
+    let schema: serde_json::Value = serde_json::from_str(stdout).expect("the schema is JSON");
+    let patrol = find(&schema, "Patrol").expect("a schema for Patrol");
+    assert_eq!(
+        patrol["anyOf"][0]["properties"]["route"]["anyOf"][0],
+        serde_json::json!({
+            "type": "array",
+            "items": { "type": "array", "items": { "type": "number" }, "minItems": 2, "maxItems": 2 },
+        })
+    );
     assert!(stdout.contains(r#""description": "How an entity moves, in tiles per second.""#));
     assert!(stdout.contains(r#""Vitality": {"#));
+}
+
+/// The first member named `key` anywhere in `value`.
+fn find<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v serde_json::Value> {
+    match value {
+        serde_json::Value::Object(object) => object
+            .get(key)
+            .or_else(|| object.values().find_map(|member| find(member, key))),
+        serde_json::Value::Array(items) => items.iter().find_map(|item| find(item, key)),
+        _ => None,
+    }
 }
