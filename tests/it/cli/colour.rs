@@ -11,7 +11,8 @@ fn project() -> Project {
     )])
 }
 
-const PLAIN: &str = "archetypes/goblin.json:4:5: error[unknown-component]: unknown component `Helth`
+const PLAIN: &str =
+    "archetypes/goblin.json:4:5: error[unknown-component]: unknown component `Helth`
   |
 4 |     \"Helth\": {}
   |     ^^^^^^^
@@ -55,7 +56,10 @@ fn no_color_turns_auto_off_and_an_explicit_flag_wins() {
     let project = project();
     let with = |value: &str, args: &[&str]| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_archetool"));
-        command.args(args).current_dir(project.path(".")).env("NO_COLOR", value);
+        command
+            .args(args)
+            .current_dir(project.path("."))
+            .env("NO_COLOR", value);
         let output = command.output().unwrap();
         String::from_utf8(output.stdout).unwrap()
     };
@@ -74,6 +78,55 @@ fn a_files_escape_sequence_stays_escaped_in_colour() {
     )]);
     let run = project.run(&["validate", "--color", "always"]);
     assert_eq!(run.code, 1);
-    assert!(run.stdout.contains("unknown component `He\\u{1b}[2Jlth`"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("unknown component `He\\u{1b}[2Jlth`"),
+        "{}",
+        run.stdout
+    );
     assert!(!run.stdout.contains("\x1b[2J"), "{}", run.stdout);
+}
+
+/// On a real terminal (a pseudo-terminal made by util-linux's `script`), `auto` colours
+/// unless NO_COLOR is set.
+#[cfg(unix)]
+#[test]
+fn auto_colours_on_a_terminal_unless_no_color_is_set() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let project = project();
+    let on_a_terminal = |no_color: Option<&str>| {
+        let archetool = env!("CARGO_BIN_EXE_archetool");
+        let mut command = Command::new("script");
+        // -q: no banner; -e: the command's exit code; output to /dev/null (we read stdout).
+        command
+            .args(["-qec", &format!("'{archetool}' validate"), "/dev/null"])
+            .current_dir(project.path("."))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env_remove("NO_COLOR");
+        if let Some(value) = no_color {
+            command.env("NO_COLOR", value);
+        }
+        let mut child = command
+            .spawn()
+            .expect("`script` (util-linux) runs a command on a pseudo-terminal");
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("archetool on a terminal ran for more than 20 s");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        // A terminal ends lines with CR LF.
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .replace("\r\n", "\n")
+    };
+    assert_eq!(on_a_terminal(None), COLOURED);
+    assert_eq!(on_a_terminal(Some("1")), PLAIN);
 }
