@@ -75,6 +75,7 @@ pub fn read_scene_header(bytes: &[u8]) -> Result<SceneHeader, SceneError> {
             diagnostic: Box::new(Diagnostic::error(DiagnosticCode::Syntax, message)),
             entity: None,
             offset: None,
+            others: Vec::new(),
         }
     })?;
     Ok(SceneHeader {

@@ -80,6 +80,12 @@ pub struct SceneLoadOptions {
     /// [`LoadedScene::warnings`] and [`LoadedScene::changes`], with the entry (and its own
     /// children) left out — the default, as hot reload despawns such children — or an error.
     pub removed_children: RemovedChildren,
+    /// Check mode (`archetool scene check`): when the scene does not load, go on past each
+    /// entity's problem to find the others, so the error lists them all
+    /// ([`SceneError::others`]) instead of stopping at the first. Problems with the file as a
+    /// whole (its syntax, its format, a limit) still stop at once. Off by default: a game
+    /// wants the first error fast.
+    pub all_errors: bool,
 }
 
 /// What to do with a scene entry for a child its archetype no longer has.
@@ -265,6 +271,9 @@ pub struct SceneError {
     pub entity: Option<StableId>,
     /// The byte offset in a binary scene.
     pub offset: Option<usize>,
+    /// With [`SceneLoadOptions::all_errors`], the scene's other problems (after this one, in
+    /// the file's order); empty otherwise.
+    pub others: Vec<SceneError>,
 }
 
 impl fmt::Display for SceneError {
@@ -324,7 +333,10 @@ fn load_scene_untraced(
     }
     #[cfg(feature = "binary")]
     if crate::scene_save::SceneEncoding::detect(bytes) == crate::scene_save::SceneEncoding::Binary {
-        if let Some(loaded) = crate::scene_fast_load::load_binary_fast(&context, world, bytes) {
+        // Check mode goes the careful way, which finds every problem.
+        let fast = (!options.all_errors)
+            .then(|| crate::scene_fast_load::load_binary_fast(&context, world, bytes));
+        if let Some(loaded) = fast.flatten() {
             return Ok(loaded);
         }
         return load_binary(&context, world, bytes);
@@ -355,7 +367,7 @@ fn load_scene_untraced(
     }
     // Most files are well formed: one pass reads them; anything else (or any error) is read
     // again carefully, to report it exactly.
-    if let Ok(text) = std::str::from_utf8(bytes) {
+    if let (Ok(text), false) = (std::str::from_utf8(bytes), options.all_errors) {
         if let Some(loaded) = crate::scene_fast_load::load_json_fast(&context, world, text) {
             return Ok(loaded);
         }
@@ -380,6 +392,7 @@ pub fn load_scene_from_path(
             diagnostic: Box::new(diagnostic.with_file(path)),
             entity: None,
             offset: None,
+            others: Vec::new(),
         })?;
     load_scene(&bytes, Some(path), world, library, options)
 }
@@ -391,6 +404,8 @@ pub(crate) struct Context<'a> {
     pub(crate) options: &'a SceneLoadOptions,
     /// What the load reports without refusing the scene (see [`Context::unknown_field`]).
     warnings: RefCell<Vec<SceneError>>,
+    /// With [`SceneLoadOptions::all_errors`], the entities' problems found so far.
+    errors: RefCell<Vec<SceneError>>,
 }
 
 impl<'a> Context<'a> {
@@ -405,7 +420,32 @@ impl<'a> Context<'a> {
             registry: library.registry(),
             options,
             warnings: RefCell::new(Vec::new()),
+            errors: RefCell::new(Vec::new()),
         }
+    }
+
+    /// One entity's outcome: its error is the load's, or, with
+    /// [`SceneLoadOptions::all_errors`], kept to report with the others while the load goes on
+    /// (`true`: the entity failed; the caller leaves it unfinished).
+    pub(crate) fn entity_result(&self, result: Result<(), SceneError>) -> Result<bool, SceneError> {
+        match result {
+            Ok(()) => Ok(false),
+            Err(error) if self.options.all_errors => {
+                self.errors.borrow_mut().push(error);
+                Ok(true)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The entities' problems kept so far, as one error (the first, the others in it), if any.
+    pub(crate) fn take_errors(&self) -> Option<SceneError> {
+        let mut errors = self.errors.take();
+        errors.sort_by_key(|error| (error.offset, error.diagnostic.position));
+        let mut errors = errors.into_iter();
+        let mut first = errors.next()?;
+        first.others.extend(errors);
+        Some(first)
     }
 
     /// A field a component's type does not have: returned as the load's error, or, with
@@ -435,6 +475,7 @@ impl<'a> Context<'a> {
             diagnostic: Box::new(diagnostic),
             entity: None,
             offset: None,
+            others: Vec::new(),
         }
     }
 
@@ -844,6 +885,7 @@ pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, Scene
             diagnostic: Box::new(diagnostic),
             entity: None,
             offset: Some(offset),
+            others: Vec::new(),
         }
     };
     if !bytes.starts_with(BINARY_MAGIC) {
@@ -1380,7 +1422,7 @@ fn instantiate(
     let mut changes = Vec::new();
     let mut renames: Vec<(SceneChange, usize)> = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
-        let plan = plan_entry(context, entry, head.nodes.as_ref()).map_err(|(mut error, at)| {
+        let planned = plan_entry(context, entry, head.nodes.as_ref()).map_err(|(mut error, at)| {
             // Point at the offending key or value where the text has one.
             let offset = match (at, source) {
                 (At::Component(i), Source::Json(text)) => {
@@ -1402,7 +1444,15 @@ fn instantiate(
             };
             place(&mut error, offset);
             error
-        })?;
+        });
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(error) => {
+                context.entity_result(Err(error))?;
+                plans.push(Plan::failed());
+                continue;
+            }
+        };
         if let Some(change) = &plan.left_out {
             let mut warning = left_out_warning(context, entry, change);
             let span = entry.name_spans.1.clone();
@@ -1479,6 +1529,12 @@ fn instantiate(
     });
     let result =
         result.and_then(|()| report_unknown_shared_fields(context, &table, &shared_at, &place));
+    // In check mode, every entity's problem was kept: the load fails with them all.
+    let result = match result {
+        Err(error) if context.options.all_errors => context.entity_result(Err(error)).map(drop),
+        other => other,
+    }
+    .and_then(|()| context.take_errors().map_or(Ok(()), Err));
     let followed = follow.finish();
     if let Err(error) = result {
         // Some entities may be complete already: all go, and the world is as it was.
@@ -1635,6 +1691,22 @@ pub(crate) struct Plan {
     pub left_out: Option<SceneChange>,
     /// Names of the entry's that were former ones (each change counts this one entry).
     pub renamed: Vec<SceneChange>,
+    /// The entry has a problem (kept with [`SceneLoadOptions::all_errors`]): nothing more is
+    /// read of it.
+    pub failed: bool,
+}
+
+impl Plan {
+    /// The plan of an entry that has a problem.
+    fn failed() -> Plan {
+        Plan {
+            components: Vec::new(),
+            instance: None,
+            left_out: None,
+            renamed: Vec::new(),
+            failed: true,
+        }
+    }
 }
 
 /// Where in an entry a problem is.
@@ -1745,6 +1817,7 @@ pub(crate) fn plan_entry(
                         instance: None,
                         left_out: Some(left_out),
                         renamed,
+                        failed: false,
                     });
                 }
                 let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
@@ -1771,6 +1844,7 @@ pub(crate) fn plan_entry(
         instance,
         left_out: None,
         renamed,
+        failed: false,
     })
 }
 
@@ -1832,23 +1906,27 @@ fn decode_all(
     let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
         let mut builder = EntityBuilder::new();
         for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
-            if plan.instance.is_some() || plan.left_out.is_some() {
+            if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
                 continue;
             }
-            for ((name, offset, payload), component) in
-                entry.components.iter().zip(&plan.components)
-            {
-                decode_payload_into(
-                    context,
-                    entry,
-                    name,
-                    *offset,
-                    payload,
-                    *component,
-                    source,
-                    place,
-                    &mut builder,
-                )?;
+            let decoded = entry.components.iter().zip(&plan.components).try_for_each(
+                |((name, offset, payload), component)| {
+                    decode_payload_into(
+                        context,
+                        entry,
+                        name,
+                        *offset,
+                        payload,
+                        *component,
+                        source,
+                        place,
+                        &mut builder,
+                    )
+                },
+            );
+            if context.entity_result(decoded)? {
+                builder.clear();
+                continue;
             }
             builder.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
             // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
@@ -1910,197 +1988,211 @@ pub(crate) fn build_instances(
             continue;
         };
         owned.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
-        let builder = &mut owned;
-        let Some(compiled) = &archetype.compiled else {
-            // Not reached: planning refuses abstract archetypes.
-            sink(handles[i], builder);
-            continue;
-        };
-        let node = &compiled.nodes[*node_index];
-        let resolved = archetype.resolved.entity_at(&node.path);
-        // The patch, by component.
-        let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
-        // The patch's JSON text, to place an error inside it.
-        let mut patch_texts: BTreeMap<ComponentId, &str> = BTreeMap::new();
-        // Components whose value the scene holds whole (binary typed values), not as a patch.
-        let mut whole: Vec<ComponentId> = Vec::new();
-        for ((name, offset, payload), component) in entry.components.iter().zip(&plan.components) {
-            let patch = match payload {
-                Payload::Removed => None,
-                Payload::Json(text) => {
-                    // Strict parsing: a duplicate key in a patch is an error, not last-wins.
-                    let parsed =
-                        SourceText::from_bytes(text.as_bytes().to_vec()).and_then(|patch| {
-                            crate::json_text::parse_json(&patch, context.options.limits.max_depth)
+        let mut build = |builder: &mut EntityBuilder| -> Result<(), SceneError> {
+            let Some(compiled) = &archetype.compiled else {
+                // Not reached: planning refuses abstract archetypes.
+                sink(handles[i], builder);
+                return Ok(());
+            };
+            let node = &compiled.nodes[*node_index];
+            let resolved = archetype.resolved.entity_at(&node.path);
+            // The patch, by component.
+            let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
+            // The patch's JSON text, to place an error inside it.
+            let mut patch_texts: BTreeMap<ComponentId, &str> = BTreeMap::new();
+            // Components whose value the scene holds whole (binary typed values), not as a patch.
+            let mut whole: Vec<ComponentId> = Vec::new();
+            for ((name, offset, payload), component) in
+                entry.components.iter().zip(&plan.components)
+            {
+                let patch = match payload {
+                    Payload::Removed => None,
+                    Payload::Json(text) => {
+                        // Strict parsing: a duplicate key in a patch is an error, not last-wins.
+                        let parsed =
+                            SourceText::from_bytes(text.as_bytes().to_vec()).and_then(|patch| {
+                                crate::json_text::parse_json(
+                                    &patch,
+                                    context.options.limits.max_depth,
+                                )
+                            });
+                        Some(parsed.map_err(|e| {
+                            let mut error =
+                                component_error(context, entry, name, FieldPath::root(), e.message);
+                            place(&mut error, *offset + e.offset);
+                            error
+                        })?)
+                    }
+                    Payload::Postcard(_) | Payload::Evolved(..) => {
+                        // Binary scenes store full values typed; decode and express as JSON.
+                        whole.push(*component);
+                        let mapper = LoadRefs {
+                            ids: ids.clone(),
+                            wire,
+                            instance: None,
+                        };
+                        let (typed, _) = with_mapper(mapper, || {
+                            let decoded = match payload {
+                                Payload::Evolved(bytes, layout) => {
+                                    decode_evolved(context, *component, bytes, layout)
+                                }
+                                Payload::Postcard(bytes) => {
+                                    context.registry.ops(*component).read_postcard(bytes)
+                                }
+                                _ => Err((FieldPath::root(), String::new())),
+                            };
+                            decoded.map_err(|(path, message)| {
+                                binary_value_error(
+                                    context, entry, name, *offset, place, path, message,
+                                )
+                            })
                         });
-                    Some(parsed.map_err(|e| {
-                        let mut error =
-                            component_error(context, entry, name, FieldPath::root(), e.message);
-                        place(&mut error, *offset + e.offset);
-                        error
-                    })?)
+                        let typed = Some(typed?);
+                        let reverse = entity_ids
+                            .get_or_insert_with(|| {
+                                Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect())
+                            })
+                            .clone();
+                        let mapper = WriteIds { ids: reverse };
+                        let (value, _) = with_mapper(mapper, || {
+                            typed.map(|t| context.registry.ops(*component).encode(&t))
+                        });
+                        match value {
+                            Some(Ok(value)) => Some(value),
+                            Some(Err(message)) => {
+                                return Err(component_error(
+                                    context,
+                                    entry,
+                                    name,
+                                    FieldPath::root(),
+                                    message,
+                                ))
+                            }
+                            None => None,
+                        }
+                    }
+                };
+                if let (Payload::Json(text), Source::Json(_)) = (payload, source) {
+                    patch_texts.insert(*component, text);
                 }
-                Payload::Postcard(_) | Payload::Evolved(..) => {
-                    // Binary scenes store full values typed; decode and express as JSON.
-                    whole.push(*component);
+                patches.insert(*component, (*offset, patch));
+            }
+            let paths = instance_paths.get(&i).cloned().unwrap_or_default();
+            let base = compiled.nodes[node.base].path.to_string();
+            let mut overrides = Map::new();
+            let mut names: Vec<ComponentId> = resolved
+                .map(|r| {
+                    r.components
+                        .keys()
+                        .filter_map(|n| context.registry.id(n))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for component in patches.keys() {
+                if !names.contains(component) {
+                    names.push(*component);
+                }
+            }
+            for component in names {
+                let name = context.registry.name(component);
+                let (offset, patch) = match patches.get(&component) {
+                    Some((offset, patch)) => (*offset, Some(patch.clone())),
+                    None => (entry.offset, None),
+                };
+                let typed = node.typed.iter().find(|(c, _)| *c == component);
+                let archetype_value = resolved.and_then(|r| r.components.get(name));
+                if patch.is_none() {
+                    // Untouched by the scene: clone the archetype's own value, as spawning does
+                    // (no decoding, and shared data stays shared).
+                    if let Some((_, typed)) = typed {
+                        context
+                            .registry
+                            .ops(component)
+                            .add_to_builder(typed, builder);
+                        continue;
+                    }
+                }
+                let merged = match (&patch, archetype_value) {
+                    (Some(None), _) => {
+                        overrides.insert(name.to_string(), Value::Null);
+                        continue;
+                    }
+                    // A binary scene's typed value is whole: nothing to merge it onto.
+                    (Some(Some(value)), _) if whole.contains(&component) => value.clone(),
+                    (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
+                    (None, Some(base_value)) => base_value.clone(),
+                    (None, None) => continue,
+                };
+                let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
                     let mapper = LoadRefs {
                         ids: ids.clone(),
-                        wire,
-                        instance: None,
+                        wire: RefWire::Any,
+                        instance: Some((paths.clone(), base.clone())),
                     };
-                    let (typed, _) = with_mapper(mapper, || {
-                        let decoded = match payload {
-                            Payload::Evolved(bytes, layout) => {
-                                decode_evolved(context, *component, bytes, layout)
-                            }
-                            Payload::Postcard(bytes) => {
-                                context.registry.ops(*component).read_postcard(bytes)
-                            }
-                            _ => Err((FieldPath::root(), String::new())),
-                        };
-                        decoded.map_err(|(path, message)| {
-                            binary_value_error(context, entry, name, *offset, place, path, message)
-                        })
-                    });
-                    let typed = Some(typed?);
-                    let reverse = entity_ids
-                        .get_or_insert_with(|| {
-                            Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect())
-                        })
-                        .clone();
-                    let mapper = WriteIds { ids: reverse };
-                    let (value, _) = with_mapper(mapper, || {
-                        typed.map(|t| context.registry.ops(*component).encode(&t))
-                    });
-                    match value {
-                        Some(Ok(value)) => Some(value),
-                        Some(Err(message)) => {
-                            return Err(component_error(
-                                context,
-                                entry,
-                                name,
-                                FieldPath::root(),
-                                message,
-                            ))
-                        }
-                        None => None,
-                    }
-                }
-            };
-            if let (Payload::Json(text), Source::Json(_)) = (payload, source) {
-                patch_texts.insert(*component, text);
-            }
-            patches.insert(*component, (*offset, patch));
-        }
-        let paths = instance_paths.get(&i).cloned().unwrap_or_default();
-        let base = compiled.nodes[node.base].path.to_string();
-        let mut overrides = Map::new();
-        let mut names: Vec<ComponentId> = resolved
-            .map(|r| {
-                r.components
-                    .keys()
-                    .filter_map(|n| context.registry.id(n))
-                    .collect()
-            })
-            .unwrap_or_default();
-        for component in patches.keys() {
-            if !names.contains(component) {
-                names.push(*component);
-            }
-        }
-        for component in names {
-            let name = context.registry.name(component);
-            let (offset, patch) = match patches.get(&component) {
-                Some((offset, patch)) => (*offset, Some(patch.clone())),
-                None => (entry.offset, None),
-            };
-            let typed = node.typed.iter().find(|(c, _)| *c == component);
-            let archetype_value = resolved.and_then(|r| r.components.get(name));
-            if patch.is_none() {
-                // Untouched by the scene: clone the archetype's own value, as spawning does
-                // (no decoding, and shared data stays shared).
-                if let Some((_, typed)) = typed {
-                    context
-                        .registry
-                        .ops(component)
-                        .add_to_builder(typed, builder);
-                    continue;
-                }
-            }
-            let merged = match (&patch, archetype_value) {
-                (Some(None), _) => {
-                    overrides.insert(name.to_string(), Value::Null);
-                    continue;
-                }
-                // A binary scene's typed value is whole: nothing to merge it onto.
-                (Some(Some(value)), _) if whole.contains(&component) => value.clone(),
-                (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
-                (None, Some(base_value)) => base_value.clone(),
-                (None, None) => continue,
-            };
-            let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
-                let mapper = LoadRefs {
-                    ids: ids.clone(),
-                    wire: RefWire::Any,
-                    instance: Some((paths.clone(), base.clone())),
+                    let ops = context.registry.ops(component);
+                    with_mapper(mapper, || ops.decode(value, unknown)).0
                 };
-                let ops = context.registry.ops(component);
-                with_mapper(mapper, || ops.decode(value, unknown)).0
-            };
-            let mut unknown = Vec::new();
-            let mut decoded = decode(&merged, &mut unknown);
-            if let (Err(_), Some(Some(patch)), Some((_, typed))) = (&decoded, &patch, typed) {
-                // The patch may name fields as the type does now, the archetype's file as it
-                // did (a field renamed, with an alias): the patch onto the value as the type
-                // writes it, then.
-                if let Ok(canonical) = context.registry.ops(component).encode(typed) {
-                    let mut again = Vec::new();
-                    let retried = decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
-                    if retried.is_ok() {
-                        (decoded, unknown) = (retried, again);
+                let mut unknown = Vec::new();
+                let mut decoded = decode(&merged, &mut unknown);
+                if let (Err(_), Some(Some(patch)), Some((_, typed))) = (&decoded, &patch, typed) {
+                    // The patch may name fields as the type does now, the archetype's file as it
+                    // did (a field renamed, with an alias): the patch onto the value as the type
+                    // writes it, then.
+                    if let Ok(canonical) = context.registry.ops(component).encode(typed) {
+                        let mut again = Vec::new();
+                        let retried =
+                            decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
+                        if retried.is_ok() {
+                            (decoded, unknown) = (retried, again);
+                        }
                     }
                 }
-            }
-            let typed: TypedValue = decoded.map_err(|error| {
-                // Inside the scene's patch if the bad field is there; else at the component.
-                let located = patch_texts
-                    .get(&component)
-                    .and_then(|text| crate::json_text::locate(text, error.path.segments()))
-                    .map(|located| offset + located.value.start..offset + located.value.end);
-                let mut scene_error =
-                    component_error(context, entry, name, error.path, error.message);
-                if let Some(span) = &located {
-                    scene_error.diagnostic.span = Some(span.clone());
+                let typed: TypedValue = decoded.map_err(|error| {
+                    // Inside the scene's patch if the bad field is there; else at the component.
+                    let located = patch_texts
+                        .get(&component)
+                        .and_then(|text| crate::json_text::locate(text, error.path.segments()))
+                        .map(|located| offset + located.value.start..offset + located.value.end);
+                    let mut scene_error =
+                        component_error(context, entry, name, error.path, error.message);
+                    if let Some(span) = &located {
+                        scene_error.diagnostic.span = Some(span.clone());
+                    }
+                    place(&mut scene_error, located.map_or(offset, |span| span.start));
+                    scene_error
+                })?;
+                // Only the scene's own fields are the scene's to report (the archetype's are
+                // reported where it is loaded).
+                let patch_value = patch.as_ref().and_then(Option::as_ref);
+                for field in unknown {
+                    let removed = context.registry.is_removed_field(component, &field);
+                    if removed || !patch_value.is_some_and(|patch| has_path(patch, &field)) {
+                        continue;
+                    }
+                    let mut error = unknown_field_error(context, entry, name, component, field);
+                    let key = (error.diagnostic.field.as_ref())
+                        .and_then(|f| key_of(patch_texts.get(&component)?, f));
+                    place_in_value(&mut error, offset, key, place);
+                    context.unknown_field(error)?;
                 }
-                place(&mut scene_error, located.map_or(offset, |span| span.start));
-                scene_error
-            })?;
-            // Only the scene's own fields are the scene's to report (the archetype's are
-            // reported where it is loaded).
-            let patch_value = patch.as_ref().and_then(Option::as_ref);
-            for field in unknown {
-                let removed = context.registry.is_removed_field(component, &field);
-                if removed || !patch_value.is_some_and(|patch| has_path(patch, &field)) {
-                    continue;
+                if let Some(Some(patch)) = patch {
+                    if !matches!(name, "Parent" | "Children") {
+                        overrides.insert(name.to_string(), patch);
+                    }
                 }
-                let mut error = unknown_field_error(context, entry, name, component, field);
-                let key = (error.diagnostic.field.as_ref())
-                    .and_then(|f| key_of(patch_texts.get(&component)?, f));
-                place_in_value(&mut error, offset, key, place);
-                context.unknown_field(error)?;
+                context.registry.ops(component).add_owned(typed, builder);
             }
-            if let Some(Some(patch)) = patch {
-                if !matches!(name, "Parent" | "Children") {
-                    overrides.insert(name.to_string(), patch);
-                }
+            builder.add(*marker);
+            if !overrides.is_empty() {
+                builder.add(InstanceOverrides(Arc::new(overrides)));
             }
-            context.registry.ops(component).add_owned(typed, builder);
+            sink(handles[i], builder);
+            Ok(())
+        };
+        let built = build(&mut owned);
+        if context.entity_result(built)? {
+            owned.clear();
         }
-        builder.add(*marker);
-        if !overrides.is_empty() {
-            builder.add(InstanceOverrides(Arc::new(overrides)));
-        }
-        sink(handles[i], builder);
     }
     build_gained(context, entries, &instance_paths, follow, sink)
 }

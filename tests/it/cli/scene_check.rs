@@ -152,3 +152,61 @@ fn a_missing_path_or_a_directory_without_scenes_is_a_usage_error() {
         "error: no scene files (`*.scene.json`, `*.scene.bin`) under `archetypes/items`\n",
     );
 }
+
+/// One scene with a problem in each of four entities (a plain entity's unknown component, a
+/// plain value of the wrong type, an instance's patch of the wrong type, a reference to an
+/// entity the scene does not have): `scene check` reports all four, in the file's order, and
+/// the same in JSON.
+#[test]
+fn every_problem_of_one_scene_is_reported() {
+    let project = Project::demo();
+    project.write(
+        "level.scene.json",
+        r#"{
+  "format": 2,
+  "entities": [
+    { "id": "00000000000000a1", "components": { "Helth": {} } },
+    { "id": "00000000000000a2", "components": { "Speed": { "value": "fast" } } },
+    { "id": "00000000000000a3", "archetype": "enemies/goblin", "components": { "Health": { "max": true } } },
+    { "id": "00000000000000a4", "components": { "Target": "00000000000000ff" } },
+    { "id": "00000000000000a5", "archetype": "enemies/goblin" }
+  ]
+}
+"#,
+    );
+    let run = project.run(&["scene", "check", "level.scene.json"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let firsts: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("level.scene.json"))
+        .collect();
+    assert_eq!(
+        firsts,
+        [
+            "level.scene.json:4:49: error[unknown-component]: entity 00000000000000a1: unknown component `Helth`",
+            "level.scene.json:5:69: error[invalid-component]: entity 00000000000000a2: `Speed.value`: invalid type: string \"fast\", expected f32",
+            "level.scene.json:6:99: error[invalid-component]: entity 00000000000000a3: `Health.max`: invalid type: boolean `true`, expected f32",
+            "level.scene.json:7:59: error[invalid-component]: entity 00000000000000a4: `Target`: refers to entity 00000000000000ff, which is not in this scene",
+            "level.scene.json: does not load: 4 problems",
+        ]
+    );
+    let json = project.run(&["scene", "check", "level.scene.json", "--format", "json"]);
+    assert_eq!(json.stdout.lines().count(), 4, "{}", json.stdout);
+    // A game's load stops at the first.
+    let mut world = hecs::World::new();
+    let library = archetype_engine::ArchetypeLibrary::load(
+        project.path("archetypes"),
+        archetool::demo::components::registry(),
+    )
+    .unwrap();
+    let error = archetype_engine::load_scene_from_path(
+        project.path("level.scene.json"),
+        &mut world,
+        &library,
+        &archetype_engine::SceneLoadOptions::default(),
+    )
+    .unwrap_err();
+    assert!(error.others.is_empty());
+    assert_eq!(world.len(), 0);
+}

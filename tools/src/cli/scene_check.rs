@@ -2,9 +2,10 @@
 //! every scene that does not load, for people or for CI (see `report.rs`).
 //!
 //! Each scene is loaded into its own scratch world, so one that fails does not stop the
-//! others. A scene's problems are the loader's: the error that stops it (the loader is
-//! transactional and stops at the first), or every field a component does not have (those it
-//! reads past, to list them all). What loading changes because the archetypes changed since
+//! others. A scene's problems are the loader's, in check mode (`SceneLoadOptions::all_errors`):
+//! every entity's problem (the loader goes on past each), or the one problem with the file as
+//! a whole that stops it (its syntax, format or size), and every field a component does not
+//! have (read past, to list them all). What loading changes because the archetypes changed since
 //! the save (entries left out, old names read as current ones, children spawned) is said as
 //! warnings and notes: a scene that loads so is not a failure.
 
@@ -46,8 +47,9 @@ enum Outcome {
         warnings: Vec<SceneError>,
         notes: Vec<String>,
     },
-    /// It does not load: the error that stopped it.
-    Fails(SceneError),
+    /// It does not load: every entity's problem (the loader goes on past each to find the
+    /// others), or the one that stops a load at once (the file's syntax, its format, a limit).
+    Fails(Vec<SceneError>),
     /// It does not load as a game loads it: fields components do not have.
     UnknownFields(Vec<SceneError>),
 }
@@ -107,8 +109,12 @@ fn check_one(file: &Path, library: &ArchetypeLibrary) -> Outcome {
     // every one at once.
     let mut options = SceneLoadOptions::default();
     options.unknown_fields = Severity::Warning;
+    options.all_errors = true;
     let loaded = match load_scene_from_path(file, &mut world, library, &options) {
-        Err(error) => return Outcome::Fails(error),
+        Err(mut error) => {
+            let others = std::mem::take(&mut error.others);
+            return Outcome::Fails(std::iter::once(error).chain(others).collect());
+        }
         Ok(loaded) => loaded,
     };
     let (unknown, warnings): (Vec<SceneError>, Vec<SceneError>) = (loaded.warnings().iter())
@@ -165,7 +171,19 @@ fn write_outcome(
                 count(from_archetypes + plain, "entity"),
             )?;
         }
-        Outcome::Fails(error) => write_scene_error(out, error)?,
+        Outcome::Fails(errors) => {
+            for (i, error) in errors.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                write_scene_error(out, error)?;
+            }
+            if errors.len() > 1 {
+                writeln!(out)?;
+                let problems = count(errors.len(), "problem");
+                writeln!(out, "{}: does not load: {problems}", file.display())?;
+            }
+        }
         Outcome::UnknownFields(errors) => {
             for error in errors {
                 write_scene_error(out, error)?;
@@ -192,7 +210,7 @@ fn write_problems(
     for (_, outcome) in outcomes {
         let errors = match outcome {
             Outcome::Loads { warnings, .. } => warnings.as_slice(),
-            Outcome::Fails(error) => std::slice::from_ref(error),
+            Outcome::Fails(errors) => errors.as_slice(),
             Outcome::UnknownFields(errors) => errors.as_slice(),
         };
         for error in errors {
