@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use archetool::bench::cdda::{self, CddaFixture};
 use archetool::bench::reload::PatchFixture;
 use archetool::bench::scene::SceneFixture;
+use archetool::bench::scene_instances::{InstanceSceneFixture, PristineScene};
 use archetool::bench::{
     latency_figure, LoadFixture, SpawnFixture, LOAD_FILES, RELOAD_INSTANCES, SCENE_ENTITIES,
     SPAWN_COUNT,
@@ -203,6 +204,67 @@ fn scene(c: &mut Criterion) {
     }
 }
 
+/// One workload of the instance scene (issue 16), boxed so its output drops after timing.
+type InstanceRun = fn(&InstanceSceneFixture) -> Box<dyn std::any::Any>;
+
+const INSTANCE_COMPARISONS: [(&str, InstanceRun, InstanceRun); 5] = [
+    (
+        "scene_instances_json_save_vs_hecs_row",
+        |f| Box::new(f.save_json()),
+        |f| Box::new(f.hecs_row_save()),
+    ),
+    (
+        "scene_instances_json_load_vs_hecs_row",
+        |f| Box::new(f.load_json()),
+        |f| Box::new(f.hecs_row_load()),
+    ),
+    (
+        "scene_instances_binary_save_vs_json_save",
+        |f| Box::new(f.save_binary()),
+        |f| Box::new(f.save_json()),
+    ),
+    (
+        "scene_instances_binary_load_vs_json_load",
+        |f| Box::new(f.load_binary()),
+        |f| Box::new(f.load_json()),
+    ),
+    (
+        "scene_instances_binary_load_vs_hecs_column",
+        |f| Box::new(f.load_binary()),
+        |f| Box::new(f.hecs_column_load()),
+    ),
+];
+
+fn scene_instances(c: &mut Criterion) {
+    if INSTANCE_COMPARISONS
+        .iter()
+        .any(|(group, ..)| selected(group))
+    {
+        let fixture = InstanceSceneFixture::new(SCENE_ENTITIES);
+        for (name, ours, baseline) in INSTANCE_COMPARISONS {
+            let mut group = c.benchmark_group(name);
+            group.throughput(Throughput::Elements(fixture.entities() as u64));
+            group.sample_size(10);
+            group.bench_function("ours", |b| b.iter_with_large_drop(|| ours(&fixture)));
+            group.bench_function("baseline", |b| {
+                b.iter_with_large_drop(|| baseline(&fixture))
+            });
+            group.finish();
+        }
+    }
+    if selected("scene_pristine_load_vs_spawn_many") {
+        let fixture = PristineScene::new(SCENE_ENTITIES);
+        let mut group = c.benchmark_group("scene_pristine_load_vs_spawn_many");
+        group.throughput(Throughput::Elements(fixture.entities() as u64));
+        group.sample_size(10);
+        group.bench_function("ours", |b| b.iter_with_large_drop(|| fixture.load()));
+        group.bench_function("baseline", |b| {
+            b.iter_with_large_drop(|| fixture.spawn_many())
+        });
+        group.finish();
+    }
+}
+
 fn reload(c: &mut Criterion) {
     if selected("reload_patch") {
         reload_patch(c);
@@ -319,6 +381,6 @@ criterion_group! {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    targets = spawn, load, scene, reload, real_data
+    targets = spawn, load, scene, scene_instances, reload, real_data
 }
 criterion_main!(benches);

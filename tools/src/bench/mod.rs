@@ -18,6 +18,12 @@
 //! | `scene_binary_save_vs_hecs_column` | `save_scene` binary | `hecs::serialize::column` + postcard | — |
 //! | `scene_binary_load_vs_hecs_column` | `load_scene` binary | `hecs::serialize::column` deserialize | — |
 //! | `scene_binary_load_vs_json_load` | `load_scene` binary | `load_scene` JSON | ≤ 0.33× (4) |
+//! | `scene_instances_json_save_vs_hecs_row` | `save_scene` JSON of 100,000 archetype instances (20% with a changed field, 10% a reference) | hecs row + serde_json of the same world | ≤ 1.2× (16) |
+//! | `scene_instances_json_load_vs_hecs_row` | `load_scene` of that JSON | hecs row deserialize | ≤ 1.5× (16) |
+//! | `scene_instances_binary_save_vs_json_save` | `save_scene` binary of it | `save_scene` JSON | ≤ 0.5× (16) |
+//! | `scene_instances_binary_load_vs_json_load` | `load_scene` binary | `load_scene` JSON | ≤ 0.33× (16) |
+//! | `scene_instances_binary_load_vs_hecs_column` | `load_scene` binary | hecs column deserialize | — |
+//! | `scene_pristine_load_vs_spawn_many` | `load_scene` of 100,000 untouched instances | `spawn_many` of as many | ≤ 2× (16) |
 //! | `reload_patch` | `set_source` + `apply_update`, 100,000 instances | — | ≤ 16 ms (3) |
 //! | `reload_latency` | file write → `HotReloader::apply` applied it | — | p50 ≤ 60 ms, p99 ≤ 120 ms (3) |
 //! | `memory` | bytes per entity spawned by name | the same six components as a tuple | — |
@@ -44,6 +50,7 @@ pub mod memory;
 mod quick;
 pub mod reload;
 pub mod scene;
+pub mod scene_instances;
 pub mod scene_peak;
 pub mod spawn;
 

@@ -12,6 +12,7 @@ use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
 use crate::bench::scene::SceneFixture;
+use crate::bench::scene_instances::{InstanceSceneFixture, PristineScene};
 use crate::bench::scene_peak::{InstanceScene, LoadPeak};
 use crate::bench::spawn::Varied;
 use crate::bench::spawn::{SixComponents, SpawnFixture};
@@ -40,7 +41,7 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 30] = [
+pub const FIGURES: [&str; 36] = [
     "memory",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
@@ -61,6 +62,12 @@ pub const FIGURES: [&str; 30] = [
     "scene_binary_save_vs_hecs_column",
     "scene_binary_load_vs_hecs_column",
     "scene_binary_load_vs_json_load",
+    "scene_instances_json_save_vs_hecs_row",
+    "scene_instances_json_load_vs_hecs_row",
+    "scene_instances_binary_save_vs_json_save",
+    "scene_instances_binary_load_vs_json_load",
+    "scene_instances_binary_load_vs_hecs_column",
+    "scene_pristine_load_vs_spawn_many",
     "scene_load_peak_1m_instances",
     "reload_patch",
     "reload_patch_mid_fight",
@@ -373,25 +380,127 @@ fn scene_workloads(fixture: &SceneFixture) -> Vec<(&'static str, Workload<'_>)> 
     ]
 }
 
+/// The instance-scene comparisons (issue 16), as [`SCENE_FIGURES`], naming workloads of
+/// [`instance_workloads`].
+const INSTANCE_FIGURES: [(&str, &str, &str, Option<f64>); 5] = [
+    (
+        "scene_instances_json_save_vs_hecs_row",
+        "save_json",
+        "hecs_row_save",
+        Some(1.2),
+    ),
+    (
+        "scene_instances_json_load_vs_hecs_row",
+        "load_json",
+        "hecs_row_load",
+        Some(1.5),
+    ),
+    (
+        "scene_instances_binary_save_vs_json_save",
+        "save_binary",
+        "save_json",
+        Some(0.5),
+    ),
+    (
+        "scene_instances_binary_load_vs_json_load",
+        "load_binary",
+        "load_json",
+        Some(1.0 / 3.0),
+    ),
+    (
+        "scene_instances_binary_load_vs_hecs_column",
+        "load_binary",
+        "hecs_column_load",
+        None,
+    ),
+];
+
+/// Every instance-scene workload by name.
+fn instance_workloads(fixture: &InstanceSceneFixture) -> Vec<(&'static str, Workload<'_>)> {
+    vec![
+        ("save_json", Box::new(|| Box::new(fixture.save_json()) as _)),
+        (
+            "hecs_row_save",
+            Box::new(|| Box::new(fixture.hecs_row_save()) as _),
+        ),
+        (
+            "save_binary",
+            Box::new(|| Box::new(fixture.save_binary()) as _),
+        ),
+        ("load_json", Box::new(|| Box::new(fixture.load_json()) as _)),
+        (
+            "hecs_row_load",
+            Box::new(|| Box::new(fixture.hecs_row_load()) as _),
+        ),
+        (
+            "load_binary",
+            Box::new(|| Box::new(fixture.load_binary()) as _),
+        ),
+        (
+            "hecs_column_load",
+            Box::new(|| Box::new(fixture.hecs_column_load()) as _),
+        ),
+    ]
+}
+
 /// The scene figures. The saves run in one rotation and the loads in another (ABCD, BCDA, ...),
-/// each workload once per round, so the five figures share their measurements; building the
+/// each workload once per round, so the figures share their measurements; building the
 /// fixture already ran every workload once, which serves as the warm-up.
 fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut dyn FnMut(Figure)) {
     let figures: Vec<_> = SCENE_FIGURES
         .iter()
         .filter(|(name, ..)| wanted(name))
         .collect();
-    if figures.is_empty() {
-        return;
+    if !figures.is_empty() {
+        let fixture = SceneFixture::new(sizes.scene_entities);
+        let workloads = scene_workloads(&fixture);
+        rotated_figures(sizes, &figures, workloads, fixture.entities(), push);
     }
-    let fixture = SceneFixture::new(sizes.scene_entities);
+    let figures: Vec<_> = INSTANCE_FIGURES
+        .iter()
+        .filter(|(name, ..)| wanted(name))
+        .collect();
+    if !figures.is_empty() {
+        let fixture = InstanceSceneFixture::new(sizes.scene_entities);
+        let workloads = instance_workloads(&fixture);
+        rotated_figures(sizes, &figures, workloads, fixture.entities(), push);
+    }
+    let pristine = "scene_pristine_load_vs_spawn_many";
+    if wanted(pristine) {
+        let fixture = PristineScene::new(sizes.scene_entities);
+        let figures = [&(pristine, "load", "spawn_many", Some(2.0))];
+        let workloads: Vec<(&str, Workload<'_>)> = vec![
+            ("load", Box::new(|| Box::new(fixture.load()) as _)),
+            (
+                "spawn_many",
+                Box::new(|| Box::new(fixture.spawn_many()) as _),
+            ),
+        ];
+        // The fixture loads nothing: one unmeasured round warms both up.
+        rotate(
+            1,
+            &workloads.iter().map(|(_, work)| work).collect::<Vec<_>>(),
+        );
+        rotated_figures(sizes, &figures, workloads, fixture.entities(), push);
+    }
+}
+
+/// Measures the `workloads` the `figures` name (saves in one rotation, loads in another) and
+/// pushes each figure's ratio.
+fn rotated_figures(
+    sizes: &QuickSizes,
+    figures: &[&(&str, &str, &str, Option<f64>)],
+    workloads: Vec<(&'static str, Workload<'_>)>,
+    entities: usize,
+    push: &mut dyn FnMut(Figure),
+) {
     let needed = |workload: &str| {
         figures
             .iter()
             .any(|(_, ours, baseline, _)| *ours == workload || *baseline == workload)
     };
     let mut times: Vec<(&str, Vec<Duration>)> = Vec::new();
-    let (saves, loads): (Vec<_>, Vec<_>) = scene_workloads(&fixture)
+    let (saves, loads): (Vec<_>, Vec<_>) = workloads
         .into_iter()
         .filter(|(name, _)| needed(name))
         .partition(|(name, _)| name.contains("save"));
@@ -410,7 +519,7 @@ fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut d
     for (name, ours, baseline, target) in figures {
         push(Figure::ratio(
             *name,
-            fixture.entities(),
+            entities,
             *target,
             times_of(ours),
             times_of(baseline),

@@ -348,7 +348,7 @@ fn world(n: usize) -> World {
 }
 
 /// A deterministic spread of small numbers, so entities differ without a random generator.
-fn spread(i: usize, salt: u64, modulus: usize) -> usize {
+pub(crate) fn spread(i: usize, salt: u64, modulus: usize) -> usize {
     let x = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (salt << 17);
     ((x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 33) as usize % modulus
 }
@@ -385,7 +385,7 @@ macro_rules! for_each_component {
 }
 
 /// hecs's row (de)serialization context for the workload's components.
-struct RowContext;
+pub(crate) struct RowContext;
 
 impl row::SerializeContext for RowContext {
     fn serialize_entity<S: SerializeMap>(
@@ -426,7 +426,7 @@ impl row::DeserializeContext for RowContext {
 }
 
 /// The world as hecs's column format, for postcard's `to_allocvec`.
-struct ColumnWorld<'a>(&'a World);
+pub(crate) struct ColumnWorld<'a>(pub(crate) &'a World);
 
 impl Serialize for ColumnWorld<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -436,7 +436,7 @@ impl Serialize for ColumnWorld<'_> {
 
 /// hecs's column (de)serialization context: the component keys of the archetype being read.
 #[derive(Default)]
-struct ColumnContext {
+pub(crate) struct ColumnContext {
     components: Vec<ComponentKey>,
 }
 

@@ -1,0 +1,268 @@
+//! Instance scenes: the realistic level, every entity an archetype instance, saved and loaded
+//! by the library beside hecs's own serializers on the same world (issue 16).
+//!
+//! The world: `n` instances of two archetypes with the components of the plain-entity scene
+//! ([`crate::bench::scene`]): `unit` (90%: `Name`, `Transform`, `Health`, `Velocity`, `Faction`,
+//! `Loot`) and `follower` (10%: `Follow` instead of `Loot`, its `leader` set at run time to
+//! another entity, so every follower differs from its archetype by a reference). One entity in
+//! five has one changed field (`Health.current`, as after a fight). The library saves each
+//! instance's differences from its archetype; hecs's baselines write every component of every
+//! entity, as they know no archetypes.
+//!
+//! Beside it, [`PristineScene`]: `n` untouched instances of `unit`, whose load is compared with
+//! `spawn_many` of the same archetype.
+
+use std::fs;
+
+use archetype_engine::{
+    load_scene, save_scene, ArchetypeLibrary, EntityRef, SceneEncoding, SceneLoadOptions,
+    SceneSaveOptions,
+};
+use hecs::serialize::{column, row};
+use hecs::{Entity, World};
+use tempfile::TempDir;
+
+use crate::bench::scene::{
+    registry, spread, ColumnContext, ColumnWorld, Follow, Health, RowContext,
+};
+
+const UNIT: &str = r#"{
+  "components": {
+    "Faction": "Hostile",
+    "Health": { "current": 100, "max": 100 },
+    "Loot": { "gold": 25, "rarity": 1 },
+    "Name": "unit",
+    "Transform": { "translation": [4.0, 0.0, -2.5] },
+    "Velocity": { "x": 0.5, "y": -0.25 }
+  }
+}
+"#;
+
+const FOLLOWER: &str = r#"{
+  "components": {
+    "Faction": "Friendly",
+    "Follow": { "distance": 2.0, "leader": null },
+    "Health": { "current": 80, "max": 80 },
+    "Name": "follower",
+    "Transform": { "translation": [1.0, 0.0, 1.0] },
+    "Velocity": { "x": 0.0, "y": 0.0 }
+  }
+}
+"#;
+
+/// The two archetypes in a temporary directory, loaded.
+fn library() -> (TempDir, ArchetypeLibrary) {
+    let dir = tempfile::tempdir().expect("bench setup: cannot create a temporary directory");
+    for (name, text) in [("unit.json", UNIT), ("follower.json", FOLLOWER)] {
+        fs::write(dir.path().join(name), text)
+            .unwrap_or_else(|error| panic!("bench setup: cannot write {name}: {error}"));
+    }
+    let library = ArchetypeLibrary::load(dir.path(), registry())
+        .unwrap_or_else(|error| panic!("bench setup: the archetypes do not load: {error}"));
+    (dir, library)
+}
+
+/// A world of `n` archetype instances (see the module docs), with the bytes each side wrote.
+pub struct InstanceSceneFixture {
+    world: World,
+    library: ArchetypeLibrary,
+    n: usize,
+    json: Vec<u8>,
+    binary: Vec<u8>,
+    hecs_json: Vec<u8>,
+    hecs_binary: Vec<u8>,
+    _dir: TempDir,
+}
+
+impl InstanceSceneFixture {
+    /// Spawns the world and saves it once each way.
+    ///
+    /// # Panics
+    /// If the archetypes do not load, or a side cannot save the world or load back every
+    /// entity of it.
+    pub fn new(n: usize) -> Self {
+        let (dir, library) = library();
+        let mut world = World::new();
+        let followers = library
+            .spawn_many(&mut world, "follower", n / 10)
+            .unwrap_or_else(|error| panic!("bench setup: {error}"));
+        let units = library
+            .spawn_many(&mut world, "unit", n - n / 10)
+            .unwrap_or_else(|error| panic!("bench setup: {error}"));
+        let all: Vec<Entity> = followers.iter().chain(&units).copied().collect();
+        for (i, follower) in followers.iter().enumerate() {
+            if let Ok(follow) = world.query_one_mut::<&mut Follow>(*follower) {
+                follow.leader = Some(EntityRef(all[spread(i, 8, all.len())]));
+            }
+        }
+        for (i, entity) in all.iter().enumerate().filter(|(i, _)| i % 5 == 0) {
+            if let Ok(health) = world.query_one_mut::<&mut Health>(*entity) {
+                health.current = (spread(i, 4, 60) + 1) as f32;
+            }
+        }
+        let mut fixture = InstanceSceneFixture {
+            world,
+            library,
+            n,
+            json: Vec::new(),
+            binary: Vec::new(),
+            hecs_json: Vec::new(),
+            hecs_binary: Vec::new(),
+            _dir: dir,
+        };
+        fixture.json = fixture.save(SceneEncoding::Json);
+        fixture.binary = fixture.save(SceneEncoding::Binary);
+        fixture.hecs_json = fixture.hecs_row_save();
+        fixture.hecs_binary = fixture.hecs_column_save();
+        for (side, loaded) in [
+            ("json", fixture.load_json()),
+            ("binary", fixture.load_binary()),
+            ("hecs row", fixture.hecs_row_load()),
+            ("hecs column", fixture.hecs_column_load()),
+        ] {
+            assert_eq!(
+                loaded.len() as usize,
+                n,
+                "bench setup: {side} lost entities"
+            );
+            let leaders = loaded
+                .query::<&Follow>()
+                .iter()
+                .filter(|follow| follow.leader.is_some())
+                .count();
+            assert_eq!(leaders, n / 10, "bench setup: {side} lost references");
+        }
+        fixture
+    }
+
+    /// Entities in the world.
+    pub fn entities(&self) -> usize {
+        self.n
+    }
+
+    fn save(&self, encoding: SceneEncoding) -> Vec<u8> {
+        save_scene(
+            &self.world,
+            &self.library,
+            encoding,
+            &SceneSaveOptions::default(),
+        )
+        .unwrap_or_else(|error| panic!("bench: the {encoding:?} save failed: {error}"))
+    }
+
+    /// Ours: `save_scene` JSON of the whole world (each instance's differences).
+    pub fn save_json(&self) -> Vec<u8> {
+        self.save(SceneEncoding::Json)
+    }
+
+    /// Ours: `save_scene` binary of the whole world.
+    pub fn save_binary(&self) -> Vec<u8> {
+        self.save(SceneEncoding::Binary)
+    }
+
+    /// Ours: `load_scene` of the JSON scene into a fresh world.
+    pub fn load_json(&self) -> World {
+        load_into_fresh_world(&self.json, &self.library)
+    }
+
+    /// Ours: `load_scene` of the binary scene into a fresh world.
+    pub fn load_binary(&self) -> World {
+        load_into_fresh_world(&self.binary, &self.library)
+    }
+
+    /// Baseline: `hecs::serialize::row` of the same world with serde_json, pretty.
+    pub fn hecs_row_save(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.n * 256 + 64);
+        let mut serializer = serde_json::Serializer::pretty(&mut out);
+        row::serialize(&self.world, &mut RowContext, &mut serializer)
+            .unwrap_or_else(|error| panic!("bench: hecs row serialize failed: {error}"));
+        out
+    }
+
+    /// Baseline: `hecs::serialize::row::deserialize` of what the row save wrote.
+    pub fn hecs_row_load(&self) -> World {
+        let mut deserializer = serde_json::Deserializer::from_slice(&self.hecs_json);
+        row::deserialize(&mut RowContext, &mut deserializer)
+            .unwrap_or_else(|error| panic!("bench: hecs row deserialize failed: {error}"))
+    }
+
+    /// Baseline: `hecs::serialize::column` of the same world with postcard.
+    pub fn hecs_column_save(&self) -> Vec<u8> {
+        postcard::to_allocvec(&ColumnWorld(&self.world))
+            .unwrap_or_else(|error| panic!("bench: hecs column serialize failed: {error}"))
+    }
+
+    /// Baseline: `hecs::serialize::column::deserialize` of what the column save wrote.
+    pub fn hecs_column_load(&self) -> World {
+        let mut deserializer = postcard::Deserializer::from_bytes(&self.hecs_binary);
+        column::deserialize(&mut ColumnContext::default(), &mut deserializer)
+            .unwrap_or_else(|error| panic!("bench: hecs column deserialize failed: {error}"))
+    }
+}
+
+fn load_into_fresh_world(bytes: &[u8], library: &ArchetypeLibrary) -> World {
+    let mut world = World::new();
+    load_scene(
+        bytes,
+        None,
+        &mut world,
+        library,
+        &SceneLoadOptions::default(),
+    )
+    .unwrap_or_else(|error| panic!("bench: the scene does not load: {error}"));
+    world
+}
+
+/// `n` untouched instances of `unit`, saved as JSON, beside `spawn_many` of the same.
+pub struct PristineScene {
+    library: ArchetypeLibrary,
+    n: usize,
+    json: Vec<u8>,
+    _dir: TempDir,
+}
+
+impl PristineScene {
+    /// Spawns and saves the scene once.
+    ///
+    /// # Panics
+    /// If the archetypes do not load or the save fails.
+    pub fn new(n: usize) -> Self {
+        let (dir, library) = library();
+        let mut world = World::new();
+        library
+            .spawn_many(&mut world, "unit", n)
+            .unwrap_or_else(|error| panic!("bench setup: {error}"));
+        let json = save_scene(
+            &world,
+            &library,
+            SceneEncoding::Json,
+            &SceneSaveOptions::default(),
+        )
+        .unwrap_or_else(|error| panic!("bench setup: the save failed: {error}"));
+        PristineScene {
+            library,
+            n,
+            json,
+            _dir: dir,
+        }
+    }
+
+    /// Entities in the scene.
+    pub fn entities(&self) -> usize {
+        self.n
+    }
+
+    /// Ours: `load_scene` of the scene of untouched instances.
+    pub fn load(&self) -> World {
+        load_into_fresh_world(&self.json, &self.library)
+    }
+
+    /// Baseline: `spawn_many` of the same archetype, as many.
+    pub fn spawn_many(&self) -> World {
+        let mut world = World::new();
+        self.library
+            .spawn_many(&mut world, "unit", self.n)
+            .unwrap_or_else(|error| panic!("bench: spawn_many failed: {error}"));
+        world
+    }
+}
