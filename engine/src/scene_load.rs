@@ -1995,6 +1995,19 @@ pub(crate) fn build_instances(
                 return Ok(());
             };
             let node = &compiled.nodes[*node_index];
+            if entry.components.is_empty() && node.with_refs.is_empty() {
+                // An untouched instance: the archetype's values as they are, as spawning
+                // clones them.
+                for (component, typed) in &node.typed {
+                    context
+                        .registry
+                        .ops(*component)
+                        .add_to_builder(typed, builder);
+                }
+                builder.add(*marker);
+                sink(handles[i], builder);
+                return Ok(());
+            }
             let resolved = archetype.resolved.entity_at(&node.path);
             // The patch, by component.
             let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
