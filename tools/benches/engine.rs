@@ -147,7 +147,27 @@ fn load(c: &mut Criterion) {
 }
 
 /// One side of a scene comparison; its output is dropped outside the timed part.
-type SceneRun = fn(&SceneFixture) -> Box<dyn std::any::Any>;
+type SceneRun = Run<SceneFixture>;
+
+/// One workload of a fixture, boxed so its output drops after timing.
+type Run<F> = fn(&F) -> Box<dyn std::any::Any>;
+
+/// One criterion group per comparison: ours and the baseline on `fixture`, `entities` each.
+fn compare<F>(
+    c: &mut Criterion,
+    fixture: &F,
+    entities: usize,
+    comparisons: &[(&str, Run<F>, Run<F>)],
+) {
+    for (name, ours, baseline) in comparisons {
+        let mut group = c.benchmark_group(*name);
+        group.throughput(Throughput::Elements(entities as u64));
+        group.sample_size(10);
+        group.bench_function("ours", |b| b.iter_with_large_drop(|| ours(fixture)));
+        group.bench_function("baseline", |b| b.iter_with_large_drop(|| baseline(fixture)));
+        group.finish();
+    }
+}
 
 /// The scene groups: name, ours, baseline.
 const SCENE_COMPARISONS: [(&str, SceneRun, SceneRun); 6] = [
@@ -192,22 +212,11 @@ fn scene(c: &mut Criterion) {
     println!(
         "scene sizes: json {json} B, hecs row json {hecs_json} B, binary {binary} B, hecs column postcard {hecs_binary} B"
     );
-    for (name, ours, baseline) in SCENE_COMPARISONS {
-        let mut group = c.benchmark_group(name);
-        group.throughput(Throughput::Elements(fixture.entities() as u64));
-        group.sample_size(10);
-        group.bench_function("ours", |b| b.iter_with_large_drop(|| ours(&fixture)));
-        group.bench_function("baseline", |b| {
-            b.iter_with_large_drop(|| baseline(&fixture))
-        });
-        group.finish();
-    }
+    compare(c, &fixture, fixture.entities(), &SCENE_COMPARISONS);
 }
 
-/// One workload of the instance scene (issue 16), boxed so its output drops after timing.
-type InstanceRun = fn(&InstanceSceneFixture) -> Box<dyn std::any::Any>;
-
-const INSTANCE_COMPARISONS: [(&str, InstanceRun, InstanceRun); 5] = [
+/// The instance-scene comparisons (issue 16).
+const INSTANCE_COMPARISONS: [(&str, Run<InstanceSceneFixture>, Run<InstanceSceneFixture>); 5] = [
     (
         "scene_instances_json_save_vs_hecs_row",
         |f| Box::new(f.save_json()),
@@ -241,27 +250,16 @@ fn scene_instances(c: &mut Criterion) {
         .any(|(group, ..)| selected(group))
     {
         let fixture = InstanceSceneFixture::new(SCENE_ENTITIES);
-        for (name, ours, baseline) in INSTANCE_COMPARISONS {
-            let mut group = c.benchmark_group(name);
-            group.throughput(Throughput::Elements(fixture.entities() as u64));
-            group.sample_size(10);
-            group.bench_function("ours", |b| b.iter_with_large_drop(|| ours(&fixture)));
-            group.bench_function("baseline", |b| {
-                b.iter_with_large_drop(|| baseline(&fixture))
-            });
-            group.finish();
-        }
+        compare(c, &fixture, fixture.entities(), &INSTANCE_COMPARISONS);
     }
     if selected("scene_pristine_load_vs_spawn_many") {
         let fixture = PristineScene::new(SCENE_ENTITIES);
-        let mut group = c.benchmark_group("scene_pristine_load_vs_spawn_many");
-        group.throughput(Throughput::Elements(fixture.entities() as u64));
-        group.sample_size(10);
-        group.bench_function("ours", |b| b.iter_with_large_drop(|| fixture.load()));
-        group.bench_function("baseline", |b| {
-            b.iter_with_large_drop(|| fixture.spawn_many())
-        });
-        group.finish();
+        let pristine: [(&str, Run<PristineScene>, Run<PristineScene>); 1] = [(
+            "scene_pristine_load_vs_spawn_many",
+            |f| Box::new(f.load()),
+            |f| Box::new(f.spawn_many()),
+        )];
+        compare(c, &fixture, fixture.entities(), &pristine);
     }
 }
 

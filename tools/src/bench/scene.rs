@@ -251,11 +251,7 @@ impl SceneFixture {
     /// # Panics
     /// If serde_json fails (it cannot for these components).
     pub fn hecs_row_save(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.n * 256 + 64);
-        let mut serializer = serde_json::Serializer::pretty(&mut out);
-        row::serialize(&self.world, &mut RowContext, &mut serializer)
-            .unwrap_or_else(|error| panic!("bench: hecs row serialize failed: {error}"));
-        out
+        hecs_row_save(&self.world, self.n)
     }
 
     /// Baseline: `hecs::serialize::row::deserialize` of what
@@ -264,9 +260,7 @@ impl SceneFixture {
     /// # Panics
     /// If the bytes do not deserialize.
     pub fn hecs_row_load(&self) -> World {
-        let mut deserializer = serde_json::Deserializer::from_slice(&self.hecs_json);
-        row::deserialize(&mut RowContext, &mut deserializer)
-            .unwrap_or_else(|error| panic!("bench: hecs row deserialize failed: {error}"))
+        hecs_row_load(&self.hecs_json)
     }
 
     /// Baseline: `hecs::serialize::column::serialize` of the same world with postcard.
@@ -274,8 +268,7 @@ impl SceneFixture {
     /// # Panics
     /// If postcard fails (it cannot for these components).
     pub fn hecs_column_save(&self) -> Vec<u8> {
-        postcard::to_allocvec(&ColumnWorld(&self.world))
-            .unwrap_or_else(|error| panic!("bench: hecs column serialize failed: {error}"))
+        hecs_column_save(&self.world)
     }
 
     /// Baseline: `hecs::serialize::column::deserialize` of what
@@ -284,10 +277,37 @@ impl SceneFixture {
     /// # Panics
     /// If the bytes do not deserialize.
     pub fn hecs_column_load(&self) -> World {
-        let mut deserializer = postcard::Deserializer::from_bytes(&self.hecs_binary);
-        column::deserialize(&mut ColumnContext::default(), &mut deserializer)
-            .unwrap_or_else(|error| panic!("bench: hecs column deserialize failed: {error}"))
+        hecs_column_load(&self.hecs_binary)
     }
+}
+
+/// `hecs::serialize::row` of `world` (`n` entities) through serde_json's pretty printer.
+pub(crate) fn hecs_row_save(world: &World, n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n * 256 + 64);
+    let mut serializer = serde_json::Serializer::pretty(&mut out);
+    row::serialize(world, &mut RowContext, &mut serializer)
+        .unwrap_or_else(|error| panic!("bench: hecs row serialize failed: {error}"));
+    out
+}
+
+/// `hecs::serialize::row::deserialize` of `bytes` with serde_json.
+pub(crate) fn hecs_row_load(bytes: &[u8]) -> World {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    row::deserialize(&mut RowContext, &mut deserializer)
+        .unwrap_or_else(|error| panic!("bench: hecs row deserialize failed: {error}"))
+}
+
+/// `hecs::serialize::column` of `world` with postcard.
+pub(crate) fn hecs_column_save(world: &World) -> Vec<u8> {
+    postcard::to_allocvec(&ColumnWorld(world))
+        .unwrap_or_else(|error| panic!("bench: hecs column serialize failed: {error}"))
+}
+
+/// `hecs::serialize::column::deserialize` of `bytes` with postcard.
+pub(crate) fn hecs_column_load(bytes: &[u8]) -> World {
+    let mut deserializer = postcard::Deserializer::from_bytes(bytes);
+    column::deserialize(&mut ColumnContext::default(), &mut deserializer)
+        .unwrap_or_else(|error| panic!("bench: hecs column deserialize failed: {error}"))
 }
 
 /// The world of [`SceneFixture`]: entity `i` follows another entity (picked by a fixed spread)
@@ -385,7 +405,7 @@ macro_rules! for_each_component {
 }
 
 /// hecs's row (de)serialization context for the workload's components.
-pub(crate) struct RowContext;
+struct RowContext;
 
 impl row::SerializeContext for RowContext {
     fn serialize_entity<S: SerializeMap>(
@@ -426,7 +446,7 @@ impl row::DeserializeContext for RowContext {
 }
 
 /// The world as hecs's column format, for postcard's `to_allocvec`.
-pub(crate) struct ColumnWorld<'a>(pub(crate) &'a World);
+struct ColumnWorld<'a>(&'a World);
 
 impl Serialize for ColumnWorld<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -436,7 +456,7 @@ impl Serialize for ColumnWorld<'_> {
 
 /// hecs's column (de)serialization context: the component keys of the archetype being read.
 #[derive(Default)]
-pub(crate) struct ColumnContext {
+struct ColumnContext {
     components: Vec<ComponentKey>,
 }
 

@@ -18,13 +18,10 @@ use archetype_engine::{
     load_scene, save_scene, ArchetypeLibrary, EntityRef, SceneEncoding, SceneLoadOptions,
     SceneSaveOptions,
 };
-use hecs::serialize::{column, row};
 use hecs::{Entity, World};
 use tempfile::TempDir;
 
-use crate::bench::scene::{
-    registry, spread, ColumnContext, ColumnWorld, Follow, Health, RowContext,
-};
+use crate::bench::scene::{self, registry, spread, Follow, Health};
 
 const UNIT: &str = r#"{
   "components": {
@@ -172,31 +169,22 @@ impl InstanceSceneFixture {
 
     /// Baseline: `hecs::serialize::row` of the same world with serde_json, pretty.
     pub fn hecs_row_save(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.n * 256 + 64);
-        let mut serializer = serde_json::Serializer::pretty(&mut out);
-        row::serialize(&self.world, &mut RowContext, &mut serializer)
-            .unwrap_or_else(|error| panic!("bench: hecs row serialize failed: {error}"));
-        out
+        scene::hecs_row_save(&self.world, self.n)
     }
 
     /// Baseline: `hecs::serialize::row::deserialize` of what the row save wrote.
     pub fn hecs_row_load(&self) -> World {
-        let mut deserializer = serde_json::Deserializer::from_slice(&self.hecs_json);
-        row::deserialize(&mut RowContext, &mut deserializer)
-            .unwrap_or_else(|error| panic!("bench: hecs row deserialize failed: {error}"))
+        scene::hecs_row_load(&self.hecs_json)
     }
 
     /// Baseline: `hecs::serialize::column` of the same world with postcard.
     pub fn hecs_column_save(&self) -> Vec<u8> {
-        postcard::to_allocvec(&ColumnWorld(&self.world))
-            .unwrap_or_else(|error| panic!("bench: hecs column serialize failed: {error}"))
+        scene::hecs_column_save(&self.world)
     }
 
     /// Baseline: `hecs::serialize::column::deserialize` of what the column save wrote.
     pub fn hecs_column_load(&self) -> World {
-        let mut deserializer = postcard::Deserializer::from_bytes(&self.hecs_binary);
-        column::deserialize(&mut ColumnContext::default(), &mut deserializer)
-            .unwrap_or_else(|error| panic!("bench: hecs column deserialize failed: {error}"))
+        scene::hecs_column_load(&self.hecs_binary)
     }
 }
 
