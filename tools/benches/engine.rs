@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use archetool::bench::cdda::{self, CddaFixture};
 use archetool::bench::reload::PatchFixture;
 use archetool::bench::scene::SceneFixture;
-use archetool::bench::scene_instances::{InstanceSceneFixture, PristineScene};
+use archetool::bench::scene_instances::{instance_scene, PristineScene};
 use archetool::bench::{
     latency_figure, LoadFixture, SpawnFixture, LOAD_FILES, RELOAD_INSTANCES, SCENE_ENTITIES,
     SPAWN_COUNT,
@@ -216,7 +216,7 @@ fn scene(c: &mut Criterion) {
 }
 
 /// The instance-scene comparisons (issue 16).
-const INSTANCE_COMPARISONS: [(&str, Run<InstanceSceneFixture>, Run<InstanceSceneFixture>); 5] = [
+const INSTANCE_COMPARISONS: [(&str, SceneRun, SceneRun); 5] = [
     (
         "scene_instances_json_save_vs_hecs_row",
         |f| Box::new(f.save_json()),
@@ -249,7 +249,7 @@ fn scene_instances(c: &mut Criterion) {
         .iter()
         .any(|(group, ..)| selected(group))
     {
-        let fixture = InstanceSceneFixture::new(SCENE_ENTITIES);
+        let fixture = instance_scene(SCENE_ENTITIES);
         compare(c, &fixture, fixture.entities(), &INSTANCE_COMPARISONS);
     }
     if selected("scene_pristine_load_vs_spawn_many") {

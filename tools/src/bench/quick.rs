@@ -12,7 +12,7 @@ use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
 use crate::bench::scene::SceneFixture;
-use crate::bench::scene_instances::{InstanceSceneFixture, PristineScene};
+use crate::bench::scene_instances::{instance_scene, PristineScene};
 use crate::bench::scene_peak::{InstanceScene, LoadPeak};
 use crate::bench::spawn::Varied;
 use crate::bench::spawn::{SixComponents, SpawnFixture};
@@ -380,8 +380,7 @@ fn scene_workloads(fixture: &SceneFixture) -> Vec<(&'static str, Workload<'_>)> 
     ]
 }
 
-/// The instance-scene comparisons (issue 16), as [`SCENE_FIGURES`], naming workloads of
-/// [`instance_workloads`].
+/// The instance-scene comparisons (issue 16), as [`SCENE_FIGURES`], on the instance scene.
 const INSTANCE_FIGURES: [(&str, &str, &str, Option<f64>); 5] = [
     (
         "scene_instances_json_save_vs_hecs_row",
@@ -415,34 +414,6 @@ const INSTANCE_FIGURES: [(&str, &str, &str, Option<f64>); 5] = [
     ),
 ];
 
-/// Every instance-scene workload by name.
-fn instance_workloads(fixture: &InstanceSceneFixture) -> Vec<(&'static str, Workload<'_>)> {
-    vec![
-        ("save_json", Box::new(|| Box::new(fixture.save_json()) as _)),
-        (
-            "hecs_row_save",
-            Box::new(|| Box::new(fixture.hecs_row_save()) as _),
-        ),
-        (
-            "save_binary",
-            Box::new(|| Box::new(fixture.save_binary()) as _),
-        ),
-        ("load_json", Box::new(|| Box::new(fixture.load_json()) as _)),
-        (
-            "hecs_row_load",
-            Box::new(|| Box::new(fixture.hecs_row_load()) as _),
-        ),
-        (
-            "load_binary",
-            Box::new(|| Box::new(fixture.load_binary()) as _),
-        ),
-        (
-            "hecs_column_load",
-            Box::new(|| Box::new(fixture.hecs_column_load()) as _),
-        ),
-    ]
-}
-
 /// The scene figures. The saves run in one rotation and the loads in another (ABCD, BCDA, ...),
 /// each workload once per round, so the figures share their measurements; building the
 /// fixture already ran every workload once, which serves as the warm-up.
@@ -461,8 +432,8 @@ fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut d
         .filter(|(name, ..)| wanted(name))
         .collect();
     if !figures.is_empty() {
-        let fixture = InstanceSceneFixture::new(sizes.scene_entities);
-        let workloads = instance_workloads(&fixture);
+        let fixture = instance_scene(sizes.scene_entities);
+        let workloads = scene_workloads(&fixture);
         rotated_figures(sizes, &figures, workloads, fixture.entities(), push);
     }
     let pristine = "scene_pristine_load_vs_spawn_many";

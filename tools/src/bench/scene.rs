@@ -110,6 +110,8 @@ pub struct SceneFixture {
     binary: Vec<u8>,
     hecs_json: Vec<u8>,
     hecs_binary: Vec<u8>,
+    /// Where the library's archetype files are, when it has any.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl SceneFixture {
@@ -123,14 +125,32 @@ impl SceneFixture {
             Arc::new(registry()),
             LoadOptions::default(),
         );
+        let references = n / 10 * 3 + (n % 10).min(3);
+        Self::with_world(world(n), library, None, references)
+    }
+
+    /// A fixture of any `world` of the workload's components, saved with `library` (whose
+    /// archetype files are in `dir`), holding `references` `Follow` components that name a
+    /// leader.
+    ///
+    /// # Panics
+    /// If a side cannot save the world or load back every entity and reference of it.
+    pub(crate) fn with_world(
+        world: World,
+        library: ArchetypeLibrary,
+        dir: Option<tempfile::TempDir>,
+        references: usize,
+    ) -> Self {
+        let n = world.len() as usize;
         let mut fixture = SceneFixture {
-            world: world(n),
+            world,
             library,
             n,
             json: Vec::new(),
             binary: Vec::new(),
             hecs_json: Vec::new(),
             hecs_binary: Vec::new(),
+            _dir: dir,
         };
         fixture.json = fixture.save_json();
         fixture.binary = fixture.save_binary();
@@ -147,12 +167,12 @@ impl SceneFixture {
                 n,
                 "bench setup: {side} lost entities"
             );
-            let followers = loaded.query::<&Follow>().iter().count();
-            assert_eq!(
-                followers,
-                n / 10 * 3 + (n % 10).min(3),
-                "bench setup: {side} lost references"
-            );
+            let leaders = loaded
+                .query::<&Follow>()
+                .iter()
+                .filter(|follow| follow.leader.is_some())
+                .count();
+            assert_eq!(leaders, references, "bench setup: {side} lost references");
         }
         fixture
     }
@@ -282,7 +302,7 @@ impl SceneFixture {
 }
 
 /// `hecs::serialize::row` of `world` (`n` entities) through serde_json's pretty printer.
-pub(crate) fn hecs_row_save(world: &World, n: usize) -> Vec<u8> {
+fn hecs_row_save(world: &World, n: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(n * 256 + 64);
     let mut serializer = serde_json::Serializer::pretty(&mut out);
     row::serialize(world, &mut RowContext, &mut serializer)
@@ -291,20 +311,20 @@ pub(crate) fn hecs_row_save(world: &World, n: usize) -> Vec<u8> {
 }
 
 /// `hecs::serialize::row::deserialize` of `bytes` with serde_json.
-pub(crate) fn hecs_row_load(bytes: &[u8]) -> World {
+fn hecs_row_load(bytes: &[u8]) -> World {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     row::deserialize(&mut RowContext, &mut deserializer)
         .unwrap_or_else(|error| panic!("bench: hecs row deserialize failed: {error}"))
 }
 
 /// `hecs::serialize::column` of `world` with postcard.
-pub(crate) fn hecs_column_save(world: &World) -> Vec<u8> {
+fn hecs_column_save(world: &World) -> Vec<u8> {
     postcard::to_allocvec(&ColumnWorld(world))
         .unwrap_or_else(|error| panic!("bench: hecs column serialize failed: {error}"))
 }
 
 /// `hecs::serialize::column::deserialize` of `bytes` with postcard.
-pub(crate) fn hecs_column_load(bytes: &[u8]) -> World {
+fn hecs_column_load(bytes: &[u8]) -> World {
     let mut deserializer = postcard::Deserializer::from_bytes(bytes);
     column::deserialize(&mut ColumnContext::default(), &mut deserializer)
         .unwrap_or_else(|error| panic!("bench: hecs column deserialize failed: {error}"))

@@ -21,7 +21,7 @@ use archetype_engine::{
 use hecs::{Entity, World};
 use tempfile::TempDir;
 
-use crate::bench::scene::{self, registry, spread, Follow, Health};
+use crate::bench::scene::{registry, spread, Follow, Health, SceneFixture};
 
 const UNIT: &str = r#"{
   "components": {
@@ -59,133 +59,33 @@ fn library() -> (TempDir, ArchetypeLibrary) {
     (dir, library)
 }
 
-/// A world of `n` archetype instances (see the module docs), with the bytes each side wrote.
-pub struct InstanceSceneFixture {
-    world: World,
-    library: ArchetypeLibrary,
-    n: usize,
-    json: Vec<u8>,
-    binary: Vec<u8>,
-    hecs_json: Vec<u8>,
-    hecs_binary: Vec<u8>,
-    _dir: TempDir,
-}
-
-impl InstanceSceneFixture {
-    /// Spawns the world and saves it once each way.
-    ///
-    /// # Panics
-    /// If the archetypes do not load, or a side cannot save the world or load back every
-    /// entity of it.
-    pub fn new(n: usize) -> Self {
-        let (dir, library) = library();
-        let mut world = World::new();
-        let followers = library
-            .spawn_many(&mut world, "follower", n / 10)
-            .unwrap_or_else(|error| panic!("bench setup: {error}"));
-        let units = library
-            .spawn_many(&mut world, "unit", n - n / 10)
-            .unwrap_or_else(|error| panic!("bench setup: {error}"));
-        let all: Vec<Entity> = followers.iter().chain(&units).copied().collect();
-        for (i, follower) in followers.iter().enumerate() {
-            if let Ok(follow) = world.query_one_mut::<&mut Follow>(*follower) {
-                follow.leader = Some(EntityRef(all[spread(i, 8, all.len())]));
-            }
+/// The scene fixture of `n` archetype instances (see the module docs): the workloads of
+/// [`SceneFixture`] on that world.
+///
+/// # Panics
+/// If the archetypes do not load, or a side cannot save the world or load back every entity
+/// of it.
+pub fn instance_scene(n: usize) -> SceneFixture {
+    let (dir, library) = library();
+    let mut world = World::new();
+    let followers = library
+        .spawn_many(&mut world, "follower", n / 10)
+        .unwrap_or_else(|error| panic!("bench setup: {error}"));
+    let units = library
+        .spawn_many(&mut world, "unit", n - n / 10)
+        .unwrap_or_else(|error| panic!("bench setup: {error}"));
+    let all: Vec<Entity> = followers.iter().chain(&units).copied().collect();
+    for (i, follower) in followers.iter().enumerate() {
+        if let Ok(follow) = world.query_one_mut::<&mut Follow>(*follower) {
+            follow.leader = Some(EntityRef(all[spread(i, 8, all.len())]));
         }
-        for (i, entity) in all.iter().enumerate().filter(|(i, _)| i % 5 == 0) {
-            if let Ok(health) = world.query_one_mut::<&mut Health>(*entity) {
-                health.current = (spread(i, 4, 60) + 1) as f32;
-            }
+    }
+    for (i, entity) in all.iter().enumerate().filter(|(i, _)| i % 5 == 0) {
+        if let Ok(health) = world.query_one_mut::<&mut Health>(*entity) {
+            health.current = (spread(i, 4, 60) + 1) as f32;
         }
-        let mut fixture = InstanceSceneFixture {
-            world,
-            library,
-            n,
-            json: Vec::new(),
-            binary: Vec::new(),
-            hecs_json: Vec::new(),
-            hecs_binary: Vec::new(),
-            _dir: dir,
-        };
-        fixture.json = fixture.save(SceneEncoding::Json);
-        fixture.binary = fixture.save(SceneEncoding::Binary);
-        fixture.hecs_json = fixture.hecs_row_save();
-        fixture.hecs_binary = fixture.hecs_column_save();
-        for (side, loaded) in [
-            ("json", fixture.load_json()),
-            ("binary", fixture.load_binary()),
-            ("hecs row", fixture.hecs_row_load()),
-            ("hecs column", fixture.hecs_column_load()),
-        ] {
-            assert_eq!(
-                loaded.len() as usize,
-                n,
-                "bench setup: {side} lost entities"
-            );
-            let leaders = loaded
-                .query::<&Follow>()
-                .iter()
-                .filter(|follow| follow.leader.is_some())
-                .count();
-            assert_eq!(leaders, n / 10, "bench setup: {side} lost references");
-        }
-        fixture
     }
-
-    /// Entities in the world.
-    pub fn entities(&self) -> usize {
-        self.n
-    }
-
-    fn save(&self, encoding: SceneEncoding) -> Vec<u8> {
-        save_scene(
-            &self.world,
-            &self.library,
-            encoding,
-            &SceneSaveOptions::default(),
-        )
-        .unwrap_or_else(|error| panic!("bench: the {encoding:?} save failed: {error}"))
-    }
-
-    /// Ours: `save_scene` JSON of the whole world (each instance's differences).
-    pub fn save_json(&self) -> Vec<u8> {
-        self.save(SceneEncoding::Json)
-    }
-
-    /// Ours: `save_scene` binary of the whole world.
-    pub fn save_binary(&self) -> Vec<u8> {
-        self.save(SceneEncoding::Binary)
-    }
-
-    /// Ours: `load_scene` of the JSON scene into a fresh world.
-    pub fn load_json(&self) -> World {
-        load_into_fresh_world(&self.json, &self.library)
-    }
-
-    /// Ours: `load_scene` of the binary scene into a fresh world.
-    pub fn load_binary(&self) -> World {
-        load_into_fresh_world(&self.binary, &self.library)
-    }
-
-    /// Baseline: `hecs::serialize::row` of the same world with serde_json, pretty.
-    pub fn hecs_row_save(&self) -> Vec<u8> {
-        scene::hecs_row_save(&self.world, self.n)
-    }
-
-    /// Baseline: `hecs::serialize::row::deserialize` of what the row save wrote.
-    pub fn hecs_row_load(&self) -> World {
-        scene::hecs_row_load(&self.hecs_json)
-    }
-
-    /// Baseline: `hecs::serialize::column` of the same world with postcard.
-    pub fn hecs_column_save(&self) -> Vec<u8> {
-        scene::hecs_column_save(&self.world)
-    }
-
-    /// Baseline: `hecs::serialize::column::deserialize` of what the column save wrote.
-    pub fn hecs_column_load(&self) -> World {
-        scene::hecs_column_load(&self.hecs_binary)
-    }
+    SceneFixture::with_world(world, library, Some(dir), n / 10)
 }
 
 fn load_into_fresh_world(bytes: &[u8], library: &ArchetypeLibrary) -> World {
