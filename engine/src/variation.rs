@@ -87,10 +87,18 @@ pub(crate) fn written_problem(
                 ),
             ));
         };
+        // The numbers as written (`1e308`, not its 309 digits).
+        let (first, second) = (&operand[0], &operand[1]);
+        if !(high - low).is_finite() {
+            return Some((
+                false,
+                format!("`$range` from {first} to {second} is too wide to roll a number in"),
+            ));
+        }
         if low > high {
             return Some((
                 false,
-                format!("`$range` goes from its lowest to its highest number, but {low} is above {high}; write `[{high}, {low}]`"),
+                format!("`$range` goes from its lowest to its highest number, but {first} is above {second}; write `[{second}, {first}]`"),
             ));
         }
         return None;
@@ -395,20 +403,26 @@ fn collect(
             let bound = |i: usize| items.get(i).and_then(Value::as_f64).unwrap_or(0.0);
             let (low, high) = (bound(0), bound(1));
             if shapes.is_integer(component, path) {
-                let (whole_low, whole_high) = (low.ceil(), high.floor());
-                let fits = |x: f64| x >= -(2f64.powi(63)) && x < 2f64.powi(63);
-                if whole_low > whole_high || !fits(whole_low) || !fits(whole_high) {
-                    let field = FieldPath(path.clone());
-                    let place = match field.is_empty() {
-                        true => format!("`{component}`"),
-                        false => format!("`{component}.{field}`"),
-                    };
-                    return Err(SpecProblem {
-                        message: format!("`$range` from {low} to {high} holds no whole number, and {place} takes whole numbers"),
-                        field,
-                    });
+                let exact = |i: usize| items.get(i).and_then(Value::as_i64);
+                if let (Some(low), Some(high)) = (exact(0), exact(1)) {
+                    SiteKind::Whole(low, high)
+                } else {
+                    let (whole_low, whole_high) = (low.ceil(), high.floor());
+                    let fits = |x: f64| x >= -(2f64.powi(63)) && x < 2f64.powi(63);
+                    if whole_low > whole_high || !fits(whole_low) || !fits(whole_high) {
+                        let field = FieldPath(path.clone());
+                        let place = match field.is_empty() {
+                            true => format!("`{component}`"),
+                            false => format!("`{component}.{field}`"),
+                        };
+                        let (first, second) = (&operand[0], &operand[1]);
+                        return Err(SpecProblem {
+                            message: format!("`$range` from {first} to {second} holds no whole number that fits, and {place} takes whole numbers"),
+                            field,
+                        });
+                    }
+                    SiteKind::Whole(whole_low as i64, whole_high as i64)
                 }
-                SiteKind::Whole(whole_low as i64, whole_high as i64)
             } else {
                 SiteKind::Fraction(low, high, 0)
             }
@@ -695,7 +709,7 @@ mod tests {
         let problem = Spec::find(&empty, "Stats", &Integers).unwrap_err();
         assert_eq!(
             problem.message,
-            "`$range` from 0.2 to 0.8 holds no whole number, and `Stats.hp` takes whole numbers"
+            "`$range` from 0.2 to 0.8 holds no whole number that fits, and `Stats.hp` takes whole numbers"
         );
     }
 
@@ -713,6 +727,10 @@ mod tests {
         assert_eq!(
             check("$range", json!({ "$range": [12, 8] })).unwrap(),
             "`$range` goes from its lowest to its highest number, but 12 is above 8; write `[8, 12]`"
+        );
+        assert_eq!(
+            check("$range", json!({ "$range": [-1e308, 1e308] })).unwrap(),
+            "`$range` from -1e+308 to 1e+308 is too wide to roll a number in"
         );
         assert_eq!(
             check("$pick", json!({ "$pick": [] })).unwrap(),

@@ -16,12 +16,71 @@ fn fixtures(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/fuzz")
         .join(target);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
+    // A folder that is missing or empty would make its test check nothing.
+    let entries =
+        std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()));
     let mut paths: Vec<PathBuf> = entries.map(|entry| entry.unwrap().path()).collect();
+    assert!(!paths.is_empty(), "{} holds no inputs", dir.display());
     paths.sort();
     paths
+}
+
+/// Spawn-time variations written every which way (operands of every shape, in every kind of
+/// place, combined with operators and inheritance), through the archetype fuzz target's
+/// checks: loading, spawning, hot reload, saving and loading again never panic.
+#[test]
+fn variations_written_any_way_are_handled() {
+    let operands = [
+        "[]",
+        "[1]",
+        "[1, 2]",
+        "[2, 1]",
+        "[\"a\", 1]",
+        "[-1e308, 1e308]",
+        "[0.5, 0.5]",
+        "[-9223372036854775808, 9223372036854775807]",
+        "[0.2, 0.8]",
+        "[[1], [2, 3]]",
+        "[\"g\", \"G\"]",
+        "[\"Hostile\", \"Nobody\"]",
+        "[{}, null]",
+        "{}",
+        "\"x\"",
+        "null",
+    ];
+    let places = [
+        |v: &str| format!(r#"{{ "Health": {{ "current": 1, "max": {v} }} }}"#),
+        |v: &str| format!(r#"{{ "Health": {v} }}"#),
+        |v: &str| format!(r#"{{ "Glyph": {{ "ch": {v}, "color": "Red" }} }}"#),
+        |v: &str| format!(r#"{{ "Faction": {v} }}"#),
+        |v: &str| {
+            format!(r#"{{ "Spawner": {{ "archetype": {v}, "interval": 1, "max_alive": 2 }} }}"#)
+        },
+        |v: &str| {
+            format!(
+                r#"{{ "Speed": {{ "value": {v} }}, "Melee": {{ "damage": 1, "cooldown": [{v}] }} }}"#
+            )
+        },
+    ];
+    let children = [
+        r#"{ "extends": "a", "components": { "Health": { "max": { "$mul": 2 } } } }"#,
+        r#"{ "extends": "a", "components": { "Health": { "max": { "$add": 1.5 } }, "Speed": { "value": { "$range": [1, 3] } } } }"#,
+        r#"{ "extends": "a", "components": { "Health": null, "Glyph": { "ch": "x" } } }"#,
+        r#"{ "extends": "a", "components": { "Faction": { "$append": [1] } } }"#,
+    ];
+    let mut inputs = 0;
+    for (p, place) in places.iter().enumerate() {
+        for (o, operand) in operands.iter().enumerate() {
+            for key in ["$range", "$pick"] {
+                let components = place(&format!("{{ \"{key}\": {operand} }}"));
+                let parent = format!(r#"{{ "components": {components} }}"#);
+                let child = children[(p + o) % children.len()];
+                checks::archetype(format!("{parent}\0{child}").as_bytes());
+                inputs += 1;
+            }
+        }
+    }
+    assert_eq!(inputs, places.len() * operands.len() * 2);
 }
 
 #[test]

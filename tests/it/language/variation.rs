@@ -184,7 +184,7 @@ fn variations_written_wrong_are_errors_where_they_are() {
         &[wrong_pick, no_whole_number].concat(),
         &[
             "archetypes/goblin.json:3:24: error[invalid-component]: invalid value for `Loot.items`: invalid type: string \"bone\", expected a sequence",
-            "archetypes/goblin.json:3:36: error[invalid-operator]: invalid value for `Loot.gold`: `$range` from 0.2 to 0.8 holds no whole number, and `Loot.gold` takes whole numbers",
+            "archetypes/goblin.json:3:36: error[invalid-operator]: invalid value for `Loot.gold`: `$range` from 0.2 to 0.8 holds no whole number that fits, and `Loot.gold` takes whole numbers",
         ],
     );
 }
