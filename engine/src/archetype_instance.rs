@@ -1,7 +1,8 @@
 //! The instance marker: which archetype (and which child of it) an entity was spawned from.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -38,10 +39,50 @@ impl ArchetypeInstance {
     }
 }
 
-/// Per-instance overrides: component name → merge patch applied on top of the archetype when
-/// the entity was spawned (or loaded from a scene).
+/// Per-instance overrides: which places of which components were set for this entity on top of
+/// its archetype when it was spawned (`spawn_with`) or loaded from a scene — component name →
+/// the shape of the patch: `true` where it set a value, `null` where it removed the component,
+/// an object where it went into one (`{"Health": {"max": true}, "Speed": null}`).
 ///
 /// Hot reload leaves every place an override sets alone, the way Unity treats prefab instance
-/// overrides. Only entities that have overrides carry this component.
+/// overrides. The values themselves live in the entity's components; the shape is shared by
+/// every entity with the same one (an `Arc`), so an override costs an entity a pointer. Only
+/// entities that have overrides carry this component.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InstanceOverrides(pub Arc<Map<String, Value>>);
+
+/// The shape of an override patch (see [`InstanceOverrides`]): objects kept, `null` kept (a
+/// removal), every other value `true`.
+pub(crate) fn override_shape(patch: &Value) -> Value {
+    match patch {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(key, member)| (key.clone(), override_shape(member)))
+                .collect(),
+        ),
+        Value::Null => Value::Null,
+        _ => Value::Bool(true),
+    }
+}
+
+/// The override shapes in use, each kept once and shared by every entity that has it.
+#[derive(Debug, Default)]
+pub(crate) struct OverrideShapes {
+    shapes: Mutex<FxHashMap<String, Arc<Map<String, Value>>>>,
+}
+
+impl OverrideShapes {
+    /// The shared copy of `shape` (component name → shape).
+    pub fn intern(&self, shape: Map<String, Value>) -> InstanceOverrides {
+        // A map of JSON values always serializes.
+        let key = serde_json::to_string(&shape).unwrap_or_default();
+        let mut shapes = match self.shapes.lock() {
+            Ok(shapes) => shapes,
+            // A panic elsewhere while holding the lock leaves the table as it was: use it.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let shared = shapes.entry(key).or_insert_with(|| Arc::new(shape));
+        InstanceOverrides(shared.clone())
+    }
+}

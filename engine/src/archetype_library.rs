@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::archetype::Archetype;
 use crate::archetype_file::{ArchetypeDoc, EntitySpec};
-use crate::archetype_instance::{ArchetypeId, ArchetypeInstance};
+use crate::archetype_instance::{ArchetypeId, ArchetypeInstance, OverrideShapes};
 use crate::archetype_name::name_from_relative_path;
 use crate::archetype_ref::ArchetypeRef;
 use crate::archetype_renames::{names_any, Renames};
@@ -109,6 +109,8 @@ pub struct ArchetypeLibrary {
     assets: Option<Arc<AssetIndex>>,
     /// Rolls spawn-time variations (`$range`, `$pick`).
     rng: SpawnRng,
+    /// The shapes of instances' overrides, each kept once.
+    override_shapes: OverrideShapes,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -305,7 +307,13 @@ impl ArchetypeLibrary {
             targets_stale: true,
             assets: None,
             rng: SpawnRng::new(DEFAULT_SPAWN_SEED),
+            override_shapes: OverrideShapes::default(),
         }
+    }
+
+    /// The shapes of instances' overrides, shared by the entities that have the same.
+    pub(crate) fn override_shapes(&self) -> &OverrideShapes {
+        &self.override_shapes
     }
 
     /// Restarts the random numbers that spawn-time variations (`$range`, `$pick`) are rolled
@@ -1542,7 +1550,14 @@ impl ArchetypeLibrary {
         };
         let context = self.reference_targets().context();
         let checked = context
-            .install(|| compiled.check_overrides(&self.registry, &archetype.resolved, overrides))
+            .install(|| {
+                compiled.check_overrides(
+                    &self.registry,
+                    &archetype.resolved,
+                    overrides,
+                    &self.override_shapes,
+                )
+            })
             .map_err(|problem| SpawnError::InvalidOverride {
                 name: name.to_string(),
                 component: problem.component,

@@ -16,7 +16,9 @@ use hecs::{BuiltEntityClone, ColumnBatchType, Entity, EntityBuilder, EntityBuild
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
-use crate::archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+use crate::archetype_instance::{
+    override_shape, ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
+};
 use crate::archetype_name::check_local_name;
 use crate::builtin::{Children, Parent};
 use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue, ValueError};
@@ -927,6 +929,7 @@ impl CompiledArchetype {
         registry: &ComponentRegistry,
         root: &ResolvedEntity,
         overrides: &Value,
+        shapes: &OverrideShapes,
     ) -> Result<CheckedOverrides, OverrideProblem> {
         let fail = |component: Option<String>,
                     field: FieldPath,
@@ -1040,11 +1043,11 @@ impl CompiledArchetype {
                 }
                 replace.push((id, Some(merged)));
             }
-            record.insert(name.to_string(), patch.clone());
+            record.insert(name.to_string(), override_shape(patch));
         }
         Ok(CheckedOverrides {
             replace,
-            record: InstanceOverrides(Arc::new(record)),
+            record: shapes.intern(record),
         })
     }
 }

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::archetype_instance::{ArchetypeInstance, InstanceOverrides};
+use crate::archetype_instance::{override_shape, ArchetypeInstance};
 use crate::archetype_library::ArchetypeLibrary;
 use crate::archetype_source::read_limited;
 use crate::builtin::Parent;
@@ -2190,14 +2190,14 @@ pub(crate) fn build_instances(
                 }
                 if let Some(Some(patch)) = patch {
                     if !matches!(name, "Parent" | "Children") {
-                        overrides.insert(name.to_string(), patch);
+                        overrides.insert(name.to_string(), override_shape(&patch));
                     }
                 }
                 context.registry.ops(component).add_owned(typed, builder);
             }
             builder.add(*marker);
             if !overrides.is_empty() {
-                builder.add(InstanceOverrides(Arc::new(overrides)));
+                builder.add(context.library.override_shapes().intern(overrides));
             }
             sink(handles[i], builder);
             Ok(())

@@ -830,7 +830,7 @@ fn an_old_scene_picks_up_archetype_edits_except_where_it_overrides_them() {
         .clone();
     assert_eq!(
         serde_json::Value::Object((*overrides).clone()),
-        serde_json::json!({ "Health": { "max": 50.0 } })
+        serde_json::json!({ "Health": { "max": true } })
     );
 }
 

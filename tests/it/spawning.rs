@@ -260,8 +260,21 @@ fn overrides_are_recorded_on_the_entity() {
     let boss = library
         .spawn_with(&mut world, "enemies/goblin", &patch)
         .unwrap();
+    // Which places were set (the values are in the components), shared by entities alike.
     let recorded = get::<InstanceOverrides>(&world, boss);
-    assert_eq!(serde_json::Value::Object((*recorded.0).clone()), patch);
+    assert_eq!(
+        serde_json::Value::Object((*recorded.0).clone()),
+        json!({ "Health": { "max": true }, "Speed": null })
+    );
+    let twin = library
+        .spawn_with(
+            &mut world,
+            "enemies/goblin",
+            &json!({ "Health": { "max": 7 }, "Speed": null }),
+        )
+        .unwrap();
+    let shared = get::<InstanceOverrides>(&world, twin);
+    assert!(std::sync::Arc::ptr_eq(&recorded.0, &shared.0));
 }
 
 #[test]

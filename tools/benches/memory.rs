@@ -14,7 +14,7 @@
 use std::alloc::System;
 
 use archetool::bench::memory::{Meter, BOOKKEEPING_BYTES};
-use archetool::bench::{memory_figure, MEMORY_ENTITIES};
+use archetool::bench::{memory_figure, override_memory_figure, MEMORY_ENTITIES};
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
@@ -31,16 +31,23 @@ fn live_bytes() -> u64 {
 fn main() {
     // `cargo bench` passes `--bench`; a filter that does not match `memory` skips the figure.
     let filter = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
-    if filter.is_some_and(|filter| !"memory".contains(filter.as_str())) {
-        return;
-    }
+    let wanted = |name: &str| {
+        filter
+            .as_ref()
+            .is_none_or(|filter| name.contains(filter.as_str()))
+    };
     let meter = Meter {
         method: "allocator",
         read: live_bytes,
     };
-    println!("{}", memory_figure(MEMORY_ENTITIES, 1, &meter));
-    println!(
-        "  (the two components the library adds to every entity, StableId and \
-         ArchetypeInstance, are {BOOKKEEPING_BYTES} bytes)"
-    );
+    if wanted("memory") {
+        println!("{}", memory_figure(MEMORY_ENTITIES, 1, &meter));
+        println!(
+            "  (the two components the library adds to every entity, StableId and \
+             ArchetypeInstance, are {BOOKKEEPING_BYTES} bytes)"
+        );
+    }
+    if wanted("memory_override_bytes") {
+        println!("{}", override_memory_figure(MEMORY_ENTITIES, 1, &meter));
+    }
 }

@@ -16,10 +16,11 @@
 
 use std::fs;
 
-use archetype_engine::{ArchetypeInstance, StableId};
+use archetype_engine::{ArchetypeInstance, InstanceOverrides, StableId, Transform};
 use hecs::World;
 
 use crate::bench::spawn::{PodGoblin, SixComponents, SpawnFixture};
+use crate::demo::components::{Faction, Glyph, Health, Speed, Velocity};
 
 /// Reads how much memory the process holds, in bytes.
 #[derive(Clone, Copy, Debug)]
@@ -81,17 +82,58 @@ pub fn library_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
     type Ours = <PodGoblin as SixComponents>::WithLibraryComponents;
     let fixture = SpawnFixture::pod_goblin();
     let reserve = u32::try_from(n).expect("bench: too many entities");
-    let mut alive = Vec::with_capacity(2 * rounds.max(1));
-    let mut build = |ours: bool| {
-        let before = (meter.read)();
-        let mut world = World::new();
+    compare(n, rounds, meter, |ours, world| {
         if ours {
             world.reserve::<Ours>(reserve);
-            fixture.spawn_by_name(&mut world, n);
+            fixture.spawn_by_name(world, n);
         } else {
             world.reserve::<PodGoblin>(reserve);
-            fixture.spawn_static(&mut world, n);
+            fixture.spawn_static(world, n);
         }
+    })
+}
+
+/// What an override costs an entity (issue 16): `n` plain-old-data goblins spawned with a
+/// one-field override (`spawn_with(.., {"Health": {"max": 50}})`) against `n` spawned by name,
+/// each world reserved for its entities; the median difference per entity.
+///
+/// # Panics
+/// As [`library_overhead`].
+pub fn override_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
+    type Plain = <PodGoblin as SixComponents>::WithLibraryComponents;
+    type Overridden = (
+        Velocity,
+        Transform,
+        Health,
+        Speed,
+        Faction,
+        Glyph,
+        StableId,
+        ArchetypeInstance,
+        InstanceOverrides,
+    );
+    let fixture = SpawnFixture::pod_goblin();
+    let reserve = u32::try_from(n).expect("bench: too many entities");
+    compare(n, rounds, meter, |ours, world| {
+        if ours {
+            world.reserve::<Overridden>(reserve);
+            fixture.spawn_with_overrides(world, n);
+        } else {
+            world.reserve::<Plain>(reserve);
+            fixture.spawn_by_name(world, n);
+        }
+    })
+}
+
+/// Builds a world with `build(true, ..)` (ours) and one with `build(false, ..)` (the
+/// baseline), `rounds` times alternating which goes first, reading `meter` around each; every
+/// world stays alive until all are measured. The median difference per entity.
+fn compare(n: usize, rounds: usize, meter: &Meter, build: impl Fn(bool, &mut World)) -> Overhead {
+    let mut alive = Vec::with_capacity(2 * rounds.max(1));
+    let mut measure = |ours: bool| {
+        let before = (meter.read)();
+        let mut world = World::new();
+        build(ours, &mut world);
         let after = (meter.read)();
         alive.push(world);
         after as i64 - before as i64
@@ -99,11 +141,11 @@ pub fn library_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
     let mut measured = Vec::with_capacity(rounds.max(1));
     for round in 0..rounds.max(1) {
         measured.push(if round % 2 == 0 {
-            let ours = build(true);
-            (ours, build(false))
+            let ours = measure(true);
+            (ours, measure(false))
         } else {
-            let baseline = build(false);
-            (build(true), baseline)
+            let baseline = measure(false);
+            (measure(true), baseline)
         });
     }
     drop(alive);

@@ -41,8 +41,9 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 36] = [
+pub const FIGURES: [&str; 37] = [
     "memory",
+    "memory_override_bytes",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
     "static_with_ids_vs_static",
@@ -203,6 +204,16 @@ pub fn run_quick_with(
         });
     }
 
+    if wanted("memory_override_bytes") {
+        push(match Meter::resident_set() {
+            Some(meter) => override_memory_figure(sizes.memory_entities, 3, &meter),
+            None => Figure::skipped(
+                "memory_override_bytes",
+                "no /proc/self/status to read the resident set from; run `cargo bench -p archetool --bench memory`",
+            ),
+        });
+    }
+
     for pod in [false, true] {
         let list: Vec<(String, &SpawnFigure)> = SPAWN_FIGURES
             .iter()
@@ -263,6 +274,26 @@ pub fn memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
         measured: Measured::Bytes {
             per_item: overhead.per_entity,
             method: meter.method,
+        },
+    }
+}
+
+/// The bytes a one-field override adds to an entity, from [`memory::override_overhead`],
+/// against issue 16's bound of 64.
+pub fn override_memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
+    let overhead = memory::override_overhead(n, rounds, meter);
+    let per_round: Vec<f64> = (overhead.rounds.iter())
+        .map(|(ours, baseline)| (ours - baseline) as f64 / n.max(1) as f64)
+        .collect();
+    Figure {
+        name: "memory_override_bytes".to_string(),
+        n,
+        measured: Measured::Bounded {
+            value: overhead.per_entity,
+            unit: "bytes_per_entity",
+            bound: 64.0,
+            counts: Vec::new(),
+            rounds: per_round,
         },
     }
 }
