@@ -14,7 +14,9 @@
 use std::alloc::System;
 
 use archetool::bench::memory::{Meter, BOOKKEEPING_BYTES};
-use archetool::bench::{memory_figure, override_memory_figure, MEMORY_ENTITIES};
+use archetool::bench::{
+    memory_figure, override_memory_figure, scene_memory_figure, MEMORY_ENTITIES, SCENE_ENTITIES,
+};
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
@@ -49,5 +51,8 @@ fn main() {
     }
     if wanted("memory_override_bytes") {
         println!("{}", override_memory_figure(MEMORY_ENTITIES, 1, &meter));
+    }
+    if wanted("memory_scene_loaded_vs_spawned") {
+        println!("{}", scene_memory_figure(SCENE_ENTITIES, 1, &meter));
     }
 }

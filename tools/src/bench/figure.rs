@@ -246,7 +246,10 @@ impl fmt::Display for Figure {
                 ..
             } => {
                 let met = if self.meets_target() { "met" } else { "missed" };
-                let precision = usize::from(*unit == "ms") * 2;
+                let precision = match *unit {
+                    "ms" | "ratio" => 2,
+                    _ => 0,
+                };
                 write!(
                     f,
                     "{} {unit}={value:.precision$} (target<={bound} {met}, ",

@@ -19,6 +19,7 @@ use std::fs;
 use archetype_engine::{ArchetypeInstance, InstanceOverrides, StableId, Transform};
 use hecs::World;
 
+use crate::bench::scene_instances::InstanceWorlds;
 use crate::bench::spawn::{PodGoblin, SixComponents, SpawnFixture};
 use crate::demo::components::{Faction, Glyph, Health, Speed, Velocity};
 
@@ -122,6 +123,19 @@ pub fn override_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
             world.reserve::<Plain>(reserve);
             fixture.spawn_by_name(world, n);
         }
+    })
+}
+
+/// What a world loaded from a scene holds against the same world spawned (issue 16): the
+/// instance scene's `n` entities loaded from JSON, and spawned as the game spawned them.
+///
+/// # Panics
+/// If the scene's archetypes do not load or the scene does not load.
+pub fn scene_loaded_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
+    let worlds = InstanceWorlds::new(n);
+    compare(n, rounds, meter, |ours, world| match ours {
+        true => worlds.load(world),
+        false => worlds.spawn(world),
     })
 }
 

@@ -28,6 +28,7 @@
 //! | `reload_latency` | file write → `HotReloader::apply` applied it | — | p50 ≤ 60 ms, p99 ≤ 120 ms (3) |
 //! | `memory` | bytes per entity spawned by name | the same six components as a tuple | — |
 //! | `memory_override_bytes` | bytes per entity spawned with a one-field override | spawned by name | ≤ 64 (16) |
+//! | `memory_scene_loaded_vs_spawned` (memory benchmark only) | bytes of the instance scene's world loaded from JSON | the same world spawned | ≤ 1.25× (16) |
 //! | `scene_load_peak_1m_instances` | peak resident set of loading a JSON scene of 1,000,000 goblin instances (20% with an override) | — | ≤ 1.5 GB (24) |
 //! | `cdda_load_vs_parse`, `cdda_load` | `ArchetypeLibrary::load` of the converted CDDA monsters | read + parse | — |
 //! | `diagnostics_40k_errors_ms` | `ArchetypeLibrary::load` of one 760 KB file with 40,000 unknown fields, one per line | — | ≤ 200 ms (24) |
@@ -58,9 +59,9 @@ pub mod spawn;
 pub use figure::{median, percentile, Figure, Measured};
 pub use load::LoadFixture;
 pub use quick::{
-    latency_figure, memory_figure, override_memory_figure, run_quick, run_quick_with, QuickSizes,
-    ERROR_FIELDS, FIGURES, LOAD_FILES, MEMORY_ENTITIES, MINIFIED_FIELDS, RELOAD_INSTANCES,
-    SCENE_ENTITIES, SPAWN_COUNT, WIDE_FIELDS,
+    latency_figure, memory_figure, override_memory_figure, run_quick, run_quick_with,
+    scene_memory_figure, QuickSizes, ERROR_FIELDS, FIGURES, LOAD_FILES, MEMORY_ENTITIES,
+    MINIFIED_FIELDS, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT, WIDE_FIELDS,
 };
 pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture, Varied};
 

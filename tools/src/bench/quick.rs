@@ -298,6 +298,35 @@ pub fn override_memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure 
     }
 }
 
+/// The bytes a world loaded from the instance scene holds against the same world spawned, from
+/// [`memory::scene_loaded_overhead`], against issue 16's bound of 1.25×. Only in the memory
+/// benchmark (`cargo bench -p archetool --bench memory`), which counts allocations: loading and
+/// spawning reuse what saving the scene freed, which the quick mode's resident set cannot tell
+/// from nothing.
+pub fn scene_memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
+    let overhead = memory::scene_loaded_overhead(n, rounds, meter);
+    let ratios: Vec<f64> = (overhead.rounds.iter())
+        .map(|(ours, baseline)| *ours as f64 / (*baseline).max(1) as f64)
+        .collect();
+    Figure {
+        name: "memory_scene_loaded_vs_spawned".to_string(),
+        n,
+        measured: Measured::Bounded {
+            value: median_of(&ratios),
+            unit: "ratio",
+            bound: 1.25,
+            counts: Vec::new(),
+            rounds: ratios,
+        },
+    }
+}
+
+fn median_of(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// The peak memory of loading a scene of `instances` archetype instances
 /// ([`scene_peak::InstanceScene`]).
 pub fn scene_peak_figure(instances: usize) -> Figure {

@@ -68,11 +68,18 @@ fn library() -> (TempDir, ArchetypeLibrary) {
 pub fn instance_scene(n: usize) -> SceneFixture {
     let (dir, library) = library();
     let mut world = World::new();
+    spawn_instances(&library, &mut world, n);
+    SceneFixture::with_world(world, library, Some(dir), n / 10)
+}
+
+/// Spawns the `n` instances of the instance scene into `world`, as a game would have them
+/// mid-level (followers following, one entity in five hurt).
+fn spawn_instances(library: &ArchetypeLibrary, world: &mut World, n: usize) {
     let followers = library
-        .spawn_many(&mut world, "follower", n / 10)
+        .spawn_many(world, "follower", n / 10)
         .unwrap_or_else(|error| panic!("bench setup: {error}"));
     let units = library
-        .spawn_many(&mut world, "unit", n - n / 10)
+        .spawn_many(world, "unit", n - n / 10)
         .unwrap_or_else(|error| panic!("bench setup: {error}"));
     let all: Vec<Entity> = followers.iter().chain(&units).copied().collect();
     for (i, follower) in followers.iter().enumerate() {
@@ -85,7 +92,61 @@ pub fn instance_scene(n: usize) -> SceneFixture {
             health.current = (spread(i, 4, 60) + 1) as f32;
         }
     }
-    SceneFixture::with_world(world, library, Some(dir), n / 10)
+}
+
+/// The instance scene's world two ways, for the memory figure: loaded from its JSON scene, or
+/// spawned as the game spawned it.
+pub struct InstanceWorlds {
+    library: ArchetypeLibrary,
+    n: usize,
+    json: Vec<u8>,
+    /// The world the scene was saved from, kept so that the memory it holds is not handed out
+    /// again while the figures are measured.
+    _saved: World,
+    _dir: TempDir,
+}
+
+impl InstanceWorlds {
+    /// The archetypes, and the scene of `n` instances saved once.
+    ///
+    /// # Panics
+    /// If the archetypes do not load or the save fails.
+    pub fn new(n: usize) -> Self {
+        let (dir, library) = library();
+        let mut world = World::new();
+        spawn_instances(&library, &mut world, n);
+        let json = save_scene(
+            &world,
+            &library,
+            SceneEncoding::Json,
+            &SceneSaveOptions::default(),
+        )
+        .unwrap_or_else(|error| panic!("bench setup: the save failed: {error}"));
+        InstanceWorlds {
+            library,
+            n,
+            json,
+            _saved: world,
+            _dir: dir,
+        }
+    }
+
+    /// Loads the scene into `world`.
+    pub fn load(&self, world: &mut World) {
+        load_scene(
+            &self.json,
+            None,
+            world,
+            &self.library,
+            &SceneLoadOptions::default(),
+        )
+        .unwrap_or_else(|error| panic!("bench: the scene does not load: {error}"));
+    }
+
+    /// Spawns the same world into `world`.
+    pub fn spawn(&self, world: &mut World) {
+        spawn_instances(&self.library, world, self.n);
+    }
 }
 
 fn load_into_fresh_world(bytes: &[u8], library: &ArchetypeLibrary) -> World {
