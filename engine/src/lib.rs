@@ -153,6 +153,10 @@ pub use stable_id::{ParseStableIdError, StableId};
 pub use suggest::did_you_mean;
 pub use transform::Transform;
 
+/// The ECS the library spawns into, re-exported so a game uses the same hecs version as the
+/// engine (`archetype_engine::hecs::World`).
+pub use hecs;
+
 /// The JSON Schema library component schemas are written with (re-exported so games and tools
 /// use the same version).
 #[cfg(feature = "schema")]
