@@ -255,7 +255,7 @@ impl Spec {
 
     /// The archetype's own value: every variation's first outcome.
     pub fn first(&self, template: &Value) -> Value {
-        self.filled(template, self.sites.iter().map(SiteKind::first_of))
+        self.filled(template, self.sites.iter().map(|site| site.kind.first()))
     }
 
     /// A freshly rolled value.
@@ -291,10 +291,12 @@ impl Spec {
         }
         for site in &mut self.sites {
             if let SiteKind::Fraction(low, high, n) = &mut site.kind {
+                // Fewer than two steps cannot span a range: such a component is decoded per
+                // spawn, its ranges exact (a range of one number has one outcome either way).
                 *n = match (steps, *low == *high) {
-                    (0, _) => 0,
                     (_, true) => 1,
-                    _ => steps.max(2),
+                    (0 | 1, false) => 0,
+                    (steps, false) => steps,
                 };
             }
         }
@@ -376,12 +378,6 @@ impl Spec {
             }
         }
         mask
-    }
-}
-
-impl SiteKind {
-    fn first_of(site: &Site) -> Value {
-        site.kind.first()
     }
 }
 
