@@ -156,6 +156,32 @@ impl CompiledNode {
     }
 }
 
+/// The problem of a component value that does not decode: an entity reference naming no child
+/// (what the reference checker noted, `failure`), or what serde said.
+fn decode_problem(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    node: &LayoutNode<'_>,
+    name: &str,
+    error: ValueError,
+    failure: Option<(String, Option<String>)>,
+) -> CompileProblem {
+    match failure {
+        Some((message, suggestion)) => {
+            let message = format!("invalid value for {}: {message}", place(name, &error.path));
+            problem(
+                node,
+                name,
+                error.path,
+                DiagnosticCode::UnknownChild,
+                message,
+                suggestion,
+            )
+        }
+        None => value_problem(registry, id, node, name, error),
+    }
+}
+
 /// A problem compiling one component of one entity of an archetype.
 #[derive(Clone, Debug)]
 pub(crate) struct CompileProblem {
@@ -286,19 +312,20 @@ pub(crate) fn compile(
                     problems.extend(unknown_field_problems(registry, id, node, name, unknown));
                     match decoded {
                         Ok(value_typed) => {
-                            if used {
+                            // Every value a variation can roll is checked now; a component
+                            // holding references rolls when it is decoded, per spawn.
+                            let compiled =
+                                spec.map(|spec| Varied::compile(spec, written, registry.ops(id)));
+                            if let Some(Err(error)) = compiled {
+                                hard_error = true;
+                                let failure = state.borrow_mut().failure.take();
+                                problems
+                                    .push(decode_problem(registry, id, node, name, error, failure));
+                            } else if used {
                                 with_refs.push((id, written.clone()));
                             } else {
-                                if let Some(spec) = spec {
-                                    match Varied::compile(spec, written, registry.ops(id)) {
-                                        Ok(compiled) => varied.push((id, compiled)),
-                                        Err(error) => {
-                                            hard_error = true;
-                                            problems.push(value_problem(
-                                                registry, id, node, name, error,
-                                            ));
-                                        }
-                                    }
+                                if let Some(Ok(compiled)) = compiled {
+                                    varied.push((id, compiled));
                                 }
                                 registry
                                     .ops(id)
@@ -309,23 +336,7 @@ pub(crate) fn compile(
                         }
                         Err(error) => {
                             hard_error = true;
-                            problems.push(match failure {
-                                Some((message, suggestion)) => {
-                                    let message = format!(
-                                        "invalid value for {}: {message}",
-                                        place(name, &error.path)
-                                    );
-                                    problem(
-                                        node,
-                                        name,
-                                        error.path,
-                                        DiagnosticCode::UnknownChild,
-                                        message,
-                                        suggestion,
-                                    )
-                                }
-                                None => value_problem(registry, id, node, name, error),
-                            });
+                            problems.push(decode_problem(registry, id, node, name, error, failure));
                         }
                     }
                 }
@@ -740,16 +751,13 @@ impl CompiledArchetype {
     ) -> Result<Entity, ValueError> {
         if self.simple && overrides.is_none() {
             let root = &self.nodes[0];
-            if let Some(template) = root.variant_template(registry, rng) {
-                let entity = world.spawn(template);
-                if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
-                    *id = StableId::generate();
-                }
-                return Ok(entity);
-            }
-            let entity = world.spawn(&root.template);
+            let variant = root.variant_template(registry, rng);
+            let entity = world.spawn(variant.unwrap_or(&root.template));
             if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
                 *id = StableId::generate();
+            }
+            if variant.is_some() {
+                return Ok(entity);
             }
             // Values that vary replace the template's first outcome (in place: same components).
             for (component, varied) in &root.varied {

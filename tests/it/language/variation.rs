@@ -291,3 +291,32 @@ fn few_and_many_combinations_roll_alike() {
         assert_eq!(items.len(), 2, "{name}");
     }
 }
+
+/// A component holding `#` references rolls when it is decoded for each spawn; every value it
+/// can roll is still checked when the archetype loads.
+#[test]
+fn components_holding_references_roll_too() {
+    let (_dir, library) = load(&[(
+        "linked.json",
+        r##"{ "components": { "Links": { "target": "#", "all": { "$pick": [[], ["#"]] } } } }"##,
+    )]);
+    let mut world = World::new();
+    let kinds: std::collections::BTreeSet<usize> = (0..40)
+        .map(|_| {
+            let entity = library.spawn(&mut world, "linked").unwrap();
+            let links = (*world.get::<&crate::support::Links>(entity).unwrap()).clone();
+            assert_eq!(links.target.entity(), entity);
+            assert!(links.all.iter().all(|r| r.entity() == entity));
+            links.all.len()
+        })
+        .collect();
+    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), vec![0, 1]);
+    let errors = load_errors(&[(
+        "linked.json",
+        r##"{ "components": { "Links": { "target": { "$pick": ["#", "#nowhere"] } } } }"##,
+    )]);
+    assert_messages(
+        &errors,
+        &["archetypes/linked.json:1:40: error[unknown-child]: invalid value for `Links.target`: entity reference `#nowhere` names no child of this archetype"],
+    );
+}
