@@ -3,6 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
+
+use crate::component_registry::ComponentId;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -70,6 +72,8 @@ pub(crate) fn override_shape(patch: &Value) -> Value {
 #[derive(Debug, Default)]
 pub(crate) struct OverrideShapes {
     shapes: Mutex<FxHashMap<String, Arc<Map<String, Value>>>>,
+    /// Shapes that set whole components (typed spawn parameters), by their sorted components.
+    whole: Mutex<FxHashMap<Vec<ComponentId>, InstanceOverrides>>,
 }
 
 impl OverrideShapes {
@@ -84,5 +88,27 @@ impl OverrideShapes {
         };
         let shared = shapes.entry(key).or_insert_with(|| Arc::new(shape));
         InstanceOverrides(shared.clone())
+    }
+
+    /// The shared shape setting each of `components` (sorted) whole, named by `name`.
+    pub fn whole(
+        &self,
+        components: &[ComponentId],
+        name: impl Fn(ComponentId) -> String,
+    ) -> InstanceOverrides {
+        let mut whole = match self.whole.lock() {
+            Ok(whole) => whole,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(shared) = whole.get(components) {
+            return shared.clone();
+        }
+        let shape = components
+            .iter()
+            .map(|id| (name(*id), Value::Bool(true)))
+            .collect();
+        let shared = self.intern(shape);
+        whole.insert(components.to_vec(), shared.clone());
+        shared
     }
 }

@@ -21,7 +21,7 @@ use crate::archetype_tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
 };
 use crate::compiled_archetype::{check_partial, compile, CompileProblem, CompiledArchetype};
-use crate::component_registry::ComponentRegistry;
+use crate::component_registry::{ComponentId, ComponentRegistry};
 use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
 };
@@ -1568,6 +1568,82 @@ impl ArchetypeLibrary {
         compiled
             .spawn(world, &self.registry, Some(&checked), &self.rng)
             .map_err(|error| SpawnError::internal(name, error))
+    }
+
+    /// Spawns an instance of `name` with typed components of the caller's on its root: each
+    /// replaces the archetype's value of that type, or adds a component the archetype does not
+    /// have (`(Transform::from_translation(at),)` spawns a goblin at a place). No JSON is read.
+    ///
+    /// The registered components given are recorded as the instance's overrides
+    /// ([`InstanceOverrides`](crate::InstanceOverrides)), whole: hot reload never overwrites
+    /// them (an archetype edit of a goblin's `Transform` does not move goblins spawned at their
+    /// places), and a scene saves them as the instance's differences from its archetype.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Transform};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("enemies/goblin.json", Some(r#"{ "components": { "Name": "goblin", "Transform": {} } }"#));
+    /// let mut world = hecs::World::new();
+    /// let at = glam::Vec3::new(4.0, 0.0, 2.0);
+    /// let goblin = library.spawn_with_bundle(&mut world, "enemies/goblin", (Transform::from_translation(at),))?;
+    /// assert_eq!(world.get::<&Transform>(goblin)?.translation, at);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_with_bundle(
+        &self,
+        world: &mut World,
+        name: &str,
+        bundle: impl hecs::DynamicBundle,
+    ) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        let Some(compiled) = &archetype.compiled else {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        };
+        let mut components: Vec<ComponentId> = bundle.with_ids(|types| {
+            (types.iter())
+                .filter_map(|type_id| self.registry.id_of_type_id(*type_id))
+                .collect()
+        });
+        components.sort_unstable();
+        // What the library sets itself is replaced, but is not the instance's to override.
+        let shape: Vec<ComponentId> = (components.iter().copied())
+            .filter(|id| !self.registry.is_managed(*id))
+            .collect();
+        let overrides = (!shape.is_empty()).then(|| {
+            let name = |id| self.registry.name(id).to_string();
+            self.override_shapes.whole(&shape, name)
+        });
+        let spawned = compiled.spawn_simple_with(
+            world,
+            &self.registry,
+            &self.rng,
+            bundle,
+            &components,
+            overrides.clone(),
+        );
+        match spawned {
+            Ok(entity) => entity.map_err(|error| SpawnError::internal(name, error)),
+            // Children or references: spawn the instance, then give its root the components.
+            Err(bundle) => {
+                let entity = compiled
+                    .spawn(world, &self.registry, None, &self.rng)
+                    .map_err(|error| SpawnError::internal(name, error))?;
+                let mut builder = hecs::EntityBuilder::new();
+                builder.add_bundle(bundle);
+                if let Some(overrides) = overrides {
+                    builder.add(overrides);
+                }
+                // The entity was just spawned: it is there to take the components.
+                let _ = world.insert(entity, builder.build());
+                Ok(entity)
+            }
+        }
     }
 
     /// Spawns `count` instances of `name` at once (as one column batch when the archetype is a

@@ -777,6 +777,49 @@ impl CompiledArchetype {
         self.spawn_general(world, registry, overrides, rng)
     }
 
+    /// Spawns one instance of a single-entity archetype without references (`simple`) whose
+    /// root takes `bundle` in place of the archetype's components of the same types, plus
+    /// `overrides`: one entity built once, not spawned and then changed. `None` (and the bundle
+    /// back) when the archetype is not simple.
+    pub(crate) fn spawn_simple_with<B: hecs::DynamicBundle>(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+        bundle: B,
+        replaced: &[ComponentId],
+        overrides: Option<InstanceOverrides>,
+    ) -> Result<Result<Entity, ValueError>, B> {
+        if !self.simple {
+            return Err(bundle);
+        }
+        let root = &self.nodes[0];
+        let rolled = match root.rolled(registry, rng) {
+            Ok(rolled) => rolled,
+            Err(error) => return Ok(Err(error)),
+        };
+        let mut builder = EntityBuilder::new();
+        for (id, value) in &root.typed {
+            if replaced.contains(id) {
+                continue;
+            }
+            match rolled.iter().find(|(varied, _)| varied == id) {
+                Some((_, value)) => registry
+                    .ops(*id)
+                    .add_to_builder(value.typed(), &mut builder),
+                None => registry.ops(*id).add_to_builder(value, &mut builder),
+            }
+        }
+        builder.add(StableId::generate());
+        builder.add(root.marker);
+        // Last, so the caller's components win (a `StableId` of its own too).
+        builder.add_bundle(bundle);
+        if let Some(overrides) = overrides {
+            builder.add(overrides);
+        }
+        Ok(Ok(world.spawn(builder.build())))
+    }
+
     fn spawn_general(
         &self,
         world: &mut World,

@@ -623,3 +623,75 @@ fn spawning_never_reads_the_files_again() {
     let goblin = library.spawn(&mut world, "enemies/goblin").unwrap();
     assert_eq!(get::<Name>(&world, goblin), Name("Goblin".to_string()));
 }
+
+/// Typed spawn parameters: components of the caller's replace or add to the archetype's,
+/// recorded as overrides (hot reload leaves them, scenes save them).
+#[test]
+fn spawn_with_bundle_sets_typed_components_that_hot_reload_leaves_and_scenes_save() {
+    let (_dir, mut library) = load(&[(
+        "goblin.json",
+        r#"{ "components": { "Health": { "current": 10, "max": 10 }, "Speed": { "value": 2 } } }"#,
+    )]);
+    let mut world = World::new();
+    let goblin = library
+        .spawn_with_bundle(
+            &mut world,
+            "goblin",
+            (Speed { value: 9.0 }, Armor { value: 2.0 }),
+        )
+        .unwrap();
+    let plain = library.spawn(&mut world, "goblin").unwrap();
+    assert_eq!(get::<Speed>(&world, goblin).value, 9.0);
+    assert_eq!(get::<Armor>(&world, goblin).value, 2.0);
+    assert_eq!(
+        serde_json::Value::Object((*get::<InstanceOverrides>(&world, goblin).0).clone()),
+        json!({ "Armor": true, "Speed": true })
+    );
+    // The archetype's speed and health change: the plain goblin takes both, the other keeps
+    // the speed it was given.
+    let update = library.set_source(
+        "goblin.json",
+        Some(r#"{ "components": { "Health": { "current": 10, "max": 20 }, "Speed": { "value": 3 } } }"#),
+    );
+    let report = archetype_engine::apply_update(&mut world, &library, &update);
+    assert!(report.errors.is_empty(), "{report}");
+    assert_eq!(get::<Speed>(&world, plain).value, 3.0);
+    assert_eq!(get::<Speed>(&world, goblin).value, 9.0);
+    assert_eq!(get::<Health>(&world, goblin).max, 20.0);
+    // Saved as the instance's differences, loaded back as they were.
+    let id = get::<StableId>(&world, goblin);
+    let mut options = archetype_engine::SceneSaveOptions::default();
+    options.selection = Some(vec![goblin]);
+    let bytes = archetype_engine::save_scene(
+        &world,
+        &library,
+        archetype_engine::SceneEncoding::Json,
+        &options,
+    )
+    .unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(
+        text.contains("\"Armor\": {\n          \"value\": 2.0\n        }"),
+        "{text}"
+    );
+    let mut loaded = World::new();
+    let scene = archetype_engine::load_scene(
+        &bytes,
+        None,
+        &mut loaded,
+        &library,
+        &archetype_engine::SceneLoadOptions::default(),
+    )
+    .unwrap();
+    let entity = scene.entity(id).unwrap();
+    assert_eq!(get::<Speed>(&loaded, entity).value, 9.0);
+    assert_eq!(get::<Armor>(&loaded, entity).value, 2.0);
+    // An unknown archetype is the same error as for `spawn`.
+    let error = library
+        .spawn_with_bundle(&mut world, "gobin", (Speed { value: 1.0 },))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "unknown archetype `gobin`; did you mean `goblin`?"
+    );
+}

@@ -32,6 +32,7 @@ fn spawn(c: &mut Criterion) {
         "spawn_by_name_vs_static",
         "spawn_many_vs_spawn_batch",
         "spawn_with_vs_spawn_by_name",
+        "spawn_with_bundle_vs_spawn_by_name",
         "spawn_varied_vs_spawn_by_name",
         "spawn_varied_in_place_vs_spawn_by_name",
         "spawn_varied_decoded_vs_spawn_by_name",
@@ -44,6 +45,7 @@ fn spawn(c: &mut Criterion) {
     let goblin = SpawnFixture::goblin();
     spawn_groups(c, &goblin, "");
     spawn_with(c, &goblin);
+    spawn_with_bundle(c, &goblin);
     spawn_varied(c, &goblin);
     spawn_groups(c, &SpawnFixture::pod_goblin(), "_pod");
 }
@@ -98,6 +100,19 @@ fn spawn_with<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
     group.sample_size(10);
     group.bench_function("ours", |b| {
         in_fresh_world(b, |world| fixture.spawn_with_overrides(world, n))
+    });
+    group.bench_function("baseline", |b| {
+        in_fresh_world(b, |world| fixture.spawn_by_name(world, n))
+    });
+    group.finish();
+}
+
+fn spawn_with_bundle<B: SixComponents>(c: &mut Criterion, fixture: &SpawnFixture<B>) {
+    let n = SPAWN_COUNT;
+    let mut group = c.benchmark_group("spawn_with_bundle_vs_spawn_by_name");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function("ours", |b| {
+        in_fresh_world(b, |world| fixture.spawn_with_bundle(world, n))
     });
     group.bench_function("baseline", |b| {
         in_fresh_world(b, |world| fixture.spawn_by_name(world, n))

@@ -9,6 +9,7 @@
 //! | `static_with_ids_vs_static` | `world.spawn(tuple + StableId + ArchetypeInstance)` × n | `world.spawn(tuple)` × n | — |
 //! | `spawn_by_name_vs_static_with_ids` | `library.spawn(world, name)` × n | `world.spawn(tuple + StableId + ArchetypeInstance)` × n | — |
 //! | `spawn_with_vs_spawn_by_name` | `library.spawn_with(world, name, overrides)` × n | `library.spawn(world, name)` × n | — |
+//! | `spawn_with_bundle_vs_spawn_by_name` | `library.spawn_with_bundle(world, name, (Transform,))` × n | `library.spawn(world, name)` × n | ≤ 1.15× (19) |
 //! | `spawn_varied_vs_spawn_by_name` | `library.spawn(world, name)` × n of the goblin with a `$range` and a `$pick` | `library.spawn(world, name)` × n of the goblin | ≤ 1.3× (18) |
 //! | `spawn_varied_in_place_vs_spawn_by_name` | the same with more combinations of outcomes than templates are kept for (values written in place) | the same | — |
 //! | `spawn_varied_decoded_vs_spawn_by_name` | the same with a component of more than 256 outcomes (decoded per spawn) | the same | — |

@@ -41,7 +41,7 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 37] = [
+pub const FIGURES: [&str; 38] = [
     "memory",
     "memory_override_bytes",
     "spawn_by_name_vs_static",
@@ -49,6 +49,7 @@ pub const FIGURES: [&str; 37] = [
     "static_with_ids_vs_static",
     "spawn_by_name_vs_static_with_ids",
     "spawn_with_vs_spawn_by_name",
+    "spawn_with_bundle_vs_spawn_by_name",
     "spawn_varied_vs_spawn_by_name",
     "spawn_varied_in_place_vs_spawn_by_name",
     "spawn_varied_decoded_vs_spawn_by_name",
@@ -685,6 +686,7 @@ enum Spawn {
     Many,
     Batch,
     WithOverrides,
+    WithBundle,
     Varied,
     VariedInPlace,
     VariedDecoded,
@@ -704,7 +706,7 @@ struct SpawnFigure {
 /// plain-old-data one. The two `with_ids` figures split the first one: the
 /// cost of the library's `StableId` and `ArchetypeInstance` on their own, and the cost of
 /// spawning by name over a static tuple that has them too.
-const SPAWN_FIGURES: [SpawnFigure; 8] = [
+const SPAWN_FIGURES: [SpawnFigure; 9] = [
     SpawnFigure {
         name: "spawn_by_name_vs_static",
         ours: Spawn::ByName,
@@ -738,6 +740,13 @@ const SPAWN_FIGURES: [SpawnFigure; 8] = [
         ours: Spawn::WithOverrides,
         baseline: Spawn::ByName,
         target: None,
+        also_pod: false,
+    },
+    SpawnFigure {
+        name: "spawn_with_bundle_vs_spawn_by_name",
+        ours: Spawn::WithBundle,
+        baseline: Spawn::ByName,
+        target: Some(1.15),
         also_pod: false,
     },
     SpawnFigure {
@@ -780,6 +789,7 @@ fn spawn_figures<B: SixComponents>(
                 Spawn::Many => drop(fixture.spawn_many(&mut world, n)),
                 Spawn::Batch => drop(fixture.spawn_batch(&mut world, n)),
                 Spawn::WithOverrides => fixture.spawn_with_overrides(&mut world, n),
+                Spawn::WithBundle => fixture.spawn_with_bundle(&mut world, n),
                 Spawn::Varied => fixture.spawn_varied(&mut world, n, Varied::Templates),
                 Spawn::VariedInPlace => fixture.spawn_varied(&mut world, n, Varied::InPlace),
                 Spawn::VariedDecoded => fixture.spawn_varied(&mut world, n, Varied::Decoded),

@@ -285,6 +285,21 @@ impl<B: SixComponents> SpawnFixture<B> {
         }
     }
 
+    /// Ours, with a typed spawn parameter: `n` times
+    /// `library.spawn_with_bundle(world, "enemies/goblin", (Transform::from_translation(at),))`,
+    /// each at its own place.
+    ///
+    /// # Panics
+    /// If a spawn fails (it cannot once the fixture is built).
+    pub fn spawn_with_bundle(&self, world: &mut World, n: usize) {
+        for i in 0..n {
+            let at = glam::Vec3::new(i as f32, 0.0, 0.0);
+            self.library
+                .spawn_with_bundle(world, GOBLIN, (Transform::from_translation(at),))
+                .expect("bench: spawn with a bundle failed");
+        }
+    }
+
     /// Baseline: `n` times `world.spawn(values.clone())`, the six values as a static tuple.
     pub fn spawn_static(&self, world: &mut World, n: usize) {
         for _ in 0..n {
