@@ -88,6 +88,27 @@ impl CompiledNode {
             .collect()
     }
 
+    /// Adds the node's component values to `builder` (each varied one as `rolled` has it),
+    /// except those `skip` names.
+    pub(crate) fn add_values(
+        &self,
+        registry: &ComponentRegistry,
+        rolled: &[(ComponentId, Rolled<'_>)],
+        builder: &mut EntityBuilder,
+        skip: impl Fn(ComponentId) -> bool,
+    ) {
+        for (id, value) in &self.typed {
+            if skip(*id) {
+                continue;
+            }
+            let ops = registry.ops(*id);
+            match rolled.iter().find(|(varied, _)| varied == id) {
+                Some((_, value)) => ops.add_to_builder(value.typed(), builder),
+                None => ops.add_to_builder(value, builder),
+            }
+        }
+    }
+
     /// A template for one spawn of an entity whose components vary, its outcomes rolled;
     /// `None` when the entity has no such templates (spawns write rolled values in place).
     #[inline]
@@ -799,17 +820,7 @@ impl CompiledArchetype {
             Err(error) => return Ok(Err(error)),
         };
         let mut builder = EntityBuilder::new();
-        for (id, value) in &root.typed {
-            if replaced.contains(id) {
-                continue;
-            }
-            match rolled.iter().find(|(varied, _)| varied == id) {
-                Some((_, value)) => registry
-                    .ops(*id)
-                    .add_to_builder(value.typed(), &mut builder),
-                None => registry.ops(*id).add_to_builder(value, &mut builder),
-            }
-        }
+        root.add_values(registry, &rolled, &mut builder, |id| replaced.contains(&id));
         builder.add(StableId::generate());
         builder.add(root.marker);
         // Last, so the caller's components win (a `StableId` of its own too).
@@ -844,17 +855,7 @@ impl CompiledArchetype {
                     return Err(error);
                 }
             };
-            for (id, value) in &node.typed {
-                if replaced(*id) {
-                    continue;
-                }
-                match rolled.iter().find(|(varied, _)| varied == id) {
-                    Some((_, value)) => registry
-                        .ops(*id)
-                        .add_to_builder(value.typed(), &mut builder),
-                    None => registry.ops(*id).add_to_builder(value, &mut builder),
-                }
-            }
+            node.add_values(registry, &rolled, &mut builder, replaced);
             let mut decode_list: Vec<(ComponentId, &Value)> = node
                 .with_refs
                 .iter()

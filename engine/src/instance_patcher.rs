@@ -472,14 +472,7 @@ pub(crate) fn spawn_nodes(
         let Ok(rolled) = node.rolled(registry, library.spawn_rng()) else {
             continue;
         };
-        for (component, typed) in &node.typed {
-            match rolled.iter().find(|(varied, _)| varied == component) {
-                Some((_, value)) => registry
-                    .ops(*component)
-                    .add_to_builder(value.typed(), &mut builder),
-                None => registry.ops(*component).add_to_builder(typed, &mut builder),
-            }
-        }
+        node.add_values(registry, &rolled, &mut builder, |_| false);
         for (component, value) in &node.with_refs {
             let value = &*crate::variation::rolled_value(
                 value,

@@ -115,13 +115,7 @@ impl InstanceWorlds {
         let (dir, library) = library();
         let mut world = World::new();
         spawn_instances(&library, &mut world, n);
-        let json = save_scene(
-            &world,
-            &library,
-            SceneEncoding::Json,
-            &SceneSaveOptions::default(),
-        )
-        .unwrap_or_else(|error| panic!("bench setup: the save failed: {error}"));
+        let json = save_json(&world, &library);
         InstanceWorlds {
             library,
             n,
@@ -147,6 +141,17 @@ impl InstanceWorlds {
     pub fn spawn(&self, world: &mut World) {
         spawn_instances(&self.library, world, self.n);
     }
+}
+
+/// `world` saved as a JSON scene.
+fn save_json(world: &World, library: &ArchetypeLibrary) -> Vec<u8> {
+    save_scene(
+        world,
+        library,
+        SceneEncoding::Json,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap_or_else(|error| panic!("bench setup: the save failed: {error}"))
 }
 
 fn load_into_fresh_world(bytes: &[u8], library: &ArchetypeLibrary) -> World {
@@ -181,13 +186,7 @@ impl PristineScene {
         library
             .spawn_many(&mut world, "unit", n)
             .unwrap_or_else(|error| panic!("bench setup: {error}"));
-        let json = save_scene(
-            &world,
-            &library,
-            SceneEncoding::Json,
-            &SceneSaveOptions::default(),
-        )
-        .unwrap_or_else(|error| panic!("bench setup: the save failed: {error}"));
+        let json = save_json(&world, &library);
         PristineScene {
             library,
             n,
