@@ -32,6 +32,8 @@ use std::sync::Arc;
 use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::archetype::Archetype;
+use crate::archetype_instance::ArchetypeInstance;
 use crate::component_registry::ComponentId;
 use crate::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::scene_follow::{follow_archetypes, Follow, Followed};
@@ -95,6 +97,7 @@ fn load_fast<'c, 'a>(
         followed: Followed::default(),
         instances: Vec::new(),
         instance_handles: Vec::new(),
+        pristine: Pristine::default(),
     };
     let loaded = read(&mut load, world);
     // This path does not place what it warns about: the careful path reports it, placed.
@@ -143,6 +146,28 @@ struct Load<'c, 'a> {
     /// Archetype instances, built at the end, and their handles.
     instances: Vec<Entry<'a>>,
     instance_handles: Vec<Entity>,
+    /// Untouched instances of single-entity archetypes, spawned a batch per archetype.
+    pristine: Pristine<'a>,
+}
+
+/// Untouched instances (no values of their own) of archetypes that are one entity without
+/// references: every one is its archetype's values as they are, so they go into the world as
+/// `spawn_many` puts them, a column batch per archetype, not one by one.
+#[derive(Default)]
+struct Pristine<'a> {
+    /// Archetype name as written → its group, or `None` for an archetype whose instances are
+    /// built one by one (children, references).
+    by_name: FxHashMap<&'a str, Option<usize>>,
+    groups: Vec<PristineGroup>,
+}
+
+/// The untouched instances of one archetype.
+struct PristineGroup {
+    marker: ArchetypeInstance,
+    archetype: Arc<Archetype>,
+    /// Each instance's stable ID (after remapping) and handle.
+    ids: Vec<StableId>,
+    handles: Vec<Entity>,
 }
 
 /// Stable ID → entity, shared with the reference mapper installed while values decode.
@@ -215,6 +240,7 @@ fn read_entities_with<'a>(
         if !load.refs.borrow().pending.is_empty() {
             return None;
         }
+        spawn_pristine(load, world)?;
         build_all_instances(load, world)
     });
     // A shared value with a field its type does not have: the careful path reports it.
@@ -443,13 +469,15 @@ fn finish_entity<'a>(
     builder: &mut EntityBuilder,
 ) -> Option<()> {
     let own_id = own_id(load, id)?;
-    let state = &mut *load.refs.borrow_mut();
+    let mut pending_instance = None;
+    let mut state = load.refs.borrow_mut();
     let handle = match (state.ids.entry(id), instance) {
         // Referred to before: it has a reserved handle, unless it is a duplicate.
         (MapEntry::Occupied(reserved), instance) => {
-            let handle = state.pending.remove(&id).then(|| *reserved.get())?;
+            let handle = *reserved.get();
+            state.pending.remove(&id).then_some(())?;
             match instance {
-                Some(entry) => load.instances.push(entry),
+                Some(entry) => pending_instance = Some(entry),
                 None => {
                     builder.add(own_id);
                     world.insert(handle, builder.build()).ok()?;
@@ -458,7 +486,7 @@ fn finish_entity<'a>(
             handle
         }
         (MapEntry::Vacant(slot), Some(entry)) => {
-            load.instances.push(entry);
+            pending_instance = Some(entry);
             *slot.insert(world.reserve_entity())
         }
         (MapEntry::Vacant(slot), None) => {
@@ -467,10 +495,121 @@ fn finish_entity<'a>(
             *slot.insert(world.spawn(builder.build()))
         }
     };
-    if load.instances.len() > load.instance_handles.len() {
-        load.instance_handles.push(handle);
+    drop(state);
+    if let Some(entry) = pending_instance {
+        take_instance(load, entry, own_id, handle)?;
     }
     load.entities.push(handle);
+    Some(())
+}
+
+/// An archetype instance entry with its handle: an untouched instance of a single-entity
+/// archetype joins its archetype's batch, any other waits for [`build_all_instances`]. `None`
+/// for an entry the careful path is to report (an unknown archetype, a former name).
+fn take_instance<'a>(
+    load: &mut Load<'_, 'a>,
+    entry: Entry<'a>,
+    own_id: StableId,
+    handle: Entity,
+) -> Option<()> {
+    let group = match (&entry.archetype, &entry.child) {
+        (Some(Cow::Borrowed(name)), None) if entry.components.is_empty() => {
+            pristine_group(load, name)?
+        }
+        _ => None,
+    };
+    match group.and_then(|group| load.pristine.groups.get_mut(group)) {
+        Some(group) => {
+            group.ids.push(own_id);
+            group.handles.push(handle);
+        }
+        None => {
+            load.instances.push(entry);
+            load.instance_handles.push(handle);
+        }
+    }
+    Some(())
+}
+
+/// The batch untouched instances of archetype `name` (as written) join, planned once per
+/// archetype: `Some(None)` when its instances are built one by one (it has children or
+/// references), `None` when the careful path is to report the name.
+fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<usize>> {
+    if let Some(group) = load.pristine.by_name.get(name) {
+        return Some(*group);
+    }
+    let probe = Entry {
+        id: StableId(0),
+        offset: 0,
+        archetype: Some(Cow::Borrowed(name)),
+        child: None,
+        name_spans: (0..0, 0..0),
+        components: Vec::new(),
+    };
+    let plan = plan_entry(load.context, &probe, load.head.nodes.as_ref()).ok()?;
+    if plan.left_out.is_some() || !plan.renamed.is_empty() {
+        return None;
+    }
+    let (marker, archetype, node) = plan.instance?;
+    let single = archetype.compiled.as_ref().is_some_and(|compiled| {
+        compiled.nodes.len() == 1 && compiled.nodes[0].with_refs.is_empty()
+    });
+    let group = (single && node == 0).then(|| {
+        load.pristine.groups.push(PristineGroup {
+            marker,
+            archetype,
+            ids: Vec::new(),
+            handles: Vec::new(),
+        });
+        load.pristine.groups.len() - 1
+    });
+    load.pristine.by_name.insert(name, group);
+    Some(group)
+}
+
+/// Puts the untouched instances into the world on their handles: a column batch per
+/// archetype, its values cloned into each column as `spawn_many` fills them; or, when hecs's
+/// free list still holds IDs after the reservations, one entity at a time (see
+/// [`spawn_binary`]).
+fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
+    if load.pristine.groups.is_empty() {
+        return Some(());
+    }
+    let registry = load.context.registry;
+    world.flush();
+    let by_batch = world.freelist().len() == 0;
+    let mut builder = EntityBuilder::new();
+    for group in std::mem::take(&mut load.pristine.groups) {
+        let node = &group.archetype.compiled.as_ref()?.nodes[0];
+        if !by_batch {
+            for (id, handle) in group.ids.iter().zip(&group.handles) {
+                for (component, typed) in &node.typed {
+                    registry.ops(*component).add_to_builder(typed, &mut builder);
+                }
+                builder.add(group.marker).add(*id);
+                world.insert(*handle, builder.build()).ok()?;
+            }
+            continue;
+        }
+        let count = u32::try_from(group.handles.len()).ok()?;
+        let mut batch = node.batch_type.clone().into_batch(count);
+        for (component, typed) in &node.typed {
+            registry
+                .ops(*component)
+                .fill_column(typed, &mut batch, count);
+        }
+        {
+            let mut ids = batch.writer::<StableId>()?;
+            for id in &group.ids {
+                ids.push(*id).ok()?;
+            }
+            let mut markers = batch.writer::<ArchetypeInstance>()?;
+            for _ in 0..count {
+                markers.push(group.marker).ok()?;
+            }
+        }
+        world.spawn_column_batch_at(&group.handles, batch.build().ok()?);
+    }
     Some(())
 }
 
@@ -648,8 +787,8 @@ fn scan_binary<'a>(
         let handle = take_handle(load, head.id)?;
         load.entities.push(handle);
         if let Some(entry) = instance {
-            load.instances.push(entry);
-            load.instance_handles.push(handle);
+            let own_id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+            take_instance(load, entry, own_id, handle)?;
             found.group_of.push(INSTANCE);
             continue;
         }
@@ -1001,6 +1140,10 @@ mod tests {
                 }"##,
             ),
         );
+        library.set_source(
+            "crate.json",
+            Some(r#"{ "components": { "Name": "Crate" } }"#),
+        );
         assert!(
             library.diagnostics().is_empty(),
             "{:?}",
@@ -1009,14 +1152,28 @@ mod tests {
         library
     }
 
+    /// Entities in the scene of [`world`].
+    const ENTITIES: u32 = 612;
+
     /// Plain entities referring forward, back, to themselves and to instances; one value with
-    /// more forward references than are reserved at a time; shared data; two archetype
-    /// instances, one with an override.
+    /// more forward references than are reserved at a time; shared data; two instances of an
+    /// archetype with a child, one with an override; three of a single-entity archetype (two
+    /// untouched, which go in as a batch, referred to before and after they are read).
     fn world(library: &ArchetypeLibrary) -> World {
         let mut world = World::new();
+        let early = world.reserve_entity();
         let turret = library.spawn(&mut world, "turret").unwrap();
         library.spawn(&mut world, "turret").unwrap();
         *world.get::<&mut Name>(turret).unwrap() = Name("Custom".into());
+        let crates = library.spawn_many(&mut world, "crate", 3).unwrap();
+        *world.get::<&mut Name>(crates[2]).unwrap() = Name("Opened".into());
+        for (entity, id) in [(early, 4), (world.reserve_entity(), 5)] {
+            let follow = Follow {
+                leader: Some(EntityRef(crates[0])),
+                crowd: vec![EntityRef(crates[1]), EntityRef(crates[2])],
+            };
+            world.insert(entity, (StableId(id), follow)).unwrap();
+        }
         let crowd: Vec<Entity> = (0..600)
             .map(|i| world.spawn((StableId(1000 + i), Name(format!("crowd {i}")))))
             .collect();
@@ -1094,8 +1251,8 @@ mod tests {
 
         let mut quick = World::new();
         let loaded = fast(&text, &mut quick, &library, &options).expect("the fast path gave up");
-        assert_eq!(loaded.len(), 607);
-        assert_eq!(quick.len(), 607, "no reserved handle is left over");
+        assert_eq!(loaded.len(), ENTITIES as usize);
+        assert_eq!(quick.len(), ENTITIES, "no reserved handle is left over");
         assert!(save(&quick, &library) == text, "saves other bytes");
 
         let mut careful = World::new();
@@ -1112,7 +1269,7 @@ mod tests {
         let bytes = save_in(&original, &library, SceneEncoding::Binary);
         let mut quick = World::new();
         fast_binary(&bytes, &mut quick, &library, &options).expect("the fast path gave up");
-        assert_eq!(quick.len(), 607, "no reserved handle is left over");
+        assert_eq!(quick.len(), ENTITIES, "no reserved handle is left over");
         assert!(save(&quick, &library) == text, "saves other bytes");
         let mut careful = World::new();
         load_binary(
@@ -1123,18 +1280,24 @@ mod tests {
         .unwrap();
         assert!(save(&careful, &library) == text, "saves other bytes");
 
-        // Binary into a world whose free list outlasts the reservation: entities are put on
-        // their handles one at a time instead of a batch at a time.
-        let mut holey = World::new();
-        free_ids(&mut holey);
-        fast_binary(&bytes, &mut holey, &library, &options).expect("the fast path gave up");
-        assert_eq!(
-            holey.freelist().len(),
-            1000 - 607,
-            "the reservation took freed IDs"
-        );
-        assert_eq!(holey.len(), 607, "no reserved handle is left over");
-        assert!(save(&holey, &library) == text, "saves other bytes");
+        // Into a world whose free list outlasts the reservation: entities are put on their
+        // handles one at a time instead of a batch at a time.
+        for binary in [true, false] {
+            let mut holey = World::new();
+            free_ids(&mut holey);
+            let loaded = if binary {
+                fast_binary(&bytes, &mut holey, &library, &options)
+            } else {
+                fast(&text, &mut holey, &library, &options)
+            };
+            loaded.expect("the fast path gave up");
+            assert!(
+                holey.freelist().len() < 1000,
+                "the reservation took freed IDs"
+            );
+            assert_eq!(holey.len(), ENTITIES, "no reserved handle is left over");
+            assert!(save(&holey, &library) == text, "saves other bytes");
+        }
 
         // Into a world that holds the scene already: remapped, every reference fixed up.
         let remap = SceneLoadOptions {
@@ -1142,11 +1305,11 @@ mod tests {
             ..SceneLoadOptions::default()
         };
         let again = fast(&text, &mut quick, &library, &remap).expect("the fast path gave up");
-        assert_eq!(quick.len(), 2 * 607);
+        assert_eq!(quick.len(), 2 * ENTITIES);
         remapped(&quick, &again);
         let again =
             fast_binary(&bytes, &mut quick, &library, &remap).expect("the fast path gave up");
-        assert_eq!(quick.len(), 3 * 607);
+        assert_eq!(quick.len(), 3 * ENTITIES);
         remapped(&quick, &again);
     }
 
@@ -1232,6 +1395,10 @@ mod tests {
             (
                 "an unknown archetype",
                 text.replacen("\"archetype\": \"turret\"", "\"archetype\": \"turet\"", 1),
+            ),
+            (
+                "an unknown archetype of untouched instances",
+                text.replace("\"archetype\": \"crate\"", "\"archetype\": \"crat\""),
             ),
             (
                 "an instance's value that does not decode",
