@@ -349,6 +349,36 @@ impl ArchetypeLibrary {
         self.rng.reseed(seed);
     }
 
+    /// Makes the stable IDs this library gives new entities a sequence of their own, the same
+    /// for the same `seed`: spawns (every entity of an instance, `spawn_many`, `spawn_with`, …),
+    /// fresh IDs of a scene loaded with [`IdConflict::Remap`](crate::IdConflict::Remap), and
+    /// children spawned by hot reload or for a scene's archetype that gained them. Two runs
+    /// that do the same things in the same order (and, with variation, set the same
+    /// [`set_spawn_seed`](Self::set_spawn_seed)) then save byte-identical scenes: for tests,
+    /// replays and reproducible bug reports.
+    ///
+    /// IDs of one sequence are distinct from each other; they are not drawn apart from other
+    /// sources (another seed, [`StableId::generate`](crate::StableId::generate), another
+    /// process), so a game that loads saves made by other runs should keep the default.
+    /// Without it, IDs come from [`StableId::generate`](crate::StableId::generate): random per
+    /// process, so people adding entities on two branches do not collide.
+    ///
+    /// ```
+    /// # use archetype_engine::{save_scene, ArchetypeLibrary, ComponentRegistry, LoadOptions, SceneEncoding, SceneSaveOptions};
+    /// let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// library.set_source("crate.json", Some(r#"{ "components": { "Name": "Crate" } }"#));
+    /// let run = |library: &ArchetypeLibrary| {
+    ///     library.set_id_seed(7);
+    ///     let mut world = hecs::World::new();
+    ///     library.spawn_many(&mut world, "crate", 3).unwrap();
+    ///     save_scene(&world, library, SceneEncoding::Json, &SceneSaveOptions::default()).unwrap()
+    /// };
+    /// assert_eq!(run(&library), run(&library));
+    /// ```
+    pub fn set_id_seed(&self, seed: u64) {
+        self.rng.seed_ids(seed);
+    }
+
     /// The random numbers spawn-time variations are rolled from.
     pub(crate) fn spawn_rng(&self) -> &SpawnRng {
         &self.rng
@@ -1459,6 +1489,51 @@ impl ArchetypeLibrary {
         match &archetype.compiled {
             Some(compiled) => compiled
                 .spawn(world, &self.registry, None, &self.rng)
+                .map_err(|error| SpawnError::internal(name, error)),
+            None => Err(SpawnError::Abstract {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Spawns an instance of the archetype `name` through a [`hecs::CommandBuffer`], for a
+    /// system that spawns while it iterates the world: the instance's entities are reserved
+    /// now (so the returned root can be stored in components at once) and get their
+    /// components, as [`spawn`](Self::spawn) gives them, when the buffer runs
+    /// (`commands.run_on(&mut world)`).
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn); nothing is recorded for an instance that fails but the release
+    /// of its reserved handles.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Name, StableId};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("spawner.json", Some(r#"{ "components": { "Name": "spawner" } }"#));
+    /// # library.set_source("imp.json", Some(r#"{ "components": { "Name": "imp" } }"#));
+    /// let mut world = hecs::World::new();
+    /// library.spawn_many(&mut world, "spawner", 3)?;
+    /// let mut commands = hecs::CommandBuffer::new();
+    /// for name in world.query::<&Name>().iter() {
+    ///     if name.0 == "spawner" {
+    ///         library.spawn_deferred(&world, &mut commands, "imp")?;
+    ///     }
+    /// }
+    /// commands.run_on(&mut world);
+    /// assert_eq!(world.query::<&Name>().iter().filter(|n| n.0 == "imp").count(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn_deferred(
+        &self,
+        world: &World,
+        commands: &mut hecs::CommandBuffer,
+        name: &str,
+    ) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        match &archetype.compiled {
+            Some(compiled) => compiled
+                .spawn_deferred(world, commands, &self.registry, &self.rng)
                 .map_err(|error| SpawnError::internal(name, error)),
             None => Err(SpawnError::Abstract {
                 name: name.to_string(),

@@ -775,7 +775,7 @@ impl CompiledArchetype {
             let variant = root.variant_template(registry, rng);
             let entity = world.spawn(variant.unwrap_or(&root.template));
             if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
-                *id = StableId::generate();
+                *id = rng.next_id();
             }
             if variant.is_some() {
                 return Ok(entity);
@@ -821,7 +821,7 @@ impl CompiledArchetype {
         };
         let mut builder = EntityBuilder::new();
         root.add_values(registry, &rolled, &mut builder, |id| replaced.contains(&id));
-        builder.add(StableId::generate());
+        builder.add(rng.next_id());
         builder.add(root.marker);
         // Last, so the caller's components win (a `StableId` of its own too).
         builder.add_bundle(bundle);
@@ -840,21 +840,66 @@ impl CompiledArchetype {
     ) -> Result<Entity, ValueError> {
         let entities: Arc<[Entity]> = world.reserve_entities(self.nodes.len() as u32).collect();
         // Decode everything before touching the world, so a failure leaves it as it was.
+        match self.build_entities(&entities, registry, overrides, rng) {
+            Ok(builders) => {
+                for (entity, mut builder) in entities.iter().zip(builders) {
+                    let _ = world.insert(*entity, builder.build());
+                }
+                Ok(entities[0])
+            }
+            Err(error) => {
+                for &entity in entities.iter() {
+                    let _ = world.despawn(entity);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Spawns one instance through `commands`: its entities are reserved in `world` now (the
+    /// root's handle is returned) and get their components when the buffer runs. A failure
+    /// records nothing but the release of the reserved handles.
+    pub(crate) fn spawn_deferred(
+        &self,
+        world: &World,
+        commands: &mut hecs::CommandBuffer,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+    ) -> Result<Entity, ValueError> {
+        let entities: Arc<[Entity]> = world.reserve_entities(self.nodes.len() as u32).collect();
+        match self.build_entities(&entities, registry, None, rng) {
+            Ok(builders) => {
+                for (entity, mut builder) in entities.iter().zip(builders) {
+                    commands.insert(*entity, builder.build());
+                }
+                Ok(entities[0])
+            }
+            Err(error) => {
+                for &entity in entities.iter() {
+                    commands.despawn(entity);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Every entity of one instance, built for `entities` (one handle per node, in node order):
+    /// values rolled where they vary, references decoded to those handles, a fresh stable ID,
+    /// the marker and the parent/children links; `overrides` on the root.
+    fn build_entities(
+        &self,
+        entities: &Arc<[Entity]>,
+        registry: &ComponentRegistry,
+        overrides: Option<&CheckedOverrides>,
+        rng: &SpawnRng,
+    ) -> Result<Vec<EntityBuilder>, ValueError> {
         let mut builders = Vec::with_capacity(self.nodes.len());
         for (i, node) in self.nodes.iter().enumerate() {
             let mut builder = EntityBuilder::new();
             let replaced = |id: ComponentId| {
                 i == 0 && overrides.is_some_and(|o| o.replace.iter().any(|(r, _)| *r == id))
             };
-            let rolled = match node.rolled(registry, rng) {
-                Ok(rolled) => rolled,
-                Err(error) => {
-                    for &entity in entities.iter() {
-                        let _ = world.despawn(entity);
-                    }
-                    return Err(error);
-                }
-            };
+            let rolled = node.rolled(registry, rng)?;
             node.add_values(registry, &rolled, &mut builder, replaced);
             let mut decode_list: Vec<(ComponentId, &Value)> = node
                 .with_refs
@@ -881,17 +926,9 @@ impl CompiledArchetype {
                 };
                 let (decoded, _) =
                     with_mapper(mapper, || registry.ops(id).decode(value, &mut Vec::new()));
-                match decoded {
-                    Ok(typed) => registry.ops(id).add_to_builder(&typed, &mut builder),
-                    Err(error) => {
-                        for &entity in entities.iter() {
-                            let _ = world.despawn(entity);
-                        }
-                        return Err(error);
-                    }
-                }
+                registry.ops(id).add_to_builder(&decoded?, &mut builder);
             }
-            builder.add(StableId::generate());
+            builder.add(rng.next_id());
             builder.add(node.marker);
             if let Some(parent) = node.parent {
                 builder.add(Parent(EntityRef(entities[parent])));
@@ -911,10 +948,7 @@ impl CompiledArchetype {
             }
             builders.push(builder);
         }
-        for (entity, mut builder) in entities.iter().zip(builders) {
-            let _ = world.insert(*entity, builder.build());
-        }
-        Ok(entities[0])
+        Ok(builders)
     }
 
     /// Spawns `count` instances, as one column batch when the archetype is simple.
@@ -945,7 +979,7 @@ impl CompiledArchetype {
         }
         if let Some(mut ids) = batch.writer::<StableId>() {
             for _ in 0..count {
-                let _ = ids.push(StableId::generate());
+                let _ = ids.push(rng.next_id());
             }
         }
         if let Some(mut markers) = batch.writer::<ArchetypeInstance>() {

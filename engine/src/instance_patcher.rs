@@ -19,7 +19,6 @@ use crate::component_registry::{ComponentId, ComponentRegistry, TypedValue};
 use crate::diagnostic::Diagnostic;
 use crate::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::merge_patch::remove_overridden;
-use crate::stable_id::StableId;
 
 /// What a reload did: which archetypes changed, how many live entities were touched, and what
 /// went wrong.
@@ -493,7 +492,7 @@ pub(crate) fn spawn_nodes(
                     .add_to_builder(&typed, &mut builder);
             }
         }
-        builder.add(StableId::generate());
+        builder.add(library.spawn_rng().next_id());
         builder.add(node.marker);
         builder.add(Parent(EntityRef(parent)));
         let _ = world.insert(entity, builder.build());

@@ -830,7 +830,7 @@ fn own_id(load: &mut Load<'_, '_>, id: StableId) -> Option<StableId> {
     if load.existing.is_empty() {
         Some(id)
     } else if load.context.options.on_id_conflict == IdConflict::Remap {
-        let fresh = StableId::generate();
+        let fresh = load.context.library.spawn_rng().next_id();
         load.remapped.insert(id, fresh);
         Some(fresh)
     } else {

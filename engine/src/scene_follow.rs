@@ -143,7 +143,7 @@ impl<'n> Follow<'n> {
     /// `plan`, its entities by path in `paths`) lacks, adding them to `paths`.
     pub fn reserve_gained(
         &mut self,
-        _context: &Context<'_>,
+        context: &Context<'_>,
         root: usize,
         plan: &Plan,
         paths: &mut FxHashMap<String, Entity>,
@@ -180,7 +180,7 @@ impl<'n> Follow<'n> {
                 node,
                 handle,
                 parent,
-                id: StableId::generate(),
+                id: context.library.spawn_rng().next_id(),
             });
         }
     }

@@ -1412,7 +1412,7 @@ fn instantiate(
             IdConflict::Remap => {
                 remapped = entries
                     .iter()
-                    .map(|e| (e.id, StableId::generate()))
+                    .map(|e| (e.id, context.library.spawn_rng().next_id()))
                     .collect();
             }
         }

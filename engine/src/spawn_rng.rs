@@ -1,12 +1,14 @@
 //! [`SpawnRng`]: the library's seedable random numbers for spawn-time variation (`$range`,
-//! `$pick`).
+//! `$pick`), and where its new stable IDs come from.
 //!
 //! SplitMix64 over an atomic counter: each draw adds a constant to the state and mixes the
 //! result, so a draw is one atomic add and a few multiplications, the library stays `Sync`, and
 //! the same seed gives the same sequence of draws (the same world, when spawns happen in the same
 //! order).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::stable_id::StableId;
 
 /// SplitMix64's increment (the golden ratio in 64 bits).
 const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -20,13 +22,40 @@ pub const DEFAULT_SPAWN_SEED: u64 = 0;
 #[derive(Debug)]
 pub(crate) struct SpawnRng {
     state: AtomicU64,
+    ids: IdSource,
+}
+
+/// Where new stable IDs come from: [`StableId::generate`] (random per process), or, once
+/// seeded, a sequence of its own (SplitMix64 over a counter: distinct within the sequence, the
+/// same for the same seed).
+#[derive(Debug, Default)]
+struct IdSource {
+    seeded: AtomicBool,
+    state: AtomicU64,
 }
 
 impl SpawnRng {
     pub fn new(seed: u64) -> Self {
         SpawnRng {
             state: AtomicU64::new(seed),
+            ids: IdSource::default(),
         }
+    }
+
+    /// From now on, new stable IDs are the sequence of `seed`.
+    pub fn seed_ids(&self, seed: u64) {
+        self.ids.state.store(seed, Ordering::Relaxed);
+        self.ids.seeded.store(true, Ordering::Relaxed);
+    }
+
+    /// A new stable ID for an entity the library creates.
+    #[inline]
+    pub fn next_id(&self) -> StableId {
+        if !self.ids.seeded.load(Ordering::Relaxed) {
+            return StableId::generate();
+        }
+        let n = self.ids.state.fetch_add(GAMMA, Ordering::Relaxed);
+        StableId(mix(n.wrapping_add(GAMMA)))
     }
 
     /// Starts the sequence again from `seed`.
@@ -37,13 +66,10 @@ impl SpawnRng {
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&self) -> u64 {
-        let mut z = self
+        mix(self
             .state
             .fetch_add(GAMMA, Ordering::Relaxed)
-            .wrapping_add(GAMMA);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+            .wrapping_add(GAMMA))
     }
 
     /// A number in `0..count` (`count` > 0), without modulo bias worth speaking of (Lemire's
@@ -73,6 +99,14 @@ impl SpawnRng {
     }
 }
 
+/// The SplitMix64 finalizer (a bijection on `u64`).
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +119,23 @@ mod tests {
         a.reseed(7);
         assert_eq!(draws(&a), draws(&SpawnRng::new(7)));
         assert_ne!(draws(&SpawnRng::new(8)), draws(&SpawnRng::new(7)));
+    }
+
+    #[test]
+    fn seeded_ids_repeat_for_a_seed_and_are_distinct_within_it() {
+        let (a, b) = (SpawnRng::new(0), SpawnRng::new(0));
+        let ids = |rng: &SpawnRng| (0..1000).map(|_| rng.next_id()).collect::<Vec<_>>();
+        assert_ne!(ids(&a), ids(&b), "unseeded: the process's generator");
+        a.seed_ids(7);
+        b.seed_ids(7);
+        let first = ids(&a);
+        assert_eq!(first, ids(&b));
+        let mut distinct = first.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), first.len());
+        b.seed_ids(8);
+        assert_ne!(ids(&b), ids(&a));
     }
 
     #[test]
