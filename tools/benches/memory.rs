@@ -15,7 +15,8 @@ use std::alloc::System;
 
 use archetool::bench::memory::{Meter, BOOKKEEPING_BYTES};
 use archetool::bench::{
-    memory_figure, override_memory_figure, scene_memory_figure, MEMORY_ENTITIES, SCENE_ENTITIES,
+    library_memory_figure, memory_figure, override_memory_figure, scene_memory_figure, LOAD_FILES,
+    MEMORY_ENTITIES, SCENE_ENTITIES,
 };
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -51,6 +52,9 @@ fn main() {
     }
     if wanted("memory_override_bytes") {
         println!("{}", override_memory_figure(MEMORY_ENTITIES, 1, &meter));
+    }
+    if wanted("library_bytes_per_archetype") {
+        println!("{}", library_memory_figure(LOAD_FILES, 1, &meter));
     }
     if wanted("memory_scene_loaded_vs_spawned") {
         println!("{}", scene_memory_figure(SCENE_ENTITIES, 1, &meter));

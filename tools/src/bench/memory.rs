@@ -19,6 +19,7 @@ use std::fs;
 use archetype_engine::{ArchetypeInstance, InstanceOverrides, StableId, Transform};
 use hecs::World;
 
+use crate::bench::load::LoadFixture;
 use crate::bench::scene_instances::InstanceWorlds;
 use crate::bench::spawn::{PodGoblin, SixComponents, SpawnFixture};
 use crate::demo::components::{Faction, Glyph, Health, Speed, Velocity};
@@ -137,6 +138,21 @@ pub fn scene_loaded_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead
         true => worlds.load(world),
         false => worlds.spawn(world),
     })
+}
+
+/// The bytes the library holds per archetype: `fixture`'s files loaded `rounds` times, each
+/// library kept alive until all are measured, reading `meter` around each load; per round.
+pub fn library_bytes(fixture: &LoadFixture, rounds: usize, meter: &Meter) -> Vec<f64> {
+    let mut alive = Vec::with_capacity(rounds.max(1));
+    let mut per_round = Vec::with_capacity(rounds.max(1));
+    for _ in 0..rounds.max(1) {
+        let before = (meter.read)();
+        let library = fixture.load();
+        let after = (meter.read)();
+        alive.push(library);
+        per_round.push((after as f64 - before as f64) / fixture.files().max(1) as f64);
+    }
+    per_round
 }
 
 /// Builds a world with `build(true, ..)` (ours) and one with `build(false, ..)` (the

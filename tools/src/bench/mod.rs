@@ -7,13 +7,16 @@
 //! | `spawn_by_name_vs_static` | `library.spawn(world, name)` × n | `world.spawn(tuple)` × n | ≤ 1.3× (2) |
 //! | `spawn_many_vs_spawn_batch` | `library.spawn_many(world, name, n)` | `world.spawn_batch` of n tuples | ≤ 1.3× (2) |
 //! | `static_with_ids_vs_static` | `world.spawn(tuple + StableId + ArchetypeInstance)` × n | `world.spawn(tuple)` × n | — |
-//! | `spawn_by_name_vs_static_with_ids` | `library.spawn(world, name)` × n | `world.spawn(tuple + StableId + ArchetypeInstance)` × n | — |
+//! | `spawn_by_name_vs_static_with_ids` | `library.spawn(world, name)` × n, every round's world kept (fresh pages each round, as in a fresh process) | `world.spawn(tuple + StableId + ArchetypeInstance)` × n, the same | ≤ 1.15× (19) |
+//! | `spawn_by_name_vs_static_with_ids_warm` | the same, each world dropped after its round (the next reuses its memory: a warmed allocator) | the same | ≤ 1.15× (19) |
 //! | `spawn_with_vs_spawn_by_name` | `library.spawn_with(world, name, overrides)` × n | `library.spawn(world, name)` × n | — |
 //! | `spawn_with_bundle_vs_spawn_by_name` | `library.spawn_with_bundle(world, name, (Transform,))` × n | `library.spawn(world, name)` × n | ≤ 1.15× (19) |
 //! | `spawn_varied_vs_spawn_by_name` | `library.spawn(world, name)` × n of the goblin with a `$range` and a `$pick` | `library.spawn(world, name)` × n of the goblin | ≤ 1.3× (18) |
 //! | `spawn_varied_in_place_vs_spawn_by_name` | the same with more combinations of outcomes than templates are kept for (values written in place) | the same | — |
 //! | `spawn_varied_decoded_vs_spawn_by_name` | the same with a component of more than 256 outcomes (decoded per spawn) | the same | — |
 //! | `load_vs_parse` | `ArchetypeLibrary::load` of 10,000 files | read + `serde_json::Value` parse of each | ≤ 2.5× (2) |
+//! | `load_vs_parse_50k` | the same at 50,000 files | the same | ≤ 2.5× (19) |
+//! | `library_bytes_per_archetype` | resident bytes a loaded library of the 10,000 files holds, per archetype | — | ≤ 3,072 (19) |
 //! | `scene_json_save_vs_hecs_row` | `save_scene` JSON, 100,000 entities | `hecs::serialize::row` + serde_json, pretty | ≤ 1.2× (4) |
 //! | `scene_json_load_vs_hecs_row` | `load_scene` JSON | `hecs::serialize::row` deserialize | ≤ 1.5× (4) |
 //! | `scene_binary_save_vs_hecs_column` | `save_scene` binary | `hecs::serialize::column` + postcard | — |
@@ -60,9 +63,9 @@ pub mod spawn;
 pub use figure::{median, percentile, Figure, Measured};
 pub use load::LoadFixture;
 pub use quick::{
-    latency_figure, memory_figure, override_memory_figure, run_quick, run_quick_with,
-    scene_memory_figure, QuickSizes, ERROR_FIELDS, FIGURES, LOAD_FILES, MEMORY_ENTITIES,
-    MINIFIED_FIELDS, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT, WIDE_FIELDS,
+    latency_figure, library_memory_figure, memory_figure, override_memory_figure, run_quick,
+    run_quick_with, scene_memory_figure, QuickSizes, ERROR_FIELDS, FIGURES, LOAD_FILES,
+    MEMORY_ENTITIES, MINIFIED_FIELDS, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT, WIDE_FIELDS,
 };
 pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture, Varied};
 

@@ -21,6 +21,10 @@ use crate::bench::spawn::{SixComponents, SpawnFixture};
 pub const SPAWN_COUNT: usize = 100_000;
 /// Archetype files in the load workload.
 pub const LOAD_FILES: usize = 10_000;
+/// Archetype files in the large load workload (`load_vs_parse_50k`), as issue 19 states it.
+pub const LOAD_FILES_LARGE: usize = 50_000;
+/// The most bytes the library may hold per loaded archetype (issue 19).
+const LIBRARY_BYTES_TARGET: f64 = 3072.0;
 /// Entities in the scene workloads' world, as issue 4 states the targets.
 pub const SCENE_ENTITIES: usize = 100_000;
 /// Live instances patched by the reload workload, as issue 3 states the target.
@@ -41,13 +45,15 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 38] = [
+pub const FIGURES: [&str; 41] = [
     "memory",
     "memory_override_bytes",
+    "library_bytes_per_archetype",
     "spawn_by_name_vs_static",
     "spawn_many_vs_spawn_batch",
     "static_with_ids_vs_static",
     "spawn_by_name_vs_static_with_ids",
+    "spawn_by_name_vs_static_with_ids_warm",
     "spawn_with_vs_spawn_by_name",
     "spawn_with_bundle_vs_spawn_by_name",
     "spawn_varied_vs_spawn_by_name",
@@ -58,6 +64,7 @@ pub const FIGURES: [&str; 38] = [
     "static_with_ids_vs_static_pod",
     "spawn_by_name_vs_static_with_ids_pod",
     "load_vs_parse",
+    "load_vs_parse_50k",
     "scene_json_save_vs_hecs_row",
     "scene_json_save_one_thread_vs_hecs_row",
     "scene_json_load_vs_hecs_row",
@@ -89,6 +96,8 @@ pub struct QuickSizes {
     pub spawn: usize,
     /// Archetype files in the load workload.
     pub load_files: usize,
+    /// Archetype files in the large load workload.
+    pub load_files_large: usize,
     /// Entities in the scene workloads' world.
     pub scene_entities: usize,
     /// Live instances the reload patch reaches.
@@ -125,6 +134,7 @@ impl QuickSizes {
         QuickSizes {
             spawn: SPAWN_COUNT,
             load_files: LOAD_FILES,
+            load_files_large: LOAD_FILES_LARGE,
             scene_entities: SCENE_ENTITIES,
             reload_instances: RELOAD_INSTANCES,
             latency_saves: 30,
@@ -146,6 +156,7 @@ impl QuickSizes {
         QuickSizes {
             spawn: 200,
             load_files: 120,
+            load_files_large: 240,
             scene_entities: 200,
             reload_instances: 200,
             latency_saves: 2,
@@ -215,6 +226,16 @@ pub fn run_quick_with(
         });
     }
 
+    if wanted("library_bytes_per_archetype") {
+        push(match Meter::resident_set() {
+            Some(meter) => library_memory_figure(sizes.load_files, 3, &meter),
+            None => Figure::skipped(
+                "library_bytes_per_archetype",
+                "no /proc/self/status to read the resident set from; run `cargo bench -p archetool --bench memory`",
+            ),
+        });
+    }
+
     for pod in [false, true] {
         let list: Vec<(String, &SpawnFigure)> = SPAWN_FIGURES
             .iter()
@@ -239,20 +260,20 @@ pub fn run_quick_with(
         }
     }
 
-    if wanted("load_vs_parse") {
-        let fixture = LoadFixture::generate(sizes.load_files);
+    for (name, files) in [
+        ("load_vs_parse", sizes.load_files),
+        ("load_vs_parse_50k", sizes.load_files_large),
+    ] {
+        if !wanted(name) {
+            continue;
+        }
+        let fixture = LoadFixture::generate(files);
         let (ours, baseline) = alternate(
             sizes.slow_rounds,
             || fixture.load(),
             || fixture.read_and_parse(),
         );
-        push(Figure::ratio(
-            "load_vs_parse",
-            sizes.load_files,
-            Some(2.5),
-            ours,
-            baseline,
-        ));
+        push(Figure::ratio(name, files, Some(2.5), ours, baseline));
     }
 
     scene_figures(sizes, &wanted, &mut push);
@@ -275,6 +296,24 @@ pub fn memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
         measured: Measured::Bytes {
             per_item: overhead.per_entity,
             method: meter.method,
+        },
+    }
+}
+
+/// The bytes the library holds per loaded archetype (issue 19's bound: 3 KB), from
+/// [`memory::library_bytes`] over the load workload's generated files.
+pub fn library_memory_figure(files: usize, rounds: usize, meter: &Meter) -> Figure {
+    let fixture = LoadFixture::generate(files);
+    let per_round = memory::library_bytes(&fixture, rounds, meter);
+    Figure {
+        name: "library_bytes_per_archetype".to_string(),
+        n: files,
+        measured: Measured::Bounded {
+            value: median_of(&per_round),
+            unit: "bytes_per_archetype",
+            bound: LIBRARY_BYTES_TARGET,
+            counts: Vec::new(),
+            rounds: per_round,
         },
     }
 }
@@ -700,19 +739,24 @@ struct SpawnFigure {
     target: Option<f64>,
     /// Measured for the plain-old-data goblin too (suffixed `_pod`).
     also_pod: bool,
+    /// Every round's world stays alive until the figure is measured, so each round takes fresh
+    /// pages from the system, as a fresh process does; otherwise each world is dropped after
+    /// its round and the next reuses its memory (a warmed allocator).
+    fresh: bool,
 }
 
 /// The spawn comparisons, measured for the realistic goblin and most of them for the
 /// plain-old-data one. The two `with_ids` figures split the first one: the
 /// cost of the library's `StableId` and `ArchetypeInstance` on their own, and the cost of
 /// spawning by name over a static tuple that has them too.
-const SPAWN_FIGURES: [SpawnFigure; 9] = [
+const SPAWN_FIGURES: [SpawnFigure; 10] = [
     SpawnFigure {
         name: "spawn_by_name_vs_static",
         ours: Spawn::ByName,
         baseline: Spawn::Static,
         target: Some(1.3),
         also_pod: true,
+        fresh: false,
     },
     SpawnFigure {
         name: "spawn_many_vs_spawn_batch",
@@ -720,6 +764,7 @@ const SPAWN_FIGURES: [SpawnFigure; 9] = [
         baseline: Spawn::Batch,
         target: Some(1.3),
         also_pod: true,
+        fresh: false,
     },
     SpawnFigure {
         name: "static_with_ids_vs_static",
@@ -727,13 +772,23 @@ const SPAWN_FIGURES: [SpawnFigure; 9] = [
         baseline: Spawn::Static,
         target: None,
         also_pod: true,
+        fresh: false,
     },
     SpawnFigure {
         name: "spawn_by_name_vs_static_with_ids",
         ours: Spawn::ByName,
         baseline: Spawn::StaticWithIds,
-        target: None,
+        target: Some(1.15),
         also_pod: true,
+        fresh: true,
+    },
+    SpawnFigure {
+        name: "spawn_by_name_vs_static_with_ids_warm",
+        ours: Spawn::ByName,
+        baseline: Spawn::StaticWithIds,
+        target: Some(1.15),
+        also_pod: false,
+        fresh: false,
     },
     SpawnFigure {
         name: "spawn_with_vs_spawn_by_name",
@@ -741,6 +796,7 @@ const SPAWN_FIGURES: [SpawnFigure; 9] = [
         baseline: Spawn::ByName,
         target: None,
         also_pod: false,
+        fresh: false,
     },
     SpawnFigure {
         name: "spawn_with_bundle_vs_spawn_by_name",
@@ -748,6 +804,7 @@ const SPAWN_FIGURES: [SpawnFigure; 9] = [
         baseline: Spawn::ByName,
         target: Some(1.15),
         also_pod: false,
+        fresh: false,
     },
     SpawnFigure {
         name: "spawn_varied_vs_spawn_by_name",
@@ -755,6 +812,7 @@ const SPAWN_FIGURES: [SpawnFigure; 9] = [
         baseline: Spawn::ByName,
         target: Some(1.3),
         also_pod: false,
+        fresh: false,
     },
     SpawnFigure {
         name: "spawn_varied_in_place_vs_spawn_by_name",
@@ -762,6 +820,7 @@ const SPAWN_FIGURES: [SpawnFigure; 9] = [
         baseline: Spawn::ByName,
         target: None,
         also_pod: false,
+        fresh: false,
     },
     SpawnFigure {
         name: "spawn_varied_decoded_vs_spawn_by_name",
@@ -769,6 +828,7 @@ const SPAWN_FIGURES: [SpawnFigure; 9] = [
         baseline: Spawn::ByName,
         target: None,
         also_pod: false,
+        fresh: false,
     },
 ];
 
@@ -802,7 +862,17 @@ fn spawn_figures<B: SixComponents>(
             Spawn::WithOverrides | Spawn::VariedDecoded => sizes.slow_rounds,
             _ => sizes.rounds,
         };
-        let (ours, baseline) = alternate(rounds, run(spawn.ours), run(spawn.baseline));
+        let (ours, baseline) = if spawn.fresh {
+            let kept = std::cell::RefCell::new(Vec::with_capacity(2 * rounds + 2));
+            let keep = |which: Spawn| {
+                let run = run(which);
+                let kept = &kept;
+                move || kept.borrow_mut().push(run())
+            };
+            alternate(rounds, keep(spawn.ours), keep(spawn.baseline))
+        } else {
+            alternate(rounds, run(spawn.ours), run(spawn.baseline))
+        };
         push(Figure::ratio(name, n, spawn.target, ours, baseline));
     }
 }
