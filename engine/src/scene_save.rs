@@ -249,7 +249,7 @@ fn save_scene_untraced(
                     .map(|workers| (out, workers))
             }
             #[cfg(feature = "binary")]
-            SceneEncoding::Binary => saver.binary(&entities).map(|out| (out, Vec::new())),
+            SceneEncoding::Binary => saver.binary(&entities),
         })
     });
     let (mut bytes, workers) = bytes?;
@@ -684,11 +684,31 @@ impl<'a> Saver<'a> {
         entities: &[(StableId, Entity)],
         out: &mut Vec<u8>,
     ) -> Result<Vec<SaveTable>, SceneSaveError> {
-        // Each entity's block is written in the order hecs stores entities (its components are
-        // then read sequentially; in stable-ID order they are read all over memory, which costs
-        // more than copying the blocks once), and the blocks are put in stable-ID order after.
-        // A big world is cut in as many runs as there are cores, each written on its own
-        // thread; a block does not depend on which thread wrote it.
+        let write =
+            |saver: &mut Saver<'_>, run: &[(usize, Place)]| saver.json_blocks(entities, run);
+        let (parts, placed, tables) = self.blocks(entities, &write)?;
+        out.reserve(parts.iter().map(|p| p.blocks.len()).sum::<usize>() + entities.len() * 8);
+        for (index, (number, range)) in placed.into_iter().enumerate() {
+            out.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
+            out.extend_from_slice(&parts[number].blocks[range]);
+        }
+        Ok(tables)
+    }
+
+    /// Every entity's block, written by `write` a run at a time, and where each is (the part
+    /// and the range in it), in the order of `entities`; with the shared tables of the workers.
+    ///
+    /// Each entity's block is written in the order hecs stores entities (its components are
+    /// then read sequentially; in stable-ID order they are read all over memory, which costs
+    /// more than copying the blocks once), and the blocks are put in stable-ID order after. A
+    /// big world is cut in as many runs as there are cores, each written on its own thread; a
+    /// block does not depend on which thread wrote it.
+    #[allow(clippy::type_complexity)]
+    fn blocks(
+        &mut self,
+        entities: &[(StableId, Entity)],
+        write: &(dyn Fn(&mut Saver<'_>, &[(usize, Place)]) -> Blocks + Sync),
+    ) -> Result<(Vec<Blocks>, Vec<(usize, Range<usize>)>, Vec<SaveTable>), SceneSaveError> {
         let order = storage_order(self.config.world, entities);
         let threads = if order.len() < PARALLEL_MIN_ENTITIES {
             1
@@ -706,13 +726,13 @@ impl<'a> Saver<'a> {
                         let mut saver = Saver::new(config);
                         let mapper = saver.mapper();
                         let ((part, _), table) = with_save_table(SaveTable::default(), || {
-                            with_mapper(mapper, || saver.json_blocks(entities, run))
+                            with_mapper(mapper, || write(&mut saver, run))
                         });
                         (part, table)
                     })
                 })
                 .collect();
-            let mut parts = vec![self.json_blocks(entities, first)];
+            let mut parts = vec![write(self, first)];
             let mut tables = Vec::new();
             for worker in workers {
                 match worker.join() {
@@ -737,12 +757,7 @@ impl<'a> Saver<'a> {
             }
         }
         failure.into_result()?;
-        out.reserve(parts.iter().map(|p| p.blocks.len()).sum::<usize>() + entities.len() * 8);
-        for (index, (number, range)) in placed.into_iter().enumerate() {
-            out.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
-            out.extend_from_slice(&parts[number].blocks[range]);
-        }
-        Ok(tables)
+        Ok((parts, placed, tables))
     }
 
     /// The blocks of a run of entities (indices into `entities`, with where their values are),
@@ -872,45 +887,67 @@ impl<'a> Saver<'a> {
 
     /// The entity section of a binary scene, naming archetypes by their place in
     /// `self.archetypes`.
-    fn binary(&mut self, entities: &[(StableId, Entity)]) -> Result<Vec<u8>, SceneSaveError> {
+    fn binary(
+        &mut self,
+        entities: &[(StableId, Entity)],
+    ) -> Result<(Vec<u8>, Vec<SaveTable>), SceneSaveError> {
         let archetype_index: FxHashMap<ArchetypeId, u64> = self
             .archetypes
             .iter()
             .enumerate()
             .map(|(i, archetype)| (*archetype, i as u64 + 1))
             .collect();
-        // As for JSON: blocks written in storage order, put in stable-ID order afterwards.
-        let mut blocks = BinaryWriter {
-            out: Vec::with_capacity(entities.len() * 96),
+        let write = |saver: &mut Saver<'_>, run: &[(usize, Place)]| {
+            saver.binary_blocks(entities, run, &archetype_index)
         };
-        let order = storage_order(self.config.world, entities);
-        let tables = columns(self.config, &order);
-        let mut ranges = vec![0..0; entities.len()];
-        let mut scratch = Vec::new();
-        let mut written = Vec::new();
-        let mut failure = FirstFailure::default();
-        for (index, place) in order {
-            let (id, entity) = entities[index];
-            let start = blocks.out.len();
-            let Some(columns) = &tables[place.archetype] else {
-                continue;
-            };
-            let at = (columns, place.row);
-            let scratch = (&mut written, &mut scratch);
-            match self.binary_entity(id, entity, at, &archetype_index, &mut blocks, scratch) {
-                Ok(()) => ranges[index] = start..blocks.out.len(),
-                Err(error) => failure.record(index, error),
-            }
-        }
-        failure.into_result()?;
+        // As for JSON: blocks written in storage order (on every core), put in stable-ID order
+        // afterwards.
+        let (parts, placed, tables) = self.blocks(entities, &write)?;
         let mut body = BinaryWriter {
-            out: Vec::with_capacity(blocks.out.len() + 8),
+            out: Vec::with_capacity(parts.iter().map(|p| p.blocks.len()).sum::<usize>() + 8),
         };
         body.varint(entities.len() as u64);
-        for range in ranges {
-            body.out.extend_from_slice(&blocks.out[range]);
+        for (number, range) in placed {
+            body.out.extend_from_slice(&parts[number].blocks[range]);
         }
-        Ok(body.out)
+        Ok((body.out, tables))
+    }
+
+    /// The binary blocks of a run of entities, as [`json_blocks`](Self::json_blocks) writes
+    /// JSON ones.
+    fn binary_blocks(
+        &mut self,
+        entities: &[(StableId, Entity)],
+        run: &[(usize, Place)],
+        archetype_index: &FxHashMap<ArchetypeId, u64>,
+    ) -> Blocks {
+        let tables = columns(self.config, run);
+        let mut out = BinaryWriter {
+            out: Vec::with_capacity(run.len() * 96),
+        };
+        let mut ranges = Vec::with_capacity(run.len());
+        let mut failure = FirstFailure::default();
+        let mut scratch = Vec::new();
+        let mut written = Vec::new();
+        for &(index, place) in run {
+            let (id, entity) = entities[index];
+            let start = out.out.len();
+            if let Some(columns) = &tables[place.archetype] {
+                let at = (columns, place.row);
+                let scratch = (&mut written, &mut scratch);
+                if let Err(error) =
+                    self.binary_entity(id, entity, at, archetype_index, &mut out, scratch)
+                {
+                    failure.record(index, error);
+                }
+            }
+            ranges.push(start..out.out.len());
+        }
+        Blocks {
+            blocks: out.out,
+            ranges,
+            failure,
+        }
     }
 
     /// One entity of a binary scene.

@@ -1121,6 +1121,22 @@ fn a_level_of_twenty_thousand_entities_round_trips() {
     one_thread.max_threads = 1;
     let on_one = save_scene(&world, &library, SceneEncoding::Json, &one_thread).unwrap();
     assert!(on_one == saved.as_bytes(), "one thread wrote other bytes");
+    // Binary too: written on every core, the bytes of one thread, and the same world.
+    let binary = save_scene(
+        &world,
+        &library,
+        SceneEncoding::Binary,
+        &SceneSaveOptions::default(),
+    )
+    .unwrap();
+    let binary_on_one = save_scene(&world, &library, SceneEncoding::Binary, &one_thread).unwrap();
+    assert!(
+        binary_on_one == binary,
+        "one thread wrote other binary bytes"
+    );
+    let mut from_binary = World::new();
+    load(&binary, &mut from_binary, &library);
+    assert_eq!(save_json(&from_binary, &library), saved);
 }
 
 mod shared_data {
@@ -1245,6 +1261,13 @@ mod shared_data {
         one_thread.max_threads = 1;
         let on_one = save_scene(&world, &library, SceneEncoding::Json, &one_thread).unwrap();
         assert!(on_one == text.as_bytes(), "one thread wrote other bytes");
+        let binary = save_binary(&world, &library);
+        let on_one = save_scene(&world, &library, SceneEncoding::Binary, &one_thread).unwrap();
+        assert!(on_one == binary, "one thread wrote other binary bytes");
+        let mut loaded = World::new();
+        load(&binary, &mut loaded, &library);
+        assert_eq!(allocations(&loaded), 2);
+        assert_eq!(save_json(&loaded, &library), text);
     }
 
     #[test]
