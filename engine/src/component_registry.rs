@@ -970,9 +970,23 @@ impl<T: Component> ComponentOps for Ops<T> {
             let before = crate::binary_codec::to_allocvec(before.downcast_ref::<T>()?).ok()?;
             Some((before, after.downcast_ref::<T>()?))
         });
+        // Instances whose value differs from the archetype's (a goblin mid-fight): the patched
+        // fields' bytes from the archetype's new value spliced into the live value's, decoded
+        // once (no JSON). Only for patches of plain struct fields (`value_layout::Splice`).
+        let layout = shortcut.as_ref().and_then(|_| self.layout());
+        let splice = shortcut
+            .as_ref()
+            .zip(layout.as_ref())
+            .and_then(|((_, after), layout)| {
+                let after = crate::binary_codec::to_allocvec(*after).ok()?;
+                crate::value_layout::Splice::plan(layout, patch, &after)
+            });
+        let mut spliced = Vec::new();
         let mut live_bytes = Vec::new();
+        // A view finds each entity's column without looking the type up in its archetype.
+        let mut view = world.view_mut::<&mut T>();
         for (i, &entity) in entities.iter().enumerate() {
-            let Ok(component) = world.query_one_mut::<&mut T>(entity) else {
+            let Some(component) = view.get_mut(entity) else {
                 continue;
             };
             if let Some((before, after)) = &shortcut {
@@ -986,6 +1000,19 @@ impl<T: Component> ComponentOps for Ops<T> {
                         *component = (*after).clone();
                         patched[i] = true;
                         continue;
+                    }
+                    if let Some(splice) = &splice {
+                        spliced.clear();
+                        // Both parts are values already checked (the live one and the
+                        // archetype's): read back as they are.
+                        let updated = splice
+                            .apply(&live_bytes, &mut spliced)
+                            .and_then(|()| crate::binary_codec::from_bytes::<T>(&spliced).ok());
+                        if let Some(updated) = updated {
+                            *component = updated;
+                            patched[i] = true;
+                            continue;
+                        }
                     }
                 }
             }

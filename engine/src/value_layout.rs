@@ -653,6 +653,189 @@ fn read_fields(
     Ok(map)
 }
 
+// ---- patching postcard bytes by a layout ----
+
+/// How to apply one merge patch to postcard values of one layout, planned once for many
+/// values: which fields to keep, and the bytes of each patched leaf (taken from the value the
+/// patch leads to). Only plain struct paths are planned (see [`Splice::plan`]).
+#[derive(Debug)]
+pub(crate) enum Splice<'l> {
+    /// A patched leaf: the live value's bytes are replaced by these.
+    Take(&'l Layout, Vec<u8>),
+    /// A struct: per field, kept as it is (`None`) or patched.
+    Fields(Vec<(&'l Layout, Option<Splice<'l>>)>),
+}
+
+impl<'l> Splice<'l> {
+    /// Plans `patch` for values laid out as `layout`; `after` is the postcard value the patch
+    /// leads to (so it holds every patched leaf as the patch writes it). `None` for anything
+    /// but plain struct paths (a patch into a map, an enum or an option, a `null`, a key the
+    /// struct does not have, bytes that do not fit the layout), which the caller patches
+    /// through JSON.
+    pub(crate) fn plan(layout: &'l Layout, patch: &Value, after: &[u8]) -> Option<Self> {
+        let mut after = after;
+        let plan = plan_at(layout, patch, &mut after, 0)?;
+        after.is_empty().then_some(plan)
+    }
+
+    /// Writes `live` (a postcard value of the planned layout) with the patch applied to `out`.
+    /// `None` if `live` does not fit the layout.
+    pub(crate) fn apply(&self, live: &[u8], out: &mut Vec<u8>) -> Option<()> {
+        let mut live = live;
+        self.apply_at(&mut live, out)?;
+        live.is_empty().then_some(())
+    }
+
+    fn apply_at(&self, live: &mut &[u8], out: &mut Vec<u8>) -> Option<()> {
+        match self {
+            Splice::Take(layout, bytes) => {
+                skip(layout, live)?;
+                out.extend_from_slice(bytes);
+            }
+            Splice::Fields(fields) => {
+                for (layout, patched) in fields {
+                    match patched {
+                        Some(splice) => splice.apply_at(live, out)?,
+                        None => out.extend_from_slice(skipped(layout, live)?),
+                    }
+                }
+            }
+        }
+        Some(())
+    }
+}
+
+fn plan_at<'l>(
+    layout: &'l Layout,
+    patch: &Value,
+    after: &mut &[u8],
+    depth: usize,
+) -> Option<Splice<'l>> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let Value::Object(map) = patch else {
+        // A leaf: the value the patch leads to, as it is.
+        return match patch {
+            Value::Null => None,
+            _ => Some(Splice::Take(layout, skipped(layout, after)?.to_vec())),
+        };
+    };
+    match layout {
+        // Postcard writes a newtype as its content.
+        Layout::Newtype(inner) => plan_at(inner, patch, after, depth + 1),
+        Layout::Struct(fields) => {
+            if map
+                .keys()
+                .any(|key| !fields.iter().any(|(name, _)| name == key))
+            {
+                return None;
+            }
+            let mut planned = Vec::with_capacity(fields.len());
+            for (name, field) in fields {
+                let patched = match map.get(name) {
+                    Some(sub) => Some(plan_at(field, sub, after, depth + 1)?),
+                    None => {
+                        skip(field, after)?;
+                        None
+                    }
+                };
+                planned.push((field, patched));
+            }
+            Some(Splice::Fields(planned))
+        }
+        _ => None,
+    }
+}
+
+/// Moves `bytes` past one value laid out as `layout`; returns the bytes it took.
+fn skipped<'a>(layout: &Layout, bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let start = *bytes;
+    skip(layout, bytes)?;
+    Some(&start[..start.len() - bytes.len()])
+}
+
+/// Moves `bytes` past one value laid out as `layout`, without reading it.
+fn skip(layout: &Layout, bytes: &mut &[u8]) -> Option<()> {
+    skip_at(layout, bytes, 0).ok()
+}
+
+fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err("nested too deep".to_string());
+    }
+    let next = |layout: &Layout, bytes: &mut &[u8]| skip_at(layout, bytes, depth + 1);
+    match layout {
+        Layout::Bool | Layout::U8 | Layout::I8 => {
+            take(bytes, 1)?;
+        }
+        Layout::U16 | Layout::U32 | Layout::U64 | Layout::I16 | Layout::I32 | Layout::I64 => {
+            varint(bytes)?;
+        }
+        Layout::U128 | Layout::I128 => return Err("128-bit integers are not read".into()),
+        Layout::F32 => {
+            take(bytes, 4)?;
+        }
+        Layout::F64 => {
+            take(bytes, 8)?;
+        }
+        Layout::Char | Layout::Str | Layout::Bytes => {
+            let length = length(bytes)?;
+            take(bytes, length)?;
+        }
+        Layout::Unit => {}
+        Layout::Option(inner) => {
+            if take(bytes, 1)?[0] != 0 {
+                next(inner, bytes)?;
+            }
+        }
+        Layout::Newtype(inner) => next(inner, bytes)?,
+        Layout::Seq(item) => {
+            for _ in 0..length(bytes)? {
+                next(item, bytes)?;
+            }
+        }
+        Layout::Tuple(items) => {
+            for item in items {
+                next(item, bytes)?;
+            }
+        }
+        Layout::Map(key, value) => {
+            for _ in 0..length(bytes)? {
+                next(key, bytes)?;
+                next(value, bytes)?;
+            }
+        }
+        Layout::Struct(fields) => {
+            for (_, field) in fields {
+                next(field, bytes)?;
+            }
+        }
+        Layout::Enum(variants) => {
+            let index = usize::try_from(varint(bytes)?).map_err(|_| "variant out of range")?;
+            match &variants.get(index).ok_or("variant index out of range")?.1 {
+                Variant::Unit => {}
+                Variant::Newtype(inner) => next(inner, bytes)?,
+                Variant::Tuple(items) => {
+                    for item in items {
+                        next(item, bytes)?;
+                    }
+                }
+                Variant::Struct(fields) => {
+                    for (_, field) in fields {
+                        next(field, bytes)?;
+                    }
+                }
+            }
+        }
+        Layout::Shared => {
+            varint(bytes)?;
+        }
+        Layout::EnumRef(_) => return Err("an unresolved enum in a layout".into()),
+    }
+    Ok(())
+}
+
 fn take<'a>(bytes: &mut &'a [u8], count: usize) -> Result<&'a [u8], String> {
     if bytes.len() < count {
         return Err("the value ends early".to_string());
@@ -709,6 +892,7 @@ fn number(value: f64) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     enum Mode {
@@ -765,6 +949,116 @@ mod tests {
             assert!(rest.is_empty());
             assert_eq!(serde_json::from_value::<Brain>(json).unwrap(), brain);
         }
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Stats {
+        hp: u32,
+        speed: f32,
+        label: String,
+        brain: Brain,
+        limits: Limits,
+        bonus: Option<u16>,
+        tags: Vec<String>,
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Limits(Range);
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Range {
+        low: i32,
+        high: i32,
+    }
+
+    /// Splicing the patched fields' bytes gives what applying the patch through JSON gives,
+    /// wherever it answers; it declines what is not a plain struct path.
+    #[test]
+    #[cfg(feature = "binary")]
+    fn splicing_a_patch_gives_what_the_patch_through_json_gives() {
+        let layout = trace::<Stats>().expect("traceable");
+        let brain = |radius: f32| Brain {
+            mode: Mode::Guard { radius, post: None },
+            memory: vec![(1, 'x')],
+            weights: BTreeMap::new(),
+            name: Some("ann".into()),
+            tag: Wrapper(3),
+        };
+        let stats = |hp: u32, low: i32, label: &str, radius: f32| Stats {
+            hp,
+            speed: 1.5,
+            label: label.to_string(),
+            brain: brain(radius),
+            limits: Limits(Range { low, high: 10 }),
+            bonus: None,
+            tags: vec!["a".into()],
+        };
+        // The live value (mid-fight: hp and label its own) and the value the patch leads to.
+        let live = stats(3, -1, "hurt", 2.0);
+        let mut after = stats(50, 4, "fresh", 9.0);
+        after.bonus = Some(7);
+        after.tags = vec!["b".into(), "c".into()];
+        let through_json = |patch: &Value| {
+            let mut value = serde_json::to_value(&live).unwrap();
+            crate::merge_patch::apply(&mut value, patch);
+            serde_json::from_value::<Stats>(value).unwrap()
+        };
+        let spliced = |patch: &Value| {
+            let (live, after) = (
+                postcard::to_allocvec(&live).unwrap(),
+                postcard::to_allocvec(&after).unwrap(),
+            );
+            let mut out = Vec::new();
+            Splice::plan(&layout, patch, &after)?.apply(&live, &mut out)?;
+            Some(postcard::from_bytes::<Stats>(&out).unwrap())
+        };
+        for patch in [
+            json!({ "hp": 50 }),
+            json!({ "limits": { "low": 4 } }),
+            json!({ "bonus": 7, "tags": ["b", "c"], "label": "fresh" }),
+            json!({ "brain": { "mode": { "Guard": { "radius": 9.0, "post": null } } } }),
+            json!({}),
+        ] {
+            let expected = through_json(&patch);
+            match spliced(&patch) {
+                Some(got) => assert_eq!(got, expected, "{patch}"),
+                // Only a patch into an enum is declined here.
+                None => assert!(patch.get("brain").is_some(), "declined {patch}"),
+            }
+        }
+        assert_eq!(spliced(&json!({ "hp": 50 })).unwrap().hp, 50);
+        assert_eq!(
+            spliced(&json!({ "limits": { "low": 4 } }))
+                .unwrap()
+                .limits
+                .0
+                .low,
+            4
+        );
+        for declined in [
+            json!({ "bonus": null }),
+            json!({ "hpp": 1 }),
+            json!({ "brain": { "weights": { "a": 1.0 } } }),
+        ] {
+            assert_eq!(spliced(&declined), None, "{declined}");
+        }
+        // A patch that is not an object replaces the whole value (an enum component switching
+        // variant): the value it leads to, as it is.
+        let mode = trace::<Mode>().expect("traceable");
+        let (live, after) = (Mode::Chase(3), Mode::Pair(-1, true));
+        let (live, after) = (
+            postcard::to_allocvec(&live).unwrap(),
+            postcard::to_allocvec(&after).unwrap(),
+        );
+        let patch = json!({ "Pair": [-1, true] });
+        assert!(
+            Splice::plan(&mode, &patch, &after).is_none(),
+            "a patch into an enum is declined"
+        );
+        let mut out = Vec::new();
+        let plan = Splice::plan(&mode, &json!("Idle"), &after).unwrap();
+        plan.apply(&live, &mut out).unwrap();
+        assert_eq!(out, after);
     }
 
     #[test]

@@ -132,6 +132,55 @@ fn edits_reach_every_instance_and_keep_runtime_state() {
     );
 }
 
+/// An instance whose value differs from the archetype's in one field takes the edit of
+/// another field of the same component and keeps its own: a flat struct, a nested one and a
+/// glam vector (a patch leaf taken whole), on many instances at once.
+#[test]
+fn an_edit_of_one_field_keeps_every_instances_own_other_fields() {
+    let mut library = library();
+    let mut world = World::new();
+    let goblins = library.spawn_many(&mut world, "goblin", 50).unwrap();
+    for (i, goblin) in goblins.iter().enumerate() {
+        world.get::<&mut Health>(*goblin).unwrap().current = i as f32;
+        world.get::<&mut Transform>(*goblin).unwrap().translation = Vec3::new(i as f32, 0.0, 1.0);
+    }
+    let report = edit(
+        &mut world,
+        &mut library,
+        "creature.json",
+        Some(
+            r#"{ "abstract": true, "components": {
+    "Transform": { "scale": [2, 2, 2] }, "Health": { "current": 10, "max": 40 }, "Speed": { "value": 1 } } }"#,
+        ),
+    );
+    assert!(
+        report.errors.is_empty() && report.patch_failures.is_empty(),
+        "{report}"
+    );
+    for (i, goblin) in goblins.iter().enumerate() {
+        // The goblin's own `Health.max` is 12: the creature's edit does not reach it.
+        assert_eq!(
+            health(&world, *goblin),
+            Health {
+                current: i as f32,
+                max: 12.0
+            }
+        );
+        let transform = *world.get::<&Transform>(*goblin).unwrap();
+        assert_eq!(transform.translation, Vec3::new(i as f32, 0.0, 1.0));
+        assert_eq!(transform.scale, Vec3::splat(2.0));
+    }
+    let report = edit(
+        &mut world,
+        &mut library,
+        "goblin.json",
+        Some(&GOBLIN.replace(r#""max": 12"#, r#""max": 30"#)),
+    );
+    assert!(report.patch_failures.is_empty(), "{report}");
+    assert_eq!(health(&world, goblins[7]).max, 30.0);
+    assert_eq!(health(&world, goblins[7]).current, 7.0);
+}
+
 #[test]
 fn a_spelled_out_default_changes_nothing_live() {
     let mut library = library();
