@@ -1,0 +1,272 @@
+//! Archetype names as links: go to the file an `extends`, a child's `archetype` or a scene's
+//! `archetype` names; find every place that names an archetype (archetype files' `extends` and
+//! `archetype`, scenes' `archetype` and `archetypes` keys); rename one everywhere, moving its
+//! file.
+//!
+//! Places are read from each file's text as written (the open buffer's where there is one),
+//! with [`raw_json`](super::super::raw_json) for their spans; a file that is not JSON has no
+//! places. A former name (`formerly`) counts as a name of the archetype it now is.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use archetype_engine::{check_archetype_name, keys, scene_keys};
+use lsp_types::{
+    DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
+    Location, OneOf, OptionalVersionedTextDocumentIdentifier, Position, Range as LspRange,
+    ReferenceParams, RenameFile, RenameParams, ResourceOp, TextDocumentEdit,
+    TextDocumentPositionParams, TextEdit, WorkspaceEdit,
+};
+
+use super::super::raw_json::{self, Node, NodeKind};
+use super::super::scene;
+use super::cursor::{cursor_at, place_of, Place, Target};
+use super::documents::{is_scene, uri_of, FileKind, LineIndex};
+use super::server::{failed, Answer, State};
+
+/// The file of the archetype named at the position.
+pub(super) fn definition(
+    state: &mut State,
+    params: GotoDefinitionParams,
+) -> Answer<Option<GotoDefinitionResponse>> {
+    let Some(name) = named_at(state, &params.text_document_position_params) else {
+        return Ok(None);
+    };
+    Ok(file_location(state, &name).map(GotoDefinitionResponse::Scalar))
+}
+
+/// Every place that names the archetype named at the position (or, elsewhere in an
+/// archetype's file, that archetype), and its file if the client asks for the declaration.
+pub(super) fn references(
+    state: &mut State,
+    params: ReferenceParams,
+) -> Answer<Option<Vec<Location>>> {
+    let position = &params.text_document_position;
+    let Some(name) = named_at(state, position).or_else(|| own_name(state, position)) else {
+        return Ok(None);
+    };
+    let mut locations = Vec::new();
+    if params.context.include_declaration {
+        locations.extend(file_location(state, &name));
+    }
+    for (file, spans) in places_naming(state, &name) {
+        let (Some(uri), Some(text)) = (uri_of(&file), state.text(&file)) else {
+            continue;
+        };
+        let index = LineIndex::new(&text);
+        for span in spans {
+            locations.push(Location::new(uri.clone(), index.range(span)));
+        }
+    }
+    Ok(Some(locations))
+}
+
+/// Renames the archetype named at the position (or whose file it is): every place naming it,
+/// and its file.
+///
+/// # Errors
+/// If the new name is not an archetype name, or is taken.
+pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<WorkspaceEdit>> {
+    let position = &params.text_document_position;
+    let Some(name) = named_at(state, position).or_else(|| own_name(state, position)) else {
+        return Ok(None);
+    };
+    let new_name = params.new_name.as_str();
+    if let Err(problem) = check_archetype_name(new_name) {
+        return Err(failed(format!(
+            "`{new_name}` is not an archetype name: {problem}"
+        )));
+    }
+    if state.library.file_of(new_name).is_some() {
+        return Err(failed(format!(
+            "there is already an archetype `{new_name}`"
+        )));
+    }
+    let Some(old_file) = state.library.file_of(&name).map(Path::to_path_buf) else {
+        return Ok(None);
+    };
+    let mut new_file = state.root.clone();
+    new_file.extend(new_name.split('/'));
+    new_file.set_extension("json");
+    let quoted = serde_json::Value::String(new_name.to_string()).to_string();
+    let mut operations = Vec::new();
+    for (file, spans) in places_naming(state, &name) {
+        let (Some(uri), Some(text)) = (uri_of(&file), state.text(&file)) else {
+            continue;
+        };
+        let index = LineIndex::new(&text);
+        let edits = spans
+            .into_iter()
+            .map(|span| OneOf::Left(TextEdit::new(index.range(span), quoted.clone())))
+            .collect();
+        let version = state.documents.get(&file).map(|document| document.version);
+        operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
+            edits,
+        }));
+    }
+    let (Some(old_uri), Some(new_uri)) = (uri_of(&old_file), uri_of(&new_file)) else {
+        return Ok(None);
+    };
+    operations.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+        RenameFile {
+            old_uri,
+            new_uri,
+            options: None,
+            annotation_id: None,
+        },
+    )));
+    Ok(Some(WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(operations)),
+        ..WorkspaceEdit::default()
+    }))
+}
+
+/// The archetype (its current name) a name at the position names: an `extends`, a child's or
+/// a scene entity's `archetype`, a key of a scene's `archetypes`.
+fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
+    let (path, kind) = state.file(&position.text_document.uri)?;
+    if kind == FileKind::Other {
+        return None;
+    }
+    let text = state.text(&path)?;
+    let index = LineIndex::new(&text);
+    let cursor = cursor_at(&text, index.offset(position.position));
+    let keys = cursor.keys();
+    let name = match (place_of(&keys, kind == FileKind::Scene), &cursor.target) {
+        (Place::Extends | Place::Archetype, Target::String { text, .. }) => text,
+        (Place::SceneArchetypes, Target::Key { text, .. }) => text,
+        _ => return None,
+    };
+    current_name(state, name)
+}
+
+/// The archetype whose file the position is in.
+fn own_name(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
+    let (path, _) = state.file(&position.text_document.uri)?;
+    state.name_at(&path)
+}
+
+/// The current name of an archetype named `name` (its name or a former one), if it has a
+/// file.
+fn current_name(state: &State, name: &str) -> Option<String> {
+    let library = &state.library;
+    let name = library.renamed(name).unwrap_or(name);
+    library.file_of(name).map(|_| name.to_string())
+}
+
+/// The start of an archetype's file.
+fn file_location(state: &State, name: &str) -> Option<Location> {
+    let uri = uri_of(state.library.file_of(name)?)?;
+    Some(Location::new(
+        uri,
+        LspRange::new(Position::new(0, 0), Position::new(0, 0)),
+    ))
+}
+
+/// Every file with places naming archetype `name`, and their spans, by file.
+fn places_naming(state: &State, name: &str) -> BTreeMap<PathBuf, Vec<Range<usize>>> {
+    let mut found: BTreeMap<PathBuf, Vec<Range<usize>>> = BTreeMap::new();
+    let names_it = |written: &str| current_name(state, written).as_deref() == Some(name);
+    let archetype_files = (state.library.names()).filter_map(|n| state.library.file_of(n));
+    for file in archetype_files {
+        let Some(text) = state.text(file) else {
+            continue;
+        };
+        let Ok(root) = raw_json::parse(&text) else {
+            continue;
+        };
+        let mut spans = Vec::new();
+        if let Some(extends) = root.get(keys::EXTENDS) {
+            let items = match &extends.kind {
+                NodeKind::Array(items) => items.iter().collect(),
+                _ => vec![extends],
+            };
+            spans.extend(
+                items
+                    .into_iter()
+                    .filter(|n| string_of(n).is_some_and(|s| names_it(&s)))
+                    .map(|n| n.span.clone()),
+            );
+        }
+        child_places(&root, &names_it, &mut spans);
+        if !spans.is_empty() {
+            found.insert(file.to_path_buf(), spans);
+        }
+    }
+    for file in scene_files(state) {
+        let Some(text) = state.text(&file) else {
+            continue;
+        };
+        let Ok(root) = raw_json::parse(&text) else {
+            continue;
+        };
+        let mut spans = Vec::new();
+        for member in root
+            .get(scene_keys::ARCHETYPES)
+            .and_then(Node::members)
+            .unwrap_or_default()
+        {
+            if names_it(&member.key) {
+                spans.push(member.key_span.clone());
+            }
+        }
+        if let Some(NodeKind::Array(entities)) = root.get(scene_keys::ENTITIES).map(|n| &n.kind) {
+            for entity in entities {
+                if let Some(archetype) = entity.get(scene_keys::ARCHETYPE) {
+                    if string_of(archetype).is_some_and(|s| names_it(&s)) {
+                        spans.push(archetype.span.clone());
+                    }
+                }
+            }
+        }
+        if !spans.is_empty() {
+            found.insert(file, spans);
+        }
+    }
+    found
+}
+
+/// The `archetype` places of the children of an entity (at any depth).
+fn child_places(entity: &Node, names_it: &dyn Fn(&str) -> bool, spans: &mut Vec<Range<usize>>) {
+    for member in entity
+        .get(keys::CHILDREN)
+        .and_then(Node::members)
+        .unwrap_or_default()
+    {
+        if let Some(archetype) = member.value.get(keys::ARCHETYPE) {
+            if string_of(archetype).is_some_and(|s| names_it(&s)) {
+                spans.push(archetype.span.clone());
+            }
+        }
+        child_places(&member.value, names_it, spans);
+    }
+}
+
+/// The scene files: under the scenes directory, and the open ones.
+fn scene_files(state: &State) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = match state.scenes.is_dir() {
+        true => scene::scene_files(&state.scenes).unwrap_or_default(),
+        false => Vec::new(),
+    };
+    files.retain(|file| is_scene(file));
+    let files = files
+        .into_iter()
+        .map(|file| std::path::absolute(&file).unwrap_or(file));
+    let mut files: Vec<PathBuf> = files.collect();
+    for (path, _) in state.documents.iter() {
+        if is_scene(path) && !files.contains(path) {
+            files.push(path.clone());
+        }
+    }
+    files
+}
+
+/// The string a scalar node holds.
+fn string_of(node: &Node) -> Option<String> {
+    match &node.kind {
+        NodeKind::Scalar(text) if text.starts_with('"') => serde_json::from_str(text).ok(),
+        _ => None,
+    }
+}
