@@ -786,3 +786,106 @@ fn lsp_survives_malformed_buffers_and_requests() {
     );
     assert_eq!(client.shut_down(), 0);
 }
+
+/// What the Neovim end-to-end test does in the editor: open the goblin (with a typo) under
+/// `archetool lsp` with Neovim's built-in client (the calls of Neovim 0.7, which later versions
+/// keep), wait for its diagnostics, ask for completions at the typo, and write both to `OUT`.
+const NEOVIM_SCRIPT: &str = r#"
+local root = os.getenv("PROJECT")
+local lines = {}
+vim.cmd("edit " .. vim.fn.fnameescape(root .. "/archetypes/goblin.json"))
+local client = vim.lsp.start_client({ name = "archetool", cmd = { os.getenv("ARCHETOOL"), "lsp" }, root_dir = root })
+vim.lsp.buf_attach_client(0, client)
+vim.wait(10000, function() return #vim.diagnostic.get(0) > 0 end, 20)
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code) or ""
+  table.insert(lines, string.format("diagnostic %d:%d-%d:%d severity %d [%s] %s", d.lnum, d.col, d.end_lnum, d.end_col, d.severity, code, d.message))
+end
+local params = { textDocument = { uri = vim.uri_from_bufnr(0) }, position = { line = 3, character = 7 } }
+for _, response in pairs(vim.lsp.buf_request_sync(0, "textDocument/completion", params, 10000) or {}) do
+  local items = response.result or {}
+  if items.items then items = items.items end
+  for _, item in ipairs(items) do table.insert(lines, "completion " .. item.label) end
+end
+vim.fn.writefile(lines, os.getenv("OUT"))
+vim.cmd("qa!")
+"#;
+
+/// A real editor: Neovim, headless, shows the typo's diagnostic and completes component names.
+/// CI installs Neovim (`.ci/run`); elsewhere the test is skipped, saying so, when there is none.
+#[test]
+fn lsp_in_neovim_shows_a_typo_and_completes_components() {
+    let found = Command::new("nvim")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs this test with Neovim installed"
+        );
+        eprintln!("skipped: no `nvim` on PATH");
+        return;
+    }
+    let project = project();
+    project.write(
+        "archetypes/goblin.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
+    project.write("neovim.lua", NEOVIM_SCRIPT);
+    let root = std::fs::canonicalize(project.dir.path()).unwrap();
+    let out = root.join("out.txt");
+    let mut nvim = Command::new("nvim")
+        .args(["--headless", "--clean", "-n", "-c", "luafile neovim.lua"])
+        .current_dir(&root)
+        .env("ARCHETOOL", env!("CARGO_BIN_EXE_archetool"))
+        .env("PROJECT", &root)
+        .env("OUT", &out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut waited = Duration::ZERO;
+    while nvim.try_wait().unwrap().is_none() {
+        if waited > Duration::from_secs(60) {
+            let _ = nvim.kill();
+            let _ = nvim.wait();
+            panic!("Neovim still running after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        waited += Duration::from_millis(20);
+    }
+    let components = [
+        "Armor",
+        "Boss",
+        "Door",
+        "Faction",
+        "Follow",
+        "Glyph",
+        "Health",
+        "Key",
+        "Leader",
+        "Melee",
+        "Name",
+        "Projectile",
+        "Ranged",
+        "Sensor",
+        "Spawner",
+        "Speed",
+        "Stance",
+        "Target",
+        "Transform",
+        "Turret",
+        "Velocity",
+    ];
+    let mut expected = String::from(
+        "diagnostic 3:4-3:11 severity 1 [unknown-component] unknown component `Helth`\n",
+    );
+    for name in components {
+        expected.push_str(&format!("completion {name}\n"));
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), expected);
+}
