@@ -245,6 +245,10 @@ fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
         "initialize",
         json!({ "capabilities": {}, "rootUri": format!("file://{root}") }),
     );
+    let json_files = json!({ "filters": [
+        { "scheme": "file", "pattern": { "glob": "**/*.json", "matches": "file" } },
+        { "scheme": "file", "pattern": { "glob": "**", "matches": "folder" } }
+    ] });
     assert_eq!(
         response,
         json!({
@@ -256,7 +260,8 @@ fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
                 "hoverProvider": true,
                 "referencesProvider": true,
                 "renameProvider": { "prepareProvider": false },
-                "textDocumentSync": { "change": 1, "openClose": true, "save": { "includeText": true } }
+                "textDocumentSync": { "change": 1, "openClose": true, "save": { "includeText": true } },
+                "workspace": { "fileOperations": { "didCreate": json_files, "didRename": json_files, "didDelete": json_files } }
             },
             "serverInfo": { "name": "archetool", "version": env!("CARGO_PKG_VERSION") }
         })
@@ -698,6 +703,36 @@ fn lsp_renames_an_archetype_in_files_and_scenes_and_moves_its_file() {
                 }
             ]
         })
+    );
+    // The editor applies the edit: the camp's buffer changes, the file moves, and the server
+    // hears of the move. The camp's child is a goblin again, under its new name.
+    let renamed = CAMP.replace("\"goblin\"", "\"enemies/goblin\"");
+    client.change("archetypes/camp.json", 2, &renamed);
+    let camp = client.diagnostics("archetypes/camp.json")["diagnostics"].clone();
+    assert_eq!(camp[0]["code"], "unknown-archetype", "{camp}");
+    std::fs::create_dir(project.path("archetypes/enemies")).unwrap();
+    std::fs::rename(
+        project.path("archetypes/goblin.json"),
+        project.path("archetypes/enemies/goblin.json"),
+    )
+    .unwrap();
+    client.notify(
+        "workspace/didRenameFiles",
+        json!({ "files": [{
+            "oldUri": client.uri("archetypes/goblin.json"),
+            "newUri": client.uri("archetypes/enemies/goblin.json")
+        }] }),
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/camp.json")["diagnostics"],
+        json!([])
+    );
+    assert_eq!(
+        client.result(
+            "textDocument/definition",
+            client.at("archetypes/camp.json", 2, 31)
+        ),
+        json!({ "uri": client.uri("archetypes/enemies/goblin.json"), "range": range(0, 0, 0, 0) })
     );
     let mut taken = client.at("archetypes/camp.json", 2, 31);
     taken["newName"] = json!("base");

@@ -11,13 +11,15 @@
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::Arc;
 
 use archetype_engine::{check_archetype_name, ArchetypeLibrary, ComponentRegistry, LoadOptions};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Initialized, Notification as _, PublishDiagnostics,
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
+    DidDeleteFiles, DidOpenTextDocument, DidRenameFiles, DidSaveTextDocument, Initialized,
+    Notification as _, PublishDiagnostics,
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Initialize,
@@ -25,9 +27,12 @@ use lsp_types::request::{
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
-    InitializeParams, InitializeResult, OneOf, PublishDiagnosticsParams, RenameOptions,
-    SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+    FileOperationFilter, FileOperationPattern, FileOperationPatternKind,
+    FileOperationRegistrationOptions, InitializeParams, InitializeResult, OneOf,
+    PublishDiagnosticsParams, RenameOptions, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Uri, WorkspaceFileOperationsServerCapabilities,
+    WorkspaceServerCapabilities,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -345,6 +350,27 @@ impl<'a> Server<'a> {
                         }
                         kind != FileKind::Other
                     }),
+                // Files changed on disk by the editor (a rename's move) or by anything else: the
+                // ones not open are read again.
+                DidRenameFiles::METHOD => params::<DidRenameFiles>(notification).is_some_and(|p| {
+                    let uris = p
+                        .files
+                        .into_iter()
+                        .flat_map(|file| [file.old_uri, file.new_uri]);
+                    reload_from_disk(state, uris.filter_map(|uri| Uri::from_str(&uri).ok()))
+                }),
+                DidCreateFiles::METHOD => params::<DidCreateFiles>(notification).is_some_and(|p| {
+                    let uris = p.files.into_iter().map(|file| file.uri);
+                    reload_from_disk(state, uris.filter_map(|uri| Uri::from_str(&uri).ok()))
+                }),
+                DidDeleteFiles::METHOD => params::<DidDeleteFiles>(notification).is_some_and(|p| {
+                    let uris = p.files.into_iter().map(|file| file.uri);
+                    reload_from_disk(state, uris.filter_map(|uri| Uri::from_str(&uri).ok()))
+                }),
+                DidChangeWatchedFiles::METHOD => params::<DidChangeWatchedFiles>(notification)
+                    .is_some_and(|p| {
+                        reload_from_disk(state, p.changes.into_iter().map(|change| change.uri))
+                    }),
                 _ => false,
             };
         if changed {
@@ -391,6 +417,32 @@ fn install(state: &mut State, kind: &FileKind, text: Option<&str>) {
     }
 }
 
+/// Reads again, from disk, the archetype files among `uris` that are not open (an open
+/// buffer's text stays what the editor has); a directory among them (a folder moved) reads
+/// every file again. Whether anything was read.
+fn reload_from_disk(state: &mut State, uris: impl Iterator<Item = Uri>) -> bool {
+    let mut paths = Vec::new();
+    let mut everything = false;
+    for uri in uris {
+        let Some((path, kind)) = state.file(&uri) else {
+            continue;
+        };
+        match kind {
+            FileKind::Archetype(_) if state.documents.get(&path).is_none() => paths.push(path),
+            FileKind::Other if path.starts_with(&state.root) => everything = true,
+            _ => {}
+        }
+    }
+    if everything {
+        state.library.reload_all();
+        return true;
+    }
+    if !paths.is_empty() {
+        state.library.reload_files(&paths);
+    }
+    !paths.is_empty()
+}
+
 /// What the server can do.
 fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
@@ -420,7 +472,35 @@ fn capabilities() -> ServerCapabilities {
             ..CodeActionOptions::default()
         })),
         document_formatting_provider: Some(OneOf::Left(true)),
+        workspace: Some(WorkspaceServerCapabilities {
+            workspace_folders: None,
+            file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                did_create: Some(json_files()),
+                did_rename: Some(json_files()),
+                did_delete: Some(json_files()),
+                ..WorkspaceFileOperationsServerCapabilities::default()
+            }),
+        }),
         ..ServerCapabilities::default()
+    }
+}
+
+/// The files whose creation, move or deletion the server wants to hear of: JSON files, and
+/// folders (a folder of archetypes moved).
+fn json_files() -> FileOperationRegistrationOptions {
+    let filter = |glob: &str, matches| FileOperationFilter {
+        scheme: Some("file".to_string()),
+        pattern: FileOperationPattern {
+            glob: glob.to_string(),
+            matches: Some(matches),
+            options: None,
+        },
+    };
+    FileOperationRegistrationOptions {
+        filters: vec![
+            filter("**/*.json", FileOperationPatternKind::File),
+            filter("**", FileOperationPatternKind::Folder),
+        ],
     }
 }
 
