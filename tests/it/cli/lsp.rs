@@ -924,3 +924,38 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
     }
     assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), expected);
 }
+
+/// Component fields that name archetypes (`ArchetypeRef`) and entities of the instance
+/// (`EntityRef`, `#child`), in the demo's archetypes: completion, definition, references.
+#[test]
+fn lsp_follows_references_in_component_values() {
+    let project = Project::demo();
+    let mut client = Client::initialized(&project);
+    let turret = "archetypes/structures/turret.json";
+    let archer = "archetypes/enemies/goblin_archer.json";
+    // `"Turret": { "gun": "#gun", ... }`: the child's key under `children`.
+    assert_eq!(
+        client.result("textDocument/definition", client.at(turret, 7, 25)),
+        json!({ "uri": client.uri(turret), "range": range(10, 4, 10, 9) })
+    );
+    let paths = client.result("textDocument/completion", client.at(turret, 7, 25));
+    assert_eq!(labels(&paths), ["#", "#gun", "#sensor"]);
+    assert_eq!(
+        paths[1]["textEdit"],
+        json!({ "range": range(7, 23, 7, 29), "newText": "\"#gun\"" })
+    );
+    // `"Ranged": { "projectile": "projectiles/arrow", ... }`.
+    assert_eq!(
+        client.result("textDocument/definition", client.at(archer, 9, 24)),
+        json!({ "uri": client.uri("archetypes/projectiles/arrow.json"), "range": range(0, 0, 0, 0) })
+    );
+    let names = client.result("textDocument/completion", client.at(archer, 9, 24));
+    assert_eq!(labels(&names).len(), 20);
+    assert!(labels(&names).contains(&"projectiles/bolt"));
+    let mut params = client.at("archetypes/projectiles/arrow.json", 0, 0);
+    params["context"] = json!({ "includeDeclaration": false });
+    assert_eq!(
+        client.result("textDocument/references", params),
+        json!([{ "uri": client.uri(archer), "range": range(9, 20, 9, 39) }])
+    );
+}

@@ -1,14 +1,17 @@
 //! Completion: the names that fit where the cursor is, from the registry and the live
 //! library (so never stale): component names in `components`, a component's field names, an
-//! enum's variants, the format's keys, archetype names in `extends` and `archetype`.
+//! enum's variants, the format's keys, archetype names in `extends`, `archetype` and
+//! `ArchetypeRef` fields, and `#child` paths in `EntityRef` fields.
 
-use archetype_engine::{keys, scene_keys};
+use std::path::Path;
+
+use archetype_engine::{keys, scene_keys, ResolvedEntity};
 use lsp_types::{
     CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse, CompletionTextEdit,
     Documentation, TextEdit,
 };
 
-use super::component_schema::ComponentSchema;
+use super::component_schema::{ComponentSchema, ARCHETYPE_REF, ENTITY_REF};
 use super::cursor::{cursor_at, place_of, Place, Target};
 use super::documents::{FileKind, LineIndex};
 use super::server::{Answer, State};
@@ -33,64 +36,69 @@ pub(super) fn completion(
     let cursor = cursor_at(&text, offset);
     let keys = cursor.keys();
     let scene = kind == FileKind::Scene;
-    let names: Vec<Candidate> = match (&place_of(&keys, scene), &cursor.target) {
-        (Place::Entity { entity }, Target::Key { .. } | Target::NewKey) => {
+    let on_key = matches!(cursor.target, Target::Key { .. } | Target::NewKey);
+    let names = match place_of(&keys, scene) {
+        Place::Entity { entity } if on_key => {
             let keys: &[&str] = match (scene, entity.is_empty()) {
                 (true, _) => &scene_keys::ENTITY,
                 (false, true) => &keys::TOP_LEVEL,
                 (false, false) => &keys::CHILD,
             };
-            keys.iter()
-                .map(|key| Candidate::plain(key, CompletionItemKind::PROPERTY))
+            let keys = keys.iter();
+            keys.map(|key| Candidate::plain(key, CompletionItemKind::PROPERTY))
                 .collect()
         }
-        (Place::Components { .. }, Target::Key { .. } | Target::NewKey) => components(state),
-        (
-            Place::Component {
-                component, fields, ..
-            },
-            Target::Key { .. } | Target::NewKey,
-        ) => {
-            let registry = state.library.registry();
-            let Some(schema) = ComponentSchema::of(registry, component) else {
+        Place::Components { .. } if on_key => components(state),
+        Place::Component {
+            entity,
+            component,
+            fields,
+        } => {
+            let Some(schema) = ComponentSchema::of(state.library.registry(), component) else {
                 return Ok(None);
             };
-            let fields = schema.fields(fields).into_iter().map(|field| Candidate {
-                label: field.name,
-                kind: CompletionItemKind::FIELD,
-                detail: None,
-                documentation: field.description,
-            });
-            fields.collect()
+            if on_key {
+                let fields = schema.fields(&fields).into_iter();
+                fields
+                    .map(|field| Candidate {
+                        label: field.name,
+                        kind: CompletionItemKind::FIELD,
+                        detail: None,
+                        documentation: field.description,
+                    })
+                    .collect()
+            } else if schema.refers_to(&fields, ARCHETYPE_REF) {
+                archetype_names(state, None)
+            } else if schema.refers_to(&fields, ENTITY_REF) {
+                let paths = entity_paths(state, &path, &entity).into_iter();
+                paths
+                    .map(|path| Candidate::plain(&path, CompletionItemKind::REFERENCE))
+                    .collect()
+            } else {
+                let variants = schema.variants(&fields).into_iter();
+                variants
+                    .map(|variant| Candidate::plain(&variant, CompletionItemKind::ENUM_MEMBER))
+                    .collect()
+            }
         }
-        (
-            Place::Component {
-                component, fields, ..
-            },
-            Target::String { .. } | Target::NewValue,
-        ) => {
-            let registry = state.library.registry();
-            let Some(schema) = ComponentSchema::of(registry, component) else {
-                return Ok(None);
-            };
-            let variants = schema
-                .variants(fields)
-                .into_iter()
-                .map(|variant| Candidate::plain(&variant, CompletionItemKind::ENUM_MEMBER));
-            variants.collect()
+        Place::Extends | Place::Archetype if !on_key => {
+            archetype_names(state, state.name_at(&path).as_deref())
         }
-        (Place::Extends | Place::Archetype, Target::String { .. } | Target::NewValue)
-        | (Place::SceneArchetypes, Target::Key { .. } | Target::NewKey) => {
-            let own = state.name_at(&path);
-            let names = (state.library.names())
-                .filter(|name| Some(*name) != own.as_deref())
-                .map(|name| Candidate::plain(name, CompletionItemKind::FILE));
-            names.collect()
-        }
+        Place::SceneArchetypes if on_key => archetype_names(state, None),
         _ => return Ok(None),
     };
-    // Inside a string the name replaces it, quotes and all; elsewhere it is inserted quoted.
-    let span = match &cursor.target {
+    Ok(Some(items(&cursor.target, offset, &index, names)))
+}
+
+/// The completion items: inside a string each name replaces it, quotes and all; elsewhere it
+/// is inserted quoted.
+fn items(
+    target: &Target,
+    offset: usize,
+    index: &LineIndex<'_>,
+    names: Vec<Candidate>,
+) -> CompletionResponse {
+    let span = match target {
         Target::Key { span, .. } | Target::String { span, .. } => span.clone(),
         Target::NewKey | Target::NewValue => offset..offset,
     };
@@ -110,7 +118,7 @@ pub(super) fn completion(
             }
         })
         .collect();
-    Ok(Some(CompletionResponse::Array(items)))
+    CompletionResponse::Array(items)
 }
 
 /// A name to offer.
@@ -130,6 +138,14 @@ impl Candidate {
             documentation: None,
         }
     }
+}
+
+/// The archetypes' names, but `own` (an archetype does not extend itself).
+fn archetype_names(state: &State, own: Option<&str>) -> Vec<Candidate> {
+    (state.library.names())
+        .filter(|name| Some(*name) != own)
+        .map(|name| Candidate::plain(name, CompletionItemKind::FILE))
+        .collect()
 }
 
 /// The components a file may name (not the engine-managed ones), with their Rust types and
@@ -153,4 +169,34 @@ fn components(state: &State) -> Vec<Candidate> {
         .collect();
     found.sort_by(|a, b| a.label.cmp(&b.label));
     found
+}
+
+/// The references an entity of an archetype can make to the entities of its instance: `#`
+/// (itself), then `#child`, `#child/grandchild`, ... for its children as the archetype
+/// resolves (its own and its parents'), sorted.
+fn entity_paths(state: &State, path: &Path, entity: &[&str]) -> Vec<String> {
+    let mut paths = vec!["#".to_string()];
+    let Some(archetype) = state
+        .name_at(path)
+        .and_then(|name| state.library.get(&name))
+    else {
+        return paths;
+    };
+    let mut node = archetype.resolved();
+    for child in entity {
+        match node.children.get(*child) {
+            Some(found) => node = found,
+            None => return paths,
+        }
+    }
+    let mut pending: Vec<(String, &ResolvedEntity)> = vec![(String::new(), node)];
+    while let Some((prefix, node)) = pending.pop() {
+        for (name, child) in &node.children {
+            let path = format!("{prefix}{name}");
+            paths.push(format!("#{path}"));
+            pending.push((format!("{path}/"), child));
+        }
+    }
+    paths[1..].sort();
+    paths
 }

@@ -1,9 +1,15 @@
 //! What a component's JSON Schema (from the registry, as `archetool schema` reads it) says of
-//! a place in its value: the fields there, the enum variants, the doc comment.
+//! a place in its value: the fields there, the enum variants, the doc comment, whether it
+//! holds an archetype name (`ArchetypeRef`) or an entity reference (`EntityRef`).
 
 use archetype_engine::schemars::generate::SchemaSettings;
 use archetype_engine::ComponentRegistry;
 use serde_json::{Map, Value};
+
+/// The engine's type of a field that names an archetype.
+pub(super) const ARCHETYPE_REF: &str = "ArchetypeRef";
+/// The engine's type of a field that names an entity of the instance (`#child`).
+pub(super) const ENTITY_REF: &str = "EntityRef";
 
 /// A component's schema with its definitions, to look places up in.
 pub(super) struct ComponentSchema {
@@ -72,6 +78,15 @@ impl ComponentSchema {
             out.push(schema);
         }
         out
+    }
+
+    /// Whether the place at `fields` holds a value of the engine's type `type_name`
+    /// (`ArchetypeRef`, `EntityRef`), which the registry's schemas name as a definition.
+    pub fn refers_to(&self, fields: &[Option<&str>], type_name: &str) -> bool {
+        let target = format!("#/$defs/{type_name}");
+        self.at(fields)
+            .iter()
+            .any(|schema| schema.get("$ref").and_then(Value::as_str) == Some(target.as_str()))
     }
 
     /// The fields an object at `fields` can have, sorted by name.

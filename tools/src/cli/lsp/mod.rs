@@ -22,10 +22,11 @@
 //!   value under it), read tolerantly, as a buffer being typed is often not JSON;
 //! - `component_schema.rs`: a component's fields, enum variants and doc comments, from the
 //!   registry's JSON Schemas;
-//! - `completion.rs`: component, field, variant, key and archetype names;
+//! - `completion.rs`: component, field, variant, key and archetype names, `#child` paths;
 //! - `hover.rs`: a component's or field's resolved value, the file that supplied it, its Rust
 //!   type and doc comment;
-//! - `navigation.rs`: go to definition, find references and rename of archetypes;
+//! - `navigation.rs`: go to definition (of archetypes and `#child` references), find
+//!   references and rename of archetypes;
 //! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion.
 
 use std::io::{BufRead, Write};

@@ -1,13 +1,14 @@
-//! Archetype names as links: go to the file an `extends`, a child's `archetype` or a scene's
-//! `archetype` names; find every place that names an archetype (archetype files' `extends` and
-//! `archetype`, scenes' `archetype` and `archetypes` keys); rename one everywhere, moving its
-//! file.
+//! Archetype names as links: go to the file an `extends`, a child's `archetype`, an
+//! `ArchetypeRef` field or a scene's `archetype` names, and to the child a `#child` reference
+//! names; find every place that names an archetype (archetype files' `extends`, `archetype` and
+//! `ArchetypeRef` fields, scenes' `archetype` and `archetypes` keys); rename one everywhere,
+//! moving its file.
 //!
 //! Places are read from each file's text as written (the open buffer's where there is one),
 //! with [`raw_json`](super::super::raw_json) for their spans; a file that is not JSON has no
 //! places. A former name (`formerly`) counts as a name of the archetype it now is.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,7 @@ use lsp_types::{
 
 use super::super::raw_json::{self, Node, NodeKind};
 use super::super::scene;
+use super::component_schema::{ComponentSchema, ARCHETYPE_REF, ENTITY_REF};
 use super::cursor::{cursor_at, place_of, Place, Target};
 use super::documents::{is_scene, uri_of, FileKind, LineIndex};
 use super::server::{failed, Answer, State};
@@ -30,7 +32,11 @@ pub(super) fn definition(
     state: &mut State,
     params: GotoDefinitionParams,
 ) -> Answer<Option<GotoDefinitionResponse>> {
-    let Some(name) = named_at(state, &params.text_document_position_params) else {
+    let position = &params.text_document_position_params;
+    if let Some(location) = child_at(state, position) {
+        return Ok(Some(GotoDefinitionResponse::Scalar(location)));
+    }
+    let Some(name) = named_at(state, position) else {
         return Ok(None);
     };
     Ok(file_location(state, &name).map(GotoDefinitionResponse::Scalar))
@@ -137,9 +143,129 @@ fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<Stri
     let name = match (place_of(&keys, kind == FileKind::Scene), &cursor.target) {
         (Place::Extends | Place::Archetype, Target::String { text, .. }) => text,
         (Place::SceneArchetypes, Target::Key { text, .. }) => text,
+        (
+            Place::Component {
+                component, fields, ..
+            },
+            Target::String { text, .. },
+        ) => {
+            let schema = ComponentSchema::of(state.library.registry(), component)?;
+            if !schema.refers_to(&fields, ARCHETYPE_REF) {
+                return None;
+            }
+            text
+        }
         _ => return None,
     };
     current_name(state, name)
+}
+
+/// Where the child an `EntityRef` at the position names (`#gun`, `#turret/barrel`, `#..`) is
+/// declared: its key under `children`, in the archetype's file or the first of its parents'
+/// (or a child's archetype's) that declares it.
+fn child_at(state: &State, position: &TextDocumentPositionParams) -> Option<Location> {
+    let (path, kind) = state.file(&position.text_document.uri)?;
+    let name = state.name_at(&path)?;
+    let text = state.text(&path)?;
+    let index = LineIndex::new(&text);
+    let cursor = cursor_at(&text, index.offset(position.position));
+    let keys = cursor.keys();
+    let (
+        Place::Component {
+            entity,
+            component,
+            fields,
+        },
+        Target::String {
+            text: reference, ..
+        },
+    ) = (place_of(&keys, kind == FileKind::Scene), &cursor.target)
+    else {
+        return None;
+    };
+    let schema = ComponentSchema::of(state.library.registry(), component)?;
+    if !schema.refers_to(&fields, ENTITY_REF) {
+        return None;
+    }
+    let mut target: Vec<&str> = entity.clone();
+    for step in reference
+        .strip_prefix('#')?
+        .split('/')
+        .filter(|s| !s.is_empty())
+    {
+        match step {
+            ".." => {
+                target.pop()?;
+            }
+            child => target.push(child),
+        }
+    }
+    if target.is_empty() {
+        return file_location(state, &name);
+    }
+    let (file, span) = declared_child(state, &name, &target, 0)?;
+    let text = state.text(&file)?;
+    Some(Location::new(
+        uri_of(&file)?,
+        LineIndex::new(&text).range(span),
+    ))
+}
+
+/// The file and key span declaring the child at `path` of archetype `name`.
+fn declared_child(
+    state: &State,
+    name: &str,
+    path: &[&str],
+    depth: usize,
+) -> Option<(PathBuf, Range<usize>)> {
+    // Archetypes nest and inherit only so deep; this bounds a cycle's walk too.
+    if depth > 32 {
+        return None;
+    }
+    let mut queue = std::collections::VecDeque::from([name.to_string()]);
+    let mut seen = std::collections::HashSet::new();
+    while let Some(candidate) = queue.pop_front() {
+        if !seen.insert(candidate.clone()) || seen.len() > 256 {
+            continue;
+        }
+        if let Some((_, parents)) = state.library.declared(&candidate) {
+            queue.extend(parents.iter().cloned());
+        }
+        let Some(file) = state.library.file_of(&candidate) else {
+            continue;
+        };
+        let Some(root) = state
+            .text(file)
+            .and_then(|text| raw_json::parse(&text).ok())
+        else {
+            continue;
+        };
+        let mut node = &root;
+        for (i, step) in path.iter().enumerate() {
+            let members = node
+                .get(keys::CHILDREN)
+                .and_then(Node::members)
+                .unwrap_or_default();
+            let Some(member) = members.iter().find(|member| member.key == *step) else {
+                break;
+            };
+            if i + 1 == path.len() {
+                return Some((file.to_path_buf(), member.key_span.clone()));
+            }
+            node = &member.value;
+            let declares_next = (node.get(keys::CHILDREN).and_then(Node::members))
+                .is_some_and(|members| members.iter().any(|m| m.key == path[i + 1]));
+            if !declares_next {
+                if let Some(archetype) = node.get(keys::ARCHETYPE).and_then(string_of) {
+                    let found = declared_child(state, &archetype, &path[i + 1..], depth + 1);
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The archetype whose file the position is in.
@@ -168,6 +294,7 @@ fn file_location(state: &State, name: &str) -> Option<Location> {
 /// Every file with places naming archetype `name`, and their spans, by file.
 fn places_naming(state: &State, name: &str) -> BTreeMap<PathBuf, Vec<Range<usize>>> {
     let mut found: BTreeMap<PathBuf, Vec<Range<usize>>> = BTreeMap::new();
+    let mut schemas = Schemas::new(state);
     let names_it = |written: &str| current_name(state, written).as_deref() == Some(name);
     let archetype_files = (state.library.names()).filter_map(|n| state.library.file_of(n));
     for file in archetype_files {
@@ -191,7 +318,9 @@ fn places_naming(state: &State, name: &str) -> BTreeMap<PathBuf, Vec<Range<usize
             );
         }
         child_places(&root, &names_it, &mut spans);
+        entity_reference_places(&root, &mut schemas, &names_it, &mut spans);
         if !spans.is_empty() {
+            spans.sort_by_key(|span| span.start);
             found.insert(file.to_path_buf(), spans);
         }
     }
@@ -226,6 +355,89 @@ fn places_naming(state: &State, name: &str) -> BTreeMap<PathBuf, Vec<Range<usize
         }
     }
     found
+}
+
+/// Component schemas by name, each looked up once.
+struct Schemas<'s> {
+    state: &'s State,
+    by_name: HashMap<String, Option<ComponentSchema>>,
+}
+
+impl<'s> Schemas<'s> {
+    fn new(state: &'s State) -> Self {
+        Schemas {
+            state,
+            by_name: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, component: &str) -> Option<&ComponentSchema> {
+        let registry = self.state.library.registry();
+        self.by_name
+            .entry(component.to_string())
+            .or_insert_with(|| ComponentSchema::of(registry, component))
+            .as_ref()
+    }
+}
+
+/// The `ArchetypeRef` fields naming the archetype in the components of an entity and of its
+/// children (at any depth).
+fn entity_reference_places(
+    entity: &Node,
+    schemas: &mut Schemas<'_>,
+    names_it: &dyn Fn(&str) -> bool,
+    spans: &mut Vec<Range<usize>>,
+) {
+    for member in entity
+        .get(keys::COMPONENTS)
+        .and_then(Node::members)
+        .unwrap_or_default()
+    {
+        if let Some(schema) = schemas.get(&member.key) {
+            let mut fields = Vec::new();
+            value_places(&member.value, schema, &mut fields, names_it, spans);
+        }
+    }
+    for member in entity
+        .get(keys::CHILDREN)
+        .and_then(Node::members)
+        .unwrap_or_default()
+    {
+        entity_reference_places(&member.value, schemas, names_it, spans);
+    }
+}
+
+/// The `ArchetypeRef` places naming the archetype in a component's value.
+fn value_places<'n>(
+    node: &'n Node,
+    schema: &ComponentSchema,
+    fields: &mut Vec<Option<&'n str>>,
+    names_it: &dyn Fn(&str) -> bool,
+    spans: &mut Vec<Range<usize>>,
+) {
+    match &node.kind {
+        NodeKind::Scalar(_) => {
+            if string_of(node).is_some_and(|s| names_it(&s))
+                && schema.refers_to(fields, ARCHETYPE_REF)
+            {
+                spans.push(node.span.clone());
+            }
+        }
+        NodeKind::Object(members) => {
+            for member in members {
+                fields.push(Some(&member.key));
+                value_places(&member.value, schema, fields, names_it, spans);
+                fields.pop();
+            }
+        }
+        NodeKind::Array(items) => {
+            for item in items {
+                fields.push(None);
+                value_places(item, schema, fields, names_it, spans);
+                fields.pop();
+            }
+        }
+    }
 }
 
 /// The `archetype` places of the children of an entity (at any depth).
