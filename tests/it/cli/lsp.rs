@@ -2,6 +2,7 @@
 //! (Content-Length frames), as an editor does, and each test asserts the whole answer.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
@@ -88,7 +89,16 @@ impl Client {
 
     /// The URI of a file of the project.
     fn uri(&self, relative: &str) -> String {
-        format!("file://{}/{relative}", self.root)
+        let mut uri = String::from("file://");
+        for byte in format!("{}/{relative}", self.root).bytes() {
+            match byte {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                    uri.push(byte as char)
+                }
+                _ => uri.push_str(&format!("%{byte:02X}")),
+            }
+        }
+        uri
     }
 
     fn send_raw(&mut self, body: &str) {
@@ -958,4 +968,107 @@ fn lsp_follows_references_in_component_values() {
         client.result("textDocument/references", params),
         json!([{ "uri": client.uri(archer), "range": range(9, 20, 9, 39) }])
     );
+}
+
+/// An inheritance cycle made in a buffer is shown in both files of the cycle, each at its own
+/// `extends`, with both places as related information.
+#[test]
+fn lsp_shows_a_cycle_in_each_file_involved() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open(
+        "archetypes/base.json",
+        &BASE.replacen("{\n", "{\n  \"extends\": \"goblin\",\n", 1),
+    );
+    let base = client.uri("archetypes/base.json");
+    let goblin = client.uri("archetypes/goblin.json");
+    let related = json!([
+        { "location": { "uri": base, "range": range(1, 13, 1, 21) }, "message": "`base` extends `goblin` here" },
+        { "location": { "uri": goblin, "range": range(1, 13, 1, 19) }, "message": "`goblin` extends `base` here" }
+    ]);
+    let shown = |range: Value, message: &str| {
+        json!([{
+            "range": range,
+            "severity": 1,
+            "code": "inheritance-cycle",
+            "source": "archetool",
+            "message": message,
+            "relatedInformation": related
+        }])
+    };
+    assert_eq!(
+        client.diagnostics("archetypes/base.json")["diagnostics"],
+        shown(
+            range(1, 13, 1, 21),
+            "inheritance cycle: base -> goblin -> base"
+        )
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json")["diagnostics"],
+        shown(
+            range(1, 13, 1, 19),
+            "inheritance cycle: base -> goblin -> base (`goblin` extends `base` here)"
+        )
+    );
+}
+
+/// Every file of the bad-input catalogue (`tests/fixtures/bad`), opened as a buffer, edited
+/// and closed, with requests at its start, middle and end: the server answers each, and shuts
+/// down cleanly at the end.
+#[test]
+fn lsp_survives_the_bad_input_catalogue_as_buffers() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let fixtures = super::repo_root().join("tests/fixtures/bad");
+    let mut files = Vec::new();
+    let mut archetype_files = Vec::new();
+    super::collect_json(&fixtures.join("archetypes"), &mut archetype_files);
+    for file in archetype_files {
+        let case = file.strip_prefix(fixtures.join("archetypes")).unwrap();
+        let relative: PathBuf = case.components().skip(1).collect();
+        files.push((file.clone(), format!("archetypes/{}", relative.display())));
+    }
+    let mut scene_files = Vec::new();
+    super::collect_json(&fixtures.join("scenes"), &mut scene_files);
+    for file in scene_files {
+        let name = file.file_name().unwrap().to_str().unwrap().to_string();
+        if name.ends_with(".scene.json") {
+            files.push((file.clone(), format!("assets/scenes/{name}")));
+        }
+    }
+    assert!(files.len() > 100, "{}", files.len());
+    for (file, relative) in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        let lines = text.lines().count() as u32;
+        client.open(&relative, &text);
+        client.change(&relative, 2, &text.replacen('"', "", 1));
+        for (line, character) in [(0, 0), (0, 5), (lines / 2, 8), (lines, 0)] {
+            for method in [
+                "textDocument/completion",
+                "textDocument/hover",
+                "textDocument/definition",
+            ] {
+                let response = client.request(method, client.at(&relative, line, character));
+                assert!(
+                    response.get("error").is_none(),
+                    "{method} in {}: {response}",
+                    file.display()
+                );
+            }
+        }
+        let formatting = client.request(
+            "textDocument/formatting",
+            json!({ "textDocument": { "uri": client.uri(&relative) }, "options": { "tabSize": 2, "insertSpaces": true } }),
+        );
+        assert!(
+            formatting.get("error").is_none(),
+            "{}: {formatting}",
+            file.display()
+        );
+        client.notify(
+            "textDocument/didClose",
+            json!({ "textDocument": { "uri": client.uri(&relative) } }),
+        );
+    }
+    assert_eq!(client.shut_down(), 0);
 }

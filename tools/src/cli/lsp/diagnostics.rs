@@ -4,7 +4,8 @@
 //! A diagnostic keeps `validate`'s code, message and place (its start, and its end as
 //! `--format json` gives it); its suggestion is related information at its own place
 //! (`did you mean `Health`?`, as `validate` writes it after `help:`) and the `data` a quick
-//! fix reads; its other places (an inheritance cycle's links) are related information too.
+//! fix reads; its other places (an inheritance cycle's links) are related information too, and
+//! a place in another file gets the problem too, so each file involved shows it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -84,14 +85,40 @@ pub(super) fn of_library(
     let mut by_file: HashMap<PathBuf, Vec<lsp_types::Diagnostic>> = HashMap::new();
     for diagnostic in library.diagnostics() {
         // A problem with no file (none the loader reports today) has nowhere to be shown.
-        if let Some(file) = &diagnostic.file {
+        let Some(file) = &diagnostic.file else {
+            continue;
+        };
+        let shown = to_lsp(diagnostic, &sources);
+        for place in diagnostic
+            .related
+            .iter()
+            .filter(|place| place.file != *file)
+        {
+            let text = sources.text_of(&place.file);
+            let at = range_of(text, place.position, sources.related_end(place));
             by_file
-                .entry(file.clone())
+                .entry(place.file.clone())
                 .or_default()
-                .push(to_lsp(diagnostic, &sources));
+                .push(elsewhere(&shown, at, &place.message));
         }
+        by_file.entry(file.clone()).or_default().push(shown);
     }
     by_file
+}
+
+/// A problem shown at one of its places in another file (the second archetype of an
+/// inheritance cycle): the same code, severity and message, at that place, with the place's
+/// own label and every place of the problem as related information.
+fn elsewhere(
+    diagnostic: &lsp_types::Diagnostic,
+    range: Range,
+    label: &str,
+) -> lsp_types::Diagnostic {
+    let mut shown = diagnostic.clone();
+    shown.range = range;
+    shown.message = format!("{} ({label})", diagnostic.message);
+    shown.data = None;
+    shown
 }
 
 /// What `scene check` finds in a scene's text (a buffer's), loaded against `library`.
