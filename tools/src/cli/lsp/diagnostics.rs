@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Severity};
 use lsp_types::{
-    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range, Uri,
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range,
 };
 use serde_json::json;
 
@@ -151,7 +151,7 @@ impl Published {
     pub fn update(
         &mut self,
         mut now: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
-    ) -> Vec<(Uri, Vec<lsp_types::Diagnostic>)> {
+    ) -> Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> {
         let mut changes: Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> = Vec::new();
         for file in self.by_file.keys() {
             if !now.contains_key(file) {
@@ -167,8 +167,5 @@ impl Published {
         self.by_file = now;
         changes.sort_by(|a, b| a.0.cmp(&b.0));
         changes
-            .into_iter()
-            .filter_map(|(file, diagnostics)| Some((uri_of(&file)?, diagnostics)))
-            .collect()
     }
 }

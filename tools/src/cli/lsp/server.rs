@@ -38,7 +38,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::super::{Context, Exit};
-use super::documents::{is_scene, kind_of, path_of, Document, Documents, FileKind};
+use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
 use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
 
 /// What every request is answered from.
@@ -391,13 +391,20 @@ impl<'a> Server<'a> {
                 now.insert(path.clone(), found);
             }
         }
-        let changes = self.published.update(now);
+        let mut changes = self.published.update(now);
+        // The open buffers' first: the one just edited is what the designer is looking at.
+        changes.sort_by_key(|(path, _)| state.documents.get(path).is_none());
         let mut messages = Vec::new();
-        for (uri, diagnostics) in changes {
-            let open = (state.documents.iter())
-                .find(|(_, document)| document.uri == uri)
-                .map(|(_, document)| document.version);
-            let params = PublishDiagnosticsParams::new(uri, diagnostics, open);
+        for (path, diagnostics) in changes {
+            // An open buffer under the URI the editor gave it.
+            let (uri, version) = match state.documents.get(&path) {
+                Some(document) => (document.uri.clone(), Some(document.version)),
+                None => match uri_of(&path) {
+                    Some(uri) => (uri, None),
+                    None => continue,
+                },
+            };
+            let params = PublishDiagnosticsParams::new(uri, diagnostics, version);
             messages.push(Notification::new(
                 PublishDiagnostics::METHOD.to_string(),
                 params,
