@@ -44,9 +44,14 @@ struct Client {
 
 impl Client {
     fn start(project: &Project) -> Client {
+        Client::start_in(project, project.dir.path())
+    }
+
+    /// A client whose server runs in `cwd` (the project is still the workspace).
+    fn start_in(project: &Project, cwd: &std::path::Path) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_archetool"))
             .arg("lsp")
-            .current_dir(project.dir.path())
+            .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -1070,5 +1075,28 @@ fn lsp_survives_the_bad_input_catalogue_as_buffers() {
             json!({ "textDocument": { "uri": client.uri(&relative) } }),
         );
     }
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// Editors may start the server anywhere: a relative `--dir` is found in the workspace folder
+/// the client names.
+#[test]
+fn lsp_finds_the_archetypes_from_the_workspace_folder() {
+    let project = project();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut client = Client::start_in(&project, elsewhere.path());
+    let root = client.root.clone();
+    client.result(
+        "initialize",
+        json!({ "capabilities": {}, "workspaceFolders": [{ "uri": format!("file://{root}"), "name": "game" }] }),
+    );
+    client.notify("initialized", json!({}));
+    assert_eq!(
+        client.result(
+            "textDocument/definition",
+            client.at("archetypes/goblin.json", 1, 15)
+        ),
+        json!({ "uri": client.uri("archetypes/base.json"), "range": range(0, 0, 0, 0) })
+    );
     assert_eq!(client.shut_down(), 0);
 }

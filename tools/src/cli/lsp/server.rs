@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
+use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -40,6 +41,9 @@ use serde::Serialize;
 use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
 use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
+
+/// What a request that made the server fail is answered.
+const INTERNAL: &str = "the server failed on this message (a bug: please report it)";
 
 /// What every request is answered from.
 pub(super) struct State {
@@ -156,15 +160,26 @@ impl<'a> Server<'a> {
                     return Exit::Error;
                 }
             };
+            // A bug in answering one message (a panic) costs that answer, not the session: the
+            // editor keeps its server, and the panic's message is on standard error.
             let sent = match message {
                 Message::Request(request) => {
-                    let response = self.request(request);
+                    let id = request.id.clone();
+                    let response = panic::catch_unwind(AssertUnwindSafe(|| self.request(request)))
+                        .unwrap_or_else(|_| error(id, ErrorCode::InternalError, INTERNAL));
                     self.send(response.into())
                 }
                 Message::Notification(notification) if notification.method == "exit" => {
                     return self.exit_code();
                 }
-                Message::Notification(notification) => self.notification(notification),
+                Message::Notification(notification) => {
+                    let method = notification.method.clone();
+                    panic::catch_unwind(AssertUnwindSafe(|| self.notification(notification)))
+                        .unwrap_or_else(|_| {
+                            let _ = writeln!(self.log, "archetool lsp: `{method}`: {INTERNAL}");
+                            Ok(())
+                        })
+                }
                 Message::Response(_) => Ok(()),
             };
             if let Err(error) = sent {
