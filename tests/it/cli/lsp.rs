@@ -1100,3 +1100,61 @@ fn lsp_finds_the_archetypes_from_the_workspace_folder() {
     );
     assert_eq!(client.shut_down(), 0);
 }
+
+/// Closing a buffer goes back to the file on disk: its unsaved problems go; a save with text
+/// is the buffer's text.
+#[test]
+fn lsp_forgets_unsaved_text_when_a_buffer_closes() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let typo = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    client.open("archetypes/goblin.json", &typo);
+    let found = client.diagnostics("archetypes/goblin.json")["diagnostics"].clone();
+    assert_eq!(found[0]["code"], "unknown-component", "{found}");
+    let goblin = client.uri("archetypes/goblin.json");
+    client.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": goblin } }),
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({ "uri": goblin, "diagnostics": [] })
+    );
+    // Saved with the typo (the editor sends the text, as the server asks): the problem is back.
+    client.open("archetypes/goblin.json", GOBLIN);
+    project.write("archetypes/goblin.json", &typo);
+    client.notify(
+        "textDocument/didSave",
+        json!({ "textDocument": { "uri": goblin }, "text": typo }),
+    );
+    let found = client.diagnostics("archetypes/goblin.json")["diagnostics"].clone();
+    assert_eq!(found[0]["message"], "unknown component `Helth`", "{found}");
+}
+
+/// In a scene, a component's hover gives its Rust type and doc comment (a scene entity has no
+/// archetype file to resolve in), and completion offers the scene entity's keys.
+#[test]
+fn lsp_hovers_and_completes_in_scenes() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let text = SCENE.replace(
+        "\"archetype\": \"goblin\" }",
+        "\"archetype\": \"goblin\", \"components\": { \"Health\": { \"max\": 3 } } }",
+    );
+    client.open(SCENE_FILE, &text);
+    assert_eq!(
+        client.result("textDocument/hover", client.at(SCENE_FILE, 3, 74)),
+        json!({
+            "contents": {
+                "kind": "markdown",
+                "value": "**Health** · `archetool::demo::components::Health`\n\n\
+                    Hit points: `current` changes during play, `max` comes from the archetype."
+            },
+            "range": range(3, 71, 3, 79)
+        })
+    );
+    let keys = client.result("textDocument/completion", client.at(SCENE_FILE, 3, 8));
+    assert_eq!(labels(&keys), ["id", "archetype", "child", "components"]);
+    let names = client.result("textDocument/completion", client.at(SCENE_FILE, 3, 50));
+    assert_eq!(labels(&names), ["base", "camp", "goblin"]);
+}
