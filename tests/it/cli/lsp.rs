@@ -633,6 +633,34 @@ fn lsp_hover_shows_the_resolved_value_and_where_it_comes_from() {
     );
 }
 
+/// On an archetype's name: its file, whether it is abstract, its parents.
+#[test]
+fn lsp_hover_on_an_archetype_name_says_what_it_is() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let hover = |value: &str, range: Value| json!({ "contents": { "kind": "markdown", "value": value }, "range": range });
+    assert_eq!(
+        client.result(
+            "textDocument/hover",
+            client.at("archetypes/goblin.json", 1, 15)
+        ),
+        hover(
+            "**base** · `archetypes/base.json`\n\nabstract",
+            range(1, 13, 1, 19)
+        )
+    );
+    assert_eq!(
+        client.result(
+            "textDocument/hover",
+            client.at("archetypes/camp.json", 2, 31)
+        ),
+        hover(
+            "**goblin** · `archetypes/goblin.json`\n\nextends `base`",
+            range(2, 28, 2, 36)
+        )
+    );
+}
+
 #[test]
 fn lsp_quick_fix_replaces_a_typo_with_the_suggestion() {
     let project = project();

@@ -1,6 +1,7 @@
 //! Hover on a component or a field: its Rust type and doc comment (from the registry's
 //! schema), and in an archetype file its resolved value there with the file, line and column
-//! that supplied each field (`archetool inspect --provenance`'s rows).
+//! that supplied each field (`archetool inspect --provenance`'s rows). On an archetype's name:
+//! its file, whether it is abstract, its parents.
 
 use std::path::Path;
 
@@ -13,6 +14,7 @@ use super::super::one_line;
 use super::component_schema::ComponentSchema;
 use super::cursor::{cursor_at, place_of, Place, Target};
 use super::documents::{FileKind, LineIndex};
+use super::navigation;
 use super::server::{Answer, State};
 
 /// The hover text at the position, or `None` where there is nothing to say.
@@ -29,6 +31,10 @@ pub(super) fn hover(state: &mut State, params: HoverParams) -> Answer<Option<Hov
     };
     let index = LineIndex::new(&text);
     let cursor = cursor_at(&text, index.offset(place.position));
+    if let Target::String { span, .. } = &cursor.target {
+        let named = navigation::named_at(state, &place);
+        return Ok(named.map(|name| archetype_hover(state, &name, index.range(span.clone()))));
+    }
     let Target::Key { text: key, span } = &cursor.target else {
         return Ok(None);
     };
@@ -71,6 +77,35 @@ pub(super) fn hover(state: &mut State, params: HoverParams) -> Answer<Option<Hov
         }),
         range: Some(index.range(span.clone())),
     }))
+}
+
+/// What an archetype name names: the archetype's file, whether it is abstract, its parents.
+fn archetype_hover(state: &State, name: &str, range: lsp_types::Range) -> Hover {
+    let library = &state.library;
+    let base = state.root.parent().unwrap_or(&state.root);
+    let mut text = format!("**{name}**");
+    if let Some(file) = library.file_of(name) {
+        text.push_str(&format!(" · `{}`", shown(file, base)));
+    }
+    if let Some((is_abstract, parents)) = library.declared(name) {
+        if is_abstract {
+            text.push_str("\n\nabstract");
+        }
+        if !parents.is_empty() {
+            let parents: Vec<String> = parents.iter().map(|p| format!("`{p}`")).collect();
+            text.push_str(&format!("\n\nextends {}", parents.join(", ")));
+        }
+    }
+    if library.get(name).is_none() {
+        text.push_str("\n\ndoes not resolve: see its problems");
+    }
+    Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: text,
+        }),
+        range: Some(range),
+    }
 }
 
 /// The resolved value at the place in archetype `name`, and where each of its fields comes

@@ -131,7 +131,7 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
 
 /// The archetype (its current name) a name at the position names: an `extends`, a child's or
 /// a scene entity's `archetype`, a key of a scene's `archetypes`.
-fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
+pub(super) fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
     let (path, kind) = state.file(&position.text_document.uri)?;
     if kind == FileKind::Other {
         return None;
