@@ -1186,3 +1186,25 @@ fn lsp_hovers_and_completes_in_scenes() {
     let names = client.result("textDocument/completion", client.at(SCENE_FILE, 3, 50));
     assert_eq!(labels(&names), ["base", "camp", "goblin"]);
 }
+
+/// Columns are the protocol's UTF-16 code units: after `é` (one) and `😀` (two), the typo's
+/// place is where the editor shows it.
+#[test]
+fn lsp_places_are_in_utf16_columns() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let text = "{ \"components\": { \"Name\": \"é😀\", \"Helth\": {} } }";
+    client.open("archetypes/goblin.json", text);
+    let found = client.diagnostics("archetypes/goblin.json")["diagnostics"].clone();
+    assert_eq!(found[0]["range"], range(0, 33, 0, 40), "{found}");
+    let hover = client.result(
+        "textDocument/hover",
+        client.at("archetypes/goblin.json", 0, 28),
+    );
+    assert_eq!(hover, Value::Null);
+    let names = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 0, 36),
+    );
+    assert_eq!(names[0]["textEdit"]["range"], range(0, 33, 0, 40));
+}

@@ -57,7 +57,7 @@ pub(super) fn references(
         locations.extend(file_location(state, &name));
     }
     for (file, spans) in places_naming(state, &name) {
-        let (Some(uri), Some(text)) = (uri_of(&file), state.text(&file)) else {
+        let (Some(uri), Some(text)) = (state.uri(&file), state.text(&file)) else {
             continue;
         };
         let index = LineIndex::new(&text);
@@ -98,7 +98,7 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
     let quoted = serde_json::Value::String(new_name.to_string()).to_string();
     let mut operations = Vec::new();
     for (file, spans) in places_naming(state, &name) {
-        let (Some(uri), Some(text)) = (uri_of(&file), state.text(&file)) else {
+        let (Some(uri), Some(text)) = (state.uri(&file), state.text(&file)) else {
             continue;
         };
         let index = LineIndex::new(&text);
@@ -112,7 +112,7 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
             edits,
         }));
     }
-    let (Some(old_uri), Some(new_uri)) = (uri_of(&old_file), uri_of(&new_file)) else {
+    let (Some(old_uri), Some(new_uri)) = (state.uri(&old_file), uri_of(&new_file)) else {
         return Ok(None);
     };
     operations.push(DocumentChangeOperation::Op(ResourceOp::Rename(
@@ -206,7 +206,7 @@ fn child_at(state: &State, position: &TextDocumentPositionParams) -> Option<Loca
     let (file, span) = declared_child(state, &name, &target, 0)?;
     let text = state.text(&file)?;
     Some(Location::new(
-        uri_of(&file)?,
+        state.uri(&file)?,
         LineIndex::new(&text).range(span),
     ))
 }
@@ -284,7 +284,7 @@ fn current_name(state: &State, name: &str) -> Option<String> {
 
 /// The start of an archetype's file.
 fn file_location(state: &State, name: &str) -> Option<Location> {
-    let uri = uri_of(state.library.file_of(name)?)?;
+    let uri = state.uri(state.library.file_of(name)?)?;
     Some(Location::new(
         uri,
         LspRange::new(Position::new(0, 0), Position::new(0, 0)),

@@ -85,6 +85,14 @@ impl State {
         String::from_utf8(bytes).ok().map(Cow::Owned)
     }
 
+    /// The URI to name the file at `path` by: the editor's own for an open buffer.
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        match self.documents.get(path) {
+            Some(document) => Some(document.uri.clone()),
+            None => uri_of(path),
+        }
+    }
+
     /// The name of the archetype at `path`, if it is one.
     pub fn name_at(&self, path: &Path) -> Option<String> {
         match kind_of(path, &self.root) {
