@@ -5,14 +5,17 @@
 //! The server holds one [`ArchetypeLibrary`](archetype_engine::ArchetypeLibrary), loaded once
 //! from `--dir`; an open buffer's unsaved text is installed in it with `set_sources` (only the
 //! file that changed: the library rebuilds its dependants, and no other file is read again),
-//! and every answer comes from it. Nothing here checks, formats or resolves on its own: the
+//! and every answer comes from it. Closing a buffer, and files the editor creates, moves or
+//! deletes (a rename's move), read those files from disk again. Nothing here checks, formats
+//! or resolves on its own: the
 //! diagnostics are `validate`'s, the scene problems `scene check`'s, the layout `fmt`'s, the
 //! provenance `inspect`'s.
 //!
 //! The files:
 //! - `server.rs`: the message loop (JSON-RPC framed by `Content-Length` headers, on the
 //!   calling thread), the initialize and shutdown handshake, and the dispatch of each request
-//!   and notification to the file that answers it;
+//!   and notification to the file that answers it (a panic answering one costs that answer,
+//!   not the session);
 //! - `documents.rs`: the open buffers, which file a URI is (an archetype under the root, a
 //!   scene, or neither), and positions between the protocol's (UTF-16) and byte offsets;
 //! - `diagnostics.rs`: the library's diagnostics and the open scenes' problems as the
@@ -20,11 +23,12 @@
 //!   for a file whose problems went away);
 //! - `cursor.rs`: where in a JSON text a position is (the keys leading to it, and the key or
 //!   value under it), read tolerantly, as a buffer being typed is often not JSON;
-//! - `component_schema.rs`: a component's fields, enum variants and doc comments, from the
-//!   registry's JSON Schemas;
+//! - `component_schema.rs`: a component's fields, enum variants and doc comments, and which of
+//!   its fields name archetypes (`ArchetypeRef`) or entities (`EntityRef`), from the registry's
+//!   JSON Schemas;
 //! - `completion.rs`: component, field, variant, key and archetype names, `#child` paths;
 //! - `hover.rs`: a component's or field's resolved value, the file that supplied it, its Rust
-//!   type and doc comment;
+//!   type and doc comment; an archetype name's file and parents;
 //! - `navigation.rs`: go to definition (of archetypes and `#child` references), find
 //!   references and rename of archetypes;
 //! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion.
