@@ -736,6 +736,11 @@ fn lsp_renames_an_archetype_in_files_and_scenes_and_moves_its_file() {
                     "edits": [{ "range": range(2, 28, 2, 36), "newText": "\"enemies/goblin\"" }]
                 },
                 {
+                    // The old name kept, for what names it outside the project (save games).
+                    "textDocument": { "uri": client.uri("archetypes/goblin.json"), "version": null },
+                    "edits": [{ "range": range(1, 2, 1, 2), "newText": "\"formerly\": [\"goblin\"],\n  " }]
+                },
+                {
                     "textDocument": { "uri": client.uri(SCENE_FILE), "version": null },
                     "edits": [{ "range": range(3, 45, 3, 53), "newText": "\"enemies/goblin\"" }]
                 },
@@ -753,12 +758,9 @@ fn lsp_renames_an_archetype_in_files_and_scenes_and_moves_its_file() {
     client.change("archetypes/camp.json", 2, &renamed);
     let camp = client.diagnostics("archetypes/camp.json")["diagnostics"].clone();
     assert_eq!(camp[0]["code"], "unknown-archetype", "{camp}");
-    std::fs::create_dir(project.path("archetypes/enemies")).unwrap();
-    std::fs::rename(
-        project.path("archetypes/goblin.json"),
-        project.path("archetypes/enemies/goblin.json"),
-    )
-    .unwrap();
+    let moved = GOBLIN.replacen("{\n", "{\n  \"formerly\": [\"goblin\"],\n", 1);
+    project.write("archetypes/enemies/goblin.json", &moved);
+    std::fs::remove_file(project.path("archetypes/goblin.json")).unwrap();
     client.notify(
         "workspace/didRenameFiles",
         json!({ "files": [{
@@ -776,6 +778,14 @@ fn lsp_renames_an_archetype_in_files_and_scenes_and_moves_its_file() {
             client.at("archetypes/camp.json", 2, 31)
         ),
         json!({ "uri": client.uri("archetypes/enemies/goblin.json"), "range": range(0, 0, 0, 0) })
+    );
+    // A file still naming the old name gets the goblin, with a warning naming the new one.
+    client.open("archetypes/outpost.json", "{ \"extends\": \"goblin\" }");
+    let outpost = client.diagnostics("archetypes/outpost.json")["diagnostics"].clone();
+    assert_eq!(
+        (&outpost[0]["code"], &outpost[0]["severity"]),
+        (&json!("old-name"), &json!(2)),
+        "{outpost}"
     );
     let mut taken = client.at("archetypes/camp.json", 2, 31);
     taken["newName"] = json!("base");

@@ -2,7 +2,7 @@
 //! `ArchetypeRef` field or a scene's `archetype` names, and to the child a `#child` reference
 //! names; find every place that names an archetype (archetype files' `extends`, `archetype` and
 //! `ArchetypeRef` fields, scenes' `archetype` and `archetypes` keys); rename one everywhere,
-//! moving its file.
+//! moving its file and keeping the old name under its `formerly`.
 //!
 //! Places are read from each file's text as written (the open buffer's where there is one),
 //! with [`raw_json`](super::super::raw_json) for their spans; a file that is not JSON has no
@@ -96,15 +96,26 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
     new_file.extend(new_name.split('/'));
     new_file.set_extension("json");
     let quoted = serde_json::Value::String(new_name.to_string()).to_string();
-    let mut operations = Vec::new();
+    let mut edits: BTreeMap<PathBuf, Vec<(Range<usize>, String)>> = BTreeMap::new();
     for (file, spans) in places_naming(state, &name) {
+        let file_edits = edits.entry(file).or_default();
+        file_edits.extend(spans.into_iter().map(|span| (span, quoted.clone())));
+    }
+    if let Some(edit) = state
+        .text(&old_file)
+        .and_then(|text| keep_former_name(&text, &name))
+    {
+        edits.entry(old_file.clone()).or_default().push(edit);
+    }
+    let mut operations = Vec::new();
+    for (file, file_edits) in edits {
         let (Some(uri), Some(text)) = (state.uri(&file), state.text(&file)) else {
             continue;
         };
         let index = LineIndex::new(&text);
-        let edits = spans
+        let edits = file_edits
             .into_iter()
-            .map(|span| OneOf::Left(TextEdit::new(index.range(span), quoted.clone())))
+            .map(|(span, new_text)| OneOf::Left(TextEdit::new(index.range(span), new_text)))
             .collect();
         let version = state.documents.get(&file).map(|document| document.version);
         operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
@@ -127,6 +138,58 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
         document_changes: Some(DocumentChanges::Operations(operations)),
         ..WorkspaceEdit::default()
     }))
+}
+
+/// The edit that lists `old` under `formerly` in an archetype file's text, so what still names
+/// it (a save game outside the project, a name kept in a component value) gets the archetype
+/// under its new name: appended to a `formerly` there is, else a `formerly` before the first
+/// key. `None` if the text is not an object, or already lists it.
+fn keep_former_name(text: &str, old: &str) -> Option<(Range<usize>, String)> {
+    let root = raw_json::parse(text).ok()?;
+    let members = root.members()?;
+    let quoted = serde_json::Value::String(old.to_string()).to_string();
+    let Some(formerly) = root.get(keys::FORMERLY) else {
+        return Some(match members.first() {
+            // Before the first key, on a line of its own when that key starts one.
+            Some(first) => {
+                let line_start = text[..first.key_span.start]
+                    .rfind('\n')
+                    .map_or(0, |i| i + 1);
+                let indent = &text[line_start..first.key_span.start];
+                let separator = match indent.trim().is_empty() && line_start > 0 {
+                    true => format!(",\n{indent}"),
+                    false => ", ".to_string(),
+                };
+                let at = first.key_span.start;
+                (
+                    at..at,
+                    format!("\"{}\": [{quoted}]{separator}", keys::FORMERLY),
+                )
+            }
+            None => (
+                root.span.clone(),
+                format!("{{ \"{}\": [{quoted}] }}", keys::FORMERLY),
+            ),
+        });
+    };
+    match &formerly.kind {
+        NodeKind::Scalar(_) if string_of(formerly).as_deref() == Some(old) => None,
+        NodeKind::Scalar(written) => {
+            Some((formerly.span.clone(), format!("[{written}, {quoted}]")))
+        }
+        NodeKind::Array(items)
+            if items
+                .iter()
+                .any(|item| string_of(item).as_deref() == Some(old)) =>
+        {
+            None
+        }
+        NodeKind::Array(items) => match items.last() {
+            Some(last) => Some((last.span.end..last.span.end, format!(", {quoted}"))),
+            None => Some((formerly.span.clone(), format!("[{quoted}]"))),
+        },
+        NodeKind::Object(_) => None,
+    }
 }
 
 /// The archetype (its current name) a name at the position names: an `extends`, a child's or
@@ -480,5 +543,51 @@ fn string_of(node: &Node) -> Option<String> {
     match &node.kind {
         NodeKind::Scalar(text) if text.starts_with('"') => serde_json::from_str(text).ok(),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_former_name;
+
+    /// The text with the edit applied.
+    fn kept(text: &str) -> Option<String> {
+        let (span, new_text) = keep_former_name(text, "goblin")?;
+        Some(format!(
+            "{}{new_text}{}",
+            &text[..span.start],
+            &text[span.end..]
+        ))
+    }
+
+    #[test]
+    fn a_renamed_archetype_keeps_its_old_name() {
+        assert_eq!(
+            kept("{\n  \"extends\": \"base\"\n}\n").as_deref(),
+            Some("{\n  \"formerly\": [\"goblin\"],\n  \"extends\": \"base\"\n}\n")
+        );
+        assert_eq!(
+            kept("{\"extends\": \"base\"}").as_deref(),
+            Some("{\"formerly\": [\"goblin\"], \"extends\": \"base\"}")
+        );
+        assert_eq!(
+            kept("{}").as_deref(),
+            Some("{ \"formerly\": [\"goblin\"] }")
+        );
+        assert_eq!(
+            kept("{ \"formerly\": \"orc\" }").as_deref(),
+            Some("{ \"formerly\": [\"orc\", \"goblin\"] }")
+        );
+        assert_eq!(
+            kept("{ \"formerly\": [\"orc\"] }").as_deref(),
+            Some("{ \"formerly\": [\"orc\", \"goblin\"] }")
+        );
+        assert_eq!(
+            kept("{ \"formerly\": [] }").as_deref(),
+            Some("{ \"formerly\": [\"goblin\"] }")
+        );
+        assert_eq!(kept("{ \"formerly\": [\"goblin\"] }"), None);
+        assert_eq!(kept("[1, 2]"), None);
+        assert_eq!(kept("{ \"extends\": "), None);
     }
 }
