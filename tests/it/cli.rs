@@ -12,6 +12,8 @@ mod colour; // --color: colour for people on a terminal or when asked, never in 
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused
 mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends; a cycle's related places
 mod language; // the designer's language through the CLI: notes, operators, references, the schema
+#[cfg(unix)] // the test client names files by `file://` + their Unix path
+mod lsp; // `archetool lsp` over stdio: diagnostics, completion, hover, navigation, rename, fixes, formatting
 mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate
 mod scene_check; // scene check over files and directories, every failing scene, every format
 

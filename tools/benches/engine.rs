@@ -10,7 +10,8 @@
 //!
 //! The watcher latency does not fit criterion's model (one sample is a file write followed by
 //! a wait for the watcher, dominated by the debounce): it is measured once, over 100 saves,
-//! and printed as the quick mode prints it (`reload_latency p50_ms=.. p99_ms=..`). The memory
+//! and printed as the quick mode prints it (`reload_latency p50_ms=.. p99_ms=..`); so is the
+//! language server's (`lsp_diagnostics_after_edit`, over 100 edits). The memory
 //! figure has its own binary (`--bench memory`), with a counting allocator.
 
 use std::time::{Duration, Instant};
@@ -20,8 +21,8 @@ use archetool::bench::reload::PatchFixture;
 use archetool::bench::scene::SceneFixture;
 use archetool::bench::scene_instances::{instance_scene, PristineScene};
 use archetool::bench::{
-    latency_figure, LoadFixture, SpawnFixture, LOAD_FILES, RELOAD_INSTANCES, SCENE_ENTITIES,
-    SPAWN_COUNT,
+    latency_figure, lsp_figure, LoadFixture, SpawnFixture, LOAD_FILES, RELOAD_INSTANCES,
+    SCENE_ENTITIES, SPAWN_COUNT,
 };
 use archetool::bench::{SixComponents, Varied};
 use criterion::{criterion_group, criterion_main, BatchSize, Bencher, Criterion, Throughput};
@@ -292,6 +293,17 @@ fn reload(c: &mut Criterion) {
     }
 }
 
+fn lsp(_: &mut Criterion) {
+    if selected("lsp_diagnostics_after_edit") {
+        let start = Instant::now();
+        let figure = lsp_figure(LOAD_FILES, 100);
+        println!(
+            "{figure}\n  (measured once over 100 edits outside criterion, in {:.1} s)",
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
+
 fn reload_patch(c: &mut Criterion) {
     let mut fixture = PatchFixture::new(RELOAD_INSTANCES);
     let mut group = c.benchmark_group("reload_patch");
@@ -394,6 +406,6 @@ criterion_group! {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    targets = spawn, load, scene, scene_instances, reload, real_data
+    targets = spawn, load, scene, scene_instances, reload, lsp, real_data
 }
 criterion_main!(benches);

@@ -191,7 +191,7 @@ fn mid_name(mid: usize) -> String {
     )
 }
 
-fn mid_path(mid: usize) -> String {
+pub(crate) fn mid_path(mid: usize) -> String {
     format!("{}.json", mid_name(mid))
 }
 

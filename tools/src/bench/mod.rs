@@ -30,6 +30,7 @@
 //! | `scene_pristine_load_vs_spawn_many` | `load_scene` of 100,000 untouched instances | `spawn_many` of as many | ≤ 2× (16) |
 //! | `reload_patch` | `set_source` + `apply_update`, 100,000 instances | — | ≤ 16 ms (3) |
 //! | `reload_latency` | file write → `HotReloader::apply` applied it | — | p50 ≤ 60 ms, p99 ≤ 120 ms (3) |
+//! | `lsp_diagnostics_after_edit` | `didChange` of a buffer 100 archetypes of 10,000 extend → its `publishDiagnostics` from `archetool lsp` | — | p50, p99 ≤ 50 ms (22) |
 //! | `memory` | bytes per entity spawned by name | the same six components as a tuple | — |
 //! | `memory_override_bytes` | bytes per entity spawned with a one-field override | spawned by name | ≤ 64 (16) |
 //! | `memory_scene_loaded_vs_spawned` (memory benchmark only) | bytes of the instance scene's world loaded from JSON | the same world spawned | ≤ 1.25× (16) |
@@ -52,6 +53,7 @@ pub mod cdda_rules;
 pub mod diagnostics;
 mod figure;
 pub mod load;
+pub mod lsp;
 pub mod memory;
 mod quick;
 pub mod reload;
@@ -63,8 +65,8 @@ pub mod spawn;
 pub use figure::{median, percentile, Figure, Measured};
 pub use load::LoadFixture;
 pub use quick::{
-    latency_figure, library_memory_figure, memory_figure, override_memory_figure, run_quick,
-    run_quick_with, scene_memory_figure, QuickSizes, ERROR_FIELDS, FIGURES, LOAD_FILES,
+    latency_figure, library_memory_figure, lsp_figure, memory_figure, override_memory_figure,
+    run_quick, run_quick_with, scene_memory_figure, QuickSizes, ERROR_FIELDS, FIGURES, LOAD_FILES,
     MEMORY_ENTITIES, MINIFIED_FIELDS, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT, WIDE_FIELDS,
 };
 pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture, Varied};

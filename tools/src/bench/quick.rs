@@ -45,7 +45,7 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 41] = [
+pub const FIGURES: [&str; 42] = [
     "memory",
     "memory_override_bytes",
     "library_bytes_per_archetype",
@@ -81,6 +81,7 @@ pub const FIGURES: [&str; 41] = [
     "reload_patch",
     "reload_patch_mid_fight",
     "reload_latency",
+    "lsp_diagnostics_after_edit",
     "cdda_load_vs_parse",
     "cdda_load",
     "diagnostics_40k_errors_ms",
@@ -646,6 +647,28 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
     }
     if wanted("reload_latency") {
         push(latency_figure(sizes.latency_saves, sizes.latency_instances));
+    }
+    // As many edits as the watcher's latency has saves, in a library as big as the load's.
+    if wanted("lsp_diagnostics_after_edit") {
+        push(lsp_figure(sizes.load_files, sizes.latency_saves));
+    }
+}
+
+/// The language server's figure from [`lsp::diagnostics_after_edit`](crate::bench::lsp).
+pub fn lsp_figure(files: usize, edits: usize) -> Figure {
+    let name = "lsp_diagnostics_after_edit";
+    match crate::bench::lsp::diagnostics_after_edit(files, edits) {
+        Ok(samples) => Figure {
+            name: name.to_string(),
+            n: samples.len(),
+            measured: Measured::Latency {
+                p50: percentile(&samples, 50.0),
+                p99: percentile(&samples, 99.0),
+                max: samples.iter().max().copied().unwrap_or_default(),
+                target: Some((Duration::from_millis(50), Duration::from_millis(50))),
+            },
+        },
+        Err(error) => Figure::skipped(name, format!("failed: {error}")),
     }
 }
 

@@ -121,7 +121,11 @@ fn provenance_rows(
 /// The places a single file can supply: scalars, arrays (merging replaces them whole), empty
 /// objects and spawn-time variations (`{"$range": ..}`, a whole value); other objects are
 /// walked into.
-fn leaves_of<'a>(value: &'a Value, path: FieldPath, leaves: &mut Vec<(FieldPath, &'a Value)>) {
+pub(crate) fn leaves_of<'a>(
+    value: &'a Value,
+    path: FieldPath,
+    leaves: &mut Vec<(FieldPath, &'a Value)>,
+) {
     let variation = |object: &serde_json::Map<String, Value>| {
         object.len() == 1
             && object

@@ -20,8 +20,9 @@
 //! [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
 //! [`fmt`](fmt::fmt), [`new`](new::new), [`scene`](scene::scene) (`info`, `check`, and `diff`
 //! in [`scene_diff`]), [`migrate`](migrate::migrate), [`demo`](demo::demo) (the live arena of
-//! [`crate::demo`]), [`bench`](bench::bench) (the quick benchmarks of [`crate::bench`]). Every one that reads archetypes takes
-//! `--dir DIR` (default `archetypes`).
+//! [`crate::demo`]), [`bench`](bench::bench) (the quick benchmarks of [`crate::bench`]),
+//! [`lsp`](lsp::serve) (a language server, in a folder of its own). Every one that reads
+//! archetypes takes `--dir DIR` (default `archetypes`).
 //!
 //! # Output and exit codes
 //! What a command produces, its findings included, goes to `out`; an error that stops it is
@@ -53,6 +54,7 @@ pub mod bench;
 pub mod demo;
 pub mod fmt;
 pub mod inspect;
+pub mod lsp;
 pub mod migrate;
 pub mod new;
 mod printable_output;
@@ -175,6 +177,15 @@ pub enum Command {
     /// whose name contains it. Without `--quick`, prints how to run the criterion benchmarks.
     /// Build with `--release` for meaningful numbers.
     Bench(bench::BenchArgs),
+    /// Serve the Language Server Protocol on standard input and output, for editors.
+    ///
+    /// For archetype files under DIR and scene files (`*.scene.json`): `validate`'s and
+    /// `scene check`'s diagnostics as the buffer changes (unsaved text included, across files),
+    /// completion of component, field, variant and archetype names, hover with resolved values
+    /// and where they come from, go to definition, references and rename of archetypes, quick
+    /// fixes for suggestions, and `fmt`'s formatting. The README's "Editor set-up" shows how to
+    /// start it from VS Code, Neovim and Helix.
+    Lsp(lsp::LspArgs),
 }
 
 /// The directory beside the archetypes root that `AssetPath` fields are relative to.
@@ -330,9 +341,20 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let cli = Cli::try_parse_from(args);
+    // The language server's messages are JSON-RPC for an editor, written as they are (serde_json
+    // escapes control characters inside strings; the framing's `\r\n` must stay).
+    if let Ok(Cli {
+        command: Command::Lsp(args),
+        ..
+    }) = &cli
+    {
+        let mut err = PrintableOutput::new(err);
+        return lsp::serve(args, registry, &mut io::stdin().lock(), out, &mut err);
+    }
     let (mut out, mut err) = (PrintableOutput::new(out), PrintableOutput::new(err));
     let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match cli {
         Ok(cli) => cli,
         Err(error) => {
             let text = error.render().to_string();
@@ -382,6 +404,11 @@ pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliE
         Command::Migrate(args) => migrate::migrate(&args, context),
         Command::Demo(args) => demo::demo(&args, context),
         Command::Bench(args) => bench::bench(&args, context),
+        // The protocol is not text for a terminal: `run` serves it on the raw streams.
+        Command::Lsp(_) => Err(CliError::Usage(
+            "`lsp` serves standard input and output; start it through `archetool::cli::run`"
+                .to_string(),
+        )),
     }
 }
 

@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use archetype_engine::{
-    load_scene_from_path, ArchetypeInstance, ArchetypeLibrary, Diagnostic, DiagnosticCode,
-    SceneChange, SceneError, SceneLoadOptions, Severity,
+    load_scene, load_scene_from_path, ArchetypeInstance, ArchetypeLibrary, Diagnostic,
+    DiagnosticCode, LoadedScene, SceneChange, SceneError, SceneLoadOptions, Severity,
 };
 use clap::Args;
 use hecs::World;
@@ -105,12 +105,41 @@ pub fn check(args: &SceneCheckArgs, context: &mut Context<'_>) -> Result<Exit, C
 
 fn check_one(file: &Path, library: &ArchetypeLibrary) -> Outcome {
     let mut world = World::new();
-    // Unknown fields are errors when a game loads the scene; read on past them here, to list
-    // every one at once.
+    let loaded = load_scene_from_path(file, &mut world, library, &check_options());
+    outcome(loaded, &world)
+}
+
+/// The problems checking finds in a JSON scene's text that is not (or not yet) saved, as if
+/// it were read from `file`: its errors when it does not load, else its warnings. For the
+/// language server, which checks open buffers.
+pub(crate) fn problems_in_text(
+    text: &str,
+    file: &Path,
+    library: &ArchetypeLibrary,
+) -> Vec<SceneError> {
+    let mut world = World::new();
+    let loaded = load_scene(
+        text.as_bytes(),
+        Some(file),
+        &mut world,
+        library,
+        &check_options(),
+    );
+    outcome(loaded, &world).problems().to_vec()
+}
+
+/// How checking loads a scene: unknown fields are errors when a game loads the scene; it
+/// reads on past them, and past each entity's problem, to list every one at once.
+fn check_options() -> SceneLoadOptions {
     let mut options = SceneLoadOptions::default();
     options.unknown_fields = Severity::Warning;
     options.all_errors = true;
-    let loaded = match load_scene_from_path(file, &mut world, library, &options) {
+    options
+}
+
+/// What a load's result says of the scene.
+fn outcome(loaded: Result<LoadedScene, SceneError>, world: &World) -> Outcome {
+    let loaded = match loaded {
         Err(mut error) => {
             let others = std::mem::take(&mut error.others);
             return Outcome::Fails(std::iter::once(error).chain(others).collect());
@@ -141,6 +170,17 @@ fn check_one(file: &Path, library: &ArchetypeLibrary) -> Outcome {
         plain: loaded.len() - from_archetypes,
         warnings,
         notes,
+    }
+}
+
+impl Outcome {
+    /// The problems found: the errors of a scene that does not load, the warnings of one
+    /// that does.
+    fn problems(&self) -> &[SceneError] {
+        match self {
+            Outcome::Loads { warnings, .. } => warnings,
+            Outcome::Fails(errors) | Outcome::UnknownFields(errors) => errors,
+        }
     }
 }
 
@@ -208,12 +248,7 @@ fn write_problems(
 ) -> Result<(), CliError> {
     let mut sarif = SarifLog::default();
     for (_, outcome) in outcomes {
-        let errors = match outcome {
-            Outcome::Loads { warnings, .. } => warnings.as_slice(),
-            Outcome::Fails(errors) => errors.as_slice(),
-            Outcome::UnknownFields(errors) => errors.as_slice(),
-        };
-        for error in errors {
+        for error in outcome.problems() {
             let (diagnostic, text) =
                 placed(error).unwrap_or_else(|| ((*error.diagnostic).clone(), None));
             let diagnostic = with_offset(diagnostic, error);

@@ -129,6 +129,11 @@ impl<'a> SourceTexts<'a> {
         SourceTexts(HashMap::from([(file, FileLines::new(text))]))
     }
 
+    /// The text of `file`, if it is one of these.
+    pub(crate) fn text_of(&self, file: &Path) -> Option<&'a str> {
+        self.0.get(file).map(FileLines::text)
+    }
+
     /// The file's lines and the byte range a diagnostic points at, when the file is known.
     /// Without a span (scene errors have only a position), the JSON value or key at the
     /// position.

@@ -1,0 +1,1220 @@
+//! `archetool lsp` through the built binary: a small client speaks JSON-RPC to it over stdio
+//! (Content-Length frames), as an editor does, and each test asserts the whole answer.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::Project;
+
+/// How long any answer may take before the test fails (the server never hangs).
+const WAIT: Duration = Duration::from_secs(10);
+
+const BASE: &str = "{\n  \"abstract\": true,\n  \"components\": {\n    \"Health\": { \"current\": 10, \"max\": 10 }\n  }\n}\n";
+const GOBLIN: &str = "{\n  \"extends\": \"base\",\n  \"components\": {\n    \"Health\": { \"current\": 5 }\n  }\n}\n";
+const CAMP: &str = "{\n  \"children\": {\n    \"guard\": { \"archetype\": \"goblin\" }\n  }\n}\n";
+const SCENE: &str = "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"00000000000000a1\", \"archetype\": \"goblin\" }\n  ]\n}\n";
+const SCENE_FILE: &str = "assets/scenes/level.scene.json";
+
+/// A project with a parent (`base`), a goblin that extends it, a camp whose child is a
+/// goblin, and a scene with a goblin.
+fn project() -> Project {
+    Project::with(&[
+        ("archetypes/base.json", BASE),
+        ("archetypes/goblin.json", GOBLIN),
+        ("archetypes/camp.json", CAMP),
+        (SCENE_FILE, SCENE),
+    ])
+}
+
+/// A language client talking to `archetool lsp` running in a project directory.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    messages: Receiver<Value>,
+    /// Notifications received while waiting for a response, oldest first.
+    notifications: Vec<Value>,
+    next_id: i64,
+    root: String,
+}
+
+impl Client {
+    fn start(project: &Project) -> Client {
+        Client::start_in(project, project.dir.path())
+    }
+
+    /// A client whose server runs in `cwd` (the project is still the workspace).
+    fn start_in(project: &Project, cwd: &std::path::Path) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_archetool"))
+            .arg("lsp")
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(message) = read_message(&mut reader) {
+                if sender.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        let root = std::fs::canonicalize(project.dir.path()).unwrap();
+        Client {
+            child,
+            stdin,
+            messages,
+            notifications: Vec::new(),
+            next_id: 0,
+            root: root.to_str().unwrap().to_string(),
+        }
+    }
+
+    /// A client that has initialized the server (and told it so).
+    fn initialized(project: &Project) -> Client {
+        let mut client = Client::start(project);
+        let root = client.root.clone();
+        let response = client.request(
+            "initialize",
+            json!({ "capabilities": {}, "rootUri": format!("file://{root}") }),
+        );
+        assert!(response["result"]["capabilities"].is_object(), "{response}");
+        client.notify("initialized", json!({}));
+        client
+    }
+
+    /// The URI of a file of the project.
+    fn uri(&self, relative: &str) -> String {
+        let mut uri = String::from("file://");
+        for byte in format!("{}/{relative}", self.root).bytes() {
+            match byte {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                    uri.push(byte as char)
+                }
+                _ => uri.push_str(&format!("%{byte:02X}")),
+            }
+        }
+        uri
+    }
+
+    fn send_raw(&mut self, body: &str) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    fn next(&mut self) -> Value {
+        self.messages
+            .recv_timeout(WAIT)
+            .expect("the server answers within 10 s")
+    }
+
+    /// Sends a request and waits for its response (the whole message).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let message = self.next();
+            if message.get("id") == Some(&json!(id)) {
+                return message;
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    /// A request's result; fails the test on an error.
+    fn result(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        assert!(response.get("error").is_none(), "{response}");
+        response["result"].clone()
+    }
+
+    /// The next diagnostics published for `relative` (the params: uri, version, diagnostics).
+    fn diagnostics(&mut self, relative: &str) -> Value {
+        let uri = self.uri(relative);
+        let matches = |message: &Value| {
+            message["method"] == "textDocument/publishDiagnostics"
+                && message["params"]["uri"] == uri.as_str()
+        };
+        if let Some(at) = self.notifications.iter().position(matches) {
+            return self.notifications.remove(at)["params"].clone();
+        }
+        loop {
+            let message = self.next();
+            if matches(&message) {
+                return message["params"].clone();
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    fn open(&mut self, relative: &str, text: &str) {
+        let uri = self.uri(relative);
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "json", "version": 1, "text": text } }),
+        );
+    }
+
+    fn change(&mut self, relative: &str, version: i32, text: &str) {
+        let uri = self.uri(relative);
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
+        );
+    }
+
+    /// `{textDocument, position}` for a request at a 0-based line and UTF-16 column.
+    fn at(&self, relative: &str, line: u32, character: u32) -> Value {
+        json!({ "textDocument": { "uri": self.uri(relative) }, "position": { "line": line, "character": character } })
+    }
+
+    /// Shuts the server down; returns its exit code.
+    fn shut_down(mut self) -> i32 {
+        assert_eq!(self.result("shutdown", Value::Null), Value::Null);
+        self.notify("exit", Value::Null);
+        for _ in 0..1000 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the server did not exit within 10 s of `exit`");
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One framed message, or `None` at the end of the stream.
+fn read_message(reader: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("Content-Length: ") {
+            length = value.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// A protocol range.
+fn range(line: u32, start: u32, end_line: u32, end: u32) -> Value {
+    json!({ "start": { "line": line, "character": start }, "end": { "line": end_line, "character": end } })
+}
+
+/// The labels of a completion answer.
+fn labels(items: &Value) -> Vec<&str> {
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["label"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
+    let project = project();
+    let mut client = Client::start(&project);
+    let early = client.request(
+        "textDocument/hover",
+        client.at("archetypes/goblin.json", 0, 0),
+    );
+    assert_eq!(
+        early["error"],
+        json!({ "code": -32002, "message": "not initialized yet" })
+    );
+    let root = client.root.clone();
+    let response = client.result(
+        "initialize",
+        json!({ "capabilities": {}, "rootUri": format!("file://{root}") }),
+    );
+    let json_files = json!({ "filters": [
+        { "scheme": "file", "pattern": { "glob": "**/*.json", "matches": "file" } },
+        { "scheme": "file", "pattern": { "glob": "**", "matches": "folder" } }
+    ] });
+    assert_eq!(
+        response,
+        json!({
+            "capabilities": {
+                "codeActionProvider": { "codeActionKinds": ["quickfix"] },
+                "completionProvider": { "triggerCharacters": ["\"", "/"] },
+                "definitionProvider": true,
+                "documentFormattingProvider": true,
+                "hoverProvider": true,
+                "referencesProvider": true,
+                "renameProvider": { "prepareProvider": false },
+                "textDocumentSync": { "change": 1, "openClose": true, "save": { "includeText": true } },
+                "workspace": { "fileOperations": { "didCreate": json_files, "didRename": json_files, "didDelete": json_files } }
+            },
+            "serverInfo": { "name": "archetool", "version": env!("CARGO_PKG_VERSION") }
+        })
+    );
+    let again = client.request("initialize", json!({ "capabilities": {} }));
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    assert_eq!(client.shut_down(), 0);
+}
+
+#[test]
+fn lsp_publishes_validate_diagnostics_for_a_buffer_and_clears_them() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let typo = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    client.open("archetypes/goblin.json", &typo);
+    let goblin = client.uri("archetypes/goblin.json");
+    let place = range(3, 4, 3, 11);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({
+            "uri": goblin,
+            "version": 1,
+            "diagnostics": [{
+                "range": place,
+                "severity": 1,
+                "code": "unknown-component",
+                "source": "archetool",
+                "message": "unknown component `Helth`",
+                "relatedInformation": [{
+                    "location": { "uri": goblin, "range": place },
+                    "message": "did you mean `Health`?"
+                }],
+                "data": { "suggestion": "Health" }
+            }]
+        })
+    );
+    // The camp's guard is a goblin: the unsaved typo holds it back too.
+    assert_eq!(
+        client.diagnostics("archetypes/camp.json"),
+        json!({
+            "uri": client.uri("archetypes/camp.json"),
+            "diagnostics": [{
+                "range": range(2, 28, 2, 36),
+                "severity": 3,
+                "code": "broken-dependency",
+                "source": "archetool",
+                "message": "not fully checked: it depends on `goblin`, which has errors; its own values were checked as far as they go"
+            }]
+        })
+    );
+    // Nothing was written: `validate` still finds the files on disk clean.
+    assert_eq!(project.run(&["validate"]).code, 0);
+
+    client.change("archetypes/goblin.json", 2, GOBLIN);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({ "uri": goblin, "version": 2, "diagnostics": [] })
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/camp.json"),
+        json!({ "uri": client.uri("archetypes/camp.json"), "diagnostics": [] })
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// The same problems, places and ends as `validate --format json`.
+#[test]
+fn lsp_diagnostics_are_validates() {
+    let project = project();
+    let broken = "{\n  \"extends\": \"base\",\n  \"components\": {\n    \"Helth\": {},\n    \"Health\": { \"current\": 5, \"maks\": 3 },\n    \"Name\": 5\n  }\n}\n";
+    project.write("archetypes/goblin.json", broken);
+    let mut client = Client::initialized(&project);
+    let published = client.diagnostics("archetypes/goblin.json");
+    let run = project.run(&["validate", "--format", "json"]);
+    let expected: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|d| d["file"] == "archetypes/goblin.json")
+        .collect();
+    assert_eq!(expected.len(), 3, "{}", run.stdout);
+    let published = published["diagnostics"].as_array().unwrap().clone();
+    assert_eq!(published.len(), expected.len(), "{published:?}");
+    for (lsp, cli) in published.iter().zip(&expected) {
+        assert_eq!(lsp["code"], cli["code"]);
+        assert_eq!(lsp["message"], cli["message"]);
+        let as_cli = |p: &Value| {
+            (
+                p["line"].as_u64().unwrap() + 1,
+                p["character"].as_u64().unwrap() + 1,
+            )
+        };
+        assert_eq!(
+            (as_cli(&lsp["range"]["start"]), as_cli(&lsp["range"]["end"])),
+            (
+                (
+                    cli["line"].as_u64().unwrap(),
+                    cli["column"].as_u64().unwrap()
+                ),
+                (
+                    cli["end_line"].as_u64().unwrap(),
+                    cli["end_column"].as_u64().unwrap()
+                )
+            )
+        );
+    }
+}
+
+#[test]
+fn lsp_rechecks_open_children_when_a_parent_changes() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/goblin.json", GOBLIN);
+    client.open("archetypes/base.json", BASE);
+    // The parent no longer gives `max`; the goblin, which is concrete, is now incomplete.
+    client.change(
+        "archetypes/base.json",
+        2,
+        &BASE.replace(", \"max\": 10", ""),
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({
+            "uri": client.uri("archetypes/goblin.json"),
+            "version": 1,
+            "diagnostics": [{
+                "range": range(3, 14, 3, 30),
+                "severity": 1,
+                "code": "invalid-component",
+                "source": "archetool",
+                "message": "invalid value for `Health`: missing field `max`"
+            }]
+        })
+    );
+    client.change("archetypes/base.json", 3, BASE);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json")["diagnostics"],
+        json!([])
+    );
+}
+
+#[test]
+fn lsp_checks_scene_buffers_against_the_archetypes() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let typo = SCENE.replace(
+        "\"archetype\": \"goblin\" }",
+        "\"archetype\": \"goblin\", \"components\": { \"Helth\": { \"max\": 3 } } }",
+    );
+    client.open(SCENE_FILE, &typo);
+    let scene = client.uri(SCENE_FILE);
+    let place = range(3, 71, 3, 78);
+    assert_eq!(
+        client.diagnostics(SCENE_FILE),
+        json!({
+            "uri": scene,
+            "version": 1,
+            "diagnostics": [{
+                "range": place,
+                "severity": 1,
+                "code": "unknown-component",
+                "source": "archetool",
+                "message": "entity 00000000000000a1: unknown component `Helth`",
+                "relatedInformation": [{
+                    "location": { "uri": scene, "range": place },
+                    "message": "did you mean `Health`?"
+                }],
+                "data": { "suggestion": "Health" }
+            }]
+        })
+    );
+    client.change(SCENE_FILE, 2, SCENE);
+    assert_eq!(client.diagnostics(SCENE_FILE)["diagnostics"], json!([]));
+}
+
+#[test]
+fn lsp_completes_names_from_the_registry_and_the_library() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let text = "{\n  \"extends\": \"b\",\n  \"components\": {\n    \"Hea\": {},\n    \"Health\": { \"c\" },\n    \"Glyph\": { \"color\": \"\" }\n  },\n  \"children\": { \"x\": { \"archetype\": \"\" } }\n}\n";
+    client.open("archetypes/goblin.json", text);
+    // A component name, replacing the key typed so far (quotes included).
+    let components = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 3, 7),
+    );
+    assert_eq!(
+        labels(&components),
+        [
+            "Armor",
+            "Boss",
+            "Door",
+            "Faction",
+            "Follow",
+            "Glyph",
+            "Health",
+            "Key",
+            "Leader",
+            "Melee",
+            "Name",
+            "Projectile",
+            "Ranged",
+            "Sensor",
+            "Spawner",
+            "Speed",
+            "Stance",
+            "Target",
+            "Transform",
+            "Turret",
+            "Velocity"
+        ]
+    );
+    let health = &components[6];
+    assert_eq!(
+        health,
+        &json!({
+            "label": "Health",
+            "kind": 22,
+            "detail": "archetool::demo::components::Health",
+            "documentation": "Hit points: `current` changes during play, `max` comes from the archetype.",
+            "filterText": "\"Health\"",
+            "textEdit": { "range": range(3, 4, 3, 9), "newText": "\"Health\"" }
+        })
+    );
+    // A field of the component.
+    let fields = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 4, 19),
+    );
+    assert_eq!(labels(&fields), ["current", "max"]);
+    assert_eq!(fields[0]["documentation"], "Hit points left.");
+    // An enum's variants.
+    let variants = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 5, 24),
+    );
+    assert_eq!(
+        labels(&variants),
+        ["Red", "Green", "Yellow", "Blue", "Magenta", "Cyan", "White", "Gray"]
+    );
+    // Archetype names (not the file's own) in `extends` and in a child's `archetype`.
+    let parents = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 1, 15),
+    );
+    assert_eq!(labels(&parents), ["base", "camp"]);
+    assert_eq!(
+        parents[0]["textEdit"],
+        json!({ "range": range(1, 13, 1, 16), "newText": "\"base\"" })
+    );
+    let child = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 7, 38),
+    );
+    assert_eq!(labels(&child), ["base", "camp"]);
+    // The format's keys at the top level.
+    let keys = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 1, 3),
+    );
+    assert_eq!(
+        labels(&keys),
+        [
+            "$schema",
+            "format",
+            "abstract",
+            "formerly",
+            "extends",
+            "components",
+            "children"
+        ]
+    );
+}
+
+#[test]
+fn lsp_goes_to_archetypes_and_finds_their_references() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/goblin.json", GOBLIN);
+    let start = range(0, 0, 0, 0);
+    assert_eq!(
+        client.result(
+            "textDocument/definition",
+            client.at("archetypes/goblin.json", 1, 15)
+        ),
+        json!({ "uri": client.uri("archetypes/base.json"), "range": start })
+    );
+    // From the camp's child to the goblin.
+    assert_eq!(
+        client.result(
+            "textDocument/definition",
+            client.at("archetypes/camp.json", 2, 31)
+        ),
+        json!({ "uri": client.uri("archetypes/goblin.json"), "range": start })
+    );
+    // Nothing names an archetype at a component.
+    assert_eq!(
+        client.result(
+            "textDocument/definition",
+            client.at("archetypes/goblin.json", 3, 6)
+        ),
+        Value::Null
+    );
+    // The goblin's references, asked from its own file: the camp's child and the scene.
+    let mut params = client.at("archetypes/goblin.json", 0, 0);
+    params["context"] = json!({ "includeDeclaration": true });
+    assert_eq!(
+        client.result("textDocument/references", params),
+        json!([
+            { "uri": client.uri("archetypes/goblin.json"), "range": start },
+            { "uri": client.uri("archetypes/camp.json"), "range": range(2, 28, 2, 36) },
+            { "uri": client.uri(SCENE_FILE), "range": range(3, 45, 3, 53) }
+        ])
+    );
+}
+
+#[test]
+fn lsp_hover_shows_the_resolved_value_and_where_it_comes_from() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/goblin.json", GOBLIN);
+    assert_eq!(
+        client.result(
+            "textDocument/hover",
+            client.at("archetypes/goblin.json", 3, 7)
+        ),
+        json!({
+            "contents": {
+                "kind": "markdown",
+                "value": "**Health** · `archetool::demo::components::Health`\n\n\
+                    Hit points: `current` changes during play, `max` comes from the archetype.\n\n\
+                    In `goblin`: `{\"current\": 5, \"max\": 10}`\n\n\
+                    - `Health.current` = `5` from `archetypes/goblin.json:4:28`\n\
+                    - `Health.max` = `10` from `archetypes/base.json:4:39`"
+            },
+            "range": range(3, 4, 3, 12)
+        })
+    );
+    assert_eq!(
+        client.result(
+            "textDocument/hover",
+            client.at("archetypes/goblin.json", 3, 18)
+        ),
+        json!({
+            "contents": {
+                "kind": "markdown",
+                "value": "**Health.current** · `archetool::demo::components::Health`\n\n\
+                    Hit points left.\n\n\
+                    In `goblin`: `5`\n\n\
+                    - `Health.current` = `5` from `archetypes/goblin.json:4:28`"
+            },
+            "range": range(3, 16, 3, 25)
+        })
+    );
+}
+
+/// On an archetype's name: its file, whether it is abstract, its parents.
+#[test]
+fn lsp_hover_on_an_archetype_name_says_what_it_is() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let hover = |value: &str, range: Value| json!({ "contents": { "kind": "markdown", "value": value }, "range": range });
+    assert_eq!(
+        client.result(
+            "textDocument/hover",
+            client.at("archetypes/goblin.json", 1, 15)
+        ),
+        hover(
+            "**base** · `archetypes/base.json`\n\nabstract",
+            range(1, 13, 1, 19)
+        )
+    );
+    assert_eq!(
+        client.result(
+            "textDocument/hover",
+            client.at("archetypes/camp.json", 2, 31)
+        ),
+        hover(
+            "**goblin** · `archetypes/goblin.json`\n\nextends `base`",
+            range(2, 28, 2, 36)
+        )
+    );
+}
+
+#[test]
+fn lsp_quick_fix_replaces_a_typo_with_the_suggestion() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open(
+        "archetypes/goblin.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
+    let diagnostics = client.diagnostics("archetypes/goblin.json")["diagnostics"].clone();
+    let goblin = client.uri("archetypes/goblin.json");
+    let actions = client.result(
+        "textDocument/codeAction",
+        json!({
+            "textDocument": { "uri": goblin },
+            "range": range(3, 4, 3, 11),
+            "context": { "diagnostics": diagnostics }
+        }),
+    );
+    assert_eq!(
+        actions,
+        json!([{
+            "title": "Replace with `Health`",
+            "kind": "quickfix",
+            "diagnostics": diagnostics,
+            "edit": { "changes": { goblin.clone(): [{ "range": range(3, 4, 3, 11), "newText": "\"Health\"" }] } },
+            "isPreferred": true
+        }])
+    );
+}
+
+#[test]
+fn lsp_formats_as_fmt_does() {
+    let project = project();
+    let messy = "{\"components\":{\"Health\":{\"max\":12,\"current\":12}},\"extends\":\"base\"}";
+    project.write("archetypes/goblin.json", messy);
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/goblin.json", messy);
+    let edits = client.result(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": client.uri("archetypes/goblin.json") }, "options": { "tabSize": 2, "insertSpaces": true } }),
+    );
+    assert_eq!(project.run(&["fmt"]).code, 0);
+    let formatted = project.read("archetypes/goblin.json");
+    assert_eq!(
+        formatted,
+        "{\n  \"extends\": \"base\",\n  \"components\": {\n    \"Health\": { \"current\": 12, \"max\": 12 }\n  }\n}\n"
+    );
+    assert_eq!(
+        edits,
+        json!([{ "range": range(0, 0, 0, messy.len() as u32), "newText": formatted }])
+    );
+    client.change("archetypes/goblin.json", 2, &formatted);
+    let none = client.result(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": client.uri("archetypes/goblin.json") }, "options": { "tabSize": 2, "insertSpaces": true } }),
+    );
+    assert_eq!(none, json!([]));
+}
+
+#[test]
+fn lsp_renames_an_archetype_in_files_and_scenes_and_moves_its_file() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/camp.json", CAMP);
+    let mut params = client.at("archetypes/camp.json", 2, 31);
+    params["newName"] = json!("enemies/goblin");
+    assert_eq!(
+        client.result("textDocument/rename", params),
+        json!({
+            "documentChanges": [
+                {
+                    "textDocument": { "uri": client.uri("archetypes/camp.json"), "version": 1 },
+                    "edits": [{ "range": range(2, 28, 2, 36), "newText": "\"enemies/goblin\"" }]
+                },
+                {
+                    // The old name kept, for what names it outside the project (save games).
+                    "textDocument": { "uri": client.uri("archetypes/goblin.json"), "version": null },
+                    "edits": [{ "range": range(1, 2, 1, 2), "newText": "\"formerly\": [\"goblin\"],\n  " }]
+                },
+                {
+                    "textDocument": { "uri": client.uri(SCENE_FILE), "version": null },
+                    "edits": [{ "range": range(3, 45, 3, 53), "newText": "\"enemies/goblin\"" }]
+                },
+                {
+                    "kind": "rename",
+                    "oldUri": client.uri("archetypes/goblin.json"),
+                    "newUri": client.uri("archetypes/enemies/goblin.json")
+                }
+            ]
+        })
+    );
+    // The editor applies the edit: the camp's buffer changes, the file moves, and the server
+    // hears of the move. The camp's child is a goblin again, under its new name.
+    let renamed = CAMP.replace("\"goblin\"", "\"enemies/goblin\"");
+    client.change("archetypes/camp.json", 2, &renamed);
+    let camp = client.diagnostics("archetypes/camp.json")["diagnostics"].clone();
+    assert_eq!(camp[0]["code"], "unknown-archetype", "{camp}");
+    let moved = GOBLIN.replacen("{\n", "{\n  \"formerly\": [\"goblin\"],\n", 1);
+    project.write("archetypes/enemies/goblin.json", &moved);
+    std::fs::remove_file(project.path("archetypes/goblin.json")).unwrap();
+    client.notify(
+        "workspace/didRenameFiles",
+        json!({ "files": [{
+            "oldUri": client.uri("archetypes/goblin.json"),
+            "newUri": client.uri("archetypes/enemies/goblin.json")
+        }] }),
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/camp.json")["diagnostics"],
+        json!([])
+    );
+    assert_eq!(
+        client.result(
+            "textDocument/definition",
+            client.at("archetypes/camp.json", 2, 31)
+        ),
+        json!({ "uri": client.uri("archetypes/enemies/goblin.json"), "range": range(0, 0, 0, 0) })
+    );
+    // A file still naming the old name gets the goblin, with a warning naming the new one.
+    client.open("archetypes/outpost.json", "{ \"extends\": \"goblin\" }");
+    let outpost = client.diagnostics("archetypes/outpost.json")["diagnostics"].clone();
+    assert_eq!(
+        (&outpost[0]["code"], &outpost[0]["severity"]),
+        (&json!("old-name"), &json!(2)),
+        "{outpost}"
+    );
+    let mut taken = client.at("archetypes/camp.json", 2, 31);
+    taken["newName"] = json!("base");
+    let refused = client.request("textDocument/rename", taken);
+    assert_eq!(
+        refused["error"],
+        json!({ "code": -32803, "message": "there is already an archetype `base`" })
+    );
+}
+
+/// Buffers that are not archetypes (broken JSON, deep nesting, a byte-order mark, a huge
+/// line), requests at every odd place, URIs the server does not serve and a message that is
+/// not JSON: the server answers each and stays up.
+#[test]
+fn lsp_survives_malformed_buffers_and_requests() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let deep = "[".repeat(100_000);
+    let long = format!("{{\"components\": {{\"Name\": \"{}\"", "x".repeat(200_000));
+    let buffers = [
+        "",
+        "{",
+        "{\"components\": {\"Health\": {\"current\": ",
+        "\u{feff}{\"extends\": [\"base\", ",
+        "{\"children\": {\"a\": {\"children\": {\"b\": {\"archetype\": \"",
+        "\"\\u",
+        "}}]]::,,\"",
+        "{\"components\": {\"Glyph\": {\"ch\": \"é\u{1F600}\", \"color\": \"",
+        deep.as_str(),
+        long.as_str(),
+    ];
+    for (i, text) in buffers.iter().enumerate() {
+        client.change("archetypes/goblin.json", i as i32 + 2, text);
+        client.open("archetypes/goblin.json", text);
+        for (line, character) in [(0, 0), (0, 1), (0, 20), (0, 60), (3, 2), (1000, 1000)] {
+            for method in [
+                "textDocument/completion",
+                "textDocument/hover",
+                "textDocument/definition",
+            ] {
+                let response =
+                    client.request(method, client.at("archetypes/goblin.json", line, character));
+                assert!(
+                    response.get("error").is_none(),
+                    "{method} in buffer {i}: {response}"
+                );
+            }
+        }
+        let formatting = client.request(
+            "textDocument/formatting",
+            json!({ "textDocument": { "uri": client.uri("archetypes/goblin.json") }, "options": { "tabSize": 2, "insertSpaces": true } }),
+        );
+        assert!(formatting.get("error").is_none(), "{formatting}");
+    }
+    // A file outside the root, another scheme, a path that is not a file.
+    for uri in [
+        "file:///etc/passwd",
+        "untitled:Untitled-1",
+        "file:///",
+        "file:///%ZZ",
+    ] {
+        let response = client.request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": { "line": 0, "character": 0 } }),
+        );
+        assert_eq!(response["result"], Value::Null, "{uri}: {response}");
+    }
+    // Parameters of the wrong shape, an unknown method, a body that is not JSON.
+    let bad = client.request("textDocument/hover", json!({ "position": 3 }));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let unknown = client.request("textDocument/colour", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    client.send_raw("{ not json");
+    // Still answering: the goblin's buffer is back to the file, and its diagnostics clear.
+    client.change("archetypes/goblin.json", 100, GOBLIN);
+    let hover = client.result(
+        "textDocument/hover",
+        client.at("archetypes/goblin.json", 3, 7),
+    );
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("**Health**"),
+        "{hover}"
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// What the Neovim end-to-end test does in the editor: open the goblin (with a typo) under
+/// `archetool lsp` with Neovim's built-in client (the calls of Neovim 0.7, which later versions
+/// keep), wait for its diagnostics, ask for completions at the typo, and write both to `OUT`.
+const NEOVIM_SCRIPT: &str = r#"
+local root = os.getenv("PROJECT")
+local lines = {}
+vim.cmd("edit " .. vim.fn.fnameescape(root .. "/archetypes/goblin.json"))
+local client = vim.lsp.start_client({ name = "archetool", cmd = { os.getenv("ARCHETOOL"), "lsp" }, root_dir = root })
+vim.lsp.buf_attach_client(0, client)
+vim.wait(10000, function() return #vim.diagnostic.get(0) > 0 end, 20)
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code) or ""
+  table.insert(lines, string.format("diagnostic %d:%d-%d:%d severity %d [%s] %s", d.lnum, d.col, d.end_lnum, d.end_col, d.severity, code, d.message))
+end
+local params = { textDocument = { uri = vim.uri_from_bufnr(0) }, position = { line = 3, character = 7 } }
+for _, response in pairs(vim.lsp.buf_request_sync(0, "textDocument/completion", params, 10000) or {}) do
+  local items = response.result or {}
+  if items.items then items = items.items end
+  for _, item in ipairs(items) do table.insert(lines, "completion " .. item.label) end
+end
+vim.fn.writefile(lines, os.getenv("OUT"))
+vim.cmd("qa!")
+"#;
+
+/// A real editor: Neovim, headless, shows the typo's diagnostic and completes component names.
+/// CI installs Neovim (`.ci/run`); elsewhere the test is skipped, saying so, when there is none.
+#[test]
+fn lsp_in_neovim_shows_a_typo_and_completes_components() {
+    let found = Command::new("nvim")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs this test with Neovim installed"
+        );
+        eprintln!("skipped: no `nvim` on PATH");
+        return;
+    }
+    let project = project();
+    project.write(
+        "archetypes/goblin.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
+    project.write("neovim.lua", NEOVIM_SCRIPT);
+    let root = std::fs::canonicalize(project.dir.path()).unwrap();
+    let out = root.join("out.txt");
+    let mut nvim = Command::new("nvim")
+        .args(["--headless", "--clean", "-n", "-c", "luafile neovim.lua"])
+        .current_dir(&root)
+        .env("ARCHETOOL", env!("CARGO_BIN_EXE_archetool"))
+        .env("PROJECT", &root)
+        .env("OUT", &out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut waited = Duration::ZERO;
+    while nvim.try_wait().unwrap().is_none() {
+        if waited > Duration::from_secs(60) {
+            let _ = nvim.kill();
+            let _ = nvim.wait();
+            panic!("Neovim still running after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        waited += Duration::from_millis(20);
+    }
+    let components = [
+        "Armor",
+        "Boss",
+        "Door",
+        "Faction",
+        "Follow",
+        "Glyph",
+        "Health",
+        "Key",
+        "Leader",
+        "Melee",
+        "Name",
+        "Projectile",
+        "Ranged",
+        "Sensor",
+        "Spawner",
+        "Speed",
+        "Stance",
+        "Target",
+        "Transform",
+        "Turret",
+        "Velocity",
+    ];
+    let mut expected = String::from(
+        "diagnostic 3:4-3:11 severity 1 [unknown-component] unknown component `Helth`\n",
+    );
+    for name in components {
+        expected.push_str(&format!("completion {name}\n"));
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), expected);
+}
+
+/// Component fields that name archetypes (`ArchetypeRef`) and entities of the instance
+/// (`EntityRef`, `#child`), in the demo's archetypes: completion, definition, references.
+#[test]
+fn lsp_follows_references_in_component_values() {
+    let project = Project::demo();
+    let mut client = Client::initialized(&project);
+    let turret = "archetypes/structures/turret.json";
+    let archer = "archetypes/enemies/goblin_archer.json";
+    // `"Turret": { "gun": "#gun", ... }`: the child's key under `children`.
+    assert_eq!(
+        client.result("textDocument/definition", client.at(turret, 7, 25)),
+        json!({ "uri": client.uri(turret), "range": range(10, 4, 10, 9) })
+    );
+    let paths = client.result("textDocument/completion", client.at(turret, 7, 25));
+    assert_eq!(labels(&paths), ["#", "#gun", "#sensor"]);
+    assert_eq!(
+        paths[1]["textEdit"],
+        json!({ "range": range(7, 23, 7, 29), "newText": "\"#gun\"" })
+    );
+    // `"Ranged": { "projectile": "projectiles/arrow", ... }`.
+    assert_eq!(
+        client.result("textDocument/definition", client.at(archer, 9, 24)),
+        json!({ "uri": client.uri("archetypes/projectiles/arrow.json"), "range": range(0, 0, 0, 0) })
+    );
+    let names = client.result("textDocument/completion", client.at(archer, 9, 24));
+    assert_eq!(labels(&names).len(), 20);
+    assert!(labels(&names).contains(&"projectiles/bolt"));
+    let mut params = client.at("archetypes/projectiles/arrow.json", 0, 0);
+    params["context"] = json!({ "includeDeclaration": false });
+    assert_eq!(
+        client.result("textDocument/references", params),
+        json!([{ "uri": client.uri(archer), "range": range(9, 20, 9, 39) }])
+    );
+}
+
+/// An inheritance cycle made in a buffer is shown in both files of the cycle, each at its own
+/// `extends`, with both places as related information.
+#[test]
+fn lsp_shows_a_cycle_in_each_file_involved() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open(
+        "archetypes/base.json",
+        &BASE.replacen("{\n", "{\n  \"extends\": \"goblin\",\n", 1),
+    );
+    let base = client.uri("archetypes/base.json");
+    let goblin = client.uri("archetypes/goblin.json");
+    let related = json!([
+        { "location": { "uri": base, "range": range(1, 13, 1, 21) }, "message": "`base` extends `goblin` here" },
+        { "location": { "uri": goblin, "range": range(1, 13, 1, 19) }, "message": "`goblin` extends `base` here" }
+    ]);
+    let shown = |range: Value, message: &str| {
+        json!([{
+            "range": range,
+            "severity": 1,
+            "code": "inheritance-cycle",
+            "source": "archetool",
+            "message": message,
+            "relatedInformation": related
+        }])
+    };
+    assert_eq!(
+        client.diagnostics("archetypes/base.json")["diagnostics"],
+        shown(
+            range(1, 13, 1, 21),
+            "inheritance cycle: base -> goblin -> base"
+        )
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json")["diagnostics"],
+        shown(
+            range(1, 13, 1, 19),
+            "inheritance cycle: base -> goblin -> base (`goblin` extends `base` here)"
+        )
+    );
+}
+
+/// Every file of the bad-input catalogue (`tests/fixtures/bad`), opened as a buffer, edited
+/// and closed, with requests at its start, middle and end: the server answers each, and shuts
+/// down cleanly at the end.
+#[test]
+fn lsp_survives_the_bad_input_catalogue_as_buffers() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let fixtures = super::repo_root().join("tests/fixtures/bad");
+    let mut files = Vec::new();
+    let mut archetype_files = Vec::new();
+    super::collect_json(&fixtures.join("archetypes"), &mut archetype_files);
+    for file in archetype_files {
+        let case = file.strip_prefix(fixtures.join("archetypes")).unwrap();
+        let relative: PathBuf = case.components().skip(1).collect();
+        files.push((file.clone(), format!("archetypes/{}", relative.display())));
+    }
+    let mut scene_files = Vec::new();
+    super::collect_json(&fixtures.join("scenes"), &mut scene_files);
+    for file in scene_files {
+        let name = file.file_name().unwrap().to_str().unwrap().to_string();
+        if name.ends_with(".scene.json") {
+            files.push((file.clone(), format!("assets/scenes/{name}")));
+        }
+    }
+    assert!(files.len() > 100, "{}", files.len());
+    for (file, relative) in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        let lines = text.lines().count() as u32;
+        client.open(&relative, &text);
+        client.change(&relative, 2, &text.replacen('"', "", 1));
+        for (line, character) in [(0, 0), (0, 5), (lines / 2, 8), (lines, 0)] {
+            for method in [
+                "textDocument/completion",
+                "textDocument/hover",
+                "textDocument/definition",
+            ] {
+                let response = client.request(method, client.at(&relative, line, character));
+                assert!(
+                    response.get("error").is_none(),
+                    "{method} in {}: {response}",
+                    file.display()
+                );
+            }
+        }
+        let formatting = client.request(
+            "textDocument/formatting",
+            json!({ "textDocument": { "uri": client.uri(&relative) }, "options": { "tabSize": 2, "insertSpaces": true } }),
+        );
+        assert!(
+            formatting.get("error").is_none(),
+            "{}: {formatting}",
+            file.display()
+        );
+        client.notify(
+            "textDocument/didClose",
+            json!({ "textDocument": { "uri": client.uri(&relative) } }),
+        );
+    }
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// Editors may start the server anywhere: a relative `--dir` is found in the workspace folder
+/// the client names.
+#[test]
+fn lsp_finds_the_archetypes_from_the_workspace_folder() {
+    let project = project();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut client = Client::start_in(&project, elsewhere.path());
+    let root = client.root.clone();
+    client.result(
+        "initialize",
+        json!({ "capabilities": {}, "workspaceFolders": [{ "uri": format!("file://{root}"), "name": "game" }] }),
+    );
+    client.notify("initialized", json!({}));
+    assert_eq!(
+        client.result(
+            "textDocument/definition",
+            client.at("archetypes/goblin.json", 1, 15)
+        ),
+        json!({ "uri": client.uri("archetypes/base.json"), "range": range(0, 0, 0, 0) })
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// Closing a buffer goes back to the file on disk: its unsaved problems go; a save with text
+/// is the buffer's text.
+#[test]
+fn lsp_forgets_unsaved_text_when_a_buffer_closes() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let typo = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    client.open("archetypes/goblin.json", &typo);
+    let found = client.diagnostics("archetypes/goblin.json")["diagnostics"].clone();
+    assert_eq!(found[0]["code"], "unknown-component", "{found}");
+    let goblin = client.uri("archetypes/goblin.json");
+    client.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": goblin } }),
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({ "uri": goblin, "diagnostics": [] })
+    );
+    // Saved with the typo (the editor sends the text, as the server asks): the problem is back.
+    client.open("archetypes/goblin.json", GOBLIN);
+    project.write("archetypes/goblin.json", &typo);
+    client.notify(
+        "textDocument/didSave",
+        json!({ "textDocument": { "uri": goblin }, "text": typo }),
+    );
+    let found = client.diagnostics("archetypes/goblin.json")["diagnostics"].clone();
+    assert_eq!(found[0]["message"], "unknown component `Helth`", "{found}");
+}
+
+/// In a scene, a component's hover gives its Rust type and doc comment (a scene entity has no
+/// archetype file to resolve in), and completion offers the scene entity's keys.
+#[test]
+fn lsp_hovers_and_completes_in_scenes() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let text = SCENE.replace(
+        "\"archetype\": \"goblin\" }",
+        "\"archetype\": \"goblin\", \"components\": { \"Health\": { \"max\": 3 } } }",
+    );
+    client.open(SCENE_FILE, &text);
+    assert_eq!(
+        client.result("textDocument/hover", client.at(SCENE_FILE, 3, 74)),
+        json!({
+            "contents": {
+                "kind": "markdown",
+                "value": "**Health** · `archetool::demo::components::Health`\n\n\
+                    Hit points: `current` changes during play, `max` comes from the archetype."
+            },
+            "range": range(3, 71, 3, 79)
+        })
+    );
+    let keys = client.result("textDocument/completion", client.at(SCENE_FILE, 3, 8));
+    assert_eq!(labels(&keys), ["id", "archetype", "child", "components"]);
+    let names = client.result("textDocument/completion", client.at(SCENE_FILE, 3, 50));
+    assert_eq!(labels(&names), ["base", "camp", "goblin"]);
+}
+
+/// Columns are the protocol's UTF-16 code units: after `é` (one) and `😀` (two), the typo's
+/// place is where the editor shows it.
+#[test]
+fn lsp_places_are_in_utf16_columns() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let text = "{ \"components\": { \"Name\": \"é😀\", \"Helth\": {} } }";
+    client.open("archetypes/goblin.json", text);
+    let found = client.diagnostics("archetypes/goblin.json")["diagnostics"].clone();
+    assert_eq!(found[0]["range"], range(0, 33, 0, 40), "{found}");
+    let hover = client.result(
+        "textDocument/hover",
+        client.at("archetypes/goblin.json", 0, 28),
+    );
+    assert_eq!(hover, Value::Null);
+    let names = client.result(
+        "textDocument/completion",
+        client.at("archetypes/goblin.json", 0, 36),
+    );
+    assert_eq!(names[0]["textEdit"]["range"], range(0, 33, 0, 40));
+}

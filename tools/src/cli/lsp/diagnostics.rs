@@ -1,0 +1,171 @@
+//! The library's diagnostics and the open scenes' problems in the protocol's form, and the
+//! bookkeeping of what was published where.
+//!
+//! A diagnostic keeps `validate`'s code, message and place (its start, and its end as
+//! `--format json` gives it); its suggestion is related information at its own place
+//! (`did you mean `Health`?`, as `validate` writes it after `help:`) and the `data` a quick
+//! fix reads; its other places (an inheritance cycle's links) are related information too, and
+//! a place in another file gets the problem too, so each file involved shows it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Severity};
+use lsp_types::{
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range,
+};
+use serde_json::json;
+
+use super::super::scene_check;
+use super::super::validate::SourceTexts;
+use super::documents::{uri_of, LineIndex};
+
+/// What the server says its diagnostics come from.
+pub(super) const SOURCE: &str = "archetool";
+
+/// The protocol's form of `diagnostic`, its places read in `sources`.
+pub(super) fn to_lsp(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> lsp_types::Diagnostic {
+    let text = diagnostic
+        .file
+        .as_deref()
+        .and_then(|file| sources.text_of(file));
+    let range = range_of(text, diagnostic.position, sources.end_of(diagnostic));
+    let mut related = Vec::new();
+    let uri = diagnostic.file.as_deref().and_then(uri_of);
+    if let (Some(help), Some(uri)) = (diagnostic.help(), &uri) {
+        related.push(DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), range),
+            message: help,
+        });
+    }
+    for place in &diagnostic.related {
+        let Some(uri) = uri_of(&place.file) else {
+            continue;
+        };
+        let text = sources.text_of(&place.file);
+        related.push(DiagnosticRelatedInformation {
+            location: Location::new(
+                uri,
+                range_of(text, place.position, sources.related_end(place)),
+            ),
+            message: place.message.clone(),
+        });
+    }
+    lsp_types::Diagnostic {
+        range,
+        severity: Some(match diagnostic.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Note => DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(NumberOrString::String(diagnostic.code.as_str().to_string())),
+        source: Some(SOURCE.to_string()),
+        message: diagnostic.message.clone(),
+        related_information: (!related.is_empty()).then_some(related),
+        data: (diagnostic.suggestion.as_ref())
+            .map(|suggestion| json!({ "suggestion": suggestion })),
+        ..lsp_types::Diagnostic::default()
+    }
+}
+
+/// The protocol range from a start and an end in lines and character columns.
+fn range_of(text: Option<&str>, start: Option<Position>, end: Option<Position>) -> Range {
+    let index = LineIndex::new(text.unwrap_or_default());
+    let at = |position: Position| index.position_of_column(position.line, position.column);
+    let start = start.map(at).unwrap_or_default();
+    let end = end.map(at).filter(|end| *end >= start).unwrap_or(start);
+    Range::new(start, end)
+}
+
+/// The library's diagnostics by file.
+pub(super) fn of_library(
+    library: &ArchetypeLibrary,
+) -> HashMap<PathBuf, Vec<lsp_types::Diagnostic>> {
+    let sources = SourceTexts::of(library);
+    let mut by_file: HashMap<PathBuf, Vec<lsp_types::Diagnostic>> = HashMap::new();
+    for diagnostic in library.diagnostics() {
+        // A problem with no file (none the loader reports today) has nowhere to be shown.
+        let Some(file) = &diagnostic.file else {
+            continue;
+        };
+        let shown = to_lsp(diagnostic, &sources);
+        for place in diagnostic
+            .related
+            .iter()
+            .filter(|place| place.file != *file)
+        {
+            let text = sources.text_of(&place.file);
+            let at = range_of(text, place.position, sources.related_end(place));
+            by_file
+                .entry(place.file.clone())
+                .or_default()
+                .push(elsewhere(&shown, at, &place.message));
+        }
+        by_file.entry(file.clone()).or_default().push(shown);
+    }
+    by_file
+}
+
+/// A problem shown at one of its places in another file (the second archetype of an
+/// inheritance cycle): the same code, severity and message, at that place, with the place's
+/// own label and every place of the problem as related information.
+fn elsewhere(
+    diagnostic: &lsp_types::Diagnostic,
+    range: Range,
+    label: &str,
+) -> lsp_types::Diagnostic {
+    let mut shown = diagnostic.clone();
+    shown.range = range;
+    shown.message = format!("{} ({label})", diagnostic.message);
+    shown.data = None;
+    shown
+}
+
+/// What `scene check` finds in a scene's text (a buffer's), loaded against `library`.
+pub(super) fn of_scene(
+    file: &Path,
+    text: &str,
+    library: &ArchetypeLibrary,
+) -> Vec<lsp_types::Diagnostic> {
+    let shown = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let sources = SourceTexts::one(file, shown);
+    scene_check::problems_in_text(text, file, library)
+        .iter()
+        .map(|error| {
+            let mut diagnostic = (*error.diagnostic).clone();
+            diagnostic.file = Some(file.to_path_buf());
+            to_lsp(&diagnostic, &sources)
+        })
+        .collect()
+}
+
+/// What was last published for each file, so only changes are sent.
+#[derive(Default)]
+pub(super) struct Published {
+    by_file: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
+}
+
+impl Published {
+    /// The notifications that bring the editor from what it was sent to `now`: files whose
+    /// diagnostics changed, and an empty list for files that have none any more.
+    pub fn update(
+        &mut self,
+        mut now: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
+    ) -> Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> {
+        let mut changes: Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> = Vec::new();
+        for file in self.by_file.keys() {
+            if !now.contains_key(file) {
+                changes.push((file.clone(), Vec::new()));
+            }
+        }
+        for (file, diagnostics) in &now {
+            if self.by_file.get(file) != Some(diagnostics) {
+                changes.push((file.clone(), diagnostics.clone()));
+            }
+        }
+        now.retain(|_, diagnostics| !diagnostics.is_empty());
+        self.by_file = now;
+        changes.sort_by(|a, b| a.0.cmp(&b.0));
+        changes
+    }
+}

@@ -1,0 +1,81 @@
+//! `archetool lsp`: a language server for archetype and scene files, over standard input and
+//! output, so any editor with a Language Server Protocol client gets the engine's own checks
+//! while a designer types.
+//!
+//! The server holds one [`ArchetypeLibrary`](archetype_engine::ArchetypeLibrary), loaded once
+//! from `--dir`; an open buffer's unsaved text is installed in it with `set_sources` (only the
+//! file that changed: the library rebuilds its dependants, and no other file is read again),
+//! and every answer comes from it. Closing a buffer, and files the editor creates, moves or
+//! deletes (a rename's move), read those files from disk again. Nothing here checks, formats
+//! or resolves on its own: the
+//! diagnostics are `validate`'s, the scene problems `scene check`'s, the layout `fmt`'s, the
+//! provenance `inspect`'s.
+//!
+//! The files:
+//! - `server.rs`: the message loop (JSON-RPC framed by `Content-Length` headers, on the
+//!   calling thread), the initialize and shutdown handshake, and the dispatch of each request
+//!   and notification to the file that answers it (a panic answering one costs that answer,
+//!   not the session);
+//! - `documents.rs`: the open buffers, which file a URI is (an archetype under the root, a
+//!   scene, or neither), and positions between the protocol's (UTF-16) and byte offsets;
+//! - `diagnostics.rs`: the library's diagnostics and the open scenes' problems as the
+//!   protocol's, and which files to publish them for (every file that has some; an empty list
+//!   for a file whose problems went away);
+//! - `cursor.rs`: where in a JSON text a position is (the keys leading to it, and the key or
+//!   value under it), read tolerantly, as a buffer being typed is often not JSON;
+//! - `component_schema.rs`: a component's fields, enum variants and doc comments, and which of
+//!   its fields name archetypes (`ArchetypeRef`) or entities (`EntityRef`), from the registry's
+//!   JSON Schemas;
+//! - `completion.rs`: component, field, variant, key and archetype names, `#child` paths;
+//! - `hover.rs`: a component's or field's resolved value, the file that supplied it, its Rust
+//!   type and doc comment; an archetype name's file and parents;
+//! - `navigation.rs`: go to definition (of archetypes and `#child` references), find
+//!   references and rename of archetypes;
+//! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use archetype_engine::ComponentRegistry;
+use clap::Args;
+
+use super::{DirArg, Exit};
+
+mod completion;
+mod component_schema;
+mod cursor;
+mod diagnostics;
+mod documents;
+mod edits;
+mod hover;
+mod navigation;
+mod server;
+
+/// Arguments of `archetool lsp`.
+#[derive(Clone, Debug, Args)]
+pub struct LspArgs {
+    /// The archetypes root. A relative path is taken from the editor's workspace folder when
+    /// it has one there, else from the current directory.
+    #[command(flatten)]
+    pub dir: DirArg,
+    /// Where scene files are searched for references to archetypes (and rewritten by a
+    /// rename), relative like `--dir`.
+    #[arg(long, value_name = "DIR", default_value = super::migrate::DEFAULT_SCENES_DIR)]
+    pub scenes: PathBuf,
+}
+
+/// Serves the protocol: messages are read from `input` and written to `output` until the
+/// client sends `exit` (or closes `input`); what the server has to say outside the protocol
+/// (a message it cannot read) goes to `log`.
+///
+/// Exit code 0 after `shutdown` then `exit`, 2 otherwise (the protocol asks for 1; 2 is this
+/// command line's code for an I/O error).
+pub fn serve(
+    args: &LspArgs,
+    registry: ComponentRegistry,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+    log: &mut dyn Write,
+) -> Exit {
+    server::Server::new(args.clone(), registry, output, log).run(input)
+}

@@ -1,0 +1,577 @@
+//! The message loop: the initialize and shutdown handshake, the open buffers installed in the
+//! library, and each request answered by the file that knows how.
+//!
+//! Everything runs on the calling thread, one message at a time: `archetool`'s `main` holds
+//! standard output for the whole run, and an edit's diagnostics take milliseconds, so there is
+//! nothing to gain from a second thread. A request before `initialize` gets the protocol's
+//! `ServerNotInitialized` error, one after `shutdown` `InvalidRequest`, and any request the
+//! server cannot read (bad parameters, a URI it does not serve) an error or an empty answer:
+//! nothing a client sends makes it panic or stop, except `exit` or the end of its input.
+
+use std::borrow::Cow;
+use std::io::{self, BufRead, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use archetype_engine::{check_archetype_name, ArchetypeLibrary, ComponentRegistry, LoadOptions};
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
+    DidDeleteFiles, DidOpenTextDocument, DidRenameFiles, DidSaveTextDocument, Initialized,
+    Notification as _, PublishDiagnostics,
+};
+use lsp_types::request::{
+    CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Initialize,
+    References, Rename, Request as _, Shutdown,
+};
+use lsp_types::{
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
+    FileOperationFilter, FileOperationPattern, FileOperationPatternKind,
+    FileOperationRegistrationOptions, InitializeParams, InitializeResult, OneOf,
+    PublishDiagnosticsParams, RenameOptions, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Uri, WorkspaceFileOperationsServerCapabilities,
+    WorkspaceServerCapabilities,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::super::{Context, Exit};
+use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
+use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
+
+/// What a request that made the server fail is answered.
+const INTERNAL: &str = "the server failed on this message (a bug: please report it)";
+
+/// What every request is answered from.
+pub(super) struct State {
+    /// The archetypes, with the open buffers' text installed.
+    pub library: ArchetypeLibrary,
+    /// The archetypes root, absolute, links resolved (the paths diagnostics name start with it).
+    pub root: PathBuf,
+    /// Where scenes are looked for (references, renames).
+    pub scenes: PathBuf,
+    pub documents: Documents,
+}
+
+impl State {
+    /// What the file at `uri` is, and its path (an archetype's as the library names it).
+    pub fn file(&self, uri: &Uri) -> Option<(PathBuf, FileKind)> {
+        let path = path_of(uri)?;
+        match kind_of(&path, &self.root) {
+            FileKind::Archetype(relative) => {
+                Some((self.root.join(&relative), FileKind::Archetype(relative)))
+            }
+            kind => Some((path, kind)),
+        }
+    }
+
+    /// The text of a file: the open buffer's, else the library's, else the file's on disk (a
+    /// scene; bounded by the engine's scene size limit).
+    pub fn text(&self, path: &Path) -> Option<Cow<'_, str>> {
+        if let Some(document) = self.documents.get(path) {
+            return Some(Cow::Borrowed(&document.text));
+        }
+        if let FileKind::Archetype(relative) = kind_of(path, &self.root) {
+            let name = archetype_name(&relative)?;
+            return self.library.source_text(&name).map(Cow::Borrowed);
+        }
+        let limit = archetype_engine::SceneLoadOptions::default()
+            .limits
+            .max_scene_bytes;
+        let bytes = archetype_engine::read_regular_file(path, limit).ok()?;
+        String::from_utf8(bytes).ok().map(Cow::Owned)
+    }
+
+    /// The URI to name the file at `path` by: the editor's own for an open buffer.
+    pub fn uri(&self, path: &Path) -> Option<Uri> {
+        match self.documents.get(path) {
+            Some(document) => Some(document.uri.clone()),
+            None => uri_of(path),
+        }
+    }
+
+    /// The name of the archetype at `path`, if it is one.
+    pub fn name_at(&self, path: &Path) -> Option<String> {
+        match kind_of(path, &self.root) {
+            FileKind::Archetype(relative) => archetype_name(&relative),
+            _ => None,
+        }
+    }
+}
+
+/// The archetype name of a path relative to the root (`enemies/goblin.json` →
+/// `enemies/goblin`), if it is a valid one.
+pub(super) fn archetype_name(relative: &Path) -> Option<String> {
+    let parts: Option<Vec<&str>> = relative.iter().map(|part| part.to_str()).collect();
+    let name = parts?.join("/");
+    let name = name.strip_suffix(".json")?.to_string();
+    check_archetype_name(&name).ok().map(|()| name)
+}
+
+/// The server: its state once initialized, and where messages go.
+pub(super) struct Server<'a> {
+    args: LspArgs,
+    registry: Arc<ComponentRegistry>,
+    state: Option<State>,
+    published: diagnostics::Published,
+    shutdown: bool,
+    output: &'a mut dyn Write,
+    log: &'a mut dyn Write,
+}
+
+/// A request's answer, or the error to send instead.
+pub(super) type Answer<T> = Result<T, ResponseError>;
+
+/// A `RequestFailed` error with `message`.
+pub(super) fn failed(message: impl Into<String>) -> ResponseError {
+    ResponseError {
+        code: ErrorCode::RequestFailed as i32,
+        message: message.into(),
+        data: None,
+    }
+}
+
+impl<'a> Server<'a> {
+    pub fn new(
+        args: LspArgs,
+        registry: ComponentRegistry,
+        output: &'a mut dyn Write,
+        log: &'a mut dyn Write,
+    ) -> Self {
+        Server {
+            args,
+            registry: Arc::new(registry),
+            state: None,
+            published: diagnostics::Published::default(),
+            shutdown: false,
+            output,
+            log,
+        }
+    }
+
+    /// Serves until `exit` or the end of `input`.
+    pub fn run(mut self, input: &mut dyn BufRead) -> Exit {
+        loop {
+            let message = match Message::read(&mut &mut *input) {
+                Ok(Some(message)) => message,
+                Ok(None) => return self.exit_code(),
+                // A message that is not JSON-RPC: its frame was read whole, so the next one can be.
+                Err(error) if error.kind() == io::ErrorKind::InvalidData => {
+                    let _ = writeln!(self.log, "archetool lsp: ignored a message: {error}");
+                    continue;
+                }
+                Err(error) => {
+                    let _ = writeln!(self.log, "archetool lsp: cannot read input: {error}");
+                    return Exit::Error;
+                }
+            };
+            // A bug in answering one message (a panic) costs that answer, not the session: the
+            // editor keeps its server, and the panic's message is on standard error.
+            let sent = match message {
+                Message::Request(request) => {
+                    let id = request.id.clone();
+                    let response = panic::catch_unwind(AssertUnwindSafe(|| self.request(request)))
+                        .unwrap_or_else(|_| error(id, ErrorCode::InternalError, INTERNAL));
+                    self.send(response.into())
+                }
+                Message::Notification(notification) if notification.method == "exit" => {
+                    return self.exit_code();
+                }
+                Message::Notification(notification) => {
+                    let method = notification.method.clone();
+                    panic::catch_unwind(AssertUnwindSafe(|| self.notification(notification)))
+                        .unwrap_or_else(|_| {
+                            let _ = writeln!(self.log, "archetool lsp: `{method}`: {INTERNAL}");
+                            Ok(())
+                        })
+                }
+                Message::Response(_) => Ok(()),
+            };
+            if let Err(error) = sent {
+                let _ = writeln!(self.log, "archetool lsp: cannot write output: {error}");
+                return Exit::Error;
+            }
+        }
+    }
+
+    fn exit_code(&self) -> Exit {
+        if self.shutdown {
+            Exit::Success
+        } else {
+            Exit::Error
+        }
+    }
+
+    fn send(&mut self, message: Message) -> io::Result<()> {
+        message.write(&mut &mut *self.output)
+    }
+
+    fn request(&mut self, request: Request) -> Response {
+        let id = request.id.clone();
+        if request.method == Initialize::METHOD {
+            return match self.state {
+                Some(_) => error(id, ErrorCode::InvalidRequest, "already initialized"),
+                None => respond::<Initialize, _>(request, |params| Ok(self.initialize(params))),
+            };
+        }
+        if self.shutdown {
+            return error(id, ErrorCode::InvalidRequest, "the server is shutting down");
+        }
+        let Some(state) = &mut self.state else {
+            return error(id, ErrorCode::ServerNotInitialized, "not initialized yet");
+        };
+        match request.method.as_str() {
+            Shutdown::METHOD => {
+                self.shutdown = true;
+                Response {
+                    id,
+                    response_result: Ok(serde_json::Value::Null),
+                }
+            }
+            Completion::METHOD => {
+                respond::<Completion, _>(request, |params| completion::completion(state, params))
+            }
+            HoverRequest::METHOD => {
+                respond::<HoverRequest, _>(request, |params| hover::hover(state, params))
+            }
+            GotoDefinition::METHOD => respond::<GotoDefinition, _>(request, |params| {
+                navigation::definition(state, params)
+            }),
+            References::METHOD => {
+                respond::<References, _>(request, |params| navigation::references(state, params))
+            }
+            Rename::METHOD => {
+                respond::<Rename, _>(request, |params| navigation::rename(state, params))
+            }
+            Formatting::METHOD => {
+                respond::<Formatting, _>(request, |params| edits::formatting(state, params))
+            }
+            CodeActionRequest::METHOD => respond::<CodeActionRequest, _>(request, |params| {
+                edits::code_actions(state, params)
+            }),
+            method => error(
+                id,
+                ErrorCode::MethodNotFound,
+                &format!("no method `{method}`"),
+            ),
+        }
+    }
+
+    fn initialize(&mut self, params: InitializeParams) -> InitializeResult {
+        #[allow(deprecated)] // `root_uri`: older clients send only it.
+        let workspace = (params.workspace_folders.as_ref())
+            .and_then(|folders| folders.first())
+            .map(|folder| &folder.uri)
+            .or(params.root_uri.as_ref())
+            .and_then(path_of);
+        let resolve = |dir: &Path| match &workspace {
+            Some(workspace) if dir.is_relative() && workspace.join(dir).is_dir() => {
+                workspace.join(dir)
+            }
+            _ => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        };
+        let dir = resolve(&self.args.dir.dir);
+        let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+        let scenes = resolve(&self.args.scenes);
+        let mut sink = io::sink();
+        let context = Context {
+            registry: Arc::clone(&self.registry),
+            out: &mut sink,
+        };
+        let library = match context.load(&root) {
+            Ok(library) => library,
+            Err(error) => {
+                let _ = writeln!(self.log, "archetool lsp: {error}");
+                ArchetypeLibrary::empty(&root, Arc::clone(&self.registry), LoadOptions::default())
+            }
+        };
+        self.state = Some(State {
+            library,
+            root,
+            scenes,
+            documents: Documents::default(),
+        });
+        InitializeResult {
+            capabilities: capabilities(),
+            server_info: Some(ServerInfo {
+                name: "archetool".to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            }),
+        }
+    }
+
+    fn notification(&mut self, notification: Notification) -> io::Result<()> {
+        let Some(state) = &mut self.state else {
+            return Ok(());
+        };
+        let method = notification.method.as_str();
+        let changed =
+            match method {
+                Initialized::METHOD => true,
+                DidOpenTextDocument::METHOD => params::<DidOpenTextDocument>(notification)
+                    .is_some_and(|params| {
+                        let document = params.text_document;
+                        let Some((path, kind)) = state.file(&document.uri) else {
+                            return false;
+                        };
+                        let text = document.text;
+                        install(state, &kind, Some(&text));
+                        state.documents.open(
+                            path,
+                            Document {
+                                uri: document.uri,
+                                text,
+                                version: document.version,
+                            },
+                        );
+                        kind != FileKind::Other
+                    }),
+                DidChangeTextDocument::METHOD => params::<DidChangeTextDocument>(notification)
+                    .is_some_and(|params| {
+                        let Some((path, kind)) = state.file(&params.text_document.uri) else {
+                            return false;
+                        };
+                        // Full synchronisation: the last change holds the whole text.
+                        let Some(change) = params.content_changes.into_iter().last() else {
+                            return false;
+                        };
+                        let Some(document) = state.documents.get_mut(&path) else {
+                            return false;
+                        };
+                        document.text = change.text;
+                        document.version = params.text_document.version;
+                        let text = document.text.clone();
+                        install(state, &kind, Some(&text));
+                        kind != FileKind::Other
+                    }),
+                DidSaveTextDocument::METHOD => params::<DidSaveTextDocument>(notification)
+                    .is_some_and(|params| {
+                        let Some((path, kind)) = state.file(&params.text_document.uri) else {
+                            return false;
+                        };
+                        let Some(text) = params.text else {
+                            return kind != FileKind::Other;
+                        };
+                        if let Some(document) = state.documents.get_mut(&path) {
+                            document.text = text.clone();
+                        }
+                        install(state, &kind, Some(&text));
+                        kind != FileKind::Other
+                    }),
+                DidCloseTextDocument::METHOD => params::<DidCloseTextDocument>(notification)
+                    .is_some_and(|params| {
+                        let Some((path, kind)) = state.file(&params.text_document.uri) else {
+                            return false;
+                        };
+                        state.documents.close(&path);
+                        // The file as saved, which the closed buffer's unsaved text may not be.
+                        if let FileKind::Archetype(_) = kind {
+                            state.library.reload_files(&[&path]);
+                        }
+                        kind != FileKind::Other
+                    }),
+                // Files changed on disk by the editor (a rename's move) or by anything else: the
+                // ones not open are read again.
+                DidRenameFiles::METHOD => params::<DidRenameFiles>(notification).is_some_and(|p| {
+                    let uris = p
+                        .files
+                        .into_iter()
+                        .flat_map(|file| [file.old_uri, file.new_uri]);
+                    reload_from_disk(state, uris.filter_map(|uri| Uri::from_str(&uri).ok()))
+                }),
+                DidCreateFiles::METHOD => params::<DidCreateFiles>(notification).is_some_and(|p| {
+                    let uris = p.files.into_iter().map(|file| file.uri);
+                    reload_from_disk(state, uris.filter_map(|uri| Uri::from_str(&uri).ok()))
+                }),
+                DidDeleteFiles::METHOD => params::<DidDeleteFiles>(notification).is_some_and(|p| {
+                    let uris = p.files.into_iter().map(|file| file.uri);
+                    reload_from_disk(state, uris.filter_map(|uri| Uri::from_str(&uri).ok()))
+                }),
+                DidChangeWatchedFiles::METHOD => params::<DidChangeWatchedFiles>(notification)
+                    .is_some_and(|p| {
+                        reload_from_disk(state, p.changes.into_iter().map(|change| change.uri))
+                    }),
+                _ => false,
+            };
+        if changed {
+            self.publish()?;
+        }
+        Ok(())
+    }
+
+    /// Sends the diagnostics that changed: the library's, and each open scene's.
+    fn publish(&mut self) -> io::Result<()> {
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        let mut now = diagnostics::of_library(&state.library);
+        for (path, document) in state.documents.iter() {
+            if is_scene(path) {
+                let found = diagnostics::of_scene(path, &document.text, &state.library);
+                now.insert(path.clone(), found);
+            }
+        }
+        let mut changes = self.published.update(now);
+        // The open buffers' first: the one just edited is what the designer is looking at.
+        changes.sort_by_key(|(path, _)| state.documents.get(path).is_none());
+        let mut messages = Vec::new();
+        for (path, diagnostics) in changes {
+            // An open buffer under the URI the editor gave it.
+            let (uri, version) = match state.documents.get(&path) {
+                Some(document) => (document.uri.clone(), Some(document.version)),
+                None => match uri_of(&path) {
+                    Some(uri) => (uri, None),
+                    None => continue,
+                },
+            };
+            let params = PublishDiagnosticsParams::new(uri, diagnostics, version);
+            messages.push(Notification::new(
+                PublishDiagnostics::METHOD.to_string(),
+                params,
+            ));
+        }
+        for message in messages {
+            self.send(message.into())?;
+        }
+        Ok(())
+    }
+}
+
+/// Installs a buffer's text (`None`: the file on disk) in the library, if it is an archetype.
+fn install(state: &mut State, kind: &FileKind, text: Option<&str>) {
+    if let FileKind::Archetype(relative) = kind {
+        state.library.set_sources([(relative, text)]);
+    }
+}
+
+/// Reads again, from disk, the archetype files among `uris` that are not open (an open
+/// buffer's text stays what the editor has); a directory among them (a folder moved) reads
+/// every file again. Whether anything was read.
+fn reload_from_disk(state: &mut State, uris: impl Iterator<Item = Uri>) -> bool {
+    let mut paths = Vec::new();
+    let mut everything = false;
+    for uri in uris {
+        let Some((path, kind)) = state.file(&uri) else {
+            continue;
+        };
+        match kind {
+            FileKind::Archetype(_) if state.documents.get(&path).is_none() => paths.push(path),
+            FileKind::Other if path.starts_with(&state.root) => everything = true,
+            _ => {}
+        }
+    }
+    if everything {
+        state.library.reload_all();
+        return true;
+    }
+    if !paths.is_empty() {
+        state.library.reload_files(&paths);
+    }
+    !paths.is_empty()
+}
+
+/// What the server can do.
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::FULL),
+                save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
+                    include_text: Some(true),
+                })),
+                ..TextDocumentSyncOptions::default()
+            },
+        )),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec!["\"".to_string(), "/".to_string()]),
+            ..CompletionOptions::default()
+        }),
+        hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(false),
+            work_done_progress_options: Default::default(),
+        })),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..CodeActionOptions::default()
+        })),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        workspace: Some(WorkspaceServerCapabilities {
+            workspace_folders: None,
+            file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                did_create: Some(json_files()),
+                did_rename: Some(json_files()),
+                did_delete: Some(json_files()),
+                ..WorkspaceFileOperationsServerCapabilities::default()
+            }),
+        }),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// The files whose creation, move or deletion the server wants to hear of: JSON files, and
+/// folders (a folder of archetypes moved).
+fn json_files() -> FileOperationRegistrationOptions {
+    let filter = |glob: &str, matches| FileOperationFilter {
+        scheme: Some("file".to_string()),
+        pattern: FileOperationPattern {
+            glob: glob.to_string(),
+            matches: Some(matches),
+            options: None,
+        },
+    };
+    FileOperationRegistrationOptions {
+        filters: vec![
+            filter("**/*.json", FileOperationPatternKind::File),
+            filter("**", FileOperationPatternKind::Folder),
+        ],
+    }
+}
+
+/// A notification's parameters, `None` if they do not read as its type.
+fn params<N: lsp_types::notification::Notification>(notification: Notification) -> Option<N::Params>
+where
+    N::Params: DeserializeOwned,
+{
+    serde_json::from_value(notification.params).ok()
+}
+
+/// Answers `request` of type `R` with `answer`, or with `InvalidParams` if its parameters do
+/// not read as `R`'s.
+fn respond<R, F>(request: Request, answer: F) -> Response
+where
+    R: lsp_types::request::Request,
+    R::Params: DeserializeOwned,
+    R::Result: Serialize,
+    F: FnOnce(R::Params) -> Answer<R::Result>,
+{
+    let id = request.id;
+    let params = match serde_json::from_value::<R::Params>(request.params) {
+        Ok(params) => params,
+        Err(problem) => return error(id, ErrorCode::InvalidParams, &problem.to_string()),
+    };
+    let response_result = answer(params).and_then(|result| {
+        serde_json::to_value(result).map_err(|problem| failed(problem.to_string()))
+    });
+    Response {
+        id,
+        response_result,
+    }
+}
+
+fn error(id: RequestId, code: ErrorCode, message: &str) -> Response {
+    Response {
+        id,
+        response_result: Err(ResponseError {
+            code: code as i32,
+            message: message.to_string(),
+            data: None,
+        }),
+    }
+}
