@@ -196,7 +196,7 @@ fn bench_with_a_filter_that_matches_nothing_is_a_usage_error() {
     assert_eq!((code, stdout.as_str()), (2, ""));
     assert!(
         stderr.starts_with(
-            "error: no figure matches `spawm`; the figures are: memory, memory_override_bytes, library_bytes_per_archetype, spawn_by_name_vs_static,"
+            "error: no figure matches `spawm`; the figures are: memory, memory_override_bytes, scene_load_peak_1m_instances, library_bytes_per_archetype, spawn_by_name_vs_static,"
         ),
         "{stderr}"
     );
