@@ -22,13 +22,7 @@ pub(super) fn completion(
     params: CompletionParams,
 ) -> Answer<Option<CompletionResponse>> {
     let place = params.text_document_position;
-    let Some((path, kind)) = state.file(&place.text_document.uri) else {
-        return Ok(None);
-    };
-    if kind == FileKind::Other {
-        return Ok(None);
-    }
-    let Some(text) = state.text(&path) else {
+    let Some((path, kind, text)) = state.document(&place.text_document.uri) else {
         return Ok(None);
     };
     let index = LineIndex::new(&text);

@@ -43,13 +43,7 @@ pub(super) fn code_actions(
     params: CodeActionParams,
 ) -> Answer<Option<CodeActionResponse>> {
     let uri = params.text_document.uri;
-    let Some((path, kind)) = state.file(&uri) else {
-        return Ok(None);
-    };
-    if kind == FileKind::Other {
-        return Ok(None);
-    }
-    let Some(text) = state.text(&path) else {
+    let Some((_, _, text)) = state.document(&uri) else {
         return Ok(None);
     };
     let index = LineIndex::new(&text);

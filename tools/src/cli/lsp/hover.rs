@@ -20,13 +20,7 @@ use super::server::{Answer, State};
 /// The hover text at the position, or `None` where there is nothing to say.
 pub(super) fn hover(state: &mut State, params: HoverParams) -> Answer<Option<Hover>> {
     let place = params.text_document_position_params;
-    let Some((path, kind)) = state.file(&place.text_document.uri) else {
-        return Ok(None);
-    };
-    if kind == FileKind::Other {
-        return Ok(None);
-    }
-    let Some(text) = state.text(&path) else {
+    let Some((path, kind, text)) = state.document(&place.text_document.uri) else {
         return Ok(None);
     };
     let index = LineIndex::new(&text);

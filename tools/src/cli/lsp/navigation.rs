@@ -195,11 +195,7 @@ fn keep_former_name(text: &str, old: &str) -> Option<(Range<usize>, String)> {
 /// The archetype (its current name) a name at the position names: an `extends`, a child's or
 /// a scene entity's `archetype`, a key of a scene's `archetypes`.
 pub(super) fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
-    let (path, kind) = state.file(&position.text_document.uri)?;
-    if kind == FileKind::Other {
-        return None;
-    }
-    let text = state.text(&path)?;
+    let (_, kind, text) = state.document(&position.text_document.uri)?;
     let index = LineIndex::new(&text);
     let cursor = cursor_at(&text, index.offset(position.position));
     let keys = cursor.keys();

@@ -68,6 +68,17 @@ impl State {
         }
     }
 
+    /// An archetype or scene file's path, kind and [text](Self::text), for a URI the server
+    /// answers about; `None` for any other file.
+    pub fn document(&self, uri: &Uri) -> Option<(PathBuf, FileKind, Cow<'_, str>)> {
+        let (path, kind) = self.file(uri)?;
+        if kind == FileKind::Other {
+            return None;
+        }
+        let text = self.text(&path)?;
+        Some((path, kind, text))
+    }
+
     /// The text of a file: the open buffer's, else the library's, else the file's on disk (a
     /// scene; bounded by the engine's scene size limit).
     pub fn text(&self, path: &Path) -> Option<Cow<'_, str>> {
