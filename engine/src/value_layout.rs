@@ -892,7 +892,6 @@ fn number(value: f64) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     enum Mode {
@@ -976,6 +975,7 @@ mod tests {
     #[test]
     #[cfg(feature = "binary")]
     fn splicing_a_patch_gives_what_the_patch_through_json_gives() {
+        use serde_json::json;
         let layout = trace::<Stats>().expect("traceable");
         let brain = |radius: f32| Brain {
             mode: Mode::Guard { radius, post: None },
