@@ -1,6 +1,7 @@
 //! [`ArchetypeLibrary`]: every archetype under a root directory, resolved, validated and ready
 //! to spawn.
 
+use std::any::TypeId;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,9 @@ use serde_json::Value;
 
 use crate::archetype::Archetype;
 use crate::archetype_file::{ArchetypeDoc, EntitySpec};
-use crate::archetype_instance::{ArchetypeId, ArchetypeInstance, OverrideShapes};
+use crate::archetype_instance::{
+    ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
+};
 use crate::archetype_name::name_from_relative_path;
 use crate::archetype_ref::ArchetypeRef;
 use crate::archetype_renames::{names_any, Renames};
@@ -32,6 +35,7 @@ use crate::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
 use crate::resolver::{supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator};
 use crate::spawn_error::SpawnError;
 use crate::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
+use crate::stable_id::StableId;
 use crate::suggest::did_you_mean;
 
 /// How a library reads its files.
@@ -1668,11 +1672,11 @@ impl ArchetypeLibrary {
     ///
     /// # Errors
     /// As [`spawn`](Self::spawn).
-    pub fn spawn_with_bundle(
+    pub fn spawn_with_bundle<B: hecs::DynamicBundle + 'static>(
         &self,
         world: &mut World,
         name: &str,
-        bundle: impl hecs::DynamicBundle,
+        bundle: B,
     ) -> Result<Entity, SpawnError> {
         let archetype = self.spawnable(name)?;
         let Some(compiled) = &archetype.compiled else {
@@ -1680,20 +1684,41 @@ impl ArchetypeLibrary {
                 name: name.to_string(),
             });
         };
-        let mut components: Vec<ComponentId> = bundle.with_ids(|types| {
+        // The common case (the bundle sets components the archetype's one entity has): its
+        // template, made once per bundle type, spawned, and the bundle written over it in place.
+        let template = compiled.bundle_template(
+            &self.registry,
+            TypeId::of::<B>(),
+            || {
+                let components = bundle.with_ids(|types| {
+                    (types.iter())
+                        .map(|type_id| self.registry.id_of_type_id(*type_id))
+                        .collect::<Option<Vec<ComponentId>>>()
+                })?;
+                let managed = components.iter().any(|id| self.registry.is_managed(*id));
+                (!managed).then(|| sorted(components))
+            },
+            |shape| self.bundle_overrides(shape),
+        );
+        if let Some(template) = template {
+            let entity = world.spawn(&*template);
+            if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
+                *id = self.rng.next_id();
+            }
+            // Every component of the bundle is the entity's already: replaced where it is.
+            let _ = world.insert(entity, bundle);
+            return Ok(entity);
+        }
+        let components: Vec<ComponentId> = sorted(bundle.with_ids(|types| {
             (types.iter())
                 .filter_map(|type_id| self.registry.id_of_type_id(*type_id))
                 .collect()
-        });
-        components.sort_unstable();
+        }));
         // What the library sets itself is replaced, but is not the instance's to override.
         let shape: Vec<ComponentId> = (components.iter().copied())
             .filter(|id| !self.registry.is_managed(*id))
             .collect();
-        let overrides = (!shape.is_empty()).then(|| {
-            let name = |id| self.registry.name(id).to_string();
-            self.override_shapes.whole(&shape, name)
-        });
+        let overrides = self.bundle_overrides(&shape);
         let spawned = compiled.spawn_simple_with(
             world,
             &self.registry,
@@ -1721,6 +1746,12 @@ impl ArchetypeLibrary {
         }
     }
 
+    /// The shared override shape setting each of `shape` (sorted) whole, `None` for none.
+    fn bundle_overrides(&self, shape: &[ComponentId]) -> Option<InstanceOverrides> {
+        let name = |id| self.registry.name(id).to_string();
+        (!shape.is_empty()).then(|| self.override_shapes.whole(shape, name))
+    }
+
     /// Spawns `count` instances of `name` at once (as one column batch when the archetype is a
     /// single entity without references: the fastest way to fill a world).
     ///
@@ -1743,6 +1774,12 @@ impl ArchetypeLibrary {
             .spawn_many(world, &self.registry, count, &self.rng)
             .map_err(|error| SpawnError::internal(name, error))
     }
+}
+
+/// `ids`, sorted.
+fn sorted(mut ids: Vec<ComponentId>) -> Vec<ComponentId> {
+    ids.sort_unstable();
+    ids
 }
 
 /// Reads and parses files, on every core when there are many (each file is independent, and

@@ -8,9 +8,10 @@
 //! - anything with children, `#` references or overrides goes through an `EntityBuilder` per
 //!   entity, with all entity handles reserved first so references can point anywhere.
 
+use std::any::TypeId;
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hecs::{BuiltEntityClone, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
 use rustc_hash::FxHashMap;
@@ -44,6 +45,10 @@ pub(crate) struct CompiledArchetype {
     /// Node paths in node order, and path → node index, for resolving `#` references.
     paths: Arc<[Arc<str>]>,
     index: Arc<FxHashMap<Arc<str>, usize>>,
+    /// Per bundle type given to `spawn_with_bundle`: the root's template with that bundle's
+    /// override shape, which a spawn writes the bundle over in place; `None` for a bundle that
+    /// cannot be (see [`bundle_template`](Self::bundle_template)). Built on first use.
+    bundle_templates: Mutex<FxHashMap<TypeId, Option<Arc<BuiltEntityClone>>>>,
 }
 
 /// One entity of an archetype instance.
@@ -401,6 +406,7 @@ pub(crate) fn compile(
             simple,
             paths,
             index,
+            bundle_templates: Mutex::default(),
         }),
         problems,
     )
@@ -796,6 +802,49 @@ impl CompiledArchetype {
             return Ok(entity);
         }
         self.spawn_general(world, registry, overrides, rng)
+    }
+
+    /// The template a `spawn_with_bundle` of bundle type `bundle` spawns from: the root's own
+    /// (every component, the marker, a placeholder `StableId`) with the override shape
+    /// `overrides` gives, over which the bundle is then written in place. `None` when a spawn
+    /// cannot be made that way: the archetype is not `simple`, its values vary per spawn, or a
+    /// component of the bundle is not one of the root's (`components`: the bundle's, `None` if
+    /// one is not registered or is one the library manages). Made once per bundle type.
+    pub(crate) fn bundle_template(
+        &self,
+        registry: &ComponentRegistry,
+        bundle: TypeId,
+        components: impl FnOnce() -> Option<Vec<ComponentId>>,
+        overrides: impl FnOnce(&[ComponentId]) -> Option<InstanceOverrides>,
+    ) -> Option<Arc<BuiltEntityClone>> {
+        let mut templates = match self.bundle_templates.lock() {
+            Ok(templates) => templates,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        templates
+            .entry(bundle)
+            .or_insert_with(|| {
+                let root = &self.nodes[0];
+                if !self.simple || !root.varied.is_empty() {
+                    return None;
+                }
+                let components = components()?;
+                let own = |id: &ComponentId| root.typed.iter().any(|(c, _)| c == id);
+                if !components.iter().all(own) {
+                    return None;
+                }
+                let mut template = EntityBuilderClone::new();
+                for (id, value) in &root.typed {
+                    registry.ops(*id).add_to_template(value, &mut template);
+                }
+                template.add(root.marker);
+                template.add(StableId(0));
+                if let Some(overrides) = overrides(&components) {
+                    template.add(overrides);
+                }
+                Some(Arc::new(template.build()))
+            })
+            .clone()
     }
 
     /// Spawns one instance of a single-entity archetype without references (`simple`) whose
