@@ -641,6 +641,21 @@ fn spawn_with_bundle_sets_typed_components_that_hot_reload_leaves_and_scenes_sav
         )
         .unwrap();
     let plain = library.spawn(&mut world, "goblin").unwrap();
+    // A bundle of components the archetype has: spawned from a template made for its type.
+    let fast = library
+        .spawn_with_bundle(&mut world, "goblin", (Speed { value: 7.0 },))
+        .unwrap();
+    assert_eq!(get::<Speed>(&world, fast).value, 7.0);
+    assert_eq!(get::<Health>(&world, fast).max, 10.0);
+    assert_eq!(
+        serde_json::Value::Object((*get::<InstanceOverrides>(&world, fast).0).clone()),
+        json!({ "Speed": true })
+    );
+    assert!(has::<ArchetypeInstance>(&world, fast));
+    assert_ne!(
+        get::<StableId>(&world, fast),
+        get::<StableId>(&world, plain)
+    );
     assert_eq!(get::<Speed>(&world, goblin).value, 9.0);
     assert_eq!(get::<Armor>(&world, goblin).value, 2.0);
     assert_eq!(
@@ -658,6 +673,14 @@ fn spawn_with_bundle_sets_typed_components_that_hot_reload_leaves_and_scenes_sav
     assert_eq!(get::<Speed>(&world, plain).value, 3.0);
     assert_eq!(get::<Speed>(&world, goblin).value, 9.0);
     assert_eq!(get::<Health>(&world, goblin).max, 20.0);
+    assert_eq!(get::<Speed>(&world, fast).value, 7.0);
+    assert_eq!(get::<Health>(&world, fast).max, 20.0);
+    // The template follows the archetype's new version.
+    let later = library
+        .spawn_with_bundle(&mut world, "goblin", (Speed { value: 5.0 },))
+        .unwrap();
+    assert_eq!(get::<Speed>(&world, later).value, 5.0);
+    assert_eq!(get::<Health>(&world, later).max, 20.0);
     // Saved as the instance's differences, loaded back as they were.
     let id = get::<StableId>(&world, goblin);
     let mut options = archetype_engine::SceneSaveOptions::default();
