@@ -452,6 +452,31 @@ fn lsp_checks_scene_buffers_against_the_archetypes() {
     assert_eq!(client.diagnostics(SCENE_FILE)["diagnostics"], json!([]));
 }
 
+/// Every component the demo registers, in the order completion lists them.
+const DEMO_COMPONENTS: [&str; 21] = [
+    "Armor",
+    "Boss",
+    "Door",
+    "Faction",
+    "Follow",
+    "Glyph",
+    "Health",
+    "Key",
+    "Leader",
+    "Melee",
+    "Name",
+    "Projectile",
+    "Ranged",
+    "Sensor",
+    "Spawner",
+    "Speed",
+    "Stance",
+    "Target",
+    "Transform",
+    "Turret",
+    "Velocity",
+];
+
 #[test]
 fn lsp_completes_names_from_the_registry_and_the_library() {
     let project = project();
@@ -463,32 +488,7 @@ fn lsp_completes_names_from_the_registry_and_the_library() {
         "textDocument/completion",
         client.at("archetypes/goblin.json", 3, 7),
     );
-    assert_eq!(
-        labels(&components),
-        [
-            "Armor",
-            "Boss",
-            "Door",
-            "Faction",
-            "Follow",
-            "Glyph",
-            "Health",
-            "Key",
-            "Leader",
-            "Melee",
-            "Name",
-            "Projectile",
-            "Ranged",
-            "Sensor",
-            "Spawner",
-            "Speed",
-            "Stance",
-            "Target",
-            "Transform",
-            "Turret",
-            "Velocity"
-        ]
-    );
+    assert_eq!(labels(&components), DEMO_COMPONENTS);
     let health = &components[6];
     assert_eq!(
         health,
@@ -946,33 +946,10 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
         std::thread::sleep(Duration::from_millis(20));
         waited += Duration::from_millis(20);
     }
-    let components = [
-        "Armor",
-        "Boss",
-        "Door",
-        "Faction",
-        "Follow",
-        "Glyph",
-        "Health",
-        "Key",
-        "Leader",
-        "Melee",
-        "Name",
-        "Projectile",
-        "Ranged",
-        "Sensor",
-        "Spawner",
-        "Speed",
-        "Stance",
-        "Target",
-        "Transform",
-        "Turret",
-        "Velocity",
-    ];
     let mut expected = String::from(
         "diagnostic 3:4-3:11 severity 1 [unknown-component] unknown component `Helth`\n",
     );
-    for name in components {
+    for name in DEMO_COMPONENTS {
         expected.push_str(&format!("completion {name}\n"));
     }
     assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), expected);
