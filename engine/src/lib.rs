@@ -39,119 +39,67 @@
 #![forbid(unsafe_code)]
 
 mod archetype;
-mod archetype_diff;
-mod archetype_file;
-mod archetype_instance;
-mod archetype_library;
-mod archetype_name;
-mod archetype_ref;
-mod archetype_renames;
-mod archetype_source;
-mod archetype_tree;
-mod asset_path;
-mod atomic_file;
-mod binary_codec;
-mod builtin;
-mod compiled_archetype;
-mod component_registry;
+mod component;
 mod diagnostic;
-mod entity_ref;
-mod field_path;
-mod field_probe;
-#[cfg(feature = "hot-reload")]
-mod hot_reloader;
-mod ignored_fields;
-mod instance_patcher;
-mod json_text;
+mod fs;
+mod json;
 mod limits;
 mod logging;
-pub mod merge_patch;
-mod operator;
-mod partial_check;
-mod reference_context;
-mod regular_file;
-mod resolver;
-mod scene_api;
-// The scene modules' binary code stays compiled without `binary`, unreachable (see
-// binary_codec.rs); the default build checks it for dead code.
-#[cfg_attr(not(feature = "binary"), allow(dead_code))]
-mod scene_fast_load;
-mod scene_follow;
-#[cfg_attr(not(feature = "binary"), allow(dead_code))]
-mod scene_format;
-mod scene_header;
-mod scene_json_scan;
-#[cfg_attr(not(feature = "binary"), allow(dead_code))]
-mod scene_load;
-mod scene_migration;
-#[cfg_attr(not(feature = "binary"), allow(dead_code))]
-mod scene_save;
-#[cfg(feature = "schema")]
-mod serde_schema;
-mod shared;
-mod span_index;
-mod spawn_error;
-mod spawn_rng;
-mod stable_id;
-mod suggest;
-mod transform;
-mod value_check;
-#[cfg_attr(not(feature = "binary"), allow(dead_code))]
-mod value_layout;
-mod value_merge;
-mod value_reader;
-mod variation;
+mod reload;
+mod scene;
 
-pub use archetype::Archetype;
-pub use archetype_file::{keys, FORMAT_VERSION};
-pub use archetype_instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
-pub use archetype_library::{
+pub use json::merge_patch;
+
+pub use archetype::archetype_ref::ArchetypeRef;
+pub use archetype::asset_path::{AnyAsset, AssetKind, AssetPath};
+pub use archetype::file::{keys, FORMAT_VERSION};
+pub use archetype::instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+pub use archetype::library::{
     ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions,
 };
-pub use archetype_name::{
+pub use archetype::loaded::Archetype;
+pub use archetype::name::{
     check_archetype_name, NameProblem, NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
 };
-pub use archetype_ref::ArchetypeRef;
-pub use asset_path::{AnyAsset, AssetKind, AssetPath};
-pub use atomic_file::{create_atomically, write_atomically};
-pub use builtin::{Children, Name, Parent};
+pub use archetype::resolver::ResolvedEntity;
+pub use archetype::spawn_error::SpawnError;
+pub use archetype::spawn_rng::DEFAULT_SPAWN_SEED;
+pub use component::builtin::{Children, Name, Parent};
+pub use component::entity_ref::EntityRef;
 #[cfg(feature = "schema")]
-pub use component_registry::SchemaFn;
-pub use component_registry::{
+pub use component::registry::SchemaFn;
+pub use component::registry::{
     Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError,
 };
+pub use component::shared::Shared;
+pub use component::stable_id::{ParseStableIdError, StableId};
+pub use component::transform::Transform;
 pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity};
-pub use entity_ref::EntityRef;
-pub use field_path::{FieldPath, PathSegment};
-#[cfg(feature = "hot-reload")]
-pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
-pub use instance_patcher::{apply_update, ReloadReport};
-pub use json_text::Position;
+pub use fs::atomic_file::{create_atomically, write_atomically};
+pub use fs::regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
+pub use json::field_path::{FieldPath, PathSegment};
+pub use json::suggest::did_you_mean;
+pub use json::text::Position;
 pub use limits::Limits;
-pub use regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
-pub use resolver::ResolvedEntity;
-pub use scene_api::Scenes;
+#[cfg(feature = "hot-reload")]
+pub use reload::hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
+pub use reload::patcher::{apply_update, ReloadReport};
+pub use scene::api::Scenes;
 #[cfg(feature = "binary")]
-pub use scene_format::BINARY_SCENE_FORMAT_VERSION;
-pub use scene_format::{scene_keys, SCENE_FORMAT_VERSION};
-pub use scene_header::{read_scene_header, ArchetypeNodes, SceneHeader};
-pub use scene_load::{
+pub use scene::format::BINARY_SCENE_FORMAT_VERSION;
+pub use scene::format::{scene_keys, SCENE_FORMAT_VERSION};
+pub use scene::header::{read_scene_header, ArchetypeNodes, SceneHeader};
+pub use scene::load::{
     load_scene, load_scene_from_path, IdConflict, LoadedScene, RemovedChildren, SceneChange,
     SceneError, SceneLoadOptions,
 };
 #[cfg(feature = "binary")]
-pub use scene_load::{read_binary_scene_header, BinarySceneHeader};
-pub use scene_migration::{MigrateFn, SceneMigration};
-pub use scene_save::{
+pub use scene::load::{read_binary_scene_header, BinarySceneHeader};
+pub use scene::migration::{MigrateFn, SceneMigration};
+pub use scene::save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,
 };
-pub use shared::Shared;
-pub use spawn_error::SpawnError;
-pub use spawn_rng::DEFAULT_SPAWN_SEED;
-pub use stable_id::{ParseStableIdError, StableId};
-pub use suggest::did_you_mean;
-pub use transform::Transform;
 
 /// The ECS the library spawns into, re-exported so a game uses the same hecs version as the
 /// engine (`archetype_engine::hecs::World`).

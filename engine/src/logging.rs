@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use hecs::{Entity, World};
 
-use crate::archetype_library::ArchetypeLibrary;
-use crate::scene_load::{LoadedScene, SceneError};
-use crate::scene_save::{SceneEncoding, SceneSaveError};
-use crate::stable_id::StableId;
+use crate::archetype::library::ArchetypeLibrary;
+use crate::component::stable_id::StableId;
+use crate::scene::load::{LoadedScene, SceneError};
+use crate::scene::save::{SceneEncoding, SceneSaveError};
 
 /// A duration in milliseconds, to a tenth (what a person reading a log compares).
 pub(crate) fn ms(duration: Duration) -> f64 {

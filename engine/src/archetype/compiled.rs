@@ -1,0 +1,1189 @@
+//! Compiled archetypes: typed spawn templates built once per concrete archetype, so spawning
+//! clones values instead of reading JSON.
+//!
+//! Three spawn paths, fastest first:
+//! - a single entity without entity references spawns from a `BuiltEntityClone` template (one
+//!   archetype lookup, one clone per component), then gets its fresh `StableId`;
+//! - many such entities spawn as one hecs column batch;
+//! - anything with children, `#` references or overrides goes through an `EntityBuilder` per
+//!   entity, with all entity handles reserved first so references can point anywhere.
+
+use std::any::TypeId;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use hecs::{BuiltEntityClone, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+
+use crate::archetype::instance::{
+    override_shape, ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
+};
+use crate::archetype::name::check_local_name;
+use crate::archetype::reference_context::ReferenceContext;
+use crate::archetype::resolver::{ResolvedEntity, UnusedOperator};
+use crate::archetype::spawn_rng::SpawnRng;
+use crate::archetype::value_merge::ValueShapes;
+use crate::archetype::variation::{rolled_value, Rolled, Spec, SpecProblem, Variants, Varied};
+use crate::component::builtin::{Children, Parent};
+use crate::component::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
+use crate::component::registry::{ComponentId, ComponentRegistry, TypedValue, ValueError};
+use crate::component::stable_id::StableId;
+use crate::component::value_reader::ReadErrorKind;
+use crate::diagnostic::{DiagnosticCode, Severity};
+use crate::json::field_path::{FieldPath, PathSegment};
+use crate::json::field_probe::Shape;
+use crate::json::suggest::did_you_mean;
+
+/// A concrete archetype ready to spawn.
+pub(crate) struct CompiledArchetype {
+    /// Entities of one instance: the root first, then children depth-first in name order.
+    pub nodes: Vec<CompiledNode>,
+    /// One entity, no references: the template fast path applies.
+    pub simple: bool,
+    /// Node paths in node order, and path → node index, for resolving `#` references.
+    paths: Arc<[Arc<str>]>,
+    index: Arc<FxHashMap<Arc<str>, usize>>,
+    /// Per bundle type given to `spawn_with_bundle`: the root's template with that bundle's
+    /// override shape, which a spawn writes the bundle over in place; `None` for a bundle that
+    /// cannot be (see [`bundle_template`](Self::bundle_template)). Built on first use.
+    bundle_templates: Mutex<FxHashMap<TypeId, Option<Arc<BuiltEntityClone>>>>,
+}
+
+/// One entity of an archetype instance.
+pub(crate) struct CompiledNode {
+    /// `""` for the root, `"turret"`, `"turret/barrel"` for children.
+    pub path: Arc<str>,
+    /// The instance marker every entity spawned from this node carries.
+    pub marker: ArchetypeInstance,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    /// The node that `#` references written for this entity are relative to.
+    pub base: usize,
+    /// Every component without entity references, plus the instance marker and a placeholder
+    /// `StableId`.
+    pub template: BuiltEntityClone,
+    /// The same component values, for builders and column batches.
+    pub typed: Vec<(ComponentId, TypedValue)>,
+    /// Components holding `#` references: decoded per spawn, once the entities exist (their
+    /// variations rolled first).
+    pub with_refs: Vec<(ComponentId, Value)>,
+    /// Components of `typed` whose values vary per spawn (`$range`, `$pick`): `typed` and the
+    /// template hold their first outcome, each spawn rolls its own.
+    pub varied: Vec<(ComponentId, Varied)>,
+    /// For an entity whose varied components have few outcomes together: a template per
+    /// combination of outcomes, built when first spawned, so a spawn clones one like a fixed
+    /// entity (`None` when there are none or too many: spawns write the rolled values in place).
+    pub variants: Option<Variants>,
+    /// The column layout of a batch of this entity (components, `StableId`, marker).
+    pub batch_type: ColumnBatchType,
+}
+
+impl CompiledNode {
+    /// A rolled value of each component that varies per spawn.
+    pub(crate) fn rolled<'a>(
+        &'a self,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+    ) -> Result<Vec<(ComponentId, Rolled<'a>)>, ValueError> {
+        self.varied
+            .iter()
+            .map(|(id, varied)| Ok((*id, varied.roll(registry.ops(*id), rng)?)))
+            .collect()
+    }
+
+    /// Adds the node's component values to `builder` (each varied one as `rolled` has it),
+    /// except those `skip` names.
+    pub(crate) fn add_values(
+        &self,
+        registry: &ComponentRegistry,
+        rolled: &[(ComponentId, Rolled<'_>)],
+        builder: &mut EntityBuilder,
+        skip: impl Fn(ComponentId) -> bool,
+    ) {
+        for (id, value) in &self.typed {
+            if skip(*id) {
+                continue;
+            }
+            let ops = registry.ops(*id);
+            match rolled.iter().find(|(varied, _)| varied == id) {
+                Some((_, value)) => ops.add_to_builder(value.typed(), builder),
+                None => ops.add_to_builder(value, builder),
+            }
+        }
+    }
+
+    /// A template for one spawn of an entity whose components vary, its outcomes rolled;
+    /// `None` when the entity has no such templates (spawns write rolled values in place).
+    #[inline]
+    fn variant_template(
+        &self,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+    ) -> Option<&BuiltEntityClone> {
+        let variants = self.variants.as_ref()?;
+        let templates = variants
+            .templates
+            .get_or_init(|| self.build_variant_templates(registry, &variants.counts))
+            .as_deref()?;
+        let mut index = 0u64;
+        for count in &variants.counts {
+            index = index * count + rng.below(*count);
+        }
+        templates.get(index as usize)
+    }
+
+    /// One template per combination of the varied components' outcomes (the first varied
+    /// component most significant); `None` if an outcome does not decode.
+    fn build_variant_templates(
+        &self,
+        registry: &ComponentRegistry,
+        counts: &[u64],
+    ) -> Option<Vec<BuiltEntityClone>> {
+        let outcomes: Vec<&[Option<TypedValue>]> = self
+            .varied
+            .iter()
+            .map(|(id, varied)| varied.outcomes(registry.ops(*id)))
+            .collect::<Option<_>>()?;
+        let total: u64 = counts.iter().product();
+        let mut templates = Vec::with_capacity(total as usize);
+        for combination in 0..total {
+            let mut chosen = vec![0u64; counts.len()];
+            let mut rest = combination;
+            for (slot, count) in chosen.iter_mut().zip(counts).rev() {
+                *slot = rest % count;
+                rest /= count;
+            }
+            let mut template = EntityBuilderClone::new();
+            for (id, value) in &self.typed {
+                let ops = registry.ops(*id);
+                match self.varied.iter().position(|(varied, _)| varied == id) {
+                    Some(v) => ops.add_to_template(
+                        outcomes[v].get(chosen[v] as usize)?.as_ref()?,
+                        &mut template,
+                    ),
+                    None => ops.add_to_template(value, &mut template),
+                }
+            }
+            template.add(self.marker);
+            template.add(StableId(0));
+            templates.push(template.build());
+        }
+        Some(templates)
+    }
+
+    /// The changes of `component` that hot reload leaves to the values each entity rolled.
+    pub(crate) fn varied_mask(&self, component: ComponentId) -> Option<Value> {
+        self.varied
+            .iter()
+            .find(|(id, _)| *id == component)
+            .map(|(_, varied)| varied.mask())
+    }
+}
+
+/// The problem of a component value that does not decode: an entity reference naming no child
+/// (what the reference checker noted, `failure`), or what serde said.
+fn decode_problem(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    node: &LayoutNode<'_>,
+    name: &str,
+    error: ValueError,
+    failure: Option<(String, Option<String>)>,
+) -> CompileProblem {
+    match failure {
+        Some((message, suggestion)) => {
+            let message = format!("invalid value for {}: {message}", place(name, &error.path));
+            problem(
+                node,
+                name,
+                error.path,
+                DiagnosticCode::UnknownChild,
+                message,
+                suggestion,
+            )
+        }
+        None => value_problem(registry, id, node, name, error),
+    }
+}
+
+/// A problem compiling one component of one entity of an archetype.
+#[derive(Clone, Debug)]
+pub(crate) struct CompileProblem {
+    /// Child names from the root to the entity (empty for the root).
+    pub node: Vec<Arc<str>>,
+    pub component: Arc<str>,
+    pub field: FieldPath,
+    pub code: DiagnosticCode,
+    pub message: String,
+    pub suggestion: Option<String>,
+    /// Unknown fields: an error or a warning depending on the library's settings.
+    pub unknown_field: bool,
+    /// A required field is absent (the concrete archetype's to complete).
+    pub missing_field: bool,
+    /// An error, or (an operator with nothing to work on) a warning.
+    pub severity: Severity,
+}
+
+impl CompileProblem {
+    /// The warning about an operator a concrete archetype settled with nothing to work on.
+    pub fn warning(unused: UnusedOperator) -> Self {
+        CompileProblem {
+            node: unused.node,
+            component: unused.component,
+            field: unused.field,
+            code: DiagnosticCode::UnusedOperator,
+            message: unused.message,
+            suggestion: None,
+            unknown_field: false,
+            missing_field: false,
+            severity: Severity::Warning,
+        }
+    }
+}
+
+/// Builds the spawn templates of a concrete archetype. `intern` maps a node path to the number
+/// stored in instance markers. Returns the compiled archetype (if it has no errors) and every
+/// problem found, unknown fields included.
+pub(crate) fn compile(
+    archetype: ArchetypeId,
+    resolved: &ResolvedEntity,
+    registry: &ComponentRegistry,
+    intern: &mut dyn FnMut(&str) -> u32,
+) -> (Option<CompiledArchetype>, Vec<CompileProblem>) {
+    let mut layout = Vec::new();
+    flatten(resolved, None, Vec::new(), &mut layout);
+    let paths: Arc<[Arc<str>]> = layout.iter().map(|n| n.path.clone()).collect();
+    let index: FxHashMap<Arc<str>, usize> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.clone(), i))
+        .collect();
+    let index = Arc::new(index);
+
+    let mut problems = Vec::new();
+    let mut hard_error = false;
+    let mut nodes = Vec::with_capacity(layout.len());
+    // One mapper checks the `#` references of every value (installing one per value would
+    // cost an allocation each); `base` and the findings are reset per value.
+    let state = Rc::new(RefCell::new(CheckState {
+        paths: paths.clone(),
+        index: index.clone(),
+        base: Arc::from(""),
+        used: false,
+        failure: None,
+    }));
+    let ((), _) = with_mapper(
+        CheckRefs {
+            state: state.clone(),
+        },
+        || {
+            for (i, node) in layout.iter().enumerate() {
+                let base = base_of(&layout, i);
+                let mut template = EntityBuilderClone::new();
+                let mut typed = Vec::new();
+                let mut with_refs = Vec::new();
+                let mut varied = Vec::new();
+                let mut batch_type = ColumnBatchType::new();
+                for (name, value) in &node.entity.components {
+                    let Some(id) = registry.id(name) else {
+                        // Names were checked when the file was read; an unregistered name here means
+                        // the registry changed under us. Report rather than panic.
+                        hard_error = true;
+                        problems.push(problem(
+                            node,
+                            name,
+                            FieldPath::root(),
+                            DiagnosticCode::UnknownComponent,
+                            format!("unknown component `{name}`"),
+                            None,
+                        ));
+                        continue;
+                    };
+                    {
+                        let mut check = state.borrow_mut();
+                        check.base = paths[base].clone();
+                        check.used = false;
+                        check.failure = None;
+                    }
+                    let spec = match Spec::find(value, name, registry) {
+                        Ok(spec) => spec,
+                        Err(SpecProblem { field, message }) => {
+                            hard_error = true;
+                            let message =
+                                format!("invalid value for {}: {message}", place(name, &field));
+                            problems.push(problem(
+                                node,
+                                name,
+                                field,
+                                DiagnosticCode::InvalidOperator,
+                                message,
+                                None,
+                            ));
+                            continue;
+                        }
+                    };
+                    // A varying value is checked and kept as its first outcome.
+                    let first = spec.as_ref().map(|spec| spec.first(value));
+                    let written = value;
+                    let value = first.as_ref().unwrap_or(value);
+                    let mut unknown = Vec::new();
+                    forget_reference_failure();
+                    let decoded = registry.ops(id).decode(value, &mut unknown);
+                    let (used, failure) = {
+                        let mut check = state.borrow_mut();
+                        (check.used, check.failure.take())
+                    };
+                    problems.extend(unknown_field_problems(registry, id, node, name, unknown));
+                    match decoded {
+                        Ok(value_typed) => {
+                            // Every value a variation can roll is checked now; a component
+                            // holding references rolls when it is decoded, per spawn.
+                            let compiled =
+                                spec.map(|spec| Varied::compile(spec, written, registry.ops(id)));
+                            if let Some(Err(error)) = compiled {
+                                hard_error = true;
+                                let failure = state.borrow_mut().failure.take();
+                                problems
+                                    .push(decode_problem(registry, id, node, name, error, failure));
+                            } else if used {
+                                with_refs.push((id, written.clone()));
+                            } else {
+                                if let Some(Ok(compiled)) = compiled {
+                                    varied.push((id, compiled));
+                                }
+                                registry
+                                    .ops(id)
+                                    .add_to_template(&value_typed, &mut template);
+                                registry.ops(id).add_column(&mut batch_type);
+                                typed.push((id, value_typed));
+                            }
+                        }
+                        Err(error) => {
+                            hard_error = true;
+                            problems.push(decode_problem(registry, id, node, name, error, failure));
+                        }
+                    }
+                }
+                let marker = ArchetypeInstance {
+                    archetype,
+                    node: intern(&node.path),
+                };
+                template.add(marker);
+                template.add(StableId(0));
+                batch_type.add::<ArchetypeInstance>();
+                batch_type.add::<StableId>();
+                let variants = Variants::plan(&varied);
+                nodes.push(CompiledNode {
+                    path: node.path.clone(),
+                    marker,
+                    parent: node.parent,
+                    children: Vec::new(),
+                    base,
+                    template: template.build(),
+                    typed,
+                    with_refs,
+                    varied,
+                    variants,
+                    batch_type,
+                });
+            }
+        },
+    );
+    for i in 0..nodes.len() {
+        if let Some(parent) = nodes[i].parent {
+            nodes[parent].children.push(i);
+        }
+    }
+    if hard_error {
+        return (None, problems);
+    }
+    let simple = nodes.len() == 1 && nodes[0].with_refs.is_empty();
+    (
+        Some(CompiledArchetype {
+            nodes,
+            simple,
+            paths,
+            index,
+            bundle_templates: Mutex::default(),
+        }),
+        problems,
+    )
+}
+
+/// Checks the component values of an archetype that cannot be compiled (it is abstract, or
+/// something it depends on has errors) as far as they go: the fields each value has must have
+/// the right types and names, fields it lacks are not errors, and entity references need only
+/// be well formed (the children they name may come from elsewhere).
+pub(crate) fn check_partial(
+    resolved: &ResolvedEntity,
+    registry: &ComponentRegistry,
+) -> Vec<CompileProblem> {
+    let mut layout = Vec::new();
+    flatten(resolved, None, Vec::new(), &mut layout);
+    let mut problems = Vec::new();
+    let ((), _) = with_mapper(WellFormedRefs, || {
+        for node in &layout {
+            for (name, value) in &node.entity.components {
+                let Some(id) = registry.id(name) else {
+                    continue;
+                };
+                let mut unknown = Vec::new();
+                forget_reference_failure();
+                let checked = registry.ops(id).check_partial(value, &mut unknown);
+                problems.extend(unknown_field_problems(registry, id, node, name, unknown));
+                if let Err(error) = checked {
+                    problems.push(value_problem(registry, id, node, name, error));
+                }
+            }
+        }
+    });
+    problems
+}
+
+/// The problems of the fields a value has that its type does not.
+fn unknown_field_problems(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    node: &LayoutNode<'_>,
+    name: &str,
+    unknown: Vec<FieldPath>,
+) -> Vec<CompileProblem> {
+    unknown
+        .into_iter()
+        .map(|field| {
+            let suggestion = suggest_field(registry, id, &field);
+            let message = format!("unknown field `{field}` in component `{name}`");
+            let mut p = problem(
+                node,
+                name,
+                field,
+                DiagnosticCode::UnknownField,
+                message,
+                suggestion,
+            );
+            p.unknown_field = true;
+            p
+        })
+        .collect()
+}
+
+/// Accepts every well-formed `#` reference (for partial values: the child it names may be
+/// added by another archetype).
+struct WellFormedRefs;
+
+impl EntityMapper for WellFormedRefs {
+    fn wire(&self) -> RefWire {
+        RefWire::Text
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("entity references cannot be written here".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        match reference {
+            // Checked against a deep base, so `..` is judged only by its form.
+            RefIn::Text(text) => resolve_ref_path(text, WELL_FORMED_BASE).map(|_| Entity::DANGLING),
+            RefIn::Number(n) => Err(format!(
+                "entity reference {n} must be written as `#` or `#child`"
+            )),
+        }
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// A base deeper than any children limit, for checking the form of references alone.
+const WELL_FORMED_BASE: &str = "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p";
+
+struct LayoutNode<'a> {
+    path: Arc<str>,
+    names: Vec<Arc<str>>,
+    parent: Option<usize>,
+    entity: &'a ResolvedEntity,
+}
+
+fn flatten<'a>(
+    entity: &'a ResolvedEntity,
+    parent: Option<usize>,
+    names: Vec<Arc<str>>,
+    out: &mut Vec<LayoutNode<'a>>,
+) {
+    let index = out.len();
+    out.push(LayoutNode {
+        path: Arc::from(names.iter().map(|n| &**n).collect::<Vec<_>>().join("/")),
+        names: names.clone(),
+        parent,
+        entity,
+    });
+    for (name, child) in &entity.children {
+        let mut child_names = names.clone();
+        child_names.push(name.clone());
+        flatten(child, Some(index), child_names, out);
+    }
+}
+
+/// References inside an entity are relative to the nearest entity (itself or an ancestor) that
+/// is an archetype's root: the instance root, or a child declared with `"archetype"`.
+fn base_of(layout: &[LayoutNode<'_>], mut i: usize) -> usize {
+    loop {
+        if layout[i].entity.source.is_some() {
+            return i;
+        }
+        match layout[i].parent {
+            Some(parent) => i = parent,
+            None => return i,
+        }
+    }
+}
+
+fn problem(
+    node: &LayoutNode<'_>,
+    component: &str,
+    field: FieldPath,
+    code: DiagnosticCode,
+    message: String,
+    suggestion: Option<String>,
+) -> CompileProblem {
+    CompileProblem {
+        node: node.names.clone(),
+        component: Arc::from(component),
+        field,
+        code,
+        message,
+        suggestion,
+        unknown_field: false,
+        missing_field: false,
+        severity: Severity::Error,
+    }
+}
+
+/// Turns a serde error into a message that names the field, with a suggestion for unknown enum
+/// variants.
+/// `` `Health` `` or `` `Health.max` ``.
+fn place(component: &str, field: &FieldPath) -> String {
+    if field.is_empty() {
+        format!("`{component}`")
+    } else {
+        format!("`{component}.{field}`")
+    }
+}
+
+/// Forgets a refused `ArchetypeRef` or `AssetPath` of an earlier value, so one refused now is
+/// told from it.
+fn forget_reference_failure() {
+    if let Some(context) = ReferenceContext::current() {
+        context.take_failure();
+    }
+}
+
+fn value_problem(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    node: &LayoutNode<'_>,
+    name: &str,
+    error: ValueError,
+) -> CompileProblem {
+    let place = place(name, &error.path);
+    // A checked reference refused: its own code and suggestion.
+    if let Some(failure) = ReferenceContext::current().and_then(|c| c.take_failure()) {
+        let message = format!("invalid value for {place}: {}", failure.message);
+        return problem(
+            node,
+            name,
+            error.path,
+            failure.code,
+            message,
+            failure.suggestion,
+        );
+    }
+    let shape = || registry.ops(id).probe(error.path.segments());
+    let suggestion = match &error.kind {
+        ReadErrorKind::UnknownVariant(variant) => match shape() {
+            Some(Shape::Enum { variants, .. }) => did_you_mean(variant, variants.iter().copied()),
+            _ => None,
+        },
+        // A marker holding something: it is written `{}`.
+        _ if error.path.is_empty() && registry.is_marker(id) => Some("{}".to_string()),
+        _ => None,
+    };
+    let message = format!("invalid value for {place}: {}", error.message);
+    let mut problem = problem(
+        node,
+        name,
+        error.path,
+        DiagnosticCode::InvalidComponent,
+        message,
+        suggestion,
+    );
+    problem.missing_field = error.kind == ReadErrorKind::MissingField;
+    problem
+}
+
+/// The closest real field name to an unknown one, from the type's own field list.
+pub(crate) fn suggest_field(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    field: &FieldPath,
+) -> Option<String> {
+    crate::json::field_probe::suggest_with(field, |parent| registry.ops(id).probe(parent))
+}
+
+/// The entity path a `#` reference written for an entity based at `base` points to:
+/// `#` is the base itself, `#turret/barrel` a descendant, `..` goes up one level.
+pub(crate) fn resolve_ref_path(text: &str, base: &str) -> Result<String, String> {
+    let Some(rest) = text.strip_prefix('#') else {
+        return Err(format!(
+            "`{text}` is not an entity reference; in archetype files write `#` for the archetype's root or `#child` (`#child/grandchild`) for one of its children"
+        ));
+    };
+    let mut segments: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
+    for segment in rest.split('/').filter(|s| !s.is_empty()) {
+        if segment == ".." {
+            if segments.pop().is_none() {
+                return Err(format!("`{text}` goes above the archetype's root"));
+            }
+        } else if check_local_name(segment) {
+            segments.push(segment);
+        } else {
+            return Err(format!("`{text}` is not a valid entity reference"));
+        }
+    }
+    Ok(segments.join("/"))
+}
+
+/// Resolves a `#` reference to a node index of an instance.
+fn resolve_ref(
+    text: &str,
+    base: &str,
+    index: &FxHashMap<Arc<str>, usize>,
+) -> Result<usize, String> {
+    let path = resolve_ref_path(text, base)?;
+    index
+        .get(path.as_str())
+        .copied()
+        .ok_or_else(|| format!("entity reference `{text}` names no child of this archetype"))
+}
+
+/// Checks `#` references while compiling; references resolve to a placeholder.
+struct CheckRefs {
+    state: Rc<RefCell<CheckState>>,
+}
+
+/// What [`CheckRefs`] knows and found, shared with the code that installed it.
+struct CheckState {
+    paths: Arc<[Arc<str>]>,
+    index: Arc<FxHashMap<Arc<str>, usize>>,
+    /// The entity path references are relative to.
+    base: Arc<str>,
+    /// A reference was read (the value must be decoded again per spawn).
+    used: bool,
+    /// The first bad reference: message and suggestion.
+    failure: Option<(String, Option<String>)>,
+}
+
+impl EntityMapper for CheckRefs {
+    fn wire(&self) -> RefWire {
+        RefWire::Text
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("entity references cannot be written here".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let mut state = self.state.borrow_mut();
+        let text = match reference {
+            RefIn::Text(text) => text,
+            RefIn::Number(n) => {
+                let message = format!("entity reference {n} must be written as `#` or `#child`");
+                state.failure = Some((message.clone(), None));
+                return Err(message);
+            }
+        };
+        match resolve_ref(text, &state.base, &state.index) {
+            Ok(_) => {
+                state.used = true;
+                Ok(Entity::DANGLING)
+            }
+            Err(message) => {
+                let prefix = if state.base.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}/", state.base)
+                };
+                let candidates: Vec<String> = state
+                    .paths
+                    .iter()
+                    .filter_map(|p| {
+                        p.strip_prefix(prefix.as_str())
+                            .or((prefix.is_empty()).then_some(&**p))
+                    })
+                    .map(|p| format!("#{p}"))
+                    .collect();
+                let suggestion = did_you_mean(text, candidates.iter().map(String::as_str));
+                state.failure = Some((message.clone(), suggestion));
+                Err(message)
+            }
+        }
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Resolves `#` references to the entities of the instance being spawned.
+struct SpawnRefs {
+    index: Arc<FxHashMap<Arc<str>, usize>>,
+    base: Arc<str>,
+    entities: Arc<[Entity]>,
+}
+
+impl EntityMapper for SpawnRefs {
+    fn wire(&self) -> RefWire {
+        RefWire::Text
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("entity references cannot be written here".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        match reference {
+            RefIn::Text(text) => {
+                resolve_ref(text, &self.base, &self.index).map(|i| self.entities[i])
+            }
+            RefIn::Number(n) => Err(format!(
+                "entity reference {n} must be written as `#` or `#child`"
+            )),
+        }
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Overrides for one spawn, already checked: component → merged value to use instead (or
+/// `None` to leave the component out), plus the patch recorded on the entity.
+pub(crate) struct CheckedOverrides {
+    pub replace: Vec<(ComponentId, Option<Value>)>,
+    pub record: InstanceOverrides,
+}
+
+impl CompiledArchetype {
+    /// Spawns one instance. `overrides` apply to the root.
+    pub(crate) fn spawn(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        overrides: Option<&CheckedOverrides>,
+        rng: &SpawnRng,
+    ) -> Result<Entity, ValueError> {
+        if self.simple && overrides.is_none() {
+            let root = &self.nodes[0];
+            let variant = root.variant_template(registry, rng);
+            let entity = world.spawn(variant.unwrap_or(&root.template));
+            if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
+                *id = rng.next_id();
+            }
+            if variant.is_some() {
+                return Ok(entity);
+            }
+            // Values that vary replace the template's first outcome (in place: same components).
+            for (component, varied) in &root.varied {
+                let ops = registry.ops(*component);
+                match varied.roll(ops, rng) {
+                    Ok(value) => {
+                        ops.overwrite_typed(world, entity, value.typed());
+                    }
+                    Err(error) => {
+                        let _ = world.despawn(entity);
+                        return Err(error);
+                    }
+                }
+            }
+            return Ok(entity);
+        }
+        self.spawn_general(world, registry, overrides, rng)
+    }
+
+    /// The template a `spawn_with_bundle` of bundle type `bundle` spawns from: the root's own
+    /// (every component, the marker, a placeholder `StableId`) with the override shape
+    /// `overrides` gives, over which the bundle is then written in place. `None` when a spawn
+    /// cannot be made that way: the archetype is not `simple`, its values vary per spawn, or a
+    /// component of the bundle is not one of the root's (`components`: the bundle's, `None` if
+    /// one is not registered or is one the library manages). Made once per bundle type.
+    pub(crate) fn bundle_template(
+        &self,
+        registry: &ComponentRegistry,
+        bundle: TypeId,
+        components: impl FnOnce() -> Option<Vec<ComponentId>>,
+        overrides: impl FnOnce(&[ComponentId]) -> Option<InstanceOverrides>,
+    ) -> Option<Arc<BuiltEntityClone>> {
+        let mut templates = match self.bundle_templates.lock() {
+            Ok(templates) => templates,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        templates
+            .entry(bundle)
+            .or_insert_with(|| {
+                let root = &self.nodes[0];
+                if !self.simple || !root.varied.is_empty() {
+                    return None;
+                }
+                let components = components()?;
+                let own = |id: &ComponentId| root.typed.iter().any(|(c, _)| c == id);
+                if !components.iter().all(own) {
+                    return None;
+                }
+                let mut template = EntityBuilderClone::new();
+                for (id, value) in &root.typed {
+                    registry.ops(*id).add_to_template(value, &mut template);
+                }
+                template.add(root.marker);
+                template.add(StableId(0));
+                if let Some(overrides) = overrides(&components) {
+                    template.add(overrides);
+                }
+                Some(Arc::new(template.build()))
+            })
+            .clone()
+    }
+
+    /// Spawns one instance of a single-entity archetype without references (`simple`) whose
+    /// root takes `bundle` in place of the archetype's components of the same types, plus
+    /// `overrides`: one entity built once, not spawned and then changed. `None` (and the bundle
+    /// back) when the archetype is not simple.
+    pub(crate) fn spawn_simple_with<B: hecs::DynamicBundle>(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+        bundle: B,
+        replaced: &[ComponentId],
+        overrides: Option<InstanceOverrides>,
+    ) -> Result<Result<Entity, ValueError>, B> {
+        if !self.simple {
+            return Err(bundle);
+        }
+        let root = &self.nodes[0];
+        let rolled = match root.rolled(registry, rng) {
+            Ok(rolled) => rolled,
+            Err(error) => return Ok(Err(error)),
+        };
+        let mut builder = EntityBuilder::new();
+        root.add_values(registry, &rolled, &mut builder, |id| replaced.contains(&id));
+        builder.add(rng.next_id());
+        builder.add(root.marker);
+        // Last, so the caller's components win (a `StableId` of its own too).
+        builder.add_bundle(bundle);
+        if let Some(overrides) = overrides {
+            builder.add(overrides);
+        }
+        Ok(Ok(world.spawn(builder.build())))
+    }
+
+    fn spawn_general(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        overrides: Option<&CheckedOverrides>,
+        rng: &SpawnRng,
+    ) -> Result<Entity, ValueError> {
+        let entities: Arc<[Entity]> = world.reserve_entities(self.nodes.len() as u32).collect();
+        // Decode everything before touching the world, so a failure leaves it as it was.
+        match self.build_entities(&entities, registry, overrides, rng) {
+            Ok(builders) => {
+                for (entity, mut builder) in entities.iter().zip(builders) {
+                    let _ = world.insert(*entity, builder.build());
+                }
+                Ok(entities[0])
+            }
+            Err(error) => {
+                for &entity in entities.iter() {
+                    let _ = world.despawn(entity);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Spawns one instance through `commands`: its entities are reserved in `world` now (the
+    /// root's handle is returned) and get their components when the buffer runs. A failure
+    /// records nothing but the release of the reserved handles.
+    pub(crate) fn spawn_deferred(
+        &self,
+        world: &World,
+        commands: &mut hecs::CommandBuffer,
+        registry: &ComponentRegistry,
+        rng: &SpawnRng,
+    ) -> Result<Entity, ValueError> {
+        let entities: Arc<[Entity]> = world.reserve_entities(self.nodes.len() as u32).collect();
+        match self.build_entities(&entities, registry, None, rng) {
+            Ok(builders) => {
+                for (entity, mut builder) in entities.iter().zip(builders) {
+                    commands.insert(*entity, builder.build());
+                }
+                Ok(entities[0])
+            }
+            Err(error) => {
+                for &entity in entities.iter() {
+                    commands.despawn(entity);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Every entity of one instance, built for `entities` (one handle per node, in node order):
+    /// values rolled where they vary, references decoded to those handles, a fresh stable ID,
+    /// the marker and the parent/children links; `overrides` on the root.
+    fn build_entities(
+        &self,
+        entities: &Arc<[Entity]>,
+        registry: &ComponentRegistry,
+        overrides: Option<&CheckedOverrides>,
+        rng: &SpawnRng,
+    ) -> Result<Vec<EntityBuilder>, ValueError> {
+        let mut builders = Vec::with_capacity(self.nodes.len());
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mut builder = EntityBuilder::new();
+            let replaced = |id: ComponentId| {
+                i == 0 && overrides.is_some_and(|o| o.replace.iter().any(|(r, _)| *r == id))
+            };
+            let rolled = node.rolled(registry, rng)?;
+            node.add_values(registry, &rolled, &mut builder, replaced);
+            let mut decode_list: Vec<(ComponentId, &Value)> = node
+                .with_refs
+                .iter()
+                .filter(|(id, _)| !replaced(*id))
+                .map(|(id, v)| (*id, v))
+                .collect();
+            if i == 0 {
+                if let Some(overrides) = overrides {
+                    decode_list.extend(
+                        overrides
+                            .replace
+                            .iter()
+                            .filter_map(|(id, v)| v.as_ref().map(|v| (*id, v))),
+                    );
+                }
+            }
+            for (id, value) in decode_list {
+                let value = &*rolled_value(value, registry.name(id), registry, rng);
+                let mapper = SpawnRefs {
+                    index: self.index.clone(),
+                    base: self.nodes[node.base].path.clone(),
+                    entities: entities.clone(),
+                };
+                let (decoded, _) =
+                    with_mapper(mapper, || registry.ops(id).decode(value, &mut Vec::new()));
+                registry.ops(id).add_to_builder(&decoded?, &mut builder);
+            }
+            builder.add(rng.next_id());
+            builder.add(node.marker);
+            if let Some(parent) = node.parent {
+                builder.add(Parent(EntityRef(entities[parent])));
+            }
+            if !node.children.is_empty() {
+                builder.add(Children(
+                    node.children
+                        .iter()
+                        .map(|&c| EntityRef(entities[c]))
+                        .collect(),
+                ));
+            }
+            if i == 0 {
+                if let Some(overrides) = overrides {
+                    builder.add(overrides.record.clone());
+                }
+            }
+            builders.push(builder);
+        }
+        Ok(builders)
+    }
+
+    /// Spawns `count` instances, as one column batch when the archetype is simple.
+    pub(crate) fn spawn_many(
+        &self,
+        world: &mut World,
+        registry: &ComponentRegistry,
+        count: u32,
+        rng: &SpawnRng,
+    ) -> Result<Vec<Entity>, ValueError> {
+        if !self.simple {
+            return (0..count)
+                .map(|_| self.spawn(world, registry, None, rng))
+                .collect();
+        }
+        let root = &self.nodes[0];
+        let mut batch = root.batch_type.clone().into_batch(count);
+        for (id, value) in &root.typed {
+            let ops = registry.ops(*id);
+            match root.varied.iter().find(|(varied, _)| varied == id) {
+                Some((_, varied)) => {
+                    for _ in 0..count {
+                        ops.fill_column(varied.roll(ops, rng)?.typed(), &mut batch, 1);
+                    }
+                }
+                None => ops.fill_column(value, &mut batch, count),
+            }
+        }
+        if let Some(mut ids) = batch.writer::<StableId>() {
+            for _ in 0..count {
+                let _ = ids.push(rng.next_id());
+            }
+        }
+        if let Some(mut markers) = batch.writer::<ArchetypeInstance>() {
+            for _ in 0..count {
+                let _ = markers.push(root.marker);
+            }
+        }
+        match batch.build() {
+            Ok(batch) => Ok(world.spawn_column_batch(batch).collect()),
+            // Every column was filled above; an incomplete batch is a bug, not bad data.
+            Err(incomplete) => Err(ValueError::invalid(
+                FieldPath::root(),
+                format!("internal error: incomplete spawn batch ({incomplete:?})"),
+            )),
+        }
+    }
+}
+
+/// Why spawn-time overrides were rejected.
+pub(crate) struct OverrideProblem {
+    pub component: Option<String>,
+    pub field: FieldPath,
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
+impl CompiledArchetype {
+    /// Checks spawn-time overrides against the archetype's root (`root` is its resolved value):
+    /// component names, and each merged value must deserialize. Returns the merged values to spawn
+    /// with.
+    pub(crate) fn check_overrides(
+        &self,
+        registry: &ComponentRegistry,
+        root: &ResolvedEntity,
+        overrides: &Value,
+        shapes: &OverrideShapes,
+    ) -> Result<CheckedOverrides, OverrideProblem> {
+        let fail = |component: Option<String>,
+                    field: FieldPath,
+                    message: String,
+                    suggestion: Option<String>| {
+            Err(OverrideProblem {
+                component,
+                field,
+                message,
+                suggestion,
+            })
+        };
+        let Value::Object(object) = overrides else {
+            return fail(
+                None,
+                FieldPath::root(),
+                format!(
+                    "overrides must be an object of component name to merge patch, found {}",
+                    crate::archetype::file::kind_of(overrides)
+                ),
+                None,
+            );
+        };
+        let mut replace = Vec::new();
+        let mut record = Map::new();
+        for (key, patch) in object {
+            let Some(id) = registry.id(key) else {
+                let suggestion = did_you_mean(key, registry.names());
+                return fail(
+                    Some(key.clone()),
+                    FieldPath::root(),
+                    format!("unknown component `{key}`"),
+                    suggestion,
+                );
+            };
+            if registry.is_managed(id) {
+                let message = format!("component `{key}` is set by the library when entities are spawned; remove it from the overrides");
+                return fail(Some(key.clone()), FieldPath::root(), message, None);
+            }
+            let name = registry.name_arc(id).clone();
+            if patch.is_null() {
+                replace.push((id, None));
+            } else {
+                let mut merged = root.components.get(&name).cloned().unwrap_or(Value::Null);
+                let misfits =
+                    crate::archetype::value_merge::merge(&mut merged, patch, &name, registry);
+                if let Some(misfit) = misfits.into_iter().next() {
+                    let message = format!(
+                        "invalid value for {}: {}",
+                        place(&name, &misfit.field),
+                        misfit.message
+                    );
+                    return fail(Some(name.to_string()), misfit.field, message, None);
+                }
+                // An operator with nothing to work on settles as in a concrete archetype.
+                let integer = |path: &[PathSegment]| registry.is_integer(&name, path);
+                crate::archetype::operator::settle(&mut merged, &name, &integer);
+                // Variations are rolled when spawning; their first outcome is checked here.
+                let (first, others) = match Spec::find(&merged, &name, registry) {
+                    Ok(Some(spec)) => (Some(spec.first(&merged)), spec.probes(&merged)),
+                    Ok(None) => (None, Vec::new()),
+                    Err(SpecProblem { field, message }) => {
+                        let message =
+                            format!("invalid value for {}: {message}", place(&name, &field));
+                        return fail(Some(name.to_string()), field, message, None);
+                    }
+                };
+                let checked = first.as_ref().unwrap_or(&merged);
+                let mut unknown = Vec::new();
+                let state = Rc::new(RefCell::new(CheckState {
+                    paths: self.paths.clone(),
+                    index: self.index.clone(),
+                    base: Arc::from(""),
+                    used: false,
+                    failure: None,
+                }));
+                let checker = CheckRefs {
+                    state: state.clone(),
+                };
+                forget_reference_failure();
+                let (decoded, _) =
+                    with_mapper(checker, || registry.ops(id).decode(checked, &mut unknown));
+                if let Err(error) = decoded {
+                    let refused = ReferenceContext::current()
+                        .and_then(|c| c.take_failure())
+                        .map(|failure| (failure.message, failure.suggestion));
+                    let failure = state.borrow_mut().failure.take().or(refused);
+                    let (message, suggestion) = failure.unwrap_or((error.message, None));
+                    let message =
+                        format!("invalid value for {}: {message}", place(&name, &error.path));
+                    return fail(Some(name.to_string()), error.path, message, suggestion);
+                }
+                // Every other value a variation could roll.
+                for other in &others {
+                    if let Err(error) = registry.ops(id).decode(other, &mut Vec::new()) {
+                        let message = format!(
+                            "invalid value for {}: {}",
+                            place(&name, &error.path),
+                            error.message
+                        );
+                        return fail(Some(name.to_string()), error.path, message, None);
+                    }
+                }
+                if let Some(field) = unknown.into_iter().next() {
+                    let suggestion = suggest_field(registry, id, &field);
+                    return fail(
+                        Some(name.to_string()),
+                        field.clone(),
+                        format!("unknown field `{field}` in component `{name}`"),
+                        suggestion,
+                    );
+                }
+                replace.push((id, Some(merged)));
+            }
+            record.insert(name.to_string(), override_shape(patch));
+        }
+        Ok(CheckedOverrides {
+            replace,
+            record: shapes.intern(record),
+        })
+    }
+}

@@ -1,0 +1,1977 @@
+//! [`ArchetypeLibrary`]: every archetype under a root directory, resolved, validated and ready
+//! to spawn.
+
+use std::any::TypeId;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+
+use hecs::{Entity, World};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::Value;
+
+use crate::archetype::archetype_ref::ArchetypeRef;
+use crate::archetype::compiled::{check_partial, compile, CompileProblem, CompiledArchetype};
+use crate::archetype::file::{ArchetypeDoc, EntitySpec};
+use crate::archetype::instance::{
+    ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
+};
+use crate::archetype::loaded::Archetype;
+use crate::archetype::name::name_from_relative_path;
+use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
+use crate::archetype::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
+use crate::archetype::renames::{names_any, Renames};
+use crate::archetype::resolver::{
+    supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator,
+};
+use crate::archetype::source::SourceFile;
+use crate::archetype::spawn_error::SpawnError;
+use crate::archetype::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
+use crate::archetype::tree::{
+    case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
+};
+use crate::component::registry::{ComponentId, ComponentRegistry};
+use crate::component::stable_id::StableId;
+use crate::diagnostic::{
+    quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
+};
+use crate::json::field_path::FieldPath;
+use crate::json::suggest::did_you_mean;
+use crate::limits::Limits;
+
+/// How a library reads its files.
+///
+/// New options may be added in minor versions: start from [`LoadOptions::default`] and set
+/// the fields you need.
+///
+/// # Example
+/// ```
+/// use archetype_engine::{LoadOptions, Severity};
+/// let mut options = LoadOptions::default();
+/// options.unknown_fields = Severity::Warning; // a typo in a field name is reported, not fatal
+/// options.limits.max_file_bytes = 1024 * 1024;
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LoadOptions {
+    /// Size and depth limits.
+    pub limits: Limits,
+    /// Whether a field a component type does not have is an error (the default) or a warning.
+    pub unknown_fields: Severity,
+    /// The directory [`AssetPath`](crate::AssetPath) fields are relative to: each one read must
+    /// name a file there (scanned on each full load). `None` (the default): only their form is
+    /// checked.
+    pub assets_root: Option<PathBuf>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            limits: Limits::default(),
+            unknown_fields: Severity::Error,
+            assets_root: None,
+        }
+    }
+}
+
+/// Every archetype under a root directory: read once, inheritance resolved, every component
+/// value deserialized up front, so spawning never parses JSON.
+///
+/// A library keeps serving the last good version of an archetype whose file breaks later (see
+/// [`reload_all`](Self::reload_all)), and a library that loaded with errors still serves the
+/// archetypes that are valid and do not depend on broken ones.
+///
+/// # Example
+/// ```no_run
+/// use archetype_engine::{ArchetypeLibrary, ComponentRegistry};
+/// # #[derive(Clone, serde::Serialize, serde::Deserialize)] struct Health { max: f32 }
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Health>()?;
+/// let library = ArchetypeLibrary::load("archetypes", registry)?;
+/// let mut world = hecs::World::new();
+/// let goblin = library.spawn(&mut world, "enemies/goblin")?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ArchetypeLibrary {
+    registry: Arc<ComponentRegistry>,
+    root: PathBuf,
+    options: LoadOptions,
+    sources: FxHashMap<Arc<str>, SourceFile>,
+    /// The names of `sources`, sorted (kept in step with it).
+    sorted_names: Vec<Arc<str>>,
+    scan_problems: Vec<Diagnostic>,
+    slots: Vec<Slot>,
+    ids: FxHashMap<Arc<str>, ArchetypeId>,
+    states: FxHashMap<Arc<str>, State>,
+    /// Former archetype names (`formerly`) and what each is called now.
+    renames: Renames,
+    diagnostics: Vec<Diagnostic>,
+    /// What `ArchetypeRef`s are checked against: the archetypes with a file.
+    targets: Arc<ArchetypeTargets>,
+    /// The names changed since `targets` was made.
+    targets_stale: bool,
+    /// The files under the assets root, when there is one.
+    assets: Option<Arc<AssetIndex>>,
+    /// Rolls spawn-time variations (`$range`, `$pick`).
+    rng: SpawnRng,
+    /// The shapes of instances' overrides, each kept once.
+    override_shapes: OverrideShapes,
+}
+
+/// Everything the library remembers about one archetype name, for as long as it lives.
+struct Slot {
+    name: Arc<str>,
+    /// Interned entity paths (`""` is node 0); never shrinks, so instance markers stay valid.
+    node_paths: Vec<Arc<str>>,
+    node_ids: FxHashMap<Arc<str>, u32>,
+    /// The version in effect (the last good one).
+    current: Option<Arc<Archetype>>,
+    /// The file is gone; `current` stays as the baseline if it comes back.
+    deleted: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Status {
+    Ready,
+    Errors,
+    Dependency(String),
+    /// Part of an inheritance cycle (its members, `a -> b -> a`), with no other problem.
+    Cycle(String),
+}
+
+struct State {
+    status: Status,
+    problems: Vec<Diagnostic>,
+    /// The archetype names its component values name (`ArchetypeRef`s): it is checked again
+    /// when one appears or disappears.
+    references: Vec<Arc<str>>,
+}
+
+/// How one archetype changed in a reload: `old` is what was in effect, `new` what is now.
+#[derive(Clone, Debug)]
+pub struct ArchetypeChange {
+    /// The archetype.
+    pub id: ArchetypeId,
+    /// Its name.
+    pub name: Arc<str>,
+    /// The version in effect before (`None`: the archetype is new).
+    pub old: Option<Arc<Archetype>>,
+    /// The version in effect now (`None`: the archetype was deleted).
+    pub new: Option<Arc<Archetype>>,
+}
+
+/// What a reload changed in a library.
+#[derive(Clone, Debug, Default)]
+pub struct LibraryUpdate {
+    /// Archetypes whose content in effect changed (including new and deleted ones).
+    pub changes: Vec<ArchetypeChange>,
+    /// Archetypes that were touched but keep their last good version: name and reason.
+    pub held_back: Vec<(String, String)>,
+    /// Current problems of the files and archetypes the reload touched.
+    pub errors: Vec<Diagnostic>,
+}
+
+/// A library that loaded with errors. It still holds every archetype that is valid
+/// ([`into_partial`](Self::into_partial)).
+pub struct LoadError {
+    library: Box<ArchetypeLibrary>,
+}
+
+impl LoadError {
+    /// The problems found, in reporting order (warnings included).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        self.library.diagnostics()
+    }
+
+    /// The library with every archetype that is valid and does not depend on a broken one.
+    pub fn into_partial(self) -> ArchetypeLibrary {
+        *self.library
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let errors = self.library.error_count();
+        write!(
+            f,
+            "{errors} error{} loading archetypes from `{}`:\n{}",
+            if errors == 1 { "" } else { "s" },
+            self.library.root.display(),
+            Diagnostics(self.library.diagnostics.clone())
+        )
+    }
+}
+
+impl fmt::Debug for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl fmt::Debug for ArchetypeLibrary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArchetypeLibrary")
+            .field("root", &self.root)
+            .field("archetypes", &self.sources.len())
+            .field("errors", &self.error_count())
+            .finish()
+    }
+}
+
+impl ArchetypeLibrary {
+    /// Loads every archetype under `root` with default options.
+    ///
+    /// Every `*.json` file under `root` (recursively; hidden files and directories, and
+    /// directories named `*.json`, skipped) is an archetype file, named by its path. A symbolic
+    /// link is followed only where its real path stays inside the root's; a link out of the
+    /// root is an `invalid-name` error, never read. A FIFO, socket or device named `*.json`
+    /// is an `io` error, never opened (so a load never blocks on one). Hot reload and rescans
+    /// apply the same rule.
+    ///
+    /// # Errors
+    /// If any file has an error. The error lists every problem and still holds the valid part
+    /// of the library ([`LoadError::into_partial`]).
+    ///
+    /// # Example
+    /// ```
+    /// use archetype_engine::{ArchetypeLibrary, ComponentRegistry};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Clone, Serialize, Deserialize)]
+    /// # struct Health { current: f32, max: f32 }
+    /// # let dir = tempfile::tempdir()?;
+    /// # let root = dir.path();
+    /// # std::fs::create_dir(root.join("enemies"))?;
+    /// std::fs::write(root.join("enemies/goblin.json"), r#"{ "components": { "Helth": { "current": 10, "max": 10 } } }"#)?;
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Health>()?;
+    /// match ArchetypeLibrary::load(root, registry) {
+    ///     Ok(library) => println!("{} archetypes", library.len()),
+    ///     Err(error) => {
+    ///         // Every problem at once, as `file:line:column: error[code]: message`.
+    ///         let message = error.diagnostics()[0].to_string();
+    ///         assert!(message.ends_with("goblin.json:1:19: error[unknown-component]: unknown component `Helth`; did you mean `Health`?"));
+    ///         let partial = error.into_partial(); // still serves every valid archetype
+    ///         assert!(partial.get("enemies/goblin").is_none());
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load(
+        root: impl AsRef<Path>,
+        registry: impl Into<Arc<ComponentRegistry>>,
+    ) -> Result<Self, LoadError> {
+        Self::load_with(root, registry, LoadOptions::default())
+    }
+
+    /// Loads every archetype under `root`.
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub fn load_with(
+        root: impl AsRef<Path>,
+        registry: impl Into<Arc<ComponentRegistry>>,
+        options: LoadOptions,
+    ) -> Result<Self, LoadError> {
+        let root = root.as_ref();
+        let span = tracing::info_span!("load_archetypes", root = %root.display());
+        let _entered = span.enter();
+        let started = std::time::Instant::now();
+        let mut library = Self::empty(root, registry, options);
+        library.reload_all();
+        crate::logging::archetypes_loaded(&library, started);
+        if library.error_count() > 0 {
+            return Err(LoadError {
+                library: Box::new(library),
+            });
+        }
+        Ok(library)
+    }
+
+    /// A library with no archetypes yet, reading from `root` when told to (see
+    /// [`reload_all`](Self::reload_all), [`set_source`](Self::set_source)).
+    pub fn empty(
+        root: impl AsRef<Path>,
+        registry: impl Into<Arc<ComponentRegistry>>,
+        options: LoadOptions,
+    ) -> Self {
+        ArchetypeLibrary {
+            registry: registry.into(),
+            root: root.as_ref().to_path_buf(),
+            options,
+            sources: FxHashMap::default(),
+            sorted_names: Vec::new(),
+            scan_problems: Vec::new(),
+            slots: Vec::new(),
+            ids: FxHashMap::default(),
+            states: FxHashMap::default(),
+            renames: Renames::default(),
+            diagnostics: Vec::new(),
+            targets: Arc::default(),
+            targets_stale: true,
+            assets: None,
+            rng: SpawnRng::new(DEFAULT_SPAWN_SEED),
+            override_shapes: OverrideShapes::default(),
+        }
+    }
+
+    /// The shapes of instances' overrides, shared by the entities that have the same.
+    pub(crate) fn override_shapes(&self) -> &OverrideShapes {
+        &self.override_shapes
+    }
+
+    /// Restarts the random numbers that spawn-time variations (`$range`, `$pick`) are rolled
+    /// from. The same seed and the same spawns in the same order give the same world; a library
+    /// starts with [`DEFAULT_SPAWN_SEED`], so runs are alike until a game seeds it (from the
+    /// clock, a save's seed, a replay's).
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    /// # struct Health { max: u32 }
+    /// # let mut registry = ComponentRegistry::new();
+    /// # registry.register::<Health>()?;
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+    /// library.set_source("goblin.json", Some(r#"{ "components": { "Health": { "max": { "$range": [8, 12] } } } }"#));
+    /// let mut world = hecs::World::new();
+    /// let mut roll = |library: &ArchetypeLibrary, world: &mut hecs::World| -> Vec<u32> {
+    ///     (0..20).map(|_| {
+    ///         let goblin = library.spawn(world, "goblin").unwrap();
+    ///         world.get::<&Health>(goblin).unwrap().max
+    ///     }).collect()
+    /// };
+    /// library.set_spawn_seed(42);
+    /// let first = roll(&library, &mut world);
+    /// assert!(first.iter().all(|max| (8..=12).contains(max)));
+    /// library.set_spawn_seed(42);
+    /// assert_eq!(roll(&library, &mut world), first);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_spawn_seed(&self, seed: u64) {
+        self.rng.reseed(seed);
+    }
+
+    /// Makes the stable IDs this library gives new entities a sequence of their own, the same
+    /// for the same `seed`: spawns (every entity of an instance, `spawn_many`, `spawn_with`, …),
+    /// fresh IDs of a scene loaded with [`IdConflict::Remap`](crate::IdConflict::Remap), and
+    /// children spawned by hot reload or for a scene's archetype that gained them. Two runs
+    /// that do the same things in the same order (and, with variation, set the same
+    /// [`set_spawn_seed`](Self::set_spawn_seed)) then save byte-identical scenes: for tests,
+    /// replays and reproducible bug reports.
+    ///
+    /// IDs of one sequence are distinct from each other; they are not drawn apart from other
+    /// sources (another seed, [`StableId::generate`](crate::StableId::generate), another
+    /// process), so a game that loads saves made by other runs should keep the default.
+    /// Without it, IDs come from [`StableId::generate`](crate::StableId::generate): random per
+    /// process, so people adding entities on two branches do not collide.
+    ///
+    /// ```
+    /// # use archetype_engine::{save_scene, ArchetypeLibrary, ComponentRegistry, LoadOptions, SceneEncoding, SceneSaveOptions};
+    /// let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// library.set_source("crate.json", Some(r#"{ "components": { "Name": "Crate" } }"#));
+    /// let run = |library: &ArchetypeLibrary| {
+    ///     library.set_id_seed(7);
+    ///     let mut world = hecs::World::new();
+    ///     library.spawn_many(&mut world, "crate", 3).unwrap();
+    ///     save_scene(&world, library, SceneEncoding::Json, &SceneSaveOptions::default()).unwrap()
+    /// };
+    /// assert_eq!(run(&library), run(&library));
+    /// ```
+    pub fn set_id_seed(&self, seed: u64) {
+        self.rng.seed_ids(seed);
+    }
+
+    /// The random numbers spawn-time variations are rolled from.
+    pub(crate) fn spawn_rng(&self) -> &SpawnRng {
+        &self.rng
+    }
+
+    /// The component registry the library reads with.
+    pub fn registry(&self) -> &Arc<ComponentRegistry> {
+        &self.registry
+    }
+
+    /// The archetypes directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The options the library reads with.
+    pub fn options(&self) -> &LoadOptions {
+        &self.options
+    }
+
+    /// Every current problem, sorted by file and position.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Number of current errors (not counting warnings).
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The names of every archetype with a file, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.sorted_names.iter().map(|name| &**name)
+    }
+
+    /// Number of archetype files.
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// Whether there are no archetype files.
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    /// The archetype in effect under `name` (its last good version), if it has a file.
+    pub fn get(&self, name: &str) -> Option<&Arc<Archetype>> {
+        let id = self.ids.get(name)?;
+        let slot = &self.slots[id.0 as usize];
+        if slot.deleted {
+            return None;
+        }
+        slot.current.as_ref()
+    }
+
+    /// The archetype with `id`, even if its file was deleted since (for orphaned instances).
+    pub fn get_by_id(&self, id: ArchetypeId) -> Option<&Arc<Archetype>> {
+        self.slots.get(id.0 as usize)?.current.as_ref()
+    }
+
+    /// The ID of an archetype name (known names only; IDs are never reused).
+    pub fn id(&self, name: &str) -> Option<ArchetypeId> {
+        self.ids.get(name).copied()
+    }
+
+    /// The name behind an ID.
+    pub fn name_of(&self, id: ArchetypeId) -> Option<&str> {
+        self.slots.get(id.0 as usize).map(|slot| &*slot.name)
+    }
+
+    /// The entity path (`""`, `"turret"`, ...) an instance marker points to.
+    pub fn node_path(&self, instance: ArchetypeInstance) -> Option<&str> {
+        let slot = self.slots.get(instance.archetype.0 as usize)?;
+        slot.node_paths
+            .get(instance.node as usize)
+            .map(|path| &**path)
+    }
+
+    /// The node number of an entity path of an archetype, if any instance ever had it.
+    pub fn node_id(&self, id: ArchetypeId, path: &str) -> Option<u32> {
+        self.slots.get(id.0 as usize)?.node_ids.get(path).copied()
+    }
+
+    /// Whether the archetype's file is gone (its live instances are orphans).
+    pub fn is_deleted(&self, id: ArchetypeId) -> bool {
+        self.slots
+            .get(id.0 as usize)
+            .is_some_and(|slot| slot.deleted)
+    }
+
+    /// What an archetype's file declares, even when the archetype has errors: whether it is
+    /// abstract, and its parents (by their current names). `None` if the file is not
+    /// readable JSON.
+    pub fn declared(&self, name: &str) -> Option<(bool, &[String])> {
+        let doc = self.sources.get(name)?.current_doc()?;
+        Some((doc.is_abstract, &doc.extends))
+    }
+
+    /// The current name of the archetype formerly called `former` (its file lists `former`
+    /// under `formerly`), or `None`. A former name that is also a live archetype's, or a former
+    /// name of two archetypes, stands for none (`validate` reports it).
+    ///
+    /// Scenes and archetype files naming a former name load as the current archetype, with a
+    /// warning; [`spawn`](Self::spawn) and its kin take a former name as the current one (a
+    /// name kept in a saved component value keeps working).
+    pub fn renamed(&self, former: &str) -> Option<&str> {
+        self.renames.current(former).map(|name| &**name)
+    }
+
+    /// The current path of the child a scene (or a tool) names `path` in archetype
+    /// `archetype` (its current or a former name), when a name on the path is a former one
+    /// (`formerly` in a child entry); `None` when nothing on it was renamed.
+    pub fn renamed_child(&self, archetype: &str, path: &str) -> Option<String> {
+        let name = self.renamed(archetype).unwrap_or(archetype);
+        self.get(name)?.resolved.current_path(path)
+    }
+
+    /// The former names of the archetype now called `name` (see [`renamed`](Self::renamed)),
+    /// sorted.
+    pub fn former_names(&self, name: &str) -> Vec<&str> {
+        self.renames.former_names(name)
+    }
+
+    /// The text of an archetype's file as last read, for tools that show sources.
+    pub fn source_text(&self, name: &str) -> Option<&str> {
+        self.sources
+            .get(name)?
+            .text
+            .as_deref()
+            .map(|text| text.text())
+    }
+
+    /// The file an archetype is read from, as shown in messages.
+    pub fn file_of(&self, name: &str) -> Option<&Path> {
+        self.sources.get(name).map(|source| source.file.as_path())
+    }
+
+    /// Where an archetype's file is read from: its real path, symbolic links resolved (always
+    /// inside the root). A tool that rewrites the file writes there, so a link stays a link.
+    /// `None` for an archetype whose text was given without a file
+    /// ([`set_source`](Self::set_source)).
+    pub fn real_file_of(&self, name: &str) -> Option<&Path> {
+        self.sources.get(name)?.real.as_deref()
+    }
+
+    /// The `case-conflict` error a new archetype `name` would get beside the archetypes here
+    /// (a directory on its path, or the name itself, differing only in letter case from
+    /// another's, as `Enemies/troll` beside `enemies/goblin`), or `None`. For tools that
+    /// create archetype files.
+    pub fn case_conflict_of(&self, name: &str) -> Option<Diagnostic> {
+        let names = self.names().filter(|other| *other != name);
+        let conflicts = case_conflicts(names.chain(std::iter::once(name)));
+        let (_, conflict) = conflicts.iter().find(|(other, _)| other == name)?;
+        let mut file = self.root.clone();
+        file.extend(name.split('/'));
+        file.set_extension("json");
+        Some(case_conflict_problem(&file, name, conflict))
+    }
+
+    /// Which archetype's file wrote `field` of `component` on the entity at `entity_path`
+    /// (`""` for the root) of archetype `name`, with the place in that file (line, column).
+    ///
+    /// Returns the file and the diagnostic-style position, or `None` when no file wrote it.
+    pub fn provenance(
+        &self,
+        name: &str,
+        entity_path: &str,
+        component: &str,
+        field: &FieldPath,
+    ) -> Option<(PathBuf, Option<crate::Position>)> {
+        let docs = |n: &str| {
+            self.sources
+                .get(n)
+                .and_then(|s| s.current_doc().map(|d| &**d))
+        };
+        let node: Vec<&str> = entity_path.split('/').filter(|s| !s.is_empty()).collect();
+        let found = supplier(&docs, name, &node, component, field.segments())?;
+        let source = self.sources.get(found.archetype.as_str())?;
+        let mut probe = Diagnostic::error(DiagnosticCode::Io, String::new());
+        source.locate_into(&mut probe, &found.path, false);
+        Some((source.file.clone(), probe.position))
+    }
+
+    /// Re-reads every file under the root (new, changed and deleted files alike) and rebuilds
+    /// what they affect. Archetypes whose new version has errors keep their last good version.
+    pub fn reload_all(&mut self) -> LibraryUpdate {
+        self.assets = (self.options.assets_root.as_deref())
+            .and_then(AssetIndex::scan)
+            .map(Arc::new);
+        let scan = scan(&self.root);
+        let before = std::mem::replace(&mut self.scan_problems, scan.problems);
+        let mut updates: Vec<(Arc<str>, Option<SourceFile>)> = Vec::new();
+        for name in self.sources.keys() {
+            if !scan.files.contains_key(&**name) {
+                updates.push((name.clone(), None));
+            }
+        }
+        let files: Vec<(String, FoundFile)> = scan.files.into_iter().collect();
+        let sources = read_sources(&files, &self.registry, &self.options.limits);
+        for ((name, _), source) in files.into_iter().zip(sources) {
+            updates.push((Arc::from(name), Some(source)));
+        }
+        let mut update = self.apply_sources(updates);
+        // Entries that give no archetype (a link out of the root, a directory named `*.json`)
+        // are news when their problem is.
+        let new_problems = self.scan_problems.iter().filter(|p| !before.contains(p));
+        update.errors.extend(new_problems.cloned());
+        sort_and_dedup(&mut update.errors);
+        update
+    }
+
+    /// Re-reads the given files (paths under the root; a missing file means it was deleted)
+    /// and rebuilds what they affect. Each path is judged by the same rule as a full load
+    /// (see [`load`](Self::load)): a link out of the root, a special file or a directory named
+    /// `*.json` gets the error a load gives it. Archetypes read through a link to one of the
+    /// files are re-read too.
+    pub fn reload_files<P: AsRef<Path>>(&mut self, paths: &[P]) -> LibraryUpdate {
+        let Ok(real_root) = std::fs::canonicalize(&self.root) else {
+            return self.reload_all();
+        };
+        let mut updates = Vec::new();
+        let mut reals = FxHashSet::default();
+        let mut done = FxHashSet::default();
+        for path in paths {
+            let Some(relative) = self.relative_path(path.as_ref()) else {
+                continue;
+            };
+            let shown = self.root.join(&relative);
+            if let (Some(dir), Some(file_name)) = (shown.parent(), shown.file_name()) {
+                if let Ok(real_dir) = std::fs::canonicalize(dir) {
+                    reals.insert(real_dir.join(file_name));
+                }
+            }
+            if done.insert(relative.clone()) {
+                updates.extend(self.examine_file(&real_root, &relative));
+            }
+        }
+        // Files read through links to the changed files (the watcher reports only the target).
+        let aliases: Vec<PathBuf> = self
+            .sources
+            .values()
+            .filter(|source| source.linked)
+            .filter(|source| {
+                source
+                    .real
+                    .as_ref()
+                    .is_some_and(|real| reals.contains(real))
+            })
+            .filter_map(|source| source.file.strip_prefix(&self.root).ok())
+            .map(Path::to_path_buf)
+            .filter(|relative| !done.contains(relative))
+            .collect();
+        for relative in aliases {
+            updates.extend(self.examine_file(&real_root, &relative));
+            done.insert(relative);
+        }
+        let mut update = self.apply_sources(updates);
+        let examined = |d: &&Diagnostic| {
+            d.file
+                .as_ref()
+                .and_then(|file| file.strip_prefix(&self.root).ok())
+                .is_some_and(|relative| done.contains(relative))
+        };
+        update
+            .errors
+            .extend(self.scan_problems.iter().filter(examined).cloned());
+        sort_and_dedup(&mut update.errors);
+        update
+    }
+
+    /// Judges the file at `relative` by the rule, records its problem if it is refused, and
+    /// returns its update: the file as read, or `None` (no archetype there now).
+    fn examine_file(
+        &mut self,
+        real_root: &Path,
+        relative: &Path,
+    ) -> Option<(Arc<str>, Option<SourceFile>)> {
+        let file = self.root.join(relative);
+        self.scan_problems
+            .retain(|d| d.file.as_ref() != Some(&file));
+        let name = match examine_path(&self.root, real_root, relative) {
+            Entry::File { name, found } => {
+                let source = SourceFile::read(&found, &name, &self.registry, &self.options.limits);
+                return Some((Arc::from(name), Some(source)));
+            }
+            Entry::Refused(problem) => {
+                self.scan_problems.push(problem);
+                name_from_relative_path(relative).ok()
+            }
+            Entry::Nothing | Entry::Directory(_) => name_from_relative_path(relative).ok(),
+        };
+        name.map(|name| (Arc::from(name), None))
+    }
+
+    /// Replaces the content of one archetype file without touching the disk (`None` deletes
+    /// it), then rebuilds what it affects. `relative_path` is relative to the root, e.g.
+    /// `enemies/goblin.json`. For tests and tools that generate archetypes.
+    pub fn set_source(
+        &mut self,
+        relative_path: impl AsRef<Path>,
+        text: Option<&str>,
+    ) -> LibraryUpdate {
+        self.set_sources([(relative_path, text)])
+    }
+
+    /// [`set_source`](Self::set_source) for several files at once (one rebuild).
+    pub fn set_sources<P: AsRef<Path>>(
+        &mut self,
+        sources: impl IntoIterator<Item = (P, Option<impl AsRef<str>>)>,
+    ) -> LibraryUpdate {
+        let mut updates = Vec::new();
+        for (relative, text) in sources {
+            let relative = relative.as_ref();
+            let Ok(name) = crate::archetype::name::name_from_relative_path(relative) else {
+                continue;
+            };
+            let source = text.map(|text| {
+                SourceFile::from_bytes(
+                    self.root.join(relative),
+                    &name,
+                    text.as_ref().as_bytes().to_vec(),
+                    &self.registry,
+                    &self.options.limits,
+                )
+            });
+            updates.push((Arc::from(name), source));
+        }
+        self.apply_sources(updates)
+    }
+
+    fn relative_path(&self, path: &Path) -> Option<PathBuf> {
+        if let Ok(relative) = path.strip_prefix(&self.root) {
+            return Some(relative.to_path_buf());
+        }
+        let root = std::fs::canonicalize(&self.root).ok()?;
+        if let Ok(relative) = path.strip_prefix(&root) {
+            return Some(relative.to_path_buf());
+        }
+        // The file may be gone: canonicalize its directory instead.
+        let parent = std::fs::canonicalize(path.parent()?).ok()?;
+        let relative_dir = parent.strip_prefix(&root).ok()?;
+        Some(relative_dir.join(path.file_name()?))
+    }
+
+    /// Installs new file contents (or deletions) and rebuilds everything they affect.
+    fn apply_sources(&mut self, updates: Vec<(Arc<str>, Option<SourceFile>)>) -> LibraryUpdate {
+        let mut touched: BTreeSet<Arc<str>> = BTreeSet::new();
+        // Names that appeared or disappeared.
+        let mut comings_and_goings: FxHashSet<Arc<str>> = FxHashSet::default();
+        for (name, source) in updates {
+            match source {
+                Some(source) => {
+                    let unchanged = self.sources.get(&name).is_some_and(|old| {
+                        old.text.as_ref().map(|t| t.text())
+                            == source.text.as_ref().map(|t| t.text())
+                            && old.problems == source.problems
+                            && old.real == source.real
+                    });
+                    if !unchanged {
+                        touched.insert(name.clone());
+                        if self.sources.insert(name.clone(), source).is_none() {
+                            comings_and_goings.insert(name);
+                        }
+                    }
+                }
+                None => {
+                    if self.sources.remove(&name).is_some() {
+                        touched.insert(name.clone());
+                        comings_and_goings.insert(name);
+                    }
+                }
+            }
+        }
+        let names_changed = !comings_and_goings.is_empty();
+        if names_changed {
+            self.targets_stale = true;
+            // `ArchetypeRef`s naming an archetype that came or went are checked again.
+            for (name, state) in &self.states {
+                if state
+                    .references
+                    .iter()
+                    .any(|r| comings_and_goings.contains(r))
+                {
+                    touched.insert(name.clone());
+                }
+            }
+        }
+        if names_changed {
+            self.sorted_names = self.sources.keys().cloned().collect();
+            self.sorted_names.sort_unstable();
+            // "Did you mean" for a parent or child archetype that does not exist draws on the
+            // set of names: check the archetypes that name a missing one again.
+            for (name, source) in &self.sources {
+                let names_missing = source.current_doc().is_some_and(|doc| {
+                    dependencies(doc)
+                        .iter()
+                        .any(|dep| !self.sources.contains_key(dep.as_str()))
+                });
+                if names_missing {
+                    touched.insert(name.clone());
+                }
+            }
+        }
+        // Case conflicts depend on the whole set of names: recompute them.
+        let conflicts = case_conflicts(self.sources.keys().map(|n| &**n));
+        for (name, source) in self.sources.iter_mut() {
+            let had = source
+                .problems
+                .iter()
+                .any(|d| d.code == DiagnosticCode::CaseConflict);
+            source
+                .problems
+                .retain(|d| d.code != DiagnosticCode::CaseConflict);
+            if let Some((_, conflict)) = conflicts.iter().find(|(n, _)| **n == **name) {
+                source
+                    .problems
+                    .push(case_conflict_problem(&source.file, name, conflict));
+                touched.insert(name.clone());
+            } else if had {
+                touched.insert(name.clone());
+            }
+        }
+        self.update_renames(&mut touched);
+        self.rebuild(touched)
+    }
+
+    /// Reads the former names (`formerly`) of every file again and maps the old names in the
+    /// files that write one, adding to `touched` every archetype whose file as resolved, or
+    /// whose name problems, changed.
+    fn update_renames(&mut self, touched: &mut BTreeSet<Arc<str>>) {
+        let (renames, mut clashes) = Renames::find(&self.sources);
+        let changed: FxHashSet<Arc<str>> = renames
+            .differences(&self.renames)
+            .into_iter()
+            .map(Arc::from)
+            .collect();
+        self.renames = renames;
+        if !changed.is_empty() {
+            self.targets_stale = true;
+            // `ArchetypeRef`s naming a former name that changed meaning are checked again.
+            for (name, state) in &self.states {
+                if state.references.iter().any(|r| changed.contains(r)) {
+                    touched.insert(name.clone());
+                }
+            }
+        }
+        for (name, source) in self.sources.iter_mut() {
+            let clash = clashes.remove(name).unwrap_or_default();
+            let recheck = touched.contains(name)
+                || !clash.is_empty()
+                || !source.name_problems.is_empty()
+                || source.mapped.is_some()
+                || (!changed.is_empty()
+                    && source
+                        .doc
+                        .as_deref()
+                        .is_some_and(|doc| names_any(doc, &|dep: &str| changed.contains(dep))));
+            if !recheck {
+                continue;
+            }
+            let (mapped, mut found) = match source
+                .doc
+                .as_deref()
+                .and_then(|doc| self.renames.map_doc(doc))
+            {
+                Some((mapped, warnings)) => (Some(Arc::new(mapped)), warnings),
+                None => (None, Vec::new()),
+            };
+            found.extend(clash);
+            let placed: Vec<Diagnostic> = found
+                .into_iter()
+                .map(|problem| source.place(problem, name))
+                .collect();
+            if mapped != source.mapped || placed != source.name_problems {
+                touched.insert(name.clone());
+                source.mapped = mapped;
+                source.name_problems = placed;
+            }
+        }
+    }
+
+    /// An archetype renamed while the game runs keeps its ID, so its live instances follow the
+    /// file under its new name (they are patched, not orphaned): `name` takes over the slot of
+    /// a former name (`formerly`) whose file is gone, unless `name` already has a slot that
+    /// served a version (which instances may carry).
+    fn take_over_former_slot(&mut self, name: &Arc<str>) {
+        let fresh = self
+            .ids
+            .get(name)
+            .is_none_or(|id| self.slots[id.0 as usize].current.is_none());
+        if !fresh {
+            return;
+        }
+        let formers = self.renames.former_names(name);
+        let Some((former, id)) = formers.iter().find_map(|former| {
+            let id = *self.ids.get(*former)?;
+            (!self.sources.contains_key(*former)).then_some((Arc::<str>::from(*former), id))
+        }) else {
+            return;
+        };
+        self.ids.remove(&former);
+        self.ids.insert(name.clone(), id);
+        self.slots[id.0 as usize].name = name.clone();
+        tracing::debug!(archetype = %name, former = %former, "renamed archetype keeps its ID");
+    }
+
+    fn slot_id(&mut self, name: &Arc<str>) -> ArchetypeId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = ArchetypeId(self.slots.len() as u32);
+        let root: Arc<str> = Arc::from("");
+        let mut node_ids = FxHashMap::default();
+        node_ids.insert(root.clone(), 0);
+        self.slots.push(Slot {
+            name: name.clone(),
+            node_paths: vec![root],
+            node_ids,
+            current: None,
+            deleted: false,
+        });
+        self.ids.insert(name.clone(), id);
+        id
+    }
+
+    /// Resolves every archetype of `affected_sorted` that has a file, and compiles each
+    /// concrete one that resolved. When there are many, other cores compile while this thread
+    /// goes on resolving (compiling one archetype reads nothing but its resolved value, its slot
+    /// and the registry); resolving stays on this thread, in order, so what it finds never
+    /// depends on threads. Slots must exist for all of them.
+    fn resolve_and_compile(
+        &self,
+        affected: &FxHashSet<Arc<str>>,
+        affected_sorted: &[Arc<str>],
+    ) -> Resolution {
+        let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
+        let lookup = |name: &str| -> Lookup<'_> {
+            let Some(source) = self.sources.get(name) else {
+                return Lookup::Missing;
+            };
+            if affected.contains(name) {
+                return match source.current_doc() {
+                    Some(doc) => Lookup::Doc(doc),
+                    None => Lookup::Broken,
+                };
+            }
+            let ready = self
+                .states
+                .get(name)
+                .is_some_and(|s| s.status == Status::Ready);
+            let current = self
+                .ids
+                .get(name)
+                .and_then(|id| self.slots[id.0 as usize].current.as_ref());
+            match (ready, current) {
+                (true, Some(current)) => Lookup::Resolved(current.resolved.clone(), current.depth),
+                _ => Lookup::Broken,
+            }
+        };
+        let targets = self.reference_targets();
+        let compile_one = |name: &Arc<str>, resolved: &ResolvedEntity| -> Option<Compiled> {
+            let doc = self.sources.get(name)?.current_doc()?;
+            let id = *self.ids.get(name)?;
+            let slot = &self.slots[id.0 as usize];
+            Some(compile_with_slot(
+                slot,
+                id,
+                doc.is_abstract,
+                resolved,
+                &self.registry,
+                &targets,
+            ))
+        };
+        let threads = if affected_sorted.len() < PARALLEL_MIN_ITEMS {
+            1
+        } else {
+            worker_threads()
+        };
+
+        let mut outcomes = FxHashMap::default();
+        let mut compiled = FxHashMap::default();
+        let mut cycles = Vec::new();
+        let (jobs, queue) = mpsc::channel::<(Arc<str>, Arc<ResolvedEntity>)>();
+        let queue = Mutex::new(queue);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                // The lock is held while waiting for a job, not while compiling it.
+                let job = match queue.lock() {
+                    Ok(queue) => queue.recv(),
+                    Err(_) => break,
+                };
+                let Ok((name, resolved)) = job else { break };
+                if let Some(result) = compile_one(&name, &resolved) {
+                    done.push((name, result));
+                }
+            }
+            done
+        };
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut resolver = Resolver::new(lookup, &names, &*self.registry);
+            for name in affected_sorted {
+                if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
+                    let outcome = resolver.resolve(name);
+                    let depth = resolver.depth(name).unwrap_or(1);
+                    let unused = resolver.take_unused(name);
+                    if let Ok(resolved) = &outcome {
+                        // Only fails if every receiver is gone, and this thread is one.
+                        let _ = jobs.send((name.clone(), resolved.clone()));
+                    }
+                    outcomes.insert(name.clone(), (outcome, depth, unused));
+                }
+            }
+            cycles = resolver.take_cycles();
+            drop(jobs);
+            // This thread compiles what is left (everything, on one thread).
+            compiled.extend(work());
+            for worker in workers {
+                // A panic in a worker is a bug. What it compiled is then missing, and `rebuild`
+                // compiles that again on this thread, where the panic (and its message) surfaces.
+                if let Ok(done) = worker.join() {
+                    compiled.extend(done);
+                }
+            }
+        });
+        Resolution {
+            outcomes,
+            compiled,
+            cycles,
+        }
+    }
+
+    /// Re-resolves `touched` archetypes and everything that depends on them.
+    fn rebuild(&mut self, touched: BTreeSet<Arc<str>>) -> LibraryUpdate {
+        // Who depends on whom, from the files as they are now.
+        let mut dependents: FxHashMap<String, Vec<Arc<str>>> = FxHashMap::default();
+        let mut deps: FxHashMap<Arc<str>, Vec<String>> = FxHashMap::default();
+        for (name, source) in &self.sources {
+            let list = source
+                .current_doc()
+                .map(|doc| dependencies(doc))
+                .unwrap_or_default();
+            for dep in &list {
+                dependents
+                    .entry(dep.clone())
+                    .or_default()
+                    .push(name.clone());
+            }
+            deps.insert(name.clone(), list);
+        }
+        let mut affected: FxHashSet<Arc<str>> = FxHashSet::default();
+        let mut queue: Vec<Arc<str>> = touched.into_iter().collect();
+        while let Some(name) = queue.pop() {
+            if affected.insert(name.clone()) {
+                if let Some(list) = dependents.get(&*name) {
+                    queue.extend(list.iter().cloned());
+                }
+            }
+        }
+        // Sorted, so the work and its report come out in the same order every time.
+        let mut affected_sorted: Vec<Arc<str>> = affected.iter().cloned().collect();
+        affected_sorted.sort_unstable();
+
+        // Archetype IDs are given in dependency order before any work, so they never depend on
+        // how the work was spread over threads.
+        let order = dependency_order(&affected_sorted, &affected, &deps);
+        for name in &order {
+            if self.sources.contains_key(name) {
+                self.take_over_former_slot(name);
+                self.slot_id(name);
+            }
+        }
+        if std::mem::take(&mut self.targets_stale) {
+            self.targets = Arc::new(self.archetype_targets());
+        }
+        let Resolution {
+            mut outcomes,
+            compiled: mut precompiled,
+            cycles,
+        } = self.resolve_and_compile(&affected, &affected_sorted);
+        // Each cycle is one error, in the file of its member first in name order; every
+        // member is held back.
+        let mut cycle_errors: FxHashMap<Arc<str>, Vec<Diagnostic>> = FxHashMap::default();
+        let mut cycle_of: FxHashMap<&str, String> = FxHashMap::default();
+        for cycle in &cycles {
+            for link in &cycle.links {
+                cycle_of
+                    .entry(link.from.as_str())
+                    .or_insert_with(|| cycle.names());
+            }
+            if let Some((first, diagnostic)) = self.cycle_diagnostic(cycle) {
+                cycle_errors.entry(first).or_default().push(diagnostic);
+            }
+        }
+
+        // Decide, dependencies first, what each affected archetype becomes.
+        let mut update = LibraryUpdate::default();
+        for name in order {
+            if !self.sources.contains_key(&name) {
+                self.states.remove(&name);
+                // A name whose file is gone and whose slot its new name took over is nothing.
+                let Some(&id) = self.ids.get(&name) else {
+                    continue;
+                };
+                let slot = &mut self.slots[id.0 as usize];
+                if !slot.deleted {
+                    slot.deleted = true;
+                    update.changes.push(ArchetypeChange {
+                        id,
+                        name: name.clone(),
+                        old: slot.current.clone(),
+                        new: None,
+                    });
+                }
+                continue;
+            }
+            let id = self.slot_id(&name);
+            let source = &self.sources[&name];
+            let file = source.file.clone();
+            let self_errors = source.has_errors();
+            let doc = source.current_doc().cloned();
+            let broken_dep = deps.get(&name).into_iter().flatten().find(|dep| {
+                !self
+                    .states
+                    .get(dep.as_str())
+                    .is_some_and(|s| s.status == Status::Ready)
+                    && self.sources.contains_key(dep.as_str())
+            });
+            let broken_dep = broken_dep.cloned();
+            let mut problems = Vec::new();
+            let mut references = Vec::new();
+            let mut new_archetype = None;
+            let (outcome, depth, unused) = match outcomes.remove(&name) {
+                Some((outcome, depth, unused)) => (Some(outcome), depth, unused),
+                None => (None, 1, Vec::new()),
+            };
+            for left in unused {
+                let problem = CompileProblem::warning(left);
+                problems.push(self.place_compile_problem(&name, problem));
+            }
+            let status = match (outcome, doc) {
+                (None, _) | (_, None) => Status::Errors,
+                (Some(Err(Failure::Problems(found))), _) => {
+                    for problem in found {
+                        let diagnostic = self.sources[&name].place(
+                            crate::archetype::file::DocProblem {
+                                path: problem.path,
+                                at_key: false,
+                                diagnostic: problem.diagnostic,
+                            },
+                            &name,
+                        );
+                        problems.push(diagnostic);
+                    }
+                    Status::Errors
+                }
+                // The first dependency (in `extends` order, then children) known to be
+                // broken, so the report does not depend on which were resolved in this
+                // rebuild (the resolver only sees file-level breakage of those).
+                (Some(Err(Failure::Dependency(dep))), _) => {
+                    Status::Dependency(broken_dep.clone().unwrap_or(dep))
+                }
+                (Some(Err(Failure::InCycle)), _) => match cycle_of.get(&*name) {
+                    Some(names) => Status::Cycle(names.clone()),
+                    None => Status::Errors,
+                },
+                (Some(Err(Failure::Cycle(_))), _) => Status::Errors,
+                (Some(Ok(_)), _) if broken_dep.is_some() => {
+                    Status::Dependency(broken_dep.clone().unwrap_or_default())
+                }
+                (Some(Ok(resolved)), Some(doc)) => {
+                    let Compiled {
+                        compiled,
+                        problems: found,
+                        new_nodes,
+                        references: named,
+                    } = match precompiled.remove(&name) {
+                        Some(done) => done,
+                        None => compile_with_slot(
+                            &self.slots[id.0 as usize],
+                            id,
+                            doc.is_abstract,
+                            &resolved,
+                            &self.registry,
+                            &self.reference_targets(),
+                        ),
+                    };
+                    references = named;
+                    let slot = &mut self.slots[id.0 as usize];
+                    for path in &new_nodes {
+                        let node = intern_node(slot, path);
+                        debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
+                    }
+                    let mut hard = compiled.is_none() && !doc.is_abstract;
+                    for problem in found {
+                        let diagnostic = self.place_compile_problem(&name, problem);
+                        hard |= diagnostic.is_error();
+                        problems.push(diagnostic);
+                    }
+                    if self_errors || hard {
+                        Status::Errors
+                    } else {
+                        new_archetype = Some(Arc::new(Archetype {
+                            id,
+                            name: name.clone(),
+                            file,
+                            is_abstract: doc.is_abstract,
+                            extends: doc.extends.clone(),
+                            resolved,
+                            depth,
+                            compiled,
+                        }));
+                        Status::Ready
+                    }
+                }
+            };
+            if let Status::Dependency(dep) = &status {
+                update.held_back.push((
+                    name.to_string(),
+                    format!("it depends on `{dep}`, which has errors"),
+                ));
+                let (found, named) = self.findings_despite(&name, dep);
+                problems.extend(found);
+                references = named;
+            }
+            problems.extend(cycle_errors.remove(&name).unwrap_or_default());
+            let slot = &mut self.slots[id.0 as usize];
+            let was_deleted = std::mem::replace(&mut slot.deleted, false);
+            if let Some(new) = new_archetype {
+                let changed = match &slot.current {
+                    None => true,
+                    Some(old) => {
+                        was_deleted
+                            || old.resolved != new.resolved
+                            || old.is_abstract != new.is_abstract
+                    }
+                };
+                if changed {
+                    update.changes.push(ArchetypeChange {
+                        id,
+                        name: name.clone(),
+                        old: slot.current.clone(),
+                        new: Some(new.clone()),
+                    });
+                }
+                slot.current = Some(new);
+            } else if was_deleted && slot.current.is_some() {
+                // The file came back broken: nothing in effect changes, but it is no longer
+                // deleted, so instances are not orphans; they keep the last good version.
+            }
+            let state = State {
+                status,
+                problems,
+                references,
+            };
+            self.states.insert(name.clone(), state);
+        }
+
+        self.collect_diagnostics();
+        for name in &affected_sorted {
+            if let Some(source) = self.sources.get(name) {
+                update.errors.extend(source.problems.iter().cloned());
+                update.errors.extend(source.name_problems.iter().cloned());
+            }
+            if let Some(state) = self.states.get(name) {
+                update.errors.extend(state.problems.iter().cloned());
+            }
+        }
+        sort_and_dedup(&mut update.errors);
+        update
+    }
+
+    /// What can be found in an archetype held back by a broken `dependency`: the problems of
+    /// its own values, checked as partial values, and a note that says the check stopped
+    /// short and why (see [`partial_check`](crate::archetype::partial_check)).
+    /// Also returns the archetype names its values name.
+    fn findings_despite(&self, name: &str, dependency: &str) -> (Vec<Diagnostic>, Vec<Arc<str>>) {
+        let Some(source) = self.sources.get(name) else {
+            return (Vec::new(), Vec::new());
+        };
+        let Some(doc) = source.current_doc() else {
+            return (Vec::new(), Vec::new());
+        };
+        let own = own_values(&doc.root);
+        let context = self.reference_targets().context();
+        let problems = context.install(|| check_partial(&own, &self.registry));
+        let mut found: Vec<Diagnostic> = problems
+            .into_iter()
+            .map(|problem| self.place_compile_problem(name, problem))
+            .collect();
+        let broken_through = |held: &str| match self.states.get(held).map(|s| &s.status) {
+            Some(Status::Dependency(next)) => Some(next.clone()),
+            _ => None,
+        };
+        let note = crate::archetype::file::DocProblem {
+            path: where_named(&doc.extends, &doc.root, dependency),
+            at_key: false,
+            diagnostic: not_fully_checked(dependency, broken_through),
+        };
+        found.push(source.place(note, name));
+        (found, context.take_named())
+    }
+
+    /// The one error of an inheritance cycle, and the member it belongs to: placed at the
+    /// link of the member first in name order, in its file, with every member's link
+    /// (`extends` entry or child's `archetype`) labelled in that member's file.
+    fn cycle_diagnostic(&self, cycle: &Cycle) -> Option<(Arc<str>, Diagnostic)> {
+        let first = cycle.links.first()?;
+        let (owner, source) = self.sources.get_key_value(first.from.as_str())?;
+        let problem = crate::archetype::file::DocProblem {
+            path: first.path.clone(),
+            at_key: false,
+            diagnostic: Diagnostic::error(
+                DiagnosticCode::InheritanceCycle,
+                format!("inheritance cycle: {}", cycle.names()),
+            ),
+        };
+        let mut diagnostic = source.place(problem, owner);
+        for link in &cycle.links {
+            let Some(source) = self.sources.get(link.from.as_str()) else {
+                continue;
+            };
+            let (from, to) = (quoted(&link.from), quoted(&link.to));
+            let label = match link.child() {
+                None => format!("{from} extends {to} here"),
+                Some(child) => {
+                    format!(
+                        "{from}'s child {} is an instance of {to} here",
+                        quoted(&child)
+                    )
+                }
+            };
+            let mut related = Related::new(source.file.clone(), label);
+            if let Some((position, span)) = source.locate(&link.path, false) {
+                related.position = Some(position);
+                related.span = Some(span);
+            }
+            diagnostic.related.push(related);
+        }
+        Some((owner.clone(), diagnostic))
+    }
+
+    /// What `ArchetypeRef` and `AssetPath` fields are checked against.
+    pub(crate) fn reference_targets(&self) -> ReferenceTargets {
+        ReferenceTargets {
+            archetypes: self.targets.clone(),
+            assets: self.assets.clone(),
+        }
+    }
+
+    /// The archetypes with a file, by name, for `ArchetypeRef`s.
+    fn archetype_targets(&self) -> ArchetypeTargets {
+        let mut ids: FxHashMap<Arc<str>, ArchetypeId> = self
+            .sorted_names
+            .iter()
+            .filter_map(|name| Some((name.clone(), *self.ids.get(name)?)))
+            .collect();
+        // A former name (`formerly`) stands for the archetype under its current one.
+        for (former, current) in self.renames.iter() {
+            if let Some(&id) = self.ids.get(current) {
+                ids.insert(former.clone(), id);
+            }
+        }
+        ArchetypeTargets {
+            ids,
+            sorted: self.sorted_names.clone(),
+        }
+    }
+
+    fn place_compile_problem(&self, name: &str, problem: CompileProblem) -> Diagnostic {
+        let severity = if problem.unknown_field {
+            self.options.unknown_fields
+        } else {
+            problem.severity
+        };
+        // A field missing from a value an abstract parent left partial is the concrete
+        // archetype's to complete: report it in its own file (at its own value of the
+        // component, or else at its `extends`).
+        let missing = problem.missing_field;
+        let mut diagnostic = Diagnostic::error(problem.code, problem.message)
+            .with_severity(severity)
+            .with_archetype(name)
+            .with_component(problem.component.to_string())
+            .with_field(problem.field.clone())
+            .with_suggestion(problem.suggestion);
+        let docs = |n: &str| {
+            self.sources
+                .get(n)
+                .and_then(|s| s.current_doc().map(|d| &**d))
+        };
+        let node: Vec<&str> = problem.node.iter().map(|n| &**n).collect();
+        let found = supplier(
+            &docs,
+            name,
+            &node,
+            &problem.component,
+            problem.field.segments(),
+        );
+        let found = match found {
+            Some(found) if missing && found.archetype != name => {
+                let own_docs = |n: &str| if n == name { docs(n) } else { None };
+                let own = supplier(&own_docs, name, &node, &problem.component, &[]);
+                Some(own.unwrap_or(crate::archetype::resolver::Supplier {
+                    archetype: name.to_string(),
+                    path: FieldPath::root().key(crate::archetype::file::keys::EXTENDS),
+                }))
+            }
+            other => other,
+        };
+        match found.and_then(|f| Some((self.sources.get(f.archetype.as_str())?, f.path))) {
+            Some((source, path)) => {
+                diagnostic.file = Some(source.file.clone());
+                source.locate_into(&mut diagnostic, &path, problem.unknown_field);
+            }
+            None => diagnostic.file = self.sources.get(name).map(|s| s.file.clone()),
+        }
+        diagnostic
+    }
+
+    fn collect_diagnostics(&mut self) {
+        let mut all = self.scan_problems.clone();
+        for source in self.sources.values() {
+            all.extend(source.problems.iter().cloned());
+            all.extend(source.name_problems.iter().cloned());
+        }
+        for (name, state) in &self.states {
+            if self.sources.contains_key(name) {
+                all.extend(state.problems.iter().cloned());
+            }
+        }
+        sort_and_dedup(&mut all);
+        self.diagnostics = all;
+    }
+
+    /// The archetype `name` if it can be instantiated now (by spawning, or by a scene), or why
+    /// not: unknown (with a suggestion), deleted, without a version free of errors, abstract.
+    pub(crate) fn spawnable(&self, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
+        // A former name (`formerly`) stands for the archetype under its current one: names in
+        // saved component values (a spawner's archetype) keep working after a rename.
+        let name = self.renamed(name).unwrap_or(name);
+        let unknown = || SpawnError::UnknownArchetype {
+            name: name.to_string(),
+            // `enemies/goblin.json`, `enemies\goblin`: the naming rules know the fix.
+            suggestion: crate::archetype::name::check_name(name)
+                .err()
+                .and_then(|problem| problem.suggestion)
+                .filter(|fixed| self.ids.contains_key(fixed.as_str()))
+                .or_else(|| did_you_mean(name, self.names())),
+        };
+        let id = self.ids.get(name).ok_or_else(unknown)?;
+        self.spawnable_slot(*id, name)
+    }
+
+    /// [`spawnable`](Self::spawnable) for an archetype known by its ID (`name` is its name).
+    fn spawnable_slot(&self, id: ArchetypeId, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
+        let slot = &self.slots[id.0 as usize];
+        if slot.deleted {
+            return Err(SpawnError::Deleted {
+                name: name.to_string(),
+            });
+        }
+        let Some(archetype) = &slot.current else {
+            let reason = match self.states.get(name).map(|s| &s.status) {
+                Some(Status::Dependency(dep)) => format!("it depends on `{dep}`, which has errors"),
+                Some(Status::Cycle(names)) => {
+                    format!("it is part of an inheritance cycle ({names})")
+                }
+                _ => "its file has errors".to_string(),
+            };
+            return Err(SpawnError::Unavailable {
+                name: name.to_string(),
+                reason,
+            });
+        };
+        if archetype.is_abstract {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        }
+        Ok(archetype)
+    }
+
+    /// Spawns an instance of the archetype `name` (root and children) into `world`.
+    ///
+    /// Every spawned entity gets a fresh [`StableId`](crate::StableId) and an
+    /// [`ArchetypeInstance`] marker.
+    ///
+    /// # Errors
+    /// If there is no such archetype (with a suggestion), it is abstract, or it never loaded
+    /// without errors.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, StableId};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("enemies/goblin.json", Some(r#"{ "components": { "Name": "goblin" } }"#));
+    /// let mut world = hecs::World::new();
+    /// let goblin = library.spawn(&mut world, "enemies/goblin")?;
+    /// assert!(world.get::<&StableId>(goblin).is_ok()); // so scenes can save it
+    ///
+    /// let error = library.spawn(&mut world, "enemies/gobln").unwrap_err();
+    /// assert_eq!(error.to_string(), "unknown archetype `enemies/gobln`; did you mean `enemies/goblin`?");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn(&self, world: &mut World, name: &str) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        match &archetype.compiled {
+            Some(compiled) => compiled
+                .spawn(world, &self.registry, None, &self.rng)
+                .map_err(|error| SpawnError::internal(name, error)),
+            None => Err(SpawnError::Abstract {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Spawns an instance of the archetype `name` through a [`hecs::CommandBuffer`], for a
+    /// system that spawns while it iterates the world: the instance's entities are reserved
+    /// now (so the returned root can be stored in components at once) and get their
+    /// components, as [`spawn`](Self::spawn) gives them, when the buffer runs
+    /// (`commands.run_on(&mut world)`).
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn); nothing is recorded for an instance that fails but the release
+    /// of its reserved handles.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Name, StableId};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("spawner.json", Some(r#"{ "components": { "Name": "spawner" } }"#));
+    /// # library.set_source("imp.json", Some(r#"{ "components": { "Name": "imp" } }"#));
+    /// let mut world = hecs::World::new();
+    /// library.spawn_many(&mut world, "spawner", 3)?;
+    /// let mut commands = hecs::CommandBuffer::new();
+    /// for name in world.query::<&Name>().iter() {
+    ///     if name.0 == "spawner" {
+    ///         library.spawn_deferred(&world, &mut commands, "imp")?;
+    ///     }
+    /// }
+    /// commands.run_on(&mut world);
+    /// assert_eq!(world.query::<&Name>().iter().filter(|n| n.0 == "imp").count(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn_deferred(
+        &self,
+        world: &World,
+        commands: &mut hecs::CommandBuffer,
+        name: &str,
+    ) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        match &archetype.compiled {
+            Some(compiled) => compiled
+                .spawn_deferred(world, commands, &self.registry, &self.rng)
+                .map_err(|error| SpawnError::internal(name, error)),
+            None => Err(SpawnError::Abstract {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Spawns an instance of the archetype an [`ArchetypeRef`] names (a spawner's, a weapon's
+    /// projectile). A reference this library read (from an archetype file, a scene, overrides)
+    /// holds the archetype's ID, so no name is looked up; any other is spawned by its name.
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_ref(
+        &self,
+        world: &mut World,
+        archetype: &ArchetypeRef,
+    ) -> Result<Entity, SpawnError> {
+        let name = archetype.name();
+        // An ID is this library's only if its slot has the name (IDs are never reused).
+        let ours = archetype.id().filter(|id| {
+            self.slots
+                .get(id.0 as usize)
+                .is_some_and(|slot| &*slot.name == name)
+        });
+        let Some(id) = ours else {
+            return self.spawn(world, name);
+        };
+        let archetype = self.spawnable_slot(id, name)?;
+        match &archetype.compiled {
+            Some(compiled) => compiled
+                .spawn(world, &self.registry, None, &self.rng)
+                .map_err(|error| SpawnError::internal(name, error)),
+            None => Err(SpawnError::Abstract {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Spawns an instance with per-entity overrides: `overrides` maps component names to merge
+    /// patches applied on top of the archetype's root for this one entity (`null` leaves a
+    /// component out). The overrides are recorded on the entity
+    /// ([`InstanceOverrides`](crate::InstanceOverrides)), so hot reload never overwrites them.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Name};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    /// # struct Health { current: f32, max: f32 }
+    /// # let mut registry = ComponentRegistry::new();
+    /// # registry.register::<Health>()?;
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+    /// # library.set_source("enemies/goblin.json", Some(r#"{ "components": { "Health": { "current": 10, "max": 10 } } }"#));
+    /// let mut world = hecs::World::new();
+    /// let boss = library.spawn_with(
+    ///     &mut world,
+    ///     "enemies/goblin",
+    ///     &serde_json::json!({ "Health": { "max": 500 }, "Name": "Grukk" }),
+    /// )?;
+    /// assert_eq!(*world.get::<&Health>(boss)?, Health { current: 10.0, max: 500.0 });
+    /// assert_eq!(world.get::<&Name>(boss)?.as_str(), "Grukk");
+    ///
+    /// // A mistake in an override is an error naming the field, not a silent default.
+    /// let error = library
+    ///     .spawn_with(&mut world, "enemies/goblin", &serde_json::json!({ "Health": { "max": "lots" } }))
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "invalid overrides for `enemies/goblin`: invalid value for `Health.max`: invalid type: string \"lots\", expected f32"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn), and if an override names an unknown component or gives a
+    /// value the component cannot take (the error says which field).
+    pub fn spawn_with(
+        &self,
+        world: &mut World,
+        name: &str,
+        overrides: &Value,
+    ) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        let Some(compiled) = &archetype.compiled else {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        };
+        let context = self.reference_targets().context();
+        let checked = context
+            .install(|| {
+                compiled.check_overrides(
+                    &self.registry,
+                    &archetype.resolved,
+                    overrides,
+                    &self.override_shapes,
+                )
+            })
+            .map_err(|problem| SpawnError::InvalidOverride {
+                name: name.to_string(),
+                component: problem.component,
+                field: problem.field,
+                message: problem.message,
+                suggestion: problem.suggestion,
+            })?;
+        compiled
+            .spawn(world, &self.registry, Some(&checked), &self.rng)
+            .map_err(|error| SpawnError::internal(name, error))
+    }
+
+    /// Spawns an instance of `name` with typed components of the caller's on its root: each
+    /// replaces the archetype's value of that type, or adds a component the archetype does not
+    /// have (`(Transform::from_translation(at),)` spawns a goblin at a place). No JSON is read.
+    ///
+    /// The registered components given are recorded as the instance's overrides
+    /// ([`InstanceOverrides`](crate::InstanceOverrides)), whole: hot reload never overwrites
+    /// them (an archetype edit of a goblin's `Transform` does not move goblins spawned at their
+    /// places), and a scene saves them as the instance's differences from its archetype.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Transform};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("enemies/goblin.json", Some(r#"{ "components": { "Name": "goblin", "Transform": {} } }"#));
+    /// let mut world = hecs::World::new();
+    /// let at = glam::Vec3::new(4.0, 0.0, 2.0);
+    /// let goblin = library.spawn_with_bundle(&mut world, "enemies/goblin", (Transform::from_translation(at),))?;
+    /// assert_eq!(world.get::<&Transform>(goblin)?.translation, at);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_with_bundle<B: hecs::DynamicBundle + 'static>(
+        &self,
+        world: &mut World,
+        name: &str,
+        bundle: B,
+    ) -> Result<Entity, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        let Some(compiled) = &archetype.compiled else {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        };
+        // The common case (the bundle sets components the archetype's one entity has): its
+        // template, made once per bundle type, spawned, and the bundle written over it in place.
+        let template = compiled.bundle_template(
+            &self.registry,
+            TypeId::of::<B>(),
+            || {
+                let components = bundle.with_ids(|types| {
+                    (types.iter())
+                        .map(|type_id| self.registry.id_of_type_id(*type_id))
+                        .collect::<Option<Vec<ComponentId>>>()
+                })?;
+                let managed = components.iter().any(|id| self.registry.is_managed(*id));
+                (!managed).then(|| sorted(components))
+            },
+            |shape| self.bundle_overrides(shape),
+        );
+        if let Some(template) = template {
+            let entity = world.spawn(&*template);
+            if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
+                *id = self.rng.next_id();
+            }
+            // Every component of the bundle is the entity's already: replaced where it is.
+            let _ = world.insert(entity, bundle);
+            return Ok(entity);
+        }
+        let components: Vec<ComponentId> = sorted(bundle.with_ids(|types| {
+            (types.iter())
+                .filter_map(|type_id| self.registry.id_of_type_id(*type_id))
+                .collect()
+        }));
+        // What the library sets itself is replaced, but is not the instance's to override.
+        let shape: Vec<ComponentId> = (components.iter().copied())
+            .filter(|id| !self.registry.is_managed(*id))
+            .collect();
+        let overrides = self.bundle_overrides(&shape);
+        let spawned = compiled.spawn_simple_with(
+            world,
+            &self.registry,
+            &self.rng,
+            bundle,
+            &components,
+            overrides.clone(),
+        );
+        match spawned {
+            Ok(entity) => entity.map_err(|error| SpawnError::internal(name, error)),
+            // Children or references: spawn the instance, then give its root the components.
+            Err(bundle) => {
+                let entity = compiled
+                    .spawn(world, &self.registry, None, &self.rng)
+                    .map_err(|error| SpawnError::internal(name, error))?;
+                let mut builder = hecs::EntityBuilder::new();
+                builder.add_bundle(bundle);
+                if let Some(overrides) = overrides {
+                    builder.add(overrides);
+                }
+                // The entity was just spawned: it is there to take the components.
+                let _ = world.insert(entity, builder.build());
+                Ok(entity)
+            }
+        }
+    }
+
+    /// The shared override shape setting each of `shape` (sorted) whole, `None` for none.
+    fn bundle_overrides(&self, shape: &[ComponentId]) -> Option<InstanceOverrides> {
+        let name = |id| self.registry.name(id).to_string();
+        (!shape.is_empty()).then(|| self.override_shapes.whole(shape, name))
+    }
+
+    /// Spawns `count` instances of `name` at once (as one column batch when the archetype is a
+    /// single entity without references: the fastest way to fill a world).
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_many(
+        &self,
+        world: &mut World,
+        name: &str,
+        count: usize,
+    ) -> Result<Vec<Entity>, SpawnError> {
+        let archetype = self.spawnable(name)?;
+        let Some(compiled) = &archetype.compiled else {
+            return Err(SpawnError::Abstract {
+                name: name.to_string(),
+            });
+        };
+        let count = u32::try_from(count).map_err(|_| SpawnError::TooMany { count })?;
+        compiled
+            .spawn_many(world, &self.registry, count, &self.rng)
+            .map_err(|error| SpawnError::internal(name, error))
+    }
+}
+
+/// `ids`, sorted.
+fn sorted(mut ids: Vec<ComponentId>) -> Vec<ComponentId> {
+    ids.sort_unstable();
+    ids
+}
+
+/// Reads and parses files, on every core when there are many (each file is independent, and
+/// reading plus parsing is most of a load).
+fn read_sources(
+    files: &[(String, FoundFile)],
+    registry: &ComponentRegistry,
+    limits: &crate::limits::Limits,
+) -> Vec<SourceFile> {
+    parallel_map(files, |(name, found)| {
+        SourceFile::read(found, name, registry, limits)
+    })
+}
+
+/// `items.iter().map(work)`, on every core (up to 8) when there are at least
+/// [`PARALLEL_MIN_ITEMS`] items, in order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = worker_threads();
+    if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
+        return items.iter().map(work).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(work).collect::<Vec<_>>()))
+            .collect();
+        let mut results = Vec::with_capacity(items.len());
+        for (worker, part) in workers.into_iter().zip(items.chunks(chunk)) {
+            match worker.join() {
+                Ok(mut done) => results.append(&mut done),
+                // A panic in a worker is a bug; do that part again on this thread so the
+                // panic (and its message) surfaces here.
+                Err(_) => results.extend(part.iter().map(work)),
+            }
+        }
+        results
+    })
+}
+
+/// How many threads a load (or a big scene save) works on: every core, up to 8.
+pub(crate) fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// Below this many files (or archetypes) a load works on one thread: starting threads would
+/// cost more than it saves.
+const PARALLEL_MIN_ITEMS: usize = 256;
+
+/// What resolving one archetype gave, its depth, and the operators it settled with nothing to
+/// work on.
+/// What [`ArchetypeLibrary::resolve_and_compile`] found: each archetype's outcome, what was
+/// compiled, and every inheritance cycle.
+struct Resolution {
+    outcomes: FxHashMap<Arc<str>, ResolveOutcome>,
+    compiled: FxHashMap<Arc<str>, Compiled>,
+    cycles: Vec<Cycle>,
+}
+
+type ResolveOutcome = (
+    Result<Arc<ResolvedEntity>, Failure>,
+    usize,
+    Vec<UnusedOperator>,
+);
+
+/// A compiled archetype, the problems found compiling it, and the entity paths it uses that its
+/// slot has not interned yet (in the order they were given numbers).
+struct Compiled {
+    compiled: Option<CompiledArchetype>,
+    problems: Vec<CompileProblem>,
+    new_nodes: Vec<Arc<str>>,
+    /// The archetype names its values name (`ArchetypeRef`s).
+    references: Vec<Arc<str>>,
+}
+
+/// Compiles `resolved` without changing `slot`: entity paths the slot does not know yet get the
+/// next numbers, and are returned for [`intern_node`] to record in the same order. An abstract
+/// archetype is not compiled, only checked as far as its partial values go.
+fn compile_with_slot(
+    slot: &Slot,
+    id: ArchetypeId,
+    is_abstract: bool,
+    resolved: &ResolvedEntity,
+    registry: &ComponentRegistry,
+    targets: &ReferenceTargets,
+) -> Compiled {
+    let context = targets.context();
+    if is_abstract {
+        let problems = context.install(|| check_partial(resolved, registry));
+        return Compiled {
+            compiled: None,
+            problems,
+            new_nodes: Vec::new(),
+            references: context.take_named(),
+        };
+    }
+    let mut new_nodes: Vec<Arc<str>> = Vec::new();
+    let mut new_ids: FxHashMap<Arc<str>, u32> = FxHashMap::default();
+    let mut intern = |path: &str| -> u32 {
+        if let Some(&node) = slot.node_ids.get(path).or_else(|| new_ids.get(path)) {
+            return node;
+        }
+        let node = (slot.node_paths.len() + new_nodes.len()) as u32;
+        let path: Arc<str> = Arc::from(path);
+        new_nodes.push(path.clone());
+        new_ids.insert(path, node);
+        node
+    };
+    let (compiled, problems) = context.install(|| compile(id, resolved, registry, &mut intern));
+    Compiled {
+        compiled,
+        problems,
+        new_nodes,
+        references: context.take_named(),
+    }
+}
+
+fn intern_node(slot: &mut Slot, path: &str) -> u32 {
+    if let Some(&id) = slot.node_ids.get(path) {
+        return id;
+    }
+    let id = slot.node_paths.len() as u32;
+    let path: Arc<str> = Arc::from(path);
+    slot.node_paths.push(path.clone());
+    slot.node_ids.insert(path, id);
+    id
+}
+
+/// The archetypes a file depends on: its parents and its children's archetypes.
+pub(crate) fn dependencies(doc: &ArchetypeDoc) -> Vec<String> {
+    fn children(spec: &EntitySpec, out: &mut Vec<String>) {
+        for child in spec.children.values().flatten() {
+            if let Some(archetype) = &child.archetype {
+                if !out.contains(archetype) {
+                    out.push(archetype.clone());
+                }
+            }
+            children(child, out);
+        }
+    }
+    let mut out = doc.extends.clone();
+    children(&doc.root, &mut out);
+    out
+}
+
+/// `affected` ordered so that every archetype comes after the affected archetypes it depends
+/// on (cycles, already reported as errors, are broken arbitrarily).
+fn dependency_order(
+    sorted: &[Arc<str>],
+    affected: &FxHashSet<Arc<str>>,
+    deps: &FxHashMap<Arc<str>, Vec<String>>,
+) -> Vec<Arc<str>> {
+    let mut seen = FxHashSet::default();
+    let mut out = Vec::with_capacity(sorted.len());
+    // Depth first, each archetype after its dependencies, with a stack of our own (archetype,
+    // next dependency to visit): a chain of thousands of files must not overflow the call stack.
+    let mut stack: Vec<(Arc<str>, usize)> = Vec::new();
+    for name in sorted {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        stack.push((name.clone(), 0));
+        while let Some((current, next)) = stack.last_mut() {
+            match deps.get(&**current).and_then(|list| list.get(*next)) {
+                Some(dep) => {
+                    *next += 1;
+                    if let Some(dep) = affected.get(dep.as_str()) {
+                        if seen.insert(dep.clone()) {
+                            stack.push((dep.clone(), 0));
+                        }
+                    }
+                }
+                None => {
+                    out.push(current.clone());
+                    stack.pop();
+                }
+            }
+        }
+    }
+    out
+}
+
+impl ResolvedEntity {
+    /// The entity at `path` (`""` for this one, `"turret/barrel"` for a grandchild).
+    pub fn entity_at(&self, path: &str) -> Option<&ResolvedEntity> {
+        let mut entity = self;
+        for segment in path.split('/').filter(|s| !s.is_empty()) {
+            entity = entity.children.get(segment)?;
+        }
+        Some(entity)
+    }
+}

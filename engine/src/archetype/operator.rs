@@ -1,0 +1,649 @@
+//! Operators: values in archetype files that change an inherited value instead of replacing it.
+//!
+//! `{"$append": [..]}`, `{"$prepend": [..]}`, `{"$union": [..]}` and `{"$remove": [..]}` edit an
+//! inherited list; `{"$add": n}` and `{"$mul": n}` change an inherited number. Operators are
+//! written as an object of them, in place of the value they change, at any depth of a
+//! component; several in one object apply in a fixed order: `$prepend`, `$append`, `$union`,
+//! then `$remove` on lists (`{"$union": ["FLIES"], "$remove": ["HEARS"]}`), `$add` then `$mul`
+//! on numbers.
+//! They are applied when archetypes are resolved ([`value_merge`](crate::archetype::value_merge)), so
+//! everything after resolution (compiling, scenes, hot reload, provenance) sees plain values.
+//!
+//! An operator with nothing to work on yet (the archetype it is written in, or a parent, has no
+//! value there) waits: in an abstract archetype (a trait such as "fast": `{"$mul": 1.5}`) it
+//! applies to the value of whatever the trait is combined with. In a concrete archetype it is
+//! settled ([`settle`]): list operators start from an empty list, `$add` from 0, and `$mul` and
+//! `$remove`, with nothing to scale or remove from, leave nothing (a warning says so).
+
+use serde_json::{Map, Number, Value};
+
+use crate::archetype::file::{keys, kind_of};
+use crate::component::value_reader::is_operator_object;
+use crate::diagnostic::quoted;
+use crate::json::field_path::{FieldPath, PathSegment};
+use crate::json::suggest::did_you_mean;
+
+/// One operator, in the order several in one object apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Operator {
+    Prepend,
+    Append,
+    Union,
+    Remove,
+    Add,
+    Mul,
+}
+
+/// The operators of an operator object, in the order they apply.
+pub(crate) type Operators<'a> = Vec<(Operator, &'a Value)>;
+
+impl Operator {
+    /// The operator written under `key` (`$append`, ...).
+    pub fn from_key(key: &str) -> Option<Operator> {
+        Some(match key {
+            keys::APPEND => Operator::Append,
+            keys::PREPEND => Operator::Prepend,
+            keys::UNION => Operator::Union,
+            keys::REMOVE => Operator::Remove,
+            keys::ADD => Operator::Add,
+            keys::MUL => Operator::Mul,
+            _ => return None,
+        })
+    }
+
+    /// The key it is written under.
+    pub fn key(self) -> &'static str {
+        match self {
+            Operator::Append => keys::APPEND,
+            Operator::Prepend => keys::PREPEND,
+            Operator::Union => keys::UNION,
+            Operator::Remove => keys::REMOVE,
+            Operator::Add => keys::ADD,
+            Operator::Mul => keys::MUL,
+        }
+    }
+
+    pub fn on_lists(self) -> bool {
+        !matches!(self, Operator::Add | Operator::Mul)
+    }
+
+    /// The operators of an operator object (`{"$op": operand, ...}`, every key an operator), in
+    /// the order they apply.
+    pub fn of(value: &Value) -> Option<Operators<'_>> {
+        if !is_operator_object(value) {
+            return None;
+        }
+        let mut operators = value
+            .as_object()?
+            .iter()
+            .map(|(key, operand)| Some((Operator::from_key(key)?, operand)))
+            .collect::<Option<Operators<'_>>>()?;
+        operators.sort_by_key(|(operator, _)| *operator);
+        Some(operators)
+    }
+}
+
+/// A problem with an operator as written, found in one file on its own.
+#[derive(Debug)]
+pub(crate) struct WrittenProblem {
+    /// Where, inside the component value.
+    pub field: FieldPath,
+    /// Whether it is about the key (an unknown operator) rather than the value.
+    pub at_key: bool,
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
+/// Every problem with the operators in a component value as written: a `$` key that is no
+/// operator, an operator beside other keys, an operand of the wrong kind, an operator inside a
+/// list (lists replace whole, so it would have nothing to work on).
+pub(crate) fn written_problems(value: &Value, field: &FieldPath, out: &mut Vec<WrittenProblem>) {
+    walk_written(value, field, false, out);
+}
+
+fn walk_written(value: &Value, field: &FieldPath, in_list: bool, out: &mut Vec<WrittenProblem>) {
+    match value {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk_written(item, &field.index(i), true, out);
+            }
+        }
+        Value::Object(object) => {
+            for (key, member) in object {
+                let at = field.key(key.clone());
+                if crate::archetype::variation::is_key(key) {
+                    // A variation is a value (lists may hold them); its operand is data.
+                    if let Some((at_key, message)) =
+                        crate::archetype::variation::written_problem(object, key, member)
+                    {
+                        out.push(WrittenProblem {
+                            field: at,
+                            at_key,
+                            message,
+                            suggestion: None,
+                        });
+                    }
+                } else if key.starts_with('$') {
+                    if let Some(problem) = check_operator(object, key, member, in_list) {
+                        out.push(WrittenProblem {
+                            field: at,
+                            ..problem
+                        });
+                        continue;
+                    }
+                    // An operand is data: only a list's items may hold (misplaced) operators.
+                    if let Value::Array(items) = member {
+                        for (i, item) in items.iter().enumerate() {
+                            walk_written(item, &at.index(i), true, out);
+                        }
+                    }
+                } else {
+                    walk_written(member, &at, in_list, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What is wrong with the operator `key` (whose operand is `operand`) of `object`, if anything.
+/// The problem's `field` is left for the caller to set.
+fn check_operator(
+    object: &Map<String, Value>,
+    key: &str,
+    operand: &Value,
+    in_list: bool,
+) -> Option<WrittenProblem> {
+    let problem = |at_key: bool, message: String, suggestion: Option<String>| {
+        Some(WrittenProblem {
+            field: FieldPath::root(),
+            at_key,
+            message,
+            suggestion,
+        })
+    };
+    let Some(operator) = Operator::from_key(key) else {
+        let names = keys::OPERATORS.iter().chain(&keys::VARIATIONS).copied();
+        let message = format!(
+            "unknown operator {}; keys starting with `$` are operators: {}",
+            quoted(key),
+            operator_list()
+        );
+        return problem(true, message, did_you_mean(key, names));
+    };
+    if in_list {
+        let message = format!("{} inside a list has nothing to work on (lists are replaced whole); write it in place of the list", quoted(key));
+        return problem(true, message, None);
+    }
+    if let Some(plain) = object.keys().find(|other| !other.starts_with('$')) {
+        let message = format!(
+            "{} cannot be beside {}: an object of operators stands for the value they change",
+            quoted(key),
+            quoted(plain)
+        );
+        return problem(true, message, None);
+    }
+    let other_kind = object.keys().filter_map(|other| Operator::from_key(other));
+    if let Some(other) = other_kind
+        .into_iter()
+        .find(|other| other.on_lists() != operator.on_lists())
+    {
+        // Reported once, at the list operator.
+        if operator.on_lists() {
+            let message = format!(
+                "{} and `{}` cannot change one value: one works on lists, the other on numbers",
+                quoted(key),
+                other.key()
+            );
+            return problem(true, message, None);
+        }
+    }
+    let (fits, wanted) = match operator.on_lists() {
+        true => (operand.is_array(), "a list"),
+        false => (operand.as_f64().is_some_and(f64::is_finite), "a number"),
+    };
+    (!fits).then(|| WrittenProblem {
+        field: FieldPath::root(),
+        at_key: false,
+        message: format!("`{key}` takes {wanted}, found {}", kind_of(operand)),
+        suggestion: None,
+    })
+}
+
+/// Removes from `value` the object member holding the wrong operator found at `field` (the
+/// nearest member of an object above it, so a list holding one goes whole). Returns `true`
+/// when that is the whole value (the component is left out).
+pub(crate) fn prune(value: &mut Value, field: &FieldPath) -> bool {
+    // The operator object is `field` without its `$` key; its member is the last key before it
+    // that names an object member.
+    let segments = &field.segments()[..field.segments().len().saturating_sub(1)];
+    let mut cut = None;
+    let mut at = &*value;
+    for (i, segment) in segments.iter().enumerate() {
+        let next = match (at, segment) {
+            (Value::Object(object), PathSegment::Key(key)) => {
+                cut = Some(i);
+                object.get(key)
+            }
+            (Value::Array(items), PathSegment::Index(index)) => items.get(*index),
+            _ => None,
+        };
+        let Some(next) = next else { return false };
+        at = next;
+    }
+    let Some(cut) = cut else { return true };
+    let mut parent = &mut *value;
+    for segment in &segments[..cut] {
+        let next = match (parent, segment) {
+            (Value::Object(object), PathSegment::Key(key)) => object.get_mut(key),
+            (Value::Array(items), PathSegment::Index(index)) => items.get_mut(*index),
+            _ => None,
+        };
+        let Some(next) = next else { return false };
+        parent = next;
+    }
+    if let (Value::Object(object), PathSegment::Key(key)) = (parent, &segments[cut]) {
+        object.remove(key);
+    }
+    false
+}
+
+fn operator_list() -> String {
+    keys::OPERATORS
+        .iter()
+        .chain(&keys::VARIATIONS)
+        .map(|key| format!("`{key}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Applies the operators of `patch` (an operator object) to `target`, in place. `target` is
+/// `null` when there is nothing there: the operators then wait (they become the value, to be
+/// applied or settled later). `integer`: the place holds an integer type, so a number result
+/// is rounded.
+pub(crate) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<(), String> {
+    let Some(operators) = Operator::of(patch) else {
+        return Ok(());
+    };
+    if target.is_null() {
+        *target = patch.clone();
+        return Ok(());
+    }
+    if let Some(earlier) = Operator::of(target) {
+        *target = combine(&earlier, &operators)?;
+        return Ok(());
+    }
+    for (operator, operand) in operators {
+        *target = applied(target, operator, operand, integer)?;
+    }
+    Ok(())
+}
+
+/// `target` changed by one operator.
+fn applied(
+    target: &Value,
+    operator: Operator,
+    operand: &Value,
+    integer: bool,
+) -> Result<Value, String> {
+    // On a spawn-time variation: both ends of a range, each value of a pick.
+    let each = |outcome: &Value| applied(outcome, operator, operand, integer);
+    if let Some(result) = crate::archetype::variation::map_outcomes(target, each) {
+        return result;
+    }
+    Ok(match (operator, target) {
+        (Operator::Add | Operator::Mul, Value::Number(base)) => {
+            Value::Number(arithmetic(operator, base, operand, integer)?)
+        }
+        // Scaling an object scales every number in it (`"armor": {"$mul": 0.5}`).
+        (Operator::Mul, Value::Object(members)) => {
+            let mut scaled = members.clone();
+            for member in scaled.values_mut() {
+                if let Value::Number(base) = member {
+                    *member = Value::Number(arithmetic(operator, base, operand, false)?);
+                }
+            }
+            Value::Object(scaled)
+        }
+        (_, Value::Array(items)) if operator.on_lists() => {
+            Value::Array(edit_list(operator, items, operand))
+        }
+        (_, other) => {
+            let wanted = match operator {
+                Operator::Mul => "a number (or an object of numbers)",
+                Operator::Add => "a number",
+                _ => "a list",
+            };
+            return Err(format!(
+                "`{}` needs {wanted} to work on, but the value it applies to is {}",
+                operator.key(),
+                kind_of(other)
+            ));
+        }
+    })
+}
+
+/// Waiting operators followed by more: one operator of one kind each combine (`$add 1` then
+/// `$add 2` is `$add 3`); anything else is an error.
+fn combine(earlier: &Operators<'_>, later: &Operators<'_>) -> Result<Value, String> {
+    let (&[(first, first_operand)], &[(then, operand)]) = (earlier.as_slice(), later.as_slice())
+    else {
+        let names = |operators: &Operators<'_>| {
+            let keys: Vec<String> = operators
+                .iter()
+                .map(|(o, _)| format!("`{}`", o.key()))
+                .collect();
+            keys.join(" and ")
+        };
+        return Err(format!(
+            "{} cannot follow the {} it applies to, which has no value to work on yet; give a value first",
+            names(later),
+            names(earlier)
+        ));
+    };
+    if first != then {
+        return Err(format!(
+            "`{}` cannot follow the `{}` it applies to, which has no value to work on yet; give a value first",
+            then.key(),
+            first.key()
+        ));
+    }
+    let list = |value: &Value| value.as_array().cloned().unwrap_or_default();
+    let operand = match then {
+        Operator::Add | Operator::Mul => {
+            let base = first_operand
+                .as_number()
+                .cloned()
+                .unwrap_or(Number::from(0));
+            Value::Number(arithmetic(then, &base, operand, false)?)
+        }
+        Operator::Prepend => Value::Array([list(operand), list(first_operand)].concat()),
+        Operator::Append | Operator::Union | Operator::Remove => {
+            Value::Array([list(first_operand), list(operand)].concat())
+        }
+    };
+    let mut object = Map::new();
+    object.insert(then.key().to_string(), operand);
+    Ok(Value::Object(object))
+}
+
+/// `base + operand` or `base * operand`: integers stay integers while they can (checked), else
+/// floats; rounded to the nearest integer where the place holds an integer type.
+fn arithmetic(
+    operator: Operator,
+    base: &Number,
+    operand: &Value,
+    integer: bool,
+) -> Result<Number, String> {
+    let out_of_range = || format!("`{}` gives a number out of range", operator.key());
+    if let (Some(a), Some(b)) = (base.as_i64(), operand.as_i64()) {
+        let exact = match operator {
+            Operator::Add => a.checked_add(b),
+            _ => a.checked_mul(b),
+        };
+        return exact.map(Number::from).ok_or_else(out_of_range);
+    }
+    let (a, b) = (
+        base.as_f64().unwrap_or(0.0),
+        operand.as_f64().unwrap_or(0.0),
+    );
+    let result = match operator {
+        Operator::Add => a + b,
+        _ => a * b,
+    };
+    if integer {
+        let rounded = result.round();
+        // `i64::MAX as f64` rounds up to 2^63, which does not fit: compare below it.
+        if rounded.is_finite() && rounded >= -(2f64.powi(63)) && rounded < 2f64.powi(63) {
+            return Ok(Number::from(rounded as i64));
+        }
+        return Err(out_of_range());
+    }
+    Number::from_f64(result).ok_or_else(out_of_range)
+}
+
+/// A list edited by a list operator.
+fn edit_list(operator: Operator, items: &[Value], operand: &Value) -> Vec<Value> {
+    let given = operand.as_array().map(Vec::as_slice).unwrap_or_default();
+    match operator {
+        Operator::Append => [items, given].concat(),
+        Operator::Prepend => [given, items].concat(),
+        Operator::Union => {
+            let mut out = items.to_vec();
+            for item in given {
+                if !out.iter().any(|existing| same(existing, item)) {
+                    out.push(item.clone());
+                }
+            }
+            out
+        }
+        _ => items
+            .iter()
+            .filter(|item| !given.iter().any(|pattern| matches(item, pattern)))
+            .cloned()
+            .collect(),
+    }
+}
+
+/// JSON equality with numbers compared by value (`1` is `1.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether `$remove`'s `pattern` removes `item`: an equal value, or, for an object pattern, an
+/// object holding every member of the pattern (`{"id": "bite"}` removes `{"id": "bite", ..}`).
+fn matches(item: &Value, pattern: &Value) -> bool {
+    match (item, pattern) {
+        (Value::Object(fields), Value::Object(wanted)) => wanted
+            .iter()
+            .all(|(key, value)| fields.get(key).is_some_and(|field| same(field, value))),
+        _ => same(item, pattern),
+    }
+}
+
+/// An operator settled in a concrete archetype with nothing to work on: where, and why it
+/// left nothing.
+#[derive(Clone, Debug)]
+pub(crate) struct Unused {
+    /// The place inside the component.
+    pub field: FieldPath,
+    pub message: String,
+}
+
+/// Settles the operators still waiting in a concrete archetype's `value` of `component` (see
+/// the module docs). `integer` says whether the place at a path holds an integer type.
+pub(crate) fn settle(
+    value: &mut Value,
+    component: &str,
+    integer: &dyn Fn(&[PathSegment]) -> bool,
+) -> Vec<Unused> {
+    let mut unused = Vec::new();
+    let mut path = Vec::new();
+    if settle_at(value, component, integer, &mut path, &mut unused) {
+        *value = Value::Null;
+    }
+    unused
+}
+
+/// Settles `value`; `true` when it settled to nothing (the caller removes it).
+fn settle_at(
+    value: &mut Value,
+    component: &str,
+    integer: &dyn Fn(&[PathSegment]) -> bool,
+    path: &mut Vec<PathSegment>,
+    unused: &mut Vec<Unused>,
+) -> bool {
+    if let Some(operators) = Operator::of(value) {
+        // Lists start empty, numbers at 0; `$mul` or `$remove` alone have nothing to work on.
+        let lists = operators.iter().any(|(operator, _)| operator.on_lists());
+        let alone = operators
+            .iter()
+            .all(|(operator, _)| matches!(operator, Operator::Mul | Operator::Remove));
+        if alone {
+            let field = FieldPath(path.clone());
+            let (operator, _) = operators[0];
+            let what = if operator == Operator::Mul {
+                "scale"
+            } else {
+                "remove from"
+            };
+            let place = match field.is_empty() {
+                true => format!("`{component}`"),
+                false => format!("`{component}.{field}`"),
+            };
+            unused.push(Unused {
+                message: format!(
+                    "`{}` has nothing to {what}: nothing this archetype is built on sets {place}, so it is left out",
+                    operator.key()
+                ),
+                field,
+            });
+            return true;
+        }
+        let mut settled = match lists {
+            true => Value::Array(Vec::new()),
+            false => Value::from(0),
+        };
+        for (operator, operand) in operators {
+            // Operands were checked when the file was read: this cannot fail but on overflow,
+            // which leaves the value as far as it got.
+            match applied(&settled, operator, operand, integer(path)) {
+                Ok(next) => settled = next,
+                Err(_) => break,
+            }
+        }
+        *value = settled;
+        return false;
+    }
+    if let Value::Object(object) = value {
+        object.retain(|key, member| {
+            path.push(PathSegment::Key(key.clone()));
+            let gone = settle_at(member, component, integer, path, unused);
+            path.pop();
+            !gone
+        });
+    }
+    false
+}
+
+#[cfg(test)]
+// A test fails by panicking; `unwrap` says so most plainly.
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn applied(target: Value, patch: Value, integer: bool) -> Result<Value, String> {
+        let mut target = target;
+        apply(&mut target, &patch, integer)?;
+        Ok(target)
+    }
+
+    #[test]
+    fn lists() {
+        let list = json!(["a", "b", { "id": "bite", "cooldown": 5 }]);
+        let cases = [
+            (
+                json!({ "$append": ["c", "a"] }),
+                json!(["a", "b", { "id": "bite", "cooldown": 5 }, "c", "a"]),
+            ),
+            (
+                json!({ "$prepend": ["c"] }),
+                json!(["c", "a", "b", { "id": "bite", "cooldown": 5 }]),
+            ),
+            (
+                json!({ "$union": ["c", "a", "c"] }),
+                json!(["a", "b", { "id": "bite", "cooldown": 5 }, "c"]),
+            ),
+            (
+                json!({ "$remove": ["a", { "id": "bite" }, "zzz"] }),
+                json!(["b"]),
+            ),
+        ];
+        for (patch, expected) in cases {
+            assert_eq!(
+                applied(list.clone(), patch.clone(), false),
+                Ok(expected),
+                "{patch}"
+            );
+        }
+        assert_eq!(
+            applied(json!([1, 2.0, 3]), json!({ "$remove": [2] }), false),
+            Ok(json!([1, 3]))
+        );
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(
+            applied(json!(10), json!({ "$add": 5 }), false),
+            Ok(json!(15))
+        );
+        assert_eq!(
+            applied(json!(10), json!({ "$add": -2.5 }), false),
+            Ok(json!(7.5))
+        );
+        assert_eq!(
+            applied(json!(10), json!({ "$mul": 1.5 }), false),
+            Ok(json!(15.0))
+        );
+        assert_eq!(
+            applied(json!(7), json!({ "$mul": 1.5 }), true),
+            Ok(json!(11))
+        );
+        assert_eq!(
+            applied(json!(2.5), json!({ "$mul": 2 }), false),
+            Ok(json!(5.0))
+        );
+        assert_eq!(
+            applied(json!(2), json!({ "$mul": 3, "$add": 1 }), false),
+            Ok(json!(9))
+        );
+        assert_eq!(
+            applied(
+                json!({ "cut": 4, "bash": 2.5, "note": "x" }),
+                json!({ "$mul": 2 }),
+                false
+            ),
+            Ok(json!({ "cut": 8, "bash": 5.0, "note": "x" }))
+        );
+        assert_eq!(
+            applied(json!(i64::MAX), json!({ "$add": 1 }), false),
+            Err("`$add` gives a number out of range".to_string())
+        );
+        assert_eq!(
+            applied(json!("fast"), json!({ "$mul": 2 }), false),
+            Err(
+                "`$mul` needs a number (or an object of numbers) to work on, but the value it applies to is a string"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn operators_wait_and_combine_until_they_have_a_value() {
+        let waiting = applied(Value::Null, json!({ "$mul": 1.5 }), false).unwrap();
+        assert_eq!(waiting, json!({ "$mul": 1.5 }));
+        let twice = applied(waiting.clone(), json!({ "$mul": 2 }), false).unwrap();
+        assert_eq!(twice, json!({ "$mul": 3.0 }));
+        assert_eq!(
+            applied(waiting, json!({ "$add": 1 }), false),
+            Err("`$add` cannot follow the `$mul` it applies to, which has no value to work on yet; give a value first".to_string())
+        );
+        let mut value =
+            json!({ "a": { "$add": 2 }, "b": { "$mul": 2 }, "c": { "$union": [1, 1] } });
+        let unused = settle(&mut value, "Stats", &|_| false);
+        assert_eq!(value, json!({ "a": 2, "c": [1] }));
+        assert_eq!(unused[0].message, "`$mul` has nothing to scale: nothing this archetype is built on sets `Stats.b`, so it is left out");
+    }
+}

@@ -1,0 +1,191 @@
+//! Archetype renames: an archetype file lists the names it was formerly known by
+//! (`"formerly": ["enemies/goblin"]`), and every other file, scene and tool that still names an
+//! old name gets the archetype under its current one.
+//!
+//! - [`Renames::find`] reads the former names of every file into one map, former → current.
+//!   A former name that is the name of a live archetype, or a former name of two archetypes,
+//!   is an error in the file that lists it (`former-name-clash`) and stands for nothing.
+//! - [`Renames::map_doc`] gives a file with its old names (in `extends` and children's
+//!   `archetype`) replaced by current ones, which is what resolution reads, and a warning
+//!   (`old-name`) at each old name.
+//!
+//! A child's former local names (`formerly` in a child entry) are for scenes saved before the
+//! child was renamed: see [`ResolvedEntity::current_path`](crate::ResolvedEntity::current_path).
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::archetype::file::{keys, ArchetypeDoc, DocProblem, EntitySpec};
+use crate::archetype::source::SourceFile;
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::json::field_path::FieldPath;
+
+/// Former archetype names and what each is called now.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Renames {
+    current: FxHashMap<Arc<str>, Arc<str>>,
+}
+
+impl Renames {
+    /// The renames the files in `sources` declare, and per archetype the problems with its
+    /// `formerly` list (names that clash).
+    pub fn find(
+        sources: &FxHashMap<Arc<str>, SourceFile>,
+    ) -> (Renames, FxHashMap<Arc<str>, Vec<DocProblem>>) {
+        let mut claims: FxHashMap<&str, Vec<(&Arc<str>, usize)>> = FxHashMap::default();
+        for (name, source) in sources {
+            let Some(doc) = source.doc.as_deref() else {
+                continue;
+            };
+            for (index, former) in doc.formerly.iter().enumerate() {
+                // Its own name stands for itself already: a file may list the name it has
+                // before it is moved.
+                if **name != **former {
+                    claims.entry(former).or_default().push((name, index));
+                }
+            }
+        }
+        let mut renames = Renames::default();
+        let mut problems: FxHashMap<Arc<str>, Vec<DocProblem>> = FxHashMap::default();
+        for (former, claimants) in claims {
+            let clash = |name: &Arc<str>| -> Option<String> {
+                if sources.contains_key(former) {
+                    return Some(format!(
+                        "former name `{former}` is the name of a live archetype, so it cannot also stand for this one; remove it from `formerly`, or rename that archetype"
+                    ));
+                }
+                let others: Vec<String> = claimants
+                    .iter()
+                    .filter(|(other, _)| *other != name)
+                    .map(|(other, _)| format!("`{other}`"))
+                    .collect();
+                (!others.is_empty()).then(|| {
+                    format!(
+                        "former name `{former}` is also a former name of {}: it cannot stand for both; keep it in one `formerly`",
+                        others.join(", ")
+                    )
+                })
+            };
+            let mut clashed = false;
+            for &(name, index) in &claimants {
+                if let Some(message) = clash(name) {
+                    clashed = true;
+                    problems.entry(name.clone()).or_default().push(DocProblem {
+                        path: FieldPath::root().key(keys::FORMERLY).index(index),
+                        at_key: false,
+                        diagnostic: Diagnostic::error(DiagnosticCode::FormerNameClash, message),
+                    });
+                }
+            }
+            if let (false, [(name, _)]) = (clashed, claimants.as_slice()) {
+                renames.current.insert(Arc::from(former), (*name).clone());
+            }
+        }
+        (renames, problems)
+    }
+
+    /// Every former name with the current one.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>)> {
+        self.current.iter()
+    }
+
+    /// The current name of the archetype formerly called `former`.
+    pub fn current(&self, former: &str) -> Option<&Arc<str>> {
+        self.current.get(former)
+    }
+
+    /// The former names whose meaning differs between `self` and `other`.
+    pub fn differences<'a>(&'a self, other: &'a Renames) -> Vec<&'a str> {
+        let mut changed: Vec<&str> = Vec::new();
+        for (former, current) in &self.current {
+            if other.current.get(former) != Some(current) {
+                changed.push(former);
+            }
+        }
+        for former in other.current.keys() {
+            if !self.current.contains_key(former) {
+                changed.push(former);
+            }
+        }
+        changed
+    }
+
+    /// The former names of the archetype now called `name`, sorted.
+    pub fn former_names(&self, name: &str) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .current
+            .iter()
+            .filter(|(_, current)| ***current == *name)
+            .map(|(former, _)| &**former)
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// `doc` with every old name replaced by the current one, and a warning at each, or
+    /// `None` if it names no old name.
+    pub fn map_doc(&self, doc: &ArchetypeDoc) -> Option<(ArchetypeDoc, Vec<DocProblem>)> {
+        if self.current.is_empty() || !names_any(doc, &|name| self.current.contains_key(name)) {
+            return None;
+        }
+        let mut mapped = doc.clone();
+        let mut warnings = Vec::new();
+        let root = FieldPath::root();
+        for (index, parent) in mapped.extends.iter_mut().enumerate() {
+            self.map_name(parent, root.key(keys::EXTENDS).index(index), &mut warnings);
+        }
+        self.map_children(&mut mapped.root, &root, &mut warnings);
+        Some((mapped, warnings))
+    }
+
+    fn map_children(
+        &self,
+        spec: &mut EntitySpec,
+        path: &FieldPath,
+        warnings: &mut Vec<DocProblem>,
+    ) {
+        for (name, entry) in spec.children.iter_mut() {
+            let Some(entry) = entry else { continue };
+            let entry_path = path.key(keys::CHILDREN).key(name);
+            if let Some(archetype) = &mut entry.archetype {
+                self.map_name(archetype, entry_path.key(keys::ARCHETYPE), warnings);
+            }
+            self.map_children(entry, &entry_path, warnings);
+        }
+    }
+
+    fn map_name(&self, name: &mut String, path: FieldPath, warnings: &mut Vec<DocProblem>) {
+        let Some(current) = self.current.get(name.as_str()) else {
+            return;
+        };
+        warnings.push(DocProblem {
+            path,
+            at_key: false,
+            diagnostic: old_name_warning(name, current),
+        });
+        *name = current.to_string();
+    }
+}
+
+/// The warning for an old archetype name used in an archetype file.
+fn old_name_warning(former: &str, current: &str) -> Diagnostic {
+    Diagnostic::error(
+        DiagnosticCode::OldName,
+        format!(
+            "archetype `{former}` is now called `{current}` (its `formerly` lists the old name); write the new name, or run `archetool migrate`"
+        ),
+    )
+    .with_severity(Severity::Warning)
+    .with_suggestion(Some(current.to_string()))
+}
+
+/// Whether `doc` names an archetype `matches` (in `extends` or a child's `archetype`).
+pub(crate) fn names_any(doc: &ArchetypeDoc, matches: &dyn Fn(&str) -> bool) -> bool {
+    fn children(spec: &EntitySpec, matches: &dyn Fn(&str) -> bool) -> bool {
+        spec.children.values().flatten().any(|entry| {
+            entry.archetype.as_deref().is_some_and(matches) || children(entry, matches)
+        })
+    }
+    doc.extends.iter().any(|name| matches(name)) || children(&doc.root, matches)
+}

@@ -1,0 +1,202 @@
+//! One archetype file: reading it within limits, and placing its problems at
+//! `file:line:column`. Which files under the root are archetype files is
+//! [`archetype_tree`](crate::archetype::tree)'s rule.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::archetype::file::{parse_doc, ArchetypeDoc, DocProblem};
+use crate::archetype::tree::FoundFile;
+use crate::component::registry::ComponentRegistry;
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::fs::regular_file::{
+    read_regular_file, read_typed_file, FileKind, FileTooLarge, NotRegularFile,
+};
+use crate::json::field_path::FieldPath;
+use crate::json::text::{parse_json, Position, SourceText, TextError};
+use crate::limits::Limits;
+
+/// One archetype file as last read: its text, its parsed content, and its own problems.
+#[derive(Clone)]
+pub(crate) struct SourceFile {
+    /// The path shown in messages: the root joined with the relative path.
+    pub file: PathBuf,
+    /// Where the file was read from: its real path (symbolic links resolved, inside the root).
+    /// `None` for a text given without a file ([`from_bytes`](Self::from_bytes)).
+    pub real: Option<PathBuf>,
+    /// Whether the file is reached through a symbolic link (so its target may change under
+    /// another name).
+    pub linked: bool,
+    /// The text, when it could be read as UTF-8.
+    pub text: Option<Arc<SourceText>>,
+    /// The parsed file, when it is JSON (possibly with problems).
+    pub doc: Option<Arc<ArchetypeDoc>>,
+    /// Problems found in the file on its own.
+    pub problems: Vec<Diagnostic>,
+    /// `doc` with the old archetype names it writes replaced by current ones, when it writes
+    /// any ([`Renames::map_doc`](crate::archetype::renames::Renames::map_doc)).
+    pub mapped: Option<Arc<ArchetypeDoc>>,
+    /// Problems that depend on the other files' names: old names written, former names that
+    /// clash.
+    pub name_problems: Vec<Diagnostic>,
+}
+
+impl SourceFile {
+    /// Whether the file itself has errors (its archetype cannot be used).
+    pub fn has_errors(&self) -> bool {
+        self.problems.iter().any(Diagnostic::is_error)
+            || self.name_problems.iter().any(Diagnostic::is_error)
+    }
+
+    /// The file as resolution reads it: old archetype names replaced by current ones.
+    pub fn current_doc(&self) -> Option<&Arc<ArchetypeDoc>> {
+        self.mapped.as_ref().or(self.doc.as_ref())
+    }
+
+    /// Reads an archetype from `bytes` (the content of `file`).
+    pub fn from_bytes(
+        file: PathBuf,
+        name: &str,
+        bytes: Vec<u8>,
+        registry: &ComponentRegistry,
+        limits: &Limits,
+    ) -> SourceFile {
+        let mut source = SourceFile {
+            file,
+            real: None,
+            linked: false,
+            text: None,
+            doc: None,
+            problems: Vec::new(),
+            mapped: None,
+            name_problems: Vec::new(),
+        };
+        let text = match SourceText::from_bytes(bytes) {
+            Ok(text) => Arc::new(text),
+            Err(error) => {
+                source
+                    .problems
+                    .push(source.text_problem(DiagnosticCode::Encoding, &error, name));
+                return source;
+            }
+        };
+        source.text = Some(text.clone());
+        let mut value = match parse_json(&text, limits.max_depth) {
+            Ok(value) => value,
+            Err(error) => {
+                let code = DiagnosticCode::from(error.kind);
+                source
+                    .problems
+                    .push(source.text_problem(code, &error, name));
+                return source;
+            }
+        };
+        let (doc, problems) = parse_doc(&mut value, &text, registry, limits.max_children_depth);
+        for problem in problems {
+            let diagnostic = source.place(problem, name);
+            source.problems.push(diagnostic);
+        }
+        source.doc = Some(Arc::new(doc));
+        source
+    }
+
+    /// Reads the file the rule found (whose type it checked: a special file is refused
+    /// without being opened). Anything but a regular file within the size limit is refused;
+    /// problems reading it become the source's problems.
+    pub fn read(
+        found: &FoundFile,
+        name: &str,
+        registry: &ComponentRegistry,
+        limits: &Limits,
+    ) -> SourceFile {
+        let read = match found.special {
+            Some(kind) => Err(NotRegularFile { kind }.into()),
+            None => read_typed_file(&found.real, limits.max_file_bytes),
+        };
+        let file = found.file.clone();
+        let mut source = match read {
+            Ok(bytes) => SourceFile::from_bytes(file, name, bytes, registry, limits),
+            Err(error) => SourceFile {
+                problems: vec![read_problem(&error)
+                    .with_file(file.clone())
+                    .with_archetype(name)],
+                file,
+                real: None,
+                linked: false,
+                text: None,
+                doc: None,
+                mapped: None,
+                name_problems: Vec::new(),
+            },
+        };
+        source.real = Some(found.real.clone());
+        source.linked = found.linked;
+        source
+    }
+
+    fn text_problem(&self, code: DiagnosticCode, error: &TextError, name: &str) -> Diagnostic {
+        let mut diagnostic = Diagnostic::error(code, error.message.clone())
+            .with_file(self.file.clone())
+            .with_archetype(name);
+        diagnostic.position = Some(error.position);
+        diagnostic.span = Some(error.offset..error.offset);
+        diagnostic
+    }
+
+    /// Turns a problem placed by its JSON path into a diagnostic placed at `file:line:column`.
+    pub fn place(&self, problem: DocProblem, name: &str) -> Diagnostic {
+        let mut diagnostic = problem
+            .diagnostic
+            .with_file(self.file.clone())
+            .with_archetype(name);
+        self.locate_into(&mut diagnostic, &problem.path, problem.at_key);
+        diagnostic
+    }
+
+    /// Sets the position and span of `diagnostic` to the place at `path` in this file. The
+    /// first call indexes the file, so placing all of its problems costs one pass over it.
+    pub fn locate_into(&self, diagnostic: &mut Diagnostic, path: &FieldPath, at_key: bool) {
+        if let Some((position, span)) = self.locate(path, at_key) {
+            diagnostic.position = Some(position);
+            diagnostic.span = Some(span);
+        }
+    }
+
+    /// The position and span of the place at `path` in this file (its key, when `at_key` and
+    /// the whole path is found), or of as much of the path as is found; `None` without text.
+    pub fn locate(&self, path: &FieldPath, at_key: bool) -> Option<(Position, Range<usize>)> {
+        let text = self.text.as_ref()?;
+        let located = text.locate(path.segments())?;
+        let full = located.matched == path.segments().len();
+        let span = match (&located.key, at_key && full) {
+            (Some(key), true) => key.clone(),
+            _ => located.value.clone(),
+        };
+        Some((text.position(span.start), span))
+    }
+}
+
+/// Reads at most `limit` bytes of a regular file ([`read_regular_file`]); a larger file is an
+/// error (not a truncated read), and so is anything but a regular file.
+pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Box<Diagnostic>> {
+    read_regular_file(path, limit).map_err(|error| Box::new(read_problem(&error)))
+}
+
+/// The diagnostic for an error of [`read_regular_file`], by the error's type.
+fn read_problem(error: &std::io::Error) -> Diagnostic {
+    let inner = error.get_ref();
+    if let Some(too_large) = inner.and_then(|e| e.downcast_ref::<FileTooLarge>()) {
+        return Diagnostic::error(DiagnosticCode::TooLarge, too_large.to_string());
+    }
+    match inner.and_then(|e| e.downcast_ref::<NotRegularFile>()) {
+        Some(NotRegularFile {
+            kind: FileKind::Directory,
+        }) => Diagnostic::error(
+            DiagnosticCode::Io,
+            "is a directory, not a file; rename it so its name does not end in `.json`",
+        ),
+        Some(refusal) => Diagnostic::error(DiagnosticCode::Io, refusal.to_string()),
+        None => Diagnostic::error(DiagnosticCode::Io, format!("cannot read file: {error}")),
+    }
+}

@@ -1,0 +1,170 @@
+//! How archetype values merge: JSON Merge Patch (RFC 7396, [`merge_patch`]) plus what the
+//! component types say about enums. Used wherever a file's value is applied to an inherited one
+//! (inheritance, children, spawn-time overrides).
+//!
+//! **Variant switch.** An enum value names one variant: `{"Patrol": {"radius": 4}}` (serde's
+//! default, externally tagged) or `{"kind": "Patrol", "radius": 4}` (internally tagged,
+//! `#[serde(tag = "kind")]`). Merging key by key, a patch naming another variant would keep the
+//! old variant's fields beside the new one's. So when the type at that place is such an enum and
+//! the patch names a different variant than the value it applies to, the patch replaces the
+//! value instead; within the same variant, fields merge as usual. Other enum forms (adjacently
+//! tagged, untagged) merge as objects.
+//!
+//! **Operators.** A patch value `{"$append": [..]}`, `{"$add": 1}`, ... changes the value it
+//! applies to ([`operator`]).
+//!
+//! **Variations.** `{"$range": ..}` and `{"$pick": ..}` are whole values ([`variation`]): they
+//! replace what they apply to, a plain value replaces them, and operators apply to their
+//! outcomes.
+
+use serde_json::{Map, Value};
+
+use crate::archetype::operator::{self, Operator};
+use crate::archetype::variation;
+use crate::component::registry::ComponentRegistry;
+use crate::json::field_path::{FieldPath, PathSegment};
+use crate::json::field_probe::Shape;
+
+/// What the merge needs to know of component types.
+pub(crate) trait ValueShapes {
+    /// Whether the value at `path` of `component` is an enum written `"Variant"` or
+    /// `{"Variant": ...}`.
+    fn is_enum(&self, component: &str, path: &[PathSegment]) -> bool;
+    /// The tag field of the internally tagged enum at `path` of `component`, if it is one.
+    fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str>;
+    /// Whether the value at `path` of `component` is of an integer type.
+    fn is_integer(&self, component: &str, path: &[PathSegment]) -> bool;
+}
+
+impl ValueShapes for ComponentRegistry {
+    fn is_enum(&self, component: &str, path: &[PathSegment]) -> bool {
+        self.id(component)
+            .is_some_and(|id| matches!(self.ops(id).probe(path), Some(Shape::Enum { .. })))
+    }
+
+    fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str> {
+        self.ops(self.id(component)?).tag_of(path)
+    }
+
+    fn is_integer(&self, component: &str, path: &[PathSegment]) -> bool {
+        self.id(component).is_some_and(|id| {
+            matches!(
+                self.ops(id).probe(path),
+                Some(Shape::Number { integer: true })
+            )
+        })
+    }
+}
+
+/// An operator that could not be applied: where inside the component, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct MergeProblem {
+    pub field: FieldPath,
+    pub message: String,
+}
+
+/// Applies `patch` (a file's value of `component`) to `target` (the inherited value, `null`
+/// for none), in place. Returns the operators that could not be applied.
+pub(crate) fn merge(
+    target: &mut Value,
+    patch: &Value,
+    component: &str,
+    shapes: &dyn ValueShapes,
+) -> Vec<MergeProblem> {
+    let mut place = Place {
+        component,
+        shapes,
+        path: Vec::new(),
+        problems: Vec::new(),
+    };
+    place.merge(target, patch);
+    place.problems
+}
+
+/// Where in a component the merge is, and what went wrong so far.
+struct Place<'a> {
+    component: &'a str,
+    shapes: &'a dyn ValueShapes,
+    path: Vec<PathSegment>,
+    problems: Vec<MergeProblem>,
+}
+
+impl Place<'_> {
+    fn merge(&mut self, target: &mut Value, patch: &Value) {
+        let Value::Object(patch_object) = patch else {
+            *target = patch.clone();
+            return;
+        };
+        // A spawn-time variation is a whole value: it replaces, and is replaced by, any value
+        // but an operator (which applies to its outcomes).
+        if variation::is_variation(patch) {
+            *target = patch.clone();
+            return;
+        }
+        if let Some(operators) = Operator::of(patch) {
+            let numbers = operators.iter().any(|(operator, _)| !operator.on_lists());
+            let integer = numbers && self.shapes.is_integer(self.component, &self.path);
+            if let Err(message) = operator::apply(target, patch, integer) {
+                self.problems.push(MergeProblem {
+                    field: FieldPath(self.path.clone()),
+                    message,
+                });
+            }
+            return;
+        }
+        if variation::is_variation(target) {
+            *target = Value::Null;
+        }
+        if let Value::Object(target_object) = target {
+            if self.switches_variant(target_object, patch_object) {
+                // The new variant starts from nothing (its operators wait, as on a new value).
+                *target = Value::Null;
+            }
+        }
+        if !target.is_object() {
+            *target = Value::Object(Map::new());
+        }
+        let Value::Object(target_object) = target else {
+            return;
+        };
+        for (key, value) in patch_object {
+            if value.is_null() {
+                target_object.remove(key);
+                continue;
+            }
+            self.path.push(PathSegment::Key(key.clone()));
+            self.merge(
+                target_object.entry(key.clone()).or_insert(Value::Null),
+                value,
+            );
+            self.path.pop();
+        }
+    }
+
+    /// Whether `patch` names another variant of an enum than `target` holds (the types are
+    /// asked only when the values look like it: most merges never ask).
+    fn switches_variant(&self, target: &Map<String, Value>, patch: &Map<String, Value>) -> bool {
+        // Externally tagged: one key each (not counting `null`s, which remove), different.
+        let mut named = patch.iter().filter(|(_, value)| !value.is_null());
+        if let (Some((variant, _)), None, 1) = (named.next(), named.next(), target.len()) {
+            if !target.contains_key(variant) {
+                return self.shapes.is_enum(self.component, &self.path);
+            }
+        }
+        // Internally tagged: a string field both have, changed, that is the enum's tag.
+        let changed_string = patch.iter().any(|(key, value)| {
+            value.is_string()
+                && target
+                    .get(key)
+                    .is_some_and(|old| old.is_string() && old != value)
+        });
+        changed_string
+            && self
+                .shapes
+                .tag(self.component, &self.path)
+                .is_some_and(|tag| match (target.get(tag), patch.get(tag)) {
+                    (Some(old), Some(new)) => new.is_string() && old != new,
+                    _ => false,
+                })
+    }
+}

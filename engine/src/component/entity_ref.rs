@@ -1,0 +1,283 @@
+//! [`EntityRef`]: the component field type for references between entities.
+//!
+//! A reference is written differently depending on where it is read or written:
+//! - in an archetype file, `"#"` is the archetype instance's root and `"#turret"` (or
+//!   `"#turret/barrel"` for nested children) one of its children by local name;
+//! - in a scene file, it is the target's stable ID (`"00ab12cd34ef5678"`);
+//! - anywhere else (e.g. `serde_json::to_value` in your own code) it is the raw `Entity` bits,
+//!   which are only meaningful inside the running process.
+//!
+//! The library decides which form applies by installing an *entity mapper* for the duration of
+//! an operation (spawning, saving a scene, ...). The mapper lives in a thread-local slot because
+//! serde gives a `Deserialize` impl no other way to receive context.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::fmt;
+
+use hecs::Entity;
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::component::stable_id::StableId;
+
+/// A reference from one entity to another, usable as (part of) a component field.
+///
+/// Use `EntityRef`, `Option<EntityRef>` or `Vec<EntityRef>` fields for references that should
+/// survive archetype spawning and scene save/load. A reference is written according to where
+/// it is:
+///
+/// - **in an archetype file**, relative to the archetype instance being spawned: `"#"` is its
+///   root, `"#sensor"` its child named `sensor`, `"#gun/barrel"` a grandchild, and `..` goes up
+///   a level (`"#../sensor"` from inside the `gun` child). Inside a child declared with its own
+///   `"archetype"`, `#` is that child. Spawning turns each into the spawned entity; a name that
+///   matches no child is an `unknown-child` error when the library loads.
+/// - **in a scene file**, the target's stable ID (`"00ab12cd34ef5678"`).
+/// - **anywhere else** (`serde_json::to_value` in your own code, say), the raw `Entity` bits,
+///   meaningful only inside the running process.
+///
+/// # Example
+/// ```
+/// use archetype_engine::{ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions};
+/// use serde::{Deserialize, Serialize};
+///
+/// /// A turret aims through its sensor child.
+/// #[derive(Clone, Serialize, Deserialize)]
+/// struct Turret {
+///     sensor: EntityRef,
+///     owner: Option<EntityRef>,
+/// }
+///
+/// let mut registry = ComponentRegistry::new();
+/// registry.register::<Turret>()?;
+/// let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+/// library.set_sources([(
+///     "turret.json",
+///     Some(r##"{
+///         "components": { "Turret": { "sensor": "#sensor", "owner": "#" } },
+///         "children": { "sensor": { "components": { "Name": "sensor" } } }
+///     }"##),
+/// )]);
+/// assert!(library.diagnostics().is_empty());
+///
+/// let mut world = hecs::World::new();
+/// let turret = library.spawn(&mut world, "turret")?;
+/// let aim = world.get::<&Turret>(turret)?.clone();
+/// assert_eq!(world.get::<&archetype_engine::Name>(aim.sensor.entity())?.as_str(), "sensor");
+/// assert_eq!(aim.owner, Some(EntityRef(turret)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntityRef(pub Entity);
+
+impl EntityRef {
+    /// The referenced entity.
+    pub fn entity(self) -> Entity {
+        self.0
+    }
+}
+
+impl From<Entity> for EntityRef {
+    fn from(entity: Entity) -> Self {
+        EntityRef(entity)
+    }
+}
+
+impl From<EntityRef> for Entity {
+    fn from(entity: EntityRef) -> Self {
+        entity.0
+    }
+}
+
+impl std::ops::Deref for EntityRef {
+    type Target = Entity;
+    fn deref(&self) -> &Entity {
+        &self.0
+    }
+}
+
+/// How an installed mapper writes a reference.
+pub(crate) enum RefOut {
+    /// As a string: a stable ID's 16 hex digits.
+    Hex(StableId),
+    /// As a number (raw entity bits, or a stable ID in binary encodings).
+    Number(u64),
+    /// As nothing (`null`): a reference to an entity a scene does not save.
+    Null,
+}
+
+/// The form a mapper reads references in; tells `Deserialize` which serde method to call, so
+/// non-self-describing formats (postcard) work too.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RefWire {
+    Text,
+    Number,
+    /// Either form, chosen by the data (only for self-describing formats: patching live
+    /// components mixes raw bits with `#child` text).
+    Any,
+}
+
+/// A reference as read from the data, before the mapper turns it into an entity.
+pub(crate) enum RefIn<'a> {
+    Text(&'a str),
+    Number(u64),
+}
+
+/// Turns entities into their written form and back for one operation.
+pub(crate) trait EntityMapper: Any {
+    /// The form references are read in.
+    fn wire(&self) -> RefWire;
+    /// The written form of a reference to `entity`, or a message saying why it can't be written.
+    fn write(&mut self, entity: Entity) -> Result<RefOut, String>;
+    /// The entity a written reference means, or a message saying why it means none.
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String>;
+    /// Lets [`with_mapper`] hand the concrete mapper back.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+thread_local! {
+    static MAPPER: RefCell<Option<Box<dyn EntityMapper>>> = const { RefCell::new(None) };
+    /// Why the last reference could not be read: formats that drop custom error messages
+    /// (postcard says only "Serde Deserialization Error") get it back from here.
+    static LAST_READ_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Takes the message of the last reference that could not be read on this thread (and
+/// forgets it).
+pub(crate) fn take_last_read_error() -> Option<String> {
+    LAST_READ_ERROR.with(|last| last.borrow_mut().take())
+}
+
+thread_local! {
+    /// Set while checking a value (not writing it): references are written as raw bits,
+    /// whatever mapper is installed, and never fail.
+    static RAW_BITS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every reference serialized as raw entity bits (cheaper than installing a
+/// mapper, for checks that run on every value read).
+pub(crate) fn writing_raw_bits<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            RAW_BITS.with(|flag| flag.set(self.0));
+        }
+    }
+    let _reset = Reset(RAW_BITS.with(|flag| flag.replace(true)));
+    f()
+}
+
+/// The reference form the installed mapper uses (`None` when none is installed). Other
+/// scene-aware types ([`Shared`](crate::Shared)) follow the same form.
+pub(crate) fn current_wire() -> Option<RefWire> {
+    MAPPER.with(|slot| slot.borrow().as_ref().map(|m| m.wire()))
+}
+
+/// Runs `f` with `mapper` installed for this thread, then hands the mapper back (with whatever
+/// it recorded). The previous mapper is restored even if `f` panics, so operations nest.
+pub(crate) fn with_mapper<M: EntityMapper, R>(mapper: M, f: impl FnOnce() -> R) -> (R, M) {
+    struct Restore(Option<Box<dyn EntityMapper>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            MAPPER.with(|slot| *slot.borrow_mut() = previous);
+        }
+    }
+
+    let previous = MAPPER.with(|slot| slot.borrow_mut().replace(Box::new(mapper)));
+    let restore = Restore(previous);
+    let result = f();
+    let ours = MAPPER.with(|slot| slot.borrow_mut().take());
+    drop(restore);
+    match ours.and_then(|boxed| boxed.into_any().downcast::<M>().ok()) {
+        Some(mapper) => (result, *mapper),
+        None => mapper_slot_corrupted(),
+    }
+}
+
+/// Every `with_mapper` restores what it replaced, so the slot holds our mapper when `f` returns.
+#[cold]
+fn mapper_slot_corrupted() -> ! {
+    panic!("entity mapper slot changed during an operation (internal error)")
+}
+
+/// Reads raw entity bits: the in-process form used when no mapper is installed.
+fn read_raw(reference: RefIn<'_>) -> Result<Entity, String> {
+    match reference {
+        RefIn::Number(bits) => {
+            Entity::from_bits(bits).ok_or_else(|| format!("{bits} is not a valid entity"))
+        }
+        RefIn::Text(text) => Err(format!(
+            "entity reference `{text}` can only be read while spawning an archetype or loading a scene"
+        )),
+    }
+}
+
+/// In archetype files (the documents the schema describes) a reference is `#` or `#child/...`.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for EntityRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EntityRef".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^#(/?([A-Za-z0-9_-]+|\\.\\.))*$",
+            "description": "An entity of this archetype instance: `#` for the root, `#child` or `#child/grandchild` for a child by local name, `..` to go up."
+        })
+    }
+}
+
+impl Serialize for EntityRef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if RAW_BITS.with(|flag| flag.get()) {
+            return serializer.serialize_u64(self.0.to_bits().get());
+        }
+        let written = MAPPER.with(|slot| match slot.borrow_mut().as_mut() {
+            Some(mapper) => mapper.write(self.0),
+            None => Ok(RefOut::Number(self.0.to_bits().get())),
+        });
+        match written.map_err(serde::ser::Error::custom)? {
+            RefOut::Hex(id) => id.with_hex(|hex| serializer.serialize_str(hex)),
+            RefOut::Number(bits) => serializer.serialize_u64(bits),
+            RefOut::Null => serializer.serialize_none(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for EntityRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RefVisitor;
+        impl Visitor<'_> for RefVisitor {
+            type Value = EntityRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an entity reference")
+            }
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<EntityRef, E> {
+                read(RefIn::Text(text))
+            }
+            fn visit_u64<E: de::Error>(self, bits: u64) -> Result<EntityRef, E> {
+                read(RefIn::Number(bits))
+            }
+        }
+        fn read<E: de::Error>(reference: RefIn<'_>) -> Result<EntityRef, E> {
+            MAPPER
+                .with(|slot| match slot.borrow_mut().as_mut() {
+                    Some(mapper) => mapper.read(reference),
+                    None => read_raw(reference),
+                })
+                .map(EntityRef)
+                .map_err(|message| {
+                    LAST_READ_ERROR.with(|last| *last.borrow_mut() = Some(message.clone()));
+                    E::custom(message)
+                })
+        }
+        let wire = MAPPER.with(|slot| slot.borrow().as_ref().map(|m| m.wire()));
+        match wire {
+            Some(RefWire::Text) => deserializer.deserialize_str(RefVisitor),
+            Some(RefWire::Any) => deserializer.deserialize_any(RefVisitor),
+            Some(RefWire::Number) | None => deserializer.deserialize_u64(RefVisitor),
+        }
+    }
+}

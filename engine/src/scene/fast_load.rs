@@ -1,0 +1,1495 @@
+//! The fast path of loading a scene, for files in the layout this library writes (JSON or
+//! binary): each plain entity's component values are decoded straight from the text or bytes,
+//! once.
+//!
+//! The careful path ([`scene_load`](crate::scene::load)) reads the whole document first,
+//! capturing every component value as raw text or bytes, and decodes in a second pass; that is
+//! what lets it place every error exactly. Most files are fine, so this path reads them once
+//! instead and gives up at the first thing it does not expect (a syntax error, an unknown key
+//! or component, an escaped name, a value that does not decode, a dangling reference, a
+//! duplicate or colliding ID, keys out of the written order, a binary file cut short, ...).
+//! Giving up undoes everything it did to the world, and the careful path then reads the file
+//! again and reports the problem.
+//!
+//! Invariant: whatever this path accepts, the careful path accepts too and builds the same
+//! entities (tests load each fixture both ways); it only refuses more.
+//!
+//! JSON is read in one pass, references resolved as they are met: a reference to an entity
+//! further down the file takes a handle reserved ahead (hecs reserves handles without the world
+//! borrowed mutably), and that entity is inserted on that handle when it is reached. Binary is
+//! read in two: the first skims the entries (IDs, archetypes, component names; every entry gets
+//! a reserved handle), the second decodes every value straight into a hecs column batch per set
+//! of components, so the entities go into the world a batch at a time. Archetype instances need
+//! every entity of their instance first, so in both encodings they are captured raw and built at
+//! the end by the careful path's own code.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::hash_map::Entry as MapEntry;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::archetype::instance::ArchetypeInstance;
+use crate::archetype::loaded::Archetype;
+use crate::component::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::component::registry::ComponentId;
+use crate::component::shared::{with_load_table, LoadTable};
+use crate::component::stable_id::StableId;
+use crate::scene::follow::{follow_archetypes, Follow, Followed};
+use crate::scene::format::{
+    is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED,
+    KIND_TYPED, SCENE_FORMAT_VERSION,
+};
+use crate::scene::load::{
+    build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key,
+    Context, Entry, IdConflict, LoadedScene, Payload, SceneHead, Source,
+};
+
+/// Handles reserved for forward references at a time; a value that needs more is decoded again
+/// after reserving more.
+const RESERVE_AHEAD: u32 = 256;
+
+/// Loads a JSON scene in one pass, or returns `None` (with the world as it was) for the careful
+/// path to load or to report.
+pub(crate) fn load_json_fast(
+    context: &Context<'_>,
+    world: &mut World,
+    text: &str,
+) -> Option<LoadedScene> {
+    load_fast(context, world, RefWire::Text, |load, world| {
+        read_json(load, &mut Scanner { text, pos: 0 }, world)
+    })
+}
+
+/// Loads a binary scene in one pass, or returns `None` (with the world as it was) for the
+/// careful path to load or to report.
+pub(crate) fn load_binary_fast(
+    context: &Context<'_>,
+    world: &mut World,
+    bytes: &[u8],
+) -> Option<LoadedScene> {
+    load_fast(context, world, RefWire::Number, |load, world| {
+        read_binary(load, bytes, world)
+    })
+}
+
+/// Runs `read`; undoes everything it did to the world if it gives up.
+fn load_fast<'c, 'a>(
+    context: &'c Context<'c>,
+    world: &mut World,
+    wire: RefWire,
+    read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Option<()>,
+) -> Option<LoadedScene> {
+    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
+    let refs = Rc::new(RefCell::new(RefState::default()));
+    let mut load = Load {
+        context,
+        wire,
+        existing,
+        refs: refs.clone(),
+        entities: Vec::new(),
+        remapped: FxHashMap::default(),
+        values: 0,
+        head: SceneHead::default(),
+        followed: Followed::default(),
+        instances: Vec::new(),
+        instance_handles: Vec::new(),
+        pristine: Pristine::default(),
+    };
+    let loaded = read(&mut load, world);
+    // This path does not place what it warns about: the careful path reports it, placed.
+    let warned = !context.take_warnings().is_empty();
+    let loaded = loaded.filter(|()| !warned);
+    let mut state = refs.take();
+    for handle in state.pool.drain(..) {
+        let _ = world.despawn(handle);
+    }
+    if loaded.is_none() {
+        for handle in state.ids.values().copied().chain(load.followed.handles()) {
+            let _ = world.despawn(handle);
+        }
+        return None;
+    }
+    let mut loaded = LoadedScene {
+        entities: load.entities,
+        by_id: state.ids,
+        remapped: load.remapped,
+        warnings: Vec::new(),
+        changes: Vec::new(),
+        meta: None,
+    };
+    follow_archetypes(context, world, &mut loaded, load.followed, load.head.meta);
+    Some(loaded)
+}
+
+/// What one load has built so far.
+struct Load<'c, 'a> {
+    context: &'c Context<'c>,
+    /// How references are written in this encoding.
+    wire: RefWire,
+    /// Stable IDs already in the world.
+    existing: FxHashSet<StableId>,
+    refs: Rc<RefCell<RefState>>,
+    /// Every entity of the scene, in the file's order.
+    entities: Vec<Entity>,
+    /// Scene ID → the fresh ID it got ([`IdConflict::Remap`] into a world with IDs).
+    remapped: FxHashMap<StableId, StableId>,
+    /// Component values read so far (the scene's limit counts them all).
+    values: usize,
+    /// The scene's `meta` and archetype table.
+    head: SceneHead,
+    /// The children the archetypes gained, once the instances are built.
+    followed: Followed,
+    /// Archetype instances, built at the end, and their handles.
+    instances: Vec<Entry<'a>>,
+    instance_handles: Vec<Entity>,
+    /// Untouched instances of single-entity archetypes, spawned a batch per archetype.
+    pristine: Pristine<'a>,
+}
+
+/// Untouched instances (no values of their own) of archetypes that are one entity without
+/// references: every one is its archetype's values as they are, so they go into the world as
+/// `spawn_many` puts them, a column batch per archetype, not one by one.
+#[derive(Default)]
+struct Pristine<'a> {
+    /// Archetype name as written → its group, or `None` for an archetype whose instances are
+    /// built one by one (children, references).
+    by_name: FxHashMap<&'a str, Option<usize>>,
+    groups: Vec<PristineGroup>,
+}
+
+/// The untouched instances of one archetype.
+struct PristineGroup {
+    marker: ArchetypeInstance,
+    archetype: Arc<Archetype>,
+    /// Each instance's stable ID (after remapping) and handle.
+    ids: Vec<StableId>,
+    handles: Vec<Entity>,
+}
+
+/// Stable ID → entity, shared with the reference mapper installed while values decode.
+#[derive(Default)]
+struct RefState {
+    ids: FxHashMap<StableId, Entity>,
+    /// IDs referred to (and given a reserved handle) but not reached yet.
+    pending: FxHashSet<StableId>,
+    /// Handles reserved ahead: for forward references (JSON), or one per entry, taken in
+    /// order (binary).
+    pool: Vec<Entity>,
+    /// A reference found the pool empty: reserve more and decode the value again.
+    starved: bool,
+}
+
+/// Reads references as stable IDs, giving IDs not seen yet a reserved handle.
+struct ScanRefs {
+    state: Rc<RefCell<RefState>>,
+    wire: RefWire,
+}
+
+impl EntityMapper for ScanRefs {
+    fn wire(&self) -> RefWire {
+        self.wire
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("references are not written while loading".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let id = match (reference, self.wire) {
+            (RefIn::Text(text), RefWire::Text) => text
+                .parse::<StableId>()
+                .map_err(|error| error.to_string())?,
+            (RefIn::Number(id), RefWire::Number) => StableId(id),
+            _ => return Err("not a stable ID".to_string()),
+        };
+        let state = &mut *self.state.borrow_mut();
+        if let Some(entity) = state.ids.get(&id) {
+            return Ok(*entity);
+        }
+        let Some(handle) = state.pool.pop() else {
+            state.starved = true;
+            return Err("no handle reserved".to_string());
+        };
+        state.ids.insert(id, handle);
+        state.pending.insert(id);
+        Ok(handle)
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Runs `read` (which reads the entity list) with the shared table and the reference mapper
+/// installed, checks every reference found its entity, then builds the archetype instances.
+fn read_entities_with<'a>(
+    load: &mut Load<'_, 'a>,
+    world: &mut World,
+    shared: FxHashMap<u64, String>,
+    read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Option<()>,
+) -> Option<()> {
+    let (built, table) = with_load_table(LoadTable::new(shared), || {
+        let mapper = ScanRefs {
+            state: load.refs.clone(),
+            wire: load.wire,
+        };
+        let (read, _) = with_mapper(mapper, || read(load, world));
+        read?;
+        // A reference to an entity the scene does not hold.
+        if !load.refs.borrow().pending.is_empty() {
+            return None;
+        }
+        spawn_pristine(load, world)?;
+        build_all_instances(load, world)
+    });
+    // A shared value with a field its type does not have: the careful path reports it.
+    built.filter(|()| table.unknown_fields().is_empty())
+}
+
+/// `{"format": 2, ("shared": {...},)? "entities": [...]}` and nothing after it.
+fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut World) -> Option<()> {
+    scan.eat(b'{')?;
+    scan.key(keys::FORMAT)?;
+    scan.literal(&SCENE_FORMAT_VERSION.to_string())?;
+    scan.eat(b',')?;
+    let mut shared = FxHashMap::default();
+    let mut key = scan.string()?;
+    if key == keys::META {
+        scan.eat(b':')?;
+        load.head.meta = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        scan.eat(b',')?;
+        key = scan.string()?;
+    }
+    if key == keys::ARCHETYPES {
+        scan.eat(b':')?;
+        load.head.nodes = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        scan.eat(b',')?;
+        key = scan.string()?;
+    }
+    if key == keys::SHARED {
+        scan.eat(b':')?;
+        scan.eat(b'{')?;
+        if !scan.eat_empty(b'}')? {
+            loop {
+                let name = scan.string()?;
+                scan.eat(b':')?;
+                let value = scan.raw_value()?;
+                shared.insert(shared_key(name)?, value.to_string());
+                if scan.eat_close(b'}')? {
+                    break;
+                }
+            }
+        }
+        scan.eat(b',')?;
+        key = scan.string()?;
+    }
+    if key != keys::ENTITIES {
+        return None;
+    }
+    scan.eat(b':')?;
+    read_entities_with(load, world, shared, |load, world| {
+        read_json_entities(load, scan, world)
+    })?;
+    scan.eat(b'}')?;
+    scan.at_end().then_some(())
+}
+
+/// The entity list; each plain entity is complete in the world when its entry ends.
+fn read_json_entities<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+) -> Option<()> {
+    scan.eat(b'[')?;
+    if scan.eat_empty(b']')? {
+        return Some(());
+    }
+    let mut builder = EntityBuilder::new();
+    let mut seen: Vec<&'a str> = Vec::new();
+    loop {
+        read_json_entity(load, scan, world, &mut builder, &mut seen)?;
+        if load.entities.len() > load.context.options.limits.max_scene_entities {
+            return None;
+        }
+        if scan.eat_close(b']')? {
+            return Some(());
+        }
+    }
+}
+
+/// One entry: `{"id": ..., ("archetype": ...,)? ("child": ...,)? ("components": {...})?}`.
+fn read_json_entity<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+    builder: &mut EntityBuilder,
+    seen: &mut Vec<&'a str>,
+) -> Option<()> {
+    scan.eat(b'{')?;
+    scan.key(keys::ID)?;
+    let offset = scan.value_start();
+    let id = scan.string()?.parse::<StableId>().ok()?;
+    let mut instance = None;
+    seen.clear();
+    reserve_ahead(load, world);
+    if !scan.eat_close(b'}')? {
+        let mut key = scan.string()?;
+        if key == keys::ARCHETYPE {
+            scan.eat(b':')?;
+            let at = scan.value_start();
+            let name = scan.string()?;
+            instance = Some(Entry {
+                id,
+                offset,
+                archetype: Some(Cow::Borrowed(name)),
+                child: None,
+                name_spans: (at..at + name.len() + 2, offset..offset),
+                components: Vec::new(),
+            });
+            key = scan.next_key(b'}')?;
+        }
+        if key == keys::CHILD {
+            // Only archetype instances have children.
+            let entry = instance.as_mut()?;
+            scan.eat(b':')?;
+            let at = scan.value_start();
+            let name = scan.string()?;
+            entry.name_spans.1 = at..at + name.len() + 2;
+            entry.child = Some(Cow::Borrowed(name));
+            key = scan.next_key(b'}')?;
+        }
+        if key == keys::COMPONENTS {
+            scan.eat(b':')?;
+            scan.eat(b'{')?;
+            if !scan.eat_empty(b'}')? {
+                loop {
+                    let name = scan.string()?;
+                    if seen.contains(&name) || !take_value(load) {
+                        return None;
+                    }
+                    seen.push(name);
+                    scan.eat(b':')?;
+                    match &mut instance {
+                        Some(entry) => {
+                            let at = scan.value_start();
+                            let value = scan.raw_value()?;
+                            let payload = if value == "null" {
+                                Payload::Removed
+                            } else {
+                                Payload::Json(value)
+                            };
+                            entry.components.push((Cow::Borrowed(name), at, payload));
+                        }
+                        None => read_json_component(load, scan, world, name, builder)?,
+                    }
+                    if scan.eat_close(b'}')? {
+                        break;
+                    }
+                }
+            }
+            key = scan.next_key(b'}')?;
+        }
+        // Anything else (an unknown key, keys out of order) is for the careful path.
+        if !key.is_empty() {
+            return None;
+        }
+    }
+    finish_entity(load, world, id, instance, builder)
+}
+
+/// One component value of a plain entity, decoded from the text into `builder`.
+fn read_json_component<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &World,
+    name: &str,
+    builder: &mut EntityBuilder,
+) -> Option<()> {
+    let component = scene_component(load.context.registry, name)?;
+    let start = scan.value_start();
+    let rest = scan.text.get(start..)?;
+    if rest.starts_with("null") {
+        // `null` removes an archetype's component; a plain entity simply lacks it.
+        let value = scan.raw_value()?;
+        return (value == "null").then_some(());
+    }
+    let ops = load.context.registry.ops(component);
+    let length = decode(load, world, || ops.read_json_prefix_into(rest, builder))?;
+    scan.pos = start + length;
+    Some(())
+}
+
+/// Counts one more component value; `false` once the scene holds more than the limit allows
+/// (the careful path reports it).
+fn take_value(load: &mut Load<'_, '_>) -> bool {
+    load.values += 1;
+    load.values <= load.context.options.limits.max_scene_values
+}
+
+/// Runs `decode` (one component value); if it meets more forward references than handles
+/// were reserved ahead ([`reserve_ahead`]), reserves more and runs it again (references already
+/// read keep their handles). `None` if it fails otherwise.
+fn decode<R>(
+    load: &Load<'_, '_>,
+    world: &World,
+    mut decode: impl FnMut() -> Option<R>,
+) -> Option<R> {
+    let mut batch = RESERVE_AHEAD;
+    loop {
+        if let Some(decoded) = decode() {
+            return Some(decoded);
+        }
+        let mut state = load.refs.borrow_mut();
+        if !std::mem::take(&mut state.starved) {
+            return None;
+        }
+        batch = batch.saturating_mul(4);
+        state.pool.extend(world.reserve_entities(batch));
+    }
+}
+
+/// Keeps handles reserved for the forward references of the next entry (checked once per
+/// entry, not per value).
+fn reserve_ahead(load: &Load<'_, '_>, world: &World) {
+    let mut state = load.refs.borrow_mut();
+    if state.pool.len() < RESERVE_AHEAD as usize / 4 {
+        state.pool.extend(world.reserve_entities(RESERVE_AHEAD));
+    }
+}
+
+/// Ends an entry: a plain entity (its components in `builder`) goes into the world now, on the
+/// handle reserved for it if something referred to it earlier; an archetype instance gets a
+/// handle and waits for [`build_all_instances`].
+fn finish_entity<'a>(
+    load: &mut Load<'_, 'a>,
+    world: &mut World,
+    id: StableId,
+    instance: Option<Entry<'a>>,
+    builder: &mut EntityBuilder,
+) -> Option<()> {
+    let own_id = own_id(load, id)?;
+    let mut pending_instance = None;
+    let mut state = load.refs.borrow_mut();
+    let handle = match (state.ids.entry(id), instance) {
+        // Referred to before: it has a reserved handle, unless it is a duplicate.
+        (MapEntry::Occupied(reserved), instance) => {
+            let handle = *reserved.get();
+            state.pending.remove(&id).then_some(())?;
+            match instance {
+                Some(entry) => pending_instance = Some(entry),
+                None => {
+                    builder.add(own_id);
+                    world.insert(handle, builder.build()).ok()?;
+                }
+            }
+            handle
+        }
+        (MapEntry::Vacant(slot), Some(entry)) => {
+            pending_instance = Some(entry);
+            *slot.insert(world.reserve_entity())
+        }
+        (MapEntry::Vacant(slot), None) => {
+            builder.add(own_id);
+            // Not `spawn_at`: it searches hecs's whole free list for the handle.
+            *slot.insert(world.spawn(builder.build()))
+        }
+    };
+    drop(state);
+    if let Some(entry) = pending_instance {
+        take_instance(load, entry, own_id, handle)?;
+    }
+    load.entities.push(handle);
+    Some(())
+}
+
+/// An archetype instance entry with its handle: an untouched instance of a single-entity
+/// archetype joins its archetype's batch, any other waits for [`build_all_instances`]. `None`
+/// for an entry the careful path is to report (an unknown archetype, a former name).
+fn take_instance<'a>(
+    load: &mut Load<'_, 'a>,
+    entry: Entry<'a>,
+    own_id: StableId,
+    handle: Entity,
+) -> Option<()> {
+    let group = match (&entry.archetype, &entry.child) {
+        (Some(Cow::Borrowed(name)), None) if entry.components.is_empty() => {
+            pristine_group(load, name)?
+        }
+        _ => None,
+    };
+    match group.and_then(|group| load.pristine.groups.get_mut(group)) {
+        Some(group) => {
+            group.ids.push(own_id);
+            group.handles.push(handle);
+        }
+        None => {
+            load.instances.push(entry);
+            load.instance_handles.push(handle);
+        }
+    }
+    Some(())
+}
+
+/// The batch untouched instances of archetype `name` (as written) join, planned once per
+/// archetype: `Some(None)` when its instances are built one by one (it has children or
+/// references), `None` when the careful path is to report the name.
+fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<usize>> {
+    if let Some(group) = load.pristine.by_name.get(name) {
+        return Some(*group);
+    }
+    let probe = Entry {
+        id: StableId(0),
+        offset: 0,
+        archetype: Some(Cow::Borrowed(name)),
+        child: None,
+        name_spans: (0..0, 0..0),
+        components: Vec::new(),
+    };
+    let plan = plan_entry(load.context, &probe, load.head.nodes.as_ref()).ok()?;
+    if plan.left_out.is_some() || !plan.renamed.is_empty() {
+        return None;
+    }
+    let (marker, archetype, node) = plan.instance?;
+    let single = archetype.compiled.as_ref().is_some_and(|compiled| {
+        compiled.nodes.len() == 1 && compiled.nodes[0].with_refs.is_empty()
+    });
+    let group = (single && node == 0).then(|| {
+        load.pristine.groups.push(PristineGroup {
+            marker,
+            archetype,
+            ids: Vec::new(),
+            handles: Vec::new(),
+        });
+        load.pristine.groups.len() - 1
+    });
+    load.pristine.by_name.insert(name, group);
+    Some(group)
+}
+
+/// Puts the untouched instances into the world on their handles: a column batch per
+/// archetype, its values cloned into each column as `spawn_many` fills them; or, when hecs's
+/// free list still holds IDs after the reservations, one entity at a time (see
+/// [`spawn_binary`]).
+fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
+    if load.pristine.groups.is_empty() {
+        return Some(());
+    }
+    let registry = load.context.registry;
+    world.flush();
+    let by_batch = world.freelist().len() == 0;
+    let mut builder = EntityBuilder::new();
+    for group in std::mem::take(&mut load.pristine.groups) {
+        let node = &group.archetype.compiled.as_ref()?.nodes[0];
+        if !by_batch {
+            for (id, handle) in group.ids.iter().zip(&group.handles) {
+                for (component, typed) in &node.typed {
+                    registry.ops(*component).add_to_builder(typed, &mut builder);
+                }
+                builder.add(group.marker).add(*id);
+                world.insert(*handle, builder.build()).ok()?;
+            }
+            continue;
+        }
+        let count = u32::try_from(group.handles.len()).ok()?;
+        let mut batch = node.batch_type.clone().into_batch(count);
+        for (component, typed) in &node.typed {
+            registry
+                .ops(*component)
+                .fill_column(typed, &mut batch, count);
+        }
+        {
+            let mut ids = batch.writer::<StableId>()?;
+            for id in &group.ids {
+                ids.push(*id).ok()?;
+            }
+            let mut markers = batch.writer::<ArchetypeInstance>()?;
+            for _ in 0..count {
+                markers.push(group.marker).ok()?;
+            }
+        }
+        world.spawn_column_batch_at(&group.handles, batch.build().ok()?);
+    }
+    Some(())
+}
+
+/// The binary layout (see [`scene_format`](crate::scene::format)), in the current format.
+///
+/// Two passes over the entries. The first ([`scan_binary`]) reads their IDs, archetypes and
+/// component names: every entry gets its handle (reserved), and plain entities are counted by
+/// their set of components. The second ([`spawn_binary`]) decodes the values, every reference
+/// resolving as it is read, each straight into its column of a hecs column batch sized by the
+/// count, and spawns each batch on its handles at once.
+fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) -> Option<()> {
+    let (mut reader, version) = open_binary(bytes).ok()?;
+    if !is_readable_binary(version) {
+        return None;
+    }
+    let mut header = read_tables(&mut reader, version).ok()?;
+    // Values of a component that changed since the save are read by their saved layout: the
+    // careful path does that.
+    let evolved = evolved_layouts(load.context.registry, &header.components, &header.layouts);
+    if evolved.iter().any(Option::is_some) {
+        return None;
+    }
+    load.head = SceneHead {
+        meta: header.meta.take(),
+        nodes: header.nodes.take(),
+    };
+    let count = reader.count("entity count", 11).ok()?;
+    if count > load.context.options.limits.max_scene_entities {
+        return None;
+    }
+    let tables = Tables {
+        plain: header
+            .components
+            .iter()
+            .map(|name| scene_component(load.context.registry, name))
+            .collect(),
+        names: header.components,
+        archetypes: header.archetypes,
+    };
+    load.entities.reserve(count);
+    load.refs.borrow_mut().ids.reserve(count);
+    // Every entry's handle, taken in order; whatever is left when the load gives up is
+    // released with the pool.
+    let mut handles: Vec<Entity> = world.reserve_entities(u32::try_from(count).ok()?).collect();
+    handles.reverse();
+    load.refs.borrow_mut().pool = handles;
+    read_entities_with(load, world, header.shared, |load, world| {
+        let entries = reader.clone();
+        let groups = scan_binary(load, &mut reader, count, &tables)?;
+        if !reader.is_at_end() {
+            return None;
+        }
+        spawn_binary(load, world, entries, &tables, &groups)
+    })
+}
+
+/// The header's name tables of a binary scene.
+struct Tables<'a> {
+    names: Vec<&'a str>,
+    /// The component each name is, if a scene may hold it.
+    plain: Vec<Option<ComponentId>>,
+    archetypes: Vec<&'a str>,
+}
+
+/// The fixed part of a binary entry.
+struct EntryHead<'a> {
+    offset: usize,
+    id: StableId,
+    archetype: Option<&'a str>,
+    child: &'a str,
+    components: usize,
+}
+
+#[inline]
+fn read_head<'a>(reader: &mut BinaryReader<'a>, tables: &Tables<'a>) -> Option<EntryHead<'a>> {
+    let offset = reader.offset;
+    let id = StableId(reader.u64_le("").ok()?);
+    let archetype = match reader.varint("").ok()? {
+        0 => None,
+        n => Some(*tables.archetypes.get(usize::try_from(n - 1).ok()?)?),
+    };
+    let child = reader.str("").ok()?;
+    let components = reader.count("", 3).ok()?;
+    Some(EntryHead {
+        offset,
+        id,
+        archetype,
+        child,
+        components,
+    })
+}
+
+/// One component of a binary entry: where it starts, its name index, kind and payload.
+#[inline]
+fn read_component<'a>(reader: &mut BinaryReader<'a>) -> Option<(usize, usize, u8, &'a [u8])> {
+    let at = reader.offset;
+    let index = usize::try_from(reader.varint("").ok()?).ok()?;
+    let kind = reader.u8("").ok()?;
+    let payload = reader.bytes("").ok()?;
+    Some((at, index, kind, payload))
+}
+
+/// Plain entities of a binary scene with the same components (in the same order).
+struct Group {
+    components: Vec<ComponentId>,
+    /// How many entities.
+    len: u32,
+}
+
+/// What the first pass over a binary scene's entries found.
+struct Groups {
+    groups: Vec<Group>,
+    /// Per entry, its group ([`INSTANCE`] for an archetype instance).
+    group_of: Vec<u32>,
+}
+
+/// [`Groups::group_of`] an archetype instance.
+const INSTANCE: u32 = u32::MAX;
+
+/// The first pass: gives every entry its handle, captures the archetype instances and counts
+/// the plain entities by component set (keyed by their component name indices in the order
+/// written, the same for every entity with those components as the library writes them).
+fn scan_binary<'a>(
+    load: &mut Load<'_, 'a>,
+    reader: &mut BinaryReader<'a>,
+    count: usize,
+    tables: &Tables<'a>,
+) -> Option<Groups> {
+    let mut by_key: FxHashMap<Vec<usize>, u32> = FxHashMap::default();
+    let mut found = Groups {
+        groups: Vec::new(),
+        group_of: Vec::with_capacity(count),
+    };
+    let mut key: Vec<usize> = Vec::new();
+    for _ in 0..count {
+        let head = read_head(reader, tables)?;
+        let mut instance = match head.archetype {
+            Some(archetype) => Some(Entry {
+                id: head.id,
+                offset: head.offset,
+                archetype: Some(Cow::Borrowed(archetype)),
+                child: (!head.child.is_empty()).then_some(Cow::Borrowed(head.child)),
+                name_spans: (head.offset..head.offset, head.offset..head.offset),
+                components: Vec::new(),
+            }),
+            None if head.child.is_empty() => None,
+            None => return None,
+        };
+        key.clear();
+        load.values += head.components;
+        if load.values > load.context.options.limits.max_scene_values {
+            return None;
+        }
+        for _ in 0..head.components {
+            let (at, index, kind, payload) = read_component(reader)?;
+            match &mut instance {
+                Some(entry) => {
+                    let payload = match kind {
+                        KIND_TYPED => Payload::Postcard(payload),
+                        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
+                        KIND_REMOVED => Payload::Removed,
+                        _ => return None,
+                    };
+                    let name = *tables.names.get(index)?;
+                    if entry.components.iter().any(|(seen, ..)| seen == name) {
+                        return None;
+                    }
+                    entry.components.push((Cow::Borrowed(name), at, payload));
+                }
+                // Nothing to remove from a plain entity; the careful path says so.
+                None if kind != KIND_TYPED => return None,
+                None => key.push(index),
+            }
+        }
+        let handle = take_handle(load, head.id)?;
+        load.entities.push(handle);
+        if let Some(entry) = instance {
+            let own_id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+            take_instance(load, entry, own_id, handle)?;
+            found.group_of.push(INSTANCE);
+            continue;
+        }
+        let group = match by_key.get(key.as_slice()) {
+            Some(group) => *group,
+            None => {
+                let group = u32::try_from(found.groups.len()).ok()?;
+                found.groups.push(Group::new(&key, &tables.plain)?);
+                by_key.insert(key.clone(), group);
+                group
+            }
+        };
+        found.groups.get_mut(group as usize)?.len += 1;
+        found.group_of.push(group);
+    }
+    Some(found)
+}
+
+impl Group {
+    /// A group for entities with the components `indices` name (in the header's table, which
+    /// `plain` maps to components). `None` if one is unknown or two name one component (the
+    /// careful path's to report).
+    fn new(indices: &[usize], plain: &[Option<ComponentId>]) -> Option<Self> {
+        let components = indices
+            .iter()
+            .map(|index| *plain.get(*index)?)
+            .collect::<Option<Vec<ComponentId>>>()?;
+        let mut distinct = components.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        (distinct.len() == components.len()).then_some(Group { components, len: 0 })
+    }
+}
+
+/// The stable ID the entry with stable ID `id` gets: its own, or, loading into a world that
+/// holds stable IDs with [`IdConflict::Remap`], a fresh one (recorded in `remapped`). `None`
+/// for an ID already in the world without remapping.
+fn own_id(load: &mut Load<'_, '_>, id: StableId) -> Option<StableId> {
+    if load.existing.is_empty() {
+        Some(id)
+    } else if load.context.options.on_id_conflict == IdConflict::Remap {
+        let fresh = load.context.library.spawn_rng().next_id();
+        load.remapped.insert(id, fresh);
+        Some(fresh)
+    } else {
+        (!load.existing.contains(&id)).then_some(id)
+    }
+}
+
+/// Gives the entry with stable ID `id` its handle (the next reserved one) and its
+/// [`own_id`]. `None` for a duplicate ID, or one already in the world without
+/// [`IdConflict::Remap`].
+fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
+    own_id(load, id)?;
+    let state = &mut *load.refs.borrow_mut();
+    let MapEntry::Vacant(slot) = state.ids.entry(id) else {
+        return None;
+    };
+    Some(*slot.insert(state.pool.pop()?))
+}
+
+/// The second pass over the entries (`reader` at the first): decodes each plain entity's values
+/// and puts it on its handle. A group at a time as a column batch; or, when hecs's free list
+/// still holds IDs after the reservation, one entity at a time (placing a batch searches what
+/// is left of that list once per handle).
+fn spawn_binary<'a>(
+    load: &Load<'_, 'a>,
+    world: &mut World,
+    mut reader: BinaryReader<'a>,
+    tables: &Tables<'a>,
+    found: &Groups,
+) -> Option<()> {
+    let registry = load.context.registry;
+    world.flush();
+    let by_batch = world.freelist().len() == 0;
+    let batches = if by_batch { &found.groups[..] } else { &[] };
+    let batches: Vec<ColumnBatchBuilder> = batches
+        .iter()
+        .map(|group| {
+            let mut batch_type = ColumnBatchType::new();
+            batch_type.add::<StableId>();
+            for component in &group.components {
+                registry.ops(*component).add_column(&mut batch_type);
+            }
+            batch_type.into_batch(group.len)
+        })
+        .collect();
+    let mut handles: Vec<Vec<Entity>> = found.groups[..batches.len()]
+        .iter()
+        .map(|group| Vec::with_capacity(group.len as usize))
+        .collect();
+    {
+        // Per batch: its stable-ID column and one writer per component, in the entries' order.
+        let mut columns = batches
+            .iter()
+            .zip(&found.groups)
+            .map(|(batch, group)| {
+                let ids = batch.writer::<StableId>()?;
+                let sinks = group
+                    .components
+                    .iter()
+                    .map(|component| registry.ops(*component).postcard_sink(batch))
+                    .collect::<Option<Vec<_>>>()?;
+                Some((ids, sinks))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let mut builder = EntityBuilder::new();
+        for (entry, group) in found.group_of.iter().enumerate() {
+            let head = read_head(&mut reader, tables)?;
+            if *group == INSTANCE {
+                for _ in 0..head.components {
+                    read_component(&mut reader)?;
+                }
+                continue;
+            }
+            let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+            let handle = *load.entities.get(entry)?;
+            match columns.get_mut(*group as usize) {
+                Some((ids, sinks)) => {
+                    ids.push(id).ok()?;
+                    for sink in sinks {
+                        sink.push_postcard(read_component(&mut reader)?.3)?;
+                    }
+                    handles.get_mut(*group as usize)?.push(handle);
+                }
+                None => {
+                    for component in &found.groups.get(*group as usize)?.components {
+                        let payload = read_component(&mut reader)?.3;
+                        registry
+                            .ops(*component)
+                            .read_postcard_into(payload, &mut builder)
+                            .ok()?;
+                    }
+                    builder.add(id);
+                    world.insert(handle, builder.build()).ok()?;
+                }
+            }
+        }
+    }
+    for ((batch, handles), group) in batches.into_iter().zip(handles).zip(&found.groups) {
+        // hecs asserts a batch and its handles match; they do by construction, but a panic is
+        // not an answer to bad input.
+        if handles.len() != group.len as usize {
+            return None;
+        }
+        world.spawn_column_batch_at(&handles, batch.build().ok()?);
+    }
+    Some(())
+}
+
+/// Archetype instances, once every entity has its handle: planned and built by the careful
+/// path's code, then inserted.
+fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
+    if load.instances.is_empty() {
+        return Some(());
+    }
+    let plans = load
+        .instances
+        .iter()
+        .map(|entry| {
+            let plan = plan_entry(load.context, entry, load.head.nodes.as_ref()).ok()?;
+            // An entry to leave out, or an old name: the careful path says so, placed.
+            (plan.left_out.is_none() && plan.renamed.is_empty()).then_some(plan)
+        })
+        .collect::<Option<Vec<_>>>()?;
+    // The map is lent to the instance builder's mappers (no copy) and taken back after.
+    let ids = Arc::new(std::mem::take(&mut load.refs.borrow_mut().ids));
+    let source = match load.wire {
+        RefWire::Number => Source::Binary,
+        _ => Source::Unplaced,
+    };
+    let mut follow = Follow::new(load.context, load.head.nodes.as_ref(), &plans);
+    follow.spare = world
+        .reserve_entities(follow.handles_needed(&plans))
+        .collect();
+    let mut inserted = true;
+    let built = build_instances(
+        load.context,
+        &load.instances,
+        &plans,
+        &load.instance_handles,
+        &ids,
+        source,
+        &|_, _| {},
+        &load.remapped,
+        &mut follow,
+        &mut |handle, builder: &mut EntityBuilder| {
+            inserted &= world.insert(handle, builder.build()).is_ok();
+        },
+    );
+    load.followed = follow.finish();
+    load.refs.borrow_mut().ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
+    built.ok().filter(|()| inserted)?;
+    Some(())
+}
+
+/// Reads the structure of a scene document: whitespace, punctuation, plain strings. Anything
+/// unusual (escapes in a string, control characters) is `None`: the careful path's business.
+struct Scanner<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn skip_whitespace(&mut self) {
+        let bytes = self.text.as_bytes();
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Where the next value starts (after whitespace).
+    fn value_start(&mut self) -> usize {
+        self.skip_whitespace();
+        self.pos
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_whitespace();
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.pos += 1)
+    }
+
+    /// At the start of an object or array: `true` if it is empty (closed by `close`, eaten).
+    fn eat_empty(&mut self, close: u8) -> Option<bool> {
+        let empty = self.peek()? == close;
+        self.pos += usize::from(empty);
+        Some(empty)
+    }
+
+    /// After a member or element: `true` at the closing `close` (eaten), `false` after a comma
+    /// (eaten), `None` otherwise.
+    fn eat_close(&mut self, close: u8) -> Option<bool> {
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Some(false)
+            }
+            byte if byte == close => {
+                self.pos += 1;
+                Some(true)
+            }
+            _ => None,
+        }
+    }
+
+    /// The next member's key, or `""` at the object's end (both eaten).
+    fn next_key(&mut self, close: u8) -> Option<&'a str> {
+        if self.eat_close(close)? {
+            return Some("");
+        }
+        self.string()
+    }
+
+    /// `"key":`, exactly.
+    fn key(&mut self, key: &str) -> Option<()> {
+        (self.string()? == key).then_some(())?;
+        self.eat(b':')
+    }
+
+    /// A string without escapes or control characters; its contents.
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        let mut end = start;
+        loop {
+            match *bytes.get(end)? {
+                b'"' => break,
+                b'\\' | 0..=0x1f => return None,
+                _ => end += 1,
+            }
+        }
+        self.pos = end + 1;
+        self.text.get(start..end)
+    }
+
+    /// A number or literal written exactly as `literal`.
+    fn literal(&mut self, literal: &str) -> Option<()> {
+        let start = self.value_start();
+        let end = start + literal.len();
+        (self.text.get(start..end)? == literal).then_some(())?;
+        let next = self.text.as_bytes().get(end).copied();
+        if !matches!(
+            next,
+            Some(b' ' | b'\n' | b'\t' | b'\r' | b',' | b'}' | b']') | None
+        ) {
+            return None;
+        }
+        self.pos = end;
+        Some(())
+    }
+
+    /// Any JSON value, checked by serde_json; its text.
+    fn raw_value(&mut self) -> Option<&'a str> {
+        let start = self.value_start();
+        let rest = self.text.get(start..)?;
+        let mut values =
+            serde_json::Deserializer::from_str(rest).into_iter::<serde::de::IgnoredAny>();
+        values.next()?.ok()?;
+        let end = start + values.byte_offset();
+        self.pos = end;
+        self.text.get(start..end)
+    }
+
+    /// Only whitespace is left.
+    fn at_end(&mut self) -> bool {
+        self.skip_whitespace();
+        self.pos == self.text.len()
+    }
+}
+
+// Every test here compares the JSON and binary paths.
+#[cfg(test)]
+#[cfg(feature = "binary")]
+mod tests {
+    use super::*;
+    use crate::json::text::SourceText;
+    use crate::scene::load::{load_binary, load_json_text, SceneLoadOptions};
+    use crate::{
+        save_scene, ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, Name,
+        SceneEncoding, SceneSaveOptions, Shared,
+    };
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Follow {
+        leader: Option<EntityRef>,
+        #[serde(default)]
+        crowd: Vec<EntityRef>,
+    }
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Loot(Shared<Vec<String>>);
+
+    fn library() -> ArchetypeLibrary {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Follow>().unwrap();
+        registry.register::<Loot>().unwrap();
+        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        library.set_source(
+            "turret.json",
+            Some(
+                r##"{
+                    "components": { "Name": "Turret", "Follow": { "leader": "#gun" } },
+                    "children": { "gun": { "components": { "Name": "Gun", "Follow": { "leader": "#" } } } }
+                }"##,
+            ),
+        );
+        library.set_source(
+            "crate.json",
+            Some(r#"{ "components": { "Name": "Crate" } }"#),
+        );
+        assert!(
+            library.diagnostics().is_empty(),
+            "{:?}",
+            library.diagnostics()
+        );
+        library
+    }
+
+    /// Entities in the scene of [`world`].
+    const ENTITIES: u32 = 612;
+
+    /// Plain entities referring forward, back, to themselves and to instances; one value with
+    /// more forward references than are reserved at a time; shared data; two instances of an
+    /// archetype with a child, one with an override; three of a single-entity archetype (two
+    /// untouched, which go in as a batch, referred to before and after they are read).
+    fn world(library: &ArchetypeLibrary) -> World {
+        let mut world = World::new();
+        let early = world.reserve_entity();
+        let turret = library.spawn(&mut world, "turret").unwrap();
+        library.spawn(&mut world, "turret").unwrap();
+        *world.get::<&mut Name>(turret).unwrap() = Name("Custom".into());
+        let crates = library.spawn_many(&mut world, "crate", 3).unwrap();
+        *world.get::<&mut Name>(crates[2]).unwrap() = Name("Opened".into());
+        for (entity, id) in [(early, 4), (world.reserve_entity(), 5)] {
+            let follow = Follow {
+                leader: Some(EntityRef(crates[0])),
+                crowd: vec![EntityRef(crates[1]), EntityRef(crates[2])],
+            };
+            world.insert(entity, (StableId(id), follow)).unwrap();
+        }
+        let crowd: Vec<Entity> = (0..600)
+            .map(|i| world.spawn((StableId(1000 + i), Name(format!("crowd {i}")))))
+            .collect();
+        let loot = Shared::new(vec!["coin".to_string()]);
+        let first = world.reserve_entity();
+        let last = world.reserve_entity();
+        let middle = world.spawn((
+            StableId(2),
+            Follow {
+                leader: Some(EntityRef(turret)),
+                crowd: crowd.iter().copied().map(EntityRef).collect(),
+            },
+            Loot(loot.clone()),
+        ));
+        world
+            .insert(
+                first,
+                (
+                    StableId(1),
+                    Follow {
+                        leader: Some(EntityRef(last)),
+                        crowd: vec![EntityRef(first)],
+                    },
+                    Loot(loot),
+                ),
+            )
+            .unwrap();
+        world
+            .insert(
+                last,
+                (
+                    StableId(3),
+                    Follow {
+                        leader: Some(EntityRef(middle)),
+                        crowd: Vec::new(),
+                    },
+                ),
+            )
+            .unwrap();
+        world
+    }
+
+    fn save(world: &World, library: &ArchetypeLibrary) -> String {
+        String::from_utf8(save_in(world, library, SceneEncoding::Json)).unwrap()
+    }
+
+    fn save_in(world: &World, library: &ArchetypeLibrary, encoding: SceneEncoding) -> Vec<u8> {
+        save_scene(world, library, encoding, &SceneSaveOptions::default()).unwrap()
+    }
+
+    fn fast_binary(
+        bytes: &[u8],
+        world: &mut World,
+        library: &ArchetypeLibrary,
+        options: &SceneLoadOptions,
+    ) -> Option<LoadedScene> {
+        load_binary_fast(&Context::new(None, library, options), world, bytes)
+    }
+
+    fn fast(
+        text: &str,
+        world: &mut World,
+        library: &ArchetypeLibrary,
+        options: &SceneLoadOptions,
+    ) -> Option<LoadedScene> {
+        load_json_fast(&Context::new(None, library, options), world, text)
+    }
+
+    #[test]
+    fn reads_what_the_library_writes_and_builds_what_the_careful_path_builds() {
+        let library = library();
+        let original = world(&library);
+        let text = save(&original, &library);
+        let options = SceneLoadOptions::default();
+
+        let mut quick = World::new();
+        let loaded = fast(&text, &mut quick, &library, &options).expect("the fast path gave up");
+        assert_eq!(loaded.len(), ENTITIES as usize);
+        assert_eq!(quick.len(), ENTITIES, "no reserved handle is left over");
+        assert!(save(&quick, &library) == text, "saves other bytes");
+
+        let mut careful = World::new();
+        let source = SourceText::from_string(text.clone());
+        load_json_text(
+            &Context::new(None, &library, &options),
+            &mut careful,
+            &source,
+        )
+        .unwrap();
+        assert!(save(&careful, &library) == text, "saves other bytes");
+
+        // The binary encoding of the same scene, both ways.
+        let bytes = save_in(&original, &library, SceneEncoding::Binary);
+        let mut quick = World::new();
+        fast_binary(&bytes, &mut quick, &library, &options).expect("the fast path gave up");
+        assert_eq!(quick.len(), ENTITIES, "no reserved handle is left over");
+        assert!(save(&quick, &library) == text, "saves other bytes");
+        let mut careful = World::new();
+        load_binary(
+            &Context::new(None, &library, &options),
+            &mut careful,
+            &bytes,
+        )
+        .unwrap();
+        assert!(save(&careful, &library) == text, "saves other bytes");
+
+        // Into a world whose free list outlasts the reservation: entities are put on their
+        // handles one at a time instead of a batch at a time.
+        for binary in [true, false] {
+            let mut holey = World::new();
+            free_ids(&mut holey);
+            let loaded = if binary {
+                fast_binary(&bytes, &mut holey, &library, &options)
+            } else {
+                fast(&text, &mut holey, &library, &options)
+            };
+            loaded.expect("the fast path gave up");
+            assert!(
+                holey.freelist().len() < 1000,
+                "the reservation took freed IDs"
+            );
+            assert_eq!(holey.len(), ENTITIES, "no reserved handle is left over");
+            assert!(save(&holey, &library) == text, "saves other bytes");
+        }
+
+        // Into a world that holds the scene already: remapped, every reference fixed up.
+        let remap = SceneLoadOptions {
+            on_id_conflict: IdConflict::Remap,
+            ..SceneLoadOptions::default()
+        };
+        let again = fast(&text, &mut quick, &library, &remap).expect("the fast path gave up");
+        assert_eq!(quick.len(), 2 * ENTITIES);
+        remapped(&quick, &again);
+        let again =
+            fast_binary(&bytes, &mut quick, &library, &remap).expect("the fast path gave up");
+        assert_eq!(quick.len(), 3 * ENTITIES);
+        remapped(&quick, &again);
+    }
+
+    /// Leaves 1,000 freed IDs on hecs's free list (more than the scene of [`world`] has
+    /// entities).
+    fn free_ids(world: &mut World) {
+        let gone: Vec<Entity> = (0..1000).map(|_| world.spawn(())).collect();
+        for entity in gone {
+            world.despawn(entity).unwrap();
+        }
+    }
+
+    /// Entity 1 of [`world`], loaded again with fresh IDs, has its own and still follows entity 3.
+    fn remapped(world: &World, again: &LoadedScene) {
+        let entity = |id: u64| again.entity(StableId(id)).unwrap();
+        let new_id = |id: u64| again.new_id(StableId(id)).unwrap();
+        assert_ne!(new_id(1), StableId(1));
+        assert_eq!(*world.get::<&StableId>(entity(1)).unwrap(), new_id(1));
+        let leader = world.get::<&Follow>(entity(1)).unwrap().leader.unwrap();
+        assert_eq!(leader.entity(), entity(3));
+        assert_eq!(*world.get::<&StableId>(leader.entity()).unwrap(), new_id(3));
+    }
+
+    /// The same document with every object's keys sorted and no whitespace: valid, but not
+    /// in the order the library writes.
+    fn reordered(text: &str) -> String {
+        serde_json::to_string(&serde_json::from_str::<serde_json::Value>(text).unwrap()).unwrap()
+    }
+
+    /// Runs `attempt` on a world holding one entity; asserts it gave up and left the world as
+    /// it was. Returns the world and that entity.
+    fn gives_up(
+        what: &str,
+        attempt: impl FnOnce(&mut World) -> Option<LoadedScene>,
+    ) -> (World, Entity) {
+        let mut world = World::new();
+        let before = world.spawn((Name("before".into()),));
+        assert!(attempt(&mut world).is_none(), "{what}: taken");
+        assert_eq!(world.len(), 1, "{what}: the world changed");
+        assert!(world.contains(before), "{what}: the world changed");
+        (world, before)
+    }
+
+    #[test]
+    fn gives_up_on_anything_unexpected_and_leaves_the_world_as_it_was() {
+        let library = library();
+        let original = world(&library);
+        let text = save(&original, &library);
+        let options = SceneLoadOptions::default();
+        let first_id = "\"id\": \"0000000000000001\"";
+        assert!(text.contains(first_id), "{text}");
+        let cases: Vec<(&str, String)> = vec![
+            ("keys out of order", reordered(&text)),
+            (
+                "an escaped name",
+                text.replacen("\"Follow\"", "\"Follo\\u0077\"", 1),
+            ),
+            (
+                "a dangling reference",
+                text.replacen(
+                    "\"leader\": \"0000000000000003\"",
+                    "\"leader\": \"00000000000000ff\"",
+                    1,
+                ),
+            ),
+            (
+                "a duplicate entity",
+                text.replacen(first_id, "\"id\": \"0000000000000002\"", 1),
+            ),
+            (
+                "an unknown component",
+                text.replacen("\"Follow\"", "\"Folow\"", 1),
+            ),
+            ("trailing text", format!("{text}x")),
+            (
+                "an older format",
+                text.replacen("\"format\": 2", "\"format\": 1", 1),
+            ),
+            (
+                "a value that does not decode",
+                text.replacen("\"leader\": \"0000000000000003\"", "\"leader\": 3", 1),
+            ),
+            (
+                "an unknown archetype",
+                text.replacen("\"archetype\": \"turret\"", "\"archetype\": \"turet\"", 1),
+            ),
+            (
+                "an unknown archetype of untouched instances",
+                text.replace("\"archetype\": \"crate\"", "\"archetype\": \"crat\""),
+            ),
+            (
+                "an instance's value that does not decode",
+                text.replacen("\"Name\": \"Custom\"", "\"Name\": 5", 1),
+            ),
+            (
+                "a child of a plain entity",
+                text.replacen(
+                    first_id,
+                    "\"id\": \"0000000000000001\", \"child\": \"gun\"",
+                    1,
+                ),
+            ),
+        ];
+        for (what, case) in cases {
+            assert_ne!(case, text, "{what}: the case changed nothing");
+            let (mut world, before) =
+                gives_up(what, |world| fast(&case, world, &library, &options));
+            // Then the careful path reads it: valid files load as they would have.
+            let careful = load_json_text(
+                &Context::new(None, &library, &options),
+                &mut world,
+                &SourceText::from_string(case.clone()),
+            );
+            if matches!(
+                what,
+                "keys out of order"
+                    | "an escaped name"
+                    | "a child of a plain entity"
+                    | "an older format"
+            ) {
+                careful.unwrap_or_else(|error| panic!("{what}: {error}"));
+                world.despawn(before).unwrap();
+                assert!(save(&world, &library) == text, "{what}: saves other bytes");
+            } else {
+                assert!(careful.is_err(), "{what}: loads carefully");
+            }
+        }
+        let bytes = save_in(&original, &library, SceneEncoding::Binary);
+        let renamed = {
+            let at = bytes.windows(6).position(|w| w == b"Follow").unwrap();
+            let mut renamed = bytes.clone();
+            renamed[at..at + 6].copy_from_slice(b"Fellow");
+            renamed
+        };
+        // Entity 1's `Follow` (leader: Some(3), crowd: [1]) and entity 2's ID.
+        let replaced = |what: &[u8], with: &[u8]| {
+            let at: Vec<usize> = (0..bytes.len() - what.len())
+                .filter(|at| bytes[*at..].starts_with(what))
+                .collect();
+            assert_eq!(at.len(), 1, "{what:?} is not unique");
+            let mut replaced = bytes.clone();
+            replaced[at[0]..at[0] + what.len()].copy_from_slice(with);
+            replaced
+        };
+        let binary_cases: Vec<(&str, Vec<u8>)> = vec![
+            ("a cut short file", bytes[..bytes.len() - 1].to_vec()),
+            ("trailing bytes", [&bytes[..], &[0]].concat()),
+            ("an unknown component", renamed),
+            (
+                "a dangling reference",
+                replaced(&[1, 3, 1, 1], &[1, 0x7f, 1, 1]),
+            ),
+            (
+                "a value that does not decode",
+                replaced(&[1, 3, 1, 1], &[5, 3, 1, 1]),
+            ),
+            (
+                "a duplicate entity",
+                replaced(&2u64.to_le_bytes(), &1u64.to_le_bytes()),
+            ),
+        ];
+        for (what, case) in binary_cases {
+            // In a fresh world (entities spawned a batch at a time) and in one with freed IDs
+            // left after the reservation (one at a time).
+            let (mut world, _) =
+                gives_up(what, |world| fast_binary(&case, world, &library, &options));
+            let (_, _) = gives_up(what, |world| {
+                free_ids(world);
+                fast_binary(&case, world, &library, &options)
+            });
+            let careful = load_binary(&Context::new(None, &library, &options), &mut world, &case);
+            assert!(careful.is_err(), "{what}: loads carefully");
+        }
+
+        // An ID already in the world, without remapping.
+        let mut world = World::new();
+        assert!(fast(&text, &mut world, &library, &options).is_some());
+        let len = world.len();
+        assert!(fast(&text, &mut world, &library, &options).is_none());
+        assert!(fast_binary(&bytes, &mut world, &library, &options).is_none());
+        assert_eq!(world.len(), len);
+    }
+}

@@ -1,0 +1,479 @@
+//! The scene file formats' constants and low-level pieces: key names, versions, the JSON pretty
+//! printer, and the binary container's primitives.
+//!
+//! JSON layout (`*.scene.json`):
+//! ```text
+//! {
+//!   "format": 2,
+//!   "meta": { ... },                           (the game's own, only when it gave one)
+//!   "archetypes": { "turrets/turret": ["gun", "sensor"], ... },
+//!                                              (each archetype with instances here: its
+//!                                               child paths when the scene was saved)
+//!   "shared": { "<16 hex>": <value>, ... },     (only when shared data exists)
+//!   "entities": [
+//!     {
+//!       "id": "<16 hex>",
+//!       "archetype": "enemies/goblin",            (archetype instances only)
+//!       "child": "turret",                        (children of an instance only)
+//!       "components": { "Health": { ... }, ... }  (sorted by name)
+//!     },
+//!     ...                                          (sorted by id)
+//!   ]
+//! }
+//! ```
+//!
+//! Binary layout (`*.scene.bin`), integers as LEB128 varints unless noted:
+//! magic `ARCHSCN\0`, format, (format 3:) meta (JSON text, empty for none), component table
+//! (count, then per component its name and, format 3, its value layout: postcard bytes of
+//! `value_layout::Layout`, empty when the type has none), archetype table (count, then per archetype its name and, format 3,
+//! its child paths: count, strings), shared table (count, then key u64 LE + bytes), entity
+//! count, then per entity: id (u64 LE),
+//! archetype (0 = none, else table index + 1), child path (string, empty = none), component
+//! count, then per component: name index, kind (0 typed postcard, 1 JSON merge patch,
+//! 2 removed), payload bytes. Strings and byte strings are a varint length and the bytes.
+//! Binary format 3 ends with a checksum: the CRC-32 (IEEE, as zip and PNG use it; little
+//! endian) of every byte before it, magic included. Format 2 is the same layout without it and
+//! still loads.
+
+use std::io;
+
+use serde_json::ser::Formatter;
+
+/// Key names of the JSON scene format.
+pub mod scene_keys {
+    /// The format version.
+    pub const FORMAT: &str = "format";
+    /// The game's own data about the file (its version, a save slot's title, ...).
+    pub const META: &str = "meta";
+    /// Each archetype the scene has instances of, with its child paths when it was saved.
+    pub const ARCHETYPES: &str = "archetypes";
+    /// Data shared by several entities, written once: key → value.
+    pub const SHARED: &str = "shared";
+    /// The entity list.
+    pub const ENTITIES: &str = "entities";
+    /// An entity's stable ID.
+    pub const ID: &str = "id";
+    /// The archetype an entity is an instance of.
+    pub const ARCHETYPE: &str = "archetype";
+    /// Which entity of the archetype instance (its path), for children.
+    pub const CHILD: &str = "child";
+    /// Component name → value (full) or merge patch (archetype instances).
+    pub const COMPONENTS: &str = "components";
+    /// The key of a shared-data reference inside a component value.
+    pub const SHARED_REF: &str = "$shared";
+    /// Keys allowed in an entity entry, in the order they are written.
+    pub const ENTITY: [&str; 4] = [ID, ARCHETYPE, CHILD, COMPONENTS];
+    /// Keys allowed at the top level, in the order they are written.
+    pub const TOP_LEVEL: [&str; 5] = [FORMAT, META, ARCHETYPES, SHARED, ENTITIES];
+}
+
+/// The scene format version this library writes.
+pub const SCENE_FORMAT_VERSION: u64 = 2;
+
+/// The binary scene format this library writes: the JSON layout's content in the binary
+/// container, ending with a checksum.
+pub const BINARY_SCENE_FORMAT_VERSION: u64 = 3;
+
+/// The binary format before checksums: the same layout, without the last four bytes.
+const BINARY_FORMAT_UNCHECKED: u64 = 2;
+
+/// Bytes of the checksum at the end of a binary scene.
+const CHECKSUM_BYTES: usize = 4;
+
+/// The magic bytes that start a binary scene.
+pub(crate) const BINARY_MAGIC: &[u8; 8] = b"ARCHSCN\0";
+
+/// Payload kinds in the binary format.
+pub(crate) const KIND_TYPED: u8 = 0;
+pub(crate) const KIND_PATCH: u8 = 1;
+pub(crate) const KIND_REMOVED: u8 = 2;
+
+/// serde_json's pretty printer (two-space indent), but able to start at a nesting depth, so a
+/// value written on its own lines up with the document around it.
+pub(crate) struct ScenePretty {
+    current_indent: usize,
+    has_value: bool,
+}
+
+impl ScenePretty {
+    /// A printer for a value that sits `depth` levels deep.
+    pub fn at(depth: usize) -> Self {
+        ScenePretty {
+            current_indent: depth,
+            has_value: false,
+        }
+    }
+}
+
+/// A comma, a line break and indentation for up to 32 levels: each new line is written with
+/// one call, not one per level.
+const LINE: &[u8; 66] = b",\n                                                                ";
+
+/// A line break (after a comma if `comma`) and the indentation of `depth` levels.
+fn new_line<W: ?Sized + io::Write>(writer: &mut W, comma: bool, depth: usize) -> io::Result<()> {
+    let start = usize::from(!comma);
+    let spaces = 2 * depth;
+    match LINE.get(start..2 + spaces) {
+        Some(line) => writer.write_all(line),
+        None => {
+            writer.write_all(&LINE[start..2])?;
+            for _ in 0..depth {
+                writer.write_all(b"  ")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl ScenePretty {
+    fn open<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.current_indent += 1;
+        self.has_value = false;
+        writer.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.current_indent -= 1;
+        if self.has_value {
+            new_line(writer, false, self.current_indent)?;
+        }
+        writer.write_all(bracket)
+    }
+
+    fn next_line<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
+        new_line(writer, !first, self.current_indent)
+    }
+}
+
+impl Formatter for ScenePretty {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"[")
+    }
+
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.next_line(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"{")
+    }
+
+    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.next_line(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// Appends the pieces of the binary container.
+pub(crate) struct BinaryWriter {
+    pub out: Vec<u8>,
+}
+
+impl BinaryWriter {
+    pub fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.out.push((value as u8) | 0x80);
+            value >>= 7;
+        }
+        self.out.push(value as u8);
+    }
+
+    pub fn u64_le(&mut self, value: u64) {
+        self.out.extend_from_slice(&value.to_le_bytes());
+    }
+
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        self.varint(bytes.len() as u64);
+        self.out.extend_from_slice(bytes);
+    }
+
+    pub fn str(&mut self, text: &str) {
+        self.bytes(text.as_bytes());
+    }
+}
+
+/// Appends the checksum of everything written so far (see the module docs).
+pub(crate) fn append_checksum(out: &mut Vec<u8>) {
+    let checksum = crate::component::binary_codec::crc32(out);
+    out.extend_from_slice(&checksum.to_le_bytes());
+}
+
+/// The part of a binary scene its entries are read from (without the checksum), and its
+/// format version, once the magic bytes, the version and the checksum are found good.
+///
+/// A binary scene whose checksum does not match is damaged: it is refused, whichever byte
+/// changed, before anything is decoded.
+fn checked_binary(bytes: &[u8]) -> Result<(&[u8], u64), BinaryError> {
+    let mut reader = BinaryReader::new(bytes);
+    reader.take(BINARY_MAGIC.len(), "magic")?;
+    let version = reader.varint("format version")?;
+    match version {
+        BINARY_FORMAT_UNCHECKED => Ok((bytes, version)),
+        BINARY_SCENE_FORMAT_VERSION => {
+            let Some(split) = bytes
+                .len()
+                .checked_sub(CHECKSUM_BYTES)
+                .filter(|s| *s >= reader.offset)
+            else {
+                return Err(BinaryError {
+                    offset: reader.offset,
+                    message: "unexpected end of data reading the checksum (the file is cut short)"
+                        .to_string(),
+                });
+            };
+            let (body, stored) = bytes.split_at(split);
+            let mut word = [0u8; CHECKSUM_BYTES];
+            word.copy_from_slice(stored);
+            let stored = u32::from_le_bytes(word);
+            let computed = crate::component::binary_codec::crc32(body);
+            if stored != computed {
+                return Err(BinaryError {
+                    offset: split,
+                    message: format!(
+                        "checksum mismatch: the file is damaged (its contents give CRC-32 {computed:08x}, the file says {stored:08x}); load an older copy of the save"
+                    ),
+                });
+            }
+            Ok((body, version))
+        }
+        // Not one this library reads: the caller says so.
+        _ => Ok((bytes, version)),
+    }
+}
+
+/// Opens a binary scene: checks its magic bytes and, in the formats that have one, its
+/// checksum. Returns a reader over the checked part, past the format version, and the version
+/// (which the caller checks with [`is_readable_binary`]).
+pub(crate) fn open_binary(bytes: &[u8]) -> Result<(BinaryReader<'_>, u64), BinaryError> {
+    let (body, version) = checked_binary(bytes)?;
+    let mut reader = BinaryReader::new(body);
+    reader.take(BINARY_MAGIC.len(), "magic")?;
+    reader.varint("format version")?;
+    Ok((reader, version))
+}
+
+/// Whether this library reads binary scenes of format `version`.
+pub(crate) fn is_readable_binary(version: u64) -> bool {
+    matches!(
+        version,
+        BINARY_FORMAT_UNCHECKED | BINARY_SCENE_FORMAT_VERSION
+    )
+}
+
+/// Why a binary scene could not be read: what was expected, at which byte.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BinaryError {
+    pub offset: usize,
+    pub message: String,
+}
+
+/// Reads the pieces of the binary container, never past its end.
+#[derive(Clone)]
+pub(crate) struct BinaryReader<'a> {
+    bytes: &'a [u8],
+    pub offset: usize,
+}
+
+impl<'a> BinaryReader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        BinaryReader { bytes, offset: 0 }
+    }
+
+    #[cold]
+    fn fail<T>(&self, message: impl Into<String>) -> Result<T, BinaryError> {
+        Err(BinaryError {
+            offset: self.offset,
+            message: message.into(),
+        })
+    }
+
+    #[inline]
+    pub fn is_at_end(&self) -> bool {
+        self.offset == self.bytes.len()
+    }
+
+    #[inline]
+    pub fn take(&mut self, count: usize, what: &str) -> Result<&'a [u8], BinaryError> {
+        let end = self
+            .offset
+            .checked_add(count)
+            .filter(|end| *end <= self.bytes.len());
+        match end {
+            Some(end) => {
+                let slice = &self.bytes[self.offset..end];
+                self.offset = end;
+                Ok(slice)
+            }
+            None => self.fail(format!(
+                "unexpected end of data reading {what} ({count} bytes needed, {} left)",
+                self.bytes.len() - self.offset
+            )),
+        }
+    }
+
+    #[inline]
+    pub fn varint(&mut self, what: &str) -> Result<u64, BinaryError> {
+        // Most varints (counts, indices, short lengths) are one byte.
+        match self.bytes.get(self.offset) {
+            Some(&byte) if byte < 0x80 => {
+                self.offset += 1;
+                Ok(u64::from(byte))
+            }
+            _ => self.long_varint(what),
+        }
+    }
+
+    fn long_varint(&mut self, what: &str) -> Result<u64, BinaryError> {
+        let mut value: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let Some(&byte) = self.bytes.get(self.offset) else {
+                return self.fail(format!("unexpected end of data reading {what}"));
+            };
+            self.offset += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        self.fail(format!("{what} is not a valid varint"))
+    }
+
+    /// A varint that counts things, each taking at least `min_size` bytes: a count larger than
+    /// the rest of the data could hold is corrupt (and would otherwise allocate unboundedly).
+    #[inline]
+    pub fn count(&mut self, what: &str, min_size: usize) -> Result<usize, BinaryError> {
+        let start = self.offset;
+        let count = self.varint(what)?;
+        let left = (self.bytes.len() - self.offset) as u64;
+        if count.saturating_mul(min_size.max(1) as u64) > left {
+            return Err(BinaryError {
+                offset: start,
+                message: format!("{what} {count} is larger than the data could hold"),
+            });
+        }
+        Ok(count as usize)
+    }
+
+    #[inline]
+    pub fn u64_le(&mut self, what: &str) -> Result<u64, BinaryError> {
+        let bytes = self.take(8, what)?;
+        let mut array = [0u8; 8];
+        array.copy_from_slice(bytes);
+        Ok(u64::from_le_bytes(array))
+    }
+
+    #[inline]
+    pub fn u8(&mut self, what: &str) -> Result<u8, BinaryError> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    #[inline(always)]
+    pub fn bytes(&mut self, what: &str) -> Result<&'a [u8], BinaryError> {
+        // `take` checks the length against the data before anything is allocated.
+        let length = self.varint(what)?;
+        self.take(usize::try_from(length).unwrap_or(usize::MAX), what)
+    }
+
+    #[inline]
+    pub fn str(&mut self, what: &str) -> Result<&'a str, BinaryError> {
+        let start = self.offset;
+        let bytes = self.bytes(what)?;
+        std::str::from_utf8(bytes).map_err(|_| BinaryError {
+            offset: start,
+            message: format!("{what} is not valid UTF-8"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Serialize;
+
+    #[test]
+    fn pretty_printer_matches_serde_json_at_depth_zero() {
+        let value = serde_json::json!({"a": [1, {"b": null}], "c": {}, "d": []});
+        assert_eq!(
+            ours_at_depth_zero(&value),
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+    }
+
+    fn ours_at_depth_zero(value: &serde_json::Value) -> String {
+        let mut ours = Vec::new();
+        value
+            .serialize(&mut serde_json::Serializer::with_formatter(
+                &mut ours,
+                ScenePretty::at(0),
+            ))
+            .unwrap();
+        String::from_utf8(ours).unwrap()
+    }
+
+    #[test]
+    fn pretty_printer_indents_deep_values_like_serde_json() {
+        // Past the 32 levels one write covers, and at every depth up to there.
+        let mut value = serde_json::json!({"leaf": [1.5, null]});
+        for depth in 0..40 {
+            value = serde_json::json!({"k": value, "n": depth, "a": [[], {}]});
+            assert_eq!(
+                ours_at_depth_zero(&value),
+                serde_json::to_string_pretty(&value).unwrap(),
+                "depth {depth}"
+            );
+        }
+    }
+
+    #[test]
+    fn binary_primitives_round_trip_and_reject_truncation() {
+        let mut writer = BinaryWriter { out: Vec::new() };
+        writer.varint(300);
+        writer.str("goblin");
+        writer.u64_le(u64::MAX);
+        let mut reader = BinaryReader::new(&writer.out);
+        assert_eq!(reader.varint("n"), Ok(300));
+        assert_eq!(reader.str("name"), Ok("goblin"));
+        assert_eq!(reader.u64_le("id"), Ok(u64::MAX));
+        assert!(reader.is_at_end());
+        let mut truncated = BinaryReader::new(&writer.out[..4]);
+        truncated.varint("n").unwrap();
+        assert_eq!(
+            truncated.str("name").unwrap_err().message,
+            "unexpected end of data reading name (6 bytes needed, 1 left)"
+        );
+        let mut huge = BinaryReader::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert_eq!(
+            huge.count("entity count", 9).unwrap_err().message,
+            "entity count 4294967295 is larger than the data could hold"
+        );
+    }
+}

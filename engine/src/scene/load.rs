@@ -1,0 +1,2609 @@
+//! Loading scenes into a world: two phases (create every entity, then resolve references
+//! through the stable-ID map), transactional (any error leaves the world as it was).
+//!
+//! This is the careful path: it reads the whole file before touching the world and places
+//! every error at its file, line and column (or byte offset), entity, component and field.
+//! Files in the layout the library writes are first tried by the one-pass fast path
+//! ([`scene_fast_load`](crate::scene::fast_load)); whatever it does not take comes here.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hecs::{Entity, EntityBuilder, World};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::archetype::compiled::resolve_ref_path;
+use crate::archetype::instance::{override_shape, ArchetypeInstance};
+use crate::archetype::library::ArchetypeLibrary;
+use crate::archetype::source::read_limited;
+use crate::archetype::spawn_error::SpawnError;
+use crate::component::builtin::Parent;
+use crate::component::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
+use crate::component::registry::{ComponentId, ComponentRegistry, TypedValue};
+use crate::component::shared::{with_load_table, LoadTable};
+use crate::component::stable_id::StableId;
+use crate::component::value_layout::Layout;
+use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
+use crate::json::field_path::FieldPath;
+use crate::json::merge_patch;
+use crate::json::suggest::did_you_mean;
+use crate::json::text::{SourceText, TextError};
+use crate::limits::Limits;
+use crate::scene::follow::{follow_archetypes, Follow};
+use crate::scene::format::{
+    is_readable_binary, open_binary, BinaryReader, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
+    KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+};
+use crate::scene::header::ArchetypeNodes;
+use crate::scene::json_scan::{scan, OverLimit, ScanError};
+use crate::scene::migration::SceneMigration;
+
+/// What to do when an incoming stable ID is already used in the world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdConflict {
+    /// Refuse to load, naming the ID (the default).
+    #[default]
+    Error,
+    /// Give every incoming entity a fresh stable ID (references are fixed up), so one scene can
+    /// be instantiated several times.
+    Remap,
+}
+
+/// Options for loading a scene.
+///
+/// New options may be added in minor versions: start from [`SceneLoadOptions::default`] and
+/// set the fields you need.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct SceneLoadOptions {
+    /// What to do with stable IDs already present in the world.
+    pub on_id_conflict: IdConflict,
+    /// Size limits (file size, entity count).
+    pub limits: Limits,
+    /// The game's own upgrade of scene documents, run on every load it applies to (see
+    /// [`SceneMigration`]).
+    pub migration: Option<SceneMigration>,
+    /// What a field a component's type does not have is, in a component value, an archetype
+    /// instance's patch or a shared value: an error (the default: it is usually a typo, and
+    /// saving the world again would drop it), or a warning, listed in
+    /// [`LoadedScene::warnings`], with the field skipped.
+    pub unknown_fields: Severity,
+    /// What an entry for a child its archetype no longer has is: a warning, listed in
+    /// [`LoadedScene::warnings`] and [`LoadedScene::changes`], with the entry (and its own
+    /// children) left out — the default, as hot reload despawns such children — or an error.
+    pub removed_children: RemovedChildren,
+    /// Check mode (`archetool scene check`): when the scene does not load, go on past each
+    /// entity's problem to find the others, so the error lists them all
+    /// ([`SceneError::others`]) instead of stopping at the first. Problems with the file as a
+    /// whole (its syntax, its format, a limit) still stop at once. Off by default: a game
+    /// wants the first error fast.
+    pub all_errors: bool,
+}
+
+/// What to do with a scene entry for a child its archetype no longer has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RemovedChildren {
+    /// Leave the entry out, and list it (the default).
+    #[default]
+    LeaveOut,
+    /// Refuse the scene.
+    Error,
+}
+
+/// A scene that was loaded: which entity each stable ID became.
+#[derive(Clone, Debug, Default)]
+pub struct LoadedScene {
+    pub(crate) entities: Vec<Entity>,
+    pub(crate) by_id: FxHashMap<StableId, Entity>,
+    pub(crate) remapped: FxHashMap<StableId, StableId>,
+    pub(crate) warnings: Vec<SceneError>,
+    pub(crate) changes: Vec<SceneChange>,
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+/// What a load changed from the file because the archetypes changed since it was saved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SceneChange {
+    /// The archetype gained a child after the scene was saved: it was spawned (as hot reload
+    /// spawns it), under the instance whose root has stable ID `instance`.
+    ChildSpawned {
+        /// The instance's root, as the scene wrote its ID.
+        instance: StableId,
+        /// The archetype.
+        archetype: String,
+        /// The child's path in it.
+        child: String,
+        /// The stable ID the new child got.
+        id: StableId,
+    },
+    /// The archetype no longer has the child this entry was: the entry was left out.
+    EntryLeftOut {
+        /// The entry's stable ID.
+        entity: StableId,
+        /// The archetype.
+        archetype: String,
+        /// The child's path.
+        child: String,
+    },
+    /// The scene names an archetype by a name it was formerly known by (its file lists it
+    /// under `formerly`): its entries are instances of the archetype under its current name,
+    /// which a save writes.
+    ArchetypeRenamed {
+        /// The name in the scene.
+        from: String,
+        /// The archetype's name now.
+        to: String,
+        /// How many entries name it so.
+        entries: usize,
+    },
+    /// The scene names a child of an archetype by a path with a former name on it (`formerly`
+    /// in a child entry): its entries are the child at its current path, which a save writes.
+    ChildRenamed {
+        /// The archetype (its current name).
+        archetype: String,
+        /// The child's path in the scene.
+        from: String,
+        /// Its path now.
+        to: String,
+        /// How many entries name it so.
+        entries: usize,
+    },
+}
+
+impl fmt::Display for SceneChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SceneChange::ChildSpawned {
+                instance,
+                archetype,
+                child,
+                id,
+            } => write!(
+                f,
+                "entity {instance}: spawned child `{child}` ({id}), which archetype `{archetype}` gained since the scene was saved"
+            ),
+            SceneChange::EntryLeftOut {
+                entity,
+                archetype,
+                child,
+            } => write!(
+                f,
+                "entity {entity}: left out; archetype `{archetype}` has no child `{child}` any more"
+            ),
+            SceneChange::ArchetypeRenamed { from, to, entries } => write!(
+                f,
+                "archetype `{from}` is now called `{to}`: {} loaded as `{to}` (saving writes the new name)",
+                entries_count(*entries)
+            ),
+            SceneChange::ChildRenamed {
+                archetype,
+                from,
+                to,
+                entries,
+            } => write!(
+                f,
+                "child `{from}` of archetype `{archetype}` is now `{to}`: {} loaded as `{to}` (saving writes the new path)",
+                entries_count(*entries)
+            ),
+        }
+    }
+}
+
+/// "1 entry", "3 entries".
+fn entries_count(count: usize) -> String {
+    if count == 1 {
+        "1 entry".to_string()
+    } else {
+        format!("{count} entries")
+    }
+}
+
+impl LoadedScene {
+    /// What the load changed because the archetypes changed since the scene was saved: old
+    /// names read as current ones (one change per name, counting its entries), then entries
+    /// left out, then children spawned; each in the file's order.
+    pub fn changes(&self) -> &[SceneChange] {
+        &self.changes
+    }
+
+    /// The game's own data about the file (`SceneSaveOptions::meta` when it was saved).
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        self.meta.as_ref()
+    }
+
+    /// What the load skipped and reported instead of refusing the scene: fields a component's
+    /// type does not have, when [`SceneLoadOptions::unknown_fields`] is
+    /// [`Severity::Warning`]. In the file's order; each names the file, place, entity,
+    /// component and field, like an error.
+    pub fn warnings(&self) -> &[SceneError] {
+        &self.warnings
+    }
+
+    /// The entity created for the stable ID written in the file.
+    pub fn entity(&self, id: StableId) -> Option<Entity> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// The stable ID the entity written as `id` got in the world (differs from `id` only
+    /// when loading with [`IdConflict::Remap`]).
+    pub fn new_id(&self, id: StableId) -> Option<StableId> {
+        if self.remapped.is_empty() {
+            self.by_id.contains_key(&id).then_some(id)
+        } else {
+            self.remapped.get(&id).copied()
+        }
+    }
+
+    /// Every entity created, in the file's order.
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// Number of entities created.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Whether the scene was empty.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+}
+
+/// Why a scene could not be loaded. The world is as it was before the attempt.
+///
+/// Displays like a compiler error: file, line and column (or byte offset for binary scenes),
+/// the entity, component and field, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SceneError {
+    /// Where and what (file, position, component, field, message, suggestion).
+    pub diagnostic: Box<Diagnostic>,
+    /// The entity concerned, when known.
+    pub entity: Option<StableId>,
+    /// The byte offset in a binary scene.
+    pub offset: Option<usize>,
+    /// With [`SceneLoadOptions::all_errors`], the scene's other problems (after this one, in
+    /// the file's order); empty otherwise.
+    pub others: Vec<SceneError>,
+}
+
+impl fmt::Display for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.offset, &self.diagnostic.file) {
+            (Some(offset), Some(file)) => {
+                let mut diagnostic = (*self.diagnostic).clone();
+                diagnostic.file = None;
+                write!(f, "{} (byte {offset}): {diagnostic}", file.display())
+            }
+            (Some(offset), None) => write!(f, "byte {offset}: {}", self.diagnostic),
+            _ => write!(f, "{}", self.diagnostic),
+        }
+    }
+}
+
+impl std::error::Error for SceneError {}
+
+/// Loads a scene (JSON or binary, told apart by the binary magic bytes) into `world`.
+///
+/// First every entity is created (so references can point anywhere in the scene: many to one,
+/// cycles, self-references), then component values are read with references resolved through
+/// the scene's stable IDs. Archetype instances are rebuilt from their archetype's current
+/// version plus the scene's patch, keep their instance marker, and record the patch as their
+/// overrides, so hot reload treats them like freshly spawned ones.
+///
+/// `file` names the source in error messages.
+///
+/// # Errors
+/// Bad JSON, an unknown archetype or component, a dangling reference, a stable ID already in
+/// the world (unless [`IdConflict::Remap`]), ... The world is left exactly as it was.
+pub fn load_scene(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
+    // Checked references (`ArchetypeRef`, `AssetPath`) are read against the library (issue 18).
+    crate::logging::scene_load(file, bytes.len(), || {
+        let references = library.reference_targets().context();
+        references.install(|| load_scene_untraced(bytes, file, world, library, options))
+    })
+}
+
+/// [`load_scene`] without its log span (see `logging.rs`), with the reference context installed.
+fn load_scene_untraced(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
+    let context = Context::new(file, library, options);
+    if let Some(loaded) = crate::scene::migration::load_migrated(&context, world, bytes) {
+        return loaded;
+    }
+    #[cfg(feature = "binary")]
+    if crate::scene::save::SceneEncoding::detect(bytes) == crate::scene::save::SceneEncoding::Binary
+    {
+        // Check mode goes the careful way, which finds every problem.
+        let fast = (!options.all_errors)
+            .then(|| crate::scene::fast_load::load_binary_fast(&context, world, bytes));
+        if let Some(loaded) = fast.flatten() {
+            return Ok(loaded);
+        }
+        return load_binary(&context, world, bytes);
+    }
+    #[cfg(not(feature = "binary"))]
+    if bytes.starts_with(&BINARY_MAGIC[..BINARY_MAGIC.len() - 1]) {
+        let mut error = context.error(
+            DiagnosticCode::UnsupportedFormat,
+            "binary scenes need archetype-engine's `binary` feature (on by default); this build reads JSON scenes only",
+        );
+        error.offset = Some(0);
+        return Err(error);
+    }
+    // A `.bin` file, or one that starts like the magic bytes, is a binary scene whose start is
+    // damaged: reading it as JSON text would only report a confusing syntax error.
+    #[cfg(feature = "binary")]
+    let named_binary = file.is_some_and(|file| {
+        crate::scene::save::SceneEncoding::for_path(file)
+            == crate::scene::save::SceneEncoding::Binary
+    });
+    #[cfg(feature = "binary")]
+    if named_binary || bytes.starts_with(&BINARY_MAGIC[..BINARY_MAGIC.len() - 1]) {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            "not a binary scene: the file does not start with the magic bytes `ARCHSCN\\0` (damaged, or not a scene)",
+        );
+        error.offset = Some(0);
+        return Err(error);
+    }
+    // Most files are well formed: one pass reads them; anything else (or any error) is read
+    // again carefully, to report it exactly.
+    if let (Ok(text), false) = (std::str::from_utf8(bytes), options.all_errors) {
+        if let Some(loaded) = crate::scene::fast_load::load_json_fast(&context, world, text) {
+            return Ok(loaded);
+        }
+    }
+    let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
+    load_json_text(&context, world, &text)
+}
+
+/// Reads a scene file (within the size limit) and loads it; see [`load_scene`].
+///
+/// # Errors
+/// As [`load_scene`], and if the file cannot be read.
+pub fn load_scene_from_path(
+    path: impl AsRef<Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
+    let path = path.as_ref();
+    let bytes =
+        read_limited(path, options.limits.max_scene_bytes).map_err(|diagnostic| SceneError {
+            diagnostic: Box::new(diagnostic.with_file(path)),
+            entity: None,
+            offset: None,
+            others: Vec::new(),
+        })?;
+    load_scene(&bytes, Some(path), world, library, options)
+}
+
+pub(crate) struct Context<'a> {
+    file: Option<PathBuf>,
+    pub(crate) library: &'a ArchetypeLibrary,
+    pub(crate) registry: &'a ComponentRegistry,
+    pub(crate) options: &'a SceneLoadOptions,
+    /// What the load reports without refusing the scene (see [`Context::unknown_field`]).
+    warnings: RefCell<Vec<SceneError>>,
+    /// With [`SceneLoadOptions::all_errors`], the entities' problems found so far.
+    errors: RefCell<Vec<SceneError>>,
+}
+
+impl<'a> Context<'a> {
+    pub(crate) fn new(
+        file: Option<&Path>,
+        library: &'a ArchetypeLibrary,
+        options: &'a SceneLoadOptions,
+    ) -> Self {
+        Context {
+            file: file.map(Path::to_path_buf),
+            library,
+            registry: library.registry(),
+            options,
+            warnings: RefCell::new(Vec::new()),
+            errors: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// One entity's outcome: its error is the load's, or, with
+    /// [`SceneLoadOptions::all_errors`], kept to report with the others while the load goes on
+    /// (`true`: the entity failed; the caller leaves it unfinished).
+    pub(crate) fn entity_result(&self, result: Result<(), SceneError>) -> Result<bool, SceneError> {
+        match result {
+            Ok(()) => Ok(false),
+            Err(error) if self.options.all_errors => {
+                self.errors.borrow_mut().push(error);
+                Ok(true)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The entities' problems kept so far, as one error (the first, the others in it), if any.
+    pub(crate) fn take_errors(&self) -> Option<SceneError> {
+        let mut errors = self.errors.take();
+        errors.sort_by_key(|error| (error.offset, error.diagnostic.position));
+        let mut errors = errors.into_iter();
+        let mut first = errors.next()?;
+        first.others.extend(errors);
+        Some(first)
+    }
+
+    /// A field a component's type does not have: returned as the load's error, or, with
+    /// [`SceneLoadOptions::unknown_fields`] at [`Severity::Warning`], kept as a warning.
+    pub(crate) fn unknown_field(&self, mut error: SceneError) -> Result<(), SceneError> {
+        match self.options.unknown_fields {
+            Severity::Error => Err(error),
+            Severity::Warning | Severity::Note => {
+                error.diagnostic.severity = Severity::Warning;
+                self.warnings.borrow_mut().push(error);
+                Ok(())
+            }
+        }
+    }
+
+    /// The warnings so far, in the file's order; none are left.
+    pub(crate) fn take_warnings(&self) -> Vec<SceneError> {
+        let mut warnings = self.warnings.take();
+        warnings.sort_by_key(|warning| (warning.offset, warning.diagnostic.position));
+        warnings
+    }
+
+    pub(crate) fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
+        let mut diagnostic = Diagnostic::error(code, message);
+        diagnostic.file = self.file.clone();
+        SceneError {
+            diagnostic: Box::new(diagnostic),
+            entity: None,
+            offset: None,
+            others: Vec::new(),
+        }
+    }
+
+    pub(crate) fn text_error(&self, error: TextError) -> SceneError {
+        let code = DiagnosticCode::from(error.kind);
+        let mut scene_error = self.error(code, error.message);
+        scene_error.diagnostic.position = Some(error.position);
+        scene_error.diagnostic.span = Some(error.offset..error.offset);
+        scene_error
+    }
+}
+
+/// Where a component value came from, to place errors.
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'t> {
+    Json(&'t SourceText),
+    Binary,
+    /// JSON whose errors are not reported from here: the fast path
+    /// ([`load_json_fast`](crate::scene::fast_load::load_json_fast)) gives up on any error.
+    Unplaced,
+}
+
+/// A component value as read in phase one, not yet decoded.
+pub(crate) enum Payload<'a> {
+    /// JSON text (a full value, or a merge patch for archetype instances); `null` removes.
+    Json(&'a str),
+    /// Postcard bytes of a full value.
+    Postcard(&'a [u8]),
+    /// Postcard bytes of a full value laid out as the component was when the scene was saved,
+    /// which is not how it is now: read by that layout, as JSON.
+    Evolved(&'a [u8], Arc<Layout>),
+    /// The archetype's component is removed from this entity.
+    Removed,
+}
+
+/// One entity as read in phase one.
+pub(crate) struct Entry<'a> {
+    pub id: StableId,
+    /// Where the entry is (byte offset), for errors.
+    pub offset: usize,
+    pub archetype: Option<Cow<'a, str>>,
+    pub child: Option<Cow<'a, str>>,
+    /// Where the archetype and child names are (byte spans), for errors.
+    pub name_spans: (Range<usize>, Range<usize>),
+    pub components: Vec<(Cow<'a, str>, usize, Payload<'a>)>,
+}
+
+struct Document<'a> {
+    entries: Vec<Entry<'a>>,
+    /// The shared table: key → the value's JSON text.
+    shared: FxHashMap<u64, String>,
+    /// Where each shared value is (byte offset), for errors.
+    shared_at: FxHashMap<u64, usize>,
+    /// The header: `meta`, and each archetype's child paths when the scene was saved.
+    head: SceneHead,
+}
+
+/// What a scene says about itself before its entities.
+#[derive(Default)]
+pub(crate) struct SceneHead {
+    pub meta: Option<Map<String, Value>>,
+    pub nodes: Option<ArchetypeNodes>,
+}
+
+pub(crate) fn load_json_text(
+    context: &Context<'_>,
+    world: &mut World,
+    text: &SourceText,
+) -> Result<LoadedScene, SceneError> {
+    let source = text.text();
+    if source.trim().is_empty() {
+        let mut error = context.error(
+            DiagnosticCode::Syntax,
+            "empty file; expected a scene (a JSON object)",
+        );
+        error.diagnostic.position = Some(text.position(0));
+        return Err(error);
+    }
+    // Only an object is a scene. Checked first: serde reads an array as a struct written
+    // positionally, and `[]` would pass as a format-1 document that upgrades to itself forever.
+    let start = source.len() - source.trim_start().len();
+    let found = match source.as_bytes().get(start) {
+        Some(b'[') => Some("an array"),
+        Some(b'"') => Some("a string"),
+        Some(b't' | b'f') => Some("a boolean"),
+        Some(b'n') => Some("null"),
+        Some(b'-' | b'0'..=b'9') => Some("a number"),
+        _ => None,
+    };
+    if let Some(found) = found {
+        let mut error = context.error(
+            DiagnosticCode::NotAnObject,
+            format!("expected a JSON object at the top level of a scene file, found {found}"),
+        );
+        error.diagnostic.position = Some(text.position(start));
+        return Err(error);
+    }
+    // A file in the current format parses in one pass. Anything else (an older or newer
+    // format, or any error) reads the `format` key alone first, as it always did, so problems
+    // are reported in the same order: syntax and version before layout.
+    let scanned = match scan(source, &context.options.limits) {
+        Ok(scanned) if scanned.format == SCENE_FORMAT_VERSION => scanned,
+        fast => {
+            let version = peek_format(source)
+                .map_err(|error| context.text_error(json_error(text, source, error)))?;
+            let format_error = |code: DiagnosticCode, message: String| {
+                let mut error = context.error(code, message);
+                let at = crate::json::text::locate(
+                    source,
+                    &[crate::json::field_path::PathSegment::Key(
+                        "format".to_string(),
+                    )],
+                )
+                .map_or(0, |located| located.value.start);
+                error.diagnostic.position = Some(text.position(at));
+                error
+            };
+            if version == 0 {
+                // Versions start at 1; archetype files refuse 0 the same way.
+                return Err(format_error(
+                    DiagnosticCode::Malformed,
+                    format!("`format` must be a positive integer (the current version is {SCENE_FORMAT_VERSION})"),
+                ));
+            }
+            if version > SCENE_FORMAT_VERSION {
+                return Err(format_error(
+                    DiagnosticCode::UnsupportedFormat,
+                    format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
+                ));
+            }
+            if version < SCENE_FORMAT_VERSION {
+                let upgraded = upgrade(context, source, version)?;
+                let upgraded = SourceText::from_bytes(upgraded.into_bytes())
+                    .map_err(|error| context.text_error(error))?;
+                // Its errors are placed in the upgraded text, not the file: no position.
+                return load_json_text(context, world, &upgraded).map_err(|mut error| {
+                    error.diagnostic.position = None;
+                    error.diagnostic.span = None;
+                    error
+                });
+            }
+            fast.map_err(|failure| scan_error(context, text, failure))?
+        }
+    };
+    let mut entries = Vec::with_capacity(scanned.entities.len());
+    for entity in scanned.entities {
+        let offset = offset_in(source, entity.id.get());
+        let id = parse_id(entity.id.get()).map_err(|message| {
+            let mut error = context.error(DiagnosticCode::Malformed, message);
+            error.diagnostic.position = Some(text.position(offset));
+            error
+        })?;
+        let components = entity
+            .components
+            .0
+            .into_iter()
+            .map(|(name, raw)| {
+                let offset = offset_in(source, raw.get());
+                let payload = if raw.get() == "null" {
+                    Payload::Removed
+                } else {
+                    Payload::Json(raw.get())
+                };
+                (name, offset, payload)
+            })
+            .collect();
+        let name = |raw: Option<&RawValue>,
+                    what: &str|
+         -> Result<(Option<Cow<'_, str>>, Range<usize>), SceneError> {
+            let Some(raw) = raw else {
+                return Ok((None, offset..offset));
+            };
+            let at = offset_in(source, raw.get());
+            let name = serde_json::from_str::<String>(raw.get()).map_err(|_| {
+                let mut error = context.error(
+                    DiagnosticCode::Malformed,
+                    format!("entity {id}: `{what}` must be a string"),
+                );
+                error.diagnostic.position = Some(text.position(at));
+                error
+            })?;
+            Ok((Some(Cow::Owned(name)), at..at + raw.get().len()))
+        };
+        let (archetype, archetype_span) = name(entity.archetype, "archetype")?;
+        let (child, child_span) = name(entity.child, "child")?;
+        entries.push(Entry {
+            id,
+            offset,
+            archetype,
+            child,
+            name_spans: (archetype_span, child_span),
+            components,
+        });
+    }
+    let mut shared = FxHashMap::default();
+    let mut shared_at = FxHashMap::default();
+    for (key, value) in scanned.shared.unwrap_or_default() {
+        let Some(parsed) = shared_key(&key) else {
+            let mut error = context.error(
+                DiagnosticCode::Malformed,
+                format!("shared value key `{key}` is not 16 hex digits"),
+            );
+            error.diagnostic.position =
+                Some(text.position(key_before(source, offset_in(source, value.get()))));
+            return Err(error);
+        };
+        shared.insert(parsed, value.get().to_string());
+        shared_at.insert(parsed, offset_in(source, value.get()));
+    }
+    let document = Document {
+        entries,
+        shared,
+        shared_at,
+        head: SceneHead {
+            meta: scanned.meta,
+            nodes: scanned.archetypes,
+        },
+    };
+    instantiate(context, world, document, Source::Json(text))
+}
+
+/// The error of the careful reader's first pass: a syntax or layout error where serde_json
+/// stopped, or a limit the scene goes over, at the first entry or component over it.
+fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> SceneError {
+    let source = text.text();
+    let Some(over) = failure.over else {
+        return context.text_error(json_error(text, source, failure.error));
+    };
+    let message = strip_position(&failure.error.to_string());
+    let at = match over {
+        OverLimit::Entities => {
+            let limit = context.options.limits.max_scene_entities;
+            let path = [
+                crate::json::field_path::PathSegment::Key(
+                    crate::scene::format::scene_keys::ENTITIES.to_string(),
+                ),
+                crate::json::field_path::PathSegment::Index(limit),
+            ];
+            crate::json::text::locate(source, &path).map_or(0, |located| located.value.start)
+        }
+        // serde_json stopped after the key of the value over the limit.
+        OverLimit::Values => {
+            let after = text.offset_of_serde_position(failure.error.line(), failure.error.column());
+            key_before(source, after + 1)
+        }
+    };
+    let mut error = context.error(DiagnosticCode::TooLarge, message);
+    error.diagnostic.position = Some(text.position(at));
+    error.diagnostic.span = Some(at..at);
+    error
+}
+
+/// A shared-table key: 16 hex digits.
+pub(crate) fn shared_key(key: &str) -> Option<u64> {
+    (key.len() == 16)
+        .then(|| u64::from_str_radix(key, 16).ok())
+        .flatten()
+}
+
+/// A component a scene may hold, by name: any registered one except those the library
+/// manages itself, of which only `Parent` and `Children` are saved.
+pub(crate) fn scene_component(registry: &ComponentRegistry, name: &str) -> Option<ComponentId> {
+    registry.id(name).filter(|id| {
+        !registry.is_managed(*id) || matches!(registry.name(*id), "Parent" | "Children")
+    })
+}
+
+/// The offset of the key (its opening quote) of the object member whose value starts at
+/// `value_offset`: back over `:` and whitespace to the key's closing quote, then to its
+/// opening quote.
+fn key_before(text: &str, value_offset: usize) -> usize {
+    key_span(text, value_offset).start
+}
+
+/// The span of the key (quotes included) of the member whose value starts at `value_offset`.
+fn key_span(text: &str, value_offset: usize) -> std::ops::Range<usize> {
+    let bytes = text.as_bytes();
+    let mut i = value_offset.min(bytes.len());
+    while i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b':') {
+        i -= 1;
+    }
+    // `i - 1` is the closing quote; find the opening one that is not escaped.
+    let mut j = i.saturating_sub(1);
+    while j > 0 {
+        j -= 1;
+        if bytes[j] == b'"' && (j == 0 || bytes[j - 1] != b'\\') {
+            return j..i;
+        }
+    }
+    value_offset..value_offset
+}
+
+/// The byte offset of `slice` (a sub-slice of `text`) in `text`.
+fn offset_in(text: &str, slice: &str) -> usize {
+    (slice.as_ptr() as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len())
+}
+
+fn parse_id(text: &str) -> Result<StableId, String> {
+    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return Err(format!(
+            "entity id {text} must be a string of 16 hex digits"
+        ));
+    };
+    inner
+        .parse::<StableId>()
+        .map_err(|error| format!("entity id {error}"))
+}
+
+fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> TextError {
+    let mut offset = text.offset_of_serde_position(error.line(), error.column());
+    let message = strip_position(&error.to_string());
+    if message.starts_with("unknown field") || message.starts_with("duplicate field") {
+        // serde_json stops at the key's closing quote; the key starts at its opening one.
+        offset = key_before(source, offset + 1);
+    }
+    let kind = crate::json::text::syntax_error_kind(&message);
+    let (offset, message) = crate::json::text::explain_syntax_error(source, offset, &message);
+    TextError {
+        kind,
+        position: text.position(offset),
+        offset,
+        message,
+    }
+}
+
+/// Reads only the `format` key (without building anything else).
+fn peek_format(source: &str) -> Result<u64, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Peek {
+        #[serde(default)]
+        format: Option<u64>,
+    }
+    // Unknown keys are skipped cheaply (IgnoredAny), so this is one fast scan.
+    let peek: Peek = serde_json::from_str(source)?;
+    Ok(peek.format.unwrap_or(1))
+}
+
+/// Upgrades an older document to the current layout.
+///
+/// Format 1 (before stable archetype instances): entities had `uid` instead of `id` and
+/// `prefab` instead of `archetype`, and no `child` key (children were not instances).
+fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, SceneError> {
+    let mut document: Value = serde_json::from_str(source).map_err(|error| {
+        let text = SourceText::from_bytes(source.as_bytes().to_vec());
+        match text {
+            Ok(text) => context.text_error(json_error(&text, source, error)),
+            Err(error) => context.text_error(error),
+        }
+    })?;
+    upgrade_layout(&mut document, version);
+    if let Value::Object(top) = &mut document {
+        top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
+    }
+    serde_json::to_string(&document)
+        .map_err(|error| context.error(DiagnosticCode::Malformed, error.to_string()))
+}
+
+/// Brings a document of format `version` to the current layout.
+pub(crate) fn upgrade_layout(document: &mut Value, version: u64) {
+    if version <= 1 {
+        if let Some(Value::Array(entities)) = document.get_mut("entities") {
+            for entity in entities.iter_mut() {
+                if let Value::Object(entity) = entity {
+                    if let Some(uid) = entity.remove("uid") {
+                        entity.insert("id".to_string(), uid);
+                    }
+                    if let Some(prefab) = entity.remove("prefab") {
+                        entity.insert("archetype".to_string(), prefab);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---- phase one, binary ----
+
+/// What the header of a binary scene says, read without loading the scene.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinarySceneHeader {
+    /// The format version.
+    pub format: u64,
+    /// The component names the scene's entries refer to (the registry that wrote it).
+    pub components: Vec<String>,
+    /// The archetypes its instances come from.
+    pub archetypes: Vec<String>,
+    /// Number of shared values.
+    pub shared: usize,
+    /// Number of entities.
+    pub entities: usize,
+    /// The game's own data about the file, if it gave some (binary format 3).
+    pub meta: Option<Map<String, Value>>,
+    /// Each archetype's child paths when the scene was saved (binary format 3).
+    pub nodes: Option<ArchetypeNodes>,
+}
+
+/// Reads the header of a binary scene (`*.scene.bin`), for tools that describe or migrate
+/// scenes without a library.
+///
+/// # Errors
+/// If the bytes are not a binary scene or the header is cut short.
+pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, SceneError> {
+    let context_error = |message: String, offset: usize| {
+        let mut diagnostic = Diagnostic::error(DiagnosticCode::Malformed, message);
+        diagnostic.file = None;
+        SceneError {
+            diagnostic: Box::new(diagnostic),
+            entity: None,
+            offset: Some(offset),
+            others: Vec::new(),
+        }
+    };
+    if !bytes.starts_with(BINARY_MAGIC) {
+        return Err(context_error(
+            "not a binary scene (no `ARCHSCN` magic bytes)".to_string(),
+            0,
+        ));
+    }
+    let (mut reader, format) =
+        open_binary(bytes).map_err(|e| context_error(e.message, e.offset))?;
+    let header =
+        read_tables(&mut reader, format).map_err(|e| context_error(e.message, e.offset))?;
+    let entities = reader
+        .count("entity count", 11)
+        .map_err(|e| context_error(e.message, e.offset))?;
+    Ok(BinarySceneHeader {
+        format: header.format,
+        components: header.components.iter().map(|c| c.to_string()).collect(),
+        archetypes: header.archetypes.iter().map(|a| a.to_string()).collect(),
+        shared: header.shared.len(),
+        entities,
+        meta: header.meta,
+        nodes: header.nodes,
+    })
+}
+
+pub(crate) struct Header<'a> {
+    pub format: u64,
+    pub meta: Option<Map<String, Value>>,
+    pub components: Vec<&'a str>,
+    /// Each component's value layout when the scene was saved (empty: none, or before format 3).
+    pub layouts: Vec<&'a [u8]>,
+    pub archetypes: Vec<&'a str>,
+    /// Each archetype's child paths when the scene was saved (`None` before format 3).
+    pub nodes: Option<ArchetypeNodes>,
+    pub shared: FxHashMap<u64, String>,
+    /// Where each shared value is (byte offset), for errors.
+    pub shared_at: FxHashMap<u64, usize>,
+}
+
+/// Reads everything between the version and the entities: name tables, shared table.
+pub(crate) fn read_tables<'a>(
+    reader: &mut BinaryReader<'a>,
+    format: u64,
+) -> Result<Header<'a>, crate::scene::format::BinaryError> {
+    let recorded = format >= BINARY_SCENE_FORMAT_VERSION;
+    let meta = if recorded { binary_meta(reader)? } else { None };
+    let count = reader.count("component table size", 1)?;
+    let mut components = Vec::with_capacity(count);
+    let mut layouts = Vec::with_capacity(count);
+    for _ in 0..count {
+        components.push(reader.str("component name")?);
+        layouts.push(if recorded {
+            reader.bytes("component layout")?
+        } else {
+            &[]
+        });
+    }
+    let count = reader.count("archetype table size", 1)?;
+    let mut archetypes = Vec::with_capacity(count);
+    let mut nodes = recorded.then(ArchetypeNodes::new);
+    for _ in 0..count {
+        let name = reader.str("archetype name")?;
+        archetypes.push(name);
+        if let Some(nodes) = &mut nodes {
+            let children = reader.count("child count", 1)?;
+            let mut paths = Vec::with_capacity(children);
+            for _ in 0..children {
+                paths.push(reader.str("child path")?.to_string());
+            }
+            nodes.insert(name.to_string(), paths);
+        }
+    }
+    let count = reader.count("shared table size", 9)?;
+    let mut shared = FxHashMap::default();
+    let mut shared_at = FxHashMap::default();
+    for _ in 0..count {
+        let key = reader.u64_le("shared key")?;
+        let at = reader.offset;
+        let bytes = reader.bytes("shared value")?;
+        let text = std::str::from_utf8(bytes).map_err(|_| crate::scene::format::BinaryError {
+            offset: at,
+            message: "shared value is not valid UTF-8".to_string(),
+        })?;
+        shared.insert(key, text.to_string());
+        shared_at.insert(key, reader.offset - bytes.len());
+    }
+    Ok(Header {
+        format,
+        meta,
+        components,
+        layouts,
+        archetypes,
+        nodes,
+        shared,
+        shared_at,
+    })
+}
+
+/// The `meta` of a binary scene: JSON text, empty for none.
+fn binary_meta(
+    reader: &mut BinaryReader<'_>,
+) -> Result<Option<Map<String, Value>>, crate::scene::format::BinaryError> {
+    let at = reader.offset;
+    let bytes = reader.bytes("meta")?;
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_slice(bytes)
+        .map(Some)
+        .map_err(|error| crate::scene::format::BinaryError {
+            offset: at,
+            message: format!("`meta` is not a JSON object: {error}"),
+        })
+}
+
+/// Loads a binary scene the careful way: every entry read first, then the entities built.
+pub(crate) fn load_binary(
+    context: &Context<'_>,
+    world: &mut World,
+    bytes: &[u8],
+) -> Result<LoadedScene, SceneError> {
+    let document = parse_binary(context, bytes)?;
+    instantiate(context, world, document, Source::Binary)
+}
+
+fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'a>, SceneError> {
+    let fail = |error: crate::scene::format::BinaryError| {
+        let mut scene_error = context.error(DiagnosticCode::Malformed, error.message);
+        scene_error.offset = Some(error.offset);
+        scene_error
+    };
+    let (mut reader, version) = open_binary(bytes).map_err(fail)?;
+    if !is_readable_binary(version) {
+        let mut error = context.error(
+            DiagnosticCode::UnsupportedFormat,
+            format!("binary scene format {version} is not one this library reads (up to {BINARY_SCENE_FORMAT_VERSION}); convert it with a matching version"),
+        );
+        error.offset = Some(BINARY_MAGIC.len());
+        return Err(error);
+    }
+    let Header {
+        meta,
+        components,
+        layouts,
+        archetypes,
+        nodes,
+        shared,
+        shared_at,
+        ..
+    } = read_tables(&mut reader, version).map_err(fail)?;
+    let evolved = evolved_layouts(context.registry, &components, &layouts);
+    // Each entity takes at least 11 bytes: the id, archetype, child and component count.
+    let count = reader.count("entity count", 11).map_err(fail)?;
+    if count > context.options.limits.max_scene_entities {
+        return Err(too_many(context, count));
+    }
+    let mut entries = Vec::with_capacity(count);
+    let mut values = 0usize;
+    for _ in 0..count {
+        let offset = reader.offset;
+        let id = StableId(reader.u64_le("entity id").map_err(fail)?);
+        let archetype_index = reader.varint("archetype index").map_err(fail)?;
+        let archetype = match archetype_index {
+            0 => None,
+            n => match archetypes.get((n - 1) as usize) {
+                Some(name) => Some(Cow::Borrowed(*name)),
+                None => {
+                    return Err(fail(crate::scene::format::BinaryError {
+                        offset,
+                        message: format!("archetype index {n} is out of range"),
+                    }))
+                }
+            },
+        };
+        let child = reader.str("child path").map_err(fail)?;
+        let child = (!child.is_empty()).then_some(Cow::Borrowed(child));
+        let component_count = reader.count("component count", 3).map_err(fail)?;
+        values += component_count;
+        if values > context.options.limits.max_scene_values {
+            let limit = context.options.limits.max_scene_values;
+            let mut error = context.error(
+                DiagnosticCode::TooLarge,
+                format!("scene has more component values than the limit of {limit}"),
+            );
+            error.offset = Some(offset);
+            return Err(error);
+        }
+        let mut entry_components = Vec::with_capacity(component_count);
+        for _ in 0..component_count {
+            let at = reader.offset;
+            let index = reader.varint("component index").map_err(fail)?;
+            let Some(name) = components.get(index as usize) else {
+                return Err(fail(crate::scene::format::BinaryError {
+                    offset: at,
+                    message: format!("component index {index} is out of range"),
+                }));
+            };
+            let kind = reader.u8("payload kind").map_err(fail)?;
+            let payload_bytes = reader.bytes("component value").map_err(fail)?;
+            let payload = match (kind, &evolved[index as usize]) {
+                (KIND_TYPED, Some(layout)) => Payload::Evolved(payload_bytes, layout.clone()),
+                (KIND_TYPED, None) => Payload::Postcard(payload_bytes),
+                (KIND_PATCH, _) => match std::str::from_utf8(payload_bytes) {
+                    Ok(text) => Payload::Json(text),
+                    Err(_) => {
+                        return Err(fail(crate::scene::format::BinaryError {
+                            offset: at,
+                            message: "merge patch is not valid UTF-8".to_string(),
+                        }))
+                    }
+                },
+                (KIND_REMOVED, _) => Payload::Removed,
+                (other, _) => {
+                    return Err(fail(crate::scene::format::BinaryError {
+                        offset: at,
+                        message: format!("unknown payload kind {other}"),
+                    }))
+                }
+            };
+            entry_components.push((Cow::Borrowed(*name), at, payload));
+        }
+        entries.push(Entry {
+            id,
+            offset,
+            archetype,
+            child,
+            name_spans: (offset..offset, offset..offset),
+            components: entry_components,
+        });
+    }
+    if !reader.is_at_end() {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            "trailing bytes after the last entity",
+        );
+        error.offset = Some(reader.offset);
+        return Err(error);
+    }
+    Ok(Document {
+        entries,
+        shared,
+        shared_at,
+        head: SceneHead { meta, nodes },
+    })
+}
+
+/// A binary scene as the JSON document of the current format (for a migration hook): typed
+/// values decoded by their registered types and written as JSON, references as stable IDs,
+/// shared values inline.
+pub(crate) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Value, SceneError> {
+    let document = parse_binary(context, bytes)?;
+    // Each entry gets a stand-in handle, so references read from the bytes can be written
+    // back as stable IDs.
+    let handles: Vec<Entity> = (0..document.entries.len() as u64)
+        .filter_map(|index| Entity::from_bits((1 << 32) | index))
+        .collect();
+    let ids: FxHashMap<StableId, Entity> = (document.entries.iter().map(|e| e.id))
+        .zip(handles.iter().copied())
+        .collect();
+    let reverse: Arc<FxHashMap<Entity, StableId>> =
+        Arc::new(ids.iter().map(|(id, entity)| (*entity, *id)).collect());
+    let ids = Arc::new(ids);
+    let (entities, _) = with_load_table(LoadTable::new(document.shared.clone()), || {
+        let entries = document.entries.iter();
+        entries
+            .map(|entry| entry_document(context, entry, &ids, &reverse))
+            .collect::<Result<Vec<Value>, SceneError>>()
+    });
+    let mut top = Map::new();
+    top.insert("format".into(), Value::from(SCENE_FORMAT_VERSION));
+    if let Some(meta) = document.head.meta {
+        top.insert("meta".into(), Value::Object(meta));
+    }
+    if let Some(nodes) = document.head.nodes {
+        top.insert("archetypes".into(), serde_json::json!(nodes));
+    }
+    top.insert("entities".into(), Value::Array(entities?));
+    Ok(Value::Object(top))
+}
+
+/// One entry of a binary scene as a JSON entry (see [`binary_document`]).
+fn entry_document(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    ids: &Arc<FxHashMap<StableId, Entity>>,
+    reverse: &Arc<FxHashMap<Entity, StableId>>,
+) -> Result<Value, SceneError> {
+    let mut components = Map::new();
+    for (name, offset, payload) in &entry.components {
+        let value = match payload {
+            Payload::Removed => Value::Null,
+            Payload::Json(text) => serde_json::from_str(text).map_err(|error| {
+                let mut error =
+                    component_error(context, entry, name, FieldPath::root(), error.to_string());
+                error.offset = Some(*offset);
+                error
+            })?,
+            Payload::Postcard(bytes) => {
+                typed_to_json(context, entry, name, *offset, bytes, ids, reverse)?
+            }
+            // Read by its saved layout: no type needed (the component may be gone).
+            Payload::Evolved(bytes, layout) => {
+                let mut rest = *bytes;
+                crate::component::value_layout::read_value(layout, &mut rest).map_err(
+                    |message| {
+                        let mut error =
+                            component_error(context, entry, name, FieldPath::root(), message);
+                        error.offset = Some(*offset);
+                        error
+                    },
+                )?
+            }
+        };
+        components.insert(name.to_string(), value);
+    }
+    let mut out = Map::new();
+    out.insert("id".into(), Value::String(entry.id.to_string()));
+    if let Some(archetype) = &entry.archetype {
+        out.insert("archetype".into(), Value::String(archetype.to_string()));
+    }
+    if let Some(child) = &entry.child {
+        out.insert("child".into(), Value::String(child.to_string()));
+    }
+    out.insert("components".into(), Value::Object(components));
+    Ok(Value::Object(out))
+}
+
+/// A postcard value of component `name` as JSON, read by the component's registered type.
+#[allow(clippy::too_many_arguments)]
+fn typed_to_json(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    bytes: &[u8],
+    ids: &Arc<FxHashMap<StableId, Entity>>,
+    reverse: &Arc<FxHashMap<Entity, StableId>>,
+) -> Result<Value, SceneError> {
+    let fail = |message: String| {
+        let mut error = component_error(context, entry, name, FieldPath::root(), message);
+        error.offset = Some(offset);
+        error
+    };
+    let component = scene_component(context.registry, name).ok_or_else(|| {
+        fail(format!(
+            "unknown component `{name}`; a binary value is read by its registered type"
+        ))
+    })?;
+    let ops = context.registry.ops(component);
+    let mapper = LoadRefs {
+        ids: ids.clone(),
+        wire: RefWire::Number,
+        instance: None,
+    };
+    let (typed, _) = with_mapper(mapper, || ops.read_postcard(bytes));
+    let typed = typed.map_err(|(_, message)| fail(message))?;
+    let writer = WriteIds {
+        ids: reverse.clone(),
+    };
+    let (value, _) = with_mapper(writer, || ops.encode(&typed));
+    value.map_err(fail)
+}
+
+/// For each component of a binary scene's table: its layout when the scene was saved, where
+/// that differs from the layout of the type registered under its name now (`None`: the same,
+/// or unknown, and the values are read as they are).
+pub(crate) fn evolved_layouts(
+    registry: &ComponentRegistry,
+    names: &[&str],
+    layouts: &[&[u8]],
+) -> Vec<Option<Arc<Layout>>> {
+    names
+        .iter()
+        .zip(layouts)
+        .map(|(name, stored)| {
+            if stored.is_empty() {
+                return None;
+            }
+            let current = registry.id(name).and_then(|id| registry.layout_bytes(id));
+            if current == Some(*stored) {
+                return None;
+            }
+            crate::component::binary_codec::from_bytes::<Layout>(stored)
+                .ok()
+                .map(Arc::new)
+        })
+        .collect()
+}
+
+/// Reads a value saved with an older layout as JSON, then decodes it by the type registered
+/// now under the component's name; fields the type no longer has are dropped (they are the
+/// old layout's, not typos). References and shared values are read as numbers, through the
+/// binary load's entity mapper and shared table.
+pub(crate) fn decode_evolved(
+    context: &Context<'_>,
+    component: ComponentId,
+    bytes: &[u8],
+    layout: &Layout,
+) -> Result<TypedValue, (FieldPath, String)> {
+    let mut rest = bytes;
+    let value =
+        crate::component::value_layout::read_value(layout, &mut rest).map_err(|message| {
+            let message = format!("the value does not match its saved layout: {message}");
+            (FieldPath::root(), message)
+        })?;
+    let decoded = context
+        .registry
+        .ops(component)
+        .decode(&value, &mut Vec::new());
+    decoded.map_err(|error| {
+        let message = format!(
+            "{} (the component changed since the scene was saved)",
+            error.message
+        );
+        (error.path, message)
+    })
+}
+
+fn too_many(context: &Context<'_>, count: usize) -> SceneError {
+    context.error(
+        DiagnosticCode::TooLarge,
+        format!(
+            "scene has {count} entities, over the limit of {}",
+            context.options.limits.max_scene_entities
+        ),
+    )
+}
+
+// ---- phase two: create entities, decode components, insert ----
+
+/// Resolves references by stable ID (and `#` paths inside archetype instances).
+struct LoadRefs {
+    ids: Arc<FxHashMap<StableId, Entity>>,
+    wire: RefWire,
+    /// For archetype values: the instance's entities by path, and the base path.
+    instance: Option<(Arc<FxHashMap<String, Entity>>, String)>,
+}
+
+impl EntityMapper for LoadRefs {
+    fn wire(&self) -> RefWire {
+        self.wire
+    }
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
+        Err("references are not written while loading".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let id = match reference {
+            RefIn::Number(id) => StableId(id),
+            RefIn::Text(text) if text.starts_with('#') => {
+                let Some((paths, base)) = &self.instance else {
+                    return Err(format!("`{text}` is an archetype-relative reference; scenes refer to entities by stable ID"));
+                };
+                let path = resolve_ref_path(text, base)?;
+                return paths
+                    .get(&path)
+                    .copied()
+                    .ok_or_else(|| format!("entity reference `{text}` names no entity of this archetype instance in the scene"));
+            }
+            RefIn::Text(text) => text.parse::<StableId>().map_err(|e| e.to_string())?,
+        };
+        self.ids
+            .get(&id)
+            .copied()
+            .ok_or_else(|| format!("refers to entity {id}, which is not in this scene"))
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+fn instantiate(
+    context: &Context<'_>,
+    world: &mut World,
+    document: Document<'_>,
+    source: Source<'_>,
+) -> Result<LoadedScene, SceneError> {
+    let Document {
+        entries,
+        shared,
+        shared_at,
+        head,
+    } = document;
+    if entries.len() > context.options.limits.max_scene_entities {
+        return Err(too_many(context, entries.len()));
+    }
+    let place = |error: &mut SceneError, offset: usize| match source {
+        Source::Json(text) => {
+            error.diagnostic.position = Some(text.position(offset));
+            error.diagnostic.span.get_or_insert(offset..offset);
+        }
+        Source::Binary => error.offset = Some(offset),
+        Source::Unplaced => {}
+    };
+    // Check IDs before touching the world.
+    let mut seen: FxHashMap<StableId, usize> = FxHashMap::default();
+    for entry in &entries {
+        if let Some(first) = seen.insert(entry.id, entry.offset) {
+            let line = match source {
+                Source::Json(text) => format!(" (first on line {})", text.position(first).line),
+                Source::Binary | Source::Unplaced => String::new(),
+            };
+            let mut error = context.error(
+                DiagnosticCode::DuplicateKey,
+                format!("entity {} appears twice in the scene{line}", entry.id),
+            );
+            error.entity = Some(entry.id);
+            place(&mut error, entry.offset);
+            return Err(error);
+        }
+    }
+    let mut remapped = FxHashMap::default();
+    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
+    if !existing.is_empty() {
+        match context.options.on_id_conflict {
+            IdConflict::Error => {
+                if let Some(entry) = entries.iter().find(|e| existing.contains(&e.id)) {
+                    let mut error = context.error(
+                        DiagnosticCode::DuplicateKey,
+                        format!("entity {} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs", entry.id),
+                    );
+                    error.entity = Some(entry.id);
+                    place(&mut error, entry.offset);
+                    return Err(error);
+                }
+            }
+            IdConflict::Remap => {
+                remapped = entries
+                    .iter()
+                    .map(|e| (e.id, context.library.spawn_rng().next_id()))
+                    .collect();
+            }
+        }
+    }
+    // Resolve names before touching the world.
+    let mut plans = Vec::with_capacity(entries.len());
+    let mut changes = Vec::new();
+    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let planned = plan_entry(context, entry, head.nodes.as_ref()).map_err(|(mut error, at)| {
+            // Point at the offending key or value where the text has one.
+            let offset = match (at, source) {
+                (At::Component(i), Source::Json(text)) => {
+                    let span = key_span(text.text(), entry.components[i].1);
+                    error.diagnostic.span = Some(span.clone());
+                    span.start
+                }
+                (At::Component(i), Source::Binary | Source::Unplaced) => entry.components[i].1,
+                (At::Archetype, _) | (At::Child, _) => {
+                    let span = match at {
+                        At::Archetype => entry.name_spans.0.clone(),
+                        _ => entry.name_spans.1.clone(),
+                    };
+                    if matches!(source, Source::Json(_)) {
+                        error.diagnostic.span = Some(span.clone());
+                    }
+                    span.start
+                }
+            };
+            place(&mut error, offset);
+            error
+        });
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(error) => {
+                context.entity_result(Err(error))?;
+                plans.push(Plan::failed());
+                continue;
+            }
+        };
+        if let Some(change) = &plan.left_out {
+            let mut warning = left_out_warning(context, entry, change);
+            let span = entry.name_spans.1.clone();
+            if matches!(source, Source::Json(_)) {
+                warning.diagnostic.span = Some(span.clone());
+            }
+            place(&mut warning, span.start);
+            if context.options.removed_children == RemovedChildren::Error {
+                let SceneChange::EntryLeftOut {
+                    archetype, child, ..
+                } = change
+                else {
+                    return Err(warning);
+                };
+                warning.diagnostic.message = format!(
+                    "entity {}: archetype `{archetype}` has no child `{child}` any more (it had when the scene was saved); RemovedChildren::LeaveOut loads the scene without it",
+                    entry.id
+                );
+                return Err(warning);
+            }
+            warning.diagnostic.severity = Severity::Warning;
+            context.warnings.borrow_mut().push(warning);
+            changes.push(change.clone());
+        }
+        for change in &plan.renamed {
+            count_rename(&mut renames, change, index);
+        }
+        plans.push(plan);
+    }
+    let mut renamed = Vec::with_capacity(renames.len());
+    for (change, first) in renames {
+        let entry = &entries[first];
+        let mut warning = context.error(DiagnosticCode::OldName, change.to_string());
+        warning.entity = Some(entry.id);
+        warning.diagnostic.severity = Severity::Warning;
+        let span = match change {
+            SceneChange::ArchetypeRenamed { .. } => entry.name_spans.0.clone(),
+            _ => entry.name_spans.1.clone(),
+        };
+        if matches!(source, Source::Json(_)) {
+            warning.diagnostic.span = Some(span.clone());
+        }
+        place(&mut warning, span.start);
+        context.warnings.borrow_mut().push(warning);
+        renamed.push(change);
+    }
+    changes.splice(0..0, renamed);
+
+    // Phase one: every entity exists (reserved) before any value is read.
+    let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
+    let mut follow = Follow::new(context, head.nodes.as_ref(), &plans);
+    follow.spare = world
+        .reserve_entities(follow.handles_needed(&plans))
+        .collect();
+    let by_id: FxHashMap<StableId, Entity> = entries
+        .iter()
+        .zip(&handles)
+        .map(|(e, h)| (e.id, *h))
+        .collect();
+    let by_id = Arc::new(by_id);
+    let (result, table) = with_load_table(LoadTable::new(shared), || {
+        decode_all(
+            context,
+            &entries,
+            &plans,
+            &handles,
+            by_id.clone(),
+            source,
+            &place,
+            &remapped,
+            &mut follow,
+            world,
+        )
+    });
+    let result =
+        result.and_then(|()| report_unknown_shared_fields(context, &table, &shared_at, &place));
+    // In check mode, every entity's problem was kept: the load fails with them all.
+    let result = match result {
+        Err(error) if context.options.all_errors => context.entity_result(Err(error)).map(drop),
+        other => other,
+    }
+    .and_then(|()| context.take_errors().map_or(Ok(()), Err));
+    let followed = follow.finish();
+    if let Err(error) = result {
+        // Some entities may be complete already: all go, and the world is as it was.
+        for handle in handles.into_iter().chain(followed.handles()) {
+            let _ = world.despawn(handle);
+        }
+        return Err(error);
+    }
+    let mut by_id = Arc::try_unwrap(by_id).unwrap_or_else(|shared| (*shared).clone());
+    let mut entities = handles;
+    if !changes.is_empty() {
+        leave_out(world, &entries, &plans, &mut entities, &mut by_id);
+    }
+    let mut loaded = LoadedScene {
+        entities,
+        by_id,
+        remapped,
+        warnings: Vec::new(),
+        changes,
+        meta: None,
+    };
+    follow_archetypes(context, world, &mut loaded, followed, head.meta);
+    loaded.warnings = context.take_warnings();
+    Ok(loaded)
+}
+
+/// Counts `change` (a rename of entry `index`) into `renames`: one change per old name, with
+/// the first entry that wrote it.
+fn count_rename(renames: &mut Vec<(SceneChange, usize)>, change: &SceneChange, index: usize) {
+    use SceneChange::{ArchetypeRenamed, ChildRenamed};
+    for (seen, _) in renames.iter_mut() {
+        match (seen, change) {
+            (ArchetypeRenamed { from, entries, .. }, ArchetypeRenamed { from: other, .. })
+                if from == other =>
+            {
+                *entries += 1;
+                return;
+            }
+            (
+                ChildRenamed {
+                    archetype,
+                    from,
+                    entries,
+                    ..
+                },
+                ChildRenamed {
+                    archetype: other_archetype,
+                    from: other,
+                    ..
+                },
+            ) if archetype == other_archetype && from == other => {
+                *entries += 1;
+                return;
+            }
+            _ => {}
+        }
+    }
+    renames.push((change.clone(), index));
+}
+
+/// The warning (or, by policy, the error) for an entry whose child its archetype no longer has.
+fn left_out_warning(context: &Context<'_>, entry: &Entry<'_>, change: &SceneChange) -> SceneError {
+    let mut error = context.error(DiagnosticCode::UnknownChild, change.to_string());
+    error.entity = Some(entry.id);
+    error
+}
+
+/// Takes the entries planned as left out out of the world (their handles were reserved) and
+/// out of the scene's lists, and the links to them out of their parents' `Children`.
+fn leave_out(
+    world: &mut World,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    entities: &mut Vec<Entity>,
+    by_id: &mut FxHashMap<StableId, Entity>,
+) {
+    let mut gone = FxHashSet::default();
+    for (entry, plan) in entries.iter().zip(plans) {
+        if plan.left_out.is_some() {
+            if let Some(handle) = by_id.remove(&entry.id) {
+                let _ = world.despawn(handle);
+                gone.insert(handle);
+            }
+        }
+    }
+    entities.retain(|entity| !gone.contains(entity));
+    for entity in entities.iter() {
+        if let Ok(children) =
+            world.query_one_mut::<&mut crate::component::builtin::Children>(*entity)
+        {
+            children.0.retain(|child| !gone.contains(&child.0));
+        }
+    }
+}
+
+/// Reports the fields of shared values their types do not have (met while the values were
+/// built), at their place in the shared table; see [`Context::unknown_field`].
+fn report_unknown_shared_fields(
+    context: &Context<'_>,
+    table: &LoadTable,
+    shared_at: &FxHashMap<u64, usize>,
+    place: &dyn Fn(&mut SceneError, usize),
+) -> Result<(), SceneError> {
+    for unknown in table.unknown_fields() {
+        let mut error = context.error(
+            DiagnosticCode::UnknownField,
+            format!(
+                "shared value {:016x}: unknown field `{}` in `{}`",
+                unknown.key, unknown.field, unknown.type_name
+            ),
+        );
+        error.diagnostic.field = Some(unknown.field.clone());
+        error.diagnostic.suggestion = unknown.suggestion.clone();
+        let at = shared_at.get(&unknown.key).copied().unwrap_or_default();
+        let key = table
+            .text(unknown.key)
+            .and_then(|text| key_of(text, &unknown.field));
+        place_in_value(&mut error, at, key, place);
+        context.unknown_field(error)?;
+    }
+    Ok(())
+}
+
+/// The span of the key of `field` in the JSON value `text`, if the text has it.
+fn key_of(text: &str, field: &FieldPath) -> Option<Range<usize>> {
+    let located = crate::json::text::locate(text, field.segments())?;
+    (located.matched == field.segments().len())
+        .then_some(located.key)
+        .flatten()
+}
+
+/// Places `error` at `key` (a span inside the value that starts at byte `at` of the file), or
+/// at the value when the key is not known (binary values).
+fn place_in_value(
+    error: &mut SceneError,
+    at: usize,
+    key: Option<Range<usize>>,
+    place: &dyn Fn(&mut SceneError, usize),
+) {
+    match key {
+        Some(key) => {
+            let span = at + key.start..at + key.end;
+            error.diagnostic.span = Some(span.clone());
+            place(error, span.start);
+        }
+        None => place(error, at),
+    }
+}
+
+/// What an entry is, once names are resolved.
+pub(crate) struct Plan {
+    components: Vec<ComponentId>,
+    /// For archetype instances: the marker, and the archetype entity's values.
+    pub instance: Option<(
+        ArchetypeInstance,
+        Arc<crate::archetype::loaded::Archetype>,
+        usize,
+    )>,
+    /// For an entry of a child its archetype no longer has: why it is left out.
+    pub left_out: Option<SceneChange>,
+    /// Names of the entry's that were former ones (each change counts this one entry).
+    pub renamed: Vec<SceneChange>,
+    /// The entry has a problem (kept with [`SceneLoadOptions::all_errors`]): nothing more is
+    /// read of it.
+    pub failed: bool,
+}
+
+impl Plan {
+    /// The plan of an entry that has a problem.
+    fn failed() -> Plan {
+        Plan {
+            components: Vec::new(),
+            instance: None,
+            left_out: None,
+            renamed: Vec::new(),
+            failed: true,
+        }
+    }
+}
+
+/// Where in an entry a problem is.
+#[derive(Clone, Copy)]
+pub(crate) enum At {
+    Component(usize),
+    Archetype,
+    Child,
+}
+
+pub(crate) fn plan_entry(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    nodes: Option<&ArchetypeNodes>,
+) -> Result<Plan, (SceneError, At)> {
+    let entity_error = |code: DiagnosticCode, message: String, suggestion: Option<String>| {
+        let mut error = context.error(code, format!("entity {}: {message}", entry.id));
+        error.entity = Some(entry.id);
+        error.diagnostic.suggestion = suggestion;
+        error
+    };
+    let mut components = Vec::with_capacity(entry.components.len());
+    for (index, (name, _, _)) in entry.components.iter().enumerate() {
+        match scene_component(context.registry, name) {
+            Some(id) => components.push(id),
+            None => {
+                let suggestion = did_you_mean(name, context.registry.names());
+                return Err((
+                    entity_error(
+                        DiagnosticCode::UnknownComponent,
+                        format!("unknown component `{name}`"),
+                        suggestion,
+                    ),
+                    At::Component(index),
+                ));
+            }
+        }
+    }
+    let mut renamed = Vec::new();
+    let instance = match &entry.archetype {
+        None => None,
+        Some(written) => {
+            // A former name stands for the archetype under its current name.
+            let name = match context.library.renamed(written) {
+                Some(current) => {
+                    renamed.push(SceneChange::ArchetypeRenamed {
+                        from: written.to_string(),
+                        to: current.to_string(),
+                        entries: 1,
+                    });
+                    current
+                }
+                None => written.as_ref(),
+            };
+            let archetype = context.library.spawnable(name).map_err(|refused| {
+                let (code, message, suggestion) = match refused {
+                    SpawnError::UnknownArchetype { suggestion, .. } => (
+                        DiagnosticCode::UnknownArchetype,
+                        format!("unknown archetype `{name}`"),
+                        suggestion,
+                    ),
+                    SpawnError::Abstract { .. } => (
+                        DiagnosticCode::UnknownArchetype,
+                        format!("archetype `{name}` is abstract"),
+                        None,
+                    ),
+                    // It exists, but has no version without errors: say so, not "unknown".
+                    SpawnError::Unavailable { reason, .. } => (
+                        DiagnosticCode::BrokenDependency,
+                        format!("archetype `{name}` cannot be instantiated: {reason} (`archetool validate` lists them)"),
+                        None,
+                    ),
+                    other => (DiagnosticCode::UnknownArchetype, other.to_string(), None),
+                };
+                (entity_error(code, message, suggestion), At::Archetype)
+            })?;
+            let Some(compiled) = &archetype.compiled else {
+                let error = entity_error(
+                    DiagnosticCode::UnknownArchetype,
+                    format!("archetype `{name}` is abstract"),
+                    None,
+                );
+                return Err((error, At::Archetype));
+            };
+            let written_path = entry.child.as_deref().unwrap_or("");
+            let mut path = Cow::Borrowed(written_path);
+            let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
+            if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
+                index = compiled.nodes.iter().position(|n| *n.path == *now);
+                renamed.push(SceneChange::ChildRenamed {
+                    archetype: name.to_string(),
+                    from: written_path.to_string(),
+                    to: now.clone(),
+                    entries: 1,
+                });
+                path = Cow::Owned(now);
+            }
+            let path = &*path;
+            let Some(index) = index else {
+                if had_child(context, nodes, name, path) {
+                    let left_out = SceneChange::EntryLeftOut {
+                        entity: entry.id,
+                        archetype: name.to_string(),
+                        child: path.to_string(),
+                    };
+                    return Ok(Plan {
+                        components,
+                        instance: None,
+                        left_out: Some(left_out),
+                        renamed,
+                        failed: false,
+                    });
+                }
+                let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
+                let suggestion = did_you_mean(path, paths.iter().copied());
+                let error = entity_error(
+                    DiagnosticCode::UnknownChild,
+                    format!("archetype `{name}` has no child `{path}`"),
+                    suggestion,
+                );
+                return Err((
+                    error,
+                    if entry.child.is_some() {
+                        At::Child
+                    } else {
+                        At::Archetype
+                    },
+                ));
+            };
+            Some((compiled.nodes[index].marker, archetype.clone(), index))
+        }
+    };
+    Ok(Plan {
+        components,
+        instance,
+        left_out: None,
+        renamed,
+        failed: false,
+    })
+}
+
+/// Whether archetype `name` had the child `path` when the scene was saved: its archetype
+/// table says so, or (files written before scenes had one) it cannot tell, and assumes so.
+fn had_child(
+    context: &Context<'_>,
+    nodes: Option<&ArchetypeNodes>,
+    name: &str,
+    path: &str,
+) -> bool {
+    if path.is_empty() {
+        return false;
+    }
+    match nodes {
+        Some(nodes) => saved_children(context, nodes, name)
+            .is_some_and(|children| children.iter().any(|child| child == path)),
+        None => true,
+    }
+}
+
+/// The children archetype `name` had when the scene was saved, by the scene's archetype table,
+/// which may know it by a former name.
+pub(crate) fn saved_children<'n>(
+    context: &Context<'_>,
+    nodes: &'n ArchetypeNodes,
+    name: &str,
+) -> Option<&'n Vec<String>> {
+    nodes.get(name).or_else(|| {
+        (context.library.former_names(name).into_iter()).find_map(|former| nodes.get(former))
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decode_all(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    handles: &[Entity],
+    by_id: Arc<FxHashMap<StableId, Entity>>,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    remapped: &FxHashMap<StableId, StableId>,
+    follow: &mut Follow<'_>,
+    world: &mut World,
+) -> Result<(), SceneError> {
+    let wire = match source {
+        Source::Json(_) | Source::Unplaced => RefWire::Text,
+        Source::Binary => RefWire::Number,
+    };
+    // Plain entities: values are decoded straight from the file's text or bytes into one
+    // reused builder, and each entity is complete at once (the caller despawns every handle if
+    // anything fails later).
+    let mapper = LoadRefs {
+        ids: by_id,
+        wire,
+        instance: None,
+    };
+    let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
+        let mut builder = EntityBuilder::new();
+        for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
+            if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
+                continue;
+            }
+            let decoded = entry.components.iter().zip(&plan.components).try_for_each(
+                |((name, offset, payload), component)| {
+                    decode_payload_into(
+                        context,
+                        entry,
+                        name,
+                        *offset,
+                        payload,
+                        *component,
+                        source,
+                        place,
+                        &mut builder,
+                    )
+                },
+            );
+            if context.entity_result(decoded)? {
+                builder.clear();
+                continue;
+            }
+            builder.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
+            // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
+            // for the handle, which after a big level was cleared costs per entity what the
+            // old level had.
+            let _ = world.insert(*handle, builder.build());
+        }
+        Ok(())
+    });
+    result?;
+    // Archetype instances, after every plain entity, in the order of the file.
+    build_instances(
+        context,
+        entries,
+        plans,
+        handles,
+        &mapper.ids,
+        source,
+        place,
+        remapped,
+        follow,
+        &mut |handle, builder| {
+            let _ = world.insert(handle, builder.build());
+        },
+    )
+}
+
+/// Builds the archetype instance entries (those whose plan has an instance; the others are
+/// skipped): the archetype's values with the scene's patch applied, the instance marker and
+/// the overrides. Hands each entity's handle and builder to `sink` as soon as it is complete,
+/// in the order of `entries` (one builder serves them all, so memory does not grow with the
+/// number of instances).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_instances(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    handles: &[Entity],
+    ids: &Arc<FxHashMap<StableId, Entity>>,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    remapped: &FxHashMap<StableId, StableId>,
+    follow: &mut Follow<'_>,
+    sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+) -> Result<(), SceneError> {
+    let wire = match source {
+        Source::Json(_) | Source::Unplaced => RefWire::Text,
+        Source::Binary => RefWire::Number,
+    };
+    let mut owned = EntityBuilder::new();
+    // Children the archetypes gained since the scene was saved get their handles first, so
+    // `#` references to them resolve like any other.
+    let instance_paths = instance_paths(entries, plans, handles, &mut |root, paths| {
+        follow.reserve_gained(context, root, &plans[root], paths);
+    });
+    let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
+    for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
+        let Some((marker, archetype, node_index)) = &plan.instance else {
+            continue;
+        };
+        owned.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
+        let mut build = |builder: &mut EntityBuilder| -> Result<(), SceneError> {
+            let Some(compiled) = &archetype.compiled else {
+                // Not reached: planning refuses abstract archetypes.
+                sink(handles[i], builder);
+                return Ok(());
+            };
+            let node = &compiled.nodes[*node_index];
+            if entry.components.is_empty() && node.with_refs.is_empty() {
+                // An untouched instance: the archetype's values as they are, as spawning
+                // clones them.
+                for (component, typed) in &node.typed {
+                    context
+                        .registry
+                        .ops(*component)
+                        .add_to_builder(typed, builder);
+                }
+                builder.add(*marker);
+                sink(handles[i], builder);
+                return Ok(());
+            }
+            let resolved = archetype.resolved.entity_at(&node.path);
+            // The patch, by component.
+            let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
+            // The patch's JSON text, to place an error inside it.
+            let mut patch_texts: BTreeMap<ComponentId, &str> = BTreeMap::new();
+            // Components whose value the scene holds whole (binary typed values), not as a patch.
+            let mut whole: Vec<ComponentId> = Vec::new();
+            for ((name, offset, payload), component) in
+                entry.components.iter().zip(&plan.components)
+            {
+                let patch = match payload {
+                    Payload::Removed => None,
+                    Payload::Json(text) => {
+                        // Strict parsing: a duplicate key in a patch is an error, not last-wins.
+                        let parsed =
+                            SourceText::from_bytes(text.as_bytes().to_vec()).and_then(|patch| {
+                                crate::json::text::parse_json(
+                                    &patch,
+                                    context.options.limits.max_depth,
+                                )
+                            });
+                        Some(parsed.map_err(|e| {
+                            let mut error =
+                                component_error(context, entry, name, FieldPath::root(), e.message);
+                            place(&mut error, *offset + e.offset);
+                            error
+                        })?)
+                    }
+                    Payload::Postcard(_) | Payload::Evolved(..) => {
+                        // Binary scenes store full values typed; decode and express as JSON.
+                        whole.push(*component);
+                        let mapper = LoadRefs {
+                            ids: ids.clone(),
+                            wire,
+                            instance: None,
+                        };
+                        let (typed, _) = with_mapper(mapper, || {
+                            let decoded = match payload {
+                                Payload::Evolved(bytes, layout) => {
+                                    decode_evolved(context, *component, bytes, layout)
+                                }
+                                Payload::Postcard(bytes) => {
+                                    context.registry.ops(*component).read_postcard(bytes)
+                                }
+                                _ => Err((FieldPath::root(), String::new())),
+                            };
+                            decoded.map_err(|(path, message)| {
+                                binary_value_error(
+                                    context, entry, name, *offset, place, path, message,
+                                )
+                            })
+                        });
+                        let typed = Some(typed?);
+                        let reverse = entity_ids
+                            .get_or_insert_with(|| {
+                                Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect())
+                            })
+                            .clone();
+                        let mapper = WriteIds { ids: reverse };
+                        let (value, _) = with_mapper(mapper, || {
+                            typed.map(|t| context.registry.ops(*component).encode(&t))
+                        });
+                        match value {
+                            Some(Ok(value)) => Some(value),
+                            Some(Err(message)) => {
+                                return Err(component_error(
+                                    context,
+                                    entry,
+                                    name,
+                                    FieldPath::root(),
+                                    message,
+                                ))
+                            }
+                            None => None,
+                        }
+                    }
+                };
+                if let (Payload::Json(text), Source::Json(_)) = (payload, source) {
+                    patch_texts.insert(*component, text);
+                }
+                patches.insert(*component, (*offset, patch));
+            }
+            let paths = instance_paths.get(&i).cloned().unwrap_or_default();
+            let base = compiled.nodes[node.base].path.to_string();
+            let mut overrides = Map::new();
+            let mut names: Vec<ComponentId> = resolved
+                .map(|r| {
+                    r.components
+                        .keys()
+                        .filter_map(|n| context.registry.id(n))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for component in patches.keys() {
+                if !names.contains(component) {
+                    names.push(*component);
+                }
+            }
+            for component in names {
+                let name = context.registry.name(component);
+                let (offset, patch) = match patches.get(&component) {
+                    Some((offset, patch)) => (*offset, Some(patch.clone())),
+                    None => (entry.offset, None),
+                };
+                let typed = node.typed.iter().find(|(c, _)| *c == component);
+                let archetype_value = resolved.and_then(|r| r.components.get(name));
+                if patch.is_none() {
+                    // Untouched by the scene: clone the archetype's own value, as spawning does
+                    // (no decoding, and shared data stays shared).
+                    if let Some((_, typed)) = typed {
+                        context
+                            .registry
+                            .ops(component)
+                            .add_to_builder(typed, builder);
+                        continue;
+                    }
+                }
+                let merged = match (&patch, archetype_value) {
+                    (Some(None), _) => {
+                        overrides.insert(name.to_string(), Value::Null);
+                        continue;
+                    }
+                    // A binary scene's typed value is whole: nothing to merge it onto.
+                    (Some(Some(value)), _) if whole.contains(&component) => value.clone(),
+                    (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
+                    (None, Some(base_value)) => base_value.clone(),
+                    (None, None) => continue,
+                };
+                let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
+                    let mapper = LoadRefs {
+                        ids: ids.clone(),
+                        wire: RefWire::Any,
+                        instance: Some((paths.clone(), base.clone())),
+                    };
+                    let ops = context.registry.ops(component);
+                    with_mapper(mapper, || ops.decode(value, unknown)).0
+                };
+                let mut unknown = Vec::new();
+                let mut decoded = decode(&merged, &mut unknown);
+                if let (Err(_), Some(Some(patch)), Some((_, typed))) = (&decoded, &patch, typed) {
+                    // The patch may name fields as the type does now, the archetype's file as it
+                    // did (a field renamed, with an alias): the patch onto the value as the type
+                    // writes it, then.
+                    if let Ok(canonical) = context.registry.ops(component).encode(typed) {
+                        let mut again = Vec::new();
+                        let retried =
+                            decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
+                        if retried.is_ok() {
+                            (decoded, unknown) = (retried, again);
+                        }
+                    }
+                }
+                let typed: TypedValue = decoded.map_err(|error| {
+                    // Inside the scene's patch if the bad field is there; else at the component.
+                    let located = patch_texts
+                        .get(&component)
+                        .and_then(|text| crate::json::text::locate(text, error.path.segments()))
+                        .map(|located| offset + located.value.start..offset + located.value.end);
+                    let mut scene_error =
+                        component_error(context, entry, name, error.path, error.message);
+                    if let Some(span) = &located {
+                        scene_error.diagnostic.span = Some(span.clone());
+                    }
+                    place(&mut scene_error, located.map_or(offset, |span| span.start));
+                    scene_error
+                })?;
+                // Only the scene's own fields are the scene's to report (the archetype's are
+                // reported where it is loaded).
+                let patch_value = patch.as_ref().and_then(Option::as_ref);
+                for field in unknown {
+                    let removed = context.registry.is_removed_field(component, &field);
+                    if removed || !patch_value.is_some_and(|patch| has_path(patch, &field)) {
+                        continue;
+                    }
+                    let mut error = unknown_field_error(context, entry, name, component, field);
+                    let key = (error.diagnostic.field.as_ref())
+                        .and_then(|f| key_of(patch_texts.get(&component)?, f));
+                    place_in_value(&mut error, offset, key, place);
+                    context.unknown_field(error)?;
+                }
+                if let Some(Some(patch)) = patch {
+                    if !matches!(name, "Parent" | "Children") {
+                        overrides.insert(name.to_string(), override_shape(&patch));
+                    }
+                }
+                context.registry.ops(component).add_owned(typed, builder);
+            }
+            builder.add(*marker);
+            if !overrides.is_empty() {
+                builder.add(context.library.override_shapes().intern(overrides));
+            }
+            sink(handles[i], builder);
+            Ok(())
+        };
+        let built = build(&mut owned);
+        if context.entity_result(built)? {
+            owned.clear();
+        }
+    }
+    build_gained(context, entries, &instance_paths, follow, sink)
+}
+
+/// Builds the entities of the children the archetypes gained (their handles reserved by
+/// [`Follow::reserve_gained`]), as spawning builds them, each with a fresh stable ID.
+fn build_gained(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    instance_paths: &FxHashMap<usize, Arc<FxHashMap<String, Entity>>>,
+    follow: &Follow<'_>,
+    sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+) -> Result<(), SceneError> {
+    let mut builder = EntityBuilder::new();
+    for gained in &follow.gained {
+        let Some(paths) = instance_paths.get(&gained.root) else {
+            continue;
+        };
+        let Some(compiled) = &gained.archetype.compiled else {
+            continue;
+        };
+        let node = &compiled.nodes[gained.node];
+        for (component, typed) in &node.typed {
+            context
+                .registry
+                .ops(*component)
+                .add_to_builder(typed, &mut builder);
+        }
+        for (component, value) in &node.with_refs {
+            let mapper = LoadRefs {
+                ids: Arc::default(),
+                wire: RefWire::Any,
+                instance: Some((paths.clone(), compiled.nodes[node.base].path.to_string())),
+            };
+            let (decoded, _) = with_mapper(mapper, || {
+                context
+                    .registry
+                    .ops(*component)
+                    .decode(value, &mut Vec::new())
+            });
+            let typed = decoded.map_err(|error| {
+                let name = context.registry.name(*component);
+                component_error(
+                    context,
+                    &entries[gained.root],
+                    name,
+                    error.path,
+                    error.message,
+                )
+            })?;
+            context
+                .registry
+                .ops(*component)
+                .add_owned(typed, &mut builder);
+        }
+        builder.add(gained.id);
+        builder.add(node.marker);
+        builder.add(Parent(EntityRef(gained.parent)));
+        sink(gained.handle, &mut builder);
+    }
+    Ok(())
+}
+
+/// Decodes one component value of a plain entity from the file's text or bytes straight into
+/// `builder` (no box in between); `Removed` adds nothing.
+#[allow(clippy::too_many_arguments)]
+fn decode_payload_into(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    payload: &Payload<'_>,
+    component: ComponentId,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    builder: &mut EntityBuilder,
+) -> Result<(), SceneError> {
+    let ops = context.registry.ops(component);
+    match payload {
+        Payload::Removed => Ok(()),
+        Payload::Json(text) => {
+            let mut unknown = Vec::new();
+            ops.read_json_into(text, builder, &mut unknown)
+                .map_err(|(path, error)| {
+                    json_value_error(
+                        context, entry, name, offset, text, source, place, path, error,
+                    )
+                })?;
+            for field in unknown {
+                if context.registry.is_removed_field(component, &field) {
+                    continue;
+                }
+                let mut error = unknown_field_error(context, entry, name, component, field);
+                let key = error
+                    .diagnostic
+                    .field
+                    .as_ref()
+                    .and_then(|f| key_of(text, f));
+                place_in_value(&mut error, offset, key, place);
+                context.unknown_field(error)?;
+            }
+            Ok(())
+        }
+        Payload::Postcard(bytes) => {
+            ops.read_postcard_into(bytes, builder)
+                .map_err(|(path, message)| {
+                    binary_value_error(context, entry, name, offset, place, path, message)
+                })
+        }
+        Payload::Evolved(bytes, layout) => {
+            let typed =
+                decode_evolved(context, component, bytes, layout).map_err(|(path, message)| {
+                    binary_value_error(context, entry, name, offset, place, path, message)
+                })?;
+            ops.add_owned(typed, builder);
+            Ok(())
+        }
+    }
+}
+
+/// The error for a binary component value (at byte `offset`) that did not decode.
+fn binary_value_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    place: &dyn Fn(&mut SceneError, usize),
+    path: FieldPath,
+    message: String,
+) -> SceneError {
+    let mut scene_error = component_error(context, entry, name, path, message);
+    place(&mut scene_error, offset);
+    scene_error
+}
+
+/// The error for a component value `text` (at `offset` in the file) that did not decode.
+#[allow(clippy::too_many_arguments)]
+fn json_value_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    offset: usize,
+    text: &str,
+    source: Source<'_>,
+    place: &dyn Fn(&mut SceneError, usize),
+    path: FieldPath,
+    error: serde_json::Error,
+) -> SceneError {
+    // Point at the start of the offending value (serde_json stops at its end); a syntax error
+    // has no value, so its own position is used.
+    let located = (error.classify() == serde_json::error::Category::Data)
+        .then(|| crate::json::text::locate(text, path.segments()))
+        .flatten()
+        .filter(|located| located.matched == path.segments().len());
+    let message = strip_position(&error.to_string());
+    let (span, message) = match located {
+        Some(located) => (
+            offset + located.value.start..offset + located.value.end,
+            crate::json::text::plain_message(&message),
+        ),
+        None => {
+            let at = offset_of_line_column(text, error.line(), error.column());
+            let (at, message) = crate::json::text::explain_syntax_error(text, at, &message);
+            (offset + at..offset + at, message)
+        }
+    };
+    let mut scene_error = component_error(context, entry, name, path, message);
+    place(&mut scene_error, span.start);
+    if matches!(source, Source::Json(_)) {
+        scene_error.diagnostic.span = Some(span);
+    }
+    scene_error
+}
+
+/// The error for a field `field` of component `name` (`component`) that its type does not have.
+fn unknown_field_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    component: ComponentId,
+    field: FieldPath,
+) -> SceneError {
+    let suggestion = crate::archetype::compiled::suggest_field(context.registry, component, &field);
+    let message = format!("unknown field `{field}` in component `{name}`");
+    let mut error = value_error(
+        context,
+        entry,
+        DiagnosticCode::UnknownField,
+        message,
+        name,
+        field,
+    );
+    error.diagnostic.suggestion = suggestion;
+    error
+}
+
+fn component_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    field: FieldPath,
+    message: String,
+) -> SceneError {
+    let place = if field.is_empty() {
+        format!("`{name}`")
+    } else {
+        format!("`{name}.{field}`")
+    };
+    let message = format!("{place}: {message}");
+    value_error(
+        context,
+        entry,
+        DiagnosticCode::InvalidComponent,
+        message,
+        name,
+        field,
+    )
+}
+
+/// An error in the value of component `name` of an entry, at `field`.
+fn value_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    code: DiagnosticCode,
+    message: String,
+    name: &str,
+    field: FieldPath,
+) -> SceneError {
+    let mut error = context.error(code, format!("entity {}: {message}", entry.id));
+    error.entity = Some(entry.id);
+    error.diagnostic.component = Some(name.to_string());
+    error.diagnostic.field = Some(field);
+    error
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// Whether the JSON value has a member or element at `path`.
+fn has_path(value: &Value, path: &FieldPath) -> bool {
+    let mut at = value;
+    for segment in path.segments() {
+        let next = match (segment, at) {
+            (crate::json::field_path::PathSegment::Key(key), Value::Object(map)) => map.get(key),
+            (crate::json::field_path::PathSegment::Index(index), Value::Array(items)) => {
+                items.get(*index)
+            }
+            _ => None,
+        };
+        match next {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The byte offset of a serde_json (line, column) inside `text`.
+fn offset_of_line_column(text: &str, line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for (index, piece) in text.split_inclusive('\n').enumerate() {
+        if index + 1 == line {
+            return (offset + column.saturating_sub(1)).min(text.len());
+        }
+        offset += piece.len();
+    }
+    text.len()
+}
+
+/// The index of the root entry of the archetype instance entry `i` belongs to, following
+/// `Parent` references up as many levels as its child path is deep.
+fn instance_root_index(
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    index_of: &FxHashMap<StableId, usize>,
+    mut i: usize,
+) -> usize {
+    let depth = entries[i]
+        .child
+        .as_deref()
+        .map_or(0, |path| path.split('/').count());
+    for _ in 0..depth {
+        let parent = entries[i]
+            .components
+            .iter()
+            .zip(&plans[i].components)
+            .find_map(|((name, _, payload), _)| {
+                if name != "Parent" {
+                    return None;
+                }
+                match payload {
+                    Payload::Json(text) => serde_json::from_str::<StableId>(text).ok(),
+                    Payload::Postcard(bytes) => {
+                        crate::component::binary_codec::from_bytes::<u64>(bytes)
+                            .ok()
+                            .map(StableId)
+                    }
+                    Payload::Evolved(bytes, layout) => {
+                        let value =
+                            crate::component::value_layout::read_value(layout, &mut &bytes[..]);
+                        value.ok()?.as_u64().map(StableId)
+                    }
+                    Payload::Removed => None,
+                }
+            });
+        match parent.and_then(|id| index_of.get(&id)) {
+            Some(&parent) => i = parent,
+            None => break,
+        }
+    }
+    i
+}
+
+/// For every archetype instance entry: the entities of its instance, by path (shared by the
+/// instance's entries), each instance's map given to `extend` first (by its root's index, in
+/// the file's order). One pass over the entries.
+fn instance_paths(
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    handles: &[Entity],
+    extend: &mut dyn FnMut(usize, &mut FxHashMap<String, Entity>),
+) -> FxHashMap<usize, Arc<FxHashMap<String, Entity>>> {
+    // Only archetype instance entries: an instance's entities are all instances.
+    let index_of: FxHashMap<StableId, usize> = entries
+        .iter()
+        .zip(plans)
+        .enumerate()
+        .filter(|(_, (_, plan))| plan.instance.is_some())
+        .map(|(i, (e, _))| (e.id, i))
+        .collect();
+    let mut members: FxHashMap<usize, FxHashMap<String, Entity>> = FxHashMap::default();
+    let mut root_of = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some((_, archetype, node)) = &plans[i].instance else {
+            continue;
+        };
+        // The child's path now (the entry may name it by a former one).
+        let path = match &archetype.compiled {
+            Some(compiled) => compiled.nodes[*node].path.to_string(),
+            None => entry.child.as_deref().unwrap_or("").to_string(),
+        };
+        let root = instance_root_index(entries, plans, &index_of, i);
+        members.entry(root).or_default().insert(path, handles[i]);
+        root_of.push((i, root));
+    }
+    let mut roots: Vec<usize> = members.keys().copied().collect();
+    roots.sort_unstable();
+    for root in roots {
+        if let Some(paths) = members.get_mut(&root) {
+            extend(root, paths);
+        }
+    }
+    let shared: FxHashMap<usize, Arc<FxHashMap<String, Entity>>> = members
+        .into_iter()
+        .map(|(root, paths)| (root, Arc::new(paths)))
+        .collect();
+    root_of
+        .into_iter()
+        .filter_map(|(i, root)| Some((i, shared.get(&root)?.clone())))
+        .collect()
+}
+
+/// Writes entities back as their stable IDs (to express a binary value as a JSON patch).
+struct WriteIds {
+    ids: Arc<FxHashMap<Entity, StableId>>,
+}
+
+impl EntityMapper for WriteIds {
+    fn wire(&self) -> RefWire {
+        RefWire::Any
+    }
+    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+        self.ids
+            .get(&entity)
+            .map(|id| RefOut::Hex(*id))
+            .ok_or_else(|| format!("entity {entity:?} is not in this scene"))
+    }
+    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
+        Err("references are not read here".to_string())
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}

@@ -1,0 +1,1208 @@
+//! Saving a world (or part of it) as a scene: JSON or binary, deterministic, atomic on disk.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hecs::{Entity, World};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::archetype::instance::{ArchetypeId, ArchetypeInstance};
+use crate::archetype::library::{worker_threads, ArchetypeLibrary};
+use crate::component::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::component::registry::{ComponentId, ComponentRegistry, LiveColumn, WriteError};
+use crate::component::shared::{mark_used_in, with_save_table, SaveTable};
+use crate::component::stable_id::StableId;
+use crate::fs::atomic_file::write_atomically;
+use crate::json::field_path::FieldPath;
+use crate::json::merge_patch;
+use crate::reload::patcher::{instance_entities, instance_root, LiveRefs};
+use crate::scene::format::{
+    append_checksum, BinaryWriter, ScenePretty, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
+    KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+};
+use crate::scene::header::{archetype_nodes, write_json_header, ArchetypeNodes};
+
+/// How a scene is encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneEncoding {
+    /// Pretty, deterministic, merge-friendly JSON (`*.scene.json`).
+    Json,
+    /// Compact binary: postcard for component values (`*.scene.bin`).
+    #[cfg(feature = "binary")]
+    Binary,
+}
+
+impl SceneEncoding {
+    /// The encoding of a scene's bytes: binary scenes start with the magic bytes `ARCHSCN\0`.
+    pub fn detect(bytes: &[u8]) -> Self {
+        #[cfg(feature = "binary")]
+        if bytes.starts_with(BINARY_MAGIC) {
+            return SceneEncoding::Binary;
+        }
+        #[cfg(not(feature = "binary"))]
+        let _ = bytes;
+        SceneEncoding::Json
+    }
+
+    /// The format version this library writes in this encoding
+    /// ([`SCENE_FORMAT_VERSION`] for JSON, [`BINARY_SCENE_FORMAT_VERSION`] for binary).
+    pub fn current_format(self) -> u64 {
+        match self {
+            SceneEncoding::Json => SCENE_FORMAT_VERSION,
+            #[cfg(feature = "binary")]
+            SceneEncoding::Binary => BINARY_SCENE_FORMAT_VERSION,
+        }
+    }
+
+    /// Binary for paths ending in `.bin`, JSON otherwise (always JSON without the `binary`
+    /// feature).
+    pub fn for_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            #[cfg(feature = "binary")]
+            Some("bin") => SceneEncoding::Binary,
+            _ => SceneEncoding::Json,
+        }
+    }
+}
+
+/// What to do with a reference to an entity that is not being saved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DanglingReferences {
+    /// Refuse to save, naming the entity, component and field (the default).
+    #[default]
+    Error,
+    /// Write `null` (loads back as `None` into `Option<EntityRef>` fields).
+    WriteNull,
+}
+
+/// Options for saving a scene.
+///
+/// New options may be added in minor versions: start from [`SceneSaveOptions::default`] and
+/// set the fields you need.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct SceneSaveOptions {
+    /// Write every component in full, even for archetype instances (which normally store only
+    /// their differences from the archetype).
+    pub full: bool,
+    /// What to do with references to entities outside the scene.
+    pub dangling_references: DanglingReferences,
+    /// Save only these entities (default: every entity that has a [`StableId`]).
+    pub selection: Option<Vec<Entity>>,
+    /// At most this many threads write a big JSON scene (4,096 entities or more); `0`, the
+    /// default, means one per core (up to 8). The bytes are the same whatever it is.
+    pub max_threads: usize,
+    /// The game's own data about the save (its version, a save slot's title, ...), written as
+    /// the file's `meta` and readable without loading the scene
+    /// ([`read_scene_header`](crate::read_scene_header)); the migration hook is given it.
+    pub meta: Option<serde_json::Map<String, Value>>,
+}
+
+/// Why a scene could not be saved. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SceneSaveError {
+    /// A selected entity has no stable ID, so nothing could refer to it after loading.
+    #[error("entity {entity:?} has no StableId; only entities with one can be saved (spawning from an archetype and loading a scene give them one)")]
+    MissingStableId {
+        /// The entity.
+        entity: Entity,
+    },
+    /// Two entities share a stable ID.
+    #[error("entities {first:?} and {second:?} share the stable ID {id}")]
+    DuplicateStableId {
+        /// The ID.
+        id: StableId,
+        /// One entity.
+        first: Entity,
+        /// The other.
+        second: Entity,
+    },
+    /// A component refers to an entity that is not being saved.
+    #[error("entity {id}: `{component}{}` refers to entity {target:?}, which is not being saved; save it too, or write such references as null (SceneSaveOptions::dangling_references)", field_suffix(field))]
+    DanglingReference {
+        /// The entity holding the reference.
+        id: StableId,
+        /// The component.
+        component: String,
+        /// The field.
+        field: FieldPath,
+        /// The entity referred to.
+        target: Entity,
+    },
+    /// A component value cannot be written (e.g. a NaN float).
+    #[error(
+        "entity {id}: cannot write `{component}{}`: {message}",
+        field_suffix(field)
+    )]
+    Unwritable {
+        /// The entity.
+        id: StableId,
+        /// The component.
+        component: String,
+        /// The field.
+        field: FieldPath,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file could not be written; the previous file is intact.
+    #[error("cannot write `{}`: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn field_suffix(field: &FieldPath) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!(".{field}")
+    }
+}
+
+/// Saves `world` (or `options.selection`) as a scene in memory.
+///
+/// Entities are sorted by stable ID, components by name. Archetype instances store only the
+/// merge patch from their archetype's current version (or everything, with
+/// [`SceneSaveOptions::full`]); other entities store every component. References are written
+/// as the target's stable ID. Runtime-only components are skipped.
+///
+/// # Errors
+/// See [`SceneSaveError`].
+pub fn save_scene(
+    world: &World,
+    library: &ArchetypeLibrary,
+    encoding: SceneEncoding,
+    options: &SceneSaveOptions,
+) -> Result<Vec<u8>, SceneSaveError> {
+    let selection = options.selection.as_deref();
+    crate::logging::scene_save(encoding, world, selection, || {
+        save_scene_untraced(world, library, encoding, options)
+    })
+}
+
+/// [`save_scene`] without its log span (see `logging.rs`).
+fn save_scene_untraced(
+    world: &World,
+    library: &ArchetypeLibrary,
+    encoding: SceneEncoding,
+    options: &SceneSaveOptions,
+) -> Result<Vec<u8>, SceneSaveError> {
+    let entities = collect_entities(world, options)?;
+    let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
+    let order = component_order(library.registry());
+    let mut rank = vec![None; library.registry().len()];
+    for (position, component) in order.iter().enumerate() {
+        rank[component.index()] = Some(position);
+    }
+    let config = SaveConfig {
+        world,
+        library,
+        registry: library.registry(),
+        rank,
+        keys: library
+            .registry()
+            .ids()
+            .map(|id| {
+                let mut key = Vec::new();
+                write_json_string(&mut key, library.registry().name(id));
+                key.extend_from_slice(b": ");
+                key
+            })
+            .collect(),
+        full: options.full,
+        threads: match options.max_threads {
+            0 => worker_threads(),
+            n => n.min(worker_threads()),
+        },
+        ids: Arc::new(ids),
+        wire: match encoding {
+            SceneEncoding::Json => RefWire::Text,
+            #[cfg(feature = "binary")]
+            SceneEncoding::Binary => RefWire::Number,
+        },
+        policy: options.dangling_references,
+    };
+    let mut saver = Saver::new(&config);
+    saver.archetypes = saver.instanced_archetypes(&entities);
+    let nodes = archetype_nodes(library, &saver.archetypes);
+    let mapper = saver.mapper();
+    // The shared table comes before the entities in the file, but is only known once they are
+    // written: write the entities first, then put the document together.
+    let ((bytes, _), mut table) = with_save_table(SaveTable::default(), || {
+        with_mapper(mapper, || match encoding {
+            SceneEncoding::Json => {
+                let mut out = json_head().into_bytes();
+                saver
+                    .json(&entities, &mut out)
+                    .map(|workers| (out, workers))
+            }
+            #[cfg(feature = "binary")]
+            SceneEncoding::Binary => saver.binary(&entities),
+        })
+    });
+    let (mut bytes, workers) = bytes?;
+    for worker in workers {
+        table.absorb(worker);
+    }
+    Ok(match encoding {
+        SceneEncoding::Json => {
+            let mut header = Vec::new();
+            write_json_header(options.meta.as_ref(), &nodes, &mut header);
+            let shared = table.into_used();
+            finish_json_document(header, &shared, &mut bytes, !entities.is_empty());
+            bytes
+        }
+        #[cfg(feature = "binary")]
+        SceneEncoding::Binary => {
+            let meta = options.meta.as_ref();
+            saver.binary_document(meta, &nodes, &table.into_all(), &bytes)
+        }
+    })
+}
+
+/// Where a JSON scene's entity list starts.
+const ENTITIES_KEY: &str = "\n  \"entities\": [";
+
+/// The start of a JSON scene, up to its entity list: `finish_json_document` puts the shared
+/// table (known only once the entities are written) between the `format` line and the list.
+fn json_head() -> String {
+    format!("{{\n  \"format\": {SCENE_FORMAT_VERSION},{ENTITIES_KEY}")
+}
+
+/// Closes the entity list `out` holds after [`json_head`] and puts `header` (the `meta` and
+/// `archetypes` members) and the shared table in front of it, if there are any (moving the
+/// list once, only then).
+fn finish_json_document(
+    mut table: Vec<u8>,
+    shared: &[(u64, Vec<u8>)],
+    out: &mut Vec<u8>,
+    has_entities: bool,
+) {
+    out.extend_from_slice(if has_entities {
+        b"\n  ]\n}\n"
+    } else {
+        b"]\n}\n"
+    });
+    if shared.is_empty() {
+        splice_head(table, out);
+        return;
+    }
+    table.extend_from_slice(b"\n  \"shared\": {");
+    for (i, (key, bytes)) in shared.iter().enumerate() {
+        table.extend_from_slice(if i == 0 { b"\n    \"" } else { b",\n    \"" });
+        table.extend_from_slice(format!("{key:016x}\": ").as_bytes());
+        // The value's own compact JSON, re-indented to sit in the document.
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => {
+                let mut serializer =
+                    serde_json::Serializer::with_formatter(&mut table, ScenePretty::at(2));
+                let _ = value.serialize(&mut serializer);
+            }
+            Err(_) => table.extend_from_slice(bytes),
+        }
+    }
+    table.extend_from_slice(b"\n  },");
+    splice_head(table, out);
+}
+
+/// Puts `members` between the `format` line and the entity list of the document in `out`.
+fn splice_head(members: Vec<u8>, out: &mut Vec<u8>) {
+    if members.is_empty() {
+        return;
+    }
+    let at = json_head().len() - ENTITIES_KEY.len();
+    out.splice(at..at, members);
+}
+
+/// Saves a scene to `path` atomically: the bytes go to a temporary file in the same directory,
+/// which is flushed to disk and then renamed over `path`. A failure (or a crash) at any point
+/// leaves the previous file intact. The encoding follows the extension (`.bin`: binary).
+///
+/// # Errors
+/// See [`SceneSaveError`].
+pub fn save_scene_to_path(
+    path: impl AsRef<Path>,
+    world: &World,
+    library: &ArchetypeLibrary,
+    options: &SceneSaveOptions,
+) -> Result<(), SceneSaveError> {
+    let path = path.as_ref();
+    crate::logging::scene_save_file(path, || {
+        let bytes = save_scene(world, library, SceneEncoding::for_path(path), options)?;
+        write_atomically(path, &bytes).map_err(|source| SceneSaveError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    })
+}
+
+fn collect_entities(
+    world: &World,
+    options: &SceneSaveOptions,
+) -> Result<Vec<(StableId, Entity)>, SceneSaveError> {
+    let mut entities: Vec<(StableId, Entity)> = match &options.selection {
+        Some(selection) => {
+            let mut out = Vec::with_capacity(selection.len());
+            for &entity in selection {
+                let id = world
+                    .get::<&StableId>(entity)
+                    .map_err(|_| SceneSaveError::MissingStableId { entity })?;
+                out.push((*id, entity));
+            }
+            out.sort_unstable_by_key(|(id, e)| (*id, e.to_bits()));
+            out.dedup_by_key(|(_, e)| *e);
+            out
+        }
+        None => world
+            .query::<(Entity, &StableId)>()
+            .iter()
+            .map(|(e, id)| (*id, e))
+            .collect(),
+    };
+    entities.sort_unstable_by_key(|(id, e)| (*id, e.to_bits()));
+    for pair in entities.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(SceneSaveError::DuplicateStableId {
+                id: pair[0].0,
+                first: pair[0].1,
+                second: pair[1].1,
+            });
+        }
+    }
+    Ok(entities)
+}
+
+/// The components a scene writes, in name order: everything but runtime-only components and
+/// the bookkeeping a scene entry carries in its header.
+pub(crate) fn component_order(registry: &ComponentRegistry) -> Vec<ComponentId> {
+    let mut order: Vec<ComponentId> = registry
+        .ids()
+        .filter(|id| !registry.is_runtime_only(*id))
+        .filter(|id| {
+            !registry.is_managed(*id) || matches!(registry.name(*id), "Parent" | "Children")
+        })
+        .collect();
+    order.sort_by(|a, b| registry.name(*a).cmp(registry.name(*b)));
+    order
+}
+
+/// Writes references as stable IDs (hex text in JSON, numbers in binary).
+struct SaveRefs {
+    ids: Arc<FxHashMap<Entity, StableId>>,
+    wire: RefWire,
+    policy: DanglingReferences,
+    dangling: Rc<Cell<Option<Entity>>>,
+}
+
+impl EntityMapper for SaveRefs {
+    fn wire(&self) -> RefWire {
+        self.wire
+    }
+    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+        match (self.ids.get(&entity), self.policy) {
+            (Some(id), _) => Ok(match self.wire {
+                RefWire::Number => RefOut::Number(id.0),
+                _ => RefOut::Hex(*id),
+            }),
+            (None, DanglingReferences::WriteNull) => Ok(RefOut::Null),
+            (None, DanglingReferences::Error) => {
+                self.dangling.set(Some(entity));
+                Err(format!(
+                    "refers to entity {entity:?}, which is not being saved"
+                ))
+            }
+        }
+    }
+    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
+        Err("references are not read while saving".to_string())
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// An archetype entity's canonical component values, as the scene compares them.
+struct Canonical {
+    values: BTreeMap<ComponentId, Value>,
+    /// Components whose values hold `#` references (resolved per instance).
+    with_refs: Vec<ComponentId>,
+    /// The node `#` references are relative to.
+    base: String,
+}
+
+/// How one entity is written.
+enum Entry {
+    Plain,
+    Instance {
+        archetype: ArchetypeId,
+        node: u32,
+        canonical: Rc<Canonical>,
+    },
+}
+
+/// What every thread writing part of a save shares.
+struct SaveConfig<'a> {
+    world: &'a World,
+    library: &'a ArchetypeLibrary,
+    registry: &'a ComponentRegistry,
+    full: bool,
+    /// How many threads a big JSON scene is written on.
+    threads: usize,
+    /// A component's place in `order` (by `ComponentId`), `None` for those scenes skip.
+    rank: Vec<Option<usize>>,
+    /// A component's key in a JSON scene (`"Name": `, by `ComponentId`).
+    keys: Vec<Vec<u8>>,
+    /// The stable ID of every entity saved, and how references are written.
+    ids: Arc<FxHashMap<Entity, StableId>>,
+    wire: RefWire,
+    policy: DanglingReferences,
+}
+
+/// One thread's writer: the shared configuration and what it caches and learns as it goes.
+struct Saver<'a> {
+    config: &'a SaveConfig<'a>,
+    canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
+    /// The entity the last reference that could not be written pointed at (set by this
+    /// thread's [`SaveRefs`]).
+    dangling: Rc<Cell<Option<Entity>>>,
+    /// Archetypes the scene has instances of, in table order (sorted by name).
+    archetypes: Vec<ArchetypeId>,
+}
+
+/// One component of one entity, as it will be written.
+enum Written {
+    /// The live value (in the entity's archetype's `k`th column), written through its own
+    /// serde impl and checked as it is written.
+    Typed(usize),
+    /// A merge patch from the archetype.
+    Patch(Value),
+    /// The archetype has it, the entity does not.
+    Removed,
+}
+
+impl<'a> Saver<'a> {
+    fn new(config: &'a SaveConfig<'a>) -> Self {
+        Saver {
+            config,
+            canonical: FxHashMap::default(),
+            dangling: Rc::new(Cell::new(None)),
+            archetypes: Vec::new(),
+        }
+    }
+
+    /// The entity mapper to install on this saver's thread while it writes.
+    fn mapper(&self) -> SaveRefs {
+        SaveRefs {
+            ids: self.config.ids.clone(),
+            wire: self.config.wire,
+            policy: self.config.policy,
+            dangling: self.dangling.clone(),
+        }
+    }
+
+    fn entry(&mut self, entity: Entity, instances: bool) -> Entry {
+        if !instances {
+            return Entry::Plain;
+        }
+        // Full saves still name the archetype, so instances stay instances on load.
+        let Ok(marker) = self
+            .config
+            .world
+            .get::<&ArchetypeInstance>(entity)
+            .map(|m| *m)
+        else {
+            return Entry::Plain;
+        };
+        let canonical = self
+            .canonical
+            .entry((marker.archetype, marker.node))
+            .or_insert_with(|| canonical_for(self.config.library, self.config.registry, marker))
+            .clone();
+        match canonical {
+            Some(canonical) => Entry::Instance {
+                archetype: marker.archetype,
+                node: marker.node,
+                canonical,
+            },
+            None => Entry::Plain,
+        }
+    }
+
+    /// What to write for each component of `entity` (whose values are in `columns`), in
+    /// name order, into `out`.
+    fn components(
+        &mut self,
+        id: StableId,
+        entity: Entity,
+        entry: &Entry,
+        columns: &Columns<'_>,
+        out: &mut Vec<(ComponentId, Written)>,
+    ) -> Result<(), SceneSaveError> {
+        out.clear();
+        let Entry::Instance { canonical, .. } = entry else {
+            out.extend((0..columns.of.len()).map(|k| (columns.of[k].0, Written::Typed(k))));
+            return Ok(());
+        };
+        // The entity's own components and its archetype's, in name order.
+        let mut candidates: Vec<ComponentId> = columns.of.iter().map(|(c, _)| *c).collect();
+        candidates.extend(
+            canonical
+                .values
+                .keys()
+                .filter(|c| self.config.rank[c.index()].is_some()),
+        );
+        candidates.sort_unstable_by_key(|c| self.config.rank[c.index()]);
+        candidates.dedup();
+        for component in candidates {
+            let column = columns.of.iter().position(|(c, _)| *c == component);
+            let archetype_value = canonical.values.get(&component).map(|value| {
+                if canonical.with_refs.contains(&component) {
+                    Cow::Owned(self.resolve_for_instance(
+                        entity,
+                        entry,
+                        component,
+                        value,
+                        &canonical.base,
+                    ))
+                } else {
+                    Cow::Borrowed(value)
+                }
+            });
+            match (archetype_value, column) {
+                (_, None) => out.push((component, Written::Removed)),
+                (None, Some(k)) => out.push((component, Written::Typed(k))),
+                (Some(_), Some(k)) if self.config.full => out.push((component, Written::Typed(k))),
+                (Some(archetype_value), Some(_)) => {
+                    // The patch is made from a JSON value, which has no NaN: check first.
+                    let ops = self.config.registry.ops(component);
+                    if let Some(Err(error)) = ops.check_live(self.config.world, entity) {
+                        return Err(self.check_failed(id, component, error));
+                    }
+                    let live_value = match ops.to_json(self.config.world, entity) {
+                        Some(Ok(value)) => value,
+                        Some(Err(message)) => return Err(self.unwritable(id, component, message)),
+                        None => continue,
+                    };
+                    if let Some(patch) = merge_patch::diff(&archetype_value, &live_value) {
+                        out.push((component, Written::Patch(patch)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An archetype value holding `#` references, with the references pointing at this
+    /// instance's entities, in the form the scene writes (stable IDs).
+    fn resolve_for_instance(
+        &self,
+        entity: Entity,
+        entry: &Entry,
+        component: ComponentId,
+        value: &Value,
+        base: &str,
+    ) -> Value {
+        let Entry::Instance { archetype, .. } = entry else {
+            return value.clone();
+        };
+        let root = instance_root(self.config.world, *archetype, entity);
+        let mapper = LiveRefs {
+            paths: instance_entities(self.config.world, self.config.library, *archetype, root),
+            base: base.to_string(),
+        };
+        let ops = self.config.registry.ops(component);
+        let (decoded, _) = with_mapper(mapper, || ops.decode(value, &mut Vec::new()));
+        match decoded.ok().map(|typed| ops.encode(&typed)) {
+            Some(Ok(resolved)) => resolved,
+            // The instance lost the entity a reference names: compare against the raw value,
+            // so the live value is written whole.
+            _ => value.clone(),
+        }
+    }
+
+    fn check_failed(
+        &self,
+        id: StableId,
+        component: ComponentId,
+        error: crate::component::value_check::CheckError,
+    ) -> SceneSaveError {
+        let name = self.config.registry.name(component).to_string();
+        match self.dangling.take() {
+            Some(target) => SceneSaveError::DanglingReference {
+                id,
+                component: name,
+                field: error.path,
+                target,
+            },
+            None => SceneSaveError::Unwritable {
+                id,
+                component: name,
+                field: error.path,
+                message: error.message,
+            },
+        }
+    }
+
+    fn write_failed(
+        &self,
+        id: StableId,
+        component: ComponentId,
+        error: WriteError,
+    ) -> SceneSaveError {
+        match error {
+            WriteError::Check(error) => self.check_failed(id, component, error),
+            WriteError::Write(message) => self.unwritable(id, component, message),
+        }
+    }
+
+    fn unwritable(&self, id: StableId, component: ComponentId, message: String) -> SceneSaveError {
+        SceneSaveError::Unwritable {
+            id,
+            component: self.config.registry.name(component).to_string(),
+            field: FieldPath::root(),
+            message,
+        }
+    }
+
+    /// The entity list of a JSON scene (without its brackets), appended to `out`, and the
+    /// shared tables of the worker threads that wrote part of it (for the caller to merge
+    /// into its own).
+    fn json(
+        &mut self,
+        entities: &[(StableId, Entity)],
+        out: &mut Vec<u8>,
+    ) -> Result<Vec<SaveTable>, SceneSaveError> {
+        let write =
+            |saver: &mut Saver<'_>, run: &[(usize, Place)]| saver.json_blocks(entities, run);
+        let (parts, placed, tables) = self.blocks(entities, &write)?;
+        out.reserve(parts.iter().map(|p| p.blocks.len()).sum::<usize>() + entities.len() * 8);
+        for (index, (number, range)) in placed.into_iter().enumerate() {
+            out.extend_from_slice(if index == 0 { b"\n    " } else { b",\n    " });
+            out.extend_from_slice(&parts[number].blocks[range]);
+        }
+        Ok(tables)
+    }
+
+    /// Every entity's block, written by `write` a run at a time, and where each is (the part
+    /// and the range in it), in the order of `entities`; with the shared tables of the workers.
+    ///
+    /// Each entity's block is written in the order hecs stores entities (its components are
+    /// then read sequentially; in stable-ID order they are read all over memory, which costs
+    /// more than copying the blocks once), and the blocks are put in stable-ID order after. A
+    /// big world is cut in as many runs as there are cores, each written on its own thread; a
+    /// block does not depend on which thread wrote it.
+    #[allow(clippy::type_complexity)]
+    fn blocks(
+        &mut self,
+        entities: &[(StableId, Entity)],
+        write: &(dyn Fn(&mut Saver<'_>, &[(usize, Place)]) -> Blocks + Sync),
+    ) -> Result<(Vec<Blocks>, Vec<(usize, Range<usize>)>, Vec<SaveTable>), SceneSaveError> {
+        let order = storage_order(self.config.world, entities);
+        let threads = if order.len() < PARALLEL_MIN_ENTITIES {
+            1
+        } else {
+            self.config.threads.max(1)
+        };
+        let run = order.len().div_ceil(threads).max(1);
+        let mut runs = order.chunks(run);
+        let first = runs.next().unwrap_or_default();
+        let config = self.config;
+        let (mut parts, tables) = std::thread::scope(|scope| {
+            let workers: Vec<_> = runs
+                .map(|run| {
+                    scope.spawn(move || {
+                        let mut saver = Saver::new(config);
+                        let mapper = saver.mapper();
+                        let ((part, _), table) = with_save_table(SaveTable::default(), || {
+                            with_mapper(mapper, || write(&mut saver, run))
+                        });
+                        (part, table)
+                    })
+                })
+                .collect();
+            let mut parts = vec![write(self, first)];
+            let mut tables = Vec::new();
+            for worker in workers {
+                match worker.join() {
+                    Ok((part, table)) => {
+                        parts.push(part);
+                        tables.push(table);
+                    }
+                    // A panic in a worker is a bug: let it surface here, with its message.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            (parts, tables)
+        });
+        let mut failure = FirstFailure::default();
+        let mut placed = vec![(0, 0..0); entities.len()];
+        for (number, (part, run)) in parts.iter_mut().zip(order.chunks(run)).enumerate() {
+            if let Some((index, error)) = part.failure.0.take() {
+                failure.record(index, error);
+            }
+            for ((index, _), range) in run.iter().zip(&part.ranges) {
+                placed[*index] = (number, range.clone());
+            }
+        }
+        failure.into_result()?;
+        Ok((parts, placed, tables))
+    }
+
+    /// The blocks of a run of entities (indices into `entities`, with where their values are),
+    /// written one after the other, with the range of each.
+    fn json_blocks(&mut self, entities: &[(StableId, Entity)], run: &[(usize, Place)]) -> Blocks {
+        let tables = columns(self.config, run);
+        let mut blocks = Blocks {
+            blocks: Vec::new(),
+            ranges: Vec::with_capacity(run.len()),
+            failure: FirstFailure::default(),
+        };
+        let mut written = Vec::new();
+        for (k, &(index, place)) in run.iter().enumerate() {
+            if k == ESTIMATE_AFTER {
+                // Room for the rest at the size so far, with a margin (pages never written
+                // are never touched), so the buffer is not grown and copied again and again.
+                let estimate = blocks.blocks.len() / k * (run.len() - k) * 3 / 2;
+                blocks.blocks.reserve(estimate);
+            }
+            let (id, entity) = entities[index];
+            let start = blocks.blocks.len();
+            // `columns` borrowed every archetype the run reads from.
+            if let Some(columns) = &tables[place.archetype] {
+                let out = &mut blocks.blocks;
+                if let Err(error) =
+                    self.json_entity(id, entity, columns, place.row, &mut written, out)
+                {
+                    blocks.failure.record(index, error);
+                }
+            }
+            blocks.ranges.push(start..blocks.blocks.len());
+        }
+        blocks
+    }
+
+    /// One entity of a JSON scene, from its `{` to its `}`; its values are in `row` of
+    /// `columns`.
+    fn json_entity(
+        &mut self,
+        id: StableId,
+        entity: Entity,
+        columns: &Columns<'_>,
+        row: usize,
+        written: &mut Vec<(ComponentId, Written)>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SceneSaveError> {
+        let entry = self.entry(entity, columns.instances);
+        self.components(id, entity, &entry, columns, written)?;
+        out.extend_from_slice(b"{");
+        out.extend_from_slice(b"\n      \"id\": \"");
+        out.extend_from_slice(&id.hex_digits());
+        out.push(b'"');
+        if let Entry::Instance {
+            archetype, node, ..
+        } = &entry
+        {
+            write_key_string(
+                out,
+                "archetype",
+                self.config.library.name_of(*archetype).unwrap_or_default(),
+            );
+            if let Some(path) = self.node_path(*archetype, *node) {
+                write_key_string(out, "child", path);
+            }
+        }
+        out.extend_from_slice(b",\n      \"components\": {");
+        for (i, (component, value)) in written.iter().enumerate() {
+            out.extend_from_slice(if i == 0 {
+                b"\n        "
+            } else {
+                b",\n        "
+            });
+            out.extend_from_slice(&self.config.keys[component.index()]);
+            match value {
+                // A marker serializes as `null`, which in a scene entry means "removed":
+                // write it as archetype files do.
+                Written::Typed(_) if self.config.registry.is_marker(*component) => {
+                    out.extend_from_slice(b"{}")
+                }
+                Written::Typed(k) => columns.of[*k]
+                    .1
+                    .write_json(row, out, 4)
+                    .map_err(|error| self.write_failed(id, *component, error))?,
+                Written::Patch(patch) => {
+                    mark_used_in(patch);
+                    let mut serializer =
+                        serde_json::Serializer::with_formatter(&mut *out, ScenePretty::at(4));
+                    patch
+                        .serialize(&mut serializer)
+                        .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
+                }
+                Written::Removed => out.extend_from_slice(b"null"),
+            }
+        }
+        out.extend_from_slice(if written.is_empty() {
+            b"}"
+        } else {
+            b"\n      }"
+        });
+        out.extend_from_slice(b"\n    }");
+        Ok(())
+    }
+
+    /// The archetypes the scene has instances of, sorted by name (the binary archetype table's
+    /// order, so the bytes do not depend on the world's storage order).
+    fn instanced_archetypes(&self, entities: &[(StableId, Entity)]) -> Vec<ArchetypeId> {
+        let (world, library) = (self.config.world, self.config.library);
+        let mut archetypes: Vec<ArchetypeId> = Vec::new();
+        for &(_, entity) in entities {
+            let Ok(marker) = world.get::<&ArchetypeInstance>(entity) else {
+                continue;
+            };
+            // Those an entry can be an instance of (see `canonical_for`); the values
+            // themselves are read later, with the save's shared table installed.
+            let usable = !library.is_deleted(marker.archetype)
+                && library
+                    .get_by_id(marker.archetype)
+                    .is_some_and(|archetype| archetype.compiled.is_some());
+            if usable && archetypes.last() != Some(&marker.archetype) {
+                archetypes.push(marker.archetype);
+            }
+        }
+        archetypes.sort_unstable_by(|a, b| library.name_of(*a).cmp(&library.name_of(*b)));
+        archetypes.dedup();
+        archetypes
+    }
+
+    /// The entity section of a binary scene, naming archetypes by their place in
+    /// `self.archetypes`.
+    fn binary(
+        &mut self,
+        entities: &[(StableId, Entity)],
+    ) -> Result<(Vec<u8>, Vec<SaveTable>), SceneSaveError> {
+        let archetype_index: FxHashMap<ArchetypeId, u64> = self
+            .archetypes
+            .iter()
+            .enumerate()
+            .map(|(i, archetype)| (*archetype, i as u64 + 1))
+            .collect();
+        let write = |saver: &mut Saver<'_>, run: &[(usize, Place)]| {
+            saver.binary_blocks(entities, run, &archetype_index)
+        };
+        // As for JSON: blocks written in storage order (on every core), put in stable-ID order
+        // afterwards.
+        let (parts, placed, tables) = self.blocks(entities, &write)?;
+        let mut body = BinaryWriter {
+            out: Vec::with_capacity(parts.iter().map(|p| p.blocks.len()).sum::<usize>() + 8),
+        };
+        body.varint(entities.len() as u64);
+        for (number, range) in placed {
+            body.out.extend_from_slice(&parts[number].blocks[range]);
+        }
+        Ok((body.out, tables))
+    }
+
+    /// The binary blocks of a run of entities, as [`json_blocks`](Self::json_blocks) writes
+    /// JSON ones.
+    fn binary_blocks(
+        &mut self,
+        entities: &[(StableId, Entity)],
+        run: &[(usize, Place)],
+        archetype_index: &FxHashMap<ArchetypeId, u64>,
+    ) -> Blocks {
+        let tables = columns(self.config, run);
+        let mut out = BinaryWriter {
+            out: Vec::with_capacity(run.len() * 96),
+        };
+        let mut ranges = Vec::with_capacity(run.len());
+        let mut failure = FirstFailure::default();
+        let mut scratch = Vec::new();
+        let mut written = Vec::new();
+        for &(index, place) in run {
+            let (id, entity) = entities[index];
+            let start = out.out.len();
+            if let Some(columns) = &tables[place.archetype] {
+                let at = (columns, place.row);
+                let scratch = (&mut written, &mut scratch);
+                if let Err(error) =
+                    self.binary_entity(id, entity, at, archetype_index, &mut out, scratch)
+                {
+                    failure.record(index, error);
+                }
+            }
+            ranges.push(start..out.out.len());
+        }
+        Blocks {
+            blocks: out.out,
+            ranges,
+            failure,
+        }
+    }
+
+    /// One entity of a binary scene.
+    fn binary_entity(
+        &mut self,
+        id: StableId,
+        entity: Entity,
+        (columns, row): (&Columns<'_>, usize),
+        archetype_index: &FxHashMap<ArchetypeId, u64>,
+        body: &mut BinaryWriter,
+        (components, scratch): (&mut Vec<(ComponentId, Written)>, &mut Vec<u8>),
+    ) -> Result<(), SceneSaveError> {
+        let entry = self.entry(entity, columns.instances);
+        self.components(id, entity, &entry, columns, components)?;
+        body.u64_le(id.0);
+        match &entry {
+            Entry::Instance {
+                archetype, node, ..
+            } => {
+                body.varint(archetype_index.get(archetype).copied().unwrap_or(0));
+                body.str(self.node_path(*archetype, *node).unwrap_or(""));
+            }
+            Entry::Plain => {
+                body.varint(0);
+                body.str("");
+            }
+        }
+        body.varint(components.len() as u64);
+        for (component, written) in components.iter() {
+            body.varint(u64::from(component.0));
+            match written {
+                Written::Typed(k) => {
+                    scratch.clear();
+                    columns.of[*k]
+                        .1
+                        .write_postcard(row, scratch)
+                        .map_err(|error| self.write_failed(id, *component, error))?;
+                    body.out.push(KIND_TYPED);
+                    body.bytes(scratch);
+                }
+                Written::Patch(patch) => {
+                    let text = serde_json::to_vec(patch)
+                        .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
+                    body.out.push(KIND_PATCH);
+                    body.bytes(&text);
+                }
+                Written::Removed => {
+                    body.out.push(KIND_REMOVED);
+                    body.bytes(&[]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The header (magic, version, meta, name tables, shared table), the entity section
+    /// `body` and the checksum.
+    fn binary_document(
+        &self,
+        meta: Option<&serde_json::Map<String, Value>>,
+        nodes: &ArchetypeNodes,
+        shared: &[(u64, Vec<u8>)],
+        body: &[u8],
+    ) -> Vec<u8> {
+        let mut out = BinaryWriter {
+            out: Vec::with_capacity(body.len() + 1024),
+        };
+        out.out.extend_from_slice(BINARY_MAGIC);
+        out.varint(BINARY_SCENE_FORMAT_VERSION);
+        let meta = meta.and_then(|meta| serde_json::to_vec(meta).ok());
+        out.bytes(meta.as_deref().unwrap_or_default());
+        out.varint(self.config.registry.len() as u64);
+        for component in self.config.registry.ids() {
+            out.str(self.config.registry.name(component));
+            // How its values are laid out, so a later version of the type can still read them.
+            out.bytes(
+                self.config
+                    .registry
+                    .layout_bytes(component)
+                    .unwrap_or_default(),
+            );
+        }
+        out.varint(self.archetypes.len() as u64);
+        for archetype in &self.archetypes {
+            let name = self.config.library.name_of(*archetype).unwrap_or_default();
+            out.str(name);
+            let children = nodes.get(name).map_or(&[][..], Vec::as_slice);
+            out.varint(children.len() as u64);
+            for child in children {
+                out.str(child);
+            }
+        }
+        out.varint(shared.len() as u64);
+        for (key, bytes) in shared {
+            out.u64_le(*key);
+            out.bytes(bytes);
+        }
+        out.out.extend_from_slice(body);
+        append_checksum(&mut out.out);
+        out.out
+    }
+
+    /// The child path of a node (`None` for the root).
+    fn node_path(&self, archetype: ArchetypeId, node: u32) -> Option<&str> {
+        if node == ArchetypeInstance::ROOT {
+            return None;
+        }
+        self.config
+            .library
+            .node_path(ArchetypeInstance { archetype, node })
+    }
+}
+
+/// The error of the entity first in stable-ID order, while entities are written in storage
+/// order: which entity a failed save names must not depend on the world's history.
+#[derive(Default)]
+struct FirstFailure(Option<(usize, SceneSaveError)>);
+
+impl FirstFailure {
+    fn record(&mut self, index: usize, error: SceneSaveError) {
+        if self.0.as_ref().is_none_or(|(first, _)| index < *first) {
+            self.0 = Some((index, error));
+        }
+    }
+
+    fn into_result(self) -> Result<(), SceneSaveError> {
+        self.0.map_or(Ok(()), |(_, error)| Err(error))
+    }
+}
+
+/// Entities from [`ESTIMATE_AFTER`] on are written into a buffer sized from the first ones.
+const ESTIMATE_AFTER: usize = 64;
+
+/// Below this many entities a JSON scene is written on one thread: starting threads would
+/// cost more than it saves.
+const PARALLEL_MIN_ENTITIES: usize = 4096;
+
+/// The JSON blocks one thread wrote for a run of entities.
+struct Blocks {
+    blocks: Vec<u8>,
+    /// Where each entity's block is, in the order of the run.
+    ranges: Vec<Range<usize>>,
+    failure: FirstFailure,
+}
+
+/// One hecs archetype as a scene reads it.
+struct Columns<'w> {
+    /// The columns of the components scenes write, in name order.
+    of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)>,
+    /// Whether its entities may be archetype instances (it has the marker).
+    instances: bool,
+}
+
+/// Where an entity's values are: its hecs archetype (by its place in
+/// [`World::archetypes`]) and its row there.
+#[derive(Clone, Copy)]
+struct Place {
+    archetype: usize,
+    row: usize,
+}
+
+/// The entities to save in the order hecs stores them, as indices into `entities` with where
+/// their values are. Reading components in this order walks memory sequentially, where the
+/// file's stable-ID order jumps around it.
+fn storage_order(world: &World, entities: &[(StableId, Entity)]) -> Vec<(usize, Place)> {
+    // Every entity to save is alive (it has a stable ID), so it is in exactly one archetype,
+    // under its index.
+    let position: FxHashMap<u32, usize> = entities
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| (e.id(), i))
+        .collect();
+    let mut order = Vec::with_capacity(entities.len());
+    for (archetype, table) in world.archetypes().enumerate() {
+        for (row, id) in table.ids().iter().enumerate() {
+            if let Some(&index) = position.get(id) {
+                order.push((index, Place { archetype, row }));
+            }
+        }
+    }
+    debug_assert_eq!(order.len(), entities.len());
+    order
+}
+
+/// The columns of the hecs archetypes `run` reads from (by their place in
+/// [`World::archetypes`]; `None` for the others), borrowed on the calling thread: each
+/// component is then read from its column by row, without looking the entity up.
+fn columns<'w>(config: &SaveConfig<'w>, run: &[(usize, Place)]) -> Vec<Option<Columns<'w>>> {
+    let world = config.world;
+    let mut used = vec![false; world.archetypes().len()];
+    for (_, place) in run {
+        used[place.archetype] = true;
+    }
+    world
+        .archetypes()
+        .zip(used)
+        .map(|(archetype, used)| {
+            if !used {
+                return None;
+            }
+            let registry = config.registry;
+            let rank = &config.rank;
+            let mut of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)> = archetype
+                .component_types()
+                .filter_map(|type_id| registry.id_of_type_id(type_id))
+                .filter(|c| rank[c.index()].is_some())
+                .filter_map(|c| Some((c, registry.ops(c).column(archetype)?)))
+                .collect();
+            of.sort_unstable_by_key(|(c, _)| rank[c.index()]);
+            Some(Columns {
+                of,
+                instances: archetype.has::<ArchetypeInstance>(),
+            })
+        })
+        .collect()
+}
+
+/// The canonical values of one entity of an archetype, or `None` if the archetype (or that
+/// entity of it) is gone or abstract: such entities are saved as plain entities.
+fn canonical_for(
+    library: &ArchetypeLibrary,
+    registry: &ComponentRegistry,
+    marker: ArchetypeInstance,
+) -> Option<Rc<Canonical>> {
+    if library.is_deleted(marker.archetype) {
+        return None;
+    }
+    let archetype = library.get_by_id(marker.archetype)?;
+    let compiled = archetype.compiled.as_ref()?;
+    let node = compiled
+        .nodes
+        .iter()
+        .find(|n| n.marker.node == marker.node)?;
+    let mut values = BTreeMap::new();
+    for (id, typed) in &node.typed {
+        values.insert(*id, registry.ops(*id).encode(typed).ok()?);
+    }
+    for (id, value) in &node.with_refs {
+        values.insert(*id, value.clone());
+    }
+    Some(Rc::new(Canonical {
+        with_refs: node.with_refs.iter().map(|(id, _)| *id).collect(),
+        values,
+        base: compiled.nodes[node.base].path.to_string(),
+    }))
+}
+
+fn write_key_string(out: &mut Vec<u8>, key: &str, value: &str) {
+    out.extend_from_slice(b",\n      ");
+    write_json_string(out, key);
+    out.extend_from_slice(b": ");
+    write_json_string(out, value);
+}
+
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    // Names are validated to a safe character set, but escape anyway.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
