@@ -5,8 +5,8 @@ use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 
-use crate::json::field_path::FieldPath;
-use crate::json::text::{Position, TextErrorKind};
+use crate::json::FieldPath;
+use crate::json::{Position, TextErrorKind};
 
 /// How serious a [`Diagnostic`] is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -8,7 +8,7 @@
 //! | feature | gives | dependency |
 //! |---|---|---|
 //! | `hot-reload` | `HotReloader`, `HotReloadOptions`: watching the archetypes directory. Reloading by hand (`ArchetypeLibrary::reload_all`, `apply_update`) needs no feature. | notify |
-//! | `binary` | `SceneEncoding::Binary` (`*.scene.bin`), `read_binary_scene_header`. Without it, loading a binary scene is an `unsupported-format` error naming the feature, and hot reload patches every instance through JSON. | postcard, crc32fast |
+//! | `binary` | `SceneEncoding::Binary` (`*.scene.bin`), `tooling::read_binary_scene_header`. Without it, loading a binary scene is an `unsupported-format` error naming the feature, and hot reload patches every instance through JSON. | postcard, crc32fast |
 //! | `schema` | `ComponentRegistry::register_with_schema`, `ComponentOptions::json_schema`, the `schemars` re-export: component JSON Schemas for `archetool schema` and editors. | schemars |
 //!
 //! # Logging
@@ -47,59 +47,48 @@ mod limits;
 mod logging;
 mod reload;
 mod scene;
+pub mod tooling;
 
 pub use json::merge_patch;
 
-pub use archetype::archetype_ref::ArchetypeRef;
-pub use archetype::asset_path::{AnyAsset, AssetKind, AssetPath};
-pub use archetype::file::{keys, FORMAT_VERSION};
-pub use archetype::instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
-pub use archetype::library::{
-    ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions,
-};
-pub use archetype::loaded::Archetype;
-pub use archetype::name::{
-    check_archetype_name, NameProblem, NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
-};
-pub use archetype::resolver::ResolvedEntity;
-pub use archetype::spawn_error::SpawnError;
-pub use archetype::spawn_rng::DEFAULT_SPAWN_SEED;
-pub use component::builtin::{Children, Name, Parent};
-pub use component::entity_ref::EntityRef;
+pub use archetype::Archetype;
+pub use archetype::ArchetypeRef;
+pub use archetype::ResolvedEntity;
+pub use archetype::SpawnError;
+pub use archetype::DEFAULT_SPAWN_SEED;
+pub use archetype::{keys, FORMAT_VERSION};
+pub use archetype::{AnyAsset, AssetKind, AssetPath};
+pub use archetype::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
+pub use archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+pub use component::EntityRef;
 #[cfg(feature = "schema")]
-pub use component::registry::SchemaFn;
-pub use component::registry::{
-    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError,
-};
-pub use component::shared::Shared;
-pub use component::stable_id::{ParseStableIdError, StableId};
-pub use component::transform::Transform;
+pub use component::SchemaFn;
+pub use component::Shared;
+pub use component::Transform;
+pub use component::{Children, Name, Parent};
+pub use component::{Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError};
+pub use component::{ParseStableIdError, StableId};
 pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity};
-pub use fs::atomic_file::{create_atomically, write_atomically};
-pub use fs::regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
-pub use json::field_path::{FieldPath, PathSegment};
-pub use json::suggest::did_you_mean;
-pub use json::text::Position;
+pub use json::Position;
+pub use json::{FieldPath, PathSegment};
 pub use limits::Limits;
+pub use reload::{apply_update, ReloadReport};
 #[cfg(feature = "hot-reload")]
-pub use reload::hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
-pub use reload::patcher::{apply_update, ReloadReport};
-pub use scene::api::Scenes;
+pub use reload::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
+pub use scene::Scenes;
 #[cfg(feature = "binary")]
-pub use scene::format::BINARY_SCENE_FORMAT_VERSION;
-pub use scene::format::{scene_keys, SCENE_FORMAT_VERSION};
-pub use scene::header::{read_scene_header, ArchetypeNodes, SceneHeader};
-pub use scene::load::{
+pub use scene::BINARY_SCENE_FORMAT_VERSION;
+pub use scene::{
     load_scene, load_scene_from_path, IdConflict, LoadedScene, RemovedChildren, SceneChange,
     SceneError, SceneLoadOptions,
 };
-#[cfg(feature = "binary")]
-pub use scene::load::{read_binary_scene_header, BinarySceneHeader};
-pub use scene::migration::{MigrateFn, SceneMigration};
-pub use scene::save::{
+pub use scene::{read_scene_header, ArchetypeNodes, SceneHeader};
+pub use scene::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,
 };
+pub use scene::{scene_keys, SCENE_FORMAT_VERSION};
+pub use scene::{MigrateFn, SceneMigration};
 
 /// The ECS the library spawns into, re-exported so a game uses the same hecs version as the
 /// engine (`archetype_engine::hecs::World`).

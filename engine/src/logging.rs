@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use hecs::{Entity, World};
 
-use crate::archetype::library::ArchetypeLibrary;
-use crate::component::stable_id::StableId;
-use crate::scene::load::{LoadedScene, SceneError};
-use crate::scene::save::{SceneEncoding, SceneSaveError};
+use crate::archetype::ArchetypeLibrary;
+use crate::component::StableId;
+use crate::scene::{LoadedScene, SceneError};
+use crate::scene::{SceneEncoding, SceneSaveError};
 
 /// A duration in milliseconds, to a tenth (what a person reading a log compares).
 pub(crate) fn ms(duration: Duration) -> f64 {

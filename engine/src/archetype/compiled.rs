@@ -26,15 +26,15 @@ use crate::archetype::resolver::{ResolvedEntity, UnusedOperator};
 use crate::archetype::spawn_rng::SpawnRng;
 use crate::archetype::value_merge::ValueShapes;
 use crate::archetype::variation::{rolled_value, Rolled, Spec, SpecProblem, Variants, Varied};
-use crate::component::builtin::{Children, Parent};
-use crate::component::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
-use crate::component::registry::{ComponentId, ComponentRegistry, TypedValue, ValueError};
-use crate::component::stable_id::StableId;
-use crate::component::value_reader::ReadErrorKind;
+use crate::component::ReadErrorKind;
+use crate::component::StableId;
+use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
+use crate::component::{Children, Parent};
+use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
 use crate::diagnostic::{DiagnosticCode, Severity};
-use crate::json::field_path::{FieldPath, PathSegment};
-use crate::json::field_probe::Shape;
-use crate::json::suggest::did_you_mean;
+use crate::json::did_you_mean;
+use crate::json::Shape;
+use crate::json::{FieldPath, PathSegment};
 
 /// A concrete archetype ready to spawn.
 pub(crate) struct CompiledArchetype {
@@ -627,7 +627,7 @@ pub(crate) fn suggest_field(
     id: ComponentId,
     field: &FieldPath,
 ) -> Option<String> {
-    crate::json::field_probe::suggest_with(field, |parent| registry.ops(id).probe(parent))
+    crate::json::suggest_with(field, |parent| registry.ops(id).probe(parent))
 }
 
 /// The entity path a `#` reference written for an entity based at `base` points to:

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::archetype::name::{check_local_name, check_name};
-use crate::component::registry::ComponentRegistry;
+use crate::component::ComponentRegistry;
 use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
-use crate::json::field_path::FieldPath;
-use crate::json::suggest::did_you_mean;
-use crate::json::text::SourceText;
+use crate::json::did_you_mean;
+use crate::json::FieldPath;
+use crate::json::SourceText;
 
 /// The key names of the archetype file format.
 pub mod keys {

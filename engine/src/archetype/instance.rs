@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 
-use crate::component::registry::ComponentId;
+use crate::component::ComponentId;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -31,13 +31,13 @@ use crate::archetype::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
 use crate::archetype::tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
 };
-use crate::component::registry::{ComponentId, ComponentRegistry};
-use crate::component::stable_id::StableId;
+use crate::component::StableId;
+use crate::component::{ComponentId, ComponentRegistry};
 use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
 };
-use crate::json::field_path::FieldPath;
-use crate::json::suggest::did_you_mean;
+use crate::json::did_you_mean;
+use crate::json::FieldPath;
 use crate::limits::Limits;
 
 /// How a library reads its files.

@@ -4,22 +4,40 @@
 //! parsing JSON (`compiled`, `spawn_rng`), and the library that serves them (`library`,
 //! `loaded`, `instance`).
 
-pub(crate) mod archetype_ref;
-pub(crate) mod asset_path;
-pub(crate) mod compiled;
-pub(crate) mod file;
-pub(crate) mod instance;
-pub(crate) mod library;
-pub(crate) mod loaded;
-pub(crate) mod name;
-pub(crate) mod operator;
-pub(crate) mod partial_check;
-pub(crate) mod reference_context;
-pub(crate) mod renames;
-pub(crate) mod resolver;
-pub(crate) mod source;
-pub(crate) mod spawn_error;
-pub(crate) mod spawn_rng;
-pub(crate) mod tree;
-pub(crate) mod value_merge;
-pub(crate) mod variation;
+mod archetype_ref;
+mod asset_path;
+mod compiled;
+mod file;
+mod instance;
+mod library;
+mod loaded;
+mod name;
+mod operator;
+mod partial_check;
+mod reference_context;
+mod renames;
+mod resolver;
+mod source;
+mod spawn_error;
+mod spawn_rng;
+mod tree;
+mod value_merge;
+mod variation;
+
+pub use archetype_ref::ArchetypeRef;
+pub use asset_path::{AnyAsset, AssetKind, AssetPath};
+pub(crate) use compiled::{resolve_ref_path, suggest_field, CompiledArchetype, CompiledNode};
+pub use file::{keys, FORMAT_VERSION};
+pub(crate) use instance::override_shape;
+pub use instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+pub(crate) use library::worker_threads;
+pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
+pub use loaded::Archetype;
+pub use name::{check_archetype_name, NameProblem, NAME_PATTERN};
+pub use resolver::ResolvedEntity;
+pub(crate) use source::read_limited;
+pub use spawn_error::SpawnError;
+pub use spawn_rng::DEFAULT_SPAWN_SEED;
+#[cfg(feature = "hot-reload")]
+pub(crate) use tree::is_archetype_file_name;
+pub(crate) use variation::rolled_value;

@@ -18,10 +18,10 @@
 use serde_json::{Map, Number, Value};
 
 use crate::archetype::file::{keys, kind_of};
-use crate::component::value_reader::is_operator_object;
+use crate::component::is_operator_object;
 use crate::diagnostic::quoted;
-use crate::json::field_path::{FieldPath, PathSegment};
-use crate::json::suggest::did_you_mean;
+use crate::json::did_you_mean;
+use crate::json::{FieldPath, PathSegment};
 
 /// One operator, in the order several in one object apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

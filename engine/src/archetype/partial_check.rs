@@ -12,8 +12,8 @@ use std::sync::Arc;
 use crate::archetype::file::{keys, EntitySpec};
 use crate::archetype::resolver::{ResolvedEntity, MAX_ARCHETYPE_DEPTH};
 use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode, Severity};
-use crate::json::field_path::FieldPath;
 use crate::json::merge_patch;
+use crate::json::FieldPath;
 
 /// The entity as its own file writes it, nothing inherited: each component value as written
 /// (with `null` members dropped), children as their entries write them. Components the file

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 
 use crate::archetype::instance::ArchetypeId;
 use crate::diagnostic::{quoted, DiagnosticCode};
-use crate::json::suggest::did_you_mean;
+use crate::json::did_you_mean;
 
 /// The archetypes a library has: name → ID, and the names sorted (for suggestions).
 #[derive(Debug, Default)]

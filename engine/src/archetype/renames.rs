@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 use crate::archetype::file::{keys, ArchetypeDoc, DocProblem, EntitySpec};
 use crate::archetype::source::SourceFile;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
-use crate::json::field_path::FieldPath;
+use crate::json::FieldPath;
 
 /// Former archetype names and what each is called now.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

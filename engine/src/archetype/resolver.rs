@@ -20,8 +20,8 @@ use crate::archetype::file::{keys, ArchetypeDoc, EntitySpec};
 use crate::archetype::operator;
 use crate::archetype::value_merge::{self, MergeProblem, ValueShapes};
 use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
-use crate::json::field_path::{FieldPath, PathSegment};
-use crate::json::suggest::did_you_mean;
+use crate::json::did_you_mean;
+use crate::json::{FieldPath, PathSegment};
 
 /// An archetype (or one of its children) with inheritance applied: every component's full JSON
 /// value, and its children.

@@ -8,13 +8,11 @@ use std::sync::Arc;
 
 use crate::archetype::file::{parse_doc, ArchetypeDoc, DocProblem};
 use crate::archetype::tree::FoundFile;
-use crate::component::registry::ComponentRegistry;
+use crate::component::ComponentRegistry;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
-use crate::fs::regular_file::{
-    read_regular_file, read_typed_file, FileKind, FileTooLarge, NotRegularFile,
-};
-use crate::json::field_path::FieldPath;
-use crate::json::text::{parse_json, Position, SourceText, TextError};
+use crate::fs::{read_regular_file, read_typed_file, FileKind, FileTooLarge, NotRegularFile};
+use crate::json::FieldPath;
+use crate::json::{parse_json, Position, SourceText, TextError};
 use crate::limits::Limits;
 
 /// One archetype file as last read: its text, its parsed content, and its own problems.

@@ -1,7 +1,7 @@
 //! [`SpawnError`]: why an archetype could not be spawned.
 
-use crate::component::registry::ValueError;
-use crate::json::field_path::FieldPath;
+use crate::component::ValueError;
+use crate::json::FieldPath;
 
 /// Why [`ArchetypeLibrary::spawn`](crate::ArchetypeLibrary::spawn) (or one of its siblings)
 /// failed. Nothing was spawned.

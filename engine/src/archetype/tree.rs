@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 
 use crate::archetype::name::name_from_relative_path;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
-use crate::fs::regular_file::FileKind;
+use crate::fs::FileKind;
 
 /// What one path under the root is, by the rule.
 pub(crate) enum Entry {

@@ -21,9 +21,9 @@ use serde_json::{Map, Value};
 
 use crate::archetype::operator::{self, Operator};
 use crate::archetype::variation;
-use crate::component::registry::ComponentRegistry;
-use crate::json::field_path::{FieldPath, PathSegment};
-use crate::json::field_probe::Shape;
+use crate::component::ComponentRegistry;
+use crate::json::Shape;
+use crate::json::{FieldPath, PathSegment};
 
 /// What the merge needs to know of component types.
 pub(crate) trait ValueShapes {

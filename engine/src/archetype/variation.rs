@@ -32,8 +32,8 @@ use crate::archetype::file::{keys, kind_of};
 use crate::archetype::reference_context::{ReferenceContext, ReferenceTargets};
 use crate::archetype::spawn_rng::SpawnRng;
 use crate::archetype::value_merge::ValueShapes;
-use crate::component::registry::{ComponentOps, TypedValue, ValueError};
-use crate::json::field_path::{FieldPath, PathSegment};
+use crate::component::{ComponentOps, TypedValue, ValueError};
+use crate::json::{FieldPath, PathSegment};
 
 /// At most this many outcomes of one component are decoded (once, when first spawned).
 pub(crate) const MAX_OUTCOMES: u64 = 256;

@@ -3,17 +3,33 @@
 //! `Children`, `Transform`, `StableId`), and the field types with meaning across entities
 //! (`EntityRef`, `Shared<T>`). Knows JSON; does not know archetypes or scenes.
 
-pub(crate) mod binary_codec;
-pub(crate) mod builtin;
-pub(crate) mod entity_ref;
-pub(crate) mod ignored_fields;
-pub(crate) mod registry;
+mod binary_codec;
+mod builtin;
+mod entity_ref;
+mod ignored_fields;
+mod registry;
 #[cfg(feature = "schema")]
-pub(crate) mod serde_schema;
-pub(crate) mod shared;
-pub(crate) mod stable_id;
-pub(crate) mod transform;
-pub(crate) mod value_check;
+mod serde_schema;
+mod shared;
+mod stable_id;
+mod transform;
+mod value_check;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
-pub(crate) mod value_layout;
-pub(crate) mod value_reader;
+mod value_layout;
+mod value_reader;
+
+pub(crate) use binary_codec::{crc32, from_bytes};
+pub use builtin::{Children, Name, Parent};
+pub use entity_ref::EntityRef;
+pub(crate) use entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+#[cfg(feature = "schema")]
+pub use registry::SchemaFn;
+pub use registry::{Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError};
+pub(crate) use registry::{ComponentOps, LiveColumn, TypedValue, ValueError, WriteError};
+pub use shared::Shared;
+pub(crate) use shared::{mark_used_in, with_load_table, with_save_table, LoadTable, SaveTable};
+pub use stable_id::{ParseStableIdError, StableId};
+pub use transform::Transform;
+pub(crate) use value_check::CheckError;
+pub(crate) use value_layout::{read_value, Layout};
+pub(crate) use value_reader::{is_operator_object, ReadErrorKind};

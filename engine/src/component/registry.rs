@@ -18,10 +18,10 @@ use crate::component::shared::recording;
 use crate::component::value_check::{self, CheckError, Checked};
 use crate::component::value_layout::Layout;
 use crate::component::value_reader::{ReadErrorKind, Reading, ValueReader};
-use crate::json::field_path::{FieldPath, PathSegment};
-use crate::json::field_probe::{self, Shape};
 use crate::json::merge_patch;
-use crate::scene::format::ScenePretty;
+use crate::json::{probe, tag_of, Shape};
+use crate::json::{FieldPath, PathSegment};
+use crate::scene::ScenePretty;
 
 /// A type that can be a data-driven component.
 ///
@@ -700,7 +700,7 @@ struct Ops<T> {
 impl<T: Component> Ops<T> {
     fn new() -> Self {
         Ops {
-            marker: matches!(field_probe::probe::<T>(&[]), Some(Shape::Unit { .. })),
+            marker: matches!(probe::<T>(&[]), Some(Shape::Unit { .. })),
             _type: std::marker::PhantomData,
         }
     }
@@ -937,11 +937,11 @@ impl<T: Component> ComponentOps for Ops<T> {
     }
 
     fn probe(&self, path: &[PathSegment]) -> Option<Shape> {
-        field_probe::probe::<T>(path)
+        probe::<T>(path)
     }
 
     fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str> {
-        field_probe::tag_of::<T>(path)
+        tag_of::<T>(path)
     }
 
     fn encode(&self, value: &TypedValue) -> Result<Value, String> {

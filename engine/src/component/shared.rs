@@ -11,8 +11,8 @@ use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::json::field_path::FieldPath;
-use crate::scene::format::scene_keys::SHARED_REF;
+use crate::json::FieldPath;
+use crate::scene::scene_keys::SHARED_REF;
 
 /// Data shared by several entities (a loot table, a dialogue tree) through one `Arc`.
 ///
@@ -347,7 +347,7 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
         .map_err(|e| de::Error::custom(format!("shared value {key:016x}: {e}")))?;
         let unknown = unknown.into_iter().map(|field| UnknownSharedField {
             key,
-            suggestion: crate::json::field_probe::suggest_field_in::<T>(&field),
+            suggestion: crate::json::suggest_field_in::<T>(&field),
             type_name: short_type_name::<T>(),
             field,
         });

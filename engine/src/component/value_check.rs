@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::ser::{self, Serialize};
 
-use crate::json::field_path::FieldPath;
+use crate::json::FieldPath;
 
 /// What [`check`] found in a value that serializes cleanly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

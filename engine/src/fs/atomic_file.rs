@@ -4,7 +4,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::component::stable_id::StableId;
+use crate::component::StableId;
 
 /// Writes `bytes` to `path` through a synced temporary file and a rename.
 ///

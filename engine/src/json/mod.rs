@@ -2,9 +2,19 @@
 //! names a serde type expects, and "did you mean" suggestions. Nothing here knows components,
 //! archetypes or scenes.
 
-pub(crate) mod field_path;
-pub(crate) mod field_probe;
+mod field_path;
+mod field_probe;
 pub mod merge_patch;
-pub(crate) mod span_index;
-pub(crate) mod suggest;
-pub(crate) mod text;
+mod span_index;
+mod suggest;
+mod text;
+
+pub use field_path::{FieldPath, PathSegment};
+pub(crate) use field_probe::{probe, suggest_field_in, suggest_with, tag_of, Shape};
+pub(crate) use merge_patch::remove_overridden;
+pub use suggest::did_you_mean;
+pub use text::Position;
+pub(crate) use text::{
+    explain_syntax_error, locate, parse_json, plain_message, syntax_error_kind, SourceText,
+    TextError, TextErrorKind,
+};

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::archetype::compiled::CompiledNode;
-use crate::archetype::loaded::Archetype;
-use crate::component::registry::{ComponentId, ComponentRegistry};
+use crate::archetype::Archetype;
+use crate::archetype::CompiledNode;
+use crate::component::{ComponentId, ComponentRegistry};
 use crate::json::merge_patch;
 
 /// How one entity of an archetype instance changes.

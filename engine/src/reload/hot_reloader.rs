@@ -14,8 +14,8 @@ use hecs::World;
 use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
-use crate::archetype::library::ArchetypeLibrary;
-use crate::archetype::tree::is_archetype_file_name;
+use crate::archetype::is_archetype_file_name;
+use crate::archetype::ArchetypeLibrary;
 use crate::diagnostic::Severity;
 use crate::reload::patcher::{apply_update, ReloadReport};
 

@@ -2,7 +2,12 @@
 //! entities while keeping their runtime state and overrides (`patcher`), and watching the
 //! archetypes directory (`hot_reloader`, feature `hot-reload`).
 
-pub(crate) mod diff;
+mod diff;
 #[cfg(feature = "hot-reload")]
-pub(crate) mod hot_reloader;
-pub(crate) mod patcher;
+mod hot_reloader;
+mod patcher;
+
+#[cfg(feature = "hot-reload")]
+pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
+pub use patcher::{apply_update, ReloadReport};
+pub(crate) use patcher::{instance_entities, instance_root, LiveRefs};

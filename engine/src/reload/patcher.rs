@@ -9,15 +9,15 @@ use hecs::{Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
 
-use crate::archetype::compiled::{resolve_ref_path, CompiledArchetype, CompiledNode};
-use crate::archetype::instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
-use crate::archetype::library::{ArchetypeLibrary, LibraryUpdate};
-use crate::archetype::loaded::Archetype;
-use crate::component::builtin::{Children, Parent};
-use crate::component::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
-use crate::component::registry::{ComponentId, ComponentRegistry, TypedValue};
+use crate::archetype::Archetype;
+use crate::archetype::{resolve_ref_path, CompiledArchetype, CompiledNode};
+use crate::archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+use crate::archetype::{ArchetypeLibrary, LibraryUpdate};
+use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
+use crate::component::{Children, Parent};
+use crate::component::{ComponentId, ComponentRegistry, TypedValue};
 use crate::diagnostic::Diagnostic;
-use crate::json::merge_patch::remove_overridden;
+use crate::json::remove_overridden;
 use crate::reload::diff::{diff_archetypes, ArchetypeDiff, ComponentChange};
 
 /// What a reload did: which archetypes changed, how many live entities were touched, and what
@@ -473,7 +473,7 @@ pub(crate) fn spawn_nodes(
         };
         node.add_values(registry, &rolled, &mut builder, |_| false);
         for (component, value) in &node.with_refs {
-            let value = &*crate::archetype::variation::rolled_value(
+            let value = &*crate::archetype::rolled_value(
                 value,
                 registry.name(*component),
                 registry,

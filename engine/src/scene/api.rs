@@ -6,7 +6,7 @@ use std::path::Path;
 
 use hecs::World;
 
-use crate::archetype::library::ArchetypeLibrary;
+use crate::archetype::ArchetypeLibrary;
 use crate::scene::load::{
     load_scene, load_scene_from_path, LoadedScene, SceneError, SceneLoadOptions,
 };

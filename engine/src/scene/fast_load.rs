@@ -32,12 +32,12 @@ use std::sync::Arc;
 use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::archetype::instance::ArchetypeInstance;
-use crate::archetype::loaded::Archetype;
-use crate::component::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
-use crate::component::registry::ComponentId;
-use crate::component::shared::{with_load_table, LoadTable};
-use crate::component::stable_id::StableId;
+use crate::archetype::Archetype;
+use crate::archetype::ArchetypeInstance;
+use crate::component::ComponentId;
+use crate::component::StableId;
+use crate::component::{with_load_table, LoadTable};
+use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::scene::follow::{follow_archetypes, Follow, Followed};
 use crate::scene::format::{
     is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED,
@@ -1109,7 +1109,7 @@ impl<'a> Scanner<'a> {
 #[cfg(feature = "binary")]
 mod tests {
     use super::*;
-    use crate::json::text::SourceText;
+    use crate::json::SourceText;
     use crate::scene::load::{load_binary, load_json_text, SceneLoadOptions};
     use crate::{
         save_scene, ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, Name,

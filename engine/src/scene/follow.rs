@@ -18,11 +18,11 @@ use std::sync::Arc;
 use hecs::{Entity, World};
 use rustc_hash::FxHashMap;
 
-use crate::archetype::instance::ArchetypeId;
-use crate::archetype::loaded::Archetype;
-use crate::component::builtin::Children;
-use crate::component::entity_ref::EntityRef;
-use crate::component::stable_id::StableId;
+use crate::archetype::Archetype;
+use crate::archetype::ArchetypeId;
+use crate::component::Children;
+use crate::component::EntityRef;
+use crate::component::StableId;
 use crate::scene::header::ArchetypeNodes;
 use crate::scene::load::{saved_children, Context, LoadedScene, Plan, SceneChange};
 

@@ -223,7 +223,7 @@ impl BinaryWriter {
 
 /// Appends the checksum of everything written so far (see the module docs).
 pub(crate) fn append_checksum(out: &mut Vec<u8>) {
-    let checksum = crate::component::binary_codec::crc32(out);
+    let checksum = crate::component::crc32(out);
     out.extend_from_slice(&checksum.to_le_bytes());
 }
 
@@ -254,7 +254,7 @@ fn checked_binary(bytes: &[u8]) -> Result<(&[u8], u64), BinaryError> {
             let mut word = [0u8; CHECKSUM_BYTES];
             word.copy_from_slice(stored);
             let stored = u32::from_le_bytes(word);
-            let computed = crate::component::binary_codec::crc32(body);
+            let computed = crate::component::crc32(body);
             if stored != computed {
                 return Err(BinaryError {
                     offset: split,

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::archetype::instance::ArchetypeId;
-use crate::archetype::library::ArchetypeLibrary;
+use crate::archetype::ArchetypeId;
+use crate::archetype::ArchetypeLibrary;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::scene::format::{scene_keys as keys, ScenePretty};
 use crate::scene::load::SceneError;

@@ -20,22 +20,22 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::archetype::compiled::resolve_ref_path;
-use crate::archetype::instance::{override_shape, ArchetypeInstance};
-use crate::archetype::library::ArchetypeLibrary;
-use crate::archetype::source::read_limited;
-use crate::archetype::spawn_error::SpawnError;
-use crate::component::builtin::Parent;
-use crate::component::entity_ref::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
-use crate::component::registry::{ComponentId, ComponentRegistry, TypedValue};
-use crate::component::shared::{with_load_table, LoadTable};
-use crate::component::stable_id::StableId;
-use crate::component::value_layout::Layout;
+use crate::archetype::read_limited;
+use crate::archetype::resolve_ref_path;
+use crate::archetype::ArchetypeLibrary;
+use crate::archetype::SpawnError;
+use crate::archetype::{override_shape, ArchetypeInstance};
+use crate::component::Layout;
+use crate::component::Parent;
+use crate::component::StableId;
+use crate::component::{with_load_table, LoadTable};
+use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
+use crate::component::{ComponentId, ComponentRegistry, TypedValue};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
-use crate::json::field_path::FieldPath;
+use crate::json::did_you_mean;
 use crate::json::merge_patch;
-use crate::json::suggest::did_you_mean;
-use crate::json::text::{SourceText, TextError};
+use crate::json::FieldPath;
+use crate::json::{SourceText, TextError};
 use crate::limits::Limits;
 use crate::scene::follow::{follow_archetypes, Follow};
 use crate::scene::format::{
@@ -585,11 +585,9 @@ pub(crate) fn load_json_text(
                 .map_err(|error| context.text_error(json_error(text, source, error)))?;
             let format_error = |code: DiagnosticCode, message: String| {
                 let mut error = context.error(code, message);
-                let at = crate::json::text::locate(
+                let at = crate::json::locate(
                     source,
-                    &[crate::json::field_path::PathSegment::Key(
-                        "format".to_string(),
-                    )],
+                    &[crate::json::PathSegment::Key("format".to_string())],
                 )
                 .map_or(0, |located| located.value.start);
                 error.diagnostic.position = Some(text.position(at));
@@ -711,12 +709,12 @@ fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> S
         OverLimit::Entities => {
             let limit = context.options.limits.max_scene_entities;
             let path = [
-                crate::json::field_path::PathSegment::Key(
+                crate::json::PathSegment::Key(
                     crate::scene::format::scene_keys::ENTITIES.to_string(),
                 ),
-                crate::json::field_path::PathSegment::Index(limit),
+                crate::json::PathSegment::Index(limit),
             ];
-            crate::json::text::locate(source, &path).map_or(0, |located| located.value.start)
+            crate::json::locate(source, &path).map_or(0, |located| located.value.start)
         }
         // serde_json stopped after the key of the value over the limit.
         OverLimit::Values => {
@@ -795,8 +793,8 @@ fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> Text
         // serde_json stops at the key's closing quote; the key starts at its opening one.
         offset = key_before(source, offset + 1);
     }
-    let kind = crate::json::text::syntax_error_kind(&message);
-    let (offset, message) = crate::json::text::explain_syntax_error(source, offset, &message);
+    let kind = crate::json::syntax_error_kind(&message);
+    let (offset, message) = crate::json::explain_syntax_error(source, offset, &message);
     TextError {
         kind,
         position: text.position(offset),
@@ -1194,14 +1192,12 @@ fn entry_document(
             // Read by its saved layout: no type needed (the component may be gone).
             Payload::Evolved(bytes, layout) => {
                 let mut rest = *bytes;
-                crate::component::value_layout::read_value(layout, &mut rest).map_err(
-                    |message| {
-                        let mut error =
-                            component_error(context, entry, name, FieldPath::root(), message);
-                        error.offset = Some(*offset);
-                        error
-                    },
-                )?
+                crate::component::read_value(layout, &mut rest).map_err(|message| {
+                    let mut error =
+                        component_error(context, entry, name, FieldPath::root(), message);
+                    error.offset = Some(*offset);
+                    error
+                })?
             }
         };
         components.insert(name.to_string(), value);
@@ -1273,7 +1269,7 @@ pub(crate) fn evolved_layouts(
             if current == Some(*stored) {
                 return None;
             }
-            crate::component::binary_codec::from_bytes::<Layout>(stored)
+            crate::component::from_bytes::<Layout>(stored)
                 .ok()
                 .map(Arc::new)
         })
@@ -1291,11 +1287,10 @@ pub(crate) fn decode_evolved(
     layout: &Layout,
 ) -> Result<TypedValue, (FieldPath, String)> {
     let mut rest = bytes;
-    let value =
-        crate::component::value_layout::read_value(layout, &mut rest).map_err(|message| {
-            let message = format!("the value does not match its saved layout: {message}");
-            (FieldPath::root(), message)
-        })?;
+    let value = crate::component::read_value(layout, &mut rest).map_err(|message| {
+        let message = format!("the value does not match its saved layout: {message}");
+        (FieldPath::root(), message)
+    })?;
     let decoded = context
         .registry
         .ops(component)
@@ -1629,9 +1624,7 @@ fn leave_out(
     }
     entities.retain(|entity| !gone.contains(entity));
     for entity in entities.iter() {
-        if let Ok(children) =
-            world.query_one_mut::<&mut crate::component::builtin::Children>(*entity)
-        {
+        if let Ok(children) = world.query_one_mut::<&mut crate::component::Children>(*entity) {
             children.0.retain(|child| !gone.contains(&child.0));
         }
     }
@@ -1667,7 +1660,7 @@ fn report_unknown_shared_fields(
 
 /// The span of the key of `field` in the JSON value `text`, if the text has it.
 fn key_of(text: &str, field: &FieldPath) -> Option<Range<usize>> {
-    let located = crate::json::text::locate(text, field.segments())?;
+    let located = crate::json::locate(text, field.segments())?;
     (located.matched == field.segments().len())
         .then_some(located.key)
         .flatten()
@@ -1695,11 +1688,7 @@ fn place_in_value(
 pub(crate) struct Plan {
     components: Vec<ComponentId>,
     /// For archetype instances: the marker, and the archetype entity's values.
-    pub instance: Option<(
-        ArchetypeInstance,
-        Arc<crate::archetype::loaded::Archetype>,
-        usize,
-    )>,
+    pub instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
     /// For an entry of a child its archetype no longer has: why it is left out.
     pub left_out: Option<SceneChange>,
     /// Names of the entry's that were former ones (each change counts this one entry).
@@ -2037,10 +2026,7 @@ pub(crate) fn build_instances(
                         // Strict parsing: a duplicate key in a patch is an error, not last-wins.
                         let parsed =
                             SourceText::from_bytes(text.as_bytes().to_vec()).and_then(|patch| {
-                                crate::json::text::parse_json(
-                                    &patch,
-                                    context.options.limits.max_depth,
-                                )
+                                crate::json::parse_json(&patch, context.options.limits.max_depth)
                             });
                         Some(parsed.map_err(|e| {
                             let mut error =
@@ -2177,7 +2163,7 @@ pub(crate) fn build_instances(
                     // Inside the scene's patch if the bad field is there; else at the component.
                     let located = patch_texts
                         .get(&component)
-                        .and_then(|text| crate::json::text::locate(text, error.path.segments()))
+                        .and_then(|text| crate::json::locate(text, error.path.segments()))
                         .map(|located| offset + located.value.start..offset + located.value.end);
                     let mut scene_error =
                         component_error(context, entry, name, error.path, error.message);
@@ -2370,18 +2356,18 @@ fn json_value_error(
     // Point at the start of the offending value (serde_json stops at its end); a syntax error
     // has no value, so its own position is used.
     let located = (error.classify() == serde_json::error::Category::Data)
-        .then(|| crate::json::text::locate(text, path.segments()))
+        .then(|| crate::json::locate(text, path.segments()))
         .flatten()
         .filter(|located| located.matched == path.segments().len());
     let message = strip_position(&error.to_string());
     let (span, message) = match located {
         Some(located) => (
             offset + located.value.start..offset + located.value.end,
-            crate::json::text::plain_message(&message),
+            crate::json::plain_message(&message),
         ),
         None => {
             let at = offset_of_line_column(text, error.line(), error.column());
-            let (at, message) = crate::json::text::explain_syntax_error(text, at, &message);
+            let (at, message) = crate::json::explain_syntax_error(text, at, &message);
             (offset + at..offset + at, message)
         }
     };
@@ -2401,7 +2387,7 @@ fn unknown_field_error(
     component: ComponentId,
     field: FieldPath,
 ) -> SceneError {
-    let suggestion = crate::archetype::compiled::suggest_field(context.registry, component, &field);
+    let suggestion = crate::archetype::suggest_field(context.registry, component, &field);
     let message = format!("unknown field `{field}` in component `{name}`");
     let mut error = value_error(
         context,
@@ -2466,10 +2452,8 @@ fn has_path(value: &Value, path: &FieldPath) -> bool {
     let mut at = value;
     for segment in path.segments() {
         let next = match (segment, at) {
-            (crate::json::field_path::PathSegment::Key(key), Value::Object(map)) => map.get(key),
-            (crate::json::field_path::PathSegment::Index(index), Value::Array(items)) => {
-                items.get(*index)
-            }
+            (crate::json::PathSegment::Key(key), Value::Object(map)) => map.get(key),
+            (crate::json::PathSegment::Index(index), Value::Array(items)) => items.get(*index),
             _ => None,
         };
         match next {
@@ -2515,14 +2499,11 @@ fn instance_root_index(
                 }
                 match payload {
                     Payload::Json(text) => serde_json::from_str::<StableId>(text).ok(),
-                    Payload::Postcard(bytes) => {
-                        crate::component::binary_codec::from_bytes::<u64>(bytes)
-                            .ok()
-                            .map(StableId)
-                    }
+                    Payload::Postcard(bytes) => crate::component::from_bytes::<u64>(bytes)
+                        .ok()
+                        .map(StableId),
                     Payload::Evolved(bytes, layout) => {
-                        let value =
-                            crate::component::value_layout::read_value(layout, &mut &bytes[..]);
+                        let value = crate::component::read_value(layout, &mut &bytes[..]);
                         value.ok()?.as_u64().map(StableId)
                     }
                     Payload::Removed => None,

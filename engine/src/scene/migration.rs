@@ -5,7 +5,7 @@ use hecs::World;
 use serde_json::Value;
 
 use crate::diagnostic::DiagnosticCode;
-use crate::json::text::SourceText;
+use crate::json::SourceText;
 use crate::scene::format::SCENE_FORMAT_VERSION;
 use crate::scene::header::{read_scene_header, SceneHeader};
 #[cfg(feature = "binary")]

@@ -4,16 +4,34 @@
 
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
 // component/binary_codec.rs); the default build checks it for dead code.
-pub(crate) mod api;
+mod api;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
-pub(crate) mod fast_load;
-pub(crate) mod follow;
+mod fast_load;
+mod follow;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
-pub(crate) mod format;
-pub(crate) mod header;
-pub(crate) mod json_scan;
+mod format;
+mod header;
+mod json_scan;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
-pub(crate) mod load;
-pub(crate) mod migration;
+mod load;
+mod migration;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
-pub(crate) mod save;
+mod save;
+
+pub use api::Scenes;
+pub(crate) use format::ScenePretty;
+#[cfg(feature = "binary")]
+pub use format::BINARY_SCENE_FORMAT_VERSION;
+pub use format::{scene_keys, SCENE_FORMAT_VERSION};
+pub use header::{read_scene_header, ArchetypeNodes, SceneHeader};
+pub use load::{
+    load_scene, load_scene_from_path, IdConflict, LoadedScene, RemovedChildren, SceneChange,
+    SceneError, SceneLoadOptions,
+};
+#[cfg(feature = "binary")]
+pub use load::{read_binary_scene_header, BinarySceneHeader};
+pub use migration::{MigrateFn, SceneMigration};
+pub use save::{
+    save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
+    SceneSaveOptions,
+};

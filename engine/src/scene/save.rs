@@ -13,16 +13,16 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::archetype::instance::{ArchetypeId, ArchetypeInstance};
-use crate::archetype::library::{worker_threads, ArchetypeLibrary};
-use crate::component::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
-use crate::component::registry::{ComponentId, ComponentRegistry, LiveColumn, WriteError};
-use crate::component::shared::{mark_used_in, with_save_table, SaveTable};
-use crate::component::stable_id::StableId;
-use crate::fs::atomic_file::write_atomically;
-use crate::json::field_path::FieldPath;
+use crate::archetype::{worker_threads, ArchetypeLibrary};
+use crate::archetype::{ArchetypeId, ArchetypeInstance};
+use crate::component::StableId;
+use crate::component::{mark_used_in, with_save_table, SaveTable};
+use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::component::{ComponentId, ComponentRegistry, LiveColumn, WriteError};
+use crate::fs::write_atomically;
 use crate::json::merge_patch;
-use crate::reload::patcher::{instance_entities, instance_root, LiveRefs};
+use crate::json::FieldPath;
+use crate::reload::{instance_entities, instance_root, LiveRefs};
 use crate::scene::format::{
     append_checksum, BinaryWriter, ScenePretty, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
     KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
@@ -636,7 +636,7 @@ impl<'a> Saver<'a> {
         &self,
         id: StableId,
         component: ComponentId,
-        error: crate::component::value_check::CheckError,
+        error: crate::component::CheckError,
     ) -> SceneSaveError {
         let name = self.config.registry.name(component).to_string();
         match self.dangling.take() {

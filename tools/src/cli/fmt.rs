@@ -31,7 +31,7 @@
 //! make the exit code 1. A symbolic link (inside the root, as the library requires) stays a
 //! link: its target is formatted.
 
-use archetype_engine::read_regular_file;
+use archetype_engine::tooling::read_regular_file;
 use clap::Args;
 use serde_json::Value;
 

@@ -42,9 +42,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use archetype_engine::{
-    did_you_mean, ArchetypeLibrary, ComponentRegistry, Diagnostic, LoadOptions,
-};
+use archetype_engine::tooling::did_you_mean;
+use archetype_engine::{ArchetypeLibrary, ComponentRegistry, Diagnostic, LoadOptions};
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
@@ -424,13 +423,13 @@ pub(crate) fn unknown_archetype(name: &str, library: &ArchetypeLibrary) -> CliEr
 /// Writes `bytes` to `path` atomically (the engine's [`write_atomically`]: a synced temporary
 /// file renamed over `path`), so a reader or the hot reloader never sees half a file.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    archetype_engine::write_atomically(path, bytes)
+    archetype_engine::tooling::write_atomically(path, bytes)
         .map_err(|error| CliError::io(format!("cannot write `{}`", path.display()), error))
 }
 
 /// Like [`write_atomically`], but never replaces a file: `Ok(false)` if `path` exists.
 pub(crate) fn create_atomically(path: &Path, bytes: &[u8]) -> Result<bool, CliError> {
-    archetype_engine::create_atomically(path, bytes)
+    archetype_engine::tooling::create_atomically(path, bytes)
         .map_err(|error| CliError::io(format!("cannot write `{}`", path.display()), error))
 }
 

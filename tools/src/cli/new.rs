@@ -2,7 +2,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use archetype_engine::{check_archetype_name, keys, ArchetypeLibrary};
+use archetype_engine::tooling::check_archetype_name;
+use archetype_engine::{keys, ArchetypeLibrary};
 use clap::Args;
 use serde_json::{Map, Value};
 

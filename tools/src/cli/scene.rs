@@ -15,10 +15,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use archetype_engine::tooling::read_regular_file;
 use archetype_engine::{
-    load_scene_from_path, read_regular_file, read_scene_header, save_scene, scene_keys,
-    ArchetypeLibrary, Diagnostic, SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions,
-    SCENE_FORMAT_VERSION,
+    load_scene_from_path, read_scene_header, save_scene, scene_keys, ArchetypeLibrary, Diagnostic,
+    SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions, SCENE_FORMAT_VERSION,
 };
 use clap::{Args, Subcommand};
 use hecs::World;
@@ -499,8 +499,8 @@ fn header_meta(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
 }
 
 /// The header of a binary scene, or `None` if `bytes` are not one.
-pub(crate) fn binary_header(bytes: &[u8]) -> Option<archetype_engine::BinarySceneHeader> {
-    archetype_engine::read_binary_scene_header(bytes).ok()
+pub(crate) fn binary_header(bytes: &[u8]) -> Option<archetype_engine::tooling::BinarySceneHeader> {
+    archetype_engine::tooling::read_binary_scene_header(bytes).ok()
 }
 
 /// Whether `bytes` are a binary scene (rather than JSON text).

@@ -27,7 +27,8 @@
 //! The output is deterministic: keys sorted, two-space indentation, a final newline.
 
 use archetype_engine::schemars::generate::SchemaSettings;
-use archetype_engine::{keys, ComponentRegistry, ARCHETYPE_NAME_PATTERN, FORMAT_VERSION};
+use archetype_engine::tooling::ARCHETYPE_NAME_PATTERN;
+use archetype_engine::{keys, ComponentRegistry, FORMAT_VERSION};
 use clap::Args;
 use serde_json::{json, Map, Value};
 

@@ -9,9 +9,10 @@
 
 use std::path::Path;
 
+use archetype_engine::tooling::write_atomically;
 use archetype_engine::{
-    save_scene, write_atomically, ArchetypeLibrary, Children, EntityRef, SceneEncoding,
-    SceneSaveOptions, SpawnError, StableId, Transform,
+    save_scene, ArchetypeLibrary, Children, EntityRef, SceneEncoding, SceneSaveOptions, SpawnError,
+    StableId, Transform,
 };
 use glam::Vec3;
 use hecs::{Entity, World};

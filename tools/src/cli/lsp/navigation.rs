@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::{check_archetype_name, keys, scene_keys};
+use archetype_engine::tooling::check_archetype_name;
+use archetype_engine::{keys, scene_keys};
 use lsp_types::{
     DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
     Location, OneOf, OptionalVersionedTextDocumentIdentifier, Position, Range as LspRange,

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use archetype_engine::{check_archetype_name, ArchetypeLibrary, ComponentRegistry, LoadOptions};
+use archetype_engine::tooling::check_archetype_name;
+use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
@@ -92,7 +93,7 @@ impl State {
         let limit = archetype_engine::SceneLoadOptions::default()
             .limits
             .max_scene_bytes;
-        let bytes = archetype_engine::read_regular_file(path, limit).ok()?;
+        let bytes = archetype_engine::tooling::read_regular_file(path, limit).ok()?;
         String::from_utf8(bytes).ok().map(Cow::Owned)
     }
 

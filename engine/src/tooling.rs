@@ -1,0 +1,22 @@
+//! Helpers for tools built on the library: `archetool`, editor integrations, a game's own
+//! asset tool. A game does not need them to load archetypes, spawn, hot-reload or load and save
+//! scenes; they are here so that tools follow the library's own rules (archetype names, reading
+//! and writing files, suggestions) instead of restating them.
+//!
+//! ```
+//! use archetype_engine::tooling::{check_archetype_name, did_you_mean};
+//!
+//! assert!(check_archetype_name("enemies/goblin").is_ok());
+//! assert!(check_archetype_name("Enemies/Goblin").is_err());
+//! assert_eq!(did_you_mean("healht", ["health", "speed"]).as_deref(), Some("health"));
+//! ```
+
+pub use crate::archetype::{
+    check_archetype_name, NameProblem, NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
+};
+pub use crate::fs::{
+    create_atomically, read_regular_file, write_atomically, FileKind, FileTooLarge, NotRegularFile,
+};
+pub use crate::json::did_you_mean;
+#[cfg(feature = "binary")]
+pub use crate::scene::{read_binary_scene_header, BinarySceneHeader};
