@@ -7,7 +7,7 @@
 //! use archetype_engine::tooling::{check_archetype_name, did_you_mean};
 //!
 //! assert!(check_archetype_name("enemies/goblin").is_ok());
-//! assert!(check_archetype_name("Enemies/Goblin").is_err());
+//! assert!(check_archetype_name("enemies/../goblin").is_err());
 //! assert_eq!(did_you_mean("healht", ["health", "speed"]).as_deref(), Some("health"));
 //! ```
 

@@ -281,13 +281,27 @@ impl ArchetypeLibrary {
         let started = std::time::Instant::now();
         let mut library = Self::empty(root, registry, options);
         library.reload_all();
-        crate::logging::archetypes_loaded(&library, started);
+        library.log_loaded(started);
         if library.error_count() > 0 {
             return Err(LoadError {
                 library: Box::new(library),
             });
         }
         Ok(library)
+    }
+
+    /// Logs the end of a library load (inside its `load_archetypes` span).
+    fn log_loaded(&self, started: std::time::Instant) {
+        let ms = crate::logging::ms_since(started);
+        let files = self.len();
+        let archetypes = self.names().filter(|name| self.get(name).is_some()).count();
+        let errors = self.error_count();
+        let warnings = self.diagnostics().len() - errors;
+        if errors > 0 {
+            tracing::warn!(files, archetypes, errors, warnings, ms, "loaded archetypes");
+        } else {
+            tracing::info!(files, archetypes, errors, warnings, ms, "loaded archetypes");
+        }
     }
 
     /// A library with no archetypes yet, reading from `root` when told to (see

@@ -39,7 +39,7 @@ impl std::error::Error for NameProblem {}
 ///
 /// # Example
 /// ```
-/// use archetype_engine::check_archetype_name;
+/// use archetype_engine::tooling::check_archetype_name;
 /// assert!(check_archetype_name("enemies/goblin").is_ok());
 /// let problem = check_archetype_name("enemies\\goblin").unwrap_err();
 /// assert_eq!(problem.suggestion.as_deref(), Some("enemies/goblin"));

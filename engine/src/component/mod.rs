@@ -27,7 +27,9 @@ pub use registry::SchemaFn;
 pub use registry::{Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError};
 pub(crate) use registry::{ComponentOps, LiveColumn, TypedValue, ValueError, WriteError};
 pub use shared::Shared;
-pub(crate) use shared::{mark_used_in, with_load_table, with_save_table, LoadTable, SaveTable};
+pub(crate) use shared::{
+    mark_used_in, with_load_table, with_save_table, LoadTable, SaveTable, SHARED_REF,
+};
 pub use stable_id::{ParseStableIdError, StableId};
 pub use transform::Transform;
 pub(crate) use value_check::CheckError;

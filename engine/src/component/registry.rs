@@ -19,9 +19,8 @@ use crate::component::value_check::{self, CheckError, Checked};
 use crate::component::value_layout::Layout;
 use crate::component::value_reader::{ReadErrorKind, Reading, ValueReader};
 use crate::json::merge_patch;
-use crate::json::{probe, tag_of, Shape};
+use crate::json::{probe, tag_of, Pretty, Shape};
 use crate::json::{FieldPath, PathSegment};
-use crate::scene::ScenePretty;
 
 /// A type that can be a data-driven component.
 ///
@@ -548,7 +547,7 @@ impl WriteError {
 /// saved: each entity's value is read by its row, without looking the entity up.
 pub(crate) trait LiveColumn {
     /// Writes the value in `row` as pretty JSON whose first line continues the current one and
-    /// whose nesting starts at `depth` (see `ScenePretty`), recording the shared values it
+    /// whose nesting starts at `depth` (see `Pretty`), recording the shared values it
     /// writes. The value is checked first (see [`value_check::check`]); values holding maps
     /// are written through a JSON value, which sorts their keys.
     fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError>;
@@ -560,7 +559,7 @@ impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
     fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError> {
         let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
         let checked = value_check::check(component).map_err(WriteError::Check)?;
-        let mut serializer = serde_json::Serializer::with_formatter(out, ScenePretty::at(depth));
+        let mut serializer = serde_json::Serializer::with_formatter(out, Pretty::at(depth));
         recording(|| {
             if checked.has_map {
                 let value = serde_json::to_value(component).map_err(WriteError::write)?;

@@ -12,7 +12,10 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::json::FieldPath;
-use crate::scene::scene_keys::SHARED_REF;
+
+/// The key of a shared-data reference inside a component value (`{"$shared": "<key>"}`);
+/// scene files list it as `scene_keys::SHARED_REF`.
+pub(crate) const SHARED_REF: &str = "$shared";
 
 /// Data shared by several entities (a loot table, a dialogue tree) through one `Arc`.
 ///

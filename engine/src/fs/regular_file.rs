@@ -110,8 +110,8 @@ pub struct FileTooLarge {
 /// # let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("goblin.json");
 /// std::fs::write(&path, "{}")?;
-/// assert_eq!(archetype_engine::read_regular_file(&path, 1024)?, b"{}");
-/// let error = archetype_engine::read_regular_file(dir.path(), 1024).unwrap_err();
+/// assert_eq!(archetype_engine::tooling::read_regular_file(&path, 1024)?, b"{}");
+/// let error = archetype_engine::tooling::read_regular_file(dir.path(), 1024).unwrap_err();
 /// assert_eq!(
 ///     error.to_string(),
 ///     "is a directory, not a regular file; only regular files are read (replace it with a file or remove it)"

@@ -5,6 +5,7 @@
 mod field_path;
 mod field_probe;
 pub mod merge_patch;
+mod pretty;
 mod span_index;
 mod suggest;
 mod text;
@@ -12,6 +13,7 @@ mod text;
 pub use field_path::{FieldPath, PathSegment};
 pub(crate) use field_probe::{probe, suggest_field_in, suggest_with, tag_of, Shape};
 pub(crate) use merge_patch::remove_overridden;
+pub(crate) use pretty::Pretty;
 pub use suggest::did_you_mean;
 pub use text::Position;
 pub(crate) use text::{

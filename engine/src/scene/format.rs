@@ -35,10 +35,6 @@
 //! endian) of every byte before it, magic included. Format 2 is the same layout without it and
 //! still loads.
 
-use std::io;
-
-use serde_json::ser::Formatter;
-
 /// Key names of the JSON scene format.
 pub mod scene_keys {
     /// The format version.
@@ -60,7 +56,7 @@ pub mod scene_keys {
     /// Component name → value (full) or merge patch (archetype instances).
     pub const COMPONENTS: &str = "components";
     /// The key of a shared-data reference inside a component value.
-    pub const SHARED_REF: &str = "$shared";
+    pub const SHARED_REF: &str = crate::component::SHARED_REF;
     /// Keys allowed in an entity entry, in the order they are written.
     pub const ENTITY: [&str; 4] = [ID, ARCHETYPE, CHILD, COMPONENTS];
     /// Keys allowed at the top level, in the order they are written.
@@ -88,110 +84,8 @@ pub(crate) const KIND_TYPED: u8 = 0;
 pub(crate) const KIND_PATCH: u8 = 1;
 pub(crate) const KIND_REMOVED: u8 = 2;
 
-/// serde_json's pretty printer (two-space indent), but able to start at a nesting depth, so a
-/// value written on its own lines up with the document around it.
-pub(crate) struct ScenePretty {
-    current_indent: usize,
-    has_value: bool,
-}
-
-impl ScenePretty {
-    /// A printer for a value that sits `depth` levels deep.
-    pub fn at(depth: usize) -> Self {
-        ScenePretty {
-            current_indent: depth,
-            has_value: false,
-        }
-    }
-}
-
-/// A comma, a line break and indentation for up to 32 levels: each new line is written with
-/// one call, not one per level.
-const LINE: &[u8; 66] = b",\n                                                                ";
-
-/// A line break (after a comma if `comma`) and the indentation of `depth` levels.
-fn new_line<W: ?Sized + io::Write>(writer: &mut W, comma: bool, depth: usize) -> io::Result<()> {
-    let start = usize::from(!comma);
-    let spaces = 2 * depth;
-    match LINE.get(start..2 + spaces) {
-        Some(line) => writer.write_all(line),
-        None => {
-            writer.write_all(&LINE[start..2])?;
-            for _ in 0..depth {
-                writer.write_all(b"  ")?;
-            }
-            Ok(())
-        }
-    }
-}
-
-impl ScenePretty {
-    fn open<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
-        self.current_indent += 1;
-        self.has_value = false;
-        writer.write_all(bracket)
-    }
-
-    fn close<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
-        self.current_indent -= 1;
-        if self.has_value {
-            new_line(writer, false, self.current_indent)?;
-        }
-        writer.write_all(bracket)
-    }
-
-    fn next_line<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
-        new_line(writer, !first, self.current_indent)
-    }
-}
-
-impl Formatter for ScenePretty {
-    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.open(writer, b"[")
-    }
-
-    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.close(writer, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.next_line(writer, first)
-    }
-
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.open(writer, b"{")
-    }
-
-    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.close(writer, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.next_line(writer, first)
-    }
-
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        writer.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-}
+/// The scene files' pretty printer: serde_json's, able to start at a nesting depth.
+pub(crate) use crate::json::Pretty as ScenePretty;
 
 /// Appends the pieces of the binary container.
 pub(crate) struct BinaryWriter {

@@ -313,7 +313,7 @@ pub fn load_scene(
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
     // Checked references (`ArchetypeRef`, `AssetPath`) are read against the library (issue 18).
-    crate::logging::scene_load(file, bytes.len(), || {
+    super::logging::scene_load(file, bytes.len(), || {
         let references = library.reference_targets().context();
         references.install(|| load_scene_untraced(bytes, file, world, library, options))
     })

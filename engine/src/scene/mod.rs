@@ -14,12 +14,12 @@ mod header;
 mod json_scan;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod load;
+mod logging;
 mod migration;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod save;
 
 pub use api::Scenes;
-pub(crate) use format::ScenePretty;
 #[cfg(feature = "binary")]
 pub use format::BINARY_SCENE_FORMAT_VERSION;
 pub use format::{scene_keys, SCENE_FORMAT_VERSION};

@@ -187,7 +187,7 @@ pub fn save_scene(
     options: &SceneSaveOptions,
 ) -> Result<Vec<u8>, SceneSaveError> {
     let selection = options.selection.as_deref();
-    crate::logging::scene_save(encoding, world, selection, || {
+    super::logging::scene_save(encoding, world, selection, || {
         save_scene_untraced(world, library, encoding, options)
     })
 }
@@ -339,7 +339,7 @@ pub fn save_scene_to_path(
     options: &SceneSaveOptions,
 ) -> Result<(), SceneSaveError> {
     let path = path.as_ref();
-    crate::logging::scene_save_file(path, || {
+    super::logging::scene_save_file(path, || {
         let bytes = save_scene(world, library, SceneEncoding::for_path(path), options)?;
         write_atomically(path, &bytes).map_err(|source| SceneSaveError::Io {
             path: path.to_path_buf(),
