@@ -104,13 +104,29 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// The entries of a fixture folder, sorted. A folder that is missing or empty fails the test
+/// that walks it: it would otherwise check nothing and pass.
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
+        .unwrap_or_else(|error| panic!("fixture folder {}: {error}", dir.display()))
         .map(|entry| entry.unwrap().path())
         .collect();
+    assert!(!entries.is_empty(), "fixture folder {} is empty", dir.display());
     entries.sort();
     entries
+}
+
+#[test]
+#[should_panic(expected = "is empty")]
+fn walking_an_empty_fixture_folder_fails() {
+    let empty = tempfile::tempdir().unwrap();
+    sorted_entries(empty.path());
+}
+
+#[test]
+#[should_panic(expected = "fixture folder")]
+fn walking_a_missing_fixture_folder_fails() {
+    sorted_entries(&fixtures().join("no-such-folder"));
 }
 
 #[test]
