@@ -111,7 +111,11 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_else(|error| panic!("fixture folder {}: {error}", dir.display()))
         .map(|entry| entry.unwrap().path())
         .collect();
-    assert!(!entries.is_empty(), "fixture folder {} is empty", dir.display());
+    assert!(
+        !entries.is_empty(),
+        "fixture folder {} is empty",
+        dir.display()
+    );
     entries.sort();
     entries
 }

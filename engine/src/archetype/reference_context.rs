@@ -7,6 +7,7 @@
 //! operation that reads component values (compiling archetypes, spawn-time overrides, loading a
 //! scene, patching live entities). Without one, references are read unchecked.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::archetype::instance::ArchetypeId;
+use crate::component::serde_context::{self, References};
 use crate::diagnostic::{quoted, DiagnosticCode};
 use crate::json::did_you_mean;
 
@@ -120,10 +122,6 @@ pub(crate) struct ReferenceContext {
     failure: RefCell<Option<RefFailure>>,
 }
 
-thread_local! {
-    static CONTEXT: RefCell<Option<Rc<ReferenceContext>>> = const { RefCell::new(None) };
-}
-
 impl ReferenceContext {
     pub fn new(archetypes: Arc<ArchetypeTargets>, assets: Option<Arc<AssetIndex>>) -> Rc<Self> {
         Rc::new(ReferenceContext {
@@ -146,21 +144,14 @@ impl ReferenceContext {
     /// Runs `f` with this context installed on this thread (the previous one is restored after,
     /// even if `f` panics, so operations nest).
     pub fn install<R>(self: &Rc<Self>, f: impl FnOnce() -> R) -> R {
-        struct Restore(Option<Rc<ReferenceContext>>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                let previous = self.0.take();
-                CONTEXT.with(|slot| *slot.borrow_mut() = previous);
-            }
-        }
-        let previous = CONTEXT.with(|slot| slot.borrow_mut().replace(self.clone()));
-        let _restore = Restore(previous);
-        f()
+        let context: Rc<dyn Any> = self.clone();
+        serde_context::scoped::<References, _>(Some(context), f).0
     }
 
     /// The context installed on this thread, if any.
     pub fn current() -> Option<Rc<ReferenceContext>> {
-        CONTEXT.with(|slot| slot.borrow().clone())
+        serde_context::with::<References, _>(|slot| slot.borrow().clone())
+            .and_then(|context| context.downcast::<ReferenceContext>().ok())
     }
 
     /// Takes the last refusal (and forgets it).

@@ -8,8 +8,8 @@
 //!   which are only meaningful inside the running process.
 //!
 //! The library decides which form applies by installing an *entity mapper* for the duration of
-//! an operation (spawning, saving a scene, ...). The mapper lives in a thread-local slot because
-//! serde gives a `Deserialize` impl no other way to receive context.
+//! an operation (spawning, saving a scene, ...), as a part of the serde context
+//! (`serde_context.rs`): serde gives a `Deserialize` impl no other way to receive context.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -19,6 +19,7 @@ use hecs::Entity;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::component::serde_context::{self, Mapper, RawBits, ReferenceError};
 use crate::component::stable_id::StableId;
 
 /// A reference from one entity to another, usable as (part of) a component field.
@@ -135,60 +136,28 @@ pub(crate) trait EntityMapper: Any {
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
-thread_local! {
-    static MAPPER: RefCell<Option<Box<dyn EntityMapper>>> = const { RefCell::new(None) };
-    /// Why the last reference could not be read: formats that drop custom error messages
-    /// (postcard says only "Serde Deserialization Error") get it back from here.
-    static LAST_READ_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
 /// Takes the message of the last reference that could not be read on this thread (and
 /// forgets it).
 pub(crate) fn take_last_read_error() -> Option<String> {
-    LAST_READ_ERROR.with(|last| last.borrow_mut().take())
-}
-
-thread_local! {
-    /// Set while checking a value (not writing it): references are written as raw bits,
-    /// whatever mapper is installed, and never fail.
-    static RAW_BITS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    serde_context::with::<ReferenceError, _>(RefCell::take)
 }
 
 /// Runs `f` with every reference serialized as raw entity bits (cheaper than installing a
 /// mapper, for checks that run on every value read).
 pub(crate) fn writing_raw_bits<R>(f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            RAW_BITS.with(|flag| flag.set(self.0));
-        }
-    }
-    let _reset = Reset(RAW_BITS.with(|flag| flag.replace(true)));
-    f()
+    serde_context::scoped::<RawBits, _>(true, f).0
 }
 
 /// The reference form the installed mapper uses (`None` when none is installed). Other
 /// scene-aware types ([`Shared`](crate::Shared)) follow the same form.
 pub(crate) fn current_wire() -> Option<RefWire> {
-    MAPPER.with(|slot| slot.borrow().as_ref().map(|m| m.wire()))
+    serde_context::with::<Mapper, _>(|slot| slot.borrow().as_ref().map(|m| m.wire()))
 }
 
 /// Runs `f` with `mapper` installed for this thread, then hands the mapper back (with whatever
 /// it recorded). The previous mapper is restored even if `f` panics, so operations nest.
 pub(crate) fn with_mapper<M: EntityMapper, R>(mapper: M, f: impl FnOnce() -> R) -> (R, M) {
-    struct Restore(Option<Box<dyn EntityMapper>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            MAPPER.with(|slot| *slot.borrow_mut() = previous);
-        }
-    }
-
-    let previous = MAPPER.with(|slot| slot.borrow_mut().replace(Box::new(mapper)));
-    let restore = Restore(previous);
-    let result = f();
-    let ours = MAPPER.with(|slot| slot.borrow_mut().take());
-    drop(restore);
+    let (result, ours) = serde_context::scoped::<Mapper, _>(Some(Box::new(mapper)), f);
     match ours.and_then(|boxed| boxed.into_any().downcast::<M>().ok()) {
         Some(mapper) => (result, *mapper),
         None => mapper_slot_corrupted(),
@@ -231,10 +200,10 @@ impl schemars::JsonSchema for EntityRef {
 
 impl Serialize for EntityRef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if RAW_BITS.with(|flag| flag.get()) {
+        if serde_context::with::<RawBits, _>(|flag| *flag.borrow()) {
             return serializer.serialize_u64(self.0.to_bits().get());
         }
-        let written = MAPPER.with(|slot| match slot.borrow_mut().as_mut() {
+        let written = serde_context::with::<Mapper, _>(|slot| match slot.borrow_mut().as_mut() {
             Some(mapper) => mapper.write(self.0),
             None => Ok(RefOut::Number(self.0.to_bits().get())),
         });
@@ -262,18 +231,20 @@ impl<'de> Deserialize<'de> for EntityRef {
             }
         }
         fn read<E: de::Error>(reference: RefIn<'_>) -> Result<EntityRef, E> {
-            MAPPER
-                .with(|slot| match slot.borrow_mut().as_mut() {
-                    Some(mapper) => mapper.read(reference),
-                    None => read_raw(reference),
-                })
-                .map(EntityRef)
-                .map_err(|message| {
-                    LAST_READ_ERROR.with(|last| *last.borrow_mut() = Some(message.clone()));
-                    E::custom(message)
-                })
+            serde_context::with::<Mapper, _>(|slot| match slot.borrow_mut().as_mut() {
+                Some(mapper) => mapper.read(reference),
+                None => read_raw(reference),
+            })
+            .map(EntityRef)
+            .map_err(|message| {
+                serde_context::with::<ReferenceError, _>(|last| {
+                    *last.borrow_mut() = Some(message.clone())
+                });
+                E::custom(message)
+            })
         }
-        let wire = MAPPER.with(|slot| slot.borrow().as_ref().map(|m| m.wire()));
+        let wire =
+            serde_context::with::<Mapper, _>(|slot| slot.borrow().as_ref().map(|m| m.wire()));
         match wire {
             Some(RefWire::Text) => deserializer.deserialize_str(RefVisitor),
             Some(RefWire::Any) => deserializer.deserialize_any(RefVisitor),

@@ -8,6 +8,9 @@ mod builtin;
 mod entity_ref;
 mod ignored_fields;
 mod registry;
+/// The context serde impls read (entity mapper, shared values, checked references): used by
+/// the archetype and scene subsystems to enter it.
+pub(crate) mod serde_context;
 #[cfg(feature = "schema")]
 mod serde_schema;
 mod shared;

@@ -1,7 +1,6 @@
 //! [`Shared<T>`]: data several entities share through one allocation, written once in a scene.
 
 use std::any::{Any, TypeId};
-use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
@@ -11,6 +10,7 @@ use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
+use crate::component::serde_context::{self, Recording, SharedValues};
 use crate::json::FieldPath;
 
 /// The key of a shared-data reference inside a component value (`{"$shared": "<key>"}`);
@@ -85,7 +85,7 @@ impl<T: schemars::JsonSchema> schemars::JsonSchema for Shared<T> {
 
 /// How shared values are being written or read right now (per thread, for one scene
 /// operation).
-enum Context {
+pub(crate) enum SharedContext {
     Save(SaveTable),
     Load(LoadTable),
     /// A component's binary layout is being traced: a `Shared` says where it stands.
@@ -117,13 +117,6 @@ pub(crate) struct UnknownSharedField {
     pub type_name: &'static str,
     /// The closest field name the type has there.
     pub suggestion: Option<String>,
-}
-
-thread_local! {
-    static CONTEXT: RefCell<Option<Context>> = const { RefCell::new(None) };
-    /// Whether serializations now go to a scene's output (and so mark their shared keys
-    /// used). Apart from `CONTEXT`: it is switched around every value a save writes.
-    static RECORDING: Cell<bool> = const { Cell::new(false) };
 }
 
 impl SaveTable {
@@ -179,9 +172,9 @@ fn binary_form() -> bool {
 
 /// Runs `f` with a save table installed; returns the table with what it recorded.
 pub(crate) fn with_save_table<R>(table: SaveTable, f: impl FnOnce() -> R) -> (R, SaveTable) {
-    let (result, context) = with_context(Context::Save(table), f);
+    let (result, context) = with_context(SharedContext::Save(table), f);
     match context {
-        Some(Context::Save(table)) => (result, table),
+        Some(SharedContext::Save(table)) => (result, table),
         _ => (result, SaveTable::default()),
     }
 }
@@ -189,43 +182,24 @@ pub(crate) fn with_save_table<R>(table: SaveTable, f: impl FnOnce() -> R) -> (R,
 /// Runs `f` (which traces a component's binary layout) with `Shared` values saying where
 /// they stand (see [`SHARED_NEWTYPE`](crate::component::value_layout::SHARED_NEWTYPE)).
 pub(crate) fn with_trace<R>(f: impl FnOnce() -> R) -> R {
-    with_context(Context::Trace, f).0
+    with_context(SharedContext::Trace, f).0
 }
 
 /// Runs `f` with a load table installed; returns the table with what was built from it.
 pub(crate) fn with_load_table<R>(table: LoadTable, f: impl FnOnce() -> R) -> (R, LoadTable) {
-    match with_context(Context::Load(table), f) {
-        (result, Some(Context::Load(table))) => (result, table),
+    match with_context(SharedContext::Load(table), f) {
+        (result, Some(SharedContext::Load(table))) => (result, table),
         (result, _) => (result, LoadTable::new(FxHashMap::default())),
     }
 }
 
-fn with_context<R>(context: Context, f: impl FnOnce() -> R) -> (R, Option<Context>) {
-    struct Restore(Option<Context>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            CONTEXT.with(|slot| *slot.borrow_mut() = previous);
-        }
-    }
-    let previous = CONTEXT.with(|slot| slot.borrow_mut().replace(context));
-    let restore = Restore(previous);
-    let result = f();
-    let ours = CONTEXT.with(|slot| slot.borrow_mut().take());
-    drop(restore);
-    (result, ours)
+fn with_context<R>(context: SharedContext, f: impl FnOnce() -> R) -> (R, Option<SharedContext>) {
+    serde_context::scoped::<SharedValues, _>(Some(context), f)
 }
 
 /// Marks what is serialized during `f` as going to the output (its shared keys are used).
 pub(crate) fn recording<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            RECORDING.set(self.0);
-        }
-    }
-    let _restore = Restore(RECORDING.replace(true));
-    f()
+    serde_context::scoped::<Recording, _>(true, f).0
 }
 
 /// Marks the shared keys a JSON value (a merge patch about to be written) refers to as used.
@@ -245,8 +219,8 @@ pub(crate) fn mark_used_in(value: &serde_json::Value) {
             _ => {}
         }
     }
-    CONTEXT.with(|slot| {
-        if let Some(Context::Save(table)) = slot.borrow_mut().as_mut() {
+    serde_context::with::<SharedValues, _>(|slot| {
+        if let Some(SharedContext::Save(table)) = slot.borrow_mut().as_mut() {
             walk(value, &mut table.used);
         }
     });
@@ -264,7 +238,9 @@ fn content_key(bytes: &[u8]) -> u64 {
 
 impl<T: Serialize> Serialize for Shared<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let saving = CONTEXT.with(|slot| matches!(*slot.borrow(), Some(Context::Save(_))));
+        let saving = serde_context::with::<SharedValues, _>(|slot| {
+            matches!(*slot.borrow(), Some(SharedContext::Save(_)))
+        });
         if !saving {
             return self.0.serialize(serializer);
         }
@@ -272,9 +248,9 @@ impl<T: Serialize> Serialize for Shared<T> {
         // the scene's entity mapper like any other.
         let bytes = serde_json::to_vec(&*self.0).map_err(serde::ser::Error::custom)?;
         let key = content_key(&bytes);
-        CONTEXT.with(|slot| {
-            if let Some(Context::Save(table)) = slot.borrow_mut().as_mut() {
-                if RECORDING.get() {
+        serde_context::with::<SharedValues, _>(|slot| {
+            if let Some(SharedContext::Save(table)) = slot.borrow_mut().as_mut() {
+                if serde_context::with::<Recording, _>(|cell| *cell.borrow()) {
                     table.used.insert(key);
                 }
                 table.known.entry(key).or_insert(bytes);
@@ -292,11 +268,12 @@ impl<T: Serialize> Serialize for Shared<T> {
 
 impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shared<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (loading, tracing) = CONTEXT.with(|slot| match *slot.borrow() {
-            Some(Context::Load(_)) => (true, false),
-            Some(Context::Trace) => (false, true),
-            _ => (false, false),
-        });
+        let (loading, tracing) =
+            serde_context::with::<SharedValues, _>(|slot| match *slot.borrow() {
+                Some(SharedContext::Load(_)) => (true, false),
+                Some(SharedContext::Trace) => (false, true),
+                _ => (false, false),
+            });
         if tracing {
             return deserializer.deserialize_newtype_struct(
                 crate::component::value_layout::SHARED_NEWTYPE,
@@ -321,8 +298,8 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
                 }
             }
         };
-        let cached = CONTEXT.with(|slot| match &*slot.borrow() {
-            Some(Context::Load(table)) => table.built.get(&(key, TypeId::of::<T>())).cloned(),
+        let cached = serde_context::with::<SharedValues, _>(|slot| match &*slot.borrow() {
+            Some(SharedContext::Load(table)) => table.built.get(&(key, TypeId::of::<T>())).cloned(),
             _ => None,
         });
         if let Some(built) = cached {
@@ -332,8 +309,8 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
                 .map(Shared)
                 .map_err(|_| de::Error::custom("shared value built with another type"));
         }
-        let text = CONTEXT.with(|slot| match &*slot.borrow() {
-            Some(Context::Load(table)) => table.entries.get(&key).cloned(),
+        let text = serde_context::with::<SharedValues, _>(|slot| match &*slot.borrow() {
+            Some(SharedContext::Load(table)) => table.entries.get(&key).cloned(),
             _ => None,
         });
         let text = text.ok_or_else(|| {
@@ -355,8 +332,8 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
             field,
         });
         let value = Arc::new(value);
-        CONTEXT.with(|slot| {
-            if let Some(Context::Load(table)) = slot.borrow_mut().as_mut() {
+        serde_context::with::<SharedValues, _>(|slot| {
+            if let Some(SharedContext::Load(table)) = slot.borrow_mut().as_mut() {
                 table.built.insert((key, TypeId::of::<T>()), value.clone());
                 table.unknown.extend(unknown);
             }

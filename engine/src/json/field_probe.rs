@@ -108,9 +108,22 @@ pub fn probe<T: de::DeserializeOwned>(path: &[PathSegment]) -> Option<Shape> {
 const MAX_DEPTH: usize = 256;
 
 /// The one error of the probe: "stop here". Both finding the shape and
-/// failing to reach it end the deserialization with it.
-#[derive(Debug)]
-struct Stop;
+/// failing to reach it end the deserialization with it. It carries what a visitor said when
+/// it stopped ([`tag_of`] asks): the field it missed, the variants it expected (serde reports
+/// both through the error type, the probe's only channel back).
+#[derive(Debug, Default)]
+struct Stop {
+    missed: Option<&'static str>,
+    expected: Option<&'static [&'static str]>,
+}
+
+impl Stop {
+    /// Stopped, nothing said.
+    const HERE: Stop = Stop {
+        missed: None,
+        expected: None,
+    };
+}
 
 impl fmt::Display for Stop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -122,25 +135,22 @@ impl std::error::Error for Stop {}
 
 impl de::Error for Stop {
     fn custom<T: fmt::Display>(_msg: T) -> Self {
-        Stop
+        Stop::HERE
     }
 
     fn missing_field(field: &'static str) -> Self {
-        HEARD.with(|heard| heard.set((Some(field), heard.get().1)));
-        Stop
+        Stop {
+            missed: Some(field),
+            expected: None,
+        }
     }
 
     fn unknown_variant(_variant: &str, expected: &'static [&'static str]) -> Self {
-        HEARD.with(|heard| heard.set((heard.get().0, Some(expected))));
-        Stop
+        Stop {
+            missed: None,
+            expected: Some(expected),
+        }
     }
-}
-
-thread_local! {
-    /// What a visitor said while [`tag_of`] probed it: the field it missed, the variants it
-    /// expected (serde reports both through the error type, the probe's only channel back).
-    static HEARD: Cell<(Option<&'static str>, Option<&'static [&'static str]>)> =
-        const { Cell::new((None, None)) };
 }
 
 /// The tag field of the internally tagged enum (`#[serde(tag = "type")]`) at `path` inside
@@ -151,22 +161,19 @@ thread_local! {
 /// field with a name no variant has, it lists its variants. Only an enum's tag does both.
 pub(crate) fn tag_of<T: de::DeserializeOwned>(path: &[PathSegment]) -> Option<&'static str> {
     let ask = |tag: Option<&'static str>| {
-        HEARD.with(|heard| heard.set((None, None)));
         let found = Cell::new(None);
-        let _ = T::deserialize(Probe {
+        let stopped = T::deserialize(Probe {
             path,
             found: &found,
             filler: false,
             depth: 0,
             tag_step: Some(tag),
         });
-        HEARD.with(|heard| heard.take())
+        stopped.err().unwrap_or_default()
     };
-    let (Some(tag), _) = ask(None) else {
-        return None;
-    };
-    match ask(Some(tag)) {
-        (_, Some(variants)) if !variants.is_empty() => Some(tag),
+    let tag = ask(None).missed?;
+    match ask(Some(tag)).expected {
+        Some(variants) if !variants.is_empty() => Some(tag),
         _ => None,
     }
 }
@@ -197,7 +204,7 @@ impl<'de> MapAccess<'de> for TagMap {
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Stop> {
         match std::mem::take(&mut self.value_next) {
             true => seed.deserialize(Key("\u{0}")),
-            false => Err(Stop),
+            false => Err(Stop::HERE),
         }
     }
 }
@@ -226,7 +233,7 @@ impl<'a> Probe<'a> {
                 depth: self.depth + 1,
                 ..self
             }),
-            false => Err(Stop),
+            false => Err(Stop::HERE),
         }
     }
 
@@ -243,7 +250,7 @@ impl<'a> Probe<'a> {
         // Keep the first finding, in case some impl swallows our error and goes on.
         let first = self.found.take().unwrap_or(shape);
         self.found.set(Some(first));
-        Stop
+        Stop::HERE
     }
 
     /// Walks into an element of a tuple of `len` elements, or of a sequence
@@ -253,15 +260,15 @@ impl<'a> Probe<'a> {
         V: Visitor<'de>,
     {
         if self.filler {
-            return Err(Stop);
+            return Err(Stop::HERE);
         }
         let Some((PathSegment::Index(index), rest)) = self.path.split_first() else {
-            return Err(Stop);
+            return Err(Stop::HERE);
         };
         let skip = match len {
             None => 0,
             Some(len) if *index < len => *index,
-            Some(_) => return Err(Stop),
+            Some(_) => return Err(Stop::HERE),
         };
         visitor.visit_seq(Element {
             skip,
@@ -276,7 +283,7 @@ impl<'a> Probe<'a> {
                 key: Some(key),
                 value: self.rest(rest)?,
             }),
-            _ => Err(Stop),
+            _ => Err(Stop::HERE),
         }
     }
 }
@@ -287,7 +294,7 @@ macro_rules! scalar {
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Stop> {
             match self.filler {
                 true => visitor.$visit($($value)?),
-                false => Err(Stop),
+                false => Err(Stop::HERE),
             }
         }
     )*};
@@ -300,7 +307,7 @@ macro_rules! number {
             match (self.filler, self.path.is_empty()) {
                 (true, _) => visitor.visit_u64(1),
                 (false, true) => Err(self.record(Shape::Number { integer: $integer })),
-                (false, false) => Err(Stop),
+                (false, false) => Err(Stop::HERE),
             }
         }
     )*};
@@ -315,7 +322,7 @@ impl<'de> Deserializer<'de> for Probe<'_> {
                 tag,
                 value_next: false,
             }),
-            _ => Err(Stop),
+            _ => Err(Stop::HERE),
         }
     }
 
@@ -401,7 +408,7 @@ impl<'de> Deserializer<'de> for Probe<'_> {
         visitor: V,
     ) -> Result<V::Value, Stop> {
         if self.filler {
-            return Err(Stop);
+            return Err(Stop::HERE);
         }
         if self.path.is_empty() {
             return Err(self.record(Shape::Struct { name, fields }));
@@ -416,7 +423,7 @@ impl<'de> Deserializer<'de> for Probe<'_> {
         visitor: V,
     ) -> Result<V::Value, Stop> {
         if self.filler {
-            return Err(Stop);
+            return Err(Stop::HERE);
         }
         match self.path.split_first() {
             None => Err(self.record(Shape::Enum { name, variants })),
@@ -429,7 +436,7 @@ impl<'de> Deserializer<'de> for Probe<'_> {
                     rest: self.rest(rest)?,
                 })
             }
-            Some((PathSegment::Index(_), _)) => Err(Stop),
+            Some((PathSegment::Index(_), _)) => Err(Stop::HERE),
         }
     }
 
@@ -509,7 +516,7 @@ impl<'de> VariantAccess<'de> for Variant<'_> {
     type Error = Stop;
 
     fn unit_variant(self) -> Result<(), Stop> {
-        Err(Stop)
+        Err(Stop::HERE)
     }
 
     fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, Stop> {

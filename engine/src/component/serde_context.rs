@@ -1,0 +1,144 @@
+//! The one context the library's serde impls read while an operation runs.
+//!
+//! Components stay plain serde types: a field of type [`EntityRef`](crate::EntityRef),
+//! [`Shared<T>`](crate::Shared), [`ArchetypeRef`](crate::ArchetypeRef) or
+//! [`AssetPath`](crate::AssetPath) is written and read differently in an archetype file, a
+//! scene or the game's own `serde_json::to_value`, and serde gives a `Serialize` or
+//! `Deserialize` impl no way to receive that context but the thread it runs on. So an
+//! operation (spawning, saving or loading a scene, checking a value) installs the parts it needs
+//! with [`scoped`] for exactly the duration of its work, and gets each part back, with what it
+//! recorded, when the work ends. [`scoped`] is the only place a part is entered or left, and
+//! restores what it replaced even if the work panics, so operations nest.
+//!
+//! Each part has its own cell, so a part's user may use another part while it holds its own
+//! (a shared value being built reads entity references).
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::component::entity_ref::EntityMapper;
+use crate::component::shared::SharedContext;
+
+/// Every part of the context, each in its own cell.
+pub(crate) struct SerdeContext {
+    mapper: RefCell<Option<Box<dyn EntityMapper>>>,
+    raw_bits: RefCell<bool>,
+    reference_error: RefCell<Option<String>>,
+    shared: RefCell<Option<SharedContext>>,
+    recording: RefCell<bool>,
+    references: RefCell<Option<Rc<dyn Any>>>,
+}
+
+thread_local! {
+    static CONTEXT: SerdeContext = const {
+        SerdeContext {
+            mapper: RefCell::new(None),
+            raw_bits: RefCell::new(false),
+            reference_error: RefCell::new(None),
+            shared: RefCell::new(None),
+            recording: RefCell::new(false),
+            references: RefCell::new(None),
+        }
+    };
+}
+
+/// One part of the context: its value and where it lives.
+pub(crate) trait Part: 'static {
+    /// What the part holds; its default is "not installed".
+    type Value: Default + 'static;
+    /// The part's cell.
+    fn cell(context: &SerdeContext) -> &RefCell<Self::Value>;
+}
+
+macro_rules! parts {
+    ($($(#[$doc:meta])* $part:ident: $value:ty = $field:ident;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $part;
+
+        impl Part for $part {
+            type Value = $value;
+            fn cell(context: &SerdeContext) -> &RefCell<$value> {
+                &context.$field
+            }
+        }
+    )*};
+}
+
+parts! {
+    /// Turns entities into their written form and back ([`EntityRef`](crate::EntityRef));
+    /// none: raw entity bits.
+    Mapper: Option<Box<dyn EntityMapper>> = mapper;
+    /// Set while a value is checked, not written: references are written as raw bits,
+    /// whatever mapper is installed, and never fail.
+    RawBits: bool = raw_bits;
+    /// Why the last reference could not be read: formats that drop custom error messages
+    /// (postcard says only "Serde Deserialization Error") get it back from here.
+    ReferenceError: Option<String> = reference_error;
+    /// A scene's table of shared values ([`Shared<T>`](crate::Shared)) being written or read,
+    /// or a layout being traced.
+    SharedValues: Option<SharedContext> = shared;
+    /// Whether serializations now go to a scene's output (and so mark their shared keys
+    /// used); switched around every value a save writes.
+    Recording: bool = recording;
+    /// What checked references (archetype names, asset paths) are checked against: the
+    /// archetype subsystem's `ReferenceContext`.
+    References: Option<Rc<dyn Any>> = references;
+}
+
+/// Runs `f` with part `P` holding `value`, then puts back what it held before (even if `f`
+/// panics) and returns, beside `f`'s result, what the part held when `f` ended.
+pub(crate) fn scoped<P: Part, R>(value: P::Value, f: impl FnOnce() -> R) -> (R, P::Value) {
+    struct Restore<P: Part>(Option<P::Value>);
+    impl<P: Part> Drop for Restore<P> {
+        fn drop(&mut self) {
+            if let Some(previous) = self.0.take() {
+                CONTEXT.with(|context| *P::cell(context).borrow_mut() = previous);
+            }
+        }
+    }
+    let previous = CONTEXT.with(|context| P::cell(context).replace(value));
+    let restore = Restore::<P>(Some(previous));
+    let result = f();
+    let ours = CONTEXT.with(|context| P::cell(context).take());
+    drop(restore);
+    (result, ours)
+}
+
+/// Gives `f` part `P`'s cell on this thread.
+pub(crate) fn with<P: Part, R>(f: impl FnOnce(&RefCell<P::Value>) -> R) -> R {
+    CONTEXT.with(|context| f(P::cell(context)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scope_restores_what_it_replaced_and_returns_what_it_left() {
+        let (inner, outer) = scoped::<ReferenceError, _>(Some("outer".to_string()), || {
+            let ((), inner) = scoped::<ReferenceError, _>(Some("inner".to_string()), || {
+                with::<ReferenceError, _>(|cell| *cell.borrow_mut() = Some("changed".into()));
+            });
+            assert_eq!(
+                with::<ReferenceError, _>(|cell| cell.borrow().clone()).as_deref(),
+                Some("outer")
+            );
+            inner
+        });
+        assert_eq!(inner.as_deref(), Some("changed"));
+        assert_eq!(outer.as_deref(), Some("outer"));
+        assert_eq!(
+            with::<ReferenceError, _>(|cell| cell.borrow().clone()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_scope_is_left_when_its_work_panics() {
+        let result =
+            std::panic::catch_unwind(|| scoped::<RawBits, _>(true, || panic!("work failed")));
+        assert!(result.is_err());
+        assert!(!with::<RawBits, _>(|cell| *cell.borrow()));
+    }
+}
