@@ -5,9 +5,13 @@
 
 mod binary_codec;
 mod builtin;
+mod entity_ops;
 mod entity_ref;
 mod ignored_fields;
+mod ops;
 mod registry;
+mod reload_ops;
+mod scene_ops;
 /// The context serde impls read (entity mapper, shared values, checked references): used by
 /// the archetype and scene subsystems to enter it.
 pub(crate) mod serde_context;
@@ -19,16 +23,18 @@ mod transform;
 mod value_check;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod value_layout;
+mod value_ops;
 mod value_reader;
 
 pub(crate) use binary_codec::{crc32, from_bytes};
 pub use builtin::{Children, Name, Parent};
 pub use entity_ref::EntityRef;
 pub(crate) use entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+pub(crate) use ops::{ComponentOps, TypedValue};
 #[cfg(feature = "schema")]
 pub use registry::SchemaFn;
 pub use registry::{Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError};
-pub(crate) use registry::{ComponentOps, LiveColumn, TypedValue, ValueError, WriteError};
+pub(crate) use scene_ops::{LiveColumn, WriteError};
 pub use shared::Shared;
 pub(crate) use shared::{
     mark_used_in, with_load_table, with_save_table, LoadTable, SaveTable, SHARED_REF,
@@ -37,4 +43,5 @@ pub use stable_id::{ParseStableIdError, StableId};
 pub use transform::Transform;
 pub(crate) use value_check::CheckError;
 pub(crate) use value_layout::{read_value, Layout};
+pub(crate) use value_ops::ValueError;
 pub(crate) use value_reader::{is_operator_object, ReadErrorKind};

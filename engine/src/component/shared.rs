@@ -321,7 +321,7 @@ impl<'de, T: DeserializeOwned + Send + Sync + 'static> Deserialize<'de> for Shar
         let mut unknown = Vec::new();
         let mut deserializer = serde_json::Deserializer::from_str(&text);
         let value: T = serde_ignored::deserialize(&mut deserializer, |path| {
-            unknown.push(crate::component::registry::field_path_of(&path));
+            unknown.push(crate::component::value_ops::field_path_of(&path));
         })
         .and_then(|value| deserializer.end().map(|()| value))
         .map_err(|e| de::Error::custom(format!("shared value {key:016x}: {e}")))?;

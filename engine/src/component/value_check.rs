@@ -35,7 +35,7 @@ pub(crate) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckEr
     match result {
         Ok(()) => Ok(found),
         Err(error) => Err(CheckError {
-            path: crate::component::registry::convert_path(error.path()),
+            path: crate::component::value_ops::convert_path(error.path()),
             message: error.into_inner().0,
         }),
     }

@@ -78,7 +78,7 @@ const MAX_DEPTH: usize = 64;
 
 /// The layout of `T`'s binary form, or `None` if it cannot be traced (see the module docs).
 /// The caller installs what `T`'s own serde impls need (see
-/// [`ComponentOps::layout`](crate::component::registry::ComponentOps::layout)).
+/// [`ValueOps::layout`](crate::component::value_ops::ValueOps::layout)).
 pub(crate) fn trace<T: DeserializeOwned>() -> Option<Layout> {
     trace_with::<T>(false)
 }

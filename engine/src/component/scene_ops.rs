@@ -1,0 +1,230 @@
+//! [`SceneOps`]: a component type in scene files: its live values written (JSON or postcard,
+//! checked first) and values read straight from a file's text or bytes into entities.
+
+use std::fmt;
+
+use hecs::{Archetype, BatchWriter, ColumnBatchBuilder, Entity, EntityBuilder, World};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::component::ignored_fields::Strict;
+use crate::component::ops::{Ops, TypedValue};
+use crate::component::registry::Component;
+use crate::component::shared::recording;
+use crate::component::value_check::{self, CheckError, Checked};
+use crate::component::value_ops::{convert_path, field_path_of};
+use crate::json::{FieldPath, Pretty};
+
+/// Why a live component could not be written.
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    /// The value holds something a scene cannot hold (see [`value_check::check`]).
+    Check(CheckError),
+    /// Serializing failed (the component's own `Serialize` refused).
+    Write(String),
+}
+
+impl WriteError {
+    fn write(error: impl fmt::Display) -> Self {
+        WriteError::Write(error.to_string())
+    }
+}
+
+/// A component type's column in one hecs archetype, borrowed for reading while a scene is
+/// saved: each entity's value is read by its row, without looking the entity up.
+pub(crate) trait LiveColumn {
+    /// Writes the value in `row` as pretty JSON whose first line continues the current one and
+    /// whose nesting starts at `depth` (see `Pretty`), recording the shared values it
+    /// writes. The value is checked first (see [`value_check::check`]); values holding maps
+    /// are written through a JSON value, which sorts their keys.
+    fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError>;
+    /// Appends the value in `row` in postcard's binary form, checking it first.
+    fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError>;
+}
+
+impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
+    fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError> {
+        let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
+        let checked = value_check::check(component).map_err(WriteError::Check)?;
+        let mut serializer = serde_json::Serializer::with_formatter(out, Pretty::at(depth));
+        recording(|| {
+            if checked.has_map {
+                let value = serde_json::to_value(component).map_err(WriteError::write)?;
+                value.serialize(&mut serializer).map_err(WriteError::write)
+            } else {
+                component
+                    .serialize(&mut serializer)
+                    .map_err(WriteError::write)
+            }
+        })
+    }
+
+    fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError> {
+        let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
+        value_check::check(component).map_err(WriteError::Check)?;
+        let bytes = crate::component::binary_codec::to_extend(component, std::mem::take(out))
+            .map_err(WriteError::write)?;
+        *out = bytes;
+        Ok(())
+    }
+}
+
+/// What a [`LiveColumn`] says of a row past its end (a bug, not bad data).
+const NO_ROW: &str = "the entity is not in the archetype column being saved";
+/// Reading and writing a component type's values in scene files.
+pub(crate) trait SceneOps {
+    /// Serializes the live component of `entity`, if it has one.
+    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>>;
+    /// Checks the live component of `entity` can be written (no non-finite floats, every
+    /// entity reference mappable under the installed mapper). `None` if it has none.
+    fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>>;
+    /// This type's column in a hecs archetype, if the archetype has it, for saving.
+    fn column<'w>(&self, archetype: &'w Archetype) -> Option<Box<dyn LiveColumn + 'w>>;
+    /// Deserializes a value from JSON text straight into `builder`. Fields the type does not
+    /// have are skipped and reported through `unknown` (the caller decides whether that is an
+    /// error: it is the place of a typo, and saving the value again would drop them).
+    fn read_json_into(
+        &self,
+        text: &str,
+        builder: &mut EntityBuilder,
+        unknown: &mut Vec<FieldPath>,
+    ) -> Result<(), (FieldPath, serde_json::Error)>;
+    /// Deserializes a value from the start of `text` (JSON, after optional whitespace), checked
+    /// as [`read_json_into`](Self::read_json_into) checks it, into `builder`; returns how many
+    /// bytes of `text` the value took. `None` when it does not decode or has a field the type
+    /// does not have: the caller reads it again the careful way to say why.
+    fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize>;
+    /// Deserializes a value from postcard bytes; an error says where in the value, if known.
+    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)>;
+    /// As [`read_postcard`](Self::read_postcard), adding the value to `builder`.
+    fn read_postcard_into(
+        &self,
+        bytes: &[u8],
+        builder: &mut EntityBuilder,
+    ) -> Result<(), (FieldPath, String)>;
+    /// A writer of this type's column of `batch` that decodes postcard bytes; `None` if the
+    /// batch has no such column.
+    fn postcard_sink<'b>(
+        &self,
+        batch: &'b ColumnBatchBuilder,
+    ) -> Option<Box<dyn PostcardSink + 'b>>;
+}
+
+impl<T: Component> SceneOps for Ops<T> {
+    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>> {
+        let component = world.get::<&T>(entity).ok()?;
+        Some(serde_json::to_value(&*component).map_err(|e| e.to_string()))
+    }
+
+    fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>> {
+        let component = world.get::<&T>(entity).ok()?;
+        Some(value_check::check(&*component))
+    }
+
+    fn column<'w>(&self, archetype: &'w Archetype) -> Option<Box<dyn LiveColumn + 'w>> {
+        Some(Box::new(archetype.get::<&T>()?))
+    }
+
+    fn read_json_into(
+        &self,
+        text: &str,
+        builder: &mut EntityBuilder,
+        unknown: &mut Vec<FieldPath>,
+    ) -> Result<(), (FieldPath, serde_json::Error)> {
+        builder.add(Self::read_json_typed(self.marker_text(text), unknown)?);
+        Ok(())
+    }
+
+    fn read_json_prefix_into(&self, text: &str, builder: &mut EntityBuilder) -> Option<usize> {
+        if self.marker {
+            // Scenes write markers `{}` (serde would read only `null`).
+            let rest = text.trim_start();
+            if let Some(after) = rest.strip_prefix("{}") {
+                builder.add(serde_json::from_str::<T>("null").ok()?);
+                return Some(text.len() - after.len());
+            }
+        }
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<Strict<T>>();
+        let Strict(typed) = values.next()?.ok()?;
+        crate::component::value_check::check_read(&typed).ok()?;
+        builder.add(typed);
+        Some(values.byte_offset())
+    }
+
+    fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)> {
+        Ok(Box::new(Self::read_postcard_typed(bytes)?))
+    }
+
+    fn read_postcard_into(
+        &self,
+        bytes: &[u8],
+        builder: &mut EntityBuilder,
+    ) -> Result<(), (FieldPath, String)> {
+        builder.add(Self::read_postcard_typed(bytes)?);
+        Ok(())
+    }
+
+    fn postcard_sink<'b>(
+        &self,
+        batch: &'b ColumnBatchBuilder,
+    ) -> Option<Box<dyn PostcardSink + 'b>> {
+        Some(Box::new(batch.writer::<T>()?))
+    }
+}
+
+/// One column of a hecs column batch being filled with values decoded from postcard bytes.
+pub(crate) trait PostcardSink {
+    /// Decodes `bytes`, checked as [`SceneOps::read_postcard`] checks them, onto the end of
+    /// the column. `None` if they do not decode (the caller reads them again the careful way to
+    /// say why) or the column is full.
+    fn push_postcard(&mut self, bytes: &[u8]) -> Option<()>;
+}
+
+impl<T: Component> PostcardSink for BatchWriter<'_, T> {
+    fn push_postcard(&mut self, bytes: &[u8]) -> Option<()> {
+        self.push(Ops::<T>::read_postcard_typed(bytes).ok()?).ok()
+    }
+}
+
+impl<T: Component> Ops<T> {
+    /// Deserializes `T` from postcard bytes, then checks it as
+    /// [`check_read`](crate::component::value_check::check_read) does.
+    fn read_postcard_typed(bytes: &[u8]) -> Result<T, (FieldPath, String)> {
+        crate::component::entity_ref::take_last_read_error();
+        let typed = crate::component::binary_codec::from_bytes::<T>(bytes).map_err(|error| {
+            // Postcard drops custom messages: a reference's own reason is kept aside.
+            let message = crate::component::entity_ref::take_last_read_error()
+                .unwrap_or_else(|| format!("corrupt binary value ({error})"));
+            (FieldPath::root(), message)
+        })?;
+        crate::component::value_check::check_read(&typed)
+            .map_err(|error| (error.path, error.message))?;
+        Ok(typed)
+    }
+
+    /// Deserializes `T` from JSON text (fields `T` does not have go to `unknown`), then checks
+    /// it as [`check_read`](crate::component::value_check::check_read) does.
+    fn read_json_typed(
+        text: &str,
+        unknown: &mut Vec<FieldPath>,
+    ) -> Result<T, (FieldPath, serde_json::Error)> {
+        // Decode without tracking the path first; track it only to report an error.
+        let mut found = Vec::new();
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let decoded = serde_ignored::deserialize(&mut deserializer, |path| {
+            found.push(field_path_of(&path));
+        })
+        .and_then(|typed: T| deserializer.end().map(|()| typed));
+        if let Ok(typed) = decoded {
+            crate::component::value_check::check_read(&typed)
+                .map_err(|error| (error.path, serde::de::Error::custom(error.message)))?;
+            unknown.append(&mut found);
+            return Ok(typed);
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+            let path = convert_path(error.path());
+            (path, error.into_inner())
+        })
+    }
+}

@@ -1,0 +1,254 @@
+//! [`ValueOps`]: a component type's values as archetype files write them: decoding and checking
+//! JSON values, the type's shape for suggestions, its traced layouts.
+
+use std::any::Any;
+
+use hecs::Entity;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::component::ops::{Ops, TypedValue};
+use crate::component::registry::Component;
+use crate::component::value_layout::Layout;
+use crate::component::value_reader::{ReadErrorKind, Reading, ValueReader};
+use crate::json::{probe, tag_of, Shape};
+use crate::json::{FieldPath, PathSegment};
+
+/// Why a JSON value is not a valid component value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ValueError {
+    /// Where in the value the problem is (empty: the value itself).
+    pub path: FieldPath,
+    /// serde's description of the problem.
+    pub message: String,
+    /// What kind of problem it is.
+    pub kind: ReadErrorKind,
+}
+
+impl ValueError {
+    /// A problem of no particular kind (a wrong type or value) at `path`.
+    pub fn invalid(path: FieldPath, message: impl Into<String>) -> Self {
+        ValueError {
+            path,
+            message: message.into(),
+            kind: ReadErrorKind::Invalid,
+        }
+    }
+}
+
+/// What the archetype subsystem does with a component type's values.
+pub(crate) trait ValueOps {
+    /// Deserializes a typed value; unknown fields are reported through `unknown`.
+    fn decode(&self, value: &Value, unknown: &mut Vec<FieldPath>)
+        -> Result<TypedValue, ValueError>;
+    /// Whether the type is a unit struct (a marker component).
+    fn is_marker(&self) -> bool;
+    /// Checks a value that may be partial as far as it goes ([`check_partial_value`]).
+    fn check_partial(&self, value: &Value, unknown: &mut Vec<FieldPath>) -> Result<(), ValueError>;
+    /// The struct or enum shape at `path` inside the type (for suggestions).
+    fn probe(&self, path: &[PathSegment]) -> Option<Shape>;
+    /// The tag field of the internally tagged enum at `path` inside the type, if it is one.
+    fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str>;
+    /// Serializes a typed value (the canonical JSON form of what a file wrote).
+    fn encode(&self, value: &TypedValue) -> Result<Value, String>;
+    /// The layout of the type's binary form (see [`Layout`]), if it can be traced.
+    fn layout(&self) -> Option<Layout>;
+    /// The layout of the type's JSON form, if it can be traced.
+    #[cfg(feature = "schema")]
+    fn json_layout(&self) -> Option<Layout>;
+}
+
+impl<T: Component> ValueOps for Ops<T> {
+    fn decode(
+        &self,
+        value: &Value,
+        unknown: &mut Vec<FieldPath>,
+    ) -> Result<TypedValue, ValueError> {
+        let typed = deserialize_value::<T>(value, unknown)?;
+        check_read_value(&typed)?;
+        Ok(Box::new(typed))
+    }
+
+    fn is_marker(&self) -> bool {
+        self.marker
+    }
+
+    fn check_partial(&self, value: &Value, unknown: &mut Vec<FieldPath>) -> Result<(), ValueError> {
+        check_partial_value::<T>(value, unknown)
+    }
+
+    fn probe(&self, path: &[PathSegment]) -> Option<Shape> {
+        probe::<T>(path)
+    }
+
+    fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str> {
+        tag_of::<T>(path)
+    }
+
+    fn encode(&self, value: &TypedValue) -> Result<Value, String> {
+        match Self::typed(value) {
+            Some(typed) => serde_json::to_value(typed).map_err(|e| e.to_string()),
+            None => Err("component value of the wrong type".to_string()),
+        }
+    }
+
+    fn layout(&self) -> Option<Layout> {
+        // As a binary load reads it: references as numbers, shared values as keys.
+        let refs = TraceRefs(crate::component::entity_ref::RefWire::Number);
+        let (layout, _) = crate::component::entity_ref::with_mapper(refs, || {
+            crate::component::shared::with_trace(crate::component::value_layout::trace::<T>)
+        });
+        layout
+    }
+
+    #[cfg(feature = "schema")]
+    fn json_layout(&self) -> Option<Layout> {
+        // As an archetype file reads it: references as text.
+        let refs = TraceRefs(crate::component::entity_ref::RefWire::Text);
+        let (layout, _) = crate::component::entity_ref::with_mapper(refs, || {
+            crate::component::value_layout::trace_with::<T>(true)
+        });
+        layout
+    }
+}
+
+/// Deserializes `T` from an archetype's JSON value ([`ValueReader`]: markers read from `{}`,
+/// errors typed), recording where an error is and which fields were ignored (serde skips
+/// unknown fields unless the type denies them; we report them).
+pub(crate) fn deserialize_value<T: DeserializeOwned>(
+    value: &Value,
+    unknown: &mut Vec<FieldPath>,
+) -> Result<T, ValueError> {
+    // Most values are fine: decode without tracking where we are (tracking costs as much as
+    // the decoding), and only decode again with tracking to say where an error is.
+    let reading = Reading::default();
+    let mut found = Vec::new();
+    let mut record = |path: serde_ignored::Path<'_>| found.push(field_path_of(&path));
+    if let Ok(typed) =
+        serde_ignored::deserialize(ValueReader::new(value, &reading, false), &mut record)
+    {
+        unknown.append(&mut found);
+        return Ok(typed);
+    }
+    // A full read stands in for nothing, so it never stops at a filler.
+    tracked::<T>(value, false, unknown)
+        .map_err(|error| error.unwrap_or_else(|| ValueError::invalid(FieldPath::root(), "")))
+}
+
+/// Reads `T` from `value` with the path tracked, for the error's place. `Err(None)`: a partial
+/// read stopped at a filler (nothing the file wrote is wrong).
+fn tracked<T: DeserializeOwned>(
+    value: &Value,
+    partial: bool,
+    unknown: &mut Vec<FieldPath>,
+) -> Result<T, Option<ValueError>> {
+    let reading = Reading::default();
+    let mut record = |path: serde_ignored::Path<'_>| unknown.push(field_path_of(&path));
+    let reader = ValueReader::new(value, &reading, partial);
+    let ignored = serde_ignored::Deserializer::new(reader, &mut record);
+    serde_path_to_error::deserialize(ignored).map_err(|error| {
+        if reading.stopped_at_filler() {
+            return None;
+        }
+        let path = convert_path(error.path());
+        let inner = error.into_inner();
+        Some(ValueError {
+            path,
+            message: inner.message,
+            kind: inner.kind,
+        })
+    })
+}
+
+/// Checks a value that may be partial (an abstract archetype's, or one whose parent is broken)
+/// as far as it goes: every field it has must have the right type and a name the type knows;
+/// missing fields are not errors. `Ok` when nothing wrong was found.
+pub(crate) fn check_partial_value<T: DeserializeOwned + Serialize>(
+    value: &Value,
+    unknown: &mut Vec<FieldPath>,
+) -> Result<(), ValueError> {
+    let reading = Reading::default();
+    let mut found = Vec::new();
+    let mut record = |path: serde_ignored::Path<'_>| found.push(field_path_of(&path));
+    let result: Result<T, _> =
+        serde_ignored::deserialize(ValueReader::new(value, &reading, true), &mut record);
+    unknown.append(&mut found);
+    match result {
+        Ok(typed) => check_read_value(&typed),
+        Err(_) if reading.stopped_at_filler() => Ok(()),
+        Err(error) if error.kind == ReadErrorKind::MissingField => Ok(()),
+        // Again with the path tracked, to say where (unknown fields were recorded above).
+        Err(_) => match tracked::<T>(value, true, &mut Vec::new()) {
+            Err(Some(error)) if error.kind != ReadErrorKind::MissingField => Err(error),
+            _ => Ok(()),
+        },
+    }
+}
+
+fn check_read_value<T: Serialize>(typed: &T) -> Result<(), ValueError> {
+    crate::component::value_check::check_read(typed)
+        .map_err(|error| ValueError::invalid(error.path, error.message))
+}
+
+/// serde_path_to_error's path as ours.
+pub(crate) fn convert_path(path: &serde_path_to_error::Path) -> FieldPath {
+    FieldPath(
+        path.iter()
+            .filter_map(|segment| match segment {
+                serde_path_to_error::Segment::Seq { index } => Some(PathSegment::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(PathSegment::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { variant } => {
+                    Some(PathSegment::Key(variant.clone()))
+                }
+                serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect(),
+    )
+}
+
+/// serde_ignored's path of a skipped field as ours.
+pub(crate) fn field_path_of(path: &serde_ignored::Path<'_>) -> FieldPath {
+    let mut segments = Vec::new();
+    ignored_path(path, &mut segments);
+    FieldPath(segments)
+}
+
+fn ignored_path(path: &serde_ignored::Path<'_>, out: &mut Vec<PathSegment>) {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => {}
+        Path::Seq { parent, index } => {
+            ignored_path(parent, out);
+            out.push(PathSegment::Index(*index));
+        }
+        Path::Map { parent, key } => {
+            ignored_path(parent, out);
+            out.push(PathSegment::Key(key.clone()));
+        }
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => ignored_path(parent, out),
+    }
+}
+
+/// The entity mapper of a layout trace: references are numbers, read as a stand-in entity.
+struct TraceRefs(crate::component::entity_ref::RefWire);
+
+impl crate::component::entity_ref::EntityMapper for TraceRefs {
+    fn wire(&self) -> crate::component::entity_ref::RefWire {
+        self.0
+    }
+    fn write(&mut self, _entity: Entity) -> Result<crate::component::entity_ref::RefOut, String> {
+        Err("references are not written while tracing".to_string())
+    }
+    fn read(
+        &mut self,
+        _reference: crate::component::entity_ref::RefIn<'_>,
+    ) -> Result<Entity, String> {
+        Ok(Entity::DANGLING)
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
