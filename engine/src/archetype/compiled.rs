@@ -210,7 +210,7 @@ fn decode_problem(
 
 /// A problem compiling one component of one entity of an archetype.
 #[derive(Clone, Debug)]
-pub(crate) struct CompileProblem {
+pub(super) struct CompileProblem {
     /// Child names from the root to the entity (empty for the root).
     pub node: Vec<Arc<str>>,
     pub component: Arc<str>,
@@ -246,7 +246,7 @@ impl CompileProblem {
 /// Builds the spawn templates of a concrete archetype. `intern` maps a node path to the number
 /// stored in instance markers. Returns the compiled archetype (if it has no errors) and every
 /// problem found, unknown fields included.
-pub(crate) fn compile(
+pub(super) fn compile(
     archetype: ArchetypeId,
     resolved: &ResolvedEntity,
     registry: &ComponentRegistry,
@@ -416,7 +416,7 @@ pub(crate) fn compile(
 /// something it depends on has errors) as far as they go: the fields each value has must have
 /// the right types and names, fields it lacks are not errors, and entity references need only
 /// be well formed (the children they name may come from elsewhere).
-pub(crate) fn check_partial(
+pub(super) fn check_partial(
     resolved: &ResolvedEntity,
     registry: &ComponentRegistry,
 ) -> Vec<CompileProblem> {
@@ -762,14 +762,14 @@ impl EntityMapper for SpawnRefs {
 
 /// Overrides for one spawn, already checked: component → merged value to use instead (or
 /// `None` to leave the component out), plus the patch recorded on the entity.
-pub(crate) struct CheckedOverrides {
+pub(super) struct CheckedOverrides {
     pub replace: Vec<(ComponentId, Option<Value>)>,
     pub record: InstanceOverrides,
 }
 
 impl CompiledArchetype {
     /// Spawns one instance. `overrides` apply to the root.
-    pub(crate) fn spawn(
+    pub(super) fn spawn(
         &self,
         world: &mut World,
         registry: &ComponentRegistry,
@@ -810,7 +810,7 @@ impl CompiledArchetype {
     /// cannot be made that way: the archetype is not `simple`, its values vary per spawn, or a
     /// component of the bundle is not one of the root's (`components`: the bundle's, `None` if
     /// one is not registered or is one the library manages). Made once per bundle type.
-    pub(crate) fn bundle_template(
+    pub(super) fn bundle_template(
         &self,
         registry: &ComponentRegistry,
         bundle: TypeId,
@@ -851,7 +851,7 @@ impl CompiledArchetype {
     /// root takes `bundle` in place of the archetype's components of the same types, plus
     /// `overrides`: one entity built once, not spawned and then changed. `None` (and the bundle
     /// back) when the archetype is not simple.
-    pub(crate) fn spawn_simple_with<B: hecs::DynamicBundle>(
+    pub(super) fn spawn_simple_with<B: hecs::DynamicBundle>(
         &self,
         world: &mut World,
         registry: &ComponentRegistry,
@@ -908,7 +908,7 @@ impl CompiledArchetype {
     /// Spawns one instance through `commands`: its entities are reserved in `world` now (the
     /// root's handle is returned) and get their components when the buffer runs. A failure
     /// records nothing but the release of the reserved handles.
-    pub(crate) fn spawn_deferred(
+    pub(super) fn spawn_deferred(
         &self,
         world: &World,
         commands: &mut hecs::CommandBuffer,
@@ -1001,7 +1001,7 @@ impl CompiledArchetype {
     }
 
     /// Spawns `count` instances, as one column batch when the archetype is simple.
-    pub(crate) fn spawn_many(
+    pub(super) fn spawn_many(
         &self,
         world: &mut World,
         registry: &ComponentRegistry,
@@ -1048,7 +1048,7 @@ impl CompiledArchetype {
 }
 
 /// Why spawn-time overrides were rejected.
-pub(crate) struct OverrideProblem {
+pub(super) struct OverrideProblem {
     pub component: Option<String>,
     pub field: FieldPath,
     pub message: String,
@@ -1059,7 +1059,7 @@ impl CompiledArchetype {
     /// Checks spawn-time overrides against the archetype's root (`root` is its resolved value):
     /// component names, and each merged value must deserialize. Returns the merged values to spawn
     /// with.
-    pub(crate) fn check_overrides(
+    pub(super) fn check_overrides(
         &self,
         registry: &ComponentRegistry,
         root: &ResolvedEntity,

@@ -73,7 +73,7 @@ pub const FORMAT_VERSION: u64 = 1;
 /// One archetype file, as written (component names already mapped from aliases to their
 /// current names).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct ArchetypeDoc {
+pub(super) struct ArchetypeDoc {
     pub is_abstract: bool,
     /// The names the archetype was formerly known by.
     pub formerly: Vec<String>,
@@ -85,7 +85,7 @@ pub(crate) struct ArchetypeDoc {
 
 /// An entity as a file describes it: the root of an archetype, or a child entry.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct EntitySpec {
+pub(super) struct EntitySpec {
     /// For children only: the archetype the child is an instance of.
     pub archetype: Option<String>,
     /// For children only: the local names the child was formerly known by.
@@ -99,14 +99,14 @@ pub(crate) struct EntitySpec {
 /// A component value and the key it was written under (which may be an alias), so errors can
 /// point at the file's own text.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct WrittenValue {
+pub(super) struct WrittenValue {
     pub key: String,
     pub value: Value,
 }
 
 /// A problem found in one file, placed by its path inside the file's JSON.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct DocProblem {
+pub(super) struct DocProblem {
     /// Path from the top of the file to the offending key or value.
     pub path: FieldPath,
     /// Whether to point at the key itself (unknown keys) rather than its value.
@@ -118,7 +118,7 @@ pub(crate) struct DocProblem {
 /// Reads an archetype file's JSON into its data model, collecting every problem.
 /// `text` is the file's JSON text, used to tell which of two keys comes first.
 /// Component values are moved out of `value` (which is left holding `null`s), not copied.
-pub(crate) fn parse_doc(
+pub(super) fn parse_doc(
     value: &mut Value,
     text: &SourceText,
     registry: &ComponentRegistry,
@@ -568,7 +568,7 @@ impl NameKind {
 }
 
 /// "an array", "a string", ... for messages.
-pub(crate) fn kind_of(value: &Value) -> &'static str {
+pub(super) fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -1926,7 +1926,7 @@ fn intern_node(slot: &mut Slot, path: &str) -> u32 {
 }
 
 /// The archetypes a file depends on: its parents and its children's archetypes.
-pub(crate) fn dependencies(doc: &ArchetypeDoc) -> Vec<String> {
+pub(super) fn dependencies(doc: &ArchetypeDoc) -> Vec<String> {
     fn children(spec: &EntitySpec, out: &mut Vec<String>) {
         for child in spec.children.values().flatten() {
             if let Some(archetype) = &child.archetype {

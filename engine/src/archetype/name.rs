@@ -56,7 +56,7 @@ pub const NAME_PATTERN: &str = "^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$";
 const RULE: &str = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
 
 /// Checks a name as written in `extends` or a child's `archetype`.
-pub(crate) fn check_name(name: &str) -> Result<(), NameProblem> {
+pub(super) fn check_name(name: &str) -> Result<(), NameProblem> {
     let problem = |message: String, suggestion: Option<String>| {
         Err(NameProblem {
             message,
@@ -154,7 +154,7 @@ fn is_reserved_device_name(segment: &str) -> bool {
 }
 
 /// Checks a local name (a child's key, a segment of an entity reference).
-pub(crate) fn check_local_name(name: &str) -> bool {
+pub(super) fn check_local_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(is_name_char)
 }
 
@@ -163,7 +163,7 @@ fn is_name_char(c: char) -> bool {
 }
 
 /// The archetype name of a `.json` file at `relative` (a path inside the root).
-pub(crate) fn name_from_relative_path(relative: &Path) -> Result<String, NameProblem> {
+pub(super) fn name_from_relative_path(relative: &Path) -> Result<String, NameProblem> {
     let mut segments = Vec::new();
     for component in relative.components() {
         match component {

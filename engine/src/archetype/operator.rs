@@ -25,7 +25,7 @@ use crate::json::{FieldPath, PathSegment};
 
 /// One operator, in the order several in one object apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Operator {
+pub(super) enum Operator {
     Prepend,
     Append,
     Union,
@@ -35,7 +35,7 @@ pub(crate) enum Operator {
 }
 
 /// The operators of an operator object, in the order they apply.
-pub(crate) type Operators<'a> = Vec<(Operator, &'a Value)>;
+pub(super) type Operators<'a> = Vec<(Operator, &'a Value)>;
 
 impl Operator {
     /// The operator written under `key` (`$append`, ...).
@@ -85,7 +85,7 @@ impl Operator {
 
 /// A problem with an operator as written, found in one file on its own.
 #[derive(Debug)]
-pub(crate) struct WrittenProblem {
+pub(super) struct WrittenProblem {
     /// Where, inside the component value.
     pub field: FieldPath,
     /// Whether it is about the key (an unknown operator) rather than the value.
@@ -97,7 +97,7 @@ pub(crate) struct WrittenProblem {
 /// Every problem with the operators in a component value as written: a `$` key that is no
 /// operator, an operator beside other keys, an operand of the wrong kind, an operator inside a
 /// list (lists replace whole, so it would have nothing to work on).
-pub(crate) fn written_problems(value: &Value, field: &FieldPath, out: &mut Vec<WrittenProblem>) {
+pub(super) fn written_problems(value: &Value, field: &FieldPath, out: &mut Vec<WrittenProblem>) {
     walk_written(value, field, false, out);
 }
 
@@ -213,7 +213,7 @@ fn check_operator(
 /// Removes from `value` the object member holding the wrong operator found at `field` (the
 /// nearest member of an object above it, so a list holding one goes whole). Returns `true`
 /// when that is the whole value (the component is left out).
-pub(crate) fn prune(value: &mut Value, field: &FieldPath) -> bool {
+pub(super) fn prune(value: &mut Value, field: &FieldPath) -> bool {
     // The operator object is `field` without its `$` key; its member is the last key before it
     // that names an object member.
     let segments = &field.segments()[..field.segments().len().saturating_sub(1)];
@@ -261,7 +261,7 @@ fn operator_list() -> String {
 /// `null` when there is nothing there: the operators then wait (they become the value, to be
 /// applied or settled later). `integer`: the place holds an integer type, so a number result
 /// is rounded.
-pub(crate) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<(), String> {
+pub(super) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<(), String> {
     let Some(operators) = Operator::of(patch) else {
         return Ok(());
     };
@@ -453,7 +453,7 @@ fn matches(item: &Value, pattern: &Value) -> bool {
 /// An operator settled in a concrete archetype with nothing to work on: where, and why it
 /// left nothing.
 #[derive(Clone, Debug)]
-pub(crate) struct Unused {
+pub(super) struct Unused {
     /// The place inside the component.
     pub field: FieldPath,
     pub message: String,
@@ -461,7 +461,7 @@ pub(crate) struct Unused {
 
 /// Settles the operators still waiting in a concrete archetype's `value` of `component` (see
 /// the module docs). `integer` says whether the place at a path holds an integer type.
-pub(crate) fn settle(
+pub(super) fn settle(
     value: &mut Value,
     component: &str,
     integer: &dyn Fn(&[PathSegment]) -> bool,

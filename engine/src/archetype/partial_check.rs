@@ -18,7 +18,7 @@ use crate::json::FieldPath;
 /// The entity as its own file writes it, nothing inherited: each component value as written
 /// (with `null` members dropped), children as their entries write them. Components the file
 /// removes (`null`) and removed children are left out.
-pub(crate) fn own_values(spec: &EntitySpec) -> ResolvedEntity {
+pub(super) fn own_values(spec: &EntitySpec) -> ResolvedEntity {
     let components = spec
         .components
         .iter()
@@ -46,7 +46,7 @@ pub(crate) fn own_values(spec: &EntitySpec) -> ResolvedEntity {
 /// or a child's archetype) has errors or depends on one that has: `broken_through` gives, for
 /// an archetype held back by a dependency, that dependency, so the note names the whole chain
 /// down to the archetype with errors. Place it with [`where_named`].
-pub(crate) fn not_fully_checked(
+pub(super) fn not_fully_checked(
     dependency: &str,
     broken_through: impl Fn(&str) -> Option<String>,
 ) -> Diagnostic {
@@ -80,7 +80,7 @@ pub(crate) fn not_fully_checked(
 
 /// Where `spec` names `dependency`: an `extends` entry, or a child's `archetype` (searched
 /// depth first); the top of the file if it names it nowhere.
-pub(crate) fn where_named(extends: &[String], spec: &EntitySpec, dependency: &str) -> FieldPath {
+pub(super) fn where_named(extends: &[String], spec: &EntitySpec, dependency: &str) -> FieldPath {
     if let Some(i) = extends.iter().position(|parent| parent == dependency) {
         return FieldPath::root().key(keys::EXTENDS).index(i);
     }

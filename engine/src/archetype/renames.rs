@@ -23,7 +23,7 @@ use crate::json::FieldPath;
 
 /// Former archetype names and what each is called now.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Renames {
+pub(super) struct Renames {
     current: FxHashMap<Arc<str>, Arc<str>>,
 }
 
@@ -181,7 +181,7 @@ fn old_name_warning(former: &str, current: &str) -> Diagnostic {
 }
 
 /// Whether `doc` names an archetype `matches` (in `extends` or a child's `archetype`).
-pub(crate) fn names_any(doc: &ArchetypeDoc, matches: &dyn Fn(&str) -> bool) -> bool {
+pub(super) fn names_any(doc: &ArchetypeDoc, matches: &dyn Fn(&str) -> bool) -> bool {
     fn children(spec: &EntitySpec, matches: &dyn Fn(&str) -> bool) -> bool {
         spec.children.values().flatten().any(|entry| {
             entry.archetype.as_deref().is_some_and(matches) || children(entry, matches)

@@ -178,7 +178,7 @@ fn add_former_names(names: &mut Vec<Arc<str>>, more: &[Arc<str>]) {
 
 /// An operator of a parent that could not be applied to what the parents before it gave.
 #[derive(Clone, Debug)]
-pub(crate) struct Misfit {
+pub(super) struct Misfit {
     /// Child names from the root to the entity.
     pub node: Vec<Arc<str>>,
     pub component: Arc<str>,
@@ -187,7 +187,7 @@ pub(crate) struct Misfit {
 
 /// An operator a concrete archetype settled with nothing to work on (a warning).
 #[derive(Clone, Debug)]
-pub(crate) struct UnusedOperator {
+pub(super) struct UnusedOperator {
     /// Child names from the root to the entity.
     pub node: Vec<Arc<str>>,
     pub component: Arc<str>,
@@ -196,7 +196,7 @@ pub(crate) struct UnusedOperator {
 }
 
 /// What the resolver knows about an archetype name.
-pub(crate) enum Lookup<'a> {
+pub(super) enum Lookup<'a> {
     /// Its file, to resolve now.
     Doc(&'a ArchetypeDoc),
     /// Its current resolved value, known good and not affected by the change being processed,
@@ -210,7 +210,7 @@ pub(crate) enum Lookup<'a> {
 
 /// Why an archetype could not be resolved.
 #[derive(Clone, Debug)]
-pub(crate) enum Failure {
+pub(super) enum Failure {
     /// Problems in the archetype's own file.
     Problems(Vec<ResolveProblem>),
     /// Something it depends on (named) has errors.
@@ -226,7 +226,7 @@ pub(crate) enum Failure {
 /// One link of an inheritance cycle: archetype `from` names `to` at `path` of its file (an
 /// `extends` entry, or a child's `archetype`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct CycleLink {
+pub(super) struct CycleLink {
     pub from: String,
     pub to: String,
     pub path: FieldPath,
@@ -258,7 +258,7 @@ impl CycleLink {
 /// names the first. The first link is that of the member first in name order, so a cycle
 /// found from any member is the same.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Cycle {
+pub(super) struct Cycle {
     pub links: Vec<CycleLink>,
 }
 
@@ -274,14 +274,14 @@ impl Cycle {
 /// A cycle being unwound: its members from the one further up the stack (where it closes)
 /// down, and the links found so far (the deepest member's first).
 #[derive(Clone, Debug)]
-pub(crate) struct PendingCycle {
+pub(super) struct PendingCycle {
     members: Vec<String>,
     links: Vec<CycleLink>,
 }
 
 /// A problem in an archetype's own file found while resolving it.
 #[derive(Clone, Debug)]
-pub(crate) struct ResolveProblem {
+pub(super) struct ResolveProblem {
     /// Where in the file (from its top).
     pub path: FieldPath,
     /// What is wrong.
@@ -293,14 +293,14 @@ type Outcome = Result<Arc<ResolvedEntity>, Failure>;
 /// The longest chain of archetypes one may be built from, through `extends` and children's
 /// `archetype`. Resolution recurses along the chain, so without a bound a generated chain of
 /// thousands of files would overflow the stack.
-pub(crate) const MAX_ARCHETYPE_DEPTH: usize = 32;
+pub(super) const MAX_ARCHETYPE_DEPTH: usize = 32;
 
 /// The most entities an instance of one archetype may have. Children whose archetypes have
 /// children multiply: twenty small files could otherwise describe a million entities.
-pub(crate) const MAX_INSTANCE_ENTITIES: usize = 10_000;
+pub(super) const MAX_INSTANCE_ENTITIES: usize = 10_000;
 
 /// Resolves archetypes on demand, remembering results, detecting cycles.
-pub(crate) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
+pub(super) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
     lookup: L,
     names: &'a [&'a str],
     /// What component types say about merging their values (enum variants).
@@ -699,7 +699,7 @@ impl ResolvedEntity {
 
 /// Where a value came from: the archetype whose file wrote it, and the path inside that file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Supplier {
+pub(super) struct Supplier {
     pub archetype: String,
     pub path: FieldPath,
 }
@@ -707,7 +707,7 @@ pub(crate) struct Supplier {
 /// Finds which file supplied `field` of `component` on the entity at `node` (child names from
 /// the root) of archetype `name`: the last writer in resolution order. Used to point errors in
 /// merged values at the right file, and by provenance tooling.
-pub(crate) fn supplier<'a>(
+pub(super) fn supplier<'a>(
     docs: &impl Fn(&str) -> Option<&'a ArchetypeDoc>,
     name: &str,
     node: &[&str],

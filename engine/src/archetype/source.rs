@@ -17,7 +17,7 @@ use crate::limits::Limits;
 
 /// One archetype file as last read: its text, its parsed content, and its own problems.
 #[derive(Clone)]
-pub(crate) struct SourceFile {
+pub(super) struct SourceFile {
     /// The path shown in messages: the root joined with the relative path.
     pub file: PathBuf,
     /// Where the file was read from: its real path (symbolic links resolved, inside the root).

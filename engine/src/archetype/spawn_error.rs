@@ -74,7 +74,7 @@ fn help(suggestion: &Option<String>) -> String {
 }
 
 impl SpawnError {
-    pub(crate) fn internal(name: &str, error: ValueError) -> Self {
+    pub(super) fn internal(name: &str, error: ValueError) -> Self {
         SpawnError::Internal {
             name: name.to_string(),
             message: if error.path.is_empty() {

@@ -20,7 +20,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::fs::FileKind;
 
 /// What one path under the root is, by the rule.
-pub(crate) enum Entry {
+pub(super) enum Entry {
     /// No archetype here: nothing there, a hidden entry, a file not named `*.json`, or a place
     /// under a directory the rule skips or refuses.
     Nothing,
@@ -40,7 +40,7 @@ pub(crate) fn is_archetype_file_name(file_name: &str) -> bool {
 }
 
 /// A directory under the root, as the rule reaches it.
-pub(crate) struct Dir {
+pub(super) struct Dir {
     /// Its real path (symbolic links resolved).
     pub real: PathBuf,
     /// Whether it was reached through a symbolic link.
@@ -48,7 +48,7 @@ pub(crate) struct Dir {
 }
 
 /// An archetype file found by the rule.
-pub(crate) struct FoundFile {
+pub(super) struct FoundFile {
     /// The path shown in messages: the root joined with the relative path.
     pub file: PathBuf,
     /// The real path (inside the root), to read.
@@ -148,7 +148,7 @@ fn follow_link(
 /// The rule for one path under `root` (real path `real_root`), given relative to the root:
 /// the path's directories are checked as a scan would reach them (none hidden or named
 /// `*.json`, their real path inside the root), then the entry itself.
-pub(crate) fn examine_path(root: &Path, real_root: &Path, relative: &Path) -> Entry {
+pub(super) fn examine_path(root: &Path, real_root: &Path, relative: &Path) -> Entry {
     let Some(parent) = relative.parent() else {
         return Entry::Nothing;
     };
@@ -174,7 +174,7 @@ pub(crate) fn examine_path(root: &Path, real_root: &Path, relative: &Path) -> En
 }
 
 /// The archetype files found under a root.
-pub(crate) struct Scan {
+pub(super) struct Scan {
     /// Archetype name → the file.
     pub files: BTreeMap<String, FoundFile>,
     /// Problems with files or directories that give no archetype.
@@ -182,7 +182,7 @@ pub(crate) struct Scan {
 }
 
 /// Finds every archetype file under `root`, recursively, by the rule.
-pub(crate) fn scan(root: &Path) -> Scan {
+pub(super) fn scan(root: &Path) -> Scan {
     let mut scan = Scan {
         files: BTreeMap::new(),
         problems: Vec::new(),
@@ -252,7 +252,7 @@ pub(crate) fn scan(root: &Path) -> Scan {
 
 /// How an archetype's path clashes with another's on a case-insensitive file system.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CaseConflict {
+pub(super) struct CaseConflict {
     /// The clashing part of the name: a directory (`Enemies`) or the whole name.
     pub part: String,
     /// Whether `part` is a directory.
@@ -294,7 +294,7 @@ fn parts(name: &str) -> impl Iterator<Item = &str> {
 /// their path, or the name itself, differs only in letter case from another's
 /// (`Enemies/goblin` beside `enemies/orc`, `Goblin` beside `goblin`). Each of them gets an
 /// error, for its shallowest clashing part.
-pub(crate) fn case_conflicts<'a>(
+pub(super) fn case_conflicts<'a>(
     names: impl IntoIterator<Item = &'a str>,
 ) -> Vec<(String, CaseConflict)> {
     let names: Vec<&str> = names.into_iter().collect();
@@ -333,7 +333,7 @@ pub(crate) fn case_conflicts<'a>(
 }
 
 /// The diagnostic for a case conflict of archetype `name` (in `file`).
-pub(crate) fn case_conflict_problem(
+pub(super) fn case_conflict_problem(
     file: &Path,
     name: &str,
     conflict: &CaseConflict,

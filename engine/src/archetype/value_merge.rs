@@ -58,14 +58,14 @@ impl ValueShapes for ComponentRegistry {
 
 /// An operator that could not be applied: where inside the component, and why.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct MergeProblem {
+pub(super) struct MergeProblem {
     pub field: FieldPath,
     pub message: String,
 }
 
 /// Applies `patch` (a file's value of `component`) to `target` (the inherited value, `null`
 /// for none), in place. Returns the operators that could not be applied.
-pub(crate) fn merge(
+pub(super) fn merge(
     target: &mut Value,
     patch: &Value,
     component: &str,

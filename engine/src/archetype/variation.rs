@@ -36,15 +36,15 @@ use crate::component::{ComponentOps, TypedValue, ValueError};
 use crate::json::{FieldPath, PathSegment};
 
 /// At most this many outcomes of one component are decoded (once, when first spawned).
-pub(crate) const MAX_OUTCOMES: u64 = 256;
+pub(super) const MAX_OUTCOMES: u64 = 256;
 
 /// Whether `key` writes a variation.
-pub(crate) fn is_key(key: &str) -> bool {
+pub(super) fn is_key(key: &str) -> bool {
     keys::VARIATIONS.contains(&key)
 }
 
 /// Whether `value` is a variation object (`{"$range": ..}` or `{"$pick": ..}`, alone).
-pub(crate) fn is_variation(value: &Value) -> bool {
+pub(super) fn is_variation(value: &Value) -> bool {
     match value {
         Value::Object(object) => object.len() == 1 && object.keys().all(|key| is_key(key)),
         _ => false,
@@ -52,7 +52,7 @@ pub(crate) fn is_variation(value: &Value) -> bool {
 }
 
 /// Whether `value` holds a variation anywhere.
-pub(crate) fn contains_variation(value: &Value) -> bool {
+pub(super) fn contains_variation(value: &Value) -> bool {
     match value {
         Value::Object(object) => is_variation(value) || object.values().any(contains_variation),
         Value::Array(items) => items.iter().any(contains_variation),
@@ -62,7 +62,7 @@ pub(crate) fn contains_variation(value: &Value) -> bool {
 
 /// What is wrong with the variation `key` of `object` as written (operand `operand`), if
 /// anything: the message, and whether it is about the key rather than the value.
-pub(crate) fn written_problem(
+pub(super) fn written_problem(
     object: &Map<String, Value>,
     key: &str,
     operand: &Value,
@@ -129,7 +129,7 @@ fn shape_of(value: &Value) -> String {
 
 /// `operation` applied to each outcome of the variation `target` (both ends of a range, each
 /// value of a pick); `None` if `target` is no variation.
-pub(crate) fn map_outcomes(
+pub(super) fn map_outcomes(
     target: &Value,
     operation: impl Fn(&Value) -> Result<Value, String>,
 ) -> Option<Result<Value, String>> {
@@ -572,7 +572,7 @@ impl Varied {
 
 /// At most this many templates are kept for one entity whose components vary (one per
 /// combination of their outcomes); with more, spawns write the rolled values in place.
-pub(crate) const MAX_VARIANT_TEMPLATES: u64 = 512;
+pub(super) const MAX_VARIANT_TEMPLATES: u64 = 512;
 
 /// The templates of an entity whose varied components have few outcomes together.
 pub(crate) struct Variants {

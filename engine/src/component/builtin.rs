@@ -31,7 +31,7 @@ pub struct Parent(pub EntityRef);
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Children(pub Vec<EntityRef>);
 
-pub(crate) fn register_builtins(registry: &mut ComponentRegistry) {
+pub(super) fn register_builtins(registry: &mut ComponentRegistry) {
     let name = ComponentOptions::new().name("Name");
     let transform = ComponentOptions::new().name("Transform");
     #[cfg(feature = "schema")]

@@ -138,19 +138,19 @@ pub(crate) trait EntityMapper: Any {
 
 /// Takes the message of the last reference that could not be read on this thread (and
 /// forgets it).
-pub(crate) fn take_last_read_error() -> Option<String> {
+pub(super) fn take_last_read_error() -> Option<String> {
     serde_context::with::<ReferenceError, _>(RefCell::take)
 }
 
 /// Runs `f` with every reference serialized as raw entity bits (cheaper than installing a
 /// mapper, for checks that run on every value read).
-pub(crate) fn writing_raw_bits<R>(f: impl FnOnce() -> R) -> R {
+pub(super) fn writing_raw_bits<R>(f: impl FnOnce() -> R) -> R {
     serde_context::scoped::<RawBits, _>(true, f).0
 }
 
 /// The reference form the installed mapper uses (`None` when none is installed). Other
 /// scene-aware types ([`Shared`](crate::Shared)) follow the same form.
-pub(crate) fn current_wire() -> Option<RefWire> {
+pub(super) fn current_wire() -> Option<RefWire> {
     serde_context::with::<Mapper, _>(|slot| slot.borrow().as_ref().map(|m| m.wire()))
 }
 

@@ -13,7 +13,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
 
 /// A `T` that fails to deserialize when the input has a field `T` does not have.
-pub(crate) struct Strict<T>(pub T);
+pub(super) struct Strict<T>(pub T);
 
 impl<'de, T: de::Deserialize<'de>> de::Deserialize<'de> for Strict<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -25,7 +25,7 @@ pub(crate) trait ComponentOps:
 impl<O: ValueOps + EntityOps + SceneOps + ReloadOps + Send + Sync> ComponentOps for O {}
 
 /// The operations of component type `T`.
-pub(crate) struct Ops<T> {
+pub(super) struct Ops<T> {
     /// `T` is a unit struct (a marker): JSON scenes write it `{}`, as archetype files do,
     /// since `null` in a scene entry means "removed".
     pub(super) marker: bool,

@@ -188,21 +188,21 @@ pub struct ComponentRegistry {
     by_type: FxHashMap<TypeId, ComponentId>,
 }
 
-pub(crate) struct Entry {
-    pub(crate) name: Arc<str>,
-    pub(crate) aliases: Vec<Arc<str>>,
-    pub(crate) type_name: &'static str,
-    pub(crate) runtime_only: bool,
+pub(super) struct Entry {
+    pub(super) name: Arc<str>,
+    pub(super) aliases: Vec<Arc<str>>,
+    pub(super) type_name: &'static str,
+    pub(super) runtime_only: bool,
     /// Fields the type no longer has (see [`ComponentOptions::removed_field`]).
-    pub(crate) removed_fields: Vec<String>,
+    pub(super) removed_fields: Vec<String>,
     #[cfg(feature = "schema")]
-    pub(crate) schema: Option<SchemaFn>,
+    pub(super) schema: Option<SchemaFn>,
     /// Whether the schema is traced from the type's `Deserialize`.
     #[cfg(feature = "schema")]
-    pub(crate) serde_schema: bool,
+    pub(super) serde_schema: bool,
     /// Set by the library itself (`Parent`, `StableId`, ...); data files may not write it.
-    pub(crate) managed: bool,
-    pub(crate) ops: Box<dyn ComponentOps>,
+    pub(super) managed: bool,
+    pub(super) ops: Box<dyn ComponentOps>,
     /// The type's binary layout (postcard-encoded [`Layout`]), traced on first use; `None`
     /// for a type that cannot be traced.
     layout: std::sync::OnceLock<Option<Vec<u8>>>,
@@ -289,7 +289,7 @@ impl ComponentRegistry {
         self.insert::<T>(options, false)
     }
 
-    pub(crate) fn insert<T: Component>(
+    pub(super) fn insert<T: Component>(
         &mut self,
         options: ComponentOptions,
         managed: bool,
@@ -486,7 +486,7 @@ fn short_type_name(full: &str) -> Result<String, RegistryError> {
     Ok(full.rsplit("::").next().unwrap_or(full).to_string())
 }
 
-pub(crate) fn is_valid_name(name: &str) -> bool {
+pub(super) fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

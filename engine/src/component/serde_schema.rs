@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use crate::component::value_layout::{Layout, Variant};
 
 /// The JSON Schema of values of `layout`, as JSON writes them.
-pub(crate) fn schema_of(layout: &Layout) -> Value {
+pub(super) fn schema_of(layout: &Layout) -> Value {
     match layout {
         Layout::Bool => json!({ "type": "boolean" }),
         Layout::I8 => integer(i8::MIN as f64, i8::MAX as f64),

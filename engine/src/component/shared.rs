@@ -181,7 +181,7 @@ pub(crate) fn with_save_table<R>(table: SaveTable, f: impl FnOnce() -> R) -> (R,
 
 /// Runs `f` (which traces a component's binary layout) with `Shared` values saying where
 /// they stand (see [`SHARED_NEWTYPE`](crate::component::value_layout::SHARED_NEWTYPE)).
-pub(crate) fn with_trace<R>(f: impl FnOnce() -> R) -> R {
+pub(super) fn with_trace<R>(f: impl FnOnce() -> R) -> R {
     with_context(SharedContext::Trace, f).0
 }
 
@@ -198,7 +198,7 @@ fn with_context<R>(context: SharedContext, f: impl FnOnce() -> R) -> (R, Option<
 }
 
 /// Marks what is serialized during `f` as going to the output (its shared keys are used).
-pub(crate) fn recording<R>(f: impl FnOnce() -> R) -> R {
+pub(super) fn recording<R>(f: impl FnOnce() -> R) -> R {
     serde_context::scoped::<Recording, _>(true, f).0
 }
 

@@ -54,7 +54,7 @@ impl StableId {
     }
 
     /// [`hex_digits`](Self::hex_digits) as text.
-    pub(crate) fn with_hex<R>(self, f: impl FnOnce(&str) -> R) -> R {
+    pub(super) fn with_hex<R>(self, f: impl FnOnce(&str) -> R) -> R {
         let digits = self.hex_digits();
         // Hex digits are ASCII.
         f(std::str::from_utf8(&digits).unwrap_or_default())

@@ -24,7 +24,7 @@ pub(crate) struct CheckError {
 
 /// Serializes `value` into nothing, reporting non-finite floats (with their field path) and
 /// whether maps occur.
-pub(crate) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckError> {
+pub(super) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckError> {
     let mut found = Checked::default();
     // Almost every value is fine: check without tracking the path (tracking costs more than
     // the check), and check again with it only to say where a problem is.
@@ -46,7 +46,7 @@ pub(crate) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckEr
 /// could be saved again, so both are refused: an infinity as "number out of range" (serde_json's
 /// words for the same mistake in JSON text). References are written as raw bits meanwhile,
 /// whatever the caller's mapper would do with them.
-pub(crate) fn check_read<T: Serialize + ?Sized>(value: &T) -> Result<(), CheckError> {
+pub(super) fn check_read<T: Serialize + ?Sized>(value: &T) -> Result<(), CheckError> {
     let result = crate::component::entity_ref::writing_raw_bits(|| check(value));
     result.map(|_| ()).map_err(|error| CheckError {
         message: if !error.message.ends_with(NOT_FINITE) {

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 
 /// The name a `Shared<T>` asks for while a layout is traced: in binary scenes it is written
 /// as the key of its value in the shared table.
-pub(crate) const SHARED_NEWTYPE: &str = "$shared";
+pub(super) const SHARED_NEWTYPE: &str = "$shared";
 
 /// The binary shape of a value.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,13 +79,13 @@ const MAX_DEPTH: usize = 64;
 /// The layout of `T`'s binary form, or `None` if it cannot be traced (see the module docs).
 /// The caller installs what `T`'s own serde impls need (see
 /// [`ValueOps::layout`](crate::component::value_ops::ValueOps::layout)).
-pub(crate) fn trace<T: DeserializeOwned>() -> Option<Layout> {
+pub(super) fn trace<T: DeserializeOwned>() -> Option<Layout> {
     trace_with::<T>(false)
 }
 
 /// As [`trace`], of the type's human-readable form (as JSON reads it) when `human_readable`:
 /// types such as glam's ask their deserializer which form it reads.
-pub(crate) fn trace_with<T: DeserializeOwned>(human_readable: bool) -> Option<Layout> {
+pub(super) fn trace_with<T: DeserializeOwned>(human_readable: bool) -> Option<Layout> {
     let state = RefCell::new(TraceState {
         human_readable,
         ..TraceState::default()
@@ -659,7 +659,7 @@ fn read_fields(
 /// values: which fields to keep, and the bytes of each patched leaf (taken from the value the
 /// patch leads to). Only plain struct paths are planned (see [`Splice::plan`]).
 #[derive(Debug)]
-pub(crate) enum Splice<'l> {
+pub(super) enum Splice<'l> {
     /// A patched leaf: the live value's bytes are replaced by these.
     Take(&'l Layout, Vec<u8>),
     /// A struct: per field, kept as it is (`None`) or patched.
@@ -672,7 +672,7 @@ impl<'l> Splice<'l> {
     /// but plain struct paths (a patch into a map, an enum or an option, a `null`, a key the
     /// struct does not have, bytes that do not fit the layout), which the caller patches
     /// through JSON.
-    pub(crate) fn plan(layout: &'l Layout, patch: &Value, after: &[u8]) -> Option<Self> {
+    pub(super) fn plan(layout: &'l Layout, patch: &Value, after: &[u8]) -> Option<Self> {
         let mut after = after;
         let plan = plan_at(layout, patch, &mut after, 0)?;
         after.is_empty().then_some(plan)
@@ -680,7 +680,7 @@ impl<'l> Splice<'l> {
 
     /// Writes `live` (a postcard value of the planned layout) with the patch applied to `out`.
     /// `None` if `live` does not fit the layout.
-    pub(crate) fn apply(&self, live: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    pub(super) fn apply(&self, live: &[u8], out: &mut Vec<u8>) -> Option<()> {
         let mut live = live;
         self.apply_at(&mut live, out)?;
         live.is_empty().then_some(())

@@ -116,7 +116,7 @@ impl<T: Component> ValueOps for Ops<T> {
 /// Deserializes `T` from an archetype's JSON value ([`ValueReader`]: markers read from `{}`,
 /// errors typed), recording where an error is and which fields were ignored (serde skips
 /// unknown fields unless the type denies them; we report them).
-pub(crate) fn deserialize_value<T: DeserializeOwned>(
+pub(super) fn deserialize_value<T: DeserializeOwned>(
     value: &Value,
     unknown: &mut Vec<FieldPath>,
 ) -> Result<T, ValueError> {
@@ -164,7 +164,7 @@ fn tracked<T: DeserializeOwned>(
 /// Checks a value that may be partial (an abstract archetype's, or one whose parent is broken)
 /// as far as it goes: every field it has must have the right type and a name the type knows;
 /// missing fields are not errors. `Ok` when nothing wrong was found.
-pub(crate) fn check_partial_value<T: DeserializeOwned + Serialize>(
+pub(super) fn check_partial_value<T: DeserializeOwned + Serialize>(
     value: &Value,
     unknown: &mut Vec<FieldPath>,
 ) -> Result<(), ValueError> {
@@ -192,7 +192,7 @@ fn check_read_value<T: Serialize>(typed: &T) -> Result<(), ValueError> {
 }
 
 /// serde_path_to_error's path as ours.
-pub(crate) fn convert_path(path: &serde_path_to_error::Path) -> FieldPath {
+pub(super) fn convert_path(path: &serde_path_to_error::Path) -> FieldPath {
     FieldPath(
         path.iter()
             .filter_map(|segment| match segment {
@@ -208,7 +208,7 @@ pub(crate) fn convert_path(path: &serde_path_to_error::Path) -> FieldPath {
 }
 
 /// serde_ignored's path of a skipped field as ours.
-pub(crate) fn field_path_of(path: &serde_ignored::Path<'_>) -> FieldPath {
+pub(super) fn field_path_of(path: &serde_ignored::Path<'_>) -> FieldPath {
     let mut segments = Vec::new();
     ignored_path(path, &mut segments);
     FieldPath(segments)

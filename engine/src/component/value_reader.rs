@@ -39,7 +39,7 @@ pub(crate) enum ReadErrorKind {
 
 /// The error of [`ValueReader`]: serde's message and its kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ReadError {
+pub(super) struct ReadError {
     pub kind: ReadErrorKind,
     pub message: String,
 }
@@ -90,7 +90,7 @@ impl de::Error for ReadError {
 
 /// State shared by every level of one read.
 #[derive(Default)]
-pub(crate) struct Reading {
+pub(super) struct Reading {
     /// A filler (partial mode) was refused: nothing after it was checked.
     filler_failed: Cell<bool>,
 }
@@ -104,7 +104,7 @@ impl Reading {
 
 /// A deserializer over one JSON value (see the module docs).
 #[derive(Clone, Copy)]
-pub(crate) struct ValueReader<'a> {
+pub(super) struct ValueReader<'a> {
     value: &'a Value,
     reading: &'a Reading,
     /// Missing struct fields are stood in for (the value may be partial).

@@ -129,7 +129,7 @@ const NO_KEY: (u32, u32) = (u32::MAX, u32::MAX);
 /// member is found in constant time whatever the number of its siblings; an element by its
 /// index.
 #[derive(Clone)]
-pub(crate) struct SpanIndex {
+pub(super) struct SpanIndex {
     /// Every value. The members or elements of one container are consecutive; the top-level
     /// value is the last.
     nodes: Vec<Node>,
@@ -160,7 +160,7 @@ impl fmt::Debug for SpanIndex {
 impl SpanIndex {
     /// Indexes `text`, or `None` if it is not well-formed JSON or longer than 32-bit offsets
     /// reach (then [`locate`] finds what is asked, one scan per path).
-    pub(crate) fn build(text: &str) -> Option<SpanIndex> {
+    pub(super) fn build(text: &str) -> Option<SpanIndex> {
         u32::try_from(text.len()).ok()?;
         let mut builder = Builder {
             text,
@@ -180,7 +180,7 @@ impl SpanIndex {
 
     /// The value at `path` in `text` (the text this index was built from), as [`locate`] finds
     /// it.
-    pub(crate) fn locate(&self, text: &str, path: &[PathSegment]) -> Option<Located> {
+    pub(super) fn locate(&self, text: &str, path: &[PathSegment]) -> Option<Located> {
         let root = u32::try_from(self.nodes.len().checked_sub(1)?).ok()?;
         let (key, node, matched) = walk(path, root, |node, segment| {
             let node = self.nodes.get(node as usize)?;

@@ -18,7 +18,7 @@ use crate::json::field_path::PathSegment;
 use crate::json::span_index::SpanIndex;
 pub(crate) use crate::json::span_index::{locate, Located};
 
-pub(crate) const BOM: &str = "\u{feff}";
+pub(super) const BOM: &str = "\u{feff}";
 
 /// serde_json refuses the 128th nested container on its own.
 const SERDE_RECURSION_LIMIT: usize = 128;
@@ -567,12 +567,12 @@ fn find_duplicate(text: &str, name: &str) -> Option<(usize, usize)> {
 }
 
 /// Whether the quoted JSON string at `quoted` decodes to `name`.
-pub(crate) fn key_is(text: &str, quoted: Range<usize>, name: &str) -> bool {
+pub(super) fn key_is(text: &str, quoted: Range<usize>, name: &str) -> bool {
     decoded_key(text, quoted).is_some_and(|decoded| decoded == name)
 }
 
 /// What the quoted JSON string at `quoted` decodes to; `None` if its escapes are invalid.
-pub(crate) fn decoded_key(text: &str, quoted: Range<usize>) -> Option<Cow<'_, str>> {
+pub(super) fn decoded_key(text: &str, quoted: Range<usize>) -> Option<Cow<'_, str>> {
     let raw = text.get(quoted.start + 1..quoted.end.saturating_sub(1))?;
     if raw.contains('\\') {
         let decoded = serde_json::from_str::<String>(text.get(quoted)?).ok()?;
@@ -582,11 +582,11 @@ pub(crate) fn decoded_key(text: &str, quoted: Range<usize>) -> Option<Cow<'_, st
     }
 }
 
-pub(crate) fn is_json_whitespace(byte: u8) -> bool {
+pub(super) fn is_json_whitespace(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-pub(crate) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
+pub(super) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
     while bytes.get(i).is_some_and(|&b| is_json_whitespace(b)) {
         i += 1;
     }
@@ -594,7 +594,7 @@ pub(crate) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// One past the closing quote of the string opening at `open`.
-pub(crate) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+pub(super) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
     let mut i = open + 1;
     loop {
         match bytes.get(i)? {
@@ -633,7 +633,7 @@ fn nest(depth: usize, byte: u8) -> usize {
 }
 
 /// One past the last byte of the value starting at `start`.
-pub(crate) fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+pub(super) fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
     match bytes.get(start)? {
         b'"' => string_end(bytes, start),
         b'[' | b'{' => {

@@ -16,7 +16,7 @@ use crate::json::merge_patch;
 
 /// How one entity of an archetype instance changes.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct NodeDiff {
+pub(super) struct NodeDiff {
     /// The node number in instance markers.
     pub node: u32,
     /// The node's index in the old version's compiled nodes.
@@ -28,7 +28,7 @@ pub(crate) struct NodeDiff {
 
 /// How one component of one entity changes.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum ComponentChange {
+pub(super) enum ComponentChange {
     /// Fields changed: apply this merge patch to live components.
     Patch(ComponentId, Value),
     /// The archetype gained the component.
@@ -39,7 +39,7 @@ pub(crate) enum ComponentChange {
 
 /// Everything that changed between two versions of a concrete archetype.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct ArchetypeDiff {
+pub(super) struct ArchetypeDiff {
     /// Entities in both versions whose components changed.
     pub nodes: Vec<NodeDiff>,
     /// Entities only in the new version (indices into its compiled nodes, parents first).
@@ -56,7 +56,7 @@ impl ArchetypeDiff {
 }
 
 /// Compares two concrete versions of one archetype. `None` if either is abstract.
-pub(crate) fn diff_archetypes(
+pub(super) fn diff_archetypes(
     registry: &ComponentRegistry,
     old: &Archetype,
     new: &Archetype,

@@ -424,7 +424,7 @@ fn classify(path: &Path) -> Relevance {
 /// Temporary and backup files editors write next to the real one: vim (`.swp`, `~`, `4913`),
 /// Emacs (`.#` locks, `#autosave#`), JetBrains (`___jb_tmp___`, `___jb_old___`), VS Code and
 /// others' atomic-save temporaries (`.tmp`, hidden files).
-pub(crate) fn is_editor_scratch(name: &str) -> bool {
+pub(super) fn is_editor_scratch(name: &str) -> bool {
     name.starts_with('.')
         || name.starts_with('#')
         || name.ends_with('~')

@@ -446,7 +446,7 @@ impl Patcher<'_> {
 /// the nodes `indices` of `compiled` (parents before children), each linked to its parent
 /// entity, with a fresh [`StableId`]. A node whose parent the instance lacks is skipped.
 /// Returns each spawned node's index with its entity.
-pub(crate) fn spawn_nodes(
+pub(super) fn spawn_nodes(
     world: &mut World,
     registry: &ComponentRegistry,
     library: &ArchetypeLibrary,

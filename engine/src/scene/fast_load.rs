@@ -54,7 +54,7 @@ const RESERVE_AHEAD: u32 = 256;
 
 /// Loads a JSON scene in one pass, or returns `None` (with the world as it was) for the careful
 /// path to load or to report.
-pub(crate) fn load_json_fast(
+pub(super) fn load_json_fast(
     context: &Context<'_>,
     world: &mut World,
     text: &str,
@@ -66,7 +66,7 @@ pub(crate) fn load_json_fast(
 
 /// Loads a binary scene in one pass, or returns `None` (with the world as it was) for the
 /// careful path to load or to report.
-pub(crate) fn load_binary_fast(
+pub(super) fn load_binary_fast(
     context: &Context<'_>,
     world: &mut World,
     bytes: &[u8],

@@ -27,7 +27,7 @@ use crate::scene::header::ArchetypeNodes;
 use crate::scene::load::{saved_children, Context, LoadedScene, Plan, SceneChange};
 
 /// What a load does about children the archetypes gained.
-pub(crate) struct Follow<'n> {
+pub(super) struct Follow<'n> {
     /// Each archetype's children when the scene was saved (`None`: a file without the table).
     nodes: Option<&'n ArchetypeNodes>,
     /// Per archetype: the children (node indices) an instance may lack because they were gained.
@@ -39,7 +39,7 @@ pub(crate) struct Follow<'n> {
 }
 
 /// A child an archetype gained, to be spawned under one instance.
-pub(crate) struct Gained {
+pub(super) struct Gained {
     /// The entry index of the instance's root, and its entity.
     pub root: usize,
     pub root_entity: Entity,
@@ -53,7 +53,7 @@ pub(crate) struct Gained {
 
 /// What [`Follow`] reserved and found, once the instances are built.
 #[derive(Default)]
-pub(crate) struct Followed {
+pub(super) struct Followed {
     /// Handles reserved and not needed.
     pub spare: Vec<Entity>,
     pub gained: Vec<Gained>,
@@ -189,7 +189,7 @@ impl<'n> Follow<'n> {
 /// Once the scene is in `world`: links the gained children to their parents, adds them to
 /// `loaded` with a change each, releases the handles not needed, and hands `loaded` the
 /// file's `meta`.
-pub(crate) fn follow_archetypes(
+pub(super) fn follow_archetypes(
     context: &Context<'_>,
     world: &mut World,
     loaded: &mut LoadedScene,

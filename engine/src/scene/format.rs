@@ -77,18 +77,18 @@ const BINARY_FORMAT_UNCHECKED: u64 = 2;
 const CHECKSUM_BYTES: usize = 4;
 
 /// The magic bytes that start a binary scene.
-pub(crate) const BINARY_MAGIC: &[u8; 8] = b"ARCHSCN\0";
+pub(super) const BINARY_MAGIC: &[u8; 8] = b"ARCHSCN\0";
 
 /// Payload kinds in the binary format.
-pub(crate) const KIND_TYPED: u8 = 0;
-pub(crate) const KIND_PATCH: u8 = 1;
-pub(crate) const KIND_REMOVED: u8 = 2;
+pub(super) const KIND_TYPED: u8 = 0;
+pub(super) const KIND_PATCH: u8 = 1;
+pub(super) const KIND_REMOVED: u8 = 2;
 
 /// The scene files' pretty printer: serde_json's, able to start at a nesting depth.
 pub(crate) use crate::json::Pretty as ScenePretty;
 
 /// Appends the pieces of the binary container.
-pub(crate) struct BinaryWriter {
+pub(super) struct BinaryWriter {
     pub out: Vec<u8>,
 }
 
@@ -167,7 +167,7 @@ fn checked_binary(bytes: &[u8]) -> Result<(&[u8], u64), BinaryError> {
 /// Opens a binary scene: checks its magic bytes and, in the formats that have one, its
 /// checksum. Returns a reader over the checked part, past the format version, and the version
 /// (which the caller checks with [`is_readable_binary`]).
-pub(crate) fn open_binary(bytes: &[u8]) -> Result<(BinaryReader<'_>, u64), BinaryError> {
+pub(super) fn open_binary(bytes: &[u8]) -> Result<(BinaryReader<'_>, u64), BinaryError> {
     let (body, version) = checked_binary(bytes)?;
     let mut reader = BinaryReader::new(body);
     reader.take(BINARY_MAGIC.len(), "magic")?;
@@ -176,7 +176,7 @@ pub(crate) fn open_binary(bytes: &[u8]) -> Result<(BinaryReader<'_>, u64), Binar
 }
 
 /// Whether this library reads binary scenes of format `version`.
-pub(crate) fn is_readable_binary(version: u64) -> bool {
+pub(super) fn is_readable_binary(version: u64) -> bool {
     matches!(
         version,
         BINARY_FORMAT_UNCHECKED | BINARY_SCENE_FORMAT_VERSION
@@ -185,14 +185,14 @@ pub(crate) fn is_readable_binary(version: u64) -> bool {
 
 /// Why a binary scene could not be read: what was expected, at which byte.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BinaryError {
+pub(super) struct BinaryError {
     pub offset: usize,
     pub message: String,
 }
 
 /// Reads the pieces of the binary container, never past its end.
 #[derive(Clone)]
-pub(crate) struct BinaryReader<'a> {
+pub(super) struct BinaryReader<'a> {
     bytes: &'a [u8],
     pub offset: usize,
 }

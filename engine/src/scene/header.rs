@@ -88,7 +88,7 @@ pub fn read_scene_header(bytes: &[u8]) -> Result<SceneHeader, SceneError> {
 
 /// The child paths each of `archetypes` that has children has in `library` now (for a scene
 /// being saved).
-pub(crate) fn archetype_nodes(
+pub(super) fn archetype_nodes(
     library: &ArchetypeLibrary,
     archetypes: &[ArchetypeId],
 ) -> ArchetypeNodes {
@@ -110,7 +110,7 @@ pub(crate) fn archetype_nodes(
 
 /// The `meta` and `archetypes` members of a JSON scene (each line-broken and indented as the
 /// rest of the file, each followed by a comma), written in front of the shared table.
-pub(crate) fn write_json_header(
+pub(super) fn write_json_header(
     meta: Option<&Map<String, Value>>,
     nodes: &ArchetypeNodes,
     out: &mut Vec<u8>,

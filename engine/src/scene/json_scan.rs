@@ -22,7 +22,7 @@ use crate::scene::format::scene_keys as keys;
 use crate::scene::header::ArchetypeNodes;
 
 /// A JSON scene as the first pass reads it.
-pub(crate) struct JsonScene<'a> {
+pub(super) struct JsonScene<'a> {
     pub format: u64,
     pub meta: Option<Map<String, Value>>,
     pub archetypes: Option<ArchetypeNodes>,
@@ -31,7 +31,7 @@ pub(crate) struct JsonScene<'a> {
 }
 
 /// One entry of the entity list.
-pub(crate) struct JsonEntity<'a> {
+pub(super) struct JsonEntity<'a> {
     pub id: &'a RawValue,
     pub archetype: Option<&'a RawValue>,
     pub child: Option<&'a RawValue>,
@@ -40,11 +40,11 @@ pub(crate) struct JsonEntity<'a> {
 
 /// An entry's components: name and raw value, in the file's order (names unique).
 #[derive(Default)]
-pub(crate) struct RawComponents<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+pub(super) struct RawComponents<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
 
 /// Which limit a scene went over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OverLimit {
+pub(super) enum OverLimit {
     /// More entries than [`Limits::max_scene_entities`].
     Entities,
     /// More component values than [`Limits::max_scene_values`].
@@ -53,13 +53,13 @@ pub(crate) enum OverLimit {
 
 /// Why the first pass stopped: serde_json's error (which says where), and the limit it went
 /// over when that was the reason.
-pub(crate) struct ScanError {
+pub(super) struct ScanError {
     pub error: serde_json::Error,
     pub over: Option<OverLimit>,
 }
 
 /// Reads `source` (a whole JSON scene) within `limits`.
-pub(crate) fn scan<'a>(source: &'a str, limits: &Limits) -> Result<JsonScene<'a>, ScanError> {
+pub(super) fn scan<'a>(source: &'a str, limits: &Limits) -> Result<JsonScene<'a>, ScanError> {
     let over = Cell::new(None);
     let mut deserializer = serde_json::Deserializer::from_str(source);
     let seed = SceneSeed {

@@ -101,12 +101,12 @@ pub enum RemovedChildren {
 /// A scene that was loaded: which entity each stable ID became.
 #[derive(Clone, Debug, Default)]
 pub struct LoadedScene {
-    pub(crate) entities: Vec<Entity>,
-    pub(crate) by_id: FxHashMap<StableId, Entity>,
-    pub(crate) remapped: FxHashMap<StableId, StableId>,
-    pub(crate) warnings: Vec<SceneError>,
-    pub(crate) changes: Vec<SceneChange>,
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(super) entities: Vec<Entity>,
+    pub(super) by_id: FxHashMap<StableId, Entity>,
+    pub(super) remapped: FxHashMap<StableId, StableId>,
+    pub(super) warnings: Vec<SceneError>,
+    pub(super) changes: Vec<SceneChange>,
+    pub(super) meta: Option<Map<String, Value>>,
 }
 
 /// What a load changed from the file because the archetypes changed since it was saved.
@@ -399,11 +399,11 @@ pub fn load_scene_from_path(
     load_scene(&bytes, Some(path), world, library, options)
 }
 
-pub(crate) struct Context<'a> {
+pub(super) struct Context<'a> {
     file: Option<PathBuf>,
-    pub(crate) library: &'a ArchetypeLibrary,
-    pub(crate) registry: &'a ComponentRegistry,
-    pub(crate) options: &'a SceneLoadOptions,
+    pub(super) library: &'a ArchetypeLibrary,
+    pub(super) registry: &'a ComponentRegistry,
+    pub(super) options: &'a SceneLoadOptions,
     /// What the load reports without refusing the scene (see [`Context::unknown_field`]).
     warnings: RefCell<Vec<SceneError>>,
     /// With [`SceneLoadOptions::all_errors`], the entities' problems found so far.
@@ -411,7 +411,7 @@ pub(crate) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub(crate) fn new(
+    pub(super) fn new(
         file: Option<&Path>,
         library: &'a ArchetypeLibrary,
         options: &'a SceneLoadOptions,
@@ -429,7 +429,7 @@ impl<'a> Context<'a> {
     /// One entity's outcome: its error is the load's, or, with
     /// [`SceneLoadOptions::all_errors`], kept to report with the others while the load goes on
     /// (`true`: the entity failed; the caller leaves it unfinished).
-    pub(crate) fn entity_result(&self, result: Result<(), SceneError>) -> Result<bool, SceneError> {
+    pub(super) fn entity_result(&self, result: Result<(), SceneError>) -> Result<bool, SceneError> {
         match result {
             Ok(()) => Ok(false),
             Err(error) if self.options.all_errors => {
@@ -441,7 +441,7 @@ impl<'a> Context<'a> {
     }
 
     /// The entities' problems kept so far, as one error (the first, the others in it), if any.
-    pub(crate) fn take_errors(&self) -> Option<SceneError> {
+    pub(super) fn take_errors(&self) -> Option<SceneError> {
         let mut errors = self.errors.take();
         errors.sort_by_key(|error| (error.offset, error.diagnostic.position));
         let mut errors = errors.into_iter();
@@ -452,7 +452,7 @@ impl<'a> Context<'a> {
 
     /// A field a component's type does not have: returned as the load's error, or, with
     /// [`SceneLoadOptions::unknown_fields`] at [`Severity::Warning`], kept as a warning.
-    pub(crate) fn unknown_field(&self, mut error: SceneError) -> Result<(), SceneError> {
+    pub(super) fn unknown_field(&self, mut error: SceneError) -> Result<(), SceneError> {
         match self.options.unknown_fields {
             Severity::Error => Err(error),
             Severity::Warning | Severity::Note => {
@@ -464,13 +464,13 @@ impl<'a> Context<'a> {
     }
 
     /// The warnings so far, in the file's order; none are left.
-    pub(crate) fn take_warnings(&self) -> Vec<SceneError> {
+    pub(super) fn take_warnings(&self) -> Vec<SceneError> {
         let mut warnings = self.warnings.take();
         warnings.sort_by_key(|warning| (warning.offset, warning.diagnostic.position));
         warnings
     }
 
-    pub(crate) fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
+    pub(super) fn error(&self, code: DiagnosticCode, message: impl Into<String>) -> SceneError {
         let mut diagnostic = Diagnostic::error(code, message);
         diagnostic.file = self.file.clone();
         SceneError {
@@ -481,7 +481,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    pub(crate) fn text_error(&self, error: TextError) -> SceneError {
+    pub(super) fn text_error(&self, error: TextError) -> SceneError {
         let code = DiagnosticCode::from(error.kind);
         let mut scene_error = self.error(code, error.message);
         scene_error.diagnostic.position = Some(error.position);
@@ -492,7 +492,7 @@ impl<'a> Context<'a> {
 
 /// Where a component value came from, to place errors.
 #[derive(Clone, Copy)]
-pub(crate) enum Source<'t> {
+pub(super) enum Source<'t> {
     Json(&'t SourceText),
     Binary,
     /// JSON whose errors are not reported from here: the fast path
@@ -501,7 +501,7 @@ pub(crate) enum Source<'t> {
 }
 
 /// A component value as read in phase one, not yet decoded.
-pub(crate) enum Payload<'a> {
+pub(super) enum Payload<'a> {
     /// JSON text (a full value, or a merge patch for archetype instances); `null` removes.
     Json(&'a str),
     /// Postcard bytes of a full value.
@@ -514,7 +514,7 @@ pub(crate) enum Payload<'a> {
 }
 
 /// One entity as read in phase one.
-pub(crate) struct Entry<'a> {
+pub(super) struct Entry<'a> {
     pub id: StableId,
     /// Where the entry is (byte offset), for errors.
     pub offset: usize,
@@ -537,12 +537,12 @@ struct Document<'a> {
 
 /// What a scene says about itself before its entities.
 #[derive(Default)]
-pub(crate) struct SceneHead {
+pub(super) struct SceneHead {
     pub meta: Option<Map<String, Value>>,
     pub nodes: Option<ArchetypeNodes>,
 }
 
-pub(crate) fn load_json_text(
+pub(super) fn load_json_text(
     context: &Context<'_>,
     world: &mut World,
     text: &SourceText,
@@ -729,7 +729,7 @@ fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> S
 }
 
 /// A shared-table key: 16 hex digits.
-pub(crate) fn shared_key(key: &str) -> Option<u64> {
+pub(super) fn shared_key(key: &str) -> Option<u64> {
     (key.len() == 16)
         .then(|| u64::from_str_radix(key, 16).ok())
         .flatten()
@@ -737,7 +737,7 @@ pub(crate) fn shared_key(key: &str) -> Option<u64> {
 
 /// A component a scene may hold, by name: any registered one except those the library
 /// manages itself, of which only `Parent` and `Children` are saved.
-pub(crate) fn scene_component(registry: &ComponentRegistry, name: &str) -> Option<ComponentId> {
+pub(super) fn scene_component(registry: &ComponentRegistry, name: &str) -> Option<ComponentId> {
     registry.id(name).filter(|id| {
         !registry.is_managed(*id) || matches!(registry.name(*id), "Parent" | "Children")
     })
@@ -836,7 +836,7 @@ fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, 
 }
 
 /// Brings a document of format `version` to the current layout.
-pub(crate) fn upgrade_layout(document: &mut Value, version: u64) {
+pub(super) fn upgrade_layout(document: &mut Value, version: u64) {
     if version <= 1 {
         if let Some(Value::Array(entities)) = document.get_mut("entities") {
             for entity in entities.iter_mut() {
@@ -914,7 +914,7 @@ pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, Scene
     })
 }
 
-pub(crate) struct Header<'a> {
+pub(super) struct Header<'a> {
     pub format: u64,
     pub meta: Option<Map<String, Value>>,
     pub components: Vec<&'a str>,
@@ -929,7 +929,7 @@ pub(crate) struct Header<'a> {
 }
 
 /// Reads everything between the version and the entities: name tables, shared table.
-pub(crate) fn read_tables<'a>(
+pub(super) fn read_tables<'a>(
     reader: &mut BinaryReader<'a>,
     format: u64,
 ) -> Result<Header<'a>, crate::scene::format::BinaryError> {
@@ -1005,7 +1005,7 @@ fn binary_meta(
 }
 
 /// Loads a binary scene the careful way: every entry read first, then the entities built.
-pub(crate) fn load_binary(
+pub(super) fn load_binary(
     context: &Context<'_>,
     world: &mut World,
     bytes: &[u8],
@@ -1138,7 +1138,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
 /// A binary scene as the JSON document of the current format (for a migration hook): typed
 /// values decoded by their registered types and written as JSON, references as stable IDs,
 /// shared values inline.
-pub(crate) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Value, SceneError> {
+pub(super) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Value, SceneError> {
     let document = parse_binary(context, bytes)?;
     // Each entry gets a stand-in handle, so references read from the bytes can be written
     // back as stable IDs.
@@ -1253,7 +1253,7 @@ fn typed_to_json(
 /// For each component of a binary scene's table: its layout when the scene was saved, where
 /// that differs from the layout of the type registered under its name now (`None`: the same,
 /// or unknown, and the values are read as they are).
-pub(crate) fn evolved_layouts(
+pub(super) fn evolved_layouts(
     registry: &ComponentRegistry,
     names: &[&str],
     layouts: &[&[u8]],
@@ -1280,7 +1280,7 @@ pub(crate) fn evolved_layouts(
 /// now under the component's name; fields the type no longer has are dropped (they are the
 /// old layout's, not typos). References and shared values are read as numbers, through the
 /// binary load's entity mapper and shared table.
-pub(crate) fn decode_evolved(
+pub(super) fn decode_evolved(
     context: &Context<'_>,
     component: ComponentId,
     bytes: &[u8],
@@ -1685,7 +1685,7 @@ fn place_in_value(
 }
 
 /// What an entry is, once names are resolved.
-pub(crate) struct Plan {
+pub(super) struct Plan {
     components: Vec<ComponentId>,
     /// For archetype instances: the marker, and the archetype entity's values.
     pub instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
@@ -1713,13 +1713,13 @@ impl Plan {
 
 /// Where in an entry a problem is.
 #[derive(Clone, Copy)]
-pub(crate) enum At {
+pub(super) enum At {
     Component(usize),
     Archetype,
     Child,
 }
 
-pub(crate) fn plan_entry(
+pub(super) fn plan_entry(
     context: &Context<'_>,
     entry: &Entry<'_>,
     nodes: Option<&ArchetypeNodes>,
@@ -1870,7 +1870,7 @@ fn had_child(
 
 /// The children archetype `name` had when the scene was saved, by the scene's archetype table,
 /// which may know it by a former name.
-pub(crate) fn saved_children<'n>(
+pub(super) fn saved_children<'n>(
     context: &Context<'_>,
     nodes: &'n ArchetypeNodes,
     name: &str,
@@ -1962,7 +1962,7 @@ fn decode_all(
 /// in the order of `entries` (one builder serves them all, so memory does not grow with the
 /// number of instances).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn build_instances(
+pub(super) fn build_instances(
     context: &Context<'_>,
     entries: &[Entry<'_>],
     plans: &[Plan],

@@ -12,7 +12,7 @@ use crate::logging::{ms_since, shown};
 use super::{LoadedScene, SceneEncoding, SceneError, SceneSaveError};
 
 /// Runs a scene load inside its span and logs how it ended.
-pub(crate) fn scene_load(
+pub(super) fn scene_load(
     file: Option<&Path>,
     bytes: usize,
     load: impl FnOnce() -> Result<LoadedScene, SceneError>,
@@ -34,7 +34,7 @@ pub(crate) fn scene_load(
 
 /// Runs a scene save (to bytes) of `world` (or of `selection`) inside its span and logs how it
 /// ended.
-pub(crate) fn scene_save(
+pub(super) fn scene_save(
     encoding: SceneEncoding,
     world: &World,
     selection: Option<&[Entity]>,
@@ -59,7 +59,7 @@ pub(crate) fn scene_save(
 
 /// Runs a save to a file inside its span (the save's own span nests in it) and logs a failed
 /// write.
-pub(crate) fn scene_save_file(
+pub(super) fn scene_save_file(
     file: &Path,
     save: impl FnOnce() -> Result<(), SceneSaveError>,
 ) -> Result<(), SceneSaveError> {

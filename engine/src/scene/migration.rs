@@ -77,7 +77,7 @@ impl SceneMigration {
 
 /// Loads `bytes` through the context's migration, if it has one that applies to the file;
 /// `None` otherwise (and for bytes whose header cannot be read: the ordinary load says why).
-pub(crate) fn load_migrated(
+pub(super) fn load_migrated(
     context: &Context<'_>,
     world: &mut World,
     bytes: &[u8],

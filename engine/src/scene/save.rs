@@ -386,7 +386,7 @@ fn collect_entities(
 
 /// The components a scene writes, in name order: everything but runtime-only components and
 /// the bookkeeping a scene entry carries in its header.
-pub(crate) fn component_order(registry: &ComponentRegistry) -> Vec<ComponentId> {
+pub(super) fn component_order(registry: &ComponentRegistry) -> Vec<ComponentId> {
     let mut order: Vec<ComponentId> = registry
         .ids()
         .filter(|id| !registry.is_runtime_only(*id))
