@@ -20,6 +20,16 @@ pub(crate) struct Checked {
 pub(crate) struct CheckError {
     pub path: FieldPath,
     pub message: String,
+    pub kind: CheckErrorKind,
+}
+
+/// What [`check`] found wrong, known from where it was found (never from the message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CheckErrorKind {
+    /// A float that is NaN (`nan`) or infinite.
+    NotFinite { nan: bool },
+    /// The component's own `Serialize` refused the value; the message is what it said.
+    Refused,
 }
 
 /// Serializes `value` into nothing, reporting non-finite floats (with their field path) and
@@ -34,10 +44,15 @@ pub(super) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckEr
     let result = serde_path_to_error::serialize(value, Checker { found: &mut found });
     match result {
         Ok(()) => Ok(found),
-        Err(error) => Err(CheckError {
-            path: crate::component::value_ops::convert_path(error.path()),
-            message: error.into_inner().0,
-        }),
+        Err(error) => {
+            let path = crate::component::value_ops::convert_path(error.path());
+            let Error { message, kind } = error.into_inner();
+            Err(CheckError {
+                path,
+                message,
+                kind,
+            })
+        }
     }
 }
 
@@ -49,27 +64,30 @@ pub(super) fn check<T: Serialize + ?Sized>(value: &T) -> Result<Checked, CheckEr
 pub(super) fn check_read<T: Serialize + ?Sized>(value: &T) -> Result<(), CheckError> {
     let result = crate::component::entity_ref::writing_raw_bits(|| check(value));
     result.map(|_| ()).map_err(|error| CheckError {
-        message: if !error.message.ends_with(NOT_FINITE) {
-            // Not ours: a component's own `Serialize` refused the value; say what it said.
-            error.message
-        } else if error.message.starts_with("NaN") {
-            "not a number (NaN)".to_string()
-        } else {
-            "number out of range".to_string()
+        message: match error.kind {
+            // A component's own `Serialize` refused the value: say what it said.
+            CheckErrorKind::Refused => error.message,
+            CheckErrorKind::NotFinite { nan: true } => "not a number (NaN)".to_string(),
+            CheckErrorKind::NotFinite { nan: false } => "number out of range".to_string(),
         },
         path: error.path,
+        kind: error.kind,
     })
 }
 
-/// How [`finite`]'s message ends.
+/// What [`finite`]'s message says after the value.
 const NOT_FINITE: &str = " cannot be written to a data file (JSON has no NaN or infinity)";
 
+/// The checker's error: its message and what it is.
 #[derive(Debug)]
-struct Error(String);
+struct Error {
+    message: String,
+    kind: CheckErrorKind,
+}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -77,7 +95,10 @@ impl std::error::Error for Error {}
 
 impl ser::Error for Error {
     fn custom<T: fmt::Display>(message: T) -> Self {
-        Error(message.to_string())
+        Error {
+            message: message.to_string(),
+            kind: CheckErrorKind::Refused,
+        }
     }
 }
 
@@ -89,7 +110,12 @@ fn finite(value: f64) -> Result<(), Error> {
     if value.is_finite() {
         Ok(())
     } else {
-        Err(Error(format!("{value}{NOT_FINITE}")))
+        Err(Error {
+            message: format!("{value}{NOT_FINITE}"),
+            kind: CheckErrorKind::NotFinite {
+                nan: value.is_nan(),
+            },
+        })
     }
 }
 
@@ -341,7 +367,33 @@ mod tests {
             error.message,
             "NaN cannot be written to a data file (JSON has no NaN or infinity)"
         );
+        assert_eq!(error.kind, CheckErrorKind::NotFinite { nan: true });
+        let read = check_read(&bad).unwrap_err();
+        assert_eq!(read.message, "not a number (NaN)");
+        let infinite = check_read(&vec![f32::INFINITY]).unwrap_err();
+        assert_eq!(
+            (infinite.message.as_str(), infinite.kind),
+            (
+                "number out of range",
+                CheckErrorKind::NotFinite { nan: false }
+            )
+        );
         let map: HashMap<String, u8> = HashMap::new();
         assert_eq!(check(&map), Ok(Checked { has_map: true }));
+    }
+
+    /// A component whose own `Serialize` refuses: its words, classified as refused even when
+    /// they read like ours.
+    #[test]
+    fn a_refusal_is_the_components_own_whatever_it_says() {
+        struct Picky;
+        impl Serialize for Picky {
+            fn serialize<S: ser::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(ser::Error::custom(format!("NaN{NOT_FINITE}")))
+            }
+        }
+        let error = check_read(&Picky).unwrap_err();
+        assert_eq!(error.kind, CheckErrorKind::Refused);
+        assert_eq!(error.message, format!("NaN{NOT_FINITE}"));
     }
 }
