@@ -295,11 +295,7 @@ pub(crate) fn compile(
         hard_error,
         ..
     } = compiler;
-    for i in 0..nodes.len() {
-        if let Some(parent) = nodes[i].parent {
-            nodes[parent].children.push(i);
-        }
-    }
+    link_children(&mut nodes);
     if hard_error {
         return (None, problems);
     }
@@ -314,6 +310,15 @@ pub(crate) fn compile(
         }),
         problems,
     )
+}
+
+/// Lists each node's children (in node order) in its `children`.
+fn link_children(nodes: &mut [CompiledNode]) {
+    for i in 0..nodes.len() {
+        if let Some(parent) = nodes[i].parent {
+            nodes[parent].children.push(i);
+        }
+    }
 }
 
 /// What [`compile`] works with while it compiles an archetype's entities one by one, and what
