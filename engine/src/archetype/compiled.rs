@@ -262,8 +262,6 @@ pub(super) fn compile(
         .collect();
     let index = Arc::new(index);
 
-    let mut problems = Vec::new();
-    let mut hard_error = false;
     let mut nodes = Vec::with_capacity(layout.len());
     // One mapper checks the `#` references of every value (installing one per value would
     // cost an allocation each); `base` and the findings are reset per value.
@@ -274,128 +272,30 @@ pub(super) fn compile(
         used: false,
         failure: None,
     }));
+    let mut compiler = NodeCompiler {
+        archetype,
+        registry,
+        paths: &paths,
+        state: &state,
+        problems: Vec::new(),
+        hard_error: false,
+    };
     let ((), _) = with_mapper(
         CheckRefs {
             state: state.clone(),
         },
         || {
             for (i, node) in layout.iter().enumerate() {
-                let base = base_of(&layout, i);
-                let mut template = EntityBuilderClone::new();
-                let mut typed = Vec::new();
-                let mut with_refs = Vec::new();
-                let mut varied = Vec::new();
-                let mut batch_type = ColumnBatchType::new();
-                for (name, value) in &node.entity.components {
-                    let Some(id) = registry.id(name) else {
-                        // Names were checked when the file was read; an unregistered name here means
-                        // the registry changed under us. Report rather than panic.
-                        hard_error = true;
-                        problems.push(problem(
-                            node,
-                            name,
-                            FieldPath::root(),
-                            DiagnosticCode::UnknownComponent,
-                            format!("unknown component `{name}`"),
-                            None,
-                        ));
-                        continue;
-                    };
-                    {
-                        let mut check = state.borrow_mut();
-                        check.base = paths[base].clone();
-                        check.used = false;
-                        check.failure = None;
-                    }
-                    let spec = match Spec::find(value, name, registry) {
-                        Ok(spec) => spec,
-                        Err(SpecProblem { field, message }) => {
-                            hard_error = true;
-                            let message =
-                                format!("invalid value for {}: {message}", place(name, &field));
-                            problems.push(problem(
-                                node,
-                                name,
-                                field,
-                                DiagnosticCode::InvalidOperator,
-                                message,
-                                None,
-                            ));
-                            continue;
-                        }
-                    };
-                    // A varying value is checked and kept as its first outcome.
-                    let first = spec.as_ref().map(|spec| spec.first(value));
-                    let written = value;
-                    let value = first.as_ref().unwrap_or(value);
-                    let mut unknown = Vec::new();
-                    forget_reference_failure();
-                    let decoded = registry.ops(id).decode(value, &mut unknown);
-                    let (used, failure) = {
-                        let mut check = state.borrow_mut();
-                        (check.used, check.failure.take())
-                    };
-                    problems.extend(unknown_field_problems(registry, id, node, name, unknown));
-                    match decoded {
-                        Ok(value_typed) => {
-                            // Every value a variation can roll is checked now; a component
-                            // holding references rolls when it is decoded, per spawn.
-                            let compiled =
-                                spec.map(|spec| Varied::compile(spec, written, registry.ops(id)));
-                            if let Some(Err(error)) = compiled {
-                                hard_error = true;
-                                let failure = state.borrow_mut().failure.take();
-                                problems
-                                    .push(decode_problem(registry, id, node, name, error, failure));
-                            } else if used {
-                                with_refs.push((id, written.clone()));
-                            } else {
-                                if let Some(Ok(compiled)) = compiled {
-                                    varied.push((id, compiled));
-                                }
-                                registry
-                                    .ops(id)
-                                    .add_to_template(&value_typed, &mut template);
-                                registry.ops(id).add_column(&mut batch_type);
-                                typed.push((id, value_typed));
-                            }
-                        }
-                        Err(error) => {
-                            hard_error = true;
-                            problems.push(decode_problem(registry, id, node, name, error, failure));
-                        }
-                    }
-                }
-                let marker = ArchetypeInstance {
-                    archetype,
-                    node: intern(&node.path),
-                };
-                template.add(marker);
-                template.add(StableId(0));
-                batch_type.add::<ArchetypeInstance>();
-                batch_type.add::<StableId>();
-                let variants = Variants::plan(&varied);
-                nodes.push(CompiledNode {
-                    path: node.path.clone(),
-                    marker,
-                    parent: node.parent,
-                    children: Vec::new(),
-                    base,
-                    template: template.build(),
-                    typed,
-                    with_refs,
-                    varied,
-                    variants,
-                    batch_type,
-                });
+                nodes.push(compiler.node(node, base_of(&layout, i), intern));
             }
         },
     );
-    for i in 0..nodes.len() {
-        if let Some(parent) = nodes[i].parent {
-            nodes[parent].children.push(i);
-        }
-    }
+    let NodeCompiler {
+        problems,
+        hard_error,
+        ..
+    } = compiler;
+    link_children(&mut nodes);
     if hard_error {
         return (None, problems);
     }
@@ -410,6 +310,192 @@ pub(super) fn compile(
         }),
         problems,
     )
+}
+
+/// Lists each node's children (in node order) in its `children`.
+fn link_children(nodes: &mut [CompiledNode]) {
+    for i in 0..nodes.len() {
+        if let Some(parent) = nodes[i].parent {
+            nodes[parent].children.push(i);
+        }
+    }
+}
+
+/// What [`compile`] works with while it compiles an archetype's entities one by one, and what
+/// it found so far.
+struct NodeCompiler<'a> {
+    archetype: ArchetypeId,
+    registry: &'a ComponentRegistry,
+    /// The archetype's node paths, in node order.
+    paths: &'a Arc<[Arc<str>]>,
+    /// What the installed [`CheckRefs`] knows and found.
+    state: &'a Rc<RefCell<CheckState>>,
+    problems: Vec<CompileProblem>,
+    /// A problem keeps the archetype from compiling.
+    hard_error: bool,
+}
+
+/// The parts of a [`CompiledNode`] its components add to, one by one.
+struct NodeParts {
+    template: EntityBuilderClone,
+    typed: Vec<(ComponentId, TypedValue)>,
+    with_refs: Vec<(ComponentId, Value)>,
+    varied: Vec<(ComponentId, Varied)>,
+    batch_type: ColumnBatchType,
+}
+
+impl NodeParts {
+    /// Adds the value of component `id` (without references) to the template and the batch
+    /// layout, with its variations (`varied`) when it has some.
+    fn add(
+        &mut self,
+        registry: &ComponentRegistry,
+        id: ComponentId,
+        typed: TypedValue,
+        varied: Option<Varied>,
+    ) {
+        if let Some(varied) = varied {
+            self.varied.push((id, varied));
+        }
+        registry.ops(id).add_to_template(&typed, &mut self.template);
+        registry.ops(id).add_column(&mut self.batch_type);
+        self.typed.push((id, typed));
+    }
+}
+
+impl NodeCompiler<'_> {
+    /// Records a problem that keeps the archetype from compiling.
+    fn refuse(&mut self, problem: CompileProblem) {
+        self.hard_error = true;
+        self.problems.push(problem);
+    }
+
+    /// Makes the installed [`CheckRefs`] read references as written for the node `base`, with
+    /// nothing found yet.
+    fn check_refs_from(&self, base: usize) {
+        let mut check = self.state.borrow_mut();
+        check.base = self.paths[base].clone();
+        check.used = false;
+        check.failure = None;
+    }
+
+    /// Compiles the entity `node`, whose `#` references are relative to the node `base`.
+    fn node(
+        &mut self,
+        node: &LayoutNode<'_>,
+        base: usize,
+        intern: &mut dyn FnMut(&str) -> u32,
+    ) -> CompiledNode {
+        let mut parts = NodeParts {
+            template: EntityBuilderClone::new(),
+            typed: Vec::new(),
+            with_refs: Vec::new(),
+            varied: Vec::new(),
+            batch_type: ColumnBatchType::new(),
+        };
+        for (name, value) in &node.entity.components {
+            self.component(node, base, name, value, &mut parts);
+        }
+        let NodeParts {
+            mut template,
+            typed,
+            with_refs,
+            varied,
+            mut batch_type,
+        } = parts;
+        let marker = ArchetypeInstance {
+            archetype: self.archetype,
+            node: intern(&node.path),
+        };
+        template.add(marker);
+        template.add(StableId(0));
+        batch_type.add::<ArchetypeInstance>();
+        batch_type.add::<StableId>();
+        let variants = Variants::plan(&varied);
+        CompiledNode {
+            path: node.path.clone(),
+            marker,
+            parent: node.parent,
+            children: Vec::new(),
+            base,
+            template: template.build(),
+            typed,
+            with_refs,
+            varied,
+            variants,
+            batch_type,
+        }
+    }
+
+    /// Compiles the component `name` of the entity `node` (written `value`) into `parts`, or
+    /// records why it does not compile.
+    fn component(
+        &mut self,
+        node: &LayoutNode<'_>,
+        base: usize,
+        name: &str,
+        value: &Value,
+        parts: &mut NodeParts,
+    ) {
+        let registry = self.registry;
+        let Some(id) = registry.id(name) else {
+            // Names were checked when the file was read; an unregistered name here means
+            // the registry changed under us. Report rather than panic.
+            self.refuse(problem(
+                node,
+                name,
+                FieldPath::root(),
+                DiagnosticCode::UnknownComponent,
+                format!("unknown component `{name}`"),
+                None,
+            ));
+            return;
+        };
+        self.check_refs_from(base);
+        let spec = match Spec::find(value, name, registry) {
+            Ok(spec) => spec,
+            Err(SpecProblem { field, message }) => {
+                let message = format!("invalid value for {}: {message}", place(name, &field));
+                self.refuse(problem(
+                    node,
+                    name,
+                    field,
+                    DiagnosticCode::InvalidOperator,
+                    message,
+                    None,
+                ));
+                return;
+            }
+        };
+        // A varying value is checked and kept as its first outcome.
+        let first = spec.as_ref().map(|spec| spec.first(value));
+        let checked = first.as_ref().unwrap_or(value);
+        let mut unknown = Vec::new();
+        forget_reference_failure();
+        let decoded = registry.ops(id).decode(checked, &mut unknown);
+        let (used, failure) = {
+            let mut check = self.state.borrow_mut();
+            (check.used, check.failure.take())
+        };
+        self.problems
+            .extend(unknown_field_problems(registry, id, node, name, unknown));
+        match decoded {
+            Ok(typed) => {
+                // Every value a variation can roll is checked now; a component holding
+                // references rolls when it is decoded, per spawn.
+                let compiled = spec.map(|spec| Varied::compile(spec, value, registry.ops(id)));
+                if let Some(Err(error)) = compiled {
+                    let failure = self.state.borrow_mut().failure.take();
+                    self.refuse(decode_problem(registry, id, node, name, error, failure));
+                } else if used {
+                    parts.with_refs.push((id, value.clone()));
+                } else {
+                    parts.add(registry, id, typed, compiled.and_then(Result::ok));
+                }
+            }
+            Err(error) => self.refuse(decode_problem(registry, id, node, name, error, failure)),
+        }
+    }
 }
 
 /// Checks the component values of an archetype that cannot be compiled (it is abstract, or
@@ -1066,19 +1152,8 @@ impl CompiledArchetype {
         overrides: &Value,
         shapes: &OverrideShapes,
     ) -> Result<CheckedOverrides, OverrideProblem> {
-        let fail = |component: Option<String>,
-                    field: FieldPath,
-                    message: String,
-                    suggestion: Option<String>| {
-            Err(OverrideProblem {
-                component,
-                field,
-                message,
-                suggestion,
-            })
-        };
         let Value::Object(object) = overrides else {
-            return fail(
+            return refused(
                 None,
                 FieldPath::root(),
                 format!(
@@ -1091,92 +1166,12 @@ impl CompiledArchetype {
         let mut replace = Vec::new();
         let mut record = Map::new();
         for (key, patch) in object {
-            let Some(id) = registry.id(key) else {
-                let suggestion = did_you_mean(key, registry.names());
-                return fail(
-                    Some(key.clone()),
-                    FieldPath::root(),
-                    format!("unknown component `{key}`"),
-                    suggestion,
-                );
-            };
-            if registry.is_managed(id) {
-                let message = format!("component `{key}` is set by the library when entities are spawned; remove it from the overrides");
-                return fail(Some(key.clone()), FieldPath::root(), message, None);
-            }
+            let id = overridable(registry, key)?;
             let name = registry.name_arc(id).clone();
             if patch.is_null() {
                 replace.push((id, None));
             } else {
-                let mut merged = root.components.get(&name).cloned().unwrap_or(Value::Null);
-                let misfits =
-                    crate::archetype::value_merge::merge(&mut merged, patch, &name, registry);
-                if let Some(misfit) = misfits.into_iter().next() {
-                    let message = format!(
-                        "invalid value for {}: {}",
-                        place(&name, &misfit.field),
-                        misfit.message
-                    );
-                    return fail(Some(name.to_string()), misfit.field, message, None);
-                }
-                // An operator with nothing to work on settles as in a concrete archetype.
-                let integer = |path: &[PathSegment]| registry.is_integer(&name, path);
-                crate::archetype::operator::settle(&mut merged, &name, &integer);
-                // Variations are rolled when spawning; their first outcome is checked here.
-                let (first, others) = match Spec::find(&merged, &name, registry) {
-                    Ok(Some(spec)) => (Some(spec.first(&merged)), spec.probes(&merged)),
-                    Ok(None) => (None, Vec::new()),
-                    Err(SpecProblem { field, message }) => {
-                        let message =
-                            format!("invalid value for {}: {message}", place(&name, &field));
-                        return fail(Some(name.to_string()), field, message, None);
-                    }
-                };
-                let checked = first.as_ref().unwrap_or(&merged);
-                let mut unknown = Vec::new();
-                let state = Rc::new(RefCell::new(CheckState {
-                    paths: self.paths.clone(),
-                    index: self.index.clone(),
-                    base: Arc::from(""),
-                    used: false,
-                    failure: None,
-                }));
-                let checker = CheckRefs {
-                    state: state.clone(),
-                };
-                forget_reference_failure();
-                let (decoded, _) =
-                    with_mapper(checker, || registry.ops(id).decode(checked, &mut unknown));
-                if let Err(error) = decoded {
-                    let refused = ReferenceContext::current()
-                        .and_then(|c| c.take_failure())
-                        .map(|failure| (failure.message, failure.suggestion));
-                    let failure = state.borrow_mut().failure.take().or(refused);
-                    let (message, suggestion) = failure.unwrap_or((error.message, None));
-                    let message =
-                        format!("invalid value for {}: {message}", place(&name, &error.path));
-                    return fail(Some(name.to_string()), error.path, message, suggestion);
-                }
-                // Every other value a variation could roll.
-                for other in &others {
-                    if let Err(error) = registry.ops(id).decode(other, &mut Vec::new()) {
-                        let message = format!(
-                            "invalid value for {}: {}",
-                            place(&name, &error.path),
-                            error.message
-                        );
-                        return fail(Some(name.to_string()), error.path, message, None);
-                    }
-                }
-                if let Some(field) = unknown.into_iter().next() {
-                    let suggestion = suggest_field(registry, id, &field);
-                    return fail(
-                        Some(name.to_string()),
-                        field.clone(),
-                        format!("unknown field `{field}` in component `{name}`"),
-                        suggestion,
-                    );
-                }
+                let merged = self.overridden_value(registry, root, id, &name, patch)?;
                 replace.push((id, Some(merged)));
             }
             record.insert(name.to_string(), override_shape(patch));
@@ -1186,4 +1181,129 @@ impl CompiledArchetype {
             record: shapes.intern(record),
         })
     }
+
+    /// The value of component `id` (called `name`) that the override `patch` (not `null`)
+    /// gives: merged over the root's value, operators settled, each value it can roll
+    /// checked.
+    fn overridden_value(
+        &self,
+        registry: &ComponentRegistry,
+        root: &ResolvedEntity,
+        id: ComponentId,
+        name: &Arc<str>,
+        patch: &Value,
+    ) -> Result<Value, OverrideProblem> {
+        let mut merged = root.components.get(name).cloned().unwrap_or(Value::Null);
+        let misfits = crate::archetype::value_merge::merge(&mut merged, patch, name, registry);
+        if let Some(misfit) = misfits.into_iter().next() {
+            let message = format!(
+                "invalid value for {}: {}",
+                place(name, &misfit.field),
+                misfit.message
+            );
+            return refused(Some(name.to_string()), misfit.field, message, None);
+        }
+        // An operator with nothing to work on settles as in a concrete archetype.
+        let integer = |path: &[PathSegment]| registry.is_integer(name, path);
+        crate::archetype::operator::settle(&mut merged, name, &integer);
+        // Variations are rolled when spawning; their first outcome is checked here.
+        let (first, others) = match Spec::find(&merged, name, registry) {
+            Ok(Some(spec)) => (Some(spec.first(&merged)), spec.probes(&merged)),
+            Ok(None) => (None, Vec::new()),
+            Err(SpecProblem { field, message }) => {
+                let message = format!("invalid value for {}: {message}", place(name, &field));
+                return refused(Some(name.to_string()), field, message, None);
+            }
+        };
+        let checked = first.as_ref().unwrap_or(&merged);
+        let unknown = self.decode_override(registry, id, name, checked)?;
+        // Every other value a variation could roll.
+        for other in &others {
+            if let Err(error) = registry.ops(id).decode(other, &mut Vec::new()) {
+                let message = format!(
+                    "invalid value for {}: {}",
+                    place(name, &error.path),
+                    error.message
+                );
+                return refused(Some(name.to_string()), error.path, message, None);
+            }
+        }
+        if let Some(field) = unknown.into_iter().next() {
+            let suggestion = suggest_field(registry, id, &field);
+            return refused(
+                Some(name.to_string()),
+                field.clone(),
+                format!("unknown field `{field}` in component `{name}`"),
+                suggestion,
+            );
+        }
+        Ok(merged)
+    }
+
+    /// Decodes `checked`, an overridden value of component `id` (called `name`), with its `#`
+    /// references checked against this archetype's entities. Returns its unknown fields.
+    fn decode_override(
+        &self,
+        registry: &ComponentRegistry,
+        id: ComponentId,
+        name: &str,
+        checked: &Value,
+    ) -> Result<Vec<FieldPath>, OverrideProblem> {
+        let mut unknown = Vec::new();
+        let state = Rc::new(RefCell::new(CheckState {
+            paths: self.paths.clone(),
+            index: self.index.clone(),
+            base: Arc::from(""),
+            used: false,
+            failure: None,
+        }));
+        let checker = CheckRefs {
+            state: state.clone(),
+        };
+        forget_reference_failure();
+        let (decoded, _) = with_mapper(checker, || registry.ops(id).decode(checked, &mut unknown));
+        if let Err(error) = decoded {
+            let refused_reference = ReferenceContext::current()
+                .and_then(|c| c.take_failure())
+                .map(|failure| (failure.message, failure.suggestion));
+            let failure = state.borrow_mut().failure.take().or(refused_reference);
+            let (message, suggestion) = failure.unwrap_or((error.message, None));
+            let message = format!("invalid value for {}: {message}", place(name, &error.path));
+            return refused(Some(name.to_string()), error.path, message, suggestion);
+        }
+        Ok(unknown)
+    }
+}
+
+/// The component an override's `key` names, if overrides may set it.
+fn overridable(registry: &ComponentRegistry, key: &str) -> Result<ComponentId, OverrideProblem> {
+    let Some(id) = registry.id(key) else {
+        let suggestion = did_you_mean(key, registry.names());
+        return refused(
+            Some(key.to_string()),
+            FieldPath::root(),
+            format!("unknown component `{key}`"),
+            suggestion,
+        );
+    };
+    if registry.is_managed(id) {
+        let message = format!("component `{key}` is set by the library when entities are spawned; remove it from the overrides");
+        return refused(Some(key.to_string()), FieldPath::root(), message, None);
+    }
+    Ok(id)
+}
+
+/// Overrides refused: the component, the field, what is wrong, and the likely fix.
+fn refused<T>(
+    component: Option<String>,
+    field: FieldPath,
+    message: String,
+    suggestion: Option<String>,
+) -> Result<T, OverrideProblem> {
+    Err(OverrideProblem {
+        component,
+        field,
+        message,
+        suggestion,
+    })
 }

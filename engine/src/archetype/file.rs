@@ -294,33 +294,7 @@ impl Reader<'_> {
     ) -> EntitySpec {
         let mut spec = EntitySpec::default();
         if is_child {
-            for key in object.keys() {
-                if !keys::CHILD.contains(&key.as_str()) {
-                    self.unknown_key(path.key(key), key, &keys::CHILD, "a child entry");
-                }
-            }
-            if let Some(value) = object.get(keys::FORMERLY) {
-                spec.formerly = self.names(value, &path.key(keys::FORMERLY), NameKind::FormerChild);
-            }
-            match object.get(keys::ARCHETYPE) {
-                None => {}
-                Some(Value::String(name)) => match check_name(name) {
-                    Ok(()) => spec.archetype = Some(name.clone()),
-                    Err(problem) => self.problem(
-                        path.key(keys::ARCHETYPE),
-                        false,
-                        Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
-                            .with_suggestion(problem.suggestion),
-                    ),
-                },
-                Some(other) => self.malformed(
-                    path.key(keys::ARCHETYPE),
-                    format!(
-                        "`archetype` must be an archetype name, found {}",
-                        kind_of(other)
-                    ),
-                ),
-            }
+            self.child_entry_keys(object, path, &mut spec);
         }
         match object.get_mut(keys::COMPONENTS) {
             None => {}
@@ -353,36 +327,7 @@ impl Reader<'_> {
                     );
                     return spec;
                 }
-                for (name, entry) in children {
-                    let entry_path = children_path.key(name);
-                    if !check_local_name(name) {
-                        self.problem(
-                            entry_path.clone(),
-                            true,
-                            Diagnostic::error(
-                                DiagnosticCode::InvalidName,
-                                format!("child name {} must be made of ASCII letters, digits, `_` and `-`", quoted(name)),
-                            ),
-                        );
-                        continue;
-                    }
-                    match entry {
-                        Value::Null => {
-                            spec.children.insert(name.clone(), None);
-                        }
-                        Value::Object(entry) => {
-                            let child = self.entity(entry, &entry_path, true, depth + 1);
-                            spec.children.insert(name.clone(), Some(child));
-                        }
-                        other => self.malformed(
-                            entry_path,
-                            format!(
-                                "child `{name}` must be an object (or null to remove it), found {}",
-                                kind_of(other)
-                            ),
-                        ),
-                    }
-                }
+                spec.children = self.children(children, &children_path, depth);
             }
             Some(other) => self.malformed(
                 path.key(keys::CHILDREN),
@@ -394,6 +339,87 @@ impl Reader<'_> {
         }
         self.former_names_of_siblings(&spec, path);
         spec
+    }
+
+    /// Reads what only a child entry (`object`, at `path`) has: its keys are checked, and its
+    /// `formerly` and `archetype` go into `spec`.
+    fn child_entry_keys(
+        &mut self,
+        object: &Map<String, Value>,
+        path: &FieldPath,
+        spec: &mut EntitySpec,
+    ) {
+        for key in object.keys() {
+            if !keys::CHILD.contains(&key.as_str()) {
+                self.unknown_key(path.key(key), key, &keys::CHILD, "a child entry");
+            }
+        }
+        if let Some(value) = object.get(keys::FORMERLY) {
+            spec.formerly = self.names(value, &path.key(keys::FORMERLY), NameKind::FormerChild);
+        }
+        match object.get(keys::ARCHETYPE) {
+            None => {}
+            Some(Value::String(name)) => match check_name(name) {
+                Ok(()) => spec.archetype = Some(name.clone()),
+                Err(problem) => self.problem(
+                    path.key(keys::ARCHETYPE),
+                    false,
+                    Diagnostic::error(DiagnosticCode::InvalidName, problem.message)
+                        .with_suggestion(problem.suggestion),
+                ),
+            },
+            Some(other) => self.malformed(
+                path.key(keys::ARCHETYPE),
+                format!(
+                    "`archetype` must be an archetype name, found {}",
+                    kind_of(other)
+                ),
+            ),
+        }
+    }
+
+    /// Reads the child entries of `children` (at `path`) of an entity `depth` levels down.
+    fn children(
+        &mut self,
+        children: &mut Map<String, Value>,
+        path: &FieldPath,
+        depth: usize,
+    ) -> BTreeMap<String, Option<EntitySpec>> {
+        let mut out = BTreeMap::new();
+        for (name, entry) in children {
+            let entry_path = path.key(name);
+            if !check_local_name(name) {
+                self.problem(
+                    entry_path.clone(),
+                    true,
+                    Diagnostic::error(
+                        DiagnosticCode::InvalidName,
+                        format!(
+                            "child name {} must be made of ASCII letters, digits, `_` and `-`",
+                            quoted(name)
+                        ),
+                    ),
+                );
+                continue;
+            }
+            match entry {
+                Value::Null => {
+                    out.insert(name.clone(), None);
+                }
+                Value::Object(entry) => {
+                    let child = self.entity(entry, &entry_path, true, depth + 1);
+                    out.insert(name.clone(), Some(child));
+                }
+                other => self.malformed(
+                    entry_path,
+                    format!(
+                        "child `{name}` must be an object (or null to remove it), found {}",
+                        kind_of(other)
+                    ),
+                ),
+            }
+        }
+        out
     }
 
     /// A child's former name that is the name of a sibling stands for the sibling: an error.
@@ -415,6 +441,9 @@ impl Reader<'_> {
         }
     }
 
+    /// Reads `components` (at `path`): each value under its component's current name, the
+    /// value moved out of `components`. Unknown, reserved and doubly set components and wrong
+    /// operators are problems.
     fn components(
         &mut self,
         components: &mut Map<String, Value>,
@@ -422,81 +451,14 @@ impl Reader<'_> {
     ) -> BTreeMap<Arc<str>, WrittenValue> {
         let mut out: BTreeMap<Arc<str>, WrittenValue> = BTreeMap::new();
         for (key, value) in components.iter_mut() {
-            let Some(id) = self.registry.id(key) else {
-                let suggestion = did_you_mean(key, self.registry.names());
-                self.problem(
-                    path.key(key),
-                    true,
-                    Diagnostic::error(
-                        DiagnosticCode::UnknownComponent,
-                        format!("unknown component {}", quoted(key)),
-                    )
-                    .with_component(key.clone())
-                    .with_suggestion(suggestion),
-                );
+            let Some(name) = self.component_name(key, path) else {
                 continue;
             };
-            let name = self.registry.name_arc(id).clone();
-            if self.registry.is_managed(id) {
-                self.problem(
-                    path.key(key),
-                    true,
-                    Diagnostic::error(
-                        DiagnosticCode::ReservedComponent,
-                        format!(
-                            "component `{name}` is set by the library when entities are spawned; {}",
-                            if matches!(&*name, "Parent" | "Children") {
-                                "describe child entities under `children`"
-                            } else {
-                                "remove it from the file"
-                            }
-                        ),
-                    )
-                    .with_component(name.to_string()),
-                );
-                continue;
-            }
             if let Some(previous) = out.get(&name) {
-                // Keys arrive sorted; report the one written second.
-                let offset = |key: &str| {
-                    self.text
-                        .locate(path.key(key).segments())
-                        .and_then(|located| located.key)
-                        .map_or(0, |span| span.start)
-                };
-                let (first, second) = if offset(&previous.key) <= offset(key) {
-                    (previous.key.clone(), key.clone())
-                } else {
-                    (key.clone(), previous.key.clone())
-                };
-                let message = format!(
-                    "`{first}` and `{second}` both set component `{name}` (old names still load as the current one); keep one"
-                );
-                self.problem(
-                    path.key(&second),
-                    true,
-                    Diagnostic::error(DiagnosticCode::Malformed, message)
-                        .with_component(name.to_string()),
-                );
+                self.set_twice(&previous.key, key, &name, path);
                 continue;
             }
-            let mut problems = Vec::new();
-            crate::archetype::operator::written_problems(value, &FieldPath::root(), &mut problems);
-            // What a wrong operator stands in is left out, so it is reported once, as itself.
-            let dropped = problems
-                .iter()
-                .any(|problem| crate::archetype::operator::prune(value, &problem.field));
-            for problem in problems {
-                let mut place = path.key(key);
-                place.0.extend(problem.field.0.iter().cloned());
-                let diagnostic =
-                    Diagnostic::error(DiagnosticCode::InvalidOperator, problem.message)
-                        .with_component(name.to_string())
-                        .with_field(problem.field)
-                        .with_suggestion(problem.suggestion);
-                self.problem(place, problem.at_key, diagnostic);
-            }
-            if dropped {
+            if self.operator_problems(value, path, key, &name) {
                 continue;
             }
             out.insert(
@@ -508,6 +470,99 @@ impl Reader<'_> {
             );
         }
         out
+    }
+
+    /// The current name of the component written `key` in `components` (at `path`), or `None`
+    /// (a problem) if it is unknown or set by the library.
+    fn component_name(&mut self, key: &str, path: &FieldPath) -> Option<Arc<str>> {
+        let Some(id) = self.registry.id(key) else {
+            let suggestion = did_you_mean(key, self.registry.names());
+            self.problem(
+                path.key(key),
+                true,
+                Diagnostic::error(
+                    DiagnosticCode::UnknownComponent,
+                    format!("unknown component {}", quoted(key)),
+                )
+                .with_component(key.to_string())
+                .with_suggestion(suggestion),
+            );
+            return None;
+        };
+        let name = self.registry.name_arc(id).clone();
+        if self.registry.is_managed(id) {
+            self.problem(
+                path.key(key),
+                true,
+                Diagnostic::error(
+                    DiagnosticCode::ReservedComponent,
+                    format!(
+                        "component `{name}` is set by the library when entities are spawned; {}",
+                        if matches!(&*name, "Parent" | "Children") {
+                            "describe child entities under `children`"
+                        } else {
+                            "remove it from the file"
+                        }
+                    ),
+                )
+                .with_component(name.to_string()),
+            );
+            return None;
+        }
+        Some(name)
+    }
+
+    /// The problem of component `name` set under two keys of `components` (at `path`),
+    /// `previous` and `key`: reported at the one written second.
+    fn set_twice(&mut self, previous: &str, key: &str, name: &str, path: &FieldPath) {
+        // Keys arrive sorted; report the one written second.
+        let offset = |key: &str| {
+            self.text
+                .locate(path.key(key).segments())
+                .and_then(|located| located.key)
+                .map_or(0, |span| span.start)
+        };
+        let (first, second) = if offset(previous) <= offset(key) {
+            (previous, key)
+        } else {
+            (key, previous)
+        };
+        let message = format!(
+            "`{first}` and `{second}` both set component `{name}` (old names still load as the current one); keep one"
+        );
+        self.problem(
+            path.key(second),
+            true,
+            Diagnostic::error(DiagnosticCode::Malformed, message).with_component(name.to_string()),
+        );
+    }
+
+    /// Reports the wrong operators of `value`, component `name` written `key` in `components`
+    /// (at `path`), and leaves out what each stands in, so it is reported once, as itself.
+    /// Returns whether something was left out (the value is then dropped).
+    fn operator_problems(
+        &mut self,
+        value: &mut Value,
+        path: &FieldPath,
+        key: &str,
+        name: &str,
+    ) -> bool {
+        let mut problems = Vec::new();
+        crate::archetype::operator::written_problems(value, &FieldPath::root(), &mut problems);
+        // What a wrong operator stands in is left out, so it is reported once, as itself.
+        let dropped = problems
+            .iter()
+            .any(|problem| crate::archetype::operator::prune(value, &problem.field));
+        for problem in problems {
+            let mut place = path.key(key);
+            place.0.extend(problem.field.0.iter().cloned());
+            let diagnostic = Diagnostic::error(DiagnosticCode::InvalidOperator, problem.message)
+                .with_component(name.to_string())
+                .with_field(problem.field)
+                .with_suggestion(problem.suggestion);
+            self.problem(place, problem.at_key, diagnostic);
+        }
+        dropped
     }
 
     fn unknown_key(&mut self, path: FieldPath, key: &str, allowed: &[&str], place: &str) {

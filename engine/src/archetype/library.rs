@@ -935,88 +935,27 @@ impl ArchetypeLibrary {
         affected_sorted: &[Arc<str>],
     ) -> Resolution {
         let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
-        let lookup = |name: &str| -> Lookup<'_> {
-            let Some(source) = self.sources.get(name) else {
-                return Lookup::Missing;
-            };
-            if affected.contains(name) {
-                return match source.current_doc() {
-                    Some(doc) => Lookup::Doc(doc),
-                    None => Lookup::Broken,
-                };
-            }
-            let ready = self
-                .states
-                .get(name)
-                .is_some_and(|s| s.status == Status::Ready);
-            let current = self
-                .ids
-                .get(name)
-                .and_then(|id| self.slots[id.0 as usize].current.as_ref());
-            match (ready, current) {
-                (true, Some(current)) => Lookup::Resolved(current.resolved.clone(), current.depth),
-                _ => Lookup::Broken,
-            }
-        };
+        let lookup = |name: &str| self.lookup(affected, name);
         let targets = self.reference_targets();
-        let compile_one = |name: &Arc<str>, resolved: &ResolvedEntity| -> Option<Compiled> {
-            let doc = self.sources.get(name)?.current_doc()?;
-            let id = *self.ids.get(name)?;
-            let slot = &self.slots[id.0 as usize];
-            Some(compile_with_slot(
-                slot,
-                id,
-                doc.is_abstract,
-                resolved,
-                &self.registry,
-                &targets,
-            ))
-        };
+        let compile_one =
+            |name: &Arc<str>, resolved: &ResolvedEntity| self.compile_one(name, resolved, &targets);
         let threads = if affected_sorted.len() < PARALLEL_MIN_ITEMS {
             1
         } else {
             worker_threads()
         };
 
-        let mut outcomes = FxHashMap::default();
-        let mut compiled = FxHashMap::default();
-        let mut cycles = Vec::new();
-        let (jobs, queue) = mpsc::channel::<(Arc<str>, Arc<ResolvedEntity>)>();
+        let (jobs, queue) = mpsc::channel::<CompileJob>();
         let queue = Mutex::new(queue);
-        let work = || {
-            let mut done = Vec::new();
-            loop {
-                // The lock is held while waiting for a job, not while compiling it.
-                let job = match queue.lock() {
-                    Ok(queue) => queue.recv(),
-                    Err(_) => break,
-                };
-                let Ok((name, resolved)) = job else { break };
-                if let Some(result) = compile_one(&name, &resolved) {
-                    done.push((name, result));
-                }
-            }
-            done
-        };
+        let work = || compile_queued(&queue, &compile_one);
         std::thread::scope(|scope| {
             let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
             let mut resolver = Resolver::new(lookup, &names, &*self.registry);
-            for name in affected_sorted {
-                if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
-                    let outcome = resolver.resolve(name);
-                    let depth = resolver.depth(name).unwrap_or(1);
-                    let unused = resolver.take_unused(name);
-                    if let Ok(resolved) = &outcome {
-                        // Only fails if every receiver is gone, and this thread is one.
-                        let _ = jobs.send((name.clone(), resolved.clone()));
-                    }
-                    outcomes.insert(name.clone(), (outcome, depth, unused));
-                }
-            }
-            cycles = resolver.take_cycles();
+            let outcomes = self.resolve_in_order(&mut resolver, affected_sorted, &jobs);
+            let cycles = resolver.take_cycles();
             drop(jobs);
             // This thread compiles what is left (everything, on one thread).
-            compiled.extend(work());
+            let mut compiled: FxHashMap<_, _> = work().into_iter().collect();
             for worker in workers {
                 // A panic in a worker is a bug. What it compiled is then missing, and `rebuild`
                 // compiles that again on this thread, where the panic (and its message) surfaces.
@@ -1024,41 +963,89 @@ impl ArchetypeLibrary {
                     compiled.extend(done);
                 }
             }
-        });
-        Resolution {
-            outcomes,
-            compiled,
-            cycles,
+            Resolution {
+                outcomes,
+                compiled,
+                cycles,
+            }
+        })
+    }
+
+    /// How the resolver sees the archetype `name` while the archetypes of `affected` are
+    /// resolved again: their files, and the others' current resolved values.
+    fn lookup<'s>(&'s self, affected: &FxHashSet<Arc<str>>, name: &str) -> Lookup<'s> {
+        let Some(source) = self.sources.get(name) else {
+            return Lookup::Missing;
+        };
+        if affected.contains(name) {
+            return match source.current_doc() {
+                Some(doc) => Lookup::Doc(doc),
+                None => Lookup::Broken,
+            };
         }
+        let ready = self
+            .states
+            .get(name)
+            .is_some_and(|s| s.status == Status::Ready);
+        let current = self
+            .ids
+            .get(name)
+            .and_then(|id| self.slots[id.0 as usize].current.as_ref());
+        match (ready, current) {
+            (true, Some(current)) => Lookup::Resolved(current.resolved.clone(), current.depth),
+            _ => Lookup::Broken,
+        }
+    }
+
+    /// Compiles the archetype `name` (resolved to `resolved`) without changing its slot; `None`
+    /// if it has no file or no slot.
+    fn compile_one(
+        &self,
+        name: &Arc<str>,
+        resolved: &ResolvedEntity,
+        targets: &ReferenceTargets,
+    ) -> Option<Compiled> {
+        let doc = self.sources.get(name)?.current_doc()?;
+        let id = *self.ids.get(name)?;
+        let slot = &self.slots[id.0 as usize];
+        Some(compile_with_slot(
+            slot,
+            id,
+            doc.is_abstract,
+            resolved,
+            &self.registry,
+            targets,
+        ))
+    }
+
+    /// Resolves, in order, each archetype of `sorted` that has a file, and sends each one that
+    /// resolved to `jobs` to be compiled.
+    fn resolve_in_order<'a, L: Fn(&str) -> Lookup<'a>>(
+        &self,
+        resolver: &mut Resolver<'a, L>,
+        sorted: &[Arc<str>],
+        jobs: &mpsc::Sender<CompileJob>,
+    ) -> FxHashMap<Arc<str>, ResolveOutcome> {
+        let mut outcomes = FxHashMap::default();
+        for name in sorted {
+            if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
+                let outcome = resolver.resolve(name);
+                let depth = resolver.depth(name).unwrap_or(1);
+                let unused = resolver.take_unused(name);
+                if let Ok(resolved) = &outcome {
+                    // Only fails if every receiver is gone, and this thread is one.
+                    let _ = jobs.send((name.clone(), resolved.clone()));
+                }
+                outcomes.insert(name.clone(), (outcome, depth, unused));
+            }
+        }
+        outcomes
     }
 
     /// Re-resolves `touched` archetypes and everything that depends on them.
     fn rebuild(&mut self, touched: BTreeSet<Arc<str>>) -> LibraryUpdate {
-        // Who depends on whom, from the files as they are now.
-        let mut dependents: FxHashMap<String, Vec<Arc<str>>> = FxHashMap::default();
-        let mut deps: FxHashMap<Arc<str>, Vec<String>> = FxHashMap::default();
-        for (name, source) in &self.sources {
-            let list = source
-                .current_doc()
-                .map(|doc| dependencies(doc))
-                .unwrap_or_default();
-            for dep in &list {
-                dependents
-                    .entry(dep.clone())
-                    .or_default()
-                    .push(name.clone());
-            }
-            deps.insert(name.clone(), list);
-        }
-        let mut affected: FxHashSet<Arc<str>> = FxHashSet::default();
-        let mut queue: Vec<Arc<str>> = touched.into_iter().collect();
-        while let Some(name) = queue.pop() {
-            if affected.insert(name.clone()) {
-                if let Some(list) = dependents.get(&*name) {
-                    queue.extend(list.iter().cloned());
-                }
-            }
-        }
+        let (deps, dependents) = self.dependency_graph();
+        let affected = affected_by(touched, &dependents);
         // Sorted, so the work and its report come out in the same order every time.
         let mut affected_sorted: Vec<Arc<str>> = affected.iter().cloned().collect();
         affected_sorted.sort_unstable();
@@ -1076,200 +1063,308 @@ impl ArchetypeLibrary {
             self.targets = Arc::new(self.archetype_targets());
         }
         let Resolution {
-            mut outcomes,
-            compiled: mut precompiled,
+            outcomes,
+            compiled,
             cycles,
         } = self.resolve_and_compile(&affected, &affected_sorted);
-        // Each cycle is one error, in the file of its member first in name order; every
-        // member is held back.
-        let mut cycle_errors: FxHashMap<Arc<str>, Vec<Diagnostic>> = FxHashMap::default();
-        let mut cycle_of: FxHashMap<&str, String> = FxHashMap::default();
-        for cycle in &cycles {
+        let mut work = Decisions {
+            deps: &deps,
+            outcomes,
+            precompiled: compiled,
+            cycle_errors: FxHashMap::default(),
+            cycle_of: FxHashMap::default(),
+            update: LibraryUpdate::default(),
+        };
+        self.note_cycles(&cycles, &mut work);
+
+        // Decide, dependencies first, what each affected archetype becomes.
+        for name in order {
+            if self.sources.contains_key(&name) {
+                self.decide(name, &mut work);
+            } else {
+                self.mark_deleted(&name, &mut work.update);
+            }
+        }
+
+        self.collect_diagnostics();
+        let mut update = work.update;
+        self.report_errors(&affected_sorted, &mut update.errors);
+        update
+    }
+
+    /// Who depends on whom, from the files as they are now: each archetype's dependencies
+    /// (see [`dependencies`]), and for each name the archetypes that depend on it.
+    fn dependency_graph(&self) -> (DependencyLists, Dependents) {
+        let mut dependents: Dependents = FxHashMap::default();
+        let mut deps: DependencyLists = FxHashMap::default();
+        for (name, source) in &self.sources {
+            let list = source
+                .current_doc()
+                .map(|doc| dependencies(doc))
+                .unwrap_or_default();
+            for dep in &list {
+                dependents
+                    .entry(dep.clone())
+                    .or_default()
+                    .push(name.clone());
+            }
+            deps.insert(name.clone(), list);
+        }
+        (deps, dependents)
+    }
+
+    /// Makes each inheritance cycle one error, in the file of its member first in name order,
+    /// and notes each member's cycle (`a -> b -> a`): every member is held back.
+    fn note_cycles<'a>(&self, cycles: &'a [Cycle], work: &mut Decisions<'a>) {
+        for cycle in cycles {
             for link in &cycle.links {
-                cycle_of
+                work.cycle_of
                     .entry(link.from.as_str())
                     .or_insert_with(|| cycle.names());
             }
             if let Some((first, diagnostic)) = self.cycle_diagnostic(cycle) {
-                cycle_errors.entry(first).or_default().push(diagnostic);
+                work.cycle_errors.entry(first).or_default().push(diagnostic);
             }
         }
+    }
 
-        // Decide, dependencies first, what each affected archetype becomes.
-        let mut update = LibraryUpdate::default();
-        for name in order {
-            if !self.sources.contains_key(&name) {
-                self.states.remove(&name);
-                // A name whose file is gone and whose slot its new name took over is nothing.
-                let Some(&id) = self.ids.get(&name) else {
-                    continue;
-                };
-                let slot = &mut self.slots[id.0 as usize];
-                if !slot.deleted {
-                    slot.deleted = true;
-                    update.changes.push(ArchetypeChange {
-                        id,
-                        name: name.clone(),
-                        old: slot.current.clone(),
-                        new: None,
-                    });
-                }
-                continue;
-            }
-            let id = self.slot_id(&name);
-            let source = &self.sources[&name];
-            let file = source.file.clone();
-            let self_errors = source.has_errors();
-            let doc = source.current_doc().cloned();
-            let broken_dep = deps.get(&name).into_iter().flatten().find(|dep| {
+    /// Forgets the state of the archetype `name`, whose file is gone, and marks it deleted
+    /// (once): a change to nothing. A name whose slot its new name took over is nothing.
+    fn mark_deleted(&mut self, name: &Arc<str>, update: &mut LibraryUpdate) {
+        self.states.remove(name);
+        let Some(&id) = self.ids.get(name) else {
+            return;
+        };
+        let slot = &mut self.slots[id.0 as usize];
+        if !slot.deleted {
+            slot.deleted = true;
+            update.changes.push(ArchetypeChange {
+                id,
+                name: name.clone(),
+                old: slot.current.clone(),
+                new: None,
+            });
+        }
+    }
+
+    /// Decides what the archetype `name` (which has a file) becomes: its status, its problems,
+    /// and the version in effect.
+    fn decide(&mut self, name: Arc<str>, work: &mut Decisions<'_>) {
+        let id = self.slot_id(&name);
+        let broken_dep = work
+            .deps
+            .get(&name)
+            .and_then(|list| self.first_broken_dependency(list));
+        let (outcome, depth, unused) = match work.outcomes.remove(&name) {
+            Some((outcome, depth, unused)) => (Some(outcome), depth, unused),
+            None => (None, 1, Vec::new()),
+        };
+        let mut found = Findings {
+            name,
+            id,
+            problems: Vec::new(),
+            references: Vec::new(),
+            new_archetype: None,
+        };
+        for left in unused {
+            let problem = CompileProblem::warning(left);
+            found
+                .problems
+                .push(self.place_compile_problem(&found.name, problem));
+        }
+        let status = self.status_of(outcome, depth, broken_dep, work, &mut found);
+        if let Status::Dependency(dep) = &status {
+            work.update.held_back.push((
+                found.name.to_string(),
+                format!("it depends on `{dep}`, which has errors"),
+            ));
+            let (problems, named) = self.findings_despite(&found.name, dep);
+            found.problems.extend(problems);
+            found.references = named;
+        }
+        found
+            .problems
+            .extend(work.cycle_errors.remove(&found.name).unwrap_or_default());
+        let Findings {
+            name,
+            id,
+            problems,
+            references,
+            new_archetype,
+        } = found;
+        self.put_in_effect(id, &name, new_archetype, &mut work.update);
+        let state = State {
+            status,
+            problems,
+            references,
+        };
+        self.states.insert(name, state);
+    }
+
+    /// The first of `deps` (in `extends` order, then children) that has a file but is not
+    /// ready.
+    fn first_broken_dependency(&self, deps: &[String]) -> Option<String> {
+        deps.iter()
+            .find(|dep| {
                 !self
                     .states
                     .get(dep.as_str())
                     .is_some_and(|s| s.status == Status::Ready)
                     && self.sources.contains_key(dep.as_str())
-            });
-            let broken_dep = broken_dep.cloned();
-            let mut problems = Vec::new();
-            let mut references = Vec::new();
-            let mut new_archetype = None;
-            let (outcome, depth, unused) = match outcomes.remove(&name) {
-                Some((outcome, depth, unused)) => (Some(outcome), depth, unused),
-                None => (None, 1, Vec::new()),
-            };
-            for left in unused {
-                let problem = CompileProblem::warning(left);
-                problems.push(self.place_compile_problem(&name, problem));
-            }
-            let status = match (outcome, doc) {
-                (None, _) | (_, None) => Status::Errors,
-                (Some(Err(Failure::Problems(found))), _) => {
-                    for problem in found {
-                        let diagnostic = self.sources[&name].place(
-                            crate::archetype::file::DocProblem {
-                                path: problem.path,
-                                at_key: false,
-                                diagnostic: problem.diagnostic,
-                            },
-                            &name,
-                        );
-                        problems.push(diagnostic);
-                    }
-                    Status::Errors
-                }
-                // The first dependency (in `extends` order, then children) known to be
-                // broken, so the report does not depend on which were resolved in this
-                // rebuild (the resolver only sees file-level breakage of those).
-                (Some(Err(Failure::Dependency(dep))), _) => {
-                    Status::Dependency(broken_dep.clone().unwrap_or(dep))
-                }
-                (Some(Err(Failure::InCycle)), _) => match cycle_of.get(&*name) {
-                    Some(names) => Status::Cycle(names.clone()),
-                    None => Status::Errors,
-                },
-                (Some(Err(Failure::Cycle(_))), _) => Status::Errors,
-                (Some(Ok(_)), _) if broken_dep.is_some() => {
-                    Status::Dependency(broken_dep.clone().unwrap_or_default())
-                }
-                (Some(Ok(resolved)), Some(doc)) => {
-                    let Compiled {
-                        compiled,
-                        problems: found,
-                        new_nodes,
-                        references: named,
-                    } = match precompiled.remove(&name) {
-                        Some(done) => done,
-                        None => compile_with_slot(
-                            &self.slots[id.0 as usize],
-                            id,
-                            doc.is_abstract,
-                            &resolved,
-                            &self.registry,
-                            &self.reference_targets(),
-                        ),
-                    };
-                    references = named;
-                    let slot = &mut self.slots[id.0 as usize];
-                    for path in &new_nodes {
-                        let node = intern_node(slot, path);
-                        debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
-                    }
-                    let mut hard = compiled.is_none() && !doc.is_abstract;
-                    for problem in found {
-                        let diagnostic = self.place_compile_problem(&name, problem);
-                        hard |= diagnostic.is_error();
-                        problems.push(diagnostic);
-                    }
-                    if self_errors || hard {
-                        Status::Errors
-                    } else {
-                        new_archetype = Some(Arc::new(Archetype {
-                            id,
-                            name: name.clone(),
-                            file,
-                            is_abstract: doc.is_abstract,
-                            extends: doc.extends.clone(),
-                            resolved,
-                            depth,
-                            compiled,
-                        }));
-                        Status::Ready
-                    }
-                }
-            };
-            if let Status::Dependency(dep) = &status {
-                update.held_back.push((
-                    name.to_string(),
-                    format!("it depends on `{dep}`, which has errors"),
-                ));
-                let (found, named) = self.findings_despite(&name, dep);
-                problems.extend(found);
-                references = named;
-            }
-            problems.extend(cycle_errors.remove(&name).unwrap_or_default());
-            let slot = &mut self.slots[id.0 as usize];
-            let was_deleted = std::mem::replace(&mut slot.deleted, false);
-            if let Some(new) = new_archetype {
-                let changed = match &slot.current {
-                    None => true,
-                    Some(old) => {
-                        was_deleted
-                            || old.resolved != new.resolved
-                            || old.is_abstract != new.is_abstract
-                    }
-                };
-                if changed {
-                    update.changes.push(ArchetypeChange {
-                        id,
-                        name: name.clone(),
-                        old: slot.current.clone(),
-                        new: Some(new.clone()),
-                    });
-                }
-                slot.current = Some(new);
-            } else if was_deleted && slot.current.is_some() {
-                // The file came back broken: nothing in effect changes, but it is no longer
-                // deleted, so instances are not orphans; they keep the last good version.
-            }
-            let state = State {
-                status,
-                problems,
-                references,
-            };
-            self.states.insert(name.clone(), state);
-        }
+            })
+            .cloned()
+    }
 
-        self.collect_diagnostics();
-        for name in &affected_sorted {
+    /// The status resolving gave the archetype of `found` (`None`: it was not resolved),
+    /// compiling it when it resolved and nothing it depends on is broken.
+    fn status_of(
+        &mut self,
+        outcome: Option<Result<Arc<ResolvedEntity>, Failure>>,
+        depth: usize,
+        broken_dep: Option<String>,
+        work: &mut Decisions<'_>,
+        found: &mut Findings,
+    ) -> Status {
+        let doc = self.sources[&found.name].current_doc().cloned();
+        match (outcome, doc) {
+            (None, _) | (_, None) => Status::Errors,
+            (Some(Err(Failure::Problems(problems))), _) => {
+                let source = &self.sources[&found.name];
+                for problem in problems {
+                    let diagnostic = source.place(
+                        crate::archetype::file::DocProblem {
+                            path: problem.path,
+                            at_key: false,
+                            diagnostic: problem.diagnostic,
+                        },
+                        &found.name,
+                    );
+                    found.problems.push(diagnostic);
+                }
+                Status::Errors
+            }
+            // The first dependency (in `extends` order, then children) known to be
+            // broken, so the report does not depend on which were resolved in this
+            // rebuild (the resolver only sees file-level breakage of those).
+            (Some(Err(Failure::Dependency(dep))), _) => {
+                Status::Dependency(broken_dep.unwrap_or(dep))
+            }
+            (Some(Err(Failure::InCycle)), _) => match work.cycle_of.get(&*found.name) {
+                Some(names) => Status::Cycle(names.clone()),
+                None => Status::Errors,
+            },
+            (Some(Err(Failure::Cycle(_))), _) => Status::Errors,
+            (Some(Ok(_)), _) if broken_dep.is_some() => {
+                Status::Dependency(broken_dep.unwrap_or_default())
+            }
+            (Some(Ok(resolved)), Some(doc)) => {
+                let compiled = match work.precompiled.remove(&found.name) {
+                    Some(done) => done,
+                    None => compile_with_slot(
+                        &self.slots[found.id.0 as usize],
+                        found.id,
+                        doc.is_abstract,
+                        &resolved,
+                        &self.registry,
+                        &self.reference_targets(),
+                    ),
+                };
+                self.accept_compiled(&doc, resolved, depth, compiled, found)
+            }
+        }
+    }
+
+    /// Records what compiling the archetype of `found` gave (its entity paths, problems and
+    /// references), and makes its new version when neither its file nor its values have errors.
+    fn accept_compiled(
+        &mut self,
+        doc: &ArchetypeDoc,
+        resolved: Arc<ResolvedEntity>,
+        depth: usize,
+        compiled: Compiled,
+        found: &mut Findings,
+    ) -> Status {
+        let Compiled {
+            compiled,
+            problems,
+            new_nodes,
+            references,
+        } = compiled;
+        found.references = references;
+        let slot = &mut self.slots[found.id.0 as usize];
+        for path in &new_nodes {
+            let node = intern_node(slot, path);
+            debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
+        }
+        let mut hard = compiled.is_none() && !doc.is_abstract;
+        for problem in problems {
+            let diagnostic = self.place_compile_problem(&found.name, problem);
+            hard |= diagnostic.is_error();
+            found.problems.push(diagnostic);
+        }
+        let source = &self.sources[&found.name];
+        if source.has_errors() || hard {
+            return Status::Errors;
+        }
+        found.new_archetype = Some(Arc::new(Archetype {
+            id: found.id,
+            name: found.name.clone(),
+            file: source.file.clone(),
+            is_abstract: doc.is_abstract,
+            extends: doc.extends.clone(),
+            resolved,
+            depth,
+            compiled,
+        }));
+        Status::Ready
+    }
+
+    /// Puts `new` (when there is one) in effect in the slot `id` of `name`, a change when it
+    /// differs from what was; the slot has a file, so it is no longer deleted.
+    fn put_in_effect(
+        &mut self,
+        id: ArchetypeId,
+        name: &Arc<str>,
+        new: Option<Arc<Archetype>>,
+        update: &mut LibraryUpdate,
+    ) {
+        let slot = &mut self.slots[id.0 as usize];
+        // A file that came back broken changes nothing in effect, but it is no longer deleted,
+        // so instances are not orphans; they keep the last good version.
+        let was_deleted = std::mem::replace(&mut slot.deleted, false);
+        let Some(new) = new else {
+            return;
+        };
+        let changed = match &slot.current {
+            None => true,
+            Some(old) => {
+                was_deleted || old.resolved != new.resolved || old.is_abstract != new.is_abstract
+            }
+        };
+        if changed {
+            update.changes.push(ArchetypeChange {
+                id,
+                name: name.clone(),
+                old: slot.current.clone(),
+                new: Some(new.clone()),
+            });
+        }
+        slot.current = Some(new);
+    }
+
+    /// Adds the current problems of the files and archetypes of `names` to `errors`, then sorts
+    /// them and drops duplicates.
+    fn report_errors(&self, names: &[Arc<str>], errors: &mut Vec<Diagnostic>) {
+        for name in names {
             if let Some(source) = self.sources.get(name) {
-                update.errors.extend(source.problems.iter().cloned());
-                update.errors.extend(source.name_problems.iter().cloned());
+                errors.extend(source.problems.iter().cloned());
+                errors.extend(source.name_problems.iter().cloned());
             }
             if let Some(state) = self.states.get(name) {
-                update.errors.extend(state.problems.iter().cloned());
+                errors.extend(state.problems.iter().cloned());
             }
         }
-        sort_and_dedup(&mut update.errors);
-        update
+        sort_and_dedup(errors);
     }
 
     /// What can be found in an archetype held back by a broken `dependency`: the problems of
@@ -1846,8 +1941,6 @@ pub(crate) fn worker_threads() -> usize {
 /// cost more than it saves.
 const PARALLEL_MIN_ITEMS: usize = 256;
 
-/// What resolving one archetype gave, its depth, and the operators it settled with nothing to
-/// work on.
 /// What [`ArchetypeLibrary::resolve_and_compile`] found: each archetype's outcome, what was
 /// compiled, and every inheritance cycle.
 struct Resolution {
@@ -1856,6 +1949,8 @@ struct Resolution {
     cycles: Vec<Cycle>,
 }
 
+/// What resolving one archetype gave, its depth, and the operators it settled with nothing to
+/// work on.
 type ResolveOutcome = (
     Result<Arc<ResolvedEntity>, Failure>,
     usize,
@@ -1870,6 +1965,77 @@ struct Compiled {
     new_nodes: Vec<Arc<str>>,
     /// The archetype names its values name (`ArchetypeRef`s).
     references: Vec<Arc<str>>,
+}
+
+/// An archetype to compile, and its resolved value.
+type CompileJob = (Arc<str>, Arc<ResolvedEntity>);
+
+/// Compiles (with `compile_one`) the jobs `queue` gives until it is closed and empty; returns
+/// what compiled.
+fn compile_queued(
+    queue: &Mutex<mpsc::Receiver<CompileJob>>,
+    compile_one: &impl Fn(&Arc<str>, &ResolvedEntity) -> Option<Compiled>,
+) -> Vec<(Arc<str>, Compiled)> {
+    let mut done = Vec::new();
+    loop {
+        // The lock is held while waiting for a job, not while compiling it.
+        let job = match queue.lock() {
+            Ok(queue) => queue.recv(),
+            Err(_) => break,
+        };
+        let Ok((name, resolved)) = job else { break };
+        if let Some(result) = compile_one(&name, &resolved) {
+            done.push((name, result));
+        }
+    }
+    done
+}
+
+/// Each archetype's dependencies (see [`dependencies`]).
+type DependencyLists = FxHashMap<Arc<str>, Vec<String>>;
+
+/// For each archetype name, the archetypes that depend on it.
+type Dependents = FxHashMap<String, Vec<Arc<str>>>;
+
+/// `touched` and every archetype that depends on one of them, directly or not.
+fn affected_by(touched: BTreeSet<Arc<str>>, dependents: &Dependents) -> FxHashSet<Arc<str>> {
+    let mut affected: FxHashSet<Arc<str>> = FxHashSet::default();
+    let mut queue: Vec<Arc<str>> = touched.into_iter().collect();
+    while let Some(name) = queue.pop() {
+        if affected.insert(name.clone()) {
+            if let Some(list) = dependents.get(&*name) {
+                queue.extend(list.iter().cloned());
+            }
+        }
+    }
+    affected
+}
+
+/// What [`ArchetypeLibrary::rebuild`] carries from resolving to deciding, archetype by
+/// archetype, what each becomes.
+struct Decisions<'a> {
+    /// Each archetype's dependencies.
+    deps: &'a DependencyLists,
+    /// What resolving gave, taken as each archetype is decided.
+    outcomes: FxHashMap<Arc<str>, ResolveOutcome>,
+    /// What other threads compiled, taken as each archetype is decided.
+    precompiled: FxHashMap<Arc<str>, Compiled>,
+    /// Each inheritance cycle's error, by the member whose file it goes in.
+    cycle_errors: FxHashMap<Arc<str>, Vec<Diagnostic>>,
+    /// Each cycle member's cycle (`a -> b -> a`).
+    cycle_of: FxHashMap<&'a str, String>,
+    /// What the rebuild changed and found so far.
+    update: LibraryUpdate,
+}
+
+/// What deciding one archetype found: its problems, the names its values name, and its new
+/// version when it has one.
+struct Findings {
+    name: Arc<str>,
+    id: ArchetypeId,
+    problems: Vec<Diagnostic>,
+    references: Vec<Arc<str>>,
+    new_archetype: Option<Arc<Archetype>>,
 }
 
 /// Compiles `resolved` without changing `slot`: entity paths the slot does not know yet get the

@@ -57,12 +57,6 @@ const RULE: &str = "names are paths relative to the archetypes root, like `enemi
 
 /// Checks a name as written in `extends` or a child's `archetype`.
 pub(super) fn check_name(name: &str) -> Result<(), NameProblem> {
-    let problem = |message: String, suggestion: Option<String>| {
-        Err(NameProblem {
-            message,
-            suggestion,
-        })
-    };
     if name.is_empty() {
         return problem("archetype name is empty".to_string(), None);
     }
@@ -103,40 +97,53 @@ pub(super) fn check_name(name: &str) -> Result<(), NameProblem> {
             None,
         );
     }
-    for segment in name.split('/') {
-        if segment.is_empty() {
-            return problem(
-                format!(
-                    "archetype name {} has an empty segment; {RULE}",
-                    quoted(name)
-                ),
-                None,
-            );
-        }
-        if let Some(bad) = segment.chars().find(|c| !is_name_char(*c)) {
-            let what = match bad {
-                ' ' => "a space".to_string(),
-                c if c.is_whitespace() || c.is_control() => {
-                    format!("the character U+{:04X}", c as u32)
-                }
-                c => format!("`{c}`"),
-            };
-            return problem(
-                format!("archetype name {} contains {what}; {RULE}", quoted(name)),
-                None,
-            );
-        }
-        if is_reserved_device_name(segment) {
-            return problem(
-                format!(
-                    "archetype name {} has the segment `{segment}`, a device name Windows reserves ({RESERVED}, in any letter case, with or without an extension); choose another name",
-                    quoted(name)
-                ),
-                None,
-            );
-        }
+    name.split('/')
+        .try_for_each(|segment| check_segment(name, segment))
+}
+
+/// Checks one `/`-separated segment of the archetype name `name`: not empty, made of name
+/// characters, not a device name Windows reserves.
+fn check_segment(name: &str, segment: &str) -> Result<(), NameProblem> {
+    if segment.is_empty() {
+        return problem(
+            format!(
+                "archetype name {} has an empty segment; {RULE}",
+                quoted(name)
+            ),
+            None,
+        );
+    }
+    if let Some(bad) = segment.chars().find(|c| !is_name_char(*c)) {
+        let what = match bad {
+            ' ' => "a space".to_string(),
+            c if c.is_whitespace() || c.is_control() => {
+                format!("the character U+{:04X}", c as u32)
+            }
+            c => format!("`{c}`"),
+        };
+        return problem(
+            format!("archetype name {} contains {what}; {RULE}", quoted(name)),
+            None,
+        );
+    }
+    if is_reserved_device_name(segment) {
+        return problem(
+            format!(
+                "archetype name {} has the segment `{segment}`, a device name Windows reserves ({RESERVED}, in any letter case, with or without an extension); choose another name",
+                quoted(name)
+            ),
+            None,
+        );
     }
     Ok(())
+}
+
+/// A name refused: what is wrong, and the name probably meant.
+fn problem(message: String, suggestion: Option<String>) -> Result<(), NameProblem> {
+    Err(NameProblem {
+        message,
+        suggestion,
+    })
 }
 
 const RESERVED: &str = "`con`, `prn`, `aux`, `nul`, `com0`-`com9`, `lpt0`-`lpt9`";

@@ -1042,8 +1042,15 @@ mod tests {
         ] {
             assert_eq!(spliced(&declined), None, "{declined}");
         }
-        // A patch that is not an object replaces the whole value (an enum component switching
-        // variant): the value it leads to, as it is.
+    }
+
+    /// A patch that is not an object replaces the whole value (an enum component switching
+    /// variant): splicing gives the value it leads to, as it is; a patch into an enum is
+    /// declined.
+    #[test]
+    #[cfg(feature = "binary")]
+    fn splicing_a_whole_value_patch_gives_the_value_it_leads_to() {
+        use serde_json::json;
         let mode = trace::<Mode>().expect("traceable");
         let (live, after) = (Mode::Chase(3), Mode::Pair(-1, true));
         let (live, after) = (

@@ -15,10 +15,10 @@ use crate::archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
 use crate::archetype::{ArchetypeLibrary, LibraryUpdate};
 use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::component::{Children, Parent};
-use crate::component::{ComponentId, ComponentRegistry, TypedValue};
+use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
 use crate::diagnostic::Diagnostic;
 use crate::json::remove_overridden;
-use crate::reload::diff::{diff_archetypes, ArchetypeDiff, ComponentChange};
+use crate::reload::diff::{diff_archetypes, ArchetypeDiff, ComponentChange, NodeDiff};
 
 /// What a reload did: which archetypes changed, how many live entities were touched, and what
 /// went wrong.
@@ -194,6 +194,15 @@ struct PatchJob<'a> {
     shortcut: Option<(&'a TypedValue, &'a TypedValue)>,
 }
 
+/// The entities a patch goes to, sorted by [`Patcher::narrow`].
+struct Narrowed {
+    /// The entities that take the patch as it is, and their positions.
+    plain: Vec<Entity>,
+    plain_positions: Vec<usize>,
+    /// The entities that take a narrowed patch: position, entity and their patch.
+    special: Vec<(usize, Entity, Value)>,
+}
+
 struct Patcher<'a> {
     registry: &'a ComponentRegistry,
     library: &'a ArchetypeLibrary,
@@ -202,7 +211,9 @@ struct Patcher<'a> {
     report: &'a mut ReloadReport,
 }
 
-impl Patcher<'_> {
+impl<'a> Patcher<'a> {
+    /// Applies the change `diff` of archetype `id` (from `old` to `new`) to its live instances:
+    /// their changed components, then the entities it lost and gained.
     fn apply(
         &mut self,
         world: &mut World,
@@ -215,64 +226,15 @@ impl Patcher<'_> {
             return;
         };
         for node_diff in &diff.nodes {
-            let entities: &[Entity] = self
-                .instances
-                .get(&(id, node_diff.node))
-                .map_or(&[], Vec::as_slice);
-            if entities.is_empty() {
-                continue;
-            }
-            let node = &compiled.nodes[node_diff.new_index];
-            let old_node = &old_compiled.nodes[node_diff.old_index];
-            let mut touched = vec![false; entities.len()];
-            for change in &node_diff.changes {
-                match change {
-                    ComponentChange::Patch(component, patch) => {
-                        // Values rolled per entity are not the archetype's: no shortcut.
-                        let varies = node.varied_mask(*component).is_some()
-                            || old_node.varied_mask(*component).is_some();
-                        let shortcut = typed_value(old_node, *component)
-                            .zip(typed_value(node, *component))
-                            .filter(|_| !varies);
-                        let patch = PatchJob {
-                            component: *component,
-                            patch,
-                            shortcut,
-                        };
-                        for position in self.patch(world, id, entities, &patch, &node.path) {
-                            touched[position] = true;
-                        }
-                    }
-                    ComponentChange::Add(component) => {
-                        for (position, &entity) in entities.iter().enumerate() {
-                            if self.insert(world, id, entity, *component, node_diff.new_index, new)
-                            {
-                                touched[position] = true;
-                            }
-                        }
-                    }
-                    ComponentChange::Remove(component) => {
-                        let name = self.registry.name(*component);
-                        for (position, &entity) in entities.iter().enumerate() {
-                            let overridden = self
-                                .overrides
-                                .get(&entity)
-                                .is_some_and(|o| o.contains_key(name));
-                            if !overridden && self.registry.ops(*component).remove(world, entity) {
-                                touched[position] = true;
-                            }
-                        }
-                    }
-                }
-            }
-            self.report.entities_updated += touched.iter().filter(|t| **t).count();
+            let nodes = (
+                &old_compiled.nodes[node_diff.old_index],
+                &compiled.nodes[node_diff.new_index],
+            );
+            let touched = self.apply_node(world, id, new, node_diff, nodes);
+            self.report.entities_updated += touched;
         }
         for node in &diff.removed {
-            for &entity in self
-                .instances
-                .get(&(id, *node))
-                .map_or(&[][..], Vec::as_slice)
-            {
+            for &entity in self.entities_of(id, *node) {
                 self.report.entities_despawned += despawn_subtree(world, entity);
             }
         }
@@ -288,6 +250,71 @@ impl Patcher<'_> {
         }
     }
 
+    /// The live entities of node `node` of archetype `id`.
+    fn entities_of(&self, id: ArchetypeId, node: u32) -> &'a [Entity] {
+        self.instances
+            .get(&(id, node))
+            .map_or(&[][..], Vec::as_slice)
+    }
+
+    /// Applies the component changes of one node of archetype `id` (`nodes`: its old and new
+    /// compiled versions) to its live entities; returns how many had a component written,
+    /// inserted or removed.
+    fn apply_node(
+        &mut self,
+        world: &mut World,
+        id: ArchetypeId,
+        new: &Archetype,
+        node_diff: &NodeDiff,
+        (old_node, node): (&CompiledNode, &CompiledNode),
+    ) -> usize {
+        let entities = self.entities_of(id, node_diff.node);
+        if entities.is_empty() {
+            return 0;
+        }
+        let mut touched = vec![false; entities.len()];
+        for change in &node_diff.changes {
+            match change {
+                ComponentChange::Patch(component, patch) => {
+                    // Values rolled per entity are not the archetype's: no shortcut.
+                    let varies = node.varied_mask(*component).is_some()
+                        || old_node.varied_mask(*component).is_some();
+                    let shortcut = typed_value(old_node, *component)
+                        .zip(typed_value(node, *component))
+                        .filter(|_| !varies);
+                    let patch = PatchJob {
+                        component: *component,
+                        patch,
+                        shortcut,
+                    };
+                    for position in self.patch(world, id, entities, &patch, &node.path) {
+                        touched[position] = true;
+                    }
+                }
+                ComponentChange::Add(component) => {
+                    for (position, &entity) in entities.iter().enumerate() {
+                        if self.insert(world, id, entity, *component, node_diff.new_index, new) {
+                            touched[position] = true;
+                        }
+                    }
+                }
+                ComponentChange::Remove(component) => {
+                    let name = self.registry.name(*component);
+                    for (position, &entity) in entities.iter().enumerate() {
+                        let overridden = self
+                            .overrides
+                            .get(&entity)
+                            .is_some_and(|o| o.contains_key(name));
+                        if !overridden && self.registry.ops(*component).remove(world, entity) {
+                            touched[position] = true;
+                        }
+                    }
+                }
+            }
+        }
+        touched.iter().filter(|t| **t).count()
+    }
+
     /// Patches one component on `entities`; returns the positions (in `entities`) patched.
     fn patch(
         &mut self,
@@ -300,27 +327,11 @@ impl Patcher<'_> {
         let (component, patch) = (job.component, job.patch);
         let ops = self.registry.ops(component);
         let name = self.registry.name(component);
-        // Most entities take the patch as it is; those with overrides of this component get it
-        // narrowed to what they do not override.
-        let mut plain = Vec::with_capacity(entities.len());
-        let mut plain_positions = Vec::with_capacity(entities.len());
-        let mut special = Vec::new();
-        for (position, &entity) in entities.iter().enumerate() {
-            match self.overrides.get(&entity).and_then(|o| o.get(name)) {
-                None => {
-                    plain.push(entity);
-                    plain_positions.push(position);
-                }
-                // The instance removed the component: it stays removed.
-                Some(Value::Null) => {}
-                Some(overridden) => {
-                    let mut narrowed = patch.clone();
-                    if remove_overridden(&mut narrowed, overridden) {
-                        special.push((position, entity, narrowed));
-                    }
-                }
-            }
-        }
+        let Narrowed {
+            plain,
+            plain_positions,
+            mut special,
+        } = self.narrow(entities, name, patch);
         let mut patched = Vec::with_capacity(entities.len());
         let mut failures = Vec::new();
         let by_reference = mentions_reference(patch);
@@ -356,6 +367,46 @@ impl Patcher<'_> {
             }
             failures.append(&mut failed);
         }
+        self.report_patch_failures(id, name, failures);
+        patched
+    }
+
+    /// Sorts `entities` for a `patch` of the component `name`: most take the patch as it is;
+    /// those with overrides of the component get it narrowed to what they do not override.
+    fn narrow(&self, entities: &[Entity], name: &str, patch: &Value) -> Narrowed {
+        let mut plain = Vec::with_capacity(entities.len());
+        let mut plain_positions = Vec::with_capacity(entities.len());
+        let mut special = Vec::new();
+        for (position, &entity) in entities.iter().enumerate() {
+            match self.overrides.get(&entity).and_then(|o| o.get(name)) {
+                None => {
+                    plain.push(entity);
+                    plain_positions.push(position);
+                }
+                // The instance removed the component: it stays removed.
+                Some(Value::Null) => {}
+                Some(overridden) => {
+                    let mut narrowed = patch.clone();
+                    if remove_overridden(&mut narrowed, overridden) {
+                        special.push((position, entity, narrowed));
+                    }
+                }
+            }
+        }
+        Narrowed {
+            plain,
+            plain_positions,
+            special,
+        }
+    }
+
+    /// Reports the entities of archetype `id` that a patch of the component `name` failed on.
+    fn report_patch_failures(
+        &mut self,
+        id: ArchetypeId,
+        name: &str,
+        failures: Vec<(Entity, ValueError)>,
+    ) {
         for (entity, error) in failures {
             self.report.patch_failures.push(format!(
                 "could not patch `{name}` on entity {entity:?} of `{}`: {}{}",
@@ -368,7 +419,6 @@ impl Patcher<'_> {
                 error.message
             ));
         }
-        patched
     }
 
     /// Inserts a component the archetype gained, unless the entity already has it (its own
