@@ -9,8 +9,6 @@
 //!   entity, with all entity handles reserved first so references can point anywhere.
 
 use std::any::TypeId;
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use hecs::{BuiltEntityClone, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
@@ -28,7 +26,9 @@ use crate::archetype::value_merge::ValueShapes;
 use crate::archetype::variation::{rolled_value, Rolled, Spec, SpecProblem, Variants, Varied};
 use crate::component::ReadErrorKind;
 use crate::component::StableId;
-use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
+use crate::component::{
+    with_installed_mapper, with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire,
+};
 use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
 use crate::diagnostic::{DiagnosticCode, Severity};
@@ -265,31 +265,18 @@ pub(super) fn compile(
     let mut nodes = Vec::with_capacity(layout.len());
     // One mapper checks the `#` references of every value (installing one per value would
     // cost an allocation each); `base` and the findings are reset per value.
-    let state = Rc::new(RefCell::new(CheckState {
-        paths: paths.clone(),
-        index: index.clone(),
-        base: Arc::from(""),
-        used: false,
-        failure: None,
-    }));
     let mut compiler = NodeCompiler {
         archetype,
         registry,
         paths: &paths,
-        state: &state,
         problems: Vec::new(),
         hard_error: false,
     };
-    let ((), _) = with_mapper(
-        CheckRefs {
-            state: state.clone(),
-        },
-        || {
-            for (i, node) in layout.iter().enumerate() {
-                nodes.push(compiler.node(node, base_of(&layout, i), intern));
-            }
-        },
-    );
+    let ((), _) = with_mapper(CheckRefs::new(paths.clone(), index.clone()), || {
+        for (i, node) in layout.iter().enumerate() {
+            nodes.push(compiler.node(node, base_of(&layout, i), intern));
+        }
+    });
     let NodeCompiler {
         problems,
         hard_error,
@@ -328,8 +315,6 @@ struct NodeCompiler<'a> {
     registry: &'a ComponentRegistry,
     /// The archetype's node paths, in node order.
     paths: &'a Arc<[Arc<str>]>,
-    /// What the installed [`CheckRefs`] knows and found.
-    state: &'a Rc<RefCell<CheckState>>,
     problems: Vec<CompileProblem>,
     /// A problem keeps the archetype from compiling.
     hard_error: bool,
@@ -373,10 +358,11 @@ impl NodeCompiler<'_> {
     /// Makes the installed [`CheckRefs`] read references as written for the node `base`, with
     /// nothing found yet.
     fn check_refs_from(&self, base: usize) {
-        let mut check = self.state.borrow_mut();
-        check.base = self.paths[base].clone();
-        check.used = false;
-        check.failure = None;
+        with_installed_mapper(|check: &mut CheckRefs| {
+            check.base = self.paths[base].clone();
+            check.used = false;
+            check.failure = None;
+        });
     }
 
     /// Compiles the entity `node`, whose `#` references are relative to the node `base`.
@@ -473,10 +459,9 @@ impl NodeCompiler<'_> {
         let mut unknown = Vec::new();
         forget_reference_failure();
         let decoded = registry.ops(id).decode(checked, &mut unknown);
-        let (used, failure) = {
-            let mut check = self.state.borrow_mut();
-            (check.used, check.failure.take())
-        };
+        let (used, failure) =
+            with_installed_mapper(|check: &mut CheckRefs| (check.used, check.failure.take()))
+                .unwrap_or_default();
         self.problems
             .extend(unknown_field_problems(registry, id, node, name, unknown));
         match decoded {
@@ -485,7 +470,9 @@ impl NodeCompiler<'_> {
                 // references rolls when it is decoded, per spawn.
                 let compiled = spec.map(|spec| Varied::compile(spec, value, registry.ops(id)));
                 if let Some(Err(error)) = compiled {
-                    let failure = self.state.borrow_mut().failure.take();
+                    let failure =
+                        with_installed_mapper(|check: &mut CheckRefs| check.failure.take())
+                            .flatten();
                     self.refuse(decode_problem(registry, id, node, name, error, failure));
                 } else if used {
                     parts.with_refs.push((id, value.clone()));
@@ -752,13 +739,9 @@ fn resolve_ref(
         .ok_or_else(|| format!("entity reference `{text}` names no child of this archetype"))
 }
 
-/// Checks `#` references while compiling; references resolve to a placeholder.
+/// Checks `#` references while compiling; references resolve to a placeholder. What it found
+/// is read from it between values (`with_installed_mapper`) or when it is handed back.
 struct CheckRefs {
-    state: Rc<RefCell<CheckState>>,
-}
-
-/// What [`CheckRefs`] knows and found, shared with the code that installed it.
-struct CheckState {
     paths: Arc<[Arc<str>]>,
     index: Arc<FxHashMap<Arc<str>, usize>>,
     /// The entity path references are relative to.
@@ -769,6 +752,19 @@ struct CheckState {
     failure: Option<(String, Option<String>)>,
 }
 
+impl CheckRefs {
+    /// A checker of references among the nodes `paths` (`index`: path → node), from the root.
+    fn new(paths: Arc<[Arc<str>]>, index: Arc<FxHashMap<Arc<str>, usize>>) -> Self {
+        CheckRefs {
+            paths,
+            index,
+            base: Arc::from(""),
+            used: false,
+            failure: None,
+        }
+    }
+}
+
 impl EntityMapper for CheckRefs {
     fn wire(&self) -> RefWire {
         RefWire::Text
@@ -777,27 +773,26 @@ impl EntityMapper for CheckRefs {
         Err("entity references cannot be written here".to_string())
     }
     fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
-        let mut state = self.state.borrow_mut();
         let text = match reference {
             RefIn::Text(text) => text,
             RefIn::Number(n) => {
                 let message = format!("entity reference {n} must be written as `#` or `#child`");
-                state.failure = Some((message.clone(), None));
+                self.failure = Some((message.clone(), None));
                 return Err(message);
             }
         };
-        match resolve_ref(text, &state.base, &state.index) {
+        match resolve_ref(text, &self.base, &self.index) {
             Ok(_) => {
-                state.used = true;
+                self.used = true;
                 Ok(Entity::DANGLING)
             }
             Err(message) => {
-                let prefix = if state.base.is_empty() {
+                let prefix = if self.base.is_empty() {
                     String::new()
                 } else {
-                    format!("{}/", state.base)
+                    format!("{}/", self.base)
                 };
-                let candidates: Vec<String> = state
+                let candidates: Vec<String> = self
                     .paths
                     .iter()
                     .filter_map(|p| {
@@ -807,7 +802,7 @@ impl EntityMapper for CheckRefs {
                     .map(|p| format!("#{p}"))
                     .collect();
                 let suggestion = did_you_mean(text, candidates.iter().map(String::as_str));
-                state.failure = Some((message.clone(), suggestion));
+                self.failure = Some((message.clone(), suggestion));
                 Err(message)
             }
         }
@@ -1250,23 +1245,15 @@ impl CompiledArchetype {
         checked: &Value,
     ) -> Result<Vec<FieldPath>, OverrideProblem> {
         let mut unknown = Vec::new();
-        let state = Rc::new(RefCell::new(CheckState {
-            paths: self.paths.clone(),
-            index: self.index.clone(),
-            base: Arc::from(""),
-            used: false,
-            failure: None,
-        }));
-        let checker = CheckRefs {
-            state: state.clone(),
-        };
+        let checker = CheckRefs::new(self.paths.clone(), self.index.clone());
         forget_reference_failure();
-        let (decoded, _) = with_mapper(checker, || registry.ops(id).decode(checked, &mut unknown));
+        let (decoded, mut checker) =
+            with_mapper(checker, || registry.ops(id).decode(checked, &mut unknown));
         if let Err(error) = decoded {
             let refused_reference = ReferenceContext::current()
                 .and_then(|c| c.take_failure())
                 .map(|failure| (failure.message, failure.suggestion));
-            let failure = state.borrow_mut().failure.take().or(refused_reference);
+            let failure = checker.failure.take().or(refused_reference);
             let (message, suggestion) = failure.unwrap_or((error.message, None));
             let message = format!("invalid value for {}: {message}", place(name, &error.path));
             return refused(Some(name.to_string()), error.path, message, suggestion);

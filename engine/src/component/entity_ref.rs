@@ -164,6 +164,16 @@ pub(crate) fn with_mapper<M: EntityMapper, R>(mapper: M, f: impl FnOnce() -> R) 
     }
 }
 
+/// Gives `f` the mapper installed on this thread if it is an `M`: for an operation that
+/// installs one mapper for many values and, between them, resets it or reads what it found.
+pub(crate) fn with_installed_mapper<M: EntityMapper, R>(f: impl FnOnce(&mut M) -> R) -> Option<R> {
+    serde_context::with::<Mapper, _>(|slot| {
+        let mut slot = slot.borrow_mut();
+        let mapper: &mut dyn Any = slot.as_deref_mut()?;
+        mapper.downcast_mut::<M>().map(f)
+    })
+}
+
 /// Every `with_mapper` restores what it replaced, so the slot holds our mapper when `f` returns.
 #[cold]
 fn mapper_slot_corrupted() -> ! {

@@ -29,7 +29,9 @@ mod value_reader;
 pub(crate) use binary_codec::{crc32, from_bytes};
 pub use builtin::{Children, Name, Parent};
 pub use entity_ref::EntityRef;
-pub(crate) use entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+pub(crate) use entity_ref::{
+    with_installed_mapper, with_mapper, EntityMapper, RefIn, RefOut, RefWire,
+};
 pub(crate) use ops::{ComponentOps, TypedValue};
 #[cfg(feature = "schema")]
 pub use registry::SchemaFn;
