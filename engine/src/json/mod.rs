@@ -6,6 +6,7 @@ mod field_path;
 mod field_probe;
 pub mod merge_patch;
 mod pretty;
+mod serde_message;
 mod span_index;
 mod suggest;
 mod text;
@@ -14,9 +15,9 @@ pub use field_path::{FieldPath, PathSegment};
 pub(crate) use field_probe::{probe, suggest_field_in, suggest_with, tag_of, Shape};
 pub(crate) use merge_patch::remove_overridden;
 pub(crate) use pretty::Pretty;
+pub(crate) use serde_message::{
+    explain_syntax_error, names_a_field, plain_message, strip_position, syntax_error_kind,
+};
 pub use suggest::did_you_mean;
 pub use text::Position;
-pub(crate) use text::{
-    explain_syntax_error, locate, parse_json, plain_message, syntax_error_kind, SourceText,
-    TextError, TextErrorKind,
-};
+pub(crate) use text::{locate, parse_json, SourceText, TextError, TextErrorKind};

@@ -15,13 +15,16 @@ use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use crate::json::field_path::PathSegment;
+use crate::json::serde_message::{
+    explain_syntax_error, is_control_character, strip_position, syntax_error_kind,
+};
 use crate::json::span_index::SpanIndex;
 pub(crate) use crate::json::span_index::{locate, Located};
 
 pub(super) const BOM: &str = "\u{feff}";
 
 /// serde_json refuses the 128th nested container on its own.
-const SERDE_RECURSION_LIMIT: usize = 128;
+pub(super) const SERDE_RECURSION_LIMIT: usize = 128;
 
 /// A place in a text: 1-based line, and 1-based column counted in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -383,8 +386,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseState) -> TextError {
     let text = source.text();
     let full = err.to_string();
-    let suffix = format!(" at line {} column {}", err.line(), err.column());
-    let message = full.strip_suffix(suffix.as_str()).unwrap_or(&full);
+    let message = strip_position(&full);
     let mut offset = source.offset_of_serde_position(err.line(), err.column());
     let too_deep = format!("nesting deeper than {} levels", state.max_depth);
     // serde_json positions an error raised by a visitor wherever it stopped
@@ -406,7 +408,7 @@ fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseStat
         }
         None => {}
     }
-    if err.column() == 0 && message.starts_with("control character") {
+    if err.column() == 0 && is_control_character(message) {
         // A raw newline in a string is reported at the start of the next
         // line; the newline itself, ending the string's line, is clearer.
         offset = offset.saturating_sub(1);
@@ -417,117 +419,6 @@ fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseStat
     }
     let (offset, message) = explain_syntax_error(text, offset, message);
     source.error(kind, offset, message)
-}
-
-/// The kind of a serde_json syntax error, from serde_json's own wording (its error has no
-/// typed category for its recursion limit): too deep, or syntax.
-pub fn syntax_error_kind(serde_message: &str) -> TextErrorKind {
-    if serde_message == "recursion limit exceeded" {
-        TextErrorKind::TooDeep
-    } else {
-        TextErrorKind::Syntax
-    }
-}
-
-/// A syntax error in serde_json's words (`message`, at byte `offset` of `text`), said the way
-/// this project says it: what the designer wrote (`NaN`, a comment, single quotes, a second
-/// byte-order mark) when that is what the parser stumbled on, and the start of an
-/// out-of-range number rather than its end. A missing comma is placed just after the value it
-/// should follow and a trailing comma on the comma, not on the token after them (often on the
-/// next line). Returns the offset to report and the message.
-pub fn explain_syntax_error(text: &str, offset: usize, message: &str) -> (usize, String) {
-    if let Some(placed) = place_comma_error(text, offset, message) {
-        return placed;
-    }
-    if matches!(
-        message,
-        "expected value" | "invalid number" | "expected ident"
-    ) {
-        if let Some((start, literal)) = non_finite_literal(text, offset) {
-            return (
-                start,
-                format!("`{literal}` is not valid JSON; write a number or null"),
-            );
-        }
-    }
-    if message == "recursion limit exceeded" {
-        // serde_json's own limit, where a configured one is higher (or none applies).
-        return (
-            offset,
-            format!("nesting deeper than {} levels", SERDE_RECURSION_LIMIT - 1),
-        );
-    }
-    if message == "number out of range" {
-        let bytes = text.as_bytes();
-        let mut start = offset.min(bytes.len());
-        while start > 0
-            && matches!(
-                bytes[start - 1],
-                b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-'
-            )
-        {
-            start -= 1;
-        }
-        return (start, "number out of range".to_owned());
-    }
-    let rest = text.get(offset..).unwrap_or_default();
-    let hint = if rest.starts_with("//") || rest.starts_with("/*") {
-        Some("comments are not valid JSON; remove the comment")
-    } else if rest.starts_with('\'') {
-        Some("JSON strings and keys use double quotes (`\"`), not single quotes")
-    } else if rest.starts_with(BOM) {
-        Some("unexpected byte-order mark (U+FEFF); a file may start with one, but only one")
-    } else {
-        None
-    };
-    match hint {
-        Some(hint) => (offset, format!("{} ({hint})", plain_message(message))),
-        None => (offset, plain_message(message)),
-    }
-}
-
-/// A comma error placed where the comma is (a trailing one) or belongs (a missing one), with
-/// the end of the text before `offset` skipping whitespace; `None` for other errors.
-fn place_comma_error(text: &str, offset: usize, message: &str) -> Option<(usize, String)> {
-    let bytes = text.as_bytes();
-    let end = offset.min(bytes.len());
-    let last = (0..end).rev().find(|&i| !is_json_whitespace(bytes[i]))?;
-    match message {
-        "trailing comma" if bytes[last] == b',' => Some((
-            last,
-            "trailing comma; remove the `,` after the last member".to_owned(),
-        )),
-        "expected `,` or `}`" | "expected `,` or `]`" if last + 1 < end => {
-            Some((last + 1, format!("{message} after this value")))
-        }
-        _ => None,
-    }
-}
-
-/// serde_json's wording, in the plain lowercase style of the project's other messages.
-pub fn plain_message(message: &str) -> String {
-    match message.strip_prefix("EOF while parsing") {
-        Some(rest) => format!("unexpected end of file while parsing{rest}"),
-        None => message.to_owned(),
-    }
-}
-
-/// Finds a NaN or infinity literal covering `offset`. serde_json has already
-/// consumed the `-` of `-Infinity` and the `n` of `nan` when it complains.
-fn non_finite_literal(text: &str, offset: usize) -> Option<(usize, &'static str)> {
-    const LITERALS: [&str; 6] = ["-Infinity", "+Infinity", "Infinity", "NaN", "nan", "inf"];
-    [offset.checked_sub(1), Some(offset)]
-        .into_iter()
-        .flatten()
-        .find_map(|start| {
-            let rest = text.get(start..)?;
-            let literal = LITERALS.into_iter().find(|literal| {
-                let ends_word = !matches!(rest.as_bytes().get(literal.len()),
-                Some(b) if b.is_ascii_alphanumeric() || *b == b'_');
-                rest.starts_with(literal) && start + literal.len() > offset && ends_word
-            })?;
-            Some((start, literal))
-        })
 }
 
 /// The offset of the first `[` or `{`, in text order, nested deeper than `max_depth`.

@@ -704,7 +704,7 @@ fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> S
     let Some(over) = failure.over else {
         return context.text_error(json_error(text, source, failure.error));
     };
-    let message = strip_position(&failure.error.to_string());
+    let message = crate::json::strip_position(&failure.error.to_string()).to_string();
     let at = match over {
         OverLimit::Entities => {
             let limit = context.options.limits.max_scene_entities;
@@ -788,8 +788,8 @@ fn parse_id(text: &str) -> Result<StableId, String> {
 
 fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> TextError {
     let mut offset = text.offset_of_serde_position(error.line(), error.column());
-    let message = strip_position(&error.to_string());
-    if message.starts_with("unknown field") || message.starts_with("duplicate field") {
+    let message = crate::json::strip_position(&error.to_string()).to_string();
+    if crate::json::names_a_field(&message) {
         // serde_json stops at the key's closing quote; the key starts at its opening one.
         offset = key_before(source, offset + 1);
     }
@@ -2359,7 +2359,7 @@ fn json_value_error(
         .then(|| crate::json::locate(text, path.segments()))
         .flatten()
         .filter(|located| located.matched == path.segments().len());
-    let message = strip_position(&error.to_string());
+    let message = crate::json::strip_position(&error.to_string()).to_string();
     let (span, message) = match located {
         Some(located) => (
             offset + located.value.start..offset + located.value.end,
@@ -2438,13 +2438,6 @@ fn value_error(
     error.diagnostic.component = Some(name.to_string());
     error.diagnostic.field = Some(field);
     error
-}
-
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message.to_string(),
-    }
 }
 
 /// Whether the JSON value has a member or element at `path`.
