@@ -1579,7 +1579,7 @@ impl ArchetypeLibrary {
 
     /// Spawns an instance of the archetype `name` (root and children) into `world`.
     ///
-    /// Every spawned entity gets a fresh [`StableId`](crate::StableId) and an
+    /// Every spawned entity gets a fresh [`StableId`] and an
     /// [`ArchetypeInstance`] marker.
     ///
     /// # Errors
@@ -1691,7 +1691,7 @@ impl ArchetypeLibrary {
     /// Spawns an instance with per-entity overrides: `overrides` maps component names to merge
     /// patches applied on top of the archetype's root for this one entity (`null` leaves a
     /// component out). The overrides are recorded on the entity
-    /// ([`InstanceOverrides`](crate::InstanceOverrides)), so hot reload never overwrites them.
+    /// ([`InstanceOverrides`]), so hot reload never overwrites them.
     ///
     /// # Example
     /// ```
@@ -1765,7 +1765,7 @@ impl ArchetypeLibrary {
     /// have (`(Transform::from_translation(at),)` spawns a goblin at a place). No JSON is read.
     ///
     /// The registered components given are recorded as the instance's overrides
-    /// ([`InstanceOverrides`](crate::InstanceOverrides)), whole: hot reload never overwrites
+    /// ([`InstanceOverrides`]), whole: hot reload never overwrites
     /// them (an archetype edit of a goblin's `Transform` does not move goblins spawned at their
     /// places), and a scene saves them as the instance's differences from its archetype.
     ///

@@ -6,7 +6,7 @@
 //! path, and whose path gives a valid archetype name. A link that leaves the root is refused
 //! (`invalid-name`), never followed; a link inside the root is followed. A FIFO, socket or
 //! device named `*.json` is an archetype file that cannot be read: reading it
-//! ([`read_regular_file`](crate::read_regular_file)) refuses it (`io`) without opening it.
+//! ([`read_regular_file`](crate::tooling::read_regular_file)) refuses it (`io`) without opening it.
 
 use std::collections::BTreeMap;
 use std::fs;

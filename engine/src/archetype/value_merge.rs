@@ -1,4 +1,4 @@
-//! How archetype values merge: JSON Merge Patch (RFC 7396, [`merge_patch`]) plus what the
+//! How archetype values merge: JSON Merge Patch (RFC 7396, [`merge_patch`](crate::json::merge_patch)) plus what the
 //! component types say about enums. Used wherever a file's value is applied to an inherited one
 //! (inheritance, children, spawn-time overrides).
 //!

@@ -12,8 +12,8 @@ mod ops;
 mod registry;
 mod reload_ops;
 mod scene_ops;
-/// The context serde impls read (entity mapper, shared values, checked references): used by
-/// the archetype and scene subsystems to enter it.
+// The context serde impls read (entity mapper, shared values, checked references): used by
+// the archetype and scene subsystems to enter it.
 pub(crate) mod serde_context;
 #[cfg(feature = "schema")]
 mod serde_schema;

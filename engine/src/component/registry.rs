@@ -203,7 +203,7 @@ pub(super) struct Entry {
     /// Set by the library itself (`Parent`, `StableId`, ...); data files may not write it.
     pub(super) managed: bool,
     pub(super) ops: Box<dyn ComponentOps>,
-    /// The type's binary layout (postcard-encoded [`Layout`]), traced on first use; `None`
+    /// The type's binary layout (postcard-encoded [`Layout`](crate::component::value_layout::Layout)), traced on first use; `None`
     /// for a type that cannot be traced.
     layout: std::sync::OnceLock<Option<Vec<u8>>>,
 }

@@ -4,8 +4,6 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::component::StableId;
-
 /// Writes `bytes` to `path` through a synced temporary file and a rename.
 ///
 /// The temporary file (`.<name>.tmp-<pid>-<random>`, hidden, so loaders and watchers skip it)
@@ -96,7 +94,7 @@ fn temporary_for(path: &Path, bytes: &[u8]) -> std::io::Result<(PathBuf, PathBuf
         let temp = directory.join(format!(
             ".{file_name}.tmp-{}-{}",
             std::process::id(),
-            StableId::generate()
+            unique_suffix()
         ));
         let file = create_locked(&temp)?;
         // Between creating and locking, another process's cleanup may have taken the
@@ -166,4 +164,14 @@ fn remove_stale_temporaries(directory: &Path, file_name: &str) {
             let _ = fs::remove_file(&path);
         }
     }
+}
+
+/// 16 hex digits no other temporary of this process has: a counter mixed with a random key.
+fn unique_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{:016x}", hasher.finish())
 }

@@ -494,7 +494,7 @@ impl<'a> Patcher<'a> {
 
 /// Spawns, under the live instance of archetype `id` whose root is `root`, the entities of
 /// the nodes `indices` of `compiled` (parents before children), each linked to its parent
-/// entity, with a fresh [`StableId`]. A node whose parent the instance lacks is skipped.
+/// entity, with a fresh [`StableId`](crate::StableId). A node whose parent the instance lacks is skipped.
 /// Returns each spawned node's index with its entity.
 pub(super) fn spawn_nodes(
     world: &mut World,
