@@ -54,7 +54,7 @@ impl<T: Component> ReloadOps for Ops<T> {
             .zip(layout.as_ref())
             .and_then(|((_, after), layout)| {
                 let after = crate::component::binary_codec::to_allocvec(*after).ok()?;
-                crate::component::value_layout::Splice::plan(layout, patch, &after)
+                crate::component::value_layout::Splice::plan(layout, patch, &after).ok()
             });
         let mut spliced = Vec::new();
         let mut live_bytes = Vec::new();
@@ -81,7 +81,7 @@ impl<T: Component> ReloadOps for Ops<T> {
                         spliced.clear();
                         // Both parts are values already checked (the live one and the
                         // archetype's): read back as they are.
-                        let updated = splice.apply(&live_bytes, &mut spliced).and_then(|()| {
+                        let updated = splice.apply(&live_bytes, &mut spliced).ok().and_then(|()| {
                             crate::component::binary_codec::from_bytes::<T>(&spliced).ok()
                         });
                         if let Some(updated) = updated {

@@ -666,27 +666,47 @@ pub(super) enum Splice<'l> {
     Fields(Vec<(&'l Layout, Option<Splice<'l>>)>),
 }
 
+/// Why a patch is not spliced into postcard bytes (the caller patches through JSON instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoSplice {
+    /// The patch goes into something other than a struct field (a map, an enum, an option,
+    /// a sequence): only plain struct paths are planned.
+    NotAStructPath,
+    /// The patch removes a value (`null`).
+    Removes,
+    /// The patch names a field the struct does not have.
+    UnknownField,
+    /// Bytes (the value the patch leads to, or a live value) do not fit the layout.
+    BytesDoNotFit,
+    /// The layout nests deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
 impl<'l> Splice<'l> {
     /// Plans `patch` for values laid out as `layout`; `after` is the postcard value the patch
-    /// leads to (so it holds every patched leaf as the patch writes it). `None` for anything
-    /// but plain struct paths (a patch into a map, an enum or an option, a `null`, a key the
-    /// struct does not have, bytes that do not fit the layout), which the caller patches
-    /// through JSON.
-    pub(super) fn plan(layout: &'l Layout, patch: &Value, after: &[u8]) -> Option<Self> {
+    /// leads to (so it holds every patched leaf as the patch writes it). Refused for anything
+    /// but plain struct paths, with the reason.
+    pub(super) fn plan(layout: &'l Layout, patch: &Value, after: &[u8]) -> Result<Self, NoSplice> {
         let mut after = after;
         let plan = plan_at(layout, patch, &mut after, 0)?;
-        after.is_empty().then_some(plan)
+        match after.is_empty() {
+            true => Ok(plan),
+            false => Err(NoSplice::BytesDoNotFit),
+        }
     }
 
-    /// Writes `live` (a postcard value of the planned layout) with the patch applied to `out`.
-    /// `None` if `live` does not fit the layout.
-    pub(super) fn apply(&self, live: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    /// Writes `live` (a postcard value of the planned layout) with the patch applied to `out`;
+    /// refused if `live` does not fit the layout.
+    pub(super) fn apply(&self, live: &[u8], out: &mut Vec<u8>) -> Result<(), NoSplice> {
         let mut live = live;
         self.apply_at(&mut live, out)?;
-        live.is_empty().then_some(())
+        match live.is_empty() {
+            true => Ok(()),
+            false => Err(NoSplice::BytesDoNotFit),
+        }
     }
 
-    fn apply_at(&self, live: &mut &[u8], out: &mut Vec<u8>) -> Option<()> {
+    fn apply_at(&self, live: &mut &[u8], out: &mut Vec<u8>) -> Result<(), NoSplice> {
         match self {
             Splice::Take(layout, bytes) => {
                 skip(layout, live)?;
@@ -701,7 +721,7 @@ impl<'l> Splice<'l> {
                 }
             }
         }
-        Some(())
+        Ok(())
     }
 }
 
@@ -710,15 +730,15 @@ fn plan_at<'l>(
     patch: &Value,
     after: &mut &[u8],
     depth: usize,
-) -> Option<Splice<'l>> {
+) -> Result<Splice<'l>, NoSplice> {
     if depth > MAX_DEPTH {
-        return None;
+        return Err(NoSplice::TooDeep);
     }
     let Value::Object(map) = patch else {
         // A leaf: the value the patch leads to, as it is.
         return match patch {
-            Value::Null => None,
-            _ => Some(Splice::Take(layout, skipped(layout, after)?.to_vec())),
+            Value::Null => Err(NoSplice::Removes),
+            _ => Ok(Splice::Take(layout, skipped(layout, after)?.to_vec())),
         };
     };
     match layout {
@@ -729,7 +749,7 @@ fn plan_at<'l>(
                 .keys()
                 .any(|key| !fields.iter().any(|(name, _)| name == key))
             {
-                return None;
+                return Err(NoSplice::UnknownField);
             }
             let mut planned = Vec::with_capacity(fields.len());
             for (name, field) in fields {
@@ -742,22 +762,22 @@ fn plan_at<'l>(
                 };
                 planned.push((field, patched));
             }
-            Some(Splice::Fields(planned))
+            Ok(Splice::Fields(planned))
         }
-        _ => None,
+        _ => Err(NoSplice::NotAStructPath),
     }
 }
 
 /// Moves `bytes` past one value laid out as `layout`; returns the bytes it took.
-fn skipped<'a>(layout: &Layout, bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
+fn skipped<'a>(layout: &Layout, bytes: &mut &'a [u8]) -> Result<&'a [u8], NoSplice> {
     let start = *bytes;
     skip(layout, bytes)?;
-    Some(&start[..start.len() - bytes.len()])
+    Ok(&start[..start.len() - bytes.len()])
 }
 
 /// Moves `bytes` past one value laid out as `layout`, without reading it.
-fn skip(layout: &Layout, bytes: &mut &[u8]) -> Option<()> {
-    skip_at(layout, bytes, 0).ok()
+fn skip(layout: &Layout, bytes: &mut &[u8]) -> Result<(), NoSplice> {
+    skip_at(layout, bytes, 0).map_err(|_| NoSplice::BytesDoNotFit)
 }
 
 fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), String> {
@@ -1009,7 +1029,9 @@ mod tests {
                 postcard::to_allocvec(&after).unwrap(),
             );
             let mut out = Vec::new();
-            Splice::plan(&layout, patch, &after)?.apply(&live, &mut out)?;
+            Splice::plan(&layout, patch, &after)
+                .and_then(|plan| plan.apply(&live, &mut out))
+                .ok()?;
             Some(postcard::from_bytes::<Stats>(&out).unwrap())
         };
         for patch in [
@@ -1047,6 +1069,33 @@ mod tests {
     /// A patch that is not an object replaces the whole value (an enum component switching
     /// variant): splicing gives the value it leads to, as it is; a patch into an enum is
     /// declined.
+    /// Each way a patch is declined says why.
+    #[test]
+    #[cfg(feature = "binary")]
+    fn a_declined_splice_says_why() {
+        use serde_json::json;
+        let layout = trace::<Limits>().expect("traceable");
+        let after = postcard::to_allocvec(&Limits(Range { low: 1, high: 2 })).unwrap();
+        let plan = |patch: Value, after: &[u8]| Splice::plan(&layout, &patch, after).err();
+        assert_eq!(
+            plan(json!({ "low": null }), &after),
+            Some(NoSplice::Removes)
+        );
+        assert_eq!(
+            plan(json!({ "lo": 3 }), &after),
+            Some(NoSplice::UnknownField)
+        );
+        assert_eq!(
+            plan(json!({ "low": 3 }), &after[..1]),
+            Some(NoSplice::BytesDoNotFit)
+        );
+        let planned = Splice::plan(&layout, &json!({ "low": 1 }), &after).unwrap();
+        assert_eq!(
+            planned.apply(&after[..1], &mut Vec::new()),
+            Err(NoSplice::BytesDoNotFit)
+        );
+    }
+
     #[test]
     #[cfg(feature = "binary")]
     fn splicing_a_whole_value_patch_gives_the_value_it_leads_to() {
@@ -1058,8 +1107,9 @@ mod tests {
             postcard::to_allocvec(&after).unwrap(),
         );
         let patch = json!({ "Pair": [-1, true] });
-        assert!(
-            Splice::plan(&mode, &patch, &after).is_none(),
+        assert_eq!(
+            Splice::plan(&mode, &patch, &after).err(),
+            Some(NoSplice::NotAStructPath),
             "a patch into an enum is declined"
         );
         let mut out = Vec::new();
