@@ -85,6 +85,7 @@ pub use limits::Limits;
 pub use reload::hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
 pub use reload::patcher::{apply_update, ReloadReport};
 pub use scene::api::Scenes;
+pub use scene::commit_error::{CommitError, PrepareError};
 #[cfg(feature = "binary")]
 pub use scene::format::BINARY_SCENE_FORMAT_VERSION;
 pub use scene::format::{scene_keys, SCENE_FORMAT_VERSION};
@@ -96,6 +97,8 @@ pub use scene::load::{
 #[cfg(feature = "binary")]
 pub use scene::load::{read_binary_scene_header, BinarySceneHeader};
 pub use scene::migration::{MigrateFn, SceneMigration};
+pub use scene::prepare_progress::PrepareProgress;
+pub use scene::prepared::PreparedScene;
 pub use scene::save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,

@@ -603,6 +603,15 @@ pub(crate) trait ComponentOps: Send + Sync {
     fn add_column(&self, batch: &mut ColumnBatchType);
     /// Fills this type's column of `batch` with `count` clones of `value`.
     fn fill_column(&self, value: &TypedValue, batch: &mut ColumnBatchBuilder, count: u32);
+    /// Appends clones of the values in `rows` of `archetype`'s column of this type to the
+    /// type's column of `batch` (a prepared scene's batches, issue 23). `None` if either has
+    /// no such column or the batch's column is full.
+    fn copy_rows(
+        &self,
+        archetype: &Archetype,
+        rows: &[u32],
+        batch: &mut ColumnBatchBuilder,
+    ) -> Option<()>;
     /// The struct or enum shape at `path` inside the type (for suggestions).
     fn probe(&self, path: &[PathSegment]) -> Option<Shape>;
     /// The tag field of the internally tagged enum at `path` inside the type, if it is one.
@@ -682,11 +691,18 @@ pub(crate) trait PostcardSink {
     /// the column. `None` if they do not decode (the caller reads them again the careful way to
     /// say why) or the column is full.
     fn push_postcard(&mut self, bytes: &[u8]) -> Option<()>;
+    /// Decodes JSON `text` (as [`LiveColumn::write_json`] wrote it) onto the end of the column;
+    /// `None` as [`push_postcard`](Self::push_postcard).
+    fn push_json(&mut self, text: &str) -> Option<()>;
 }
 
 impl<T: Component> PostcardSink for BatchWriter<'_, T> {
     fn push_postcard(&mut self, bytes: &[u8]) -> Option<()> {
         self.push(Ops::<T>::read_postcard_typed(bytes).ok()?).ok()
+    }
+    fn push_json(&mut self, text: &str) -> Option<()> {
+        self.push(Ops::<T>::read_json_typed(text, &mut Vec::new()).ok()?)
+            .ok()
     }
 }
 
@@ -934,6 +950,20 @@ impl<T: Component> ComponentOps for Ops<T> {
                 break;
             }
         }
+    }
+
+    fn copy_rows(
+        &self,
+        archetype: &Archetype,
+        rows: &[u32],
+        batch: &mut ColumnBatchBuilder,
+    ) -> Option<()> {
+        let column = archetype.get::<&T>()?;
+        let mut writer = batch.writer::<T>()?;
+        for &row in rows {
+            writer.push(column.get(row as usize)?.clone()).ok()?;
+        }
+        Some(())
     }
 
     fn probe(&self, path: &[PathSegment]) -> Option<Shape> {
