@@ -196,7 +196,7 @@ fn an_id_already_in_the_world_is_the_loads_error_and_leaves_the_world_unchanged(
         dir.tidy(&error.to_string()),
         format!("archetypes/arena.scene.json:{line}:13: error[duplicate-key]: entity {first} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")
     );
-    assert_eq!(world.len(), 9);
+    assert_eq!(world.len(), 7);
     assert!(save(&world, &library, SceneEncoding::Json) == before);
 
     // With Remap: a second copy, fresh IDs, references inside the copy.
@@ -205,7 +205,7 @@ fn an_id_already_in_the_world_is_the_loads_error_and_leaves_the_world_unchanged(
     let progress = PrepareProgress::new();
     let prepared = PreparedScene::prepare(&bytes, None, &library, &options, &progress).unwrap();
     let copy = prepared.commit(&mut world, &library).unwrap();
-    assert_eq!(world.len(), 18);
+    assert_eq!(world.len(), 14);
     let new_id = copy.new_id(first).unwrap();
     assert_ne!(new_id, first);
     let entity = copy.entity(first).unwrap();
