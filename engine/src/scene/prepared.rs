@@ -81,6 +81,8 @@ pub struct PreparedScene {
     versions: Vec<(ArchetypeId, Arc<Archetype>)>,
     /// Each entity's stable ID as prepared, by scene index.
     ids: Vec<StableId>,
+    /// The scene index of each stable ID.
+    id_index: FxHashMap<StableId, u32>,
     /// Batches not committed yet, in commit order (the last is committed first).
     batches: Vec<PreparedBatch>,
     /// The load's report, with staging handles (replaced at commit).
@@ -142,6 +144,7 @@ impl PreparedScene {
             registry: library.registry().clone(),
             versions: versions(&staging, library),
             ids: Vec::new(),
+            id_index: FxHashMap::default(),
             batches: Vec::new(),
             loaded,
             index_of: Arc::default(),
@@ -199,7 +202,17 @@ impl PreparedScene {
         world: &mut World,
         library: &ArchetypeLibrary,
     ) -> Result<LoadedScene, CommitError> {
-        self.commit_slice(world, library, usize::MAX)?;
+        if self.commit.is_some() {
+            let report = self.commit_slice(world, library, usize::MAX)?;
+            return report.ok_or(CommitError::Finished);
+        }
+        if self.finished {
+            return Err(CommitError::Finished);
+        }
+        self.check(world, library)?;
+        let state = self.start_whole(world, library)?;
+        self.commit = Some(state);
+        self.finished = true;
         Ok(self.report())
     }
 
@@ -232,11 +245,17 @@ impl PreparedScene {
         let mut spawned = 0;
         while let Some(batch) = self.batches.pop() {
             spawned += batch.len();
-            if let Err(component) = batch.commit(world, &self.registry, &state.handles, &state.ids)
-            {
-                self.commit = Some(state);
-                self.abandon(world);
-                return Err(CommitError::Scene(internal_error(&component)));
+            match batch.build(&self.registry, &state.handles, &state.ids) {
+                Ok((indices, batch)) => {
+                    let targets: Vec<Entity> =
+                        indices.iter().map(|&i| state.handles[i as usize]).collect();
+                    world.spawn_column_batch_at(&targets, batch);
+                }
+                Err(component) => {
+                    self.commit = Some(state);
+                    self.abandon(world);
+                    return Err(CommitError::Scene(internal_error(&component)));
+                }
             }
             if self
                 .batches
@@ -327,6 +346,12 @@ impl PreparedScene {
             .iter()
             .map(|e| staging.get::<&StableId>(*e).map_or(StableId(0), |id| *id))
             .collect();
+        self.id_index = self
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, i as u32))
+            .collect();
         self.index_of = Arc::new(index_of);
         let context = BatchContext {
             registry: &self.registry,
@@ -341,7 +366,7 @@ impl PreparedScene {
             progress.set_entries(done, total);
             !progress.is_cancelled()
         };
-        for archetype in staging.archetypes().filter(|a| a.len() > 0) {
+        for archetype in staging.archetypes().filter(|a| !a.is_empty()) {
             let batches =
                 PreparedBatch::from_archetype(&context, archetype, Self::BATCH_ENTITIES, &mut tick)
                     .map_err(|component| PrepareError::Scene(internal_error(&component)))?;
@@ -375,24 +400,22 @@ impl PreparedScene {
     /// With [`IdConflict::Error`]: no stable ID of the scene is in the world on an entity that
     /// is not the scene's own.
     fn check_ids(&self, world: &World, library: &ArchetypeLibrary) -> Result<(), CommitError> {
-        if self.options.on_id_conflict == IdConflict::Remap && self.commit.is_some() {
+        if self.options.on_id_conflict == IdConflict::Remap {
             return Ok(());
         }
-        let ids = self.commit.as_ref().map_or(&self.ids, |state| &state.ids);
         let handles = self.commit.as_ref().map(|state| &state.handles);
-        let ours: FxHashMap<StableId, usize> =
-            ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let conflict = world
             .query::<(Entity, &StableId)>()
             .iter()
             .any(|(entity, id)| {
-                ours.get(id)
-                    .is_some_and(|&i| handles.is_none_or(|handles| handles[i] != entity))
+                self.id_index
+                    .get(id)
+                    .is_some_and(|&i| handles.is_none_or(|handles| handles[i as usize] != entity))
             });
-        if !conflict || self.options.on_id_conflict == IdConflict::Remap {
-            return Ok(());
+        if conflict {
+            return Err(CommitError::Scene(self.conflict_error(world, library)));
         }
-        Err(CommitError::Scene(self.conflict_error(world, library)))
+        Ok(())
     }
 
     /// The load's own error for the conflict, placed in the file: the loader is run against a
@@ -429,6 +452,75 @@ impl PreparedScene {
         let handles: Vec<Entity> = world.reserve_entities(self.ids.len() as u32).collect();
         // Reserved handles become (empty) entities, which the batches then fill.
         world.flush();
+        let (ids, remapped) = self.new_ids(world, library);
+        CommitState {
+            handles: Arc::from(handles),
+            ids,
+            remapped,
+        }
+    }
+
+    /// The whole scene in one go: the batches without references spawn on fresh handles, then
+    /// handles are reserved for the others, whose references are decoded.
+    fn start_whole(
+        &mut self,
+        world: &mut World,
+        library: &ArchetypeLibrary,
+    ) -> Result<CommitState, CommitError> {
+        let (ids, remapped) = self.new_ids(world, library);
+        let mut handles = vec![Entity::DANGLING; self.ids.len()];
+        let (referencing, plain): (Vec<_>, Vec<_>) = std::mem::take(&mut self.batches)
+            .into_iter()
+            .partition(PreparedBatch::has_references);
+        let no_handles: Arc<[Entity]> = Arc::from(Vec::new());
+        let mut failed = None;
+        for batch in plain {
+            match batch.build(&self.registry, &no_handles, &ids) {
+                Ok((indices, batch)) => {
+                    for (i, entity) in indices.into_iter().zip(world.spawn_column_batch(batch)) {
+                        handles[i as usize] = entity;
+                    }
+                }
+                Err(component) => failed = failed.or(Some(component)),
+            }
+        }
+        let count: usize = referencing.iter().map(PreparedBatch::len).sum();
+        let rows = referencing.iter().flat_map(|batch| batch.indices.iter());
+        for (&i, entity) in rows.zip(world.reserve_entities(count as u32)) {
+            handles[i as usize] = entity;
+        }
+        world.flush();
+        let handles: Arc<[Entity]> = Arc::from(handles);
+        for batch in referencing {
+            match batch.build(&self.registry, &handles, &ids) {
+                Ok((indices, batch)) => {
+                    let targets: Vec<Entity> =
+                        indices.iter().map(|&i| handles[i as usize]).collect();
+                    world.spawn_column_batch_at(&targets, batch);
+                }
+                Err(component) => failed = failed.or(Some(component)),
+            }
+        }
+        if let Some(component) = failed {
+            for handle in handles.iter().filter(|h| **h != Entity::DANGLING) {
+                let _ = world.despawn(*handle);
+            }
+            return Err(CommitError::Scene(internal_error(&component)));
+        }
+        Ok(CommitState {
+            handles,
+            ids,
+            remapped,
+        })
+    }
+
+    /// The stable IDs the entities get: the file's, or with [`IdConflict::Remap`] and stable
+    /// IDs in the world, fresh ones (and the file's ID to the new one).
+    fn new_ids(
+        &self,
+        world: &World,
+        library: &ArchetypeLibrary,
+    ) -> (Vec<StableId>, FxHashMap<StableId, StableId>) {
         let mut ids = self.ids.clone();
         let mut remapped = FxHashMap::default();
         let remap = self.options.on_id_conflict == IdConflict::Remap
@@ -440,11 +532,7 @@ impl PreparedScene {
                 *id = fresh;
             }
         }
-        CommitState {
-            handles: Arc::from(handles),
-            ids,
-            remapped,
-        }
+        (ids, remapped)
     }
 
     /// The load's report, with the world's handles.

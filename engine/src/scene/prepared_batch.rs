@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use hecs::{Archetype, ColumnBatchBuilder, ColumnBatchType, Entity, World};
+use hecs::{Archetype, ColumnBatch, ColumnBatchBuilder, ColumnBatchType, Entity};
 use rustc_hash::FxHashMap;
 
 use crate::component::entity_ref::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
@@ -146,16 +146,21 @@ impl PreparedBatch {
         self.indices.len()
     }
 
-    /// Spawns the batch into `world` on the reserved `handles` (by scene index), with each
-    /// entity's stable ID from `ids`. `Err` names a component whose prepared values did not
-    /// decode (which would be a bug: they were encoded from decoded values).
-    pub(super) fn commit(
+    /// Whether some of its values hold references (decoded at commit, with the handles).
+    pub(super) fn has_references(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// The finished batch, with each entity's stable ID from `ids` (by scene index) and the
+    /// references decoded to `handles` (by scene index), and its rows' scene indices. `Err`
+    /// names a component whose prepared values did not decode (which would be a bug: they were
+    /// encoded from decoded values).
+    pub(super) fn build(
         self,
-        world: &mut World,
         registry: &ComponentRegistry,
         handles: &Arc<[Entity]>,
         ids: &[StableId],
-    ) -> Result<(), String> {
+    ) -> Result<(Vec<u32>, ColumnBatch), String> {
         let PreparedBatch {
             indices,
             builder,
@@ -170,26 +175,26 @@ impl PreparedBatch {
                 let _ = writer.push(ids[index as usize]);
             }
         }
-        let mapper = IndexRefs {
-            index_of: Arc::default(),
-            handles: handles.clone(),
-            wrote: false,
-        };
-        let (decoded, _) = with_mapper(mapper, || {
-            for column in &deferred {
-                column
-                    .decode_into(registry, &builder)
-                    .ok_or_else(|| registry.name(column.component).to_string())?;
-            }
-            Ok::<(), String>(())
-        });
-        decoded?;
+        if !deferred.is_empty() {
+            let mapper = IndexRefs {
+                index_of: Arc::default(),
+                handles: handles.clone(),
+                wrote: false,
+            };
+            let (decoded, _) = with_mapper(mapper, || {
+                for column in &deferred {
+                    column
+                        .decode_into(registry, &builder)
+                        .ok_or_else(|| registry.name(column.component).to_string())?;
+                }
+                Ok::<(), String>(())
+            });
+            decoded?;
+        }
         let batch = builder
             .build()
             .map_err(|_| "a column of the batch is incomplete".to_string())?;
-        let targets: Vec<Entity> = indices.iter().map(|&i| handles[i as usize]).collect();
-        world.spawn_column_batch_at(&targets, batch);
-        Ok(())
+        Ok((indices, batch))
     }
 }
 
