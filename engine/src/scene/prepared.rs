@@ -342,15 +342,16 @@ impl PreparedScene {
             .map(|(i, e)| (*e, i as u32))
             .collect();
         let by_id: FxHashMap<u32, u32> = index_of.iter().map(|(e, i)| (e.id(), *i)).collect();
-        self.ids = order
+        let ids: Vec<Option<StableId>> = order
             .iter()
-            .map(|e| staging.get::<&StableId>(*e).map_or(StableId(0), |id| *id))
+            .map(|e| staging.get::<&StableId>(*e).ok().map(|id| *id))
             .collect();
-        self.id_index = self
-            .ids
+        self.ids = ids.iter().map(|id| id.unwrap_or(StableId(0))).collect();
+        // Entities without a stable ID (none in a saved scene) cannot conflict.
+        self.id_index = ids
             .iter()
             .enumerate()
-            .map(|(i, id)| (*id, i as u32))
+            .filter_map(|(i, id)| Some(((*id)?, i as u32)))
             .collect();
         self.index_of = Arc::new(index_of);
         let context = BatchContext {
@@ -558,5 +559,51 @@ impl PreparedScene {
             changes: std::mem::take(&mut self.loaded.changes),
             meta: self.loaded.meta.take(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archetype::library::LoadOptions;
+    use crate::component::entity_ref::EntityRef;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Aim {
+        at: EntityRef,
+        also: Vec<EntityRef>,
+    }
+
+    /// References, in whichever encoding the build has (postcard, or JSON without `binary`),
+    /// resolve to the committed entities, and the report maps IDs to them.
+    #[test]
+    fn references_resolve_to_the_committed_entities() {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Aim>().unwrap();
+        let library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        let scene = br#"{ "format": 2, "entities": [
+            { "id": "00000000000000a1", "components": { "Aim": { "at": "00000000000000a2", "also": ["00000000000000a1"] } } },
+            { "id": "00000000000000a2", "components": { "Aim": { "at": "00000000000000a2", "also": [] } } }
+        ] }"#;
+        let options = SceneLoadOptions::default();
+        let progress = PrepareProgress::new();
+        let prepared = PreparedScene::prepare(scene, None, &library, &options, &progress).unwrap();
+        let mut world = World::new();
+        world.spawn((1u8,));
+        let loaded = prepared.commit(&mut world, &library).unwrap();
+        let a1 = loaded.entity(StableId(0xa1)).unwrap();
+        let a2 = loaded.entity(StableId(0xa2)).unwrap();
+        let aim = (*world.get::<&Aim>(a1).unwrap()).clone();
+        assert_eq!(
+            aim,
+            Aim {
+                at: EntityRef(a2),
+                also: vec![EntityRef(a1)]
+            }
+        );
+        assert_eq!(world.get::<&Aim>(a2).unwrap().at, EntityRef(a2));
+        assert_eq!(*world.get::<&StableId>(a2).unwrap(), StableId(0xa2));
+        assert_eq!(world.len(), 3);
     }
 }
