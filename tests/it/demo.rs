@@ -799,3 +799,32 @@ fn the_ui_shows_a_broken_edit_in_the_log_and_the_panel() {
     assert!(text.contains("1 archetype error"), "{text}");
     assert!(text.contains("error[invalid-component]"), "{text}");
 }
+
+#[test]
+fn the_arena_scene_is_prepared_off_the_game_thread_with_a_progress_line() {
+    let saves = tempfile::tempdir().unwrap();
+    let game = Game::new(shipped_options(saves.path())).unwrap();
+    let scene = repo().join(ARENA_SCENE);
+    let bytes = std::fs::metadata(&scene).unwrap().len();
+    let lines: Vec<&str> = game.log().entries().map(|e| e.text.as_str()).collect();
+    let n = lines.len();
+    assert_eq!(
+        lines[n - 2..],
+        [
+            format!(
+                "prepared {} off the game thread: 29/29 entities, {bytes} bytes (100%)",
+                scene.display()
+            ),
+            format!("loaded 29 entities from {}", scene.display()),
+        ]
+    );
+    // The world is the one load_scene gives.
+    let mut loaded = World::new();
+    let library = ArchetypeLibrary::load(repo().join("archetypes"), registry()).unwrap();
+    load_scene_from_path(&scene, &mut loaded, &library, &SceneLoadOptions::default()).unwrap();
+    let mut ids: Vec<StableId> = game.world().query::<&StableId>().iter().copied().collect();
+    let mut expected: Vec<StableId> = loaded.query::<&StableId>().iter().copied().collect();
+    ids.sort();
+    expected.sort();
+    assert_eq!(ids, expected);
+}

@@ -1,7 +1,10 @@
 //! [`EntityOps`]: putting a component type's values into entities (templates, builders,
 //! column batches) and editing them in place.
 
-use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
+use hecs::{
+    Archetype, ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone,
+    World,
+};
 
 use crate::component::ops::{Ops, TypedValue};
 use crate::component::registry::Component;
@@ -27,6 +30,15 @@ pub(crate) trait EntityOps {
     fn remove(&self, world: &mut World, entity: Entity) -> bool;
     /// Whether `entity` has the component.
     fn has(&self, world: &World, entity: Entity) -> bool;
+    /// Appends clones of the values in `rows` of `archetype`'s column of this type to the
+    /// type's column of `batch` (a prepared scene's batches). `None` if either has no such
+    /// column or the batch's column is full.
+    fn copy_rows(
+        &self,
+        archetype: &Archetype,
+        rows: &[u32],
+        batch: &mut ColumnBatchBuilder,
+    ) -> Option<()>;
 }
 
 impl<T: Component> EntityOps for Ops<T> {
@@ -93,5 +105,19 @@ impl<T: Component> EntityOps for Ops<T> {
 
     fn has(&self, world: &World, entity: Entity) -> bool {
         world.satisfies::<&T>(entity)
+    }
+
+    fn copy_rows(
+        &self,
+        archetype: &Archetype,
+        rows: &[u32],
+        batch: &mut ColumnBatchBuilder,
+    ) -> Option<()> {
+        let column = archetype.get::<&T>()?;
+        let mut writer = batch.writer::<T>()?;
+        for &row in rows {
+            writer.push(column.get(row as usize)?.clone()).ok()?;
+        }
+        Some(())
     }
 }

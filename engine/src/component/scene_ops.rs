@@ -178,11 +178,19 @@ pub(crate) trait PostcardSink {
     /// the column. `None` if they do not decode (the caller reads them again the careful way to
     /// say why) or the column is full.
     fn push_postcard(&mut self, bytes: &[u8]) -> Option<()>;
+    /// Decodes JSON `text` (as [`LiveColumn::write_json`] wrote it) onto the end of the column;
+    /// `None` as [`push_postcard`](Self::push_postcard).
+    fn push_json(&mut self, text: &str) -> Option<()>;
 }
 
 impl<T: Component> PostcardSink for BatchWriter<'_, T> {
     fn push_postcard(&mut self, bytes: &[u8]) -> Option<()> {
         self.push(Ops::<T>::read_postcard_typed(bytes).ok()?).ok()
+    }
+
+    fn push_json(&mut self, text: &str) -> Option<()> {
+        self.push(Ops::<T>::read_json_typed(text, &mut Vec::new()).ok()?)
+            .ok()
     }
 }
 

@@ -1,10 +1,12 @@
 //! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`), saving
 //! (`save`), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
-//! `follow` for references), migrating old files (`migration`), and the `Scenes` facade (`api`).
+//! `follow` for references), migrating old files (`migration`), preparing scenes off the game thread
+//! and committing them (`prepared`, `prepared_batch`, `prepare_progress`, `commit_error`), and the `Scenes` facade (`api`).
 
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
 // component/binary_codec.rs); the default build checks it for dead code.
 mod api;
+mod commit_error;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod fast_load;
 mod follow;
@@ -16,10 +18,15 @@ mod json_scan;
 mod load;
 mod logging;
 mod migration;
+mod prepare_progress;
+mod prepared;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
+mod prepared_batch;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod save;
 
 pub use api::Scenes;
+pub use commit_error::{CommitError, PrepareError};
 #[cfg(feature = "binary")]
 pub use format::BINARY_SCENE_FORMAT_VERSION;
 pub use format::{scene_keys, SCENE_FORMAT_VERSION};
@@ -31,6 +38,8 @@ pub use load::{
 #[cfg(feature = "binary")]
 pub use load::{read_binary_scene_header, BinarySceneHeader};
 pub use migration::{MigrateFn, SceneMigration};
+pub use prepare_progress::PrepareProgress;
+pub use prepared::PreparedScene;
 pub use save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,

@@ -12,6 +12,7 @@ use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
 use crate::bench::scene::SceneFixture;
+use crate::bench::scene_commit::CommitFixture;
 use crate::bench::scene_instances::{instance_scene, PristineScene};
 use crate::bench::scene_peak::{InstanceScene, LoadPeak};
 use crate::bench::spawn::Varied;
@@ -45,7 +46,7 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 42] = [
+pub const FIGURES: [&str; 43] = [
     "memory",
     "memory_override_bytes",
     "scene_load_peak_1m_instances",
@@ -77,6 +78,7 @@ pub const FIGURES: [&str; 42] = [
     "scene_instances_binary_load_vs_json_load",
     "scene_instances_binary_load_vs_hecs_column",
     "scene_pristine_load_vs_spawn_many",
+    "scene_commit_vs_spawn_batch",
     "load_vs_parse_50k",
     "reload_patch",
     "reload_patch_mid_fight",
@@ -564,6 +566,36 @@ fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut d
         );
         rotated_figures(sizes, &figures, workloads, fixture.entities(), push);
     }
+    let commit = "scene_commit_vs_spawn_batch";
+    if wanted(commit) {
+        push(commit_figure(commit, sizes));
+    }
+}
+
+/// `scene_commit_vs_spawn_batch` (issue 23): each round prepares the scene and clones the
+/// values off the clock, then times the commit and `spawn_batch`, alternating which goes first.
+fn commit_figure(name: &str, sizes: &QuickSizes) -> Figure {
+    let fixture = CommitFixture::new(sizes.scene_entities);
+    let rounds = sizes.scene_rounds * 3;
+    let (mut ours, mut baseline) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        for side in [round % 2, 1 - round % 2] {
+            if side == 0 {
+                let prepared = fixture.prepare();
+                let start = Instant::now();
+                let world = std::hint::black_box(fixture.commit(prepared));
+                ours.push(start.elapsed());
+                drop(world);
+            } else {
+                let values = fixture.values();
+                let start = Instant::now();
+                let world = std::hint::black_box(CommitFixture::spawn_batch(values));
+                baseline.push(start.elapsed());
+                drop(world);
+            }
+        }
+    }
+    Figure::ratio(name, fixture.entities(), Some(1.5), ours, baseline)
 }
 
 /// Measures the `workloads` the `figures` name (saves in one rotation, loads in another) and

@@ -48,7 +48,7 @@ const FOLLOWER: &str = r#"{
 "#;
 
 /// The two archetypes in a temporary directory, loaded.
-fn library() -> (TempDir, ArchetypeLibrary) {
+pub(crate) fn library() -> (TempDir, ArchetypeLibrary) {
     let dir = tempfile::tempdir().expect("bench setup: cannot create a temporary directory");
     for (name, text) in [("unit.json", UNIT), ("follower.json", FOLLOWER)] {
         fs::write(dir.path().join(name), text)
@@ -74,7 +74,7 @@ pub fn instance_scene(n: usize) -> SceneFixture {
 
 /// Spawns the `n` instances of the instance scene into `world`, as a game would have them
 /// mid-level (followers following, one entity in five hurt).
-fn spawn_instances(library: &ArchetypeLibrary, world: &mut World, n: usize) {
+pub(crate) fn spawn_instances(library: &ArchetypeLibrary, world: &mut World, n: usize) {
     let followers = library
         .spawn_many(world, "follower", n / 10)
         .unwrap_or_else(|error| panic!("bench setup: {error}"));
@@ -144,7 +144,7 @@ impl InstanceWorlds {
 }
 
 /// `world` saved as a JSON scene.
-fn save_json(world: &World, library: &ArchetypeLibrary) -> Vec<u8> {
+pub(crate) fn save_json(world: &World, library: &ArchetypeLibrary) -> Vec<u8> {
     save_scene(
         world,
         library,

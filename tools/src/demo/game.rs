@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use archetype_engine::{
-    load_scene_from_path, save_scene_to_path, ArchetypeInstance, ArchetypeLibrary,
-    DanglingReferences, Diagnostic, HotReloadOptions, HotReloader, ReloadReport, SceneLoadOptions,
-    SceneSaveOptions, Severity,
+    save_scene_to_path, ArchetypeInstance, ArchetypeLibrary, CommitError, DanglingReferences,
+    Diagnostic, HotReloadOptions, HotReloader, PrepareError, PrepareProgress, PreparedScene,
+    ReloadReport, SceneLoadOptions, SceneSaveOptions, Severity,
 };
 use hecs::World;
 
@@ -260,15 +260,37 @@ impl Game {
         Ok(path)
     }
 
-    fn read_scene(&self, path: &Path) -> Result<World, DemoError> {
+    /// Reads a scene as a game would without stopping its frames: prepared on a worker thread
+    /// (a loading screen would draw `progress` meanwhile), then committed here in one go; logs
+    /// the progress the worker reported.
+    fn read_scene(&mut self, path: &Path) -> Result<World, DemoError> {
+        let progress = PrepareProgress::new();
+        let prepared = std::thread::scope(|threads| {
+            let (library, progress) = (&self.library, &progress);
+            let options = SceneLoadOptions::default();
+            threads
+                .spawn(move || PreparedScene::prepare_path(path, library, &options, progress))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+        .map_err(|error| match error {
+            PrepareError::Scene(error) => DemoError::Scene(error),
+            other => DemoError::Prepare(other),
+        })?;
+        let ((entries, total), (bytes, _)) = (progress.entries(), progress.bytes());
+        let text = format!(
+            "prepared {} off the game thread: {entries}/{total} entities, {bytes} bytes ({:.0}%)",
+            path.display(),
+            progress.fraction() * 100.0
+        );
+        self.log.push(LogKind::Info, self.frame, text);
         let mut world = World::new();
-        load_scene_from_path(
-            path,
-            &mut world,
-            &self.library,
-            &SceneLoadOptions::default(),
-        )
-        .map_err(DemoError::Scene)?;
+        prepared
+            .commit(&mut world, &self.library)
+            .map_err(|error| match error {
+                CommitError::Scene(error) => DemoError::Scene(error),
+                other => DemoError::Commit(other),
+            })?;
         Ok(world)
     }
 

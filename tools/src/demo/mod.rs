@@ -53,7 +53,9 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use archetype_engine::{Diagnostic, SceneError, SceneSaveError, SpawnError, WatchError};
+use archetype_engine::{
+    CommitError, Diagnostic, PrepareError, SceneError, SceneSaveError, SpawnError, WatchError,
+};
 
 pub mod arena;
 pub mod components;
@@ -127,6 +129,10 @@ pub enum DemoError {
     Watch(WatchError),
     /// A scene does not load.
     Scene(SceneError),
+    /// A scene's preparation stopped (it was cancelled).
+    Prepare(PrepareError),
+    /// A prepared scene does not go into the world (an archetype was reloaded meanwhile).
+    Commit(CommitError),
     /// The scene cannot be saved.
     SaveScene(SceneSaveError),
     /// The arena level cannot be built.
@@ -161,6 +167,8 @@ impl fmt::Display for DemoError {
             }
             DemoError::Watch(error) => write!(f, "{error}"),
             DemoError::Scene(error) => write!(f, "cannot load the scene: {error}"),
+            DemoError::Prepare(error) => write!(f, "cannot load the scene: {error}"),
+            DemoError::Commit(error) => write!(f, "cannot load the scene: {error}"),
             DemoError::SaveScene(error) => write!(f, "cannot save the scene: {error}"),
             DemoError::Spawn(error) => write!(f, "cannot build the arena: {error}"),
             DemoError::Io { path, source } => {
@@ -177,6 +185,8 @@ impl std::error::Error for DemoError {
         match self {
             DemoError::Watch(error) => Some(error),
             DemoError::Scene(error) => Some(error),
+            DemoError::Prepare(error) => Some(error),
+            DemoError::Commit(error) => Some(error),
             DemoError::SaveScene(error) => Some(error),
             DemoError::Spawn(error) => Some(error),
             DemoError::Io { source, .. } => Some(source),

@@ -1,0 +1,74 @@
+//! [`PrepareError`] and [`CommitError`]: why a scene could not be prepared off the game thread,
+//! or committed into a world (issue 23).
+
+use std::fmt;
+
+use crate::scene::load::SceneError;
+
+/// Why [`PreparedScene::prepare`](crate::PreparedScene::prepare) gave no scene.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PrepareError {
+    /// The scene does not load: the same error [`load_scene`](crate::load_scene) gives, at the
+    /// same file, line and column.
+    Scene(SceneError),
+    /// [`PrepareProgress::cancel`](crate::PrepareProgress::cancel) was called.
+    Cancelled,
+}
+
+impl fmt::Display for PrepareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrepareError::Scene(error) => error.fmt(f),
+            PrepareError::Cancelled => f.write_str("scene preparation cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for PrepareError {}
+
+impl From<SceneError> for PrepareError {
+    fn from(error: SceneError) -> Self {
+        PrepareError::Scene(error)
+    }
+}
+
+/// Why [`PreparedScene::commit`](crate::PreparedScene::commit) (or a slice of it) did not
+/// commit. The world is as it was before the first slice: slices committed before are undone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CommitError {
+    /// The world refuses the scene: a stable ID of it is already in the world (with
+    /// [`IdConflict::Error`](crate::IdConflict::Error)). The same error
+    /// [`load_scene`](crate::load_scene) gives, placed in the file.
+    Scene(SceneError),
+    /// An archetype the scene's instances are built from was reloaded after the scene was
+    /// prepared: its entities would be built from a version that is not the library's. Prepare
+    /// the scene again.
+    Stale {
+        /// The archetype's name.
+        archetype: String,
+    },
+    /// The library (or its component registry) is not the one the scene was prepared with.
+    OtherLibrary,
+    /// Every entity of the scene was committed already (or the commit was abandoned).
+    Finished,
+}
+
+impl fmt::Display for CommitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommitError::Scene(error) => error.fmt(f),
+            CommitError::Stale { archetype } => write!(
+                f,
+                "archetype `{archetype}` was reloaded after the scene was prepared; prepare the scene again"
+            ),
+            CommitError::OtherLibrary => f.write_str(
+                "the scene was prepared with another archetype library or component registry",
+            ),
+            CommitError::Finished => f.write_str("the scene was committed (or abandoned) already"),
+        }
+    }
+}
+
+impl std::error::Error for CommitError {}

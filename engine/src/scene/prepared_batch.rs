@@ -1,0 +1,278 @@
+//! [`PreparedBatch`]: one hecs column batch of a prepared scene — entities with the same
+//! components, their values built off the game thread — and what committing it does.
+//!
+//! A column whose values hold no entity reference is cloned into the batch when the scene is
+//! prepared. A column with references keeps its values encoded (postcard, or JSON without the
+//! `binary` feature) with each reference written as the target's index in the scene; the commit
+//! decodes them with the handles it reserved. Stable IDs are written at commit too, so
+//! [`IdConflict::Remap`](crate::IdConflict::Remap) can give fresh ones.
+
+use std::sync::Arc;
+
+use hecs::{Archetype, ColumnBatch, ColumnBatchBuilder, ColumnBatchType, Entity};
+use rustc_hash::FxHashMap;
+
+use crate::component::StableId;
+use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::component::{ComponentId, ComponentRegistry};
+
+/// One batch: its rows' scene indices, the builder with the cloned columns filled, and the
+/// columns left for the commit.
+pub(super) struct PreparedBatch {
+    /// The scene index of each row.
+    pub(super) indices: Vec<u32>,
+    builder: ColumnBatchBuilder,
+    /// Whether the entities have a `StableId` (written at commit).
+    ids: bool,
+    deferred: Vec<Deferred>,
+}
+
+/// A column with references: its values encoded, one after the other.
+struct Deferred {
+    component: ComponentId,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// Writes references as the target's index in the scene (preparation), or reads them back as
+/// the reserved handles (commit).
+struct IndexRefs {
+    index_of: Arc<FxHashMap<Entity, u32>>,
+    handles: Arc<[Entity]>,
+    wrote: bool,
+}
+
+impl EntityMapper for IndexRefs {
+    fn wire(&self) -> RefWire {
+        if cfg!(feature = "binary") {
+            RefWire::Number
+        } else {
+            RefWire::Any
+        }
+    }
+    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+        self.wrote = true;
+        let index = self.index_of.get(&entity).copied();
+        index
+            .map(|index| RefOut::Number(u64::from(index)))
+            .ok_or_else(|| "refers to an entity outside the scene".to_string())
+    }
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+        let index = match reference {
+            RefIn::Number(index) => usize::try_from(index).ok(),
+            RefIn::Text(text) => text.parse().ok(),
+        };
+        index
+            .and_then(|index| self.handles.get(index).copied())
+            .ok_or_else(|| "refers to no entity of the prepared scene".to_string())
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// What building batches needs: the registry, and each staging entity's scene index.
+pub(super) struct BatchContext<'a> {
+    pub registry: &'a ComponentRegistry,
+    pub index_of: Arc<FxHashMap<Entity, u32>>,
+    /// Staging entity ID (hecs's index part) to scene index.
+    pub by_id: &'a FxHashMap<u32, u32>,
+}
+
+impl PreparedBatch {
+    /// The batches of one staging archetype, at most `chunk` rows each; `Err` names the
+    /// component whose values could not be encoded.
+    pub(super) fn from_archetype(
+        context: &BatchContext<'_>,
+        archetype: &Archetype,
+        chunk: usize,
+        progress: &mut dyn FnMut(usize) -> bool,
+    ) -> Result<Vec<PreparedBatch>, String> {
+        let mut components = Vec::new();
+        for type_id in archetype.component_types() {
+            let component = context
+                .registry
+                .id_of_type_id(type_id)
+                .ok_or_else(|| "a component type the registry does not know".to_string())?;
+            components.push(component);
+        }
+        let stable_id = context.registry.id_of::<StableId>();
+        let mut copied = Vec::new();
+        let mut encoded = Vec::new();
+        for &component in &components {
+            if Some(component) == stable_id {
+                continue;
+            }
+            match encode_column(context, archetype, component)? {
+                Some(values) => encoded.push(values),
+                None => copied.push(component),
+            }
+        }
+        let mut batch_type = ColumnBatchType::new();
+        for &component in &components {
+            context.registry.ops(component).add_column(&mut batch_type);
+        }
+        let rows: Vec<u32> = (0..archetype.len()).collect();
+        let mut batches = Vec::new();
+        for rows in rows.chunks(chunk.max(1)) {
+            let mut builder = batch_type.clone().into_batch(rows.len() as u32);
+            for &component in &copied {
+                context
+                    .registry
+                    .ops(component)
+                    .copy_rows(archetype, rows, &mut builder)
+                    .ok_or_else(|| context.registry.name(component).to_string())?;
+            }
+            let indices = rows
+                .iter()
+                .map(|&row| context.by_id[&archetype.ids()[row as usize]])
+                .collect();
+            let deferred = encoded.iter().map(|values| values.rows(rows)).collect();
+            batches.push(PreparedBatch {
+                indices,
+                builder,
+                ids: components.iter().any(|c| Some(*c) == stable_id),
+                deferred,
+            });
+            if !progress(rows.len()) {
+                return Ok(Vec::new());
+            }
+        }
+        Ok(batches)
+    }
+
+    /// How many entities the batch holds.
+    pub(super) fn len(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// Whether some of its values hold references (decoded at commit, with the handles).
+    pub(super) fn has_references(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// The finished batch, with each entity's stable ID from `ids` (by scene index) and the
+    /// references decoded to `handles` (by scene index), and its rows' scene indices. `Err`
+    /// names a component whose prepared values did not decode (which would be a bug: they were
+    /// encoded from decoded values).
+    pub(super) fn build(
+        self,
+        registry: &ComponentRegistry,
+        handles: &Arc<[Entity]>,
+        ids: &[StableId],
+    ) -> Result<(Vec<u32>, ColumnBatch), String> {
+        let PreparedBatch {
+            indices,
+            builder,
+            ids: has_ids,
+            deferred,
+        } = self;
+        if has_ids {
+            let mut writer = builder
+                .writer::<StableId>()
+                .ok_or_else(|| "StableId".to_string())?;
+            for &index in &indices {
+                let _ = writer.push(ids[index as usize]);
+            }
+        }
+        if !deferred.is_empty() {
+            let mapper = IndexRefs {
+                index_of: Arc::default(),
+                handles: handles.clone(),
+                wrote: false,
+            };
+            let (decoded, _) = with_mapper(mapper, || {
+                for column in &deferred {
+                    column
+                        .decode_into(registry, &builder)
+                        .ok_or_else(|| registry.name(column.component).to_string())?;
+                }
+                Ok::<(), String>(())
+            });
+            decoded?;
+        }
+        let batch = builder
+            .build()
+            .map_err(|_| "a column of the batch is incomplete".to_string())?;
+        Ok((indices, batch))
+    }
+}
+
+/// The values of `component`'s column encoded with references as scene indices, if any value
+/// holds a reference (`None`: the column is cloned as it is).
+fn encode_column(
+    context: &BatchContext<'_>,
+    archetype: &Archetype,
+    component: ComponentId,
+) -> Result<Option<Deferred>, String> {
+    let name = || context.registry.name(component).to_string();
+    let column = context
+        .registry
+        .ops(component)
+        .column(archetype)
+        .ok_or_else(name)?;
+    let mapper = IndexRefs {
+        index_of: context.index_of.clone(),
+        handles: Arc::from(Vec::new()),
+        wrote: false,
+    };
+    let (encoded, mapper) = with_mapper(mapper, || {
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(archetype.len() as usize);
+        for row in 0..archetype.len() as usize {
+            let written = if cfg!(feature = "binary") {
+                column.write_postcard(row, &mut bytes)
+            } else {
+                column.write_json(row, &mut bytes, 0)
+            };
+            written.map_err(|_| name())?;
+            ends.push(bytes.len());
+        }
+        Ok::<_, String>((bytes, ends))
+    });
+    let (bytes, ends) = encoded?;
+    Ok(mapper.wrote.then_some(Deferred {
+        component,
+        bytes,
+        ends,
+    }))
+}
+
+impl Deferred {
+    /// The values of `rows` only (one batch's).
+    fn rows(&self, rows: &[u32]) -> Deferred {
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(rows.len());
+        for &row in rows {
+            let row = row as usize;
+            let start = if row == 0 { 0 } else { self.ends[row - 1] };
+            bytes.extend_from_slice(&self.bytes[start..self.ends[row]]);
+            ends.push(bytes.len());
+        }
+        Deferred {
+            component: self.component,
+            bytes,
+            ends,
+        }
+    }
+
+    /// Decodes every value onto the end of its column of `builder` (under the commit's mapper).
+    fn decode_into(
+        &self,
+        registry: &ComponentRegistry,
+        builder: &ColumnBatchBuilder,
+    ) -> Option<()> {
+        let mut sink = registry.ops(self.component).postcard_sink(builder)?;
+        let mut start = 0;
+        for &end in &self.ends {
+            let value = self.bytes.get(start..end)?;
+            if cfg!(feature = "binary") {
+                sink.push_postcard(value)?;
+            } else {
+                sink.push_json(std::str::from_utf8(value).ok()?)?;
+            }
+            start = end;
+        }
+        Some(())
+    }
+}

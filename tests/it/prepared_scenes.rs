@@ -1,0 +1,320 @@
+//! Scenes prepared off the game thread and committed into a world on it, in one call or in
+//! slices (issue 23): the same world as `load_scene`, the same errors, commit-time conflicts
+//! and stale archetypes refused with the world unchanged, cancellation and progress.
+
+use archetype_engine::{
+    load_scene, save_scene, ArchetypeLibrary, CommitError, IdConflict, LoadedScene, PrepareError,
+    PrepareProgress, PreparedScene, SceneEncoding, SceneLoadOptions, SceneSaveOptions, StableId,
+};
+use hecs::World;
+
+use crate::support::{ArchetypeDir, Links};
+
+/// A guard refers to itself and owns a lamp child; crates are plain instances.
+const GUARD: &str = r##"{
+  "components": { "Health": { "current": 10, "max": 10 }, "Links": { "target": "#" } },
+  "children": { "lamp": { "components": { "Armor": { "value": 1 } } } }
+}"##;
+const CRATE: &str = r#"{ "components": { "Loot": { "items": ["gold"] } } }"#;
+
+fn archetypes() -> (ArchetypeDir, ArchetypeLibrary) {
+    let dir = ArchetypeDir::new(&[("guard.json", GUARD), ("crate.json", CRATE)]);
+    let library = dir.load().unwrap();
+    (dir, library)
+}
+
+/// `guards` guards (more than a batch holds, so slices split them), each guarding one of three
+/// crates (a reference across archetypes), one hurt guard in seven.
+fn level(library: &ArchetypeLibrary, guards: usize) -> World {
+    let mut world = World::new();
+    let crates = library.spawn_many(&mut world, "crate", 3).unwrap();
+    let spawned = library.spawn_many(&mut world, "guard", guards).unwrap();
+    for (i, guard) in spawned.iter().enumerate() {
+        world.get::<&mut Links>(*guard).unwrap().backup = Some(crates[i % 3].into());
+        if i % 7 == 0 {
+            world
+                .get::<&mut crate::support::Health>(*guard)
+                .unwrap()
+                .current = 3.0;
+        }
+    }
+    world
+}
+
+fn save(world: &World, library: &ArchetypeLibrary, encoding: SceneEncoding) -> Vec<u8> {
+    save_scene(world, library, encoding, &SceneSaveOptions::default()).unwrap()
+}
+
+fn prepare(bytes: &[u8], library: &ArchetypeLibrary) -> Result<PreparedScene, PrepareError> {
+    let progress = PrepareProgress::new();
+    PreparedScene::prepare(
+        bytes,
+        None,
+        library,
+        &SceneLoadOptions::default(),
+        &progress,
+    )
+}
+
+#[test]
+fn prepared_on_a_worker_thread_commits_the_world_load_scene_loads() {
+    let (_dir, library) = archetypes();
+    let saved = level(&library, 1500);
+    for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
+        let bytes = save(&saved, &library, encoding);
+        let progress = PrepareProgress::new();
+        let prepared = std::thread::scope(|threads| {
+            let (bytes, library, progress) = (&bytes, &library, progress.clone());
+            threads
+                .spawn(move || {
+                    let options = SceneLoadOptions::default();
+                    PreparedScene::prepare(bytes, None, library, &options, &progress)
+                })
+                .join()
+                .unwrap()
+        })
+        .unwrap();
+        assert_eq!(progress.bytes(), (bytes.len() as u64, bytes.len() as u64));
+        assert_eq!(progress.entries(), (3003, 3003));
+        assert_eq!(progress.fraction(), 1.0);
+        assert_eq!(prepared.len(), 3003);
+
+        // The game thread's world already has entities of its own.
+        let mut world = World::new();
+        world.spawn((7u8,));
+        let loaded = prepared.commit(&mut world, &library).unwrap();
+        assert_eq!(loaded.len(), 3003);
+        assert_eq!(world.len(), 3004);
+        let mut expected = World::new();
+        expected.spawn((7u8,));
+        load_scene(
+            &bytes,
+            None,
+            &mut expected,
+            &library,
+            &SceneLoadOptions::default(),
+        )
+        .unwrap();
+        // Saving both gives the same bytes: same IDs, values, instances, overrides, references.
+        assert!(
+            save(&world, &library, SceneEncoding::Json)
+                == save(&expected, &library, SceneEncoding::Json),
+            "{encoding:?}: the committed world differs from the loaded one"
+        );
+        assert_references_resolve(&world, &loaded);
+    }
+}
+
+/// Every guard's `Links` point into the world: at itself, and at a crate.
+fn assert_references_resolve(world: &World, loaded: &LoadedScene) {
+    let mut links = 0;
+    for (entity, link) in world.query::<(hecs::Entity, &Links)>().iter() {
+        assert_eq!(link.target.entity(), entity);
+        let backup = link.backup.unwrap().entity();
+        assert!(world.get::<&crate::support::Loot>(backup).is_ok());
+        links += 1;
+    }
+    assert_eq!(links, loaded.len() / 2 - 1);
+}
+
+#[test]
+fn preparation_reports_the_loads_errors_in_full() {
+    let (dir, library) = archetypes();
+    let path = dir.write(
+        "arena.scene.json",
+        br#"{
+  "format": 2,
+  "entities": [
+    { "id": "00000000000000a1", "archetype": "guard", "components": { "Helth": {} } }
+  ]
+}"#,
+    );
+    let options = SceneLoadOptions::default();
+    let error = PreparedScene::prepare_path(&path, &library, &options, &PrepareProgress::new())
+        .unwrap_err();
+    let PrepareError::Scene(error) = error else {
+        panic!("expected a scene error, got {error:?}");
+    };
+    assert_eq!(
+        dir.tidy(&error.to_string()),
+        "archetypes/arena.scene.json:4:71: error[unknown-component]: entity 00000000000000a1: unknown component `Helth`; did you mean `Health`?"
+    );
+    let loaded =
+        archetype_engine::load_scene_from_path(&path, &mut World::new(), &library, &options);
+    assert_eq!(loaded.unwrap_err(), error);
+}
+
+#[test]
+fn a_cancelled_preparation_stops_with_cancelled() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 10), &library, SceneEncoding::Json);
+    let progress = PrepareProgress::new();
+    let worker = progress.clone();
+    progress.cancel();
+    let options = SceneLoadOptions::default();
+    let result = PreparedScene::prepare(&bytes, None, &library, &options, &worker);
+    assert_eq!(result.unwrap_err(), PrepareError::Cancelled);
+    assert_eq!(progress.entries(), (0, 0));
+}
+
+#[test]
+fn an_id_already_in_the_world_is_the_loads_error_and_leaves_the_world_unchanged() {
+    let (dir, library) = archetypes();
+    let bytes = save(&level(&library, 2), &library, SceneEncoding::Json);
+    let path = dir.write("arena.scene.json", &bytes);
+    let mut world = World::new();
+    load_scene(
+        &bytes,
+        None,
+        &mut world,
+        &library,
+        &SceneLoadOptions::default(),
+    )
+    .unwrap();
+    let before = save(&world, &library, SceneEncoding::Json);
+
+    let options = SceneLoadOptions::default();
+    let progress = PrepareProgress::new();
+    let error = PreparedScene::prepare_path(&path, &library, &options, &progress)
+        .unwrap()
+        .commit(&mut world, &library)
+        .unwrap_err();
+    let expected =
+        archetype_engine::load_scene_from_path(&path, &mut world, &library, &options).unwrap_err();
+    assert_eq!(error, CommitError::Scene(expected));
+    let CommitError::Scene(error) = error else {
+        unreachable!()
+    };
+    let first = error.entity.unwrap();
+    let line = String::from_utf8(bytes.clone())
+        .unwrap()
+        .lines()
+        .position(|line| line.contains(&first.to_string()))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        dir.tidy(&error.to_string()),
+        format!("archetypes/arena.scene.json:{line}:13: error[duplicate-key]: entity {first} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")
+    );
+    assert_eq!(world.len(), 7);
+    assert!(save(&world, &library, SceneEncoding::Json) == before);
+
+    // With Remap: a second copy, fresh IDs, references inside the copy.
+    let mut options = SceneLoadOptions::default();
+    options.on_id_conflict = IdConflict::Remap;
+    let progress = PrepareProgress::new();
+    let prepared = PreparedScene::prepare(&bytes, None, &library, &options, &progress).unwrap();
+    let copy = prepared.commit(&mut world, &library).unwrap();
+    assert_eq!(world.len(), 14);
+    let new_id = copy.new_id(first).unwrap();
+    assert_ne!(new_id, first);
+    let entity = copy.entity(first).unwrap();
+    assert_eq!(*world.get::<&StableId>(entity).unwrap(), new_id);
+    assert_references_resolve_in(&world, &copy);
+}
+
+/// The copy's guards refer to the copy's own entities.
+fn assert_references_resolve_in(world: &World, copy: &LoadedScene) {
+    let ours: std::collections::HashSet<hecs::Entity> = copy.entities().iter().copied().collect();
+    for entity in copy.entities() {
+        if let Ok(links) = world.get::<&Links>(*entity) {
+            assert_eq!(links.target.entity(), *entity);
+            assert!(ours.contains(&links.backup.unwrap().entity()));
+        }
+    }
+}
+
+#[test]
+fn a_scene_prepared_before_a_hot_reload_is_refused_at_commit() {
+    let (dir, mut library) = archetypes();
+    let bytes = save(&level(&library, 4), &library, SceneEncoding::Binary);
+    let prepared = prepare(&bytes, &library).unwrap();
+    dir.write("guard.json", GUARD.replace("10", "12").as_bytes());
+    library.reload_all();
+    let mut world = World::new();
+    let error = prepared.commit(&mut world, &library).unwrap_err();
+    assert_eq!(
+        error,
+        CommitError::Stale {
+            archetype: "guard".to_string()
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "archetype `guard` was reloaded after the scene was prepared; prepare the scene again"
+    );
+    assert_eq!(world.len(), 0);
+    // Prepared again, it commits, built from the new version.
+    let loaded = prepare(&bytes, &library)
+        .unwrap()
+        .commit(&mut world, &library)
+        .unwrap();
+    assert_eq!(loaded.len(), 11);
+}
+
+#[test]
+fn a_sliced_commit_resolves_references_across_slices() {
+    let (_dir, library) = archetypes();
+    let saved = level(&library, 1500);
+    let bytes = save(&saved, &library, SceneEncoding::Json);
+    let mut prepared = prepare(&bytes, &library).unwrap();
+    let mut world = World::new();
+    let mut slices = Vec::new();
+    let loaded = loop {
+        let before = prepared.remaining();
+        let done = prepared.commit_slice(&mut world, &library, 1024).unwrap();
+        slices.push(before - prepared.remaining());
+        if let Some(loaded) = done {
+            break loaded;
+        }
+    };
+    // Batches: 1024 + 476 guards, as many lamps, 3 crates; a slice takes whole ones.
+    assert!(slices.len() >= 3, "{slices:?}");
+    assert!(slices.iter().all(|slice| *slice <= 1024), "{slices:?}");
+    assert_eq!(slices.iter().sum::<usize>(), 3003);
+    assert_eq!(world.len(), 3003);
+    assert_references_resolve(&world, &loaded);
+    assert!(save(&world, &library, SceneEncoding::Json) == bytes);
+    assert_eq!(
+        prepared.commit_slice(&mut world, &library, 1).unwrap_err(),
+        CommitError::Finished
+    );
+}
+
+#[test]
+fn a_failure_in_the_last_slice_undoes_the_earlier_ones() {
+    let (dir, mut library) = archetypes();
+    let bytes = save(&level(&library, 1500), &library, SceneEncoding::Binary);
+    let mut prepared = prepare(&bytes, &library).unwrap();
+    let mut world = World::new();
+    let mine = world.spawn((7u8,));
+    while prepared.remaining() > 1024 {
+        assert!(prepared
+            .commit_slice(&mut world, &library, 1024)
+            .unwrap()
+            .is_none());
+    }
+    assert!(world.len() > 1000);
+    assert!(prepared.remaining() > 0);
+    // Between frames, the guard archetype is hot-reloaded: the last slice is refused.
+    dir.write("guard.json", GUARD.replace("10", "12").as_bytes());
+    library.reload_all();
+    let error = prepared
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap_err();
+    assert_eq!(
+        error,
+        CommitError::Stale {
+            archetype: "guard".to_string()
+        }
+    );
+    assert_eq!(world.len(), 1);
+    assert!(world.contains(mine));
+    assert_eq!(world.query::<&StableId>().iter().count(), 0);
+    assert_eq!(
+        prepared
+            .commit_slice(&mut world, &library, 1024)
+            .unwrap_err(),
+        CommitError::Finished
+    );
+}
