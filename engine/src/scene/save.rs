@@ -1,7 +1,6 @@
 //! Saving a world (or part of it) as a scene: JSON or binary, deterministic, atomic on disk.
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -17,7 +16,7 @@ use crate::archetype::{worker_threads, ArchetypeLibrary};
 use crate::archetype::{ArchetypeId, ArchetypeInstance};
 use crate::component::StableId;
 use crate::component::{mark_used_in, with_save_table, SaveTable};
-use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::component::{with_installed_mapper, with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{ComponentId, ComponentRegistry, LiveColumn, WriteError};
 use crate::fs::write_atomically;
 use crate::json::merge_patch;
@@ -403,7 +402,8 @@ struct SaveRefs {
     ids: Arc<FxHashMap<Entity, StableId>>,
     wire: RefWire,
     policy: DanglingReferences,
-    dangling: Rc<Cell<Option<Entity>>>,
+    /// The entity the last reference that could not be written pointed at.
+    dangling: Option<Entity>,
 }
 
 impl EntityMapper for SaveRefs {
@@ -418,7 +418,7 @@ impl EntityMapper for SaveRefs {
             }),
             (None, DanglingReferences::WriteNull) => Ok(RefOut::Null),
             (None, DanglingReferences::Error) => {
-                self.dangling.set(Some(entity));
+                self.dangling = Some(entity);
                 Err(format!(
                     "refers to entity {entity:?}, which is not being saved"
                 ))
@@ -474,9 +474,6 @@ struct SaveConfig<'a> {
 struct Saver<'a> {
     config: &'a SaveConfig<'a>,
     canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
-    /// The entity the last reference that could not be written pointed at (set by this
-    /// thread's [`SaveRefs`]).
-    dangling: Rc<Cell<Option<Entity>>>,
     /// Archetypes the scene has instances of, in table order (sorted by name).
     archetypes: Vec<ArchetypeId>,
 }
@@ -497,7 +494,6 @@ impl<'a> Saver<'a> {
         Saver {
             config,
             canonical: FxHashMap::default(),
-            dangling: Rc::new(Cell::new(None)),
             archetypes: Vec::new(),
         }
     }
@@ -508,7 +504,7 @@ impl<'a> Saver<'a> {
             ids: self.config.ids.clone(),
             wire: self.config.wire,
             policy: self.config.policy,
-            dangling: self.dangling.clone(),
+            dangling: None,
         }
     }
 
@@ -639,7 +635,8 @@ impl<'a> Saver<'a> {
         error: crate::component::CheckError,
     ) -> SceneSaveError {
         let name = self.config.registry.name(component).to_string();
-        match self.dangling.take() {
+        // The entity this thread's mapper (installed while it writes) could not write.
+        match with_installed_mapper(|refs: &mut SaveRefs| refs.dangling.take()).flatten() {
             Some(target) => SceneSaveError::DanglingReference {
                 id,
                 component: name,
