@@ -342,6 +342,31 @@ fn lsp_publishes_validate_diagnostics_for_a_buffer_and_clears_them() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// A buffer the editor sends with its byte-order mark: the mark is the first line's first
+/// character there, so a first-line problem is placed one character further right than in the
+/// same text without it; other lines are unaffected.
+#[test]
+fn lsp_places_first_line_problems_in_a_buffer_with_a_byte_order_mark() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let typo = r#"{ "components": { "Helth": { "current": 5.0, "max": 5.0 } } }"#;
+    let buffers = [
+        ("archetypes/plain.json", typo.to_string(), 18),
+        ("archetypes/marked.json", format!("\u{feff}{typo}"), 19),
+    ];
+    for (file, text, start) in buffers {
+        client.open(file, &text);
+        let found = client.diagnostics(file);
+        let place = range(0, start, 0, start + 7);
+        assert_eq!(found["diagnostics"][0]["range"], place, "{found}");
+        assert_eq!(
+            found["diagnostics"][0]["relatedInformation"][0]["location"]["range"],
+            place
+        );
+    }
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// The same problems, places and ends as `validate --format json`.
 #[test]
 fn lsp_diagnostics_are_validates() {

@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::super::scene_check;
 use super::super::validate::SourceTexts;
-use super::documents::{uri_of, LineIndex};
+use super::documents::{path_of, uri_of, LineIndex};
 
 /// What the server says its diagnostics come from.
 pub(super) const SOURCE: &str = "archetool";
@@ -119,6 +119,30 @@ fn elsewhere(
     shown.message = format!("{} ({label})", diagnostic.message);
     shown.data = None;
     shown
+}
+
+/// The library places problems in a file's text without its byte-order mark; an editor that
+/// keeps the mark in the buffer it sends counts it as the first line's first character, so
+/// first-line places in such a buffer (`file`'s) move one character right.
+pub(super) fn count_bom(file: &Path, buffer: &str, found: &mut [lsp_types::Diagnostic]) {
+    if !buffer.starts_with('\u{feff}') {
+        return;
+    }
+    let shift = |range: &mut Range| {
+        for position in [&mut range.start, &mut range.end] {
+            if position.line == 0 {
+                position.character += 1;
+            }
+        }
+    };
+    for diagnostic in found {
+        shift(&mut diagnostic.range);
+        for related in diagnostic.related_information.iter_mut().flatten() {
+            if path_of(&related.location.uri).as_deref() == Some(file) {
+                shift(&mut related.location.range);
+            }
+        }
+    }
 }
 
 /// What `scene check` finds in a scene's text (a buffer's), loaded against `library`.

@@ -426,6 +426,11 @@ impl<'a> Server<'a> {
                 now.insert(path.clone(), found);
             }
         }
+        for (path, found) in &mut now {
+            if let Some(document) = state.documents.get(path) {
+                diagnostics::count_bom(path, &document.text, found);
+            }
+        }
         let mut changes = self.published.update(now);
         // The open buffers' first: the one just edited is what the designer is looking at.
         changes.sort_by_key(|(path, _)| state.documents.get(path).is_none());
