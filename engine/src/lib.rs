@@ -103,6 +103,7 @@ pub use scene::save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,
 };
+pub use scene::sub_scene::sub_scene_id;
 
 /// The ECS the library spawns into, re-exported so a game uses the same hecs version as the
 /// engine (`archetype_engine::hecs::World`).

@@ -320,13 +320,26 @@ pub fn load_scene(
 }
 
 /// [`load_scene`] without its log span (see `logging.rs`), with the reference context installed.
-fn load_scene_untraced(
+pub(crate) fn load_scene_untraced(
     bytes: &[u8],
     file: Option<&Path>,
     world: &mut World,
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
+    let mut nesting = crate::scene::sub_scene::Nesting {
+        library,
+        options,
+        stack: file
+            .map(|file| std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()))
+            .into_iter()
+            .collect(),
+    };
+    if let Some(loaded) =
+        crate::scene::sub_scene::load_with_sub_scenes(bytes, file, world, &mut nesting)
+    {
+        return loaded;
+    }
     let context = Context::new(file, library, options);
     if let Some(loaded) = crate::scene::migration::load_migrated(&context, world, bytes) {
         return loaded;

@@ -23,3 +23,4 @@ pub(crate) mod prepared;
 pub(crate) mod prepared_batch;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 pub(crate) mod save;
+pub(crate) mod sub_scene;
