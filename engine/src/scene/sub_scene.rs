@@ -154,11 +154,7 @@ fn placements(text: &SourceText, file: Option<&Path>) -> Result<Vec<Placement>, 
 }
 
 /// The `overrides` of entry `i`: path → component → patch, with the offset of each path key.
-fn overrides(
-    text: &SourceText,
-    entry: &Value,
-    i: usize,
-) -> Result<Vec<Override>, String> {
+fn overrides(text: &SourceText, entry: &Value, i: usize) -> Result<Vec<Override>, String> {
     let Some(overrides) = entry.get(keys::OVERRIDES) else {
         return Ok(Vec::new());
     };
