@@ -227,3 +227,19 @@ fn an_override_naming_no_entity_of_the_sub_scene_is_placed_at_its_path() {
         "scenes/level.scene.json:5:22: error[unknown-child]: entity 00000000000000c1: override `00000000000000b2/00000000000000a9` names no entity of sub-scene `rooms/armory.scene.json`"
     );
 }
+
+#[test]
+fn an_id_a_placement_gives_that_is_already_in_the_world_is_an_error() {
+    let (dir, library) = setup();
+    let mut world = World::new();
+    let taken = sub_scene_id(StableId(0xc2), StableId(0xb1));
+    world.spawn((taken,));
+    let path = dir.root().join("scenes/level.scene.json");
+    let error = load_scene_from_path(&path, &mut world, &library, &SceneLoadOptions::default())
+        .unwrap_err();
+    assert_eq!(
+        tidy(dir.root(), &error.to_string()),
+        format!("scenes/level.scene.json:6:42: error[duplicate-key]: entity 00000000000000c2: sub-scene `rooms/armory.scene.json` gives entity {taken}, which is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")
+    );
+    assert_eq!(world.len(), 1);
+}

@@ -243,7 +243,9 @@ fn load_placed(
         nesting.options,
     )?;
     for placement in &placements {
-        if let Err(error) = place(&mut loaded, placement, (text, file), world, nesting) {
+        let placed = place(&mut loaded, placement, (text, file), world, nesting)
+            .and_then(|()| check_derived_ids(&loaded, placement, (text, file), world, nesting));
+        if let Err(error) = placed {
             for entity in &loaded.entities {
                 let _ = world.despawn(*entity);
             }
@@ -251,6 +253,35 @@ fn load_placed(
         }
     }
     Ok(loaded)
+}
+
+/// With [`IdConflict::Error`]: no ID a placement's entities were given is already in the world
+/// on another entity (the file's own IDs were checked by the load).
+fn check_derived_ids(
+    loaded: &LoadedScene,
+    placement: &Placement,
+    (text, file): (&SourceText, Option<&Path>),
+    world: &World,
+    nesting: &Nesting<'_>,
+) -> Result<(), SceneError> {
+    if nesting.options.on_id_conflict != IdConflict::Error {
+        return Ok(());
+    }
+    let mut query = world.query::<(Entity, &StableId)>();
+    let taken = query
+        .iter()
+        .find(|(entity, id)| loaded.entity(**id).is_some_and(|ours| ours != *entity));
+    let Some((_, id)) = taken else {
+        return Ok(());
+    };
+    let message = format!(
+        "entity {}: sub-scene `{}` gives entity {id}, which is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs",
+        placement.id, placement.scene
+    );
+    let mut error = scene_error(file, DiagnosticCode::DuplicateKey, message);
+    error.diagnostic.position = Some(text.position(placement.scene_at));
+    error.entity = Some(*id);
+    Err(error)
 }
 
 /// Loads one placement's sub-scene into `world`, re-identified, parented and overridden, and
