@@ -320,6 +320,9 @@ pub fn load_scene(
 }
 
 /// [`load_scene`] without its log span (see `logging.rs`), with the reference context installed.
+///
+/// A file the loader refuses that has entries placing sub-scenes (`"scene"`) is loaded again
+/// with them ([`sub_scene`](crate::scene::sub_scene)): files without any pay nothing for it.
 pub(crate) fn load_scene_untraced(
     bytes: &[u8],
     file: Option<&Path>,
@@ -327,6 +330,10 @@ pub(crate) fn load_scene_untraced(
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
+    let error = match load_scene_flat(bytes, file, world, library, options) {
+        Err(error) => error,
+        loaded => return loaded,
+    };
     let mut nesting = crate::scene::sub_scene::Nesting {
         library,
         options,
@@ -335,11 +342,18 @@ pub(crate) fn load_scene_untraced(
             .into_iter()
             .collect(),
     };
-    if let Some(loaded) =
-        crate::scene::sub_scene::load_with_sub_scenes(bytes, file, world, &mut nesting)
-    {
-        return loaded;
-    }
+    crate::scene::sub_scene::load_with_sub_scenes(bytes, file, world, &mut nesting)
+        .unwrap_or(Err(error))
+}
+
+/// [`load_scene_untraced`] of a scene placing no sub-scene.
+pub(crate) fn load_scene_flat(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
     let context = Context::new(file, library, options);
     if let Some(loaded) = crate::scene::migration::load_migrated(&context, world, bytes) {
         return loaded;

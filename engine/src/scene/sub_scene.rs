@@ -81,7 +81,8 @@ pub(crate) struct Nesting<'a> {
 }
 
 /// Loads `bytes` with the scenes it places, if it places any (`None`: it places none, or it
-/// is not JSON a sub-scene can be found in; the caller loads it as usual).
+/// is not JSON a sub-scene can be found in: the loader's own error stands). Called once the
+/// loader refused the file (it knows no `scene` key), so ordinary loads pay nothing.
 pub(crate) fn load_with_sub_scenes(
     bytes: &[u8],
     file: Option<&Path>,
@@ -235,13 +236,8 @@ fn load_placed(
     nesting: &mut Nesting<'_>,
     placements: Vec<Placement>,
 ) -> Result<LoadedScene, SceneError> {
-    let mut loaded = crate::scene::load::load_scene_untraced(
-        rest,
-        file,
-        world,
-        nesting.library,
-        nesting.options,
-    )?;
+    let mut loaded =
+        crate::scene::load::load_scene_flat(rest, file, world, nesting.library, nesting.options)?;
     for placement in &placements {
         let placed = place(&mut loaded, placement, (text, file), world, nesting)
             .and_then(|()| check_derived_ids(&loaded, placement, (text, file), world, nesting));
@@ -360,15 +356,18 @@ fn load_sub_scene(
         options: &options,
         stack: std::mem::take(&mut nesting.stack),
     };
-    let result = match load_with_sub_scenes(bytes, Some(path), world, &mut inner) {
-        Some(result) => result,
-        None => crate::scene::load::load_scene_untraced(
-            bytes,
-            Some(path),
-            world,
-            inner.library,
-            inner.options,
-        ),
+    let result = match crate::scene::load::load_scene_flat(
+        bytes,
+        Some(path),
+        world,
+        inner.library,
+        inner.options,
+    ) {
+        // Refused: it may place scenes itself (loaded with the stack, to see cycles).
+        Err(error) => {
+            load_with_sub_scenes(bytes, Some(path), world, &mut inner).unwrap_or(Err(error))
+        }
+        loaded => loaded,
     };
     nesting.stack = inner.stack;
     result
