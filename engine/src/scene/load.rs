@@ -401,6 +401,9 @@ pub(crate) fn load_scene_flat(
             return Ok(loaded);
         }
     }
+    if crate::scene::prepare_progress::cancelled() {
+        return Err(context.error(DiagnosticCode::Io, "scene preparation cancelled"));
+    }
     let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
     load_json_text(&context, world, &text)
 }
@@ -1945,7 +1948,12 @@ fn decode_all(
     };
     let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
         let mut builder = EntityBuilder::new();
-        for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
+        for (i, ((entry, plan), handle)) in entries.iter().zip(plans).zip(handles).enumerate() {
+            if i % crate::scene::prepare_progress::REPORT_EVERY == 0
+                && !crate::scene::prepare_progress::report_offset(entry.offset)
+            {
+                return Err(context.error(DiagnosticCode::Io, "scene preparation cancelled"));
+            }
             if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
                 continue;
             }
