@@ -315,7 +315,7 @@ fn read_json_entities<'a>(
         }
         // A cancelled preparation stops here (the careful path then does not start).
         let count = load.entities.len();
-        if count % REPORT_EVERY == 0 && !report_offset(scan.pos) {
+        if count.is_multiple_of(REPORT_EVERY) && !report_offset(scan.pos) {
             return None;
         }
         if scan.eat_close(b']')? {

@@ -1949,7 +1949,7 @@ fn decode_all(
     let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
         let mut builder = EntityBuilder::new();
         for (i, ((entry, plan), handle)) in entries.iter().zip(plans).zip(handles).enumerate() {
-            if i % crate::scene::prepare_progress::REPORT_EVERY == 0
+            if i.is_multiple_of(crate::scene::prepare_progress::REPORT_EVERY)
                 && !crate::scene::prepare_progress::report_offset(entry.offset)
             {
                 return Err(context.error(DiagnosticCode::Io, "scene preparation cancelled"));
