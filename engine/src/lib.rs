@@ -75,6 +75,7 @@ pub use limits::Limits;
 pub use reload::{apply_update, ReloadReport};
 #[cfg(feature = "hot-reload")]
 pub use reload::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
+pub use scene::sub_scene_id;
 pub use scene::Scenes;
 #[cfg(feature = "binary")]
 pub use scene::BINARY_SCENE_FORMAT_VERSION;

@@ -2222,3 +2222,79 @@ note: the archetypes have 3 errors; `archetool validate --dir archetypes` lists 
     );
     assert!(!info.stdout.contains('\u{1b}'), "{}", info.stdout);
 }
+
+/// A level placing a room twice, the room placing a guard post (issue 23).
+fn nested_project(room_places: &str) -> Project {
+    let project = Project::demo();
+    for (path, text) in [
+        (
+            "level.scene.json",
+            r#"{ "format": 2, "entities": [
+    { "id": "00000000000000c1", "scene": "rooms/room.scene.json", "components": { "Name": "east" } },
+    { "id": "00000000000000c2", "scene": "rooms/room.scene.json" },
+    { "id": "00000000000000c3", "archetype": "enemies/goblin" }
+] }"#
+                .to_string(),
+        ),
+        (
+            "rooms/room.scene.json",
+            format!(
+                r#"{{ "format": 2, "entities": [
+    {{ "id": "00000000000000b1", "archetype": "enemies/goblin" }},
+    {{ "id": "00000000000000b2", "scene": "{room_places}" }}
+] }}"#
+            ),
+        ),
+        (
+            "rooms/post.scene.json",
+            r#"{ "format": 2, "entities": [ { "id": "00000000000000a1", "components": { "Name": "post" } } ] }"#.to_string(),
+        ),
+    ] {
+        project.write(path, &text);
+    }
+    project
+}
+
+#[test]
+fn scene_info_shows_sub_scenes_and_the_flattened_entity_count() {
+    let project = nested_project("post.scene.json");
+    check(
+        &project.run(&["scene", "info", "level.scene.json"]),
+        0,
+        "\
+file:      level.scene.json
+encoding:  JSON
+format:    2 (current)
+entities:  3
+flattened: 9 (with the sub-scenes placed)
+shared:    0 entries
+per archetype:
+  enemies/goblin  1
+  (no archetype)  2
+sub-scenes:
+  rooms/room.scene.json  2 placements
+components used (by how many entities):
+  Name  1
+",
+        "",
+    );
+}
+
+#[test]
+fn scene_check_checks_sub_scenes() {
+    let project = nested_project("post.scene.json");
+    check(
+        &project.run(&["scene", "check", "level.scene.json"]),
+        0,
+        "level.scene.json: ok (9 entities: 3 from archetypes, 6 plain)\n",
+        "",
+    );
+    let project = nested_project("pots.scene.json");
+    let output = project.run(&["scene", "check", "level.scene.json"]);
+    assert!(
+        output.stdout.starts_with("rooms/room.scene.json:3:42: error[io]: entity 00000000000000b2: sub-scene `pots.scene.json` cannot be read:"),
+        "{}",
+        output.stdout
+    );
+    assert_eq!(output.code, 1);
+}

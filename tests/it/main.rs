@@ -4,6 +4,7 @@
 // A test fails by panicking; `unwrap` says so most plainly.
 #![allow(clippy::unwrap_used)]
 
+mod sub_scenes; // scenes placed inside scenes: derived IDs, references, overrides, cycles
 mod support; // shared test components, temp archetype dirs, check helpers
 
 mod archetype_format; // the file format: merge-patch inheritance, children, `#` references

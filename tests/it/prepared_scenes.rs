@@ -318,3 +318,63 @@ fn a_failure_in_the_last_slice_undoes_the_earlier_ones() {
         CommitError::Finished
     );
 }
+
+/// The preparation to cancel when a [`Tripwire`] is decoded.
+static TRIPPED: std::sync::Mutex<Option<PrepareProgress>> = std::sync::Mutex::new(None);
+
+/// A component whose decoding cancels the preparation in [`TRIPPED`]: a cancel that arrives
+/// in the middle of the decoding, at a known entry.
+#[derive(Clone, Debug, serde::Serialize)]
+struct Tripwire;
+
+impl<'de> serde::Deserialize<'de> for Tripwire {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer)?;
+        if let Some(progress) = TRIPPED.lock().unwrap().as_ref() {
+            progress.cancel();
+        }
+        Ok(Tripwire)
+    }
+}
+
+#[test]
+fn a_cancel_during_the_decoding_stops_it_at_the_next_report() {
+    let mut registry = archetype_engine::ComponentRegistry::new();
+    registry.register::<Tripwire>().unwrap();
+    let library = ArchetypeLibrary::empty("archetypes", registry, Default::default());
+    // 3,000 plain entities; the 300th trips the wire.
+    let entries: Vec<String> = (1..=3000)
+        .map(|i| {
+            let components = if i == 300 {
+                r#""Tripwire": null, "Name": "trip""#.replace("null", "{}")
+            } else {
+                format!(r#""Name": "e{i}""#)
+            };
+            format!(r#"    {{ "id": "{i:016x}", "components": {{ {components} }} }}"#)
+        })
+        .collect();
+    let text = format!(
+        "{{\n  \"format\": 2,\n  \"entities\": [\n{}\n  ]\n}}\n",
+        entries.join(",\n")
+    );
+    for careful in [false, true] {
+        let progress = PrepareProgress::new();
+        *TRIPPED.lock().unwrap() = Some(progress.clone());
+        let mut options = SceneLoadOptions::default();
+        options.all_errors = careful; // the careful path (check mode) reports too
+        let result = PreparedScene::prepare(text.as_bytes(), None, &library, &options, &progress);
+        *TRIPPED.lock().unwrap() = None;
+        assert_eq!(
+            result.unwrap_err(),
+            PrepareError::Cancelled,
+            "careful: {careful}"
+        );
+        let (done, total) = progress.bytes();
+        assert_eq!(total, text.len() as u64);
+        assert!(
+            done > 0 && done < total / 2,
+            "careful: {careful}: {done} of {total}"
+        );
+        assert_eq!(progress.entries(), (0, 0));
+    }
+}

@@ -47,6 +47,7 @@ use crate::scene::load::{
     build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key,
     Context, Entry, IdConflict, LoadedScene, Payload, SceneHead, Source,
 };
+use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 
 /// Handles reserved for forward references at a time; a value that needs more is decoded again
 /// after reserving more.
@@ -310,6 +311,11 @@ fn read_json_entities<'a>(
     loop {
         read_json_entity(load, scan, world, &mut builder, &mut seen)?;
         if load.entities.len() > load.context.options.limits.max_scene_entities {
+            return None;
+        }
+        // A cancelled preparation stops here (the careful path then does not start).
+        let count = load.entities.len();
+        if count.is_multiple_of(REPORT_EVERY) && !report_offset(scan.pos) {
             return None;
         }
         if scan.eat_close(b']')? {

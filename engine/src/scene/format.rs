@@ -55,6 +55,13 @@ pub mod scene_keys {
     pub const CHILD: &str = "child";
     /// Component name → value (full) or merge patch (archetype instances).
     pub const COMPONENTS: &str = "components";
+    /// In an entry placing another scene (issue 23): the scene file's path, relative to the
+    /// placing file. The entry is an entity of its own; the sub-scene's entities are loaded
+    /// with IDs derived from its ID and theirs.
+    pub const SCENE: &str = "scene";
+    /// In an entry placing another scene: entity path (sub-scene IDs joined by `/`) →
+    /// component → merge patch.
+    pub const OVERRIDES: &str = "overrides";
     /// The key of a shared-data reference inside a component value.
     pub const SHARED_REF: &str = crate::component::SHARED_REF;
     /// Keys allowed in an entity entry, in the order they are written.

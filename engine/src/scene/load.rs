@@ -320,7 +320,34 @@ pub fn load_scene(
 }
 
 /// [`load_scene`] without its log span (see `logging.rs`), with the reference context installed.
-fn load_scene_untraced(
+///
+/// A file the loader refuses that has entries placing sub-scenes (`"scene"`) is loaded again
+/// with them ([`sub_scene`](crate::scene::sub_scene)): files without any pay nothing for it.
+pub(crate) fn load_scene_untraced(
+    bytes: &[u8],
+    file: Option<&Path>,
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+) -> Result<LoadedScene, SceneError> {
+    let error = match load_scene_flat(bytes, file, world, library, options) {
+        Err(error) => error,
+        loaded => return loaded,
+    };
+    let mut nesting = crate::scene::sub_scene::Nesting {
+        library,
+        options,
+        stack: file
+            .map(|file| std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()))
+            .into_iter()
+            .collect(),
+    };
+    crate::scene::sub_scene::load_with_sub_scenes(bytes, file, world, &mut nesting)
+        .unwrap_or(Err(error))
+}
+
+/// [`load_scene_untraced`] of a scene placing no sub-scene.
+pub(crate) fn load_scene_flat(
     bytes: &[u8],
     file: Option<&Path>,
     world: &mut World,
@@ -373,6 +400,9 @@ fn load_scene_untraced(
         if let Some(loaded) = crate::scene::fast_load::load_json_fast(&context, world, text) {
             return Ok(loaded);
         }
+    }
+    if crate::scene::prepare_progress::cancelled() {
+        return Err(context.error(DiagnosticCode::Io, "scene preparation cancelled"));
     }
     let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
     load_json_text(&context, world, &text)
@@ -1907,7 +1937,12 @@ fn decode_all(
     };
     let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
         let mut builder = EntityBuilder::new();
-        for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
+        for (i, ((entry, plan), handle)) in entries.iter().zip(plans).zip(handles).enumerate() {
+            if i.is_multiple_of(crate::scene::prepare_progress::REPORT_EVERY)
+                && !crate::scene::prepare_progress::report_offset(entry.offset)
+            {
+                return Err(context.error(DiagnosticCode::Io, "scene preparation cancelled"));
+            }
             if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
                 continue;
             }

@@ -24,6 +24,7 @@ mod prepared;
 mod prepared_batch;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod save;
+mod sub_scene;
 
 pub use api::Scenes;
 pub use commit_error::{CommitError, PrepareError};
@@ -44,3 +45,4 @@ pub use save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,
 };
+pub use sub_scene::sub_scene_id;

@@ -1,6 +1,7 @@
 //! [`PrepareProgress`]: how far a scene's preparation off the game thread has come, and the
 //! switch that cancels it (issue 23).
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -8,10 +9,11 @@ use std::sync::Arc;
 /// the thread that prepares and the one that draws the loading screen; also cancels it.
 ///
 /// Clones share the same counters. Preparation has two stages: reading and decoding the file
-/// ([`bytes`](Self::bytes), counted when the stage ends: the decoding runs as one step), then
-/// sorting every entity into its batch ([`entries`](Self::entries), counted as it goes).
-/// [`cancel`](Self::cancel) is seen between the stages and between batches: preparation then
-/// stops with [`PrepareError::Cancelled`](crate::PrepareError::Cancelled).
+/// ([`bytes`](Self::bytes): the loader reports how far into the file its entries are, every
+/// 256 entries, then the whole file once archetype instances are built), then sorting every
+/// entity into its batch ([`entries`](Self::entries), counted as it goes).
+/// [`cancel`](Self::cancel) is seen at each of those reports: preparation then stops with
+/// [`PrepareError::Cancelled`](crate::PrepareError::Cancelled).
 ///
 /// # Example
 /// ```
@@ -91,4 +93,46 @@ impl PrepareProgress {
         self.state.entries_total.store(total, Ordering::Relaxed);
         self.state.entries_done.store(done, Ordering::Relaxed);
     }
+}
+
+thread_local! {
+    /// The progress of the preparation running on this thread, for the loader to report to.
+    static ACTIVE: RefCell<Option<PrepareProgress>> = const { RefCell::new(None) };
+}
+
+/// Entries between two reports of the loader.
+pub(super) const REPORT_EVERY: usize = 256;
+
+/// Runs `f` (a load) with `progress` receiving the loader's reports on this thread.
+pub(super) fn reporting_to<R>(progress: &PrepareProgress, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<PrepareProgress>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            ACTIVE.with(|slot| *slot.borrow_mut() = previous);
+        }
+    }
+    let previous = ACTIVE.with(|slot| slot.borrow_mut().replace(progress.clone()));
+    let _restore = Restore(previous);
+    f()
+}
+
+/// The loader has read the file up to byte `offset`; `false` if the preparation it runs for
+/// was cancelled (the loader then stops). Without a preparation on this thread, `true`.
+pub(super) fn report_offset(offset: usize) -> bool {
+    ACTIVE.with(|slot| {
+        let slot = slot.borrow();
+        let Some(progress) = slot.as_ref() else {
+            return true;
+        };
+        let total = progress.state.bytes_total.load(Ordering::Relaxed);
+        let done = (offset as u64).min(total);
+        progress.state.bytes_done.fetch_max(done, Ordering::Relaxed);
+        !progress.is_cancelled()
+    })
+}
+
+/// Whether a preparation running on this thread was cancelled.
+pub(super) fn cancelled() -> bool {
+    !report_offset(0)
 }

@@ -134,7 +134,11 @@ impl PreparedScene {
         progress.set_bytes(0, total);
         check_cancelled(progress)?;
         let mut staging = World::new();
-        let loaded = load_scene(bytes, file, &mut staging, library, options)?;
+        let loaded = crate::scene::prepare_progress::reporting_to(progress, || {
+            load_scene(bytes, file, &mut staging, library, options)
+        });
+        check_cancelled(progress)?;
+        let loaded = loaded?;
         progress.set_bytes(total, total);
         check_cancelled(progress)?;
         let mut prepared = PreparedScene {

@@ -24,6 +24,7 @@ use clap::{Args, Subcommand};
 use hecs::World;
 use serde_json::Value;
 
+use super::sub_scenes::SubScenes;
 use super::validate::{write_human, SourceTexts};
 use super::{count, scene_diff, CliError, Context, DirArg, Exit};
 
@@ -116,6 +117,13 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         )?;
     }
     writeln!(out, "entities:  {}", summary.entities)?;
+    let sub_scenes = SubScenes::of(&args.file, &scene.document);
+    if let Some(sub_scenes) = &sub_scenes {
+        match &sub_scenes.flattened {
+            Ok(total) => writeln!(out, "flattened: {total} (with the sub-scenes placed)")?,
+            Err(why) => writeln!(out, "flattened: unknown ({why})")?,
+        }
+    }
     writeln!(out, "shared:    {}", count(scene.shared, "entry"))?;
     if let Some(meta) = &scene.meta {
         writeln!(out, "meta:      {}", Value::Object(meta.clone()))?;
@@ -142,6 +150,14 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         rows.push(("(no archetype)".to_string(), summary.plain.to_string()));
     }
     write_table(out, "per archetype:", &rows)?;
+    if let Some(sub_scenes) = &sub_scenes {
+        let rows: Vec<(String, String)> = sub_scenes
+            .placed
+            .iter()
+            .map(|(file, &times)| (file.clone(), count(times, "placement")))
+            .collect();
+        write_table(out, "sub-scenes:", &rows)?;
+    }
 
     let rows: Vec<(String, String)> = summary
         .components
