@@ -44,7 +44,7 @@ use crate::scene::format::{
     KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene::load::{
-    build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key,
+    build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key, Build,
     Context, Entry, IdConflict, LoadedScene, Payload, SceneHead, Source,
 };
 
@@ -965,15 +965,18 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         .reserve_entities(follow.handles_needed(&plans))
         .collect();
     let mut inserted = true;
-    let built = build_instances(
-        load.context,
-        &load.instances,
-        &plans,
-        &load.instance_handles,
-        &ids,
+    let build = Build {
+        context: load.context,
+        entries: &load.instances,
+        plans: &plans,
+        handles: &load.instance_handles,
         source,
-        &|_, _| {},
-        &load.remapped,
+        place: &|_, _| {},
+        remapped: &load.remapped,
+    };
+    let built = build_instances(
+        &build,
+        &ids,
         &mut follow,
         &mut |handle, builder: &mut EntityBuilder| {
             inserted &= world.insert(handle, builder.build()).is_ok();

@@ -1150,11 +1150,14 @@ pub(super) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Val
         .collect();
     let reverse: Arc<FxHashMap<Entity, StableId>> =
         Arc::new(ids.iter().map(|(id, entity)| (*entity, *id)).collect());
-    let ids = Arc::new(ids);
+    let stand_ins = StandIns {
+        ids: Arc::new(ids),
+        reverse,
+    };
     let (entities, _) = with_load_table(LoadTable::new(document.shared.clone()), || {
         let entries = document.entries.iter();
         entries
-            .map(|entry| entry_document(context, entry, &ids, &reverse))
+            .map(|entry| entry_document(context, entry, &stand_ins))
             .collect::<Result<Vec<Value>, SceneError>>()
     });
     let mut top = Map::new();
@@ -1169,12 +1172,19 @@ pub(super) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Val
     Ok(Value::Object(top))
 }
 
+/// The stand-in handles of a binary scene's entries (see [`binary_document`]), both ways.
+struct StandIns {
+    /// Each entry's stand-in handle, by its stable ID.
+    ids: Arc<FxHashMap<StableId, Entity>>,
+    /// Each entry's stable ID, by its stand-in handle.
+    reverse: Arc<FxHashMap<Entity, StableId>>,
+}
+
 /// One entry of a binary scene as a JSON entry (see [`binary_document`]).
 fn entry_document(
     context: &Context<'_>,
     entry: &Entry<'_>,
-    ids: &Arc<FxHashMap<StableId, Entity>>,
-    reverse: &Arc<FxHashMap<Entity, StableId>>,
+    stand_ins: &StandIns,
 ) -> Result<Value, SceneError> {
     let mut components = Map::new();
     for (name, offset, payload) in &entry.components {
@@ -1187,7 +1197,12 @@ fn entry_document(
                 error
             })?,
             Payload::Postcard(bytes) => {
-                typed_to_json(context, entry, name, *offset, bytes, ids, reverse)?
+                let at = ValueAt {
+                    entry,
+                    name,
+                    offset: *offset,
+                };
+                typed_to_json(context, at, bytes, stand_ins)?
             }
             // Read by its saved layout: no type needed (the component may be gone).
             Payload::Evolved(bytes, layout) => {
@@ -1215,16 +1230,17 @@ fn entry_document(
 }
 
 /// A postcard value of component `name` as JSON, read by the component's registered type.
-#[allow(clippy::too_many_arguments)]
 fn typed_to_json(
     context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    at: ValueAt<'_>,
     bytes: &[u8],
-    ids: &Arc<FxHashMap<StableId, Entity>>,
-    reverse: &Arc<FxHashMap<Entity, StableId>>,
+    stand_ins: &StandIns,
 ) -> Result<Value, SceneError> {
+    let ValueAt {
+        entry,
+        name,
+        offset,
+    } = at;
     let fail = |message: String| {
         let mut error = component_error(context, entry, name, FieldPath::root(), message);
         error.offset = Some(offset);
@@ -1237,14 +1253,14 @@ fn typed_to_json(
     })?;
     let ops = context.registry.ops(component);
     let mapper = LoadRefs {
-        ids: ids.clone(),
+        ids: stand_ins.ids.clone(),
         wire: RefWire::Number,
         instance: None,
     };
     let (typed, _) = with_mapper(mapper, || ops.read_postcard(bytes));
     let typed = typed.map_err(|(_, message)| fail(message))?;
     let writer = WriteIds {
-        ids: reverse.clone(),
+        ids: stand_ins.reverse.clone(),
     };
     let (value, _) = with_mapper(writer, || ops.encode(&typed));
     value.map_err(fail)
@@ -1516,18 +1532,16 @@ fn instantiate(
         .collect();
     let by_id = Arc::new(by_id);
     let (result, table) = with_load_table(LoadTable::new(shared), || {
-        decode_all(
+        let build = Build {
             context,
-            &entries,
-            &plans,
-            &handles,
-            by_id.clone(),
+            entries: &entries,
+            plans: &plans,
+            handles: &handles,
             source,
-            &place,
-            &remapped,
-            &mut follow,
-            world,
-        )
+            place: &place,
+            remapped: &remapped,
+        };
+        decode_all(&build, by_id.clone(), &mut follow, world)
     });
     let result =
         result.and_then(|()| report_unknown_shared_fields(context, &table, &shared_at, &place));
@@ -1880,80 +1894,101 @@ pub(super) fn saved_children<'n>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What building a scene's entities reads and does not change: the load's context, the entries
+/// with their plans and reserved handles, where the values came from and how their errors are
+/// placed, and the fresh stable IDs that replace the scene's (with [`IdConflict::Remap`]).
+pub(super) struct Build<'b> {
+    /// The load's context.
+    pub context: &'b Context<'b>,
+    /// The scene's entries, in the file's order.
+    pub entries: &'b [Entry<'b>],
+    /// Each entry's plan.
+    pub plans: &'b [Plan],
+    /// Each entry's reserved handle.
+    pub handles: &'b [Entity],
+    /// Where the values came from.
+    pub source: Source<'b>,
+    /// Places an error at a byte offset of the file.
+    pub place: &'b dyn Fn(&mut SceneError, usize),
+    /// The fresh stable ID of each entry, by its own (empty: no remap).
+    pub remapped: &'b FxHashMap<StableId, StableId>,
+}
+
+impl Build<'_> {
+    /// How references are written in the scene's values.
+    fn wire(&self) -> RefWire {
+        match self.source {
+            Source::Json(_) | Source::Unplaced => RefWire::Text,
+            Source::Binary => RefWire::Number,
+        }
+    }
+
+    /// The stable ID `entry` gets in the world: a fresh one if remapped, else its own.
+    fn stable_id(&self, entry: &Entry<'_>) -> StableId {
+        self.remapped.get(&entry.id).copied().unwrap_or(entry.id)
+    }
+}
+
+/// Where a component value of an entry is, to place its errors: the entry, the component's
+/// name, and the value's byte offset in the file.
+#[derive(Clone, Copy)]
+struct ValueAt<'v> {
+    entry: &'v Entry<'v>,
+    name: &'v str,
+    offset: usize,
+}
+
+/// Decodes every entity of the scene into the world: the plain entities first, then the
+/// archetype instances.
 fn decode_all(
-    context: &Context<'_>,
-    entries: &[Entry<'_>],
-    plans: &[Plan],
-    handles: &[Entity],
+    build: &Build<'_>,
     by_id: Arc<FxHashMap<StableId, Entity>>,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
-    remapped: &FxHashMap<StableId, StableId>,
     follow: &mut Follow<'_>,
     world: &mut World,
 ) -> Result<(), SceneError> {
-    let wire = match source {
-        Source::Json(_) | Source::Unplaced => RefWire::Text,
-        Source::Binary => RefWire::Number,
-    };
-    // Plain entities: values are decoded straight from the file's text or bytes into one
-    // reused builder, and each entity is complete at once (the caller despawns every handle if
-    // anything fails later).
     let mapper = LoadRefs {
         ids: by_id,
-        wire,
+        wire: build.wire(),
         instance: None,
     };
-    let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
-        let mut builder = EntityBuilder::new();
-        for ((entry, plan), handle) in entries.iter().zip(plans).zip(handles) {
-            if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
-                continue;
-            }
-            let decoded = entry.components.iter().zip(&plan.components).try_for_each(
-                |((name, offset, payload), component)| {
-                    decode_payload_into(
-                        context,
-                        entry,
-                        name,
-                        *offset,
-                        payload,
-                        *component,
-                        source,
-                        place,
-                        &mut builder,
-                    )
-                },
-            );
-            if context.entity_result(decoded)? {
-                builder.clear();
-                continue;
-            }
-            builder.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
-            // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
-            // for the handle, which after a big level was cleared costs per entity what the
-            // old level had.
-            let _ = world.insert(*handle, builder.build());
-        }
-        Ok(())
-    });
+    let (result, mapper) = with_mapper(mapper, || decode_plain(build, world));
     result?;
     // Archetype instances, after every plain entity, in the order of the file.
-    build_instances(
-        context,
-        entries,
-        plans,
-        handles,
-        &mapper.ids,
-        source,
-        place,
-        remapped,
-        follow,
-        &mut |handle, builder| {
-            let _ = world.insert(handle, builder.build());
-        },
-    )
+    build_instances(build, &mapper.ids, follow, &mut |handle, builder| {
+        let _ = world.insert(handle, builder.build());
+    })
+}
+
+/// Plain entities: values are decoded straight from the file's text or bytes into one reused
+/// builder, and each entity is complete at once (the caller despawns every handle if anything
+/// fails later). References resolve through the mapper the caller installed.
+fn decode_plain(build: &Build<'_>, world: &mut World) -> Result<(), SceneError> {
+    let mut builder = EntityBuilder::new();
+    for ((entry, plan), handle) in build.entries.iter().zip(build.plans).zip(build.handles) {
+        if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
+            continue;
+        }
+        let decoded = entry.components.iter().zip(&plan.components).try_for_each(
+            |((name, offset, payload), component)| {
+                let at = ValueAt {
+                    entry,
+                    name,
+                    offset: *offset,
+                };
+                decode_payload_into(build, at, payload, *component, &mut builder)
+            },
+        );
+        if build.context.entity_result(decoded)? {
+            builder.clear();
+            continue;
+        }
+        builder.add(build.stable_id(entry));
+        // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
+        // for the handle, which after a big level was cleared costs per entity what the
+        // old level had.
+        let _ = world.insert(*handle, builder.build());
+    }
+    Ok(())
 }
 
 /// Builds the archetype instance entries (those whose plan has an instance; the others are
@@ -1961,252 +1996,400 @@ fn decode_all(
 /// the overrides. Hands each entity's handle and builder to `sink` as soon as it is complete,
 /// in the order of `entries` (one builder serves them all, so memory does not grow with the
 /// number of instances).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn build_instances(
-    context: &Context<'_>,
-    entries: &[Entry<'_>],
-    plans: &[Plan],
-    handles: &[Entity],
+    build: &Build<'_>,
     ids: &Arc<FxHashMap<StableId, Entity>>,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
-    remapped: &FxHashMap<StableId, StableId>,
     follow: &mut Follow<'_>,
     sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
 ) -> Result<(), SceneError> {
-    let wire = match source {
-        Source::Json(_) | Source::Unplaced => RefWire::Text,
-        Source::Binary => RefWire::Number,
-    };
-    let mut owned = EntityBuilder::new();
+    let (context, plans) = (build.context, build.plans);
     // Children the archetypes gained since the scene was saved get their handles first, so
     // `#` references to them resolve like any other.
-    let instance_paths = instance_paths(entries, plans, handles, &mut |root, paths| {
+    let instance_paths = instance_paths(build.entries, plans, build.handles, &mut |root, paths| {
         follow.reserve_gained(context, root, &plans[root], paths);
     });
-    let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
-    for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
-        let Some((marker, archetype, node_index)) = &plan.instance else {
+    let mut instances = Instances {
+        build,
+        ids,
+        wire: build.wire(),
+        reverse: None,
+        paths: &instance_paths,
+    };
+    let mut owned = EntityBuilder::new();
+    for (i, (entry, plan)) in build.entries.iter().zip(plans).enumerate() {
+        let Some(instance) = &plan.instance else {
             continue;
         };
-        owned.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
-        let mut build = |builder: &mut EntityBuilder| -> Result<(), SceneError> {
-            let Some(compiled) = &archetype.compiled else {
-                // Not reached: planning refuses abstract archetypes.
-                sink(handles[i], builder);
-                return Ok(());
-            };
-            let node = &compiled.nodes[*node_index];
-            if entry.components.is_empty() && node.with_refs.is_empty() {
-                // An untouched instance: the archetype's values as they are, as spawning
-                // clones them.
-                for (component, typed) in &node.typed {
-                    context
-                        .registry
-                        .ops(*component)
-                        .add_to_builder(typed, builder);
-                }
-                builder.add(*marker);
-                sink(handles[i], builder);
-                return Ok(());
-            }
-            let resolved = archetype.resolved.entity_at(&node.path);
-            // The patch, by component.
-            let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
-            // The patch's JSON text, to place an error inside it.
-            let mut patch_texts: BTreeMap<ComponentId, &str> = BTreeMap::new();
-            // Components whose value the scene holds whole (binary typed values), not as a patch.
-            let mut whole: Vec<ComponentId> = Vec::new();
-            for ((name, offset, payload), component) in
-                entry.components.iter().zip(&plan.components)
-            {
-                let patch = match payload {
-                    Payload::Removed => None,
-                    Payload::Json(text) => {
-                        // Strict parsing: a duplicate key in a patch is an error, not last-wins.
-                        let parsed =
-                            SourceText::from_bytes(text.as_bytes().to_vec()).and_then(|patch| {
-                                crate::json::parse_json(&patch, context.options.limits.max_depth)
-                            });
-                        Some(parsed.map_err(|e| {
-                            let mut error =
-                                component_error(context, entry, name, FieldPath::root(), e.message);
-                            place(&mut error, *offset + e.offset);
-                            error
-                        })?)
-                    }
-                    Payload::Postcard(_) | Payload::Evolved(..) => {
-                        // Binary scenes store full values typed; decode and express as JSON.
-                        whole.push(*component);
-                        let mapper = LoadRefs {
-                            ids: ids.clone(),
-                            wire,
-                            instance: None,
-                        };
-                        let (typed, _) = with_mapper(mapper, || {
-                            let decoded = match payload {
-                                Payload::Evolved(bytes, layout) => {
-                                    decode_evolved(context, *component, bytes, layout)
-                                }
-                                Payload::Postcard(bytes) => {
-                                    context.registry.ops(*component).read_postcard(bytes)
-                                }
-                                _ => Err((FieldPath::root(), String::new())),
-                            };
-                            decoded.map_err(|(path, message)| {
-                                binary_value_error(
-                                    context, entry, name, *offset, place, path, message,
-                                )
-                            })
-                        });
-                        let typed = Some(typed?);
-                        let reverse = entity_ids
-                            .get_or_insert_with(|| {
-                                Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect())
-                            })
-                            .clone();
-                        let mapper = WriteIds { ids: reverse };
-                        let (value, _) = with_mapper(mapper, || {
-                            typed.map(|t| context.registry.ops(*component).encode(&t))
-                        });
-                        match value {
-                            Some(Ok(value)) => Some(value),
-                            Some(Err(message)) => {
-                                return Err(component_error(
-                                    context,
-                                    entry,
-                                    name,
-                                    FieldPath::root(),
-                                    message,
-                                ))
-                            }
-                            None => None,
-                        }
-                    }
-                };
-                if let (Payload::Json(text), Source::Json(_)) = (payload, source) {
-                    patch_texts.insert(*component, text);
-                }
-                patches.insert(*component, (*offset, patch));
-            }
-            let paths = instance_paths.get(&i).cloned().unwrap_or_default();
-            let base = compiled.nodes[node.base].path.to_string();
-            let mut overrides = Map::new();
-            let mut names: Vec<ComponentId> = resolved
-                .map(|r| {
-                    r.components
-                        .keys()
-                        .filter_map(|n| context.registry.id(n))
-                        .collect()
-                })
-                .unwrap_or_default();
-            for component in patches.keys() {
-                if !names.contains(component) {
-                    names.push(*component);
-                }
-            }
-            for component in names {
-                let name = context.registry.name(component);
-                let (offset, patch) = match patches.get(&component) {
-                    Some((offset, patch)) => (*offset, Some(patch.clone())),
-                    None => (entry.offset, None),
-                };
-                let typed = node.typed.iter().find(|(c, _)| *c == component);
-                let archetype_value = resolved.and_then(|r| r.components.get(name));
-                if patch.is_none() {
-                    // Untouched by the scene: clone the archetype's own value, as spawning does
-                    // (no decoding, and shared data stays shared).
-                    if let Some((_, typed)) = typed {
-                        context
-                            .registry
-                            .ops(component)
-                            .add_to_builder(typed, builder);
-                        continue;
-                    }
-                }
-                let merged = match (&patch, archetype_value) {
-                    (Some(None), _) => {
-                        overrides.insert(name.to_string(), Value::Null);
-                        continue;
-                    }
-                    // A binary scene's typed value is whole: nothing to merge it onto.
-                    (Some(Some(value)), _) if whole.contains(&component) => value.clone(),
-                    (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
-                    (None, Some(base_value)) => base_value.clone(),
-                    (None, None) => continue,
-                };
-                let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
-                    let mapper = LoadRefs {
-                        ids: ids.clone(),
-                        wire: RefWire::Any,
-                        instance: Some((paths.clone(), base.clone())),
-                    };
-                    let ops = context.registry.ops(component);
-                    with_mapper(mapper, || ops.decode(value, unknown)).0
-                };
-                let mut unknown = Vec::new();
-                let mut decoded = decode(&merged, &mut unknown);
-                if let (Err(_), Some(Some(patch)), Some((_, typed))) = (&decoded, &patch, typed) {
-                    // The patch may name fields as the type does now, the archetype's file as it
-                    // did (a field renamed, with an alias): the patch onto the value as the type
-                    // writes it, then.
-                    if let Ok(canonical) = context.registry.ops(component).encode(typed) {
-                        let mut again = Vec::new();
-                        let retried =
-                            decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
-                        if retried.is_ok() {
-                            (decoded, unknown) = (retried, again);
-                        }
-                    }
-                }
-                let typed: TypedValue = decoded.map_err(|error| {
-                    // Inside the scene's patch if the bad field is there; else at the component.
-                    let located = patch_texts
-                        .get(&component)
-                        .and_then(|text| crate::json::locate(text, error.path.segments()))
-                        .map(|located| offset + located.value.start..offset + located.value.end);
-                    let mut scene_error =
-                        component_error(context, entry, name, error.path, error.message);
-                    if let Some(span) = &located {
-                        scene_error.diagnostic.span = Some(span.clone());
-                    }
-                    place(&mut scene_error, located.map_or(offset, |span| span.start));
-                    scene_error
-                })?;
-                // Only the scene's own fields are the scene's to report (the archetype's are
-                // reported where it is loaded).
-                let patch_value = patch.as_ref().and_then(Option::as_ref);
-                for field in unknown {
-                    let removed = context.registry.is_removed_field(component, &field);
-                    if removed || !patch_value.is_some_and(|patch| has_path(patch, &field)) {
-                        continue;
-                    }
-                    let mut error = unknown_field_error(context, entry, name, component, field);
-                    let key = (error.diagnostic.field.as_ref())
-                        .and_then(|f| key_of(patch_texts.get(&component)?, f));
-                    place_in_value(&mut error, offset, key, place);
-                    context.unknown_field(error)?;
-                }
-                if let Some(Some(patch)) = patch {
-                    if !matches!(name, "Parent" | "Children") {
-                        overrides.insert(name.to_string(), override_shape(&patch));
-                    }
-                }
-                context.registry.ops(component).add_owned(typed, builder);
-            }
-            builder.add(*marker);
-            if !overrides.is_empty() {
-                builder.add(context.library.override_shapes().intern(overrides));
-            }
-            sink(handles[i], builder);
-            Ok(())
-        };
-        let built = build(&mut owned);
+        owned.add(build.stable_id(entry));
+        let built = instances.build_one(i, instance, &mut owned, sink);
         if context.entity_result(built)? {
             owned.clear();
         }
     }
-    build_gained(context, entries, &instance_paths, follow, sink)
+    build_gained(context, build.entries, &instance_paths, follow, sink)
+}
+
+/// What an archetype instance entry's plan says it is: the marker, the archetype, the node.
+type PlannedInstance = (ArchetypeInstance, Arc<crate::archetype::Archetype>, usize);
+
+/// Building the archetype instance entries of a scene: the load, and what the instances share.
+struct Instances<'i, 'b> {
+    build: &'i Build<'b>,
+    /// The entities by stable ID, for references in binary values.
+    ids: &'i Arc<FxHashMap<StableId, Entity>>,
+    /// How references are written in the scene's values.
+    wire: RefWire,
+    /// The entities' stable IDs by entity, made at the first binary value that needs them.
+    reverse: Option<Arc<FxHashMap<Entity, StableId>>>,
+    /// For each instance entry (by index): its instance's entities, by path.
+    paths: &'i FxHashMap<usize, Arc<FxHashMap<String, Entity>>>,
+}
+
+/// The scene's values of one archetype instance entry, by component.
+struct Patches<'t> {
+    /// The patch (`None`: the component is removed), with its byte offset in the file.
+    values: BTreeMap<ComponentId, (usize, Option<Value>)>,
+    /// The patch's JSON text, to place an error inside it.
+    texts: BTreeMap<ComponentId, &'t str>,
+    /// Components whose value the scene holds whole (binary typed values), not as a patch.
+    whole: Vec<ComponentId>,
+}
+
+/// One archetype instance entry being built: the entry, its archetype node and resolved
+/// values, the scene's patches, and its instance's entities for `#` references.
+struct InstanceValues<'v> {
+    entry: &'v Entry<'v>,
+    node: &'v crate::archetype::CompiledNode,
+    resolved: Option<&'v crate::archetype::ResolvedEntity>,
+    patches: Patches<'v>,
+    /// The instance's entities, by path.
+    paths: Arc<FxHashMap<String, Entity>>,
+    /// The path of the node's base entity, `#` references are relative to.
+    base: String,
+}
+
+impl Instances<'_, '_> {
+    /// Builds instance entry `i` into `builder` (which holds its stable ID already) and hands
+    /// it to the sink.
+    fn build_one(
+        &mut self,
+        i: usize,
+        (marker, archetype, node_index): &PlannedInstance,
+        builder: &mut EntityBuilder,
+        sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+    ) -> Result<(), SceneError> {
+        let build = self.build;
+        let (context, entry, handle) = (build.context, &build.entries[i], build.handles[i]);
+        let Some(compiled) = &archetype.compiled else {
+            // Not reached: planning refuses abstract archetypes.
+            sink(handle, builder);
+            return Ok(());
+        };
+        let node = &compiled.nodes[*node_index];
+        if entry.components.is_empty() && node.with_refs.is_empty() {
+            // An untouched instance: the archetype's values as they are, as spawning
+            // clones them.
+            for (component, typed) in &node.typed {
+                context
+                    .registry
+                    .ops(*component)
+                    .add_to_builder(typed, builder);
+            }
+            builder.add(*marker);
+            sink(handle, builder);
+            return Ok(());
+        }
+        let resolved = archetype.resolved.entity_at(&node.path);
+        let patches = self.read_patches(entry, &build.plans[i])?;
+        let values = InstanceValues {
+            entry,
+            node,
+            resolved,
+            patches,
+            paths: self.paths.get(&i).cloned().unwrap_or_default(),
+            base: compiled.nodes[node.base].path.to_string(),
+        };
+        let mut overrides = Map::new();
+        for component in values.components(context) {
+            self.add_component(&values, component, &mut overrides, builder)?;
+        }
+        builder.add(*marker);
+        if !overrides.is_empty() {
+            builder.add(context.library.override_shapes().intern(overrides));
+        }
+        sink(handle, builder);
+        Ok(())
+    }
+
+    /// Reads the scene's values of an instance entry: JSON patches parsed, binary typed values
+    /// decoded and expressed as JSON.
+    fn read_patches<'t>(
+        &mut self,
+        entry: &'t Entry<'t>,
+        plan: &Plan,
+    ) -> Result<Patches<'t>, SceneError> {
+        let mut patches = Patches {
+            values: BTreeMap::new(),
+            texts: BTreeMap::new(),
+            whole: Vec::new(),
+        };
+        for ((name, offset, payload), component) in entry.components.iter().zip(&plan.components) {
+            let at = ValueAt {
+                entry,
+                name,
+                offset: *offset,
+            };
+            let patch = match payload {
+                Payload::Removed => None,
+                Payload::Json(text) => Some(self.parse_patch(at, text)?),
+                Payload::Postcard(_) | Payload::Evolved(..) => {
+                    // Binary scenes store full values typed; decode and express as JSON.
+                    patches.whole.push(*component);
+                    Some(self.binary_value(at, payload, *component)?)
+                }
+            };
+            if let (Payload::Json(text), Source::Json(_)) = (payload, self.build.source) {
+                patches.texts.insert(*component, *text);
+            }
+            patches.values.insert(*component, (*offset, patch));
+        }
+        Ok(patches)
+    }
+
+    /// Parses an instance's JSON patch (strictly: a duplicate key is an error, not last-wins).
+    fn parse_patch(&self, at: ValueAt<'_>, text: &str) -> Result<Value, SceneError> {
+        let context = self.build.context;
+        let parsed = SourceText::from_bytes(text.as_bytes().to_vec())
+            .and_then(|patch| crate::json::parse_json(&patch, context.options.limits.max_depth));
+        parsed.map_err(|e| {
+            let mut error =
+                component_error(context, at.entry, at.name, FieldPath::root(), e.message);
+            (self.build.place)(&mut error, at.offset + e.offset);
+            error
+        })
+    }
+
+    /// A binary scene's typed value of an instance entry, decoded and written as JSON (with
+    /// references as stable IDs).
+    fn binary_value(
+        &mut self,
+        at: ValueAt<'_>,
+        payload: &Payload<'_>,
+        component: ComponentId,
+    ) -> Result<Value, SceneError> {
+        let build = self.build;
+        let context = build.context;
+        let mapper = LoadRefs {
+            ids: self.ids.clone(),
+            wire: self.wire,
+            instance: None,
+        };
+        let (typed, _) = with_mapper(mapper, || {
+            let decoded = match payload {
+                Payload::Evolved(bytes, layout) => {
+                    decode_evolved(context, component, bytes, layout)
+                }
+                Payload::Postcard(bytes) => context.registry.ops(component).read_postcard(bytes),
+                _ => Err((FieldPath::root(), String::new())),
+            };
+            decoded.map_err(|(path, message)| {
+                binary_value_error(context, at, build.place, path, message)
+            })
+        });
+        let typed = typed?;
+        let ids = self.ids;
+        let reverse = self
+            .reverse
+            .get_or_insert_with(|| Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect()))
+            .clone();
+        let mapper = WriteIds { ids: reverse };
+        let (value, _) = with_mapper(mapper, || context.registry.ops(component).encode(&typed));
+        value.map_err(|message| {
+            component_error(context, at.entry, at.name, FieldPath::root(), message)
+        })
+    }
+
+    /// Adds component `component` of an instance entry to `builder`: the archetype's value
+    /// with the scene's patch merged onto it (or the scene's whole value), decoded; the patch's
+    /// shape goes into `overrides`.
+    fn add_component(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        overrides: &mut Map<String, Value>,
+        builder: &mut EntityBuilder,
+    ) -> Result<(), SceneError> {
+        let context = self.build.context;
+        let name = context.registry.name(component);
+        let (offset, patch) = match values.patches.values.get(&component) {
+            Some((offset, patch)) => (*offset, Some(patch.clone())),
+            None => (values.entry.offset, None),
+        };
+        let typed = values.node.typed.iter().find(|(c, _)| *c == component);
+        let archetype_value = values.resolved.and_then(|r| r.components.get(name));
+        if patch.is_none() {
+            // Untouched by the scene: clone the archetype's own value, as spawning does
+            // (no decoding, and shared data stays shared).
+            if let Some((_, typed)) = typed {
+                context
+                    .registry
+                    .ops(component)
+                    .add_to_builder(typed, builder);
+                return Ok(());
+            }
+        }
+        let merged = match (&patch, archetype_value) {
+            (Some(None), _) => {
+                overrides.insert(name.to_string(), Value::Null);
+                return Ok(());
+            }
+            // A binary scene's typed value is whole: nothing to merge it onto.
+            (Some(Some(value)), _) if values.patches.whole.contains(&component) => value.clone(),
+            (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
+            (None, Some(base_value)) => base_value.clone(),
+            (None, None) => return Ok(()),
+        };
+        let patch_value = patch.as_ref().and_then(Option::as_ref);
+        let at = ValueAt {
+            entry: values.entry,
+            name,
+            offset,
+        };
+        let (decoded, unknown) = self.decode_merged(
+            values,
+            component,
+            &merged,
+            patch_value,
+            typed.map(|(_, t)| t),
+        );
+        let typed = decoded.map_err(|error| self.decode_error(values, component, at, error))?;
+        self.report_unknown_fields(values, component, at, patch_value, unknown)?;
+        if let Some(Some(patch)) = patch {
+            if !matches!(name, "Parent" | "Children") {
+                overrides.insert(name.to_string(), override_shape(&patch));
+            }
+        }
+        context.registry.ops(component).add_owned(typed, builder);
+        Ok(())
+    }
+
+    /// Decodes an instance's merged value of `component` (`#` references resolved in its
+    /// instance), with the fields its type does not have. If that fails and there is a patch,
+    /// tries the patch onto the archetype's value as the type writes it.
+    fn decode_merged(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        merged: &Value,
+        patch: Option<&Value>,
+        typed: Option<&TypedValue>,
+    ) -> (
+        Result<TypedValue, crate::component::ValueError>,
+        Vec<FieldPath>,
+    ) {
+        let context = self.build.context;
+        let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
+            let mapper = LoadRefs {
+                ids: self.ids.clone(),
+                wire: RefWire::Any,
+                instance: Some((values.paths.clone(), values.base.clone())),
+            };
+            let ops = context.registry.ops(component);
+            with_mapper(mapper, || ops.decode(value, unknown)).0
+        };
+        let mut unknown = Vec::new();
+        let mut decoded = decode(merged, &mut unknown);
+        if let (Err(_), Some(patch), Some(typed)) = (&decoded, patch, typed) {
+            // The patch may name fields as the type does now, the archetype's file as it
+            // did (a field renamed, with an alias): the patch onto the value as the type
+            // writes it, then.
+            if let Ok(canonical) = context.registry.ops(component).encode(typed) {
+                let mut again = Vec::new();
+                let retried = decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
+                if retried.is_ok() {
+                    (decoded, unknown) = (retried, again);
+                }
+            }
+        }
+        (decoded, unknown)
+    }
+
+    /// The error for an instance's value that did not decode: inside the scene's patch if the
+    /// bad field is there; else at the component.
+    fn decode_error(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        at: ValueAt<'_>,
+        error: crate::component::ValueError,
+    ) -> SceneError {
+        let located = (values.patches.texts.get(&component))
+            .and_then(|text| crate::json::locate(text, error.path.segments()))
+            .map(|located| at.offset + located.value.start..at.offset + located.value.end);
+        let mut scene_error = component_error(
+            self.build.context,
+            at.entry,
+            at.name,
+            error.path,
+            error.message,
+        );
+        if let Some(span) = &located {
+            scene_error.diagnostic.span = Some(span.clone());
+        }
+        (self.build.place)(
+            &mut scene_error,
+            located.map_or(at.offset, |span| span.start),
+        );
+        scene_error
+    }
+
+    /// Reports the fields of an instance's value its type does not have; only the scene's own
+    /// fields (in its patch) are the scene's to report (the archetype's are reported where it
+    /// is loaded).
+    fn report_unknown_fields(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        at: ValueAt<'_>,
+        patch: Option<&Value>,
+        unknown: Vec<FieldPath>,
+    ) -> Result<(), SceneError> {
+        let context = self.build.context;
+        for field in unknown {
+            let removed = context.registry.is_removed_field(component, &field);
+            if removed || !patch.is_some_and(|patch| has_path(patch, &field)) {
+                continue;
+            }
+            let mut error = unknown_field_error(context, at.entry, at.name, component, field);
+            let key = (error.diagnostic.field.as_ref())
+                .and_then(|f| key_of(values.patches.texts.get(&component)?, f));
+            place_in_value(&mut error, at.offset, key, self.build.place);
+            context.unknown_field(error)?;
+        }
+        Ok(())
+    }
+}
+
+impl InstanceValues<'_> {
+    /// The components an instance entry gets: its archetype entity's, then those only the
+    /// scene's patches name.
+    fn components(&self, context: &Context<'_>) -> Vec<ComponentId> {
+        let mut names: Vec<ComponentId> = self
+            .resolved
+            .map(|r| {
+                r.components
+                    .keys()
+                    .filter_map(|n| context.registry.id(n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for component in self.patches.values.keys() {
+            if !names.contains(component) {
+                names.push(*component);
+            }
+        }
+        names
+    }
 }
 
 /// Builds the entities of the children the archetypes gained (their handles reserved by
@@ -2270,54 +2453,43 @@ fn build_gained(
 
 /// Decodes one component value of a plain entity from the file's text or bytes straight into
 /// `builder` (no box in between); `Removed` adds nothing.
-#[allow(clippy::too_many_arguments)]
 fn decode_payload_into(
-    context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    build: &Build<'_>,
+    at: ValueAt<'_>,
     payload: &Payload<'_>,
     component: ComponentId,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
     builder: &mut EntityBuilder,
 ) -> Result<(), SceneError> {
+    let context = build.context;
     let ops = context.registry.ops(component);
     match payload {
         Payload::Removed => Ok(()),
         Payload::Json(text) => {
             let mut unknown = Vec::new();
             ops.read_json_into(text, builder, &mut unknown)
-                .map_err(|(path, error)| {
-                    json_value_error(
-                        context, entry, name, offset, text, source, place, path, error,
-                    )
-                })?;
+                .map_err(|(path, error)| json_value_error(build, at, text, path, error))?;
             for field in unknown {
                 if context.registry.is_removed_field(component, &field) {
                     continue;
                 }
-                let mut error = unknown_field_error(context, entry, name, component, field);
+                let mut error = unknown_field_error(context, at.entry, at.name, component, field);
                 let key = error
                     .diagnostic
                     .field
                     .as_ref()
                     .and_then(|f| key_of(text, f));
-                place_in_value(&mut error, offset, key, place);
+                place_in_value(&mut error, at.offset, key, build.place);
                 context.unknown_field(error)?;
             }
             Ok(())
         }
-        Payload::Postcard(bytes) => {
-            ops.read_postcard_into(bytes, builder)
-                .map_err(|(path, message)| {
-                    binary_value_error(context, entry, name, offset, place, path, message)
-                })
-        }
+        Payload::Postcard(bytes) => ops
+            .read_postcard_into(bytes, builder)
+            .map_err(|(path, message)| binary_value_error(context, at, build.place, path, message)),
         Payload::Evolved(bytes, layout) => {
             let typed =
                 decode_evolved(context, component, bytes, layout).map_err(|(path, message)| {
-                    binary_value_error(context, entry, name, offset, place, path, message)
+                    binary_value_error(context, at, build.place, path, message)
                 })?;
             ops.add_owned(typed, builder);
             Ok(())
@@ -2325,34 +2497,28 @@ fn decode_payload_into(
     }
 }
 
-/// The error for a binary component value (at byte `offset`) that did not decode.
+/// The error for a binary component value (at `at`) that did not decode.
 fn binary_value_error(
     context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    at: ValueAt<'_>,
     place: &dyn Fn(&mut SceneError, usize),
     path: FieldPath,
     message: String,
 ) -> SceneError {
-    let mut scene_error = component_error(context, entry, name, path, message);
-    place(&mut scene_error, offset);
+    let mut scene_error = component_error(context, at.entry, at.name, path, message);
+    place(&mut scene_error, at.offset);
     scene_error
 }
 
-/// The error for a component value `text` (at `offset` in the file) that did not decode.
-#[allow(clippy::too_many_arguments)]
+/// The error for a component value `text` (at `at` in the file) that did not decode.
 fn json_value_error(
-    context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    build: &Build<'_>,
+    at: ValueAt<'_>,
     text: &str,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
     path: FieldPath,
     error: serde_json::Error,
 ) -> SceneError {
+    let offset = at.offset;
     // Point at the start of the offending value (serde_json stops at its end); a syntax error
     // has no value, so its own position is used.
     let located = (error.classify() == serde_json::error::Category::Data)
@@ -2371,9 +2537,9 @@ fn json_value_error(
             (offset + at..offset + at, message)
         }
     };
-    let mut scene_error = component_error(context, entry, name, path, message);
-    place(&mut scene_error, span.start);
-    if matches!(source, Source::Json(_)) {
+    let mut scene_error = component_error(build.context, at.entry, at.name, path, message);
+    (build.place)(&mut scene_error, span.start);
+    if matches!(build.source, Source::Json(_)) {
         scene_error.diagnostic.span = Some(span);
     }
     scene_error
