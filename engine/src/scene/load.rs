@@ -1372,6 +1372,31 @@ impl EntityMapper for LoadRefs {
     }
 }
 
+impl Source<'_> {
+    /// Places `error` at byte `offset` of the file: its line and column in JSON text (and an
+    /// empty span there, unless it has one), its byte offset in a binary scene.
+    fn place(self, error: &mut SceneError, offset: usize) {
+        match self {
+            Source::Json(text) => {
+                error.diagnostic.position = Some(text.position(offset));
+                error.diagnostic.span.get_or_insert(offset..offset);
+            }
+            Source::Binary => error.offset = Some(offset),
+            Source::Unplaced => {}
+        }
+    }
+
+    /// Places `error` at `span` of the file (the span kept only in JSON text).
+    fn place_span(self, error: &mut SceneError, span: Range<usize>) {
+        if matches!(self, Source::Json(_)) {
+            error.diagnostic.span = Some(span.clone());
+        }
+        self.place(error, span.start);
+    }
+}
+
+/// Builds a read scene's entities into the world (all of them, or none: the world is left as
+/// it was on any error).
 fn instantiate(
     context: &Context<'_>,
     world: &mut World,
@@ -1387,137 +1412,10 @@ fn instantiate(
     if entries.len() > context.options.limits.max_scene_entities {
         return Err(too_many(context, entries.len()));
     }
-    let place = |error: &mut SceneError, offset: usize| match source {
-        Source::Json(text) => {
-            error.diagnostic.position = Some(text.position(offset));
-            error.diagnostic.span.get_or_insert(offset..offset);
-        }
-        Source::Binary => error.offset = Some(offset),
-        Source::Unplaced => {}
-    };
-    // Check IDs before touching the world.
-    let mut seen: FxHashMap<StableId, usize> = FxHashMap::default();
-    for entry in &entries {
-        if let Some(first) = seen.insert(entry.id, entry.offset) {
-            let line = match source {
-                Source::Json(text) => format!(" (first on line {})", text.position(first).line),
-                Source::Binary | Source::Unplaced => String::new(),
-            };
-            let mut error = context.error(
-                DiagnosticCode::DuplicateKey,
-                format!("entity {} appears twice in the scene{line}", entry.id),
-            );
-            error.entity = Some(entry.id);
-            place(&mut error, entry.offset);
-            return Err(error);
-        }
-    }
-    let mut remapped = FxHashMap::default();
-    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
-    if !existing.is_empty() {
-        match context.options.on_id_conflict {
-            IdConflict::Error => {
-                if let Some(entry) = entries.iter().find(|e| existing.contains(&e.id)) {
-                    let mut error = context.error(
-                        DiagnosticCode::DuplicateKey,
-                        format!("entity {} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs", entry.id),
-                    );
-                    error.entity = Some(entry.id);
-                    place(&mut error, entry.offset);
-                    return Err(error);
-                }
-            }
-            IdConflict::Remap => {
-                remapped = entries
-                    .iter()
-                    .map(|e| (e.id, context.library.spawn_rng().next_id()))
-                    .collect();
-            }
-        }
-    }
-    // Resolve names before touching the world.
-    let mut plans = Vec::with_capacity(entries.len());
-    let mut changes = Vec::new();
-    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        let planned = plan_entry(context, entry, head.nodes.as_ref()).map_err(|(mut error, at)| {
-            // Point at the offending key or value where the text has one.
-            let offset = match (at, source) {
-                (At::Component(i), Source::Json(text)) => {
-                    let span = key_span(text.text(), entry.components[i].1);
-                    error.diagnostic.span = Some(span.clone());
-                    span.start
-                }
-                (At::Component(i), Source::Binary | Source::Unplaced) => entry.components[i].1,
-                (At::Archetype, _) | (At::Child, _) => {
-                    let span = match at {
-                        At::Archetype => entry.name_spans.0.clone(),
-                        _ => entry.name_spans.1.clone(),
-                    };
-                    if matches!(source, Source::Json(_)) {
-                        error.diagnostic.span = Some(span.clone());
-                    }
-                    span.start
-                }
-            };
-            place(&mut error, offset);
-            error
-        });
-        let plan = match planned {
-            Ok(plan) => plan,
-            Err(error) => {
-                context.entity_result(Err(error))?;
-                plans.push(Plan::failed());
-                continue;
-            }
-        };
-        if let Some(change) = &plan.left_out {
-            let mut warning = left_out_warning(context, entry, change);
-            let span = entry.name_spans.1.clone();
-            if matches!(source, Source::Json(_)) {
-                warning.diagnostic.span = Some(span.clone());
-            }
-            place(&mut warning, span.start);
-            if context.options.removed_children == RemovedChildren::Error {
-                let SceneChange::EntryLeftOut {
-                    archetype, child, ..
-                } = change
-                else {
-                    return Err(warning);
-                };
-                warning.diagnostic.message = format!(
-                    "entity {}: archetype `{archetype}` has no child `{child}` any more (it had when the scene was saved); RemovedChildren::LeaveOut loads the scene without it",
-                    entry.id
-                );
-                return Err(warning);
-            }
-            warning.diagnostic.severity = Severity::Warning;
-            context.warnings.borrow_mut().push(warning);
-            changes.push(change.clone());
-        }
-        for change in &plan.renamed {
-            count_rename(&mut renames, change, index);
-        }
-        plans.push(plan);
-    }
-    let mut renamed = Vec::with_capacity(renames.len());
-    for (change, first) in renames {
-        let entry = &entries[first];
-        let mut warning = context.error(DiagnosticCode::OldName, change.to_string());
-        warning.entity = Some(entry.id);
-        warning.diagnostic.severity = Severity::Warning;
-        let span = match change {
-            SceneChange::ArchetypeRenamed { .. } => entry.name_spans.0.clone(),
-            _ => entry.name_spans.1.clone(),
-        };
-        if matches!(source, Source::Json(_)) {
-            warning.diagnostic.span = Some(span.clone());
-        }
-        place(&mut warning, span.start);
-        context.warnings.borrow_mut().push(warning);
-        renamed.push(change);
-    }
-    changes.splice(0..0, renamed);
+    // Check IDs and resolve names before touching the world.
+    check_duplicate_ids(context, &entries, source)?;
+    let remapped = remap_ids(context, world, &entries, source)?;
+    let (plans, changes) = plan_all(context, &entries, head.nodes.as_ref(), source)?;
 
     // Phase one: every entity exists (reserved) before any value is read.
     let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
@@ -1531,26 +1429,24 @@ fn instantiate(
         .map(|(e, h)| (e.id, *h))
         .collect();
     let by_id = Arc::new(by_id);
-    let (result, table) = with_load_table(LoadTable::new(shared), || {
-        let build = Build {
-            context,
-            entries: &entries,
-            plans: &plans,
-            handles: &handles,
-            source,
-            place: &place,
-            remapped: &remapped,
-        };
-        decode_all(&build, by_id.clone(), &mut follow, world)
-    });
-    let result =
-        result.and_then(|()| report_unknown_shared_fields(context, &table, &shared_at, &place));
-    // In check mode, every entity's problem was kept: the load fails with them all.
-    let result = match result {
-        Err(error) if context.options.all_errors => context.entity_result(Err(error)).map(drop),
-        other => other,
-    }
-    .and_then(|()| context.take_errors().map_or(Ok(()), Err));
+    let place = |error: &mut SceneError, offset: usize| source.place(error, offset);
+    let build = Build {
+        context,
+        entries: &entries,
+        plans: &plans,
+        handles: &handles,
+        source,
+        place: &place,
+        remapped: &remapped,
+    };
+    let result = decode_scene(
+        &build,
+        by_id.clone(),
+        shared,
+        &shared_at,
+        &mut follow,
+        world,
+    );
     let followed = follow.finish();
     if let Err(error) = result {
         // Some entities may be complete already: all go, and the world is as it was.
@@ -1575,6 +1471,199 @@ fn instantiate(
     follow_archetypes(context, world, &mut loaded, followed, head.meta);
     loaded.warnings = context.take_warnings();
     Ok(loaded)
+}
+
+/// Refuses a scene that has an entity twice.
+fn check_duplicate_ids(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    source: Source<'_>,
+) -> Result<(), SceneError> {
+    let mut seen: FxHashMap<StableId, usize> = FxHashMap::default();
+    for entry in entries {
+        if let Some(first) = seen.insert(entry.id, entry.offset) {
+            let line = match source {
+                Source::Json(text) => format!(" (first on line {})", text.position(first).line),
+                Source::Binary | Source::Unplaced => String::new(),
+            };
+            let mut error = context.error(
+                DiagnosticCode::DuplicateKey,
+                format!("entity {} appears twice in the scene{line}", entry.id),
+            );
+            error.entity = Some(entry.id);
+            source.place(&mut error, entry.offset);
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// The fresh stable IDs of the scene's entities, by their own, where the world has some of
+/// their IDs already: refused, or each entity given a fresh one (by
+/// [`SceneLoadOptions::on_id_conflict`]). Empty when the world has none.
+fn remap_ids(
+    context: &Context<'_>,
+    world: &World,
+    entries: &[Entry<'_>],
+    source: Source<'_>,
+) -> Result<FxHashMap<StableId, StableId>, SceneError> {
+    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
+    if existing.is_empty() {
+        return Ok(FxHashMap::default());
+    }
+    match context.options.on_id_conflict {
+        IdConflict::Error => {
+            if let Some(entry) = entries.iter().find(|e| existing.contains(&e.id)) {
+                let mut error = context.error(
+                    DiagnosticCode::DuplicateKey,
+                    format!("entity {} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs", entry.id),
+                );
+                error.entity = Some(entry.id);
+                source.place(&mut error, entry.offset);
+                return Err(error);
+            }
+            Ok(FxHashMap::default())
+        }
+        IdConflict::Remap => Ok(entries
+            .iter()
+            .map(|e| (e.id, context.library.spawn_rng().next_id()))
+            .collect()),
+    }
+}
+
+/// Plans every entry (see [`plan_entry`]): the plans, and what the load changed from the file
+/// (renamed archetypes and children first, then the entries left out), each reported as a
+/// warning.
+fn plan_all(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    nodes: Option<&ArchetypeNodes>,
+    source: Source<'_>,
+) -> Result<(Vec<Plan>, Vec<SceneChange>), SceneError> {
+    let mut plans = Vec::with_capacity(entries.len());
+    let mut changes = Vec::new();
+    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let planned = plan_entry(context, entry, nodes)
+            .map_err(|(error, at)| place_plan_error(entry, at, source, error));
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(error) => {
+                context.entity_result(Err(error))?;
+                plans.push(Plan::failed());
+                continue;
+            }
+        };
+        if let Some(change) = &plan.left_out {
+            warn_left_out(context, entry, change, source)?;
+            changes.push(change.clone());
+        }
+        for change in &plan.renamed {
+            count_rename(&mut renames, change, index);
+        }
+        plans.push(plan);
+    }
+    let renamed = rename_warnings(context, entries, renames, source);
+    changes.splice(0..0, renamed);
+    Ok((plans, changes))
+}
+
+/// Places an entry's planning error at the offending key or value where the text has one.
+fn place_plan_error(
+    entry: &Entry<'_>,
+    at: At,
+    source: Source<'_>,
+    mut error: SceneError,
+) -> SceneError {
+    let span = match (at, source) {
+        (At::Component(i), Source::Json(text)) => key_span(text.text(), entry.components[i].1),
+        (At::Component(i), Source::Binary | Source::Unplaced) => {
+            let offset = entry.components[i].1;
+            offset..offset
+        }
+        (At::Archetype, _) => entry.name_spans.0.clone(),
+        (At::Child, _) => entry.name_spans.1.clone(),
+    };
+    source.place_span(&mut error, span);
+    error
+}
+
+/// Reports an entry for a child its archetype no longer has: a warning, or, with
+/// [`RemovedChildren::Error`], the load's error.
+fn warn_left_out(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    change: &SceneChange,
+    source: Source<'_>,
+) -> Result<(), SceneError> {
+    let mut warning = left_out_warning(context, entry, change);
+    source.place_span(&mut warning, entry.name_spans.1.clone());
+    if context.options.removed_children == RemovedChildren::Error {
+        let SceneChange::EntryLeftOut {
+            archetype, child, ..
+        } = change
+        else {
+            return Err(warning);
+        };
+        warning.diagnostic.message = format!(
+            "entity {}: archetype `{archetype}` has no child `{child}` any more (it had when the scene was saved); RemovedChildren::LeaveOut loads the scene without it",
+            entry.id
+        );
+        return Err(warning);
+    }
+    warning.diagnostic.severity = Severity::Warning;
+    context.warnings.borrow_mut().push(warning);
+    Ok(())
+}
+
+/// Reports each rename (counted by [`count_rename`]) as a warning at the first entry that
+/// wrote the old name; the changes, in that order.
+fn rename_warnings(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    renames: Vec<(SceneChange, usize)>,
+    source: Source<'_>,
+) -> Vec<SceneChange> {
+    let mut renamed = Vec::with_capacity(renames.len());
+    for (change, first) in renames {
+        let entry = &entries[first];
+        let mut warning = context.error(DiagnosticCode::OldName, change.to_string());
+        warning.entity = Some(entry.id);
+        warning.diagnostic.severity = Severity::Warning;
+        let span = match change {
+            SceneChange::ArchetypeRenamed { .. } => entry.name_spans.0.clone(),
+            _ => entry.name_spans.1.clone(),
+        };
+        source.place_span(&mut warning, span);
+        context.warnings.borrow_mut().push(warning);
+        renamed.push(change);
+    }
+    renamed
+}
+
+/// Phase two: decodes every entity into its reserved handle, with the shared table installed;
+/// then reports the shared values' unknown fields. In check mode, fails with every entity's
+/// problem.
+fn decode_scene(
+    build: &Build<'_>,
+    by_id: Arc<FxHashMap<StableId, Entity>>,
+    shared: FxHashMap<u64, String>,
+    shared_at: &FxHashMap<u64, usize>,
+    follow: &mut Follow<'_>,
+    world: &mut World,
+) -> Result<(), SceneError> {
+    let context = build.context;
+    let (result, table) = with_load_table(LoadTable::new(shared), || {
+        decode_all(build, by_id, follow, world)
+    });
+    let result =
+        result.and_then(|()| report_unknown_shared_fields(context, &table, shared_at, build.place));
+    // In check mode, every entity's problem was kept: the load fails with them all.
+    match result {
+        Err(error) if context.options.all_errors => context.entity_result(Err(error)).map(drop),
+        other => other,
+    }
+    .and_then(|()| context.take_errors().map_or(Ok(()), Err))
 }
 
 /// Counts `change` (a rename of entry `index`) into `renames`: one change per old name, with
