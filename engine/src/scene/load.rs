@@ -43,7 +43,7 @@ use crate::scene::format::{
     KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene::header::ArchetypeNodes;
-use crate::scene::json_scan::{scan, OverLimit, ScanError};
+use crate::scene::json_scan::{scan, JsonEntity, OverLimit, ScanError};
 use crate::scene::migration::SceneMigration;
 
 /// What to do when an incoming stable ID is already used in the world.
@@ -542,11 +542,49 @@ pub(super) struct SceneHead {
     pub nodes: Option<ArchetypeNodes>,
 }
 
+/// Loads a JSON scene the careful way: the whole text read first (upgraded from an older
+/// format if need be), then the entities built.
 pub(super) fn load_json_text(
     context: &Context<'_>,
     world: &mut World,
     text: &SourceText,
 ) -> Result<LoadedScene, SceneError> {
+    let source = text.text();
+    check_top_level(context, text)?;
+    // A file in the current format parses in one pass. Anything else (an older or newer
+    // format, or any error) reads the `format` key alone first, as it always did, so problems
+    // are reported in the same order: syntax and version before layout.
+    let scanned = match scan(source, &context.options.limits) {
+        Ok(scanned) if scanned.format == SCENE_FORMAT_VERSION => scanned,
+        fast => {
+            let version = checked_format(context, text)?;
+            if version < SCENE_FORMAT_VERSION {
+                return load_upgraded(context, world, source, version);
+            }
+            fast.map_err(|failure| scan_error(context, text, failure))?
+        }
+    };
+    let mut entries = Vec::with_capacity(scanned.entities.len());
+    for entity in scanned.entities {
+        entries.push(json_entry(context, text, entity)?);
+    }
+    let (shared, shared_at) = json_shared(context, text, scanned.shared.unwrap_or_default())?;
+    let document = Document {
+        entries,
+        shared,
+        shared_at,
+        head: SceneHead {
+            meta: scanned.meta,
+            nodes: scanned.archetypes,
+        },
+    };
+    instantiate(context, world, document, Source::Json(text))
+}
+
+/// Refuses a scene file that is empty, or whose top level is not a JSON object. Checked
+/// first: serde reads an array as a struct written positionally, and `[]` would pass as a
+/// format-1 document that upgrades to itself forever.
+fn check_top_level(context: &Context<'_>, text: &SourceText) -> Result<(), SceneError> {
     let source = text.text();
     if source.trim().is_empty() {
         let mut error = context.error(
@@ -556,8 +594,6 @@ pub(super) fn load_json_text(
         error.diagnostic.position = Some(text.position(0));
         return Err(error);
     }
-    // Only an object is a scene. Checked first: serde reads an array as a struct written
-    // positionally, and `[]` would pass as a format-1 document that upgrades to itself forever.
     let start = source.len() - source.trim_start().len();
     let found = match source.as_bytes().get(start) {
         Some(b'[') => Some("an array"),
@@ -575,104 +611,136 @@ pub(super) fn load_json_text(
         error.diagnostic.position = Some(text.position(start));
         return Err(error);
     }
-    // A file in the current format parses in one pass. Anything else (an older or newer
-    // format, or any error) reads the `format` key alone first, as it always did, so problems
-    // are reported in the same order: syntax and version before layout.
-    let scanned = match scan(source, &context.options.limits) {
-        Ok(scanned) if scanned.format == SCENE_FORMAT_VERSION => scanned,
-        fast => {
-            let version = peek_format(source)
-                .map_err(|error| context.text_error(json_error(text, source, error)))?;
-            let format_error = |code: DiagnosticCode, message: String| {
-                let mut error = context.error(code, message);
-                let at = crate::json::locate(
-                    source,
-                    &[crate::json::PathSegment::Key("format".to_string())],
-                )
-                .map_or(0, |located| located.value.start);
-                error.diagnostic.position = Some(text.position(at));
-                error
-            };
-            if version == 0 {
-                // Versions start at 1; archetype files refuse 0 the same way.
-                return Err(format_error(
-                    DiagnosticCode::Malformed,
-                    format!("`format` must be a positive integer (the current version is {SCENE_FORMAT_VERSION})"),
-                ));
-            }
-            if version > SCENE_FORMAT_VERSION {
-                return Err(format_error(
-                    DiagnosticCode::UnsupportedFormat,
-                    format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
-                ));
-            }
-            if version < SCENE_FORMAT_VERSION {
-                let upgraded = upgrade(context, source, version)?;
-                let upgraded = SourceText::from_bytes(upgraded.into_bytes())
-                    .map_err(|error| context.text_error(error))?;
-                // Its errors are placed in the upgraded text, not the file: no position.
-                return load_json_text(context, world, &upgraded).map_err(|mut error| {
-                    error.diagnostic.position = None;
-                    error.diagnostic.span = None;
-                    error
-                });
-            }
-            fast.map_err(|failure| scan_error(context, text, failure))?
-        }
+    Ok(())
+}
+
+/// The scene's `format`, read alone, refused if this library does not read it (0, or newer
+/// than it knows).
+fn checked_format(context: &Context<'_>, text: &SourceText) -> Result<u64, SceneError> {
+    let source = text.text();
+    let version =
+        peek_format(source).map_err(|error| context.text_error(json_error(text, source, error)))?;
+    let format_error = |code: DiagnosticCode, message: String| {
+        let mut error = context.error(code, message);
+        let at = crate::json::locate(
+            source,
+            &[crate::json::PathSegment::Key("format".to_string())],
+        )
+        .map_or(0, |located| located.value.start);
+        error.diagnostic.position = Some(text.position(at));
+        error
     };
-    let mut entries = Vec::with_capacity(scanned.entities.len());
-    for entity in scanned.entities {
-        let offset = offset_in(source, entity.id.get());
-        let id = parse_id(entity.id.get()).map_err(|message| {
-            let mut error = context.error(DiagnosticCode::Malformed, message);
-            error.diagnostic.position = Some(text.position(offset));
-            error
-        })?;
-        let components = entity
-            .components
-            .0
-            .into_iter()
-            .map(|(name, raw)| {
-                let offset = offset_in(source, raw.get());
-                let payload = if raw.get() == "null" {
-                    Payload::Removed
-                } else {
-                    Payload::Json(raw.get())
-                };
-                (name, offset, payload)
-            })
-            .collect();
-        let name = |raw: Option<&RawValue>,
-                    what: &str|
-         -> Result<(Option<Cow<'_, str>>, Range<usize>), SceneError> {
-            let Some(raw) = raw else {
-                return Ok((None, offset..offset));
-            };
-            let at = offset_in(source, raw.get());
-            let name = serde_json::from_str::<String>(raw.get()).map_err(|_| {
-                let mut error = context.error(
-                    DiagnosticCode::Malformed,
-                    format!("entity {id}: `{what}` must be a string"),
-                );
-                error.diagnostic.position = Some(text.position(at));
-                error
-            })?;
-            Ok((Some(Cow::Owned(name)), at..at + raw.get().len()))
-        };
-        let (archetype, archetype_span) = name(entity.archetype, "archetype")?;
-        let (child, child_span) = name(entity.child, "child")?;
-        entries.push(Entry {
-            id,
-            offset,
-            archetype,
-            child,
-            name_spans: (archetype_span, child_span),
-            components,
-        });
+    if version == 0 {
+        // Versions start at 1; archetype files refuse 0 the same way.
+        return Err(format_error(
+            DiagnosticCode::Malformed,
+            format!("`format` must be a positive integer (the current version is {SCENE_FORMAT_VERSION})"),
+        ));
     }
+    if version > SCENE_FORMAT_VERSION {
+        return Err(format_error(
+            DiagnosticCode::UnsupportedFormat,
+            format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
+        ));
+    }
+    Ok(version)
+}
+
+/// Loads a scene written in an older format `version`, upgraded to the current one first.
+fn load_upgraded(
+    context: &Context<'_>,
+    world: &mut World,
+    source: &str,
+    version: u64,
+) -> Result<LoadedScene, SceneError> {
+    let upgraded = upgrade(context, source, version)?;
+    let upgraded =
+        SourceText::from_bytes(upgraded.into_bytes()).map_err(|error| context.text_error(error))?;
+    // Its errors are placed in the upgraded text, not the file: no position.
+    load_json_text(context, world, &upgraded).map_err(|mut error| {
+        error.diagnostic.position = None;
+        error.diagnostic.span = None;
+        error
+    })
+}
+
+/// One entity of a scanned JSON scene as an entry: its ID parsed, its names read.
+fn json_entry<'t>(
+    context: &Context<'_>,
+    text: &'t SourceText,
+    entity: JsonEntity<'t>,
+) -> Result<Entry<'t>, SceneError> {
+    let source = text.text();
+    let offset = offset_in(source, entity.id.get());
+    let id = parse_id(entity.id.get()).map_err(|message| {
+        let mut error = context.error(DiagnosticCode::Malformed, message);
+        error.diagnostic.position = Some(text.position(offset));
+        error
+    })?;
+    let components = entity
+        .components
+        .0
+        .into_iter()
+        .map(|(name, raw)| {
+            let offset = offset_in(source, raw.get());
+            let payload = if raw.get() == "null" {
+                Payload::Removed
+            } else {
+                Payload::Json(raw.get())
+            };
+            (name, offset, payload)
+        })
+        .collect();
+    let name = |raw, what| entry_name(context, text, (id, offset), raw, what);
+    let (archetype, archetype_span) = name(entity.archetype, "archetype")?;
+    let (child, child_span) = name(entity.child, "child")?;
+    Ok(Entry {
+        id,
+        offset,
+        archetype,
+        child,
+        name_spans: (archetype_span, child_span),
+        components,
+    })
+}
+
+/// The name `what` (`archetype` or `child`) of entity `id` (at `offset`), if it has one, and
+/// its span (or the entity's offset).
+fn entry_name<'t>(
+    context: &Context<'_>,
+    text: &'t SourceText,
+    (id, offset): (StableId, usize),
+    raw: Option<&'t RawValue>,
+    what: &str,
+) -> Result<(Option<Cow<'t, str>>, Range<usize>), SceneError> {
+    let Some(raw) = raw else {
+        return Ok((None, offset..offset));
+    };
+    let at = offset_in(text.text(), raw.get());
+    let name = serde_json::from_str::<String>(raw.get()).map_err(|_| {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            format!("entity {id}: `{what}` must be a string"),
+        );
+        error.diagnostic.position = Some(text.position(at));
+        error
+    })?;
+    Ok((Some(Cow::Owned(name)), at..at + raw.get().len()))
+}
+
+/// A scene's shared table: each value's text, and where it is (byte offset), by key.
+type SharedTable = (FxHashMap<u64, String>, FxHashMap<u64, usize>);
+
+/// A JSON scene's shared table: each value's text, and where it is, by key.
+fn json_shared(
+    context: &Context<'_>,
+    text: &SourceText,
+    table: BTreeMap<Cow<'_, str>, &RawValue>,
+) -> Result<SharedTable, SceneError> {
+    let source = text.text();
     let mut shared = FxHashMap::default();
     let mut shared_at = FxHashMap::default();
-    for (key, value) in scanned.shared.unwrap_or_default() {
+    for (key, value) in table {
         let Some(parsed) = shared_key(&key) else {
             let mut error = context.error(
                 DiagnosticCode::Malformed,
@@ -685,16 +753,7 @@ pub(super) fn load_json_text(
         shared.insert(parsed, value.get().to_string());
         shared_at.insert(parsed, offset_in(source, value.get()));
     }
-    let document = Document {
-        entries,
-        shared,
-        shared_at,
-        head: SceneHead {
-            meta: scanned.meta,
-            nodes: scanned.archetypes,
-        },
-    };
-    instantiate(context, world, document, Source::Json(text))
+    Ok((shared, shared_at))
 }
 
 /// The error of the careful reader's first pass: a syntax or layout error where serde_json
@@ -1014,12 +1073,9 @@ pub(super) fn load_binary(
     instantiate(context, world, document, Source::Binary)
 }
 
+/// Reads a binary scene whole: the header, the tables, every entry (its values left as bytes).
 fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'a>, SceneError> {
-    let fail = |error: crate::scene::format::BinaryError| {
-        let mut scene_error = context.error(DiagnosticCode::Malformed, error.message);
-        scene_error.offset = Some(error.offset);
-        scene_error
-    };
+    let fail = |error| binary_error(context, error);
     let (mut reader, version) = open_binary(bytes).map_err(fail)?;
     if !is_readable_binary(version) {
         let mut error = context.error(
@@ -1045,15 +1101,66 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
     if count > context.options.limits.max_scene_entities {
         return Err(too_many(context, count));
     }
+    let mut body = BinaryBody {
+        context,
+        reader,
+        components,
+        archetypes,
+        evolved,
+        values: 0,
+    };
     let mut entries = Vec::with_capacity(count);
-    let mut values = 0usize;
     for _ in 0..count {
-        let offset = reader.offset;
-        let id = StableId(reader.u64_le("entity id").map_err(fail)?);
-        let archetype_index = reader.varint("archetype index").map_err(fail)?;
+        entries.push(body.entry()?);
+    }
+    if !body.reader.is_at_end() {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            "trailing bytes after the last entity",
+        );
+        error.offset = Some(body.reader.offset);
+        return Err(error);
+    }
+    Ok(Document {
+        entries,
+        shared,
+        shared_at,
+        head: SceneHead { meta, nodes },
+    })
+}
+
+/// A binary scene's malformed bytes, as the load's error at their offset.
+fn binary_error(context: &Context<'_>, error: crate::scene::format::BinaryError) -> SceneError {
+    let mut scene_error = context.error(DiagnosticCode::Malformed, error.message);
+    scene_error.offset = Some(error.offset);
+    scene_error
+}
+
+/// Reading a binary scene's entries: the reader, and the tables the entries index.
+struct BinaryBody<'a, 'c> {
+    context: &'c Context<'c>,
+    reader: BinaryReader<'a>,
+    /// The component table.
+    components: Vec<&'a str>,
+    /// The archetype table.
+    archetypes: Vec<&'a str>,
+    /// Each component's saved layout, where it differs from its type's now.
+    evolved: Vec<Option<Arc<Layout>>>,
+    /// How many component values were read so far (against the limit).
+    values: usize,
+}
+
+impl<'a> BinaryBody<'a, '_> {
+    /// Reads the next entry.
+    fn entry(&mut self) -> Result<Entry<'a>, SceneError> {
+        let context = self.context;
+        let fail = |error| binary_error(context, error);
+        let offset = self.reader.offset;
+        let id = StableId(self.reader.u64_le("entity id").map_err(fail)?);
+        let archetype_index = self.reader.varint("archetype index").map_err(fail)?;
         let archetype = match archetype_index {
             0 => None,
-            n => match archetypes.get((n - 1) as usize) {
+            n => match self.archetypes.get((n - 1) as usize) {
                 Some(name) => Some(Cow::Borrowed(*name)),
                 None => {
                     return Err(fail(crate::scene::format::BinaryError {
@@ -1063,11 +1170,11 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
                 }
             },
         };
-        let child = reader.str("child path").map_err(fail)?;
+        let child = self.reader.str("child path").map_err(fail)?;
         let child = (!child.is_empty()).then_some(Cow::Borrowed(child));
-        let component_count = reader.count("component count", 3).map_err(fail)?;
-        values += component_count;
-        if values > context.options.limits.max_scene_values {
+        let component_count = self.reader.count("component count", 3).map_err(fail)?;
+        self.values += component_count;
+        if self.values > context.options.limits.max_scene_values {
             let limit = context.options.limits.max_scene_values;
             let mut error = context.error(
                 DiagnosticCode::TooLarge,
@@ -1076,63 +1183,56 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
             error.offset = Some(offset);
             return Err(error);
         }
-        let mut entry_components = Vec::with_capacity(component_count);
+        let mut components = Vec::with_capacity(component_count);
         for _ in 0..component_count {
-            let at = reader.offset;
-            let index = reader.varint("component index").map_err(fail)?;
-            let Some(name) = components.get(index as usize) else {
-                return Err(fail(crate::scene::format::BinaryError {
-                    offset: at,
-                    message: format!("component index {index} is out of range"),
-                }));
-            };
-            let kind = reader.u8("payload kind").map_err(fail)?;
-            let payload_bytes = reader.bytes("component value").map_err(fail)?;
-            let payload = match (kind, &evolved[index as usize]) {
-                (KIND_TYPED, Some(layout)) => Payload::Evolved(payload_bytes, layout.clone()),
-                (KIND_TYPED, None) => Payload::Postcard(payload_bytes),
-                (KIND_PATCH, _) => match std::str::from_utf8(payload_bytes) {
-                    Ok(text) => Payload::Json(text),
-                    Err(_) => {
-                        return Err(fail(crate::scene::format::BinaryError {
-                            offset: at,
-                            message: "merge patch is not valid UTF-8".to_string(),
-                        }))
-                    }
-                },
-                (KIND_REMOVED, _) => Payload::Removed,
-                (other, _) => {
-                    return Err(fail(crate::scene::format::BinaryError {
-                        offset: at,
-                        message: format!("unknown payload kind {other}"),
-                    }))
-                }
-            };
-            entry_components.push((Cow::Borrowed(*name), at, payload));
+            components.push(self.component()?);
         }
-        entries.push(Entry {
+        Ok(Entry {
             id,
             offset,
             archetype,
             child,
             name_spans: (offset..offset, offset..offset),
-            components: entry_components,
-        });
+            components,
+        })
     }
-    if !reader.is_at_end() {
-        let mut error = context.error(
-            DiagnosticCode::Malformed,
-            "trailing bytes after the last entity",
-        );
-        error.offset = Some(reader.offset);
-        return Err(error);
+
+    /// Reads the next component value of an entry: its name, offset and payload.
+    fn component(&mut self) -> Result<(Cow<'a, str>, usize, Payload<'a>), SceneError> {
+        let fail = |error| binary_error(self.context, error);
+        let reader = &mut self.reader;
+        let at = reader.offset;
+        let index = reader.varint("component index").map_err(fail)?;
+        let Some(name) = self.components.get(index as usize) else {
+            return Err(fail(crate::scene::format::BinaryError {
+                offset: at,
+                message: format!("component index {index} is out of range"),
+            }));
+        };
+        let kind = reader.u8("payload kind").map_err(fail)?;
+        let payload_bytes = reader.bytes("component value").map_err(fail)?;
+        let payload = match (kind, &self.evolved[index as usize]) {
+            (KIND_TYPED, Some(layout)) => Payload::Evolved(payload_bytes, layout.clone()),
+            (KIND_TYPED, None) => Payload::Postcard(payload_bytes),
+            (KIND_PATCH, _) => match std::str::from_utf8(payload_bytes) {
+                Ok(text) => Payload::Json(text),
+                Err(_) => {
+                    return Err(fail(crate::scene::format::BinaryError {
+                        offset: at,
+                        message: "merge patch is not valid UTF-8".to_string(),
+                    }))
+                }
+            },
+            (KIND_REMOVED, _) => Payload::Removed,
+            (other, _) => {
+                return Err(fail(crate::scene::format::BinaryError {
+                    offset: at,
+                    message: format!("unknown payload kind {other}"),
+                }))
+            }
+        };
+        Ok((Cow::Borrowed(*name), at, payload))
     }
-    Ok(Document {
-        entries,
-        shared,
-        shared_at,
-        head: SceneHead { meta, nodes },
-    })
 }
 
 /// A binary scene as the JSON document of the current format (for a migration hook): typed
@@ -1822,127 +1922,31 @@ pub(super) enum At {
     Child,
 }
 
+/// Resolves an entry's names: its components, and, for an archetype instance, the archetype
+/// and child (current names for former ones, each such rename listed in the plan). An entry
+/// for a child its archetype had when the scene was saved but has no longer is planned as left
+/// out.
 pub(super) fn plan_entry(
     context: &Context<'_>,
     entry: &Entry<'_>,
     nodes: Option<&ArchetypeNodes>,
 ) -> Result<Plan, (SceneError, At)> {
-    let entity_error = |code: DiagnosticCode, message: String, suggestion: Option<String>| {
-        let mut error = context.error(code, format!("entity {}: {message}", entry.id));
-        error.entity = Some(entry.id);
-        error.diagnostic.suggestion = suggestion;
-        error
-    };
-    let mut components = Vec::with_capacity(entry.components.len());
-    for (index, (name, _, _)) in entry.components.iter().enumerate() {
-        match scene_component(context.registry, name) {
-            Some(id) => components.push(id),
-            None => {
-                let suggestion = did_you_mean(name, context.registry.names());
-                return Err((
-                    entity_error(
-                        DiagnosticCode::UnknownComponent,
-                        format!("unknown component `{name}`"),
-                        suggestion,
-                    ),
-                    At::Component(index),
-                ));
-            }
-        }
-    }
+    let components = entry_components(context, entry)?;
     let mut renamed = Vec::new();
     let instance = match &entry.archetype {
         None => None,
-        Some(written) => {
-            // A former name stands for the archetype under its current name.
-            let name = match context.library.renamed(written) {
-                Some(current) => {
-                    renamed.push(SceneChange::ArchetypeRenamed {
-                        from: written.to_string(),
-                        to: current.to_string(),
-                        entries: 1,
-                    });
-                    current
-                }
-                None => written.as_ref(),
-            };
-            let archetype = context.library.spawnable(name).map_err(|refused| {
-                let (code, message, suggestion) = match refused {
-                    SpawnError::UnknownArchetype { suggestion, .. } => (
-                        DiagnosticCode::UnknownArchetype,
-                        format!("unknown archetype `{name}`"),
-                        suggestion,
-                    ),
-                    SpawnError::Abstract { .. } => (
-                        DiagnosticCode::UnknownArchetype,
-                        format!("archetype `{name}` is abstract"),
-                        None,
-                    ),
-                    // It exists, but has no version without errors: say so, not "unknown".
-                    SpawnError::Unavailable { reason, .. } => (
-                        DiagnosticCode::BrokenDependency,
-                        format!("archetype `{name}` cannot be instantiated: {reason} (`archetool validate` lists them)"),
-                        None,
-                    ),
-                    other => (DiagnosticCode::UnknownArchetype, other.to_string(), None),
-                };
-                (entity_error(code, message, suggestion), At::Archetype)
-            })?;
-            let Some(compiled) = &archetype.compiled else {
-                let error = entity_error(
-                    DiagnosticCode::UnknownArchetype,
-                    format!("archetype `{name}` is abstract"),
-                    None,
-                );
-                return Err((error, At::Archetype));
-            };
-            let written_path = entry.child.as_deref().unwrap_or("");
-            let mut path = Cow::Borrowed(written_path);
-            let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
-            if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
-                index = compiled.nodes.iter().position(|n| *n.path == *now);
-                renamed.push(SceneChange::ChildRenamed {
-                    archetype: name.to_string(),
-                    from: written_path.to_string(),
-                    to: now.clone(),
-                    entries: 1,
-                });
-                path = Cow::Owned(now);
+        Some(written) => match plan_instance(context, entry, written, nodes, &mut renamed)? {
+            Planned::Instance(instance) => Some(instance),
+            Planned::LeftOut(left_out) => {
+                return Ok(Plan {
+                    components,
+                    instance: None,
+                    left_out: Some(left_out),
+                    renamed,
+                    failed: false,
+                })
             }
-            let path = &*path;
-            let Some(index) = index else {
-                if had_child(context, nodes, name, path) {
-                    let left_out = SceneChange::EntryLeftOut {
-                        entity: entry.id,
-                        archetype: name.to_string(),
-                        child: path.to_string(),
-                    };
-                    return Ok(Plan {
-                        components,
-                        instance: None,
-                        left_out: Some(left_out),
-                        renamed,
-                        failed: false,
-                    });
-                }
-                let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
-                let suggestion = did_you_mean(path, paths.iter().copied());
-                let error = entity_error(
-                    DiagnosticCode::UnknownChild,
-                    format!("archetype `{name}` has no child `{path}`"),
-                    suggestion,
-                );
-                return Err((
-                    error,
-                    if entry.child.is_some() {
-                        At::Child
-                    } else {
-                        At::Archetype
-                    },
-                ));
-            };
-            Some((compiled.nodes[index].marker, archetype.clone(), index))
-        }
+        },
     };
     Ok(Plan {
         components,
@@ -1951,6 +1955,158 @@ pub(super) fn plan_entry(
         renamed,
         failed: false,
     })
+}
+
+/// What an archetype instance entry is: an instance, or an entry to leave out.
+enum Planned {
+    Instance(PlannedInstance),
+    LeftOut(SceneChange),
+}
+
+/// An error of entry `entry`, with its ID in front of `message`.
+fn entity_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    code: DiagnosticCode,
+    message: String,
+    suggestion: Option<String>,
+) -> SceneError {
+    let mut error = context.error(code, format!("entity {}: {message}", entry.id));
+    error.entity = Some(entry.id);
+    error.diagnostic.suggestion = suggestion;
+    error
+}
+
+/// The registered components an entry names, in its order; refused at the first unknown one.
+fn entry_components(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+) -> Result<Vec<ComponentId>, (SceneError, At)> {
+    let mut components = Vec::with_capacity(entry.components.len());
+    for (index, (name, _, _)) in entry.components.iter().enumerate() {
+        match scene_component(context.registry, name) {
+            Some(id) => components.push(id),
+            None => {
+                let suggestion = did_you_mean(name, context.registry.names());
+                let message = format!("unknown component `{name}`");
+                let error = entity_error(
+                    context,
+                    entry,
+                    DiagnosticCode::UnknownComponent,
+                    message,
+                    suggestion,
+                );
+                return Err((error, At::Component(index)));
+            }
+        }
+    }
+    Ok(components)
+}
+
+/// Resolves the archetype (`written` in the scene) and child of an instance entry to its
+/// node, listing the renames in `renamed`.
+fn plan_instance(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    written: &str,
+    nodes: Option<&ArchetypeNodes>,
+    renamed: &mut Vec<SceneChange>,
+) -> Result<Planned, (SceneError, At)> {
+    // A former name stands for the archetype under its current name.
+    let name = match context.library.renamed(written) {
+        Some(current) => {
+            renamed.push(SceneChange::ArchetypeRenamed {
+                from: written.to_string(),
+                to: current.to_string(),
+                entries: 1,
+            });
+            current
+        }
+        None => written,
+    };
+    let archetype = (context.library.spawnable(name))
+        .map_err(|refused| (spawn_refusal(context, entry, name, refused), At::Archetype))?;
+    let Some(compiled) = &archetype.compiled else {
+        let message = format!("archetype `{name}` is abstract");
+        let error = entity_error(
+            context,
+            entry,
+            DiagnosticCode::UnknownArchetype,
+            message,
+            None,
+        );
+        return Err((error, At::Archetype));
+    };
+    let written_path = entry.child.as_deref().unwrap_or("");
+    let mut path = Cow::Borrowed(written_path);
+    let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
+    if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
+        index = compiled.nodes.iter().position(|n| *n.path == *now);
+        renamed.push(SceneChange::ChildRenamed {
+            archetype: name.to_string(),
+            from: written_path.to_string(),
+            to: now.clone(),
+            entries: 1,
+        });
+        path = Cow::Owned(now);
+    }
+    let path = &*path;
+    let Some(index) = index else {
+        if had_child(context, nodes, name, path) {
+            return Ok(Planned::LeftOut(SceneChange::EntryLeftOut {
+                entity: entry.id,
+                archetype: name.to_string(),
+                child: path.to_string(),
+            }));
+        }
+        let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
+        let suggestion = did_you_mean(path, paths.iter().copied());
+        let message = format!("archetype `{name}` has no child `{path}`");
+        let error = entity_error(
+            context,
+            entry,
+            DiagnosticCode::UnknownChild,
+            message,
+            suggestion,
+        );
+        let at = if entry.child.is_some() {
+            At::Child
+        } else {
+            At::Archetype
+        };
+        return Err((error, at));
+    };
+    let marker = compiled.nodes[index].marker;
+    Ok(Planned::Instance((marker, archetype.clone(), index)))
+}
+
+/// The error for an entry whose archetype `name` cannot be spawned.
+fn spawn_refusal(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    refused: SpawnError,
+) -> SceneError {
+    let (code, message, suggestion) = match refused {
+        SpawnError::UnknownArchetype { suggestion, .. } => (
+            DiagnosticCode::UnknownArchetype,
+            format!("unknown archetype `{name}`"),
+            suggestion,
+        ),
+        SpawnError::Abstract { .. } => (
+            DiagnosticCode::UnknownArchetype,
+            format!("archetype `{name}` is abstract"),
+            None,
+        ),
+        // It exists, but has no version without errors: say so, not "unknown".
+        SpawnError::Unavailable { reason, .. } => (
+            DiagnosticCode::BrokenDependency,
+            format!("archetype `{name}` cannot be instantiated: {reason} (`archetool validate` lists them)"),
+            None,
+        ),
+        other => (DiagnosticCode::UnknownArchetype, other.to_string(), None),
+    };
+    entity_error(context, entry, code, message, suggestion)
 }
 
 /// Whether archetype `name` had the child `path` when the scene was saved: its archetype
