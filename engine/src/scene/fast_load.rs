@@ -35,6 +35,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::archetype::Archetype;
 use crate::archetype::ArchetypeInstance;
 use crate::component::ComponentId;
+use crate::component::ComponentRegistry;
 use crate::component::StableId;
 use crate::component::{with_load_table, LoadTable};
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
@@ -857,77 +858,15 @@ fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
 fn spawn_binary<'a>(
     load: &Load<'_, 'a>,
     world: &mut World,
-    mut reader: BinaryReader<'a>,
+    reader: BinaryReader<'a>,
     tables: &Tables<'a>,
     found: &Groups,
 ) -> Option<()> {
-    let registry = load.context.registry;
     world.flush();
     let by_batch = world.freelist().len() == 0;
     let batches = if by_batch { &found.groups[..] } else { &[] };
-    let batches: Vec<ColumnBatchBuilder> = batches
-        .iter()
-        .map(|group| {
-            let mut batch_type = ColumnBatchType::new();
-            batch_type.add::<StableId>();
-            for component in &group.components {
-                registry.ops(*component).add_column(&mut batch_type);
-            }
-            batch_type.into_batch(group.len)
-        })
-        .collect();
-    let mut handles: Vec<Vec<Entity>> = found.groups[..batches.len()]
-        .iter()
-        .map(|group| Vec::with_capacity(group.len as usize))
-        .collect();
-    {
-        // Per batch: its stable-ID column and one writer per component, in the entries' order.
-        let mut columns = batches
-            .iter()
-            .zip(&found.groups)
-            .map(|(batch, group)| {
-                let ids = batch.writer::<StableId>()?;
-                let sinks = group
-                    .components
-                    .iter()
-                    .map(|component| registry.ops(*component).postcard_sink(batch))
-                    .collect::<Option<Vec<_>>>()?;
-                Some((ids, sinks))
-            })
-            .collect::<Option<Vec<_>>>()?;
-        let mut builder = EntityBuilder::new();
-        for (entry, group) in found.group_of.iter().enumerate() {
-            let head = read_head(&mut reader, tables)?;
-            if *group == INSTANCE {
-                for _ in 0..head.components {
-                    read_component(&mut reader)?;
-                }
-                continue;
-            }
-            let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
-            let handle = *load.entities.get(entry)?;
-            match columns.get_mut(*group as usize) {
-                Some((ids, sinks)) => {
-                    ids.push(id).ok()?;
-                    for sink in sinks {
-                        sink.push_postcard(read_component(&mut reader)?.3)?;
-                    }
-                    handles.get_mut(*group as usize)?.push(handle);
-                }
-                None => {
-                    for component in &found.groups.get(*group as usize)?.components {
-                        let payload = read_component(&mut reader)?.3;
-                        registry
-                            .ops(*component)
-                            .read_postcard_into(payload, &mut builder)
-                            .ok()?;
-                    }
-                    builder.add(id);
-                    world.insert(handle, builder.build()).ok()?;
-                }
-            }
-        }
-    }
+    let batches = column_batches(load.context.registry, batches);
+    let handles = write_entities(load, world, reader, tables, found, &batches)?;
     for ((batch, handles), group) in batches.into_iter().zip(handles).zip(&found.groups) {
         // hecs asserts a batch and its handles match; they do by construction, but a panic is
         // not an answer to bad input.
@@ -937,6 +876,86 @@ fn spawn_binary<'a>(
         world.spawn_column_batch_at(&handles, batch.build().ok()?);
     }
     Some(())
+}
+
+/// An empty column batch for each group: its stable-ID column and its components' columns.
+fn column_batches(registry: &ComponentRegistry, groups: &[Group]) -> Vec<ColumnBatchBuilder> {
+    groups
+        .iter()
+        .map(|group| {
+            let mut batch_type = ColumnBatchType::new();
+            batch_type.add::<StableId>();
+            for component in &group.components {
+                registry.ops(*component).add_column(&mut batch_type);
+            }
+            batch_type.into_batch(group.len)
+        })
+        .collect()
+}
+
+/// Reads every plain entity's values (`reader` at the first entry): into its group's batch
+/// (the first `batches.len()` groups), or straight onto its handle in the world. The handles
+/// of each batch's entities, in its order.
+fn write_entities<'a>(
+    load: &Load<'_, 'a>,
+    world: &mut World,
+    mut reader: BinaryReader<'a>,
+    tables: &Tables<'a>,
+    found: &Groups,
+    batches: &[ColumnBatchBuilder],
+) -> Option<Vec<Vec<Entity>>> {
+    let registry = load.context.registry;
+    let mut handles: Vec<Vec<Entity>> = found.groups[..batches.len()]
+        .iter()
+        .map(|group| Vec::with_capacity(group.len as usize))
+        .collect();
+    // Per batch: its stable-ID column and one writer per component, in the entries' order.
+    let mut columns = batches
+        .iter()
+        .zip(&found.groups)
+        .map(|(batch, group)| {
+            let ids = batch.writer::<StableId>()?;
+            let sinks = group
+                .components
+                .iter()
+                .map(|component| registry.ops(*component).postcard_sink(batch))
+                .collect::<Option<Vec<_>>>()?;
+            Some((ids, sinks))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let mut builder = EntityBuilder::new();
+    for (entry, group) in found.group_of.iter().enumerate() {
+        let head = read_head(&mut reader, tables)?;
+        if *group == INSTANCE {
+            for _ in 0..head.components {
+                read_component(&mut reader)?;
+            }
+            continue;
+        }
+        let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+        let handle = *load.entities.get(entry)?;
+        match columns.get_mut(*group as usize) {
+            Some((ids, sinks)) => {
+                ids.push(id).ok()?;
+                for sink in sinks {
+                    sink.push_postcard(read_component(&mut reader)?.3)?;
+                }
+                handles.get_mut(*group as usize)?.push(handle);
+            }
+            None => {
+                for component in &found.groups.get(*group as usize)?.components {
+                    let payload = read_component(&mut reader)?.3;
+                    registry
+                        .ops(*component)
+                        .read_postcard_into(payload, &mut builder)
+                        .ok()?;
+                }
+                builder.add(id);
+                world.insert(handle, builder.build()).ok()?;
+            }
+        }
+    }
+    Some(handles)
 }
 
 /// Archetype instances, once every entity has its handle: planned and built by the careful
@@ -1356,16 +1375,15 @@ mod tests {
         (world, before)
     }
 
-    #[test]
-    fn gives_up_on_anything_unexpected_and_leaves_the_world_as_it_was() {
-        let library = library();
-        let original = world(&library);
-        let text = save(&original, &library);
-        let options = SceneLoadOptions::default();
-        let first_id = "\"id\": \"0000000000000001\"";
-        assert!(text.contains(first_id), "{text}");
-        let cases: Vec<(&str, String)> = vec![
-            ("keys out of order", reordered(&text)),
+    /// Entity 1's ID, as [`save`] writes it.
+    const FIRST_ID: &str = "\"id\": \"0000000000000001\"";
+
+    /// The saved text of [`world`] with one unexpected thing each (named), for the fast path
+    /// to give up on.
+    fn unexpected_json(text: &str) -> Vec<(&'static str, String)> {
+        let first_id = FIRST_ID;
+        vec![
+            ("keys out of order", reordered(text)),
             (
                 "an escaped name",
                 text.replacen("\"Follow\"", "\"Follo\\u0077\"", 1),
@@ -1415,8 +1433,54 @@ mod tests {
                     1,
                 ),
             ),
-        ];
-        for (what, case) in cases {
+        ]
+    }
+
+    /// The saved bytes of [`world`] with one unexpected thing each (named), for the fast path
+    /// to give up on.
+    fn unexpected_binary(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+        let renamed = {
+            let at = bytes.windows(6).position(|w| w == b"Follow").unwrap();
+            let mut renamed = bytes.to_vec();
+            renamed[at..at + 6].copy_from_slice(b"Fellow");
+            renamed
+        };
+        // Entity 1's `Follow` (leader: Some(3), crowd: [1]) and entity 2's ID.
+        let replaced = |what: &[u8], with: &[u8]| {
+            let at: Vec<usize> = (0..bytes.len() - what.len())
+                .filter(|at| bytes[*at..].starts_with(what))
+                .collect();
+            assert_eq!(at.len(), 1, "{what:?} is not unique");
+            let mut replaced = bytes.to_vec();
+            replaced[at[0]..at[0] + what.len()].copy_from_slice(with);
+            replaced
+        };
+        vec![
+            ("a cut short file", bytes[..bytes.len() - 1].to_vec()),
+            ("trailing bytes", [bytes, &[0]].concat()),
+            ("an unknown component", renamed),
+            (
+                "a dangling reference",
+                replaced(&[1, 3, 1, 1], &[1, 0x7f, 1, 1]),
+            ),
+            (
+                "a value that does not decode",
+                replaced(&[1, 3, 1, 1], &[5, 3, 1, 1]),
+            ),
+            (
+                "a duplicate entity",
+                replaced(&2u64.to_le_bytes(), &1u64.to_le_bytes()),
+            ),
+        ]
+    }
+
+    #[test]
+    fn gives_up_on_unexpected_json_and_leaves_the_world_as_it_was() {
+        let library = library();
+        let text = save(&world(&library), &library);
+        let options = SceneLoadOptions::default();
+        assert!(text.contains(FIRST_ID), "{text}");
+        for (what, case) in unexpected_json(&text) {
             assert_ne!(case, text, "{what}: the case changed nothing");
             let (mut world, before) =
                 gives_up(what, |world| fast(&case, world, &library, &options));
@@ -1440,41 +1504,14 @@ mod tests {
                 assert!(careful.is_err(), "{what}: loads carefully");
             }
         }
-        let bytes = save_in(&original, &library, SceneEncoding::Binary);
-        let renamed = {
-            let at = bytes.windows(6).position(|w| w == b"Follow").unwrap();
-            let mut renamed = bytes.clone();
-            renamed[at..at + 6].copy_from_slice(b"Fellow");
-            renamed
-        };
-        // Entity 1's `Follow` (leader: Some(3), crowd: [1]) and entity 2's ID.
-        let replaced = |what: &[u8], with: &[u8]| {
-            let at: Vec<usize> = (0..bytes.len() - what.len())
-                .filter(|at| bytes[*at..].starts_with(what))
-                .collect();
-            assert_eq!(at.len(), 1, "{what:?} is not unique");
-            let mut replaced = bytes.clone();
-            replaced[at[0]..at[0] + what.len()].copy_from_slice(with);
-            replaced
-        };
-        let binary_cases: Vec<(&str, Vec<u8>)> = vec![
-            ("a cut short file", bytes[..bytes.len() - 1].to_vec()),
-            ("trailing bytes", [&bytes[..], &[0]].concat()),
-            ("an unknown component", renamed),
-            (
-                "a dangling reference",
-                replaced(&[1, 3, 1, 1], &[1, 0x7f, 1, 1]),
-            ),
-            (
-                "a value that does not decode",
-                replaced(&[1, 3, 1, 1], &[5, 3, 1, 1]),
-            ),
-            (
-                "a duplicate entity",
-                replaced(&2u64.to_le_bytes(), &1u64.to_le_bytes()),
-            ),
-        ];
-        for (what, case) in binary_cases {
+    }
+
+    #[test]
+    fn gives_up_on_unexpected_bytes_and_leaves_the_world_as_it_was() {
+        let library = library();
+        let bytes = save_in(&world(&library), &library, SceneEncoding::Binary);
+        let options = SceneLoadOptions::default();
+        for (what, case) in unexpected_binary(&bytes) {
             // In a fresh world (entities spawned a batch at a time) and in one with freed IDs
             // left after the reservation (one at a time).
             let (mut world, _) =
@@ -1486,8 +1523,15 @@ mod tests {
             let careful = load_binary(&Context::new(None, &library, &options), &mut world, &case);
             assert!(careful.is_err(), "{what}: loads carefully");
         }
+    }
 
-        // An ID already in the world, without remapping.
+    #[test]
+    fn gives_up_on_an_id_already_in_the_world_without_remapping() {
+        let library = library();
+        let original = world(&library);
+        let text = save(&original, &library);
+        let bytes = save_in(&original, &library, SceneEncoding::Binary);
+        let options = SceneLoadOptions::default();
         let mut world = World::new();
         assert!(fast(&text, &mut world, &library, &options).is_some());
         let len = world.len();
