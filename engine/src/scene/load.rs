@@ -1523,12 +1523,7 @@ fn instantiate(
     follow.spare = world
         .reserve_entities(follow.handles_needed(&plans))
         .collect();
-    let by_id: FxHashMap<StableId, Entity> = entries
-        .iter()
-        .zip(&handles)
-        .map(|(e, h)| (e.id, *h))
-        .collect();
-    let by_id = Arc::new(by_id);
+    let by_id = Arc::new(handles_by_id(&entries, &handles));
     let place = |error: &mut SceneError, offset: usize| source.place(error, offset);
     let build = Build {
         context,
@@ -1571,6 +1566,15 @@ fn instantiate(
     follow_archetypes(context, world, &mut loaded, followed, head.meta);
     loaded.warnings = context.take_warnings();
     Ok(loaded)
+}
+
+/// Each entry's handle, by its stable ID.
+fn handles_by_id(entries: &[Entry<'_>], handles: &[Entity]) -> FxHashMap<StableId, Entity> {
+    entries
+        .iter()
+        .zip(handles)
+        .map(|(e, h)| (e.id, *h))
+        .collect()
 }
 
 /// Refuses a scene that has an entity twice.
@@ -2038,18 +2042,7 @@ fn plan_instance(
         return Err((error, At::Archetype));
     };
     let written_path = entry.child.as_deref().unwrap_or("");
-    let mut path = Cow::Borrowed(written_path);
-    let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
-    if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
-        index = compiled.nodes.iter().position(|n| *n.path == *now);
-        renamed.push(SceneChange::ChildRenamed {
-            archetype: name.to_string(),
-            from: written_path.to_string(),
-            to: now.clone(),
-            entries: 1,
-        });
-        path = Cow::Owned(now);
-    }
+    let (index, path) = child_node(name, archetype, compiled, written_path, renamed);
     let path = &*path;
     let Some(index) = index else {
         if had_child(context, nodes, name, path) {
@@ -2078,6 +2071,31 @@ fn plan_instance(
     };
     let marker = compiled.nodes[index].marker;
     Ok(Planned::Instance((marker, archetype.clone(), index)))
+}
+
+/// The node of the child at `written_path` of archetype `name` (`None`: it has none), and its path
+/// now: a former path stands for the child at its current one (the rename listed in
+/// `renamed`).
+fn child_node<'p>(
+    name: &str,
+    archetype: &crate::archetype::Archetype,
+    compiled: &crate::archetype::CompiledArchetype,
+    written_path: &'p str,
+    renamed: &mut Vec<SceneChange>,
+) -> (Option<usize>, Cow<'p, str>) {
+    let mut path = Cow::Borrowed(written_path);
+    let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
+    if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
+        index = compiled.nodes.iter().position(|n| *n.path == *now);
+        renamed.push(SceneChange::ChildRenamed {
+            archetype: name.to_string(),
+            from: written_path.to_string(),
+            to: now.clone(),
+            entries: 1,
+        });
+        path = Cow::Owned(now);
+    }
+    (index, path)
 }
 
 /// The error for an entry whose archetype `name` cannot be spawned.
