@@ -335,60 +335,11 @@ fn read_json_entity<'a>(
     seen.clear();
     reserve_ahead(load, world);
     if !scan.eat_close(b'}')? {
-        let mut key = scan.string()?;
-        if key == keys::ARCHETYPE {
-            scan.eat(b':')?;
-            let at = scan.value_start();
-            let name = scan.string()?;
-            instance = Some(Entry {
-                id,
-                offset,
-                archetype: Some(Cow::Borrowed(name)),
-                child: None,
-                name_spans: (at..at + name.len() + 2, offset..offset),
-                components: Vec::new(),
-            });
-            key = scan.next_key(b'}')?;
-        }
-        if key == keys::CHILD {
-            // Only archetype instances have children.
-            let entry = instance.as_mut()?;
-            scan.eat(b':')?;
-            let at = scan.value_start();
-            let name = scan.string()?;
-            entry.name_spans.1 = at..at + name.len() + 2;
-            entry.child = Some(Cow::Borrowed(name));
-            key = scan.next_key(b'}')?;
-        }
+        let key = scan.string()?;
+        let mut key = read_json_names(scan, (id, offset), key, &mut instance)?;
         if key == keys::COMPONENTS {
             scan.eat(b':')?;
-            scan.eat(b'{')?;
-            if !scan.eat_empty(b'}')? {
-                loop {
-                    let name = scan.string()?;
-                    if seen.contains(&name) || !take_value(load) {
-                        return None;
-                    }
-                    seen.push(name);
-                    scan.eat(b':')?;
-                    match &mut instance {
-                        Some(entry) => {
-                            let at = scan.value_start();
-                            let value = scan.raw_value()?;
-                            let payload = if value == "null" {
-                                Payload::Removed
-                            } else {
-                                Payload::Json(value)
-                            };
-                            entry.components.push((Cow::Borrowed(name), at, payload));
-                        }
-                        None => read_json_component(load, scan, world, name, builder)?,
-                    }
-                    if scan.eat_close(b'}')? {
-                        break;
-                    }
-                }
-            }
+            read_json_components(load, scan, world, builder, seen, instance.as_mut())?;
             key = scan.next_key(b'}')?;
         }
         // Anything else (an unknown key, keys out of order) is for the careful path.
@@ -730,6 +681,83 @@ struct Groups {
 /// [`Groups::group_of`] an archetype instance.
 const INSTANCE: u32 = u32::MAX;
 
+/// Reads an entity's `archetype` and `child`, if `key` (the key after its ID) is the first of
+/// them: an archetype instance entry for entity `id` (at `offset`) goes into `instance`.
+/// Returns the key after them.
+fn read_json_names<'a>(
+    scan: &mut Scanner<'a>,
+    (id, offset): (StableId, usize),
+    mut key: &'a str,
+    instance: &mut Option<Entry<'a>>,
+) -> Option<&'a str> {
+    if key == keys::ARCHETYPE {
+        scan.eat(b':')?;
+        let at = scan.value_start();
+        let name = scan.string()?;
+        *instance = Some(Entry {
+            id,
+            offset,
+            archetype: Some(Cow::Borrowed(name)),
+            child: None,
+            name_spans: (at..at + name.len() + 2, offset..offset),
+            components: Vec::new(),
+        });
+        key = scan.next_key(b'}')?;
+    }
+    if key == keys::CHILD {
+        // Only archetype instances have children.
+        let entry = instance.as_mut()?;
+        scan.eat(b':')?;
+        let at = scan.value_start();
+        let name = scan.string()?;
+        entry.name_spans.1 = at..at + name.len() + 2;
+        entry.child = Some(Cow::Borrowed(name));
+        key = scan.next_key(b'}')?;
+    }
+    Some(key)
+}
+
+/// Reads an entity's `components` object: an archetype instance's values kept as text in its
+/// entry, a plain entity's decoded into `builder` (`seen`: the names read, to refuse one
+/// written twice).
+fn read_json_components<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+    builder: &mut EntityBuilder,
+    seen: &mut Vec<&'a str>,
+    mut instance: Option<&mut Entry<'a>>,
+) -> Option<()> {
+    scan.eat(b'{')?;
+    if scan.eat_empty(b'}')? {
+        return Some(());
+    }
+    loop {
+        let name = scan.string()?;
+        if seen.contains(&name) || !take_value(load) {
+            return None;
+        }
+        seen.push(name);
+        scan.eat(b':')?;
+        match &mut instance {
+            Some(entry) => {
+                let at = scan.value_start();
+                let value = scan.raw_value()?;
+                let payload = if value == "null" {
+                    Payload::Removed
+                } else {
+                    Payload::Json(value)
+                };
+                entry.components.push((Cow::Borrowed(name), at, payload));
+            }
+            None => read_json_component(load, scan, world, name, builder)?,
+        }
+        if scan.eat_close(b'}')? {
+            return Some(());
+        }
+    }
+}
+
 /// The first pass: gives every entry its handle, captures the archetype instances and counts
 /// the plain entities by component set (keyed by their component name indices in the order
 /// written, the same for every entity with those components as the library writes them).
@@ -765,21 +793,9 @@ fn scan_binary<'a>(
             return None;
         }
         for _ in 0..head.components {
-            let (at, index, kind, payload) = read_component(reader)?;
+            let value @ (_, index, kind, _) = read_component(reader)?;
             match &mut instance {
-                Some(entry) => {
-                    let payload = match kind {
-                        KIND_TYPED => Payload::Postcard(payload),
-                        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
-                        KIND_REMOVED => Payload::Removed,
-                        _ => return None,
-                    };
-                    let name = *tables.names.get(index)?;
-                    if entry.components.iter().any(|(seen, ..)| seen == name) {
-                        return None;
-                    }
-                    entry.components.push((Cow::Borrowed(name), at, payload));
-                }
+                Some(entry) => push_instance_value(entry, tables, value)?,
                 // Nothing to remove from a plain entity; the careful path says so.
                 None if kind != KIND_TYPED => return None,
                 None => key.push(index),
@@ -795,17 +811,48 @@ fn scan_binary<'a>(
         }
         let group = match by_key.get(key.as_slice()) {
             Some(group) => *group,
-            None => {
-                let group = u32::try_from(found.groups.len()).ok()?;
-                found.groups.push(Group::new(&key, &tables.plain)?);
-                by_key.insert(key.clone(), group);
-                group
-            }
+            None => new_group(&mut found, &mut by_key, &key, &tables.plain)?,
         };
         found.groups.get_mut(group as usize)?.len += 1;
         found.group_of.push(group);
     }
     Some(found)
+}
+
+/// Adds a component value (as [`read_component`] read it) to an archetype instance's entry.
+/// `None` for an unknown payload kind or component, or one written twice (the careful path's
+/// to report).
+fn push_instance_value<'a>(
+    entry: &mut Entry<'a>,
+    tables: &Tables<'a>,
+    (at, index, kind, payload): (usize, usize, u8, &'a [u8]),
+) -> Option<()> {
+    let payload = match kind {
+        KIND_TYPED => Payload::Postcard(payload),
+        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
+        KIND_REMOVED => Payload::Removed,
+        _ => return None,
+    };
+    let name = *tables.names.get(index)?;
+    if entry.components.iter().any(|(seen, ..)| seen == name) {
+        return None;
+    }
+    entry.components.push((Cow::Borrowed(name), at, payload));
+    Some(())
+}
+
+/// Starts the group of the plain entities with the components `key` names (see
+/// [`Group::new`]); its index.
+fn new_group(
+    found: &mut Groups,
+    by_key: &mut FxHashMap<Vec<usize>, u32>,
+    key: &[usize],
+    plain: &[Option<ComponentId>],
+) -> Option<u32> {
+    let group = u32::try_from(found.groups.len()).ok()?;
+    found.groups.push(Group::new(key, plain)?);
+    by_key.insert(key.to_vec(), group);
+    Some(group)
 }
 
 impl Group {
