@@ -53,6 +53,28 @@ use crate::scene::load::{
 /// after reserving more.
 const RESERVE_AHEAD: u32 = 256;
 
+/// Why the fast path handed a scene over to the careful path (which loads it, or reports its
+/// problem, placed). The world is as it was either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GiveUp {
+    /// Something the one-pass reader does not take: text or bytes not laid out as the library
+    /// writes them, a value that does not decode, an ID twice or already in the world, a
+    /// limit gone over.
+    Unexpected,
+    /// A binary scene with values of a component that changed since it was saved (read by
+    /// their saved layout).
+    ChangedComponent,
+    /// A reference to an entity the scene does not hold.
+    DanglingReference,
+    /// A shared value with a field its type does not have.
+    UnknownSharedField,
+    /// The archetype instances: an entry with a problem, one to leave out or named by a former
+    /// name, or one that could not be built.
+    Instances,
+    /// Something to warn about (the careful path reports it, placed).
+    Warning,
+}
+
 /// Loads a JSON scene in one pass, or returns `None` (with the world as it was) for the careful
 /// path to load or to report.
 pub(super) fn load_json_fast(
@@ -60,6 +82,11 @@ pub(super) fn load_json_fast(
     world: &mut World,
     text: &str,
 ) -> Option<LoadedScene> {
+    json_fast(context, world, text).ok()
+}
+
+/// [`load_json_fast`], saying why it gave up.
+fn json_fast(context: &Context<'_>, world: &mut World, text: &str) -> Result<LoadedScene, GiveUp> {
     load_fast(context, world, RefWire::Text, |load, world| {
         read_json(load, &mut Scanner { text, pos: 0 }, world)
     })
@@ -72,6 +99,15 @@ pub(super) fn load_binary_fast(
     world: &mut World,
     bytes: &[u8],
 ) -> Option<LoadedScene> {
+    binary_fast(context, world, bytes).ok()
+}
+
+/// [`load_binary_fast`], saying why it gave up.
+fn binary_fast(
+    context: &Context<'_>,
+    world: &mut World,
+    bytes: &[u8],
+) -> Result<LoadedScene, GiveUp> {
     load_fast(context, world, RefWire::Number, |load, world| {
         read_binary(load, bytes, world)
     })
@@ -82,8 +118,8 @@ fn load_fast<'c, 'a>(
     context: &'c Context<'c>,
     world: &mut World,
     wire: RefWire,
-    read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Option<()>,
-) -> Option<LoadedScene> {
+    read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Result<(), GiveUp>,
+) -> Result<LoadedScene, GiveUp> {
     let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
     let refs = Rc::new(RefCell::new(RefState::default()));
     let mut load = Load {
@@ -103,16 +139,19 @@ fn load_fast<'c, 'a>(
     let loaded = read(&mut load, world);
     // This path does not place what it warns about: the careful path reports it, placed.
     let warned = !context.take_warnings().is_empty();
-    let loaded = loaded.filter(|()| !warned);
+    let loaded = match (loaded, warned) {
+        (Ok(()), true) => Err(GiveUp::Warning),
+        (read, _) => read,
+    };
     let mut state = refs.take();
     for handle in state.pool.drain(..) {
         let _ = world.despawn(handle);
     }
-    if loaded.is_none() {
+    if let Err(why) = loaded {
         for handle in state.ids.values().copied().chain(load.followed.handles()) {
             let _ = world.despawn(handle);
         }
-        return None;
+        return Err(why);
     }
     let mut loaded = LoadedScene {
         entities: load.entities,
@@ -123,7 +162,7 @@ fn load_fast<'c, 'a>(
         meta: None,
     };
     follow_archetypes(context, world, &mut loaded, load.followed, load.head.meta);
-    Some(loaded)
+    Ok(loaded)
 }
 
 /// What one load has built so far.
@@ -229,27 +268,47 @@ fn read_entities_with<'a>(
     world: &mut World,
     shared: FxHashMap<u64, String>,
     read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Option<()>,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     let (built, table) = with_load_table(LoadTable::new(shared), || {
         let mapper = ScanRefs {
             state: load.refs.clone(),
             wire: load.wire,
         };
         let (read, _) = with_mapper(mapper, || read(load, world));
-        read?;
+        read.ok_or(GiveUp::Unexpected)?;
         // A reference to an entity the scene does not hold.
         if !load.refs.borrow().pending.is_empty() {
-            return None;
+            return Err(GiveUp::DanglingReference);
         }
-        spawn_pristine(load, world)?;
-        build_all_instances(load, world)
+        spawn_pristine(load, world).ok_or(GiveUp::Instances)?;
+        build_all_instances(load, world).ok_or(GiveUp::Instances)
     });
     // A shared value with a field its type does not have: the careful path reports it.
-    built.filter(|()| table.unknown_fields().is_empty())
+    built.and_then(|()| match table.unknown_fields().is_empty() {
+        true => Ok(()),
+        false => Err(GiveUp::UnknownSharedField),
+    })
 }
 
 /// `{"format": 2, ("shared": {...},)? "entities": [...]}` and nothing after it.
-fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut World) -> Option<()> {
+fn read_json<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+) -> Result<(), GiveUp> {
+    let shared = read_json_head(load, scan).ok_or(GiveUp::Unexpected)?;
+    read_entities_with(load, world, shared, |load, world| {
+        read_json_entities(load, scan, world)
+    })?;
+    (scan.eat(b'}').filter(|()| scan.at_end())).ok_or(GiveUp::Unexpected)
+}
+
+/// Everything before the entity list: the format, `meta`, the archetype table (into the
+/// load's head) and the shared table (returned), up to the list's `:`.
+fn read_json_head<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+) -> Option<FxHashMap<u64, String>> {
     scan.eat(b'{')?;
     scan.key(keys::FORMAT)?;
     scan.literal(&SCENE_FORMAT_VERSION.to_string())?;
@@ -289,11 +348,7 @@ fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut Wo
         return None;
     }
     scan.eat(b':')?;
-    read_entities_with(load, world, shared, |load, world| {
-        read_json_entities(load, scan, world)
-    })?;
-    scan.eat(b'}')?;
-    scan.at_end().then_some(())
+    Some(shared)
 }
 
 /// The entity list; each plain entity is complete in the world when its entry ends.
@@ -572,26 +627,29 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
 /// their set of components. The second ([`spawn_binary`]) decodes the values, every reference
 /// resolving as it is read, each straight into its column of a hecs column batch sized by the
 /// count, and spawns each batch on its handles at once.
-fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) -> Option<()> {
-    let (mut reader, version) = open_binary(bytes).ok()?;
+fn read_binary<'a>(
+    load: &mut Load<'_, 'a>,
+    bytes: &'a [u8],
+    world: &mut World,
+) -> Result<(), GiveUp> {
+    let (mut reader, version) = open_binary(bytes).map_err(|_| GiveUp::Unexpected)?;
     if !is_readable_binary(version) {
-        return None;
+        return Err(GiveUp::Unexpected);
     }
-    let mut header = read_tables(&mut reader, version).ok()?;
+    let mut header = read_tables(&mut reader, version).map_err(|_| GiveUp::Unexpected)?;
     // Values of a component that changed since the save are read by their saved layout: the
     // careful path does that.
     let evolved = evolved_layouts(load.context.registry, &header.components, &header.layouts);
     if evolved.iter().any(Option::is_some) {
-        return None;
+        return Err(GiveUp::ChangedComponent);
     }
     load.head = SceneHead {
         meta: header.meta.take(),
         nodes: header.nodes.take(),
     };
-    let count = reader.count("entity count", 11).ok()?;
-    if count > load.context.options.limits.max_scene_entities {
-        return None;
-    }
+    let count = (reader.count("entity count", 11).ok())
+        .filter(|count| *count <= load.context.options.limits.max_scene_entities)
+        .ok_or(GiveUp::Unexpected)?;
     let tables = Tables {
         plain: header
             .components
@@ -605,7 +663,9 @@ fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) 
     load.refs.borrow_mut().ids.reserve(count);
     // Every entry's handle, taken in order; whatever is left when the load gives up is
     // released with the pool.
-    let mut handles: Vec<Entity> = world.reserve_entities(u32::try_from(count).ok()?).collect();
+    let mut handles: Vec<Entity> = world
+        .reserve_entities(u32::try_from(count).map_err(|_| GiveUp::Unexpected)?)
+        .collect();
     handles.reverse();
     load.refs.borrow_mut().pool = handles;
     read_entities_with(load, world, header.shared, |load, world| {
@@ -1585,5 +1645,27 @@ mod tests {
         assert!(fast(&text, &mut world, &library, &options).is_none());
         assert!(fast_binary(&bytes, &mut world, &library, &options).is_none());
         assert_eq!(world.len(), len);
+    }
+
+    #[test]
+    fn says_why_it_gives_up() {
+        let library = library();
+        let text = save(&world(&library), &library);
+        let options = SceneLoadOptions::default();
+        let why = |what: &str| {
+            let cases = unexpected_json(&text);
+            let (_, case) = cases.iter().find(|(case, _)| *case == what).unwrap();
+            let mut world = World::new();
+            let context = Context::new(None, &library, &options);
+            let why = json_fast(&context, &mut world, case).err();
+            assert_eq!(world.len(), 0, "{what}: the world changed");
+            why
+        };
+        assert_eq!(why("a dangling reference"), Some(GiveUp::DanglingReference));
+        assert_eq!(why("an unknown archetype"), Some(GiveUp::Instances));
+        assert_eq!(why("trailing text"), Some(GiveUp::Unexpected));
+        let mut world = World::new();
+        let context = Context::new(None, &library, &options);
+        assert!(json_fast(&context, &mut world, &text).is_ok());
     }
 }
