@@ -57,10 +57,17 @@ const RESERVE_AHEAD: u32 = 256;
 /// problem, placed). The world is as it was either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum GiveUp {
-    /// Something the one-pass reader does not take: text or bytes not laid out as the library
-    /// writes them, a value that does not decode, an ID twice or already in the world, a
-    /// limit gone over.
-    Unexpected,
+    /// Text or bytes not laid out as the library writes them: keys out of order, escapes,
+    /// another format, something cut short or after the end, bytes that fail their checksum.
+    Layout,
+    /// A limit gone over (entities, component values).
+    TooLarge,
+    /// An ID twice, or one already in the world without [`IdConflict::Remap`].
+    Id,
+    /// A component not registered, or named twice for one entity.
+    Component,
+    /// A value that does not decode.
+    Value,
     /// A binary scene with values of a component that changed since it was saved (read by
     /// their saved layout).
     ChangedComponent,
@@ -267,7 +274,7 @@ fn read_entities_with<'a>(
     load: &mut Load<'_, 'a>,
     world: &mut World,
     shared: FxHashMap<u64, String>,
-    read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Option<()>,
+    read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Result<(), GiveUp>,
 ) -> Result<(), GiveUp> {
     let (built, table) = with_load_table(LoadTable::new(shared), || {
         let mapper = ScanRefs {
@@ -275,7 +282,7 @@ fn read_entities_with<'a>(
             wire: load.wire,
         };
         let (read, _) = with_mapper(mapper, || read(load, world));
-        read.ok_or(GiveUp::Unexpected)?;
+        read?;
         // A reference to an entity the scene does not hold.
         if !load.refs.borrow().pending.is_empty() {
             return Err(GiveUp::DanglingReference);
@@ -296,11 +303,12 @@ fn read_json<'a>(
     scan: &mut Scanner<'a>,
     world: &mut World,
 ) -> Result<(), GiveUp> {
-    let shared = read_json_head(load, scan).ok_or(GiveUp::Unexpected)?;
+    let shared = read_json_head(load, scan)?;
     read_entities_with(load, world, shared, |load, world| {
         read_json_entities(load, scan, world)
     })?;
-    (scan.eat(b'}').filter(|()| scan.at_end())).ok_or(GiveUp::Unexpected)
+    scan.eat(b'}')?;
+    scan.at_end().then_some(()).ok_or(LAYOUT)
 }
 
 /// Everything before the entity list: the format, `meta`, the archetype table (into the
@@ -308,7 +316,7 @@ fn read_json<'a>(
 fn read_json_head<'a>(
     load: &mut Load<'_, 'a>,
     scan: &mut Scanner<'a>,
-) -> Option<FxHashMap<u64, String>> {
+) -> Result<FxHashMap<u64, String>, GiveUp> {
     scan.eat(b'{')?;
     scan.key(keys::FORMAT)?;
     scan.literal(&SCENE_FORMAT_VERSION.to_string())?;
@@ -317,13 +325,13 @@ fn read_json_head<'a>(
     let mut key = scan.string()?;
     if key == keys::META {
         scan.eat(b':')?;
-        load.head.meta = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        load.head.meta = Some(serde_json::from_str(scan.raw_value()?).map_err(|_| LAYOUT)?);
         scan.eat(b',')?;
         key = scan.string()?;
     }
     if key == keys::ARCHETYPES {
         scan.eat(b':')?;
-        load.head.nodes = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        load.head.nodes = Some(serde_json::from_str(scan.raw_value()?).map_err(|_| LAYOUT)?);
         scan.eat(b',')?;
         key = scan.string()?;
     }
@@ -335,7 +343,7 @@ fn read_json_head<'a>(
                 let name = scan.string()?;
                 scan.eat(b':')?;
                 let value = scan.raw_value()?;
-                shared.insert(shared_key(name)?, value.to_string());
+                shared.insert(shared_key(name).ok_or(LAYOUT)?, value.to_string());
                 if scan.eat_close(b'}')? {
                     break;
                 }
@@ -345,10 +353,10 @@ fn read_json_head<'a>(
         key = scan.string()?;
     }
     if key != keys::ENTITIES {
-        return None;
+        return Err(LAYOUT);
     }
     scan.eat(b':')?;
-    Some(shared)
+    Ok(shared)
 }
 
 /// The entity list; each plain entity is complete in the world when its entry ends.
@@ -356,20 +364,20 @@ fn read_json_entities<'a>(
     load: &mut Load<'_, 'a>,
     scan: &mut Scanner<'a>,
     world: &mut World,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     scan.eat(b'[')?;
     if scan.eat_empty(b']')? {
-        return Some(());
+        return Ok(());
     }
     let mut builder = EntityBuilder::new();
     let mut seen: Vec<&'a str> = Vec::new();
     loop {
         read_json_entity(load, scan, world, &mut builder, &mut seen)?;
         if load.entities.len() > load.context.options.limits.max_scene_entities {
-            return None;
+            return Err(GiveUp::TooLarge);
         }
         if scan.eat_close(b']')? {
-            return Some(());
+            return Ok(());
         }
     }
 }
@@ -381,11 +389,11 @@ fn read_json_entity<'a>(
     world: &mut World,
     builder: &mut EntityBuilder,
     seen: &mut Vec<&'a str>,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     scan.eat(b'{')?;
     scan.key(keys::ID)?;
     let offset = scan.value_start();
-    let id = scan.string()?.parse::<StableId>().ok()?;
+    let id = scan.string()?.parse::<StableId>().map_err(|_| LAYOUT)?;
     let mut instance = None;
     seen.clear();
     reserve_ahead(load, world);
@@ -399,7 +407,7 @@ fn read_json_entity<'a>(
         }
         // Anything else (an unknown key, keys out of order) is for the careful path.
         if !key.is_empty() {
-            return None;
+            return Err(LAYOUT);
         }
     }
     finish_entity(load, world, id, instance, builder)
@@ -412,19 +420,19 @@ fn read_json_component<'a>(
     world: &World,
     name: &str,
     builder: &mut EntityBuilder,
-) -> Option<()> {
-    let component = scene_component(load.context.registry, name)?;
+) -> Result<(), GiveUp> {
+    let component = scene_component(load.context.registry, name).ok_or(GiveUp::Component)?;
     let start = scan.value_start();
-    let rest = scan.text.get(start..)?;
+    let rest = scan.text.get(start..).ok_or(LAYOUT)?;
     if rest.starts_with("null") {
         // `null` removes an archetype's component; a plain entity simply lacks it.
         let value = scan.raw_value()?;
-        return (value == "null").then_some(());
+        return (value == "null").then_some(()).ok_or(LAYOUT);
     }
     let ops = load.context.registry.ops(component);
-    let length = decode(load, world, || ops.read_json_prefix_into(rest, builder))?;
-    scan.pos = start + length;
-    Some(())
+    let decoded = decode(load, world, || ops.read_json_prefix_into(rest, builder));
+    scan.pos = start + decoded.ok_or(GiveUp::Value)?;
+    Ok(())
 }
 
 /// Counts one more component value; `false` once the scene holds more than the limit allows
@@ -474,20 +482,22 @@ fn finish_entity<'a>(
     id: StableId,
     instance: Option<Entry<'a>>,
     builder: &mut EntityBuilder,
-) -> Option<()> {
-    let own_id = own_id(load, id)?;
+) -> Result<(), GiveUp> {
+    let own_id = own_id(load, id).ok_or(GiveUp::Id)?;
     let mut pending_instance = None;
     let mut state = load.refs.borrow_mut();
     let handle = match (state.ids.entry(id), instance) {
         // Referred to before: it has a reserved handle, unless it is a duplicate.
         (MapEntry::Occupied(reserved), instance) => {
             let handle = *reserved.get();
-            state.pending.remove(&id).then_some(())?;
+            state.pending.remove(&id).then_some(()).ok_or(GiveUp::Id)?;
             match instance {
                 Some(entry) => pending_instance = Some(entry),
                 None => {
                     builder.add(own_id);
-                    world.insert(handle, builder.build()).ok()?;
+                    world
+                        .insert(handle, builder.build())
+                        .map_err(|_| GiveUp::Id)?;
                 }
             }
             handle
@@ -507,18 +517,19 @@ fn finish_entity<'a>(
         take_instance(load, entry, own_id, handle)?;
     }
     load.entities.push(handle);
-    Some(())
+    Ok(())
 }
 
 /// An archetype instance entry with its handle: an untouched instance of a single-entity
-/// archetype joins its archetype's batch, any other waits for [`build_all_instances`]. `None`
-/// for an entry the careful path is to report (an unknown archetype, a former name).
+/// archetype joins its archetype's batch, any other waits for [`build_all_instances`].
+/// [`GiveUp::Instances`] for an entry the careful path is to report (an unknown archetype, a
+/// former name).
 fn take_instance<'a>(
     load: &mut Load<'_, 'a>,
     entry: Entry<'a>,
     own_id: StableId,
     handle: Entity,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     let group = match (&entry.archetype, &entry.child) {
         (Some(Cow::Borrowed(name)), None) if entry.components.is_empty() => {
             pristine_group(load, name)?
@@ -535,15 +546,15 @@ fn take_instance<'a>(
             load.instance_handles.push(handle);
         }
     }
-    Some(())
+    Ok(())
 }
 
 /// The batch untouched instances of archetype `name` (as written) join, planned once per
-/// archetype: `Some(None)` when its instances are built one by one (it has children or
-/// references), `None` when the careful path is to report the name.
-fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<usize>> {
+/// archetype: `Ok(None)` when its instances are built one by one (it has children or
+/// references), [`GiveUp::Instances`] when the careful path is to report the name.
+fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Result<Option<usize>, GiveUp> {
     if let Some(group) = load.pristine.by_name.get(name) {
-        return Some(*group);
+        return Ok(*group);
     }
     let probe = Entry {
         id: StableId(0),
@@ -553,11 +564,12 @@ fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<u
         name_spans: (0..0, 0..0),
         components: Vec::new(),
     };
-    let plan = plan_entry(load.context, &probe, load.head.nodes.as_ref()).ok()?;
+    let plan = plan_entry(load.context, &probe, load.head.nodes.as_ref());
+    let plan = plan.map_err(|_| GiveUp::Instances)?;
     if plan.left_out.is_some() || !plan.renamed.is_empty() {
-        return None;
+        return Err(GiveUp::Instances);
     }
-    let (marker, archetype, node) = plan.instance?;
+    let (marker, archetype, node) = plan.instance.ok_or(GiveUp::Instances)?;
     let single = archetype.compiled.as_ref().is_some_and(|compiled| {
         compiled.nodes.len() == 1 && compiled.nodes[0].with_refs.is_empty()
     });
@@ -571,7 +583,7 @@ fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<u
         load.pristine.groups.len() - 1
     });
     load.pristine.by_name.insert(name, group);
-    Some(group)
+    Ok(group)
 }
 
 /// Puts the untouched instances into the world on their handles: a column batch per
@@ -632,11 +644,11 @@ fn read_binary<'a>(
     bytes: &'a [u8],
     world: &mut World,
 ) -> Result<(), GiveUp> {
-    let (mut reader, version) = open_binary(bytes).map_err(|_| GiveUp::Unexpected)?;
+    let (mut reader, version) = open_binary(bytes).map_err(|_| LAYOUT)?;
     if !is_readable_binary(version) {
-        return Err(GiveUp::Unexpected);
+        return Err(LAYOUT);
     }
-    let mut header = read_tables(&mut reader, version).map_err(|_| GiveUp::Unexpected)?;
+    let mut header = read_tables(&mut reader, version).map_err(|_| LAYOUT)?;
     // Values of a component that changed since the save are read by their saved layout: the
     // careful path does that.
     let evolved = evolved_layouts(load.context.registry, &header.components, &header.layouts);
@@ -647,9 +659,10 @@ fn read_binary<'a>(
         meta: header.meta.take(),
         nodes: header.nodes.take(),
     };
-    let count = (reader.count("entity count", 11).ok())
-        .filter(|count| *count <= load.context.options.limits.max_scene_entities)
-        .ok_or(GiveUp::Unexpected)?;
+    let count = reader.count("entity count", 11).map_err(|_| LAYOUT)?;
+    if count > load.context.options.limits.max_scene_entities {
+        return Err(GiveUp::TooLarge);
+    }
     let tables = Tables {
         plain: header
             .components
@@ -664,7 +677,7 @@ fn read_binary<'a>(
     // Every entry's handle, taken in order; whatever is left when the load gives up is
     // released with the pool.
     let mut handles: Vec<Entity> = world
-        .reserve_entities(u32::try_from(count).map_err(|_| GiveUp::Unexpected)?)
+        .reserve_entities(u32::try_from(count).map_err(|_| GiveUp::TooLarge)?)
         .collect();
     handles.reverse();
     load.refs.borrow_mut().pool = handles;
@@ -672,9 +685,9 @@ fn read_binary<'a>(
         let entries = reader.clone();
         let groups = scan_binary(load, &mut reader, count, &tables)?;
         if !reader.is_at_end() {
-            return None;
+            return Err(LAYOUT);
         }
-        spawn_binary(load, world, entries, &tables, &groups)
+        spawn_binary(load, world, entries, &tables, &groups).ok_or(GiveUp::Value)
     })
 }
 
@@ -749,7 +762,7 @@ fn read_json_names<'a>(
     (id, offset): (StableId, usize),
     mut key: &'a str,
     instance: &mut Option<Entry<'a>>,
-) -> Option<&'a str> {
+) -> Result<&'a str, GiveUp> {
     if key == keys::ARCHETYPE {
         scan.eat(b':')?;
         let at = scan.value_start();
@@ -766,7 +779,7 @@ fn read_json_names<'a>(
     }
     if key == keys::CHILD {
         // Only archetype instances have children.
-        let entry = instance.as_mut()?;
+        let entry = instance.as_mut().ok_or(LAYOUT)?;
         scan.eat(b':')?;
         let at = scan.value_start();
         let name = scan.string()?;
@@ -774,7 +787,7 @@ fn read_json_names<'a>(
         entry.child = Some(Cow::Borrowed(name));
         key = scan.next_key(b'}')?;
     }
-    Some(key)
+    Ok(key)
 }
 
 /// Reads an entity's `components` object: an archetype instance's values kept as text in its
@@ -787,15 +800,18 @@ fn read_json_components<'a>(
     builder: &mut EntityBuilder,
     seen: &mut Vec<&'a str>,
     mut instance: Option<&mut Entry<'a>>,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     scan.eat(b'{')?;
     if scan.eat_empty(b'}')? {
-        return Some(());
+        return Ok(());
     }
     loop {
         let name = scan.string()?;
-        if seen.contains(&name) || !take_value(load) {
-            return None;
+        if seen.contains(&name) {
+            return Err(GiveUp::Component);
+        }
+        if !take_value(load) {
+            return Err(GiveUp::TooLarge);
         }
         seen.push(name);
         scan.eat(b':')?;
@@ -813,7 +829,7 @@ fn read_json_components<'a>(
             None => read_json_component(load, scan, world, name, builder)?,
         }
         if scan.eat_close(b'}')? {
-            return Some(());
+            return Ok(());
         }
     }
 }
@@ -826,7 +842,7 @@ fn scan_binary<'a>(
     reader: &mut BinaryReader<'a>,
     count: usize,
     tables: &Tables<'a>,
-) -> Option<Groups> {
+) -> Result<Groups, GiveUp> {
     let mut by_key: FxHashMap<Vec<usize>, u32> = FxHashMap::default();
     let mut found = Groups {
         groups: Vec::new(),
@@ -834,7 +850,7 @@ fn scan_binary<'a>(
     };
     let mut key: Vec<usize> = Vec::new();
     for _ in 0..count {
-        let head = read_head(reader, tables)?;
+        let head = read_head(reader, tables).ok_or(LAYOUT)?;
         let mut instance = match head.archetype {
             Some(archetype) => Some(Entry {
                 id: head.id,
@@ -845,23 +861,23 @@ fn scan_binary<'a>(
                 components: Vec::new(),
             }),
             None if head.child.is_empty() => None,
-            None => return None,
+            None => return Err(LAYOUT),
         };
         key.clear();
         load.values += head.components;
         if load.values > load.context.options.limits.max_scene_values {
-            return None;
+            return Err(GiveUp::TooLarge);
         }
         for _ in 0..head.components {
-            let value @ (_, index, kind, _) = read_component(reader)?;
+            let value @ (_, index, kind, _) = read_component(reader).ok_or(LAYOUT)?;
             match &mut instance {
                 Some(entry) => push_instance_value(entry, tables, value)?,
                 // Nothing to remove from a plain entity; the careful path says so.
-                None if kind != KIND_TYPED => return None,
+                None if kind != KIND_TYPED => return Err(LAYOUT),
                 None => key.push(index),
             }
         }
-        let handle = take_handle(load, head.id)?;
+        let handle = take_handle(load, head.id).ok_or(GiveUp::Id)?;
         load.entities.push(handle);
         if let Some(entry) = instance {
             let own_id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
@@ -873,32 +889,32 @@ fn scan_binary<'a>(
             Some(group) => *group,
             None => new_group(&mut found, &mut by_key, &key, &tables.plain)?,
         };
-        found.groups.get_mut(group as usize)?.len += 1;
+        found.groups.get_mut(group as usize).ok_or(LAYOUT)?.len += 1;
         found.group_of.push(group);
     }
-    Some(found)
+    Ok(found)
 }
 
 /// Adds a component value (as [`read_component`] read it) to an archetype instance's entry.
-/// `None` for an unknown payload kind or component, or one written twice (the careful path's
-/// to report).
+/// [`GiveUp::Layout`] for an unknown payload kind or component index, [`GiveUp::Component`] for
+/// one written twice (the careful path's to report).
 fn push_instance_value<'a>(
     entry: &mut Entry<'a>,
     tables: &Tables<'a>,
     (at, index, kind, payload): (usize, usize, u8, &'a [u8]),
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     let payload = match kind {
         KIND_TYPED => Payload::Postcard(payload),
-        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
+        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).map_err(|_| LAYOUT)?),
         KIND_REMOVED => Payload::Removed,
-        _ => return None,
+        _ => return Err(LAYOUT),
     };
-    let name = *tables.names.get(index)?;
+    let name = *tables.names.get(index).ok_or(LAYOUT)?;
     if entry.components.iter().any(|(seen, ..)| seen == name) {
-        return None;
+        return Err(GiveUp::Component);
     }
     entry.components.push((Cow::Borrowed(name), at, payload));
-    Some(())
+    Ok(())
 }
 
 /// Starts the group of the plain entities with the components `key` names (see
@@ -908,11 +924,13 @@ fn new_group(
     by_key: &mut FxHashMap<Vec<usize>, u32>,
     key: &[usize],
     plain: &[Option<ComponentId>],
-) -> Option<u32> {
-    let group = u32::try_from(found.groups.len()).ok()?;
-    found.groups.push(Group::new(key, plain)?);
+) -> Result<u32, GiveUp> {
+    let group = u32::try_from(found.groups.len()).map_err(|_| GiveUp::TooLarge)?;
+    found
+        .groups
+        .push(Group::new(key, plain).ok_or(GiveUp::Component)?);
     by_key.insert(key.to_vec(), group);
-    Some(group)
+    Ok(group)
 }
 
 impl Group {
@@ -1114,8 +1132,12 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
     Some(())
 }
 
+/// The fast path's most common give-up: the text or bytes are not as the library writes them.
+const LAYOUT: GiveUp = GiveUp::Layout;
+
 /// Reads the structure of a scene document: whitespace, punctuation, plain strings. Anything
-/// unusual (escapes in a string, control characters) is `None`: the careful path's business.
+/// unusual (escapes in a string, control characters) is [`GiveUp::Layout`]: the careful path's
+/// business.
 struct Scanner<'a> {
     text: &'a str,
     pos: usize,
@@ -1135,95 +1157,97 @@ impl<'a> Scanner<'a> {
         self.pos
     }
 
-    fn peek(&mut self) -> Option<u8> {
+    fn peek(&mut self) -> Result<u8, GiveUp> {
         self.skip_whitespace();
-        self.text.as_bytes().get(self.pos).copied()
+        self.text.as_bytes().get(self.pos).copied().ok_or(LAYOUT)
     }
 
-    fn eat(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.pos += 1)
+    fn eat(&mut self, byte: u8) -> Result<(), GiveUp> {
+        (self.peek()? == byte).then(|| self.pos += 1).ok_or(LAYOUT)
     }
 
     /// At the start of an object or array: `true` if it is empty (closed by `close`, eaten).
-    fn eat_empty(&mut self, close: u8) -> Option<bool> {
+    fn eat_empty(&mut self, close: u8) -> Result<bool, GiveUp> {
         let empty = self.peek()? == close;
         self.pos += usize::from(empty);
-        Some(empty)
+        Ok(empty)
     }
 
     /// After a member or element: `true` at the closing `close` (eaten), `false` after a comma
-    /// (eaten), `None` otherwise.
-    fn eat_close(&mut self, close: u8) -> Option<bool> {
+    /// (eaten), [`GiveUp::Layout`] otherwise.
+    fn eat_close(&mut self, close: u8) -> Result<bool, GiveUp> {
         match self.peek()? {
             b',' => {
                 self.pos += 1;
-                Some(false)
+                Ok(false)
             }
             byte if byte == close => {
                 self.pos += 1;
-                Some(true)
+                Ok(true)
             }
-            _ => None,
+            _ => Err(LAYOUT),
         }
     }
 
     /// The next member's key, or `""` at the object's end (both eaten).
-    fn next_key(&mut self, close: u8) -> Option<&'a str> {
+    fn next_key(&mut self, close: u8) -> Result<&'a str, GiveUp> {
         if self.eat_close(close)? {
-            return Some("");
+            return Ok("");
         }
         self.string()
     }
 
     /// `"key":`, exactly.
-    fn key(&mut self, key: &str) -> Option<()> {
-        (self.string()? == key).then_some(())?;
+    fn key(&mut self, key: &str) -> Result<(), GiveUp> {
+        (self.string()? == key).then_some(()).ok_or(LAYOUT)?;
         self.eat(b':')
     }
 
     /// A string without escapes or control characters; its contents.
-    fn string(&mut self) -> Option<&'a str> {
+    fn string(&mut self) -> Result<&'a str, GiveUp> {
         self.eat(b'"')?;
         let bytes = self.text.as_bytes();
         let start = self.pos;
         let mut end = start;
         loop {
-            match *bytes.get(end)? {
+            match *bytes.get(end).ok_or(LAYOUT)? {
                 b'"' => break,
-                b'\\' | 0..=0x1f => return None,
+                b'\\' | 0..=0x1f => return Err(LAYOUT),
                 _ => end += 1,
             }
         }
         self.pos = end + 1;
-        self.text.get(start..end)
+        self.text.get(start..end).ok_or(LAYOUT)
     }
 
     /// A number or literal written exactly as `literal`.
-    fn literal(&mut self, literal: &str) -> Option<()> {
+    fn literal(&mut self, literal: &str) -> Result<(), GiveUp> {
         let start = self.value_start();
         let end = start + literal.len();
-        (self.text.get(start..end)? == literal).then_some(())?;
+        (self.text.get(start..end).ok_or(LAYOUT)? == literal)
+            .then_some(())
+            .ok_or(LAYOUT)?;
         let next = self.text.as_bytes().get(end).copied();
         if !matches!(
             next,
             Some(b' ' | b'\n' | b'\t' | b'\r' | b',' | b'}' | b']') | None
         ) {
-            return None;
+            return Err(LAYOUT);
         }
         self.pos = end;
-        Some(())
+        Ok(())
     }
 
     /// Any JSON value, checked by serde_json; its text.
-    fn raw_value(&mut self) -> Option<&'a str> {
+    fn raw_value(&mut self) -> Result<&'a str, GiveUp> {
         let start = self.value_start();
-        let rest = self.text.get(start..)?;
+        let rest = self.text.get(start..).ok_or(LAYOUT)?;
         let mut values =
             serde_json::Deserializer::from_str(rest).into_iter::<serde::de::IgnoredAny>();
-        values.next()?.ok()?;
+        values.next().ok_or(LAYOUT)?.map_err(|_| LAYOUT)?;
         let end = start + values.byte_offset();
         self.pos = end;
-        self.text.get(start..end)
+        self.text.get(start..end).ok_or(LAYOUT)
     }
 
     /// Only whitespace is left.
@@ -1661,9 +1685,13 @@ mod tests {
             assert_eq!(world.len(), 0, "{what}: the world changed");
             why
         };
+        assert_eq!(why("keys out of order"), Some(GiveUp::Layout));
+        assert_eq!(why("trailing text"), Some(GiveUp::Layout));
+        assert_eq!(why("a duplicate entity"), Some(GiveUp::Id));
+        assert_eq!(why("an unknown component"), Some(GiveUp::Component));
+        assert_eq!(why("a value that does not decode"), Some(GiveUp::Value));
         assert_eq!(why("a dangling reference"), Some(GiveUp::DanglingReference));
         assert_eq!(why("an unknown archetype"), Some(GiveUp::Instances));
-        assert_eq!(why("trailing text"), Some(GiveUp::Unexpected));
         let mut world = World::new();
         let context = Context::new(None, &library, &options);
         assert!(json_fast(&context, &mut world, &text).is_ok());
