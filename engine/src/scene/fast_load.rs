@@ -35,6 +35,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::archetype::Archetype;
 use crate::archetype::ArchetypeInstance;
 use crate::component::ComponentId;
+use crate::component::ComponentRegistry;
 use crate::component::StableId;
 use crate::component::{with_load_table, LoadTable};
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
@@ -44,7 +45,7 @@ use crate::scene::format::{
     KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene::load::{
-    build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key,
+    build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key, Build,
     Context, Entry, IdConflict, LoadedScene, Payload, SceneHead, Source,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
@@ -53,6 +54,37 @@ use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 /// after reserving more.
 const RESERVE_AHEAD: u32 = 256;
 
+/// Why the fast path handed a scene over to the careful path (which loads it, or reports its
+/// problem, placed). The world is as it was either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GiveUp {
+    /// Text or bytes not laid out as the library writes them: keys out of order, escapes,
+    /// another format, something cut short or after the end, bytes that fail their checksum.
+    Layout,
+    /// A limit gone over (entities, component values).
+    TooLarge,
+    /// An ID twice, or one already in the world without [`IdConflict::Remap`].
+    Id,
+    /// A component not registered, or named twice for one entity.
+    Component,
+    /// A value that does not decode.
+    Value,
+    /// A binary scene with values of a component that changed since it was saved (read by
+    /// their saved layout).
+    ChangedComponent,
+    /// A reference to an entity the scene does not hold.
+    DanglingReference,
+    /// A shared value with a field its type does not have.
+    UnknownSharedField,
+    /// The archetype instances: an entry with a problem, one to leave out or named by a former
+    /// name, or one that could not be built.
+    Instances,
+    /// Something to warn about (the careful path reports it, placed).
+    Warning,
+    /// The preparation this load is part of was cancelled.
+    Cancelled,
+}
+
 /// Loads a JSON scene in one pass, or returns `None` (with the world as it was) for the careful
 /// path to load or to report.
 pub(super) fn load_json_fast(
@@ -60,6 +92,11 @@ pub(super) fn load_json_fast(
     world: &mut World,
     text: &str,
 ) -> Option<LoadedScene> {
+    json_fast(context, world, text).ok()
+}
+
+/// [`load_json_fast`], saying why it gave up.
+fn json_fast(context: &Context<'_>, world: &mut World, text: &str) -> Result<LoadedScene, GiveUp> {
     load_fast(context, world, RefWire::Text, |load, world| {
         read_json(load, &mut Scanner { text, pos: 0 }, world)
     })
@@ -72,6 +109,15 @@ pub(super) fn load_binary_fast(
     world: &mut World,
     bytes: &[u8],
 ) -> Option<LoadedScene> {
+    binary_fast(context, world, bytes).ok()
+}
+
+/// [`load_binary_fast`], saying why it gave up.
+fn binary_fast(
+    context: &Context<'_>,
+    world: &mut World,
+    bytes: &[u8],
+) -> Result<LoadedScene, GiveUp> {
     load_fast(context, world, RefWire::Number, |load, world| {
         read_binary(load, bytes, world)
     })
@@ -82,8 +128,8 @@ fn load_fast<'c, 'a>(
     context: &'c Context<'c>,
     world: &mut World,
     wire: RefWire,
-    read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Option<()>,
-) -> Option<LoadedScene> {
+    read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Result<(), GiveUp>,
+) -> Result<LoadedScene, GiveUp> {
     let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
     let refs = Rc::new(RefCell::new(RefState::default()));
     let mut load = Load {
@@ -103,16 +149,19 @@ fn load_fast<'c, 'a>(
     let loaded = read(&mut load, world);
     // This path does not place what it warns about: the careful path reports it, placed.
     let warned = !context.take_warnings().is_empty();
-    let loaded = loaded.filter(|()| !warned);
+    let loaded = match (loaded, warned) {
+        (Ok(()), true) => Err(GiveUp::Warning),
+        (read, _) => read,
+    };
     let mut state = refs.take();
     for handle in state.pool.drain(..) {
         let _ = world.despawn(handle);
     }
-    if loaded.is_none() {
+    if let Err(why) = loaded {
         for handle in state.ids.values().copied().chain(load.followed.handles()) {
             let _ = world.despawn(handle);
         }
-        return None;
+        return Err(why);
     }
     let mut loaded = LoadedScene {
         entities: load.entities,
@@ -123,7 +172,7 @@ fn load_fast<'c, 'a>(
         meta: None,
     };
     follow_archetypes(context, world, &mut loaded, load.followed, load.head.meta);
-    Some(loaded)
+    Ok(loaded)
 }
 
 /// What one load has built so far.
@@ -228,8 +277,8 @@ fn read_entities_with<'a>(
     load: &mut Load<'_, 'a>,
     world: &mut World,
     shared: FxHashMap<u64, String>,
-    read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Option<()>,
-) -> Option<()> {
+    read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Result<(), GiveUp>,
+) -> Result<(), GiveUp> {
     let (built, table) = with_load_table(LoadTable::new(shared), || {
         let mapper = ScanRefs {
             state: load.refs.clone(),
@@ -239,17 +288,38 @@ fn read_entities_with<'a>(
         read?;
         // A reference to an entity the scene does not hold.
         if !load.refs.borrow().pending.is_empty() {
-            return None;
+            return Err(GiveUp::DanglingReference);
         }
-        spawn_pristine(load, world)?;
-        build_all_instances(load, world)
+        spawn_pristine(load, world).ok_or(GiveUp::Instances)?;
+        build_all_instances(load, world).ok_or(GiveUp::Instances)
     });
     // A shared value with a field its type does not have: the careful path reports it.
-    built.filter(|()| table.unknown_fields().is_empty())
+    built.and_then(|()| match table.unknown_fields().is_empty() {
+        true => Ok(()),
+        false => Err(GiveUp::UnknownSharedField),
+    })
 }
 
 /// `{"format": 2, ("shared": {...},)? "entities": [...]}` and nothing after it.
-fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut World) -> Option<()> {
+fn read_json<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+) -> Result<(), GiveUp> {
+    let shared = read_json_head(load, scan)?;
+    read_entities_with(load, world, shared, |load, world| {
+        read_json_entities(load, scan, world)
+    })?;
+    scan.eat(b'}')?;
+    scan.at_end().then_some(()).ok_or(LAYOUT)
+}
+
+/// Everything before the entity list: the format, `meta`, the archetype table (into the
+/// load's head) and the shared table (returned), up to the list's `:`.
+fn read_json_head<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+) -> Result<FxHashMap<u64, String>, GiveUp> {
     scan.eat(b'{')?;
     scan.key(keys::FORMAT)?;
     scan.literal(&SCENE_FORMAT_VERSION.to_string())?;
@@ -258,13 +328,13 @@ fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut Wo
     let mut key = scan.string()?;
     if key == keys::META {
         scan.eat(b':')?;
-        load.head.meta = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        load.head.meta = Some(serde_json::from_str(scan.raw_value()?).map_err(|_| LAYOUT)?);
         scan.eat(b',')?;
         key = scan.string()?;
     }
     if key == keys::ARCHETYPES {
         scan.eat(b':')?;
-        load.head.nodes = Some(serde_json::from_str(scan.raw_value()?).ok()?);
+        load.head.nodes = Some(serde_json::from_str(scan.raw_value()?).map_err(|_| LAYOUT)?);
         scan.eat(b',')?;
         key = scan.string()?;
     }
@@ -276,7 +346,7 @@ fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut Wo
                 let name = scan.string()?;
                 scan.eat(b':')?;
                 let value = scan.raw_value()?;
-                shared.insert(shared_key(name)?, value.to_string());
+                shared.insert(shared_key(name).ok_or(LAYOUT)?, value.to_string());
                 if scan.eat_close(b'}')? {
                     break;
                 }
@@ -286,14 +356,10 @@ fn read_json<'a>(load: &mut Load<'_, 'a>, scan: &mut Scanner<'a>, world: &mut Wo
         key = scan.string()?;
     }
     if key != keys::ENTITIES {
-        return None;
+        return Err(LAYOUT);
     }
     scan.eat(b':')?;
-    read_entities_with(load, world, shared, |load, world| {
-        read_json_entities(load, scan, world)
-    })?;
-    scan.eat(b'}')?;
-    scan.at_end().then_some(())
+    Ok(shared)
 }
 
 /// The entity list; each plain entity is complete in the world when its entry ends.
@@ -301,25 +367,25 @@ fn read_json_entities<'a>(
     load: &mut Load<'_, 'a>,
     scan: &mut Scanner<'a>,
     world: &mut World,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     scan.eat(b'[')?;
     if scan.eat_empty(b']')? {
-        return Some(());
+        return Ok(());
     }
     let mut builder = EntityBuilder::new();
     let mut seen: Vec<&'a str> = Vec::new();
     loop {
         read_json_entity(load, scan, world, &mut builder, &mut seen)?;
         if load.entities.len() > load.context.options.limits.max_scene_entities {
-            return None;
+            return Err(GiveUp::TooLarge);
         }
         // A cancelled preparation stops here (the careful path then does not start).
         let count = load.entities.len();
         if count.is_multiple_of(REPORT_EVERY) && !report_offset(scan.pos) {
-            return None;
+            return Err(GiveUp::Cancelled);
         }
         if scan.eat_close(b']')? {
-            return Some(());
+            return Ok(());
         }
     }
 }
@@ -331,74 +397,25 @@ fn read_json_entity<'a>(
     world: &mut World,
     builder: &mut EntityBuilder,
     seen: &mut Vec<&'a str>,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     scan.eat(b'{')?;
     scan.key(keys::ID)?;
     let offset = scan.value_start();
-    let id = scan.string()?.parse::<StableId>().ok()?;
+    let id = scan.string()?.parse::<StableId>().map_err(|_| LAYOUT)?;
     let mut instance = None;
     seen.clear();
     reserve_ahead(load, world);
     if !scan.eat_close(b'}')? {
-        let mut key = scan.string()?;
-        if key == keys::ARCHETYPE {
-            scan.eat(b':')?;
-            let at = scan.value_start();
-            let name = scan.string()?;
-            instance = Some(Entry {
-                id,
-                offset,
-                archetype: Some(Cow::Borrowed(name)),
-                child: None,
-                name_spans: (at..at + name.len() + 2, offset..offset),
-                components: Vec::new(),
-            });
-            key = scan.next_key(b'}')?;
-        }
-        if key == keys::CHILD {
-            // Only archetype instances have children.
-            let entry = instance.as_mut()?;
-            scan.eat(b':')?;
-            let at = scan.value_start();
-            let name = scan.string()?;
-            entry.name_spans.1 = at..at + name.len() + 2;
-            entry.child = Some(Cow::Borrowed(name));
-            key = scan.next_key(b'}')?;
-        }
+        let key = scan.string()?;
+        let mut key = read_json_names(scan, (id, offset), key, &mut instance)?;
         if key == keys::COMPONENTS {
             scan.eat(b':')?;
-            scan.eat(b'{')?;
-            if !scan.eat_empty(b'}')? {
-                loop {
-                    let name = scan.string()?;
-                    if seen.contains(&name) || !take_value(load) {
-                        return None;
-                    }
-                    seen.push(name);
-                    scan.eat(b':')?;
-                    match &mut instance {
-                        Some(entry) => {
-                            let at = scan.value_start();
-                            let value = scan.raw_value()?;
-                            let payload = if value == "null" {
-                                Payload::Removed
-                            } else {
-                                Payload::Json(value)
-                            };
-                            entry.components.push((Cow::Borrowed(name), at, payload));
-                        }
-                        None => read_json_component(load, scan, world, name, builder)?,
-                    }
-                    if scan.eat_close(b'}')? {
-                        break;
-                    }
-                }
-            }
+            read_json_components(load, scan, world, builder, seen, instance.as_mut())?;
             key = scan.next_key(b'}')?;
         }
         // Anything else (an unknown key, keys out of order) is for the careful path.
         if !key.is_empty() {
-            return None;
+            return Err(LAYOUT);
         }
     }
     finish_entity(load, world, id, instance, builder)
@@ -411,19 +428,19 @@ fn read_json_component<'a>(
     world: &World,
     name: &str,
     builder: &mut EntityBuilder,
-) -> Option<()> {
-    let component = scene_component(load.context.registry, name)?;
+) -> Result<(), GiveUp> {
+    let component = scene_component(load.context.registry, name).ok_or(GiveUp::Component)?;
     let start = scan.value_start();
-    let rest = scan.text.get(start..)?;
+    let rest = scan.text.get(start..).ok_or(LAYOUT)?;
     if rest.starts_with("null") {
         // `null` removes an archetype's component; a plain entity simply lacks it.
         let value = scan.raw_value()?;
-        return (value == "null").then_some(());
+        return (value == "null").then_some(()).ok_or(LAYOUT);
     }
     let ops = load.context.registry.ops(component);
-    let length = decode(load, world, || ops.read_json_prefix_into(rest, builder))?;
-    scan.pos = start + length;
-    Some(())
+    let decoded = decode(load, world, || ops.read_json_prefix_into(rest, builder));
+    scan.pos = start + decoded.ok_or(GiveUp::Value)?;
+    Ok(())
 }
 
 /// Counts one more component value; `false` once the scene holds more than the limit allows
@@ -473,20 +490,22 @@ fn finish_entity<'a>(
     id: StableId,
     instance: Option<Entry<'a>>,
     builder: &mut EntityBuilder,
-) -> Option<()> {
-    let own_id = own_id(load, id)?;
+) -> Result<(), GiveUp> {
+    let own_id = own_id(load, id).ok_or(GiveUp::Id)?;
     let mut pending_instance = None;
     let mut state = load.refs.borrow_mut();
     let handle = match (state.ids.entry(id), instance) {
         // Referred to before: it has a reserved handle, unless it is a duplicate.
         (MapEntry::Occupied(reserved), instance) => {
             let handle = *reserved.get();
-            state.pending.remove(&id).then_some(())?;
+            state.pending.remove(&id).then_some(()).ok_or(GiveUp::Id)?;
             match instance {
                 Some(entry) => pending_instance = Some(entry),
                 None => {
                     builder.add(own_id);
-                    world.insert(handle, builder.build()).ok()?;
+                    world
+                        .insert(handle, builder.build())
+                        .map_err(|_| GiveUp::Id)?;
                 }
             }
             handle
@@ -506,18 +525,19 @@ fn finish_entity<'a>(
         take_instance(load, entry, own_id, handle)?;
     }
     load.entities.push(handle);
-    Some(())
+    Ok(())
 }
 
 /// An archetype instance entry with its handle: an untouched instance of a single-entity
-/// archetype joins its archetype's batch, any other waits for [`build_all_instances`]. `None`
-/// for an entry the careful path is to report (an unknown archetype, a former name).
+/// archetype joins its archetype's batch, any other waits for [`build_all_instances`].
+/// [`GiveUp::Instances`] for an entry the careful path is to report (an unknown archetype, a
+/// former name).
 fn take_instance<'a>(
     load: &mut Load<'_, 'a>,
     entry: Entry<'a>,
     own_id: StableId,
     handle: Entity,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     let group = match (&entry.archetype, &entry.child) {
         (Some(Cow::Borrowed(name)), None) if entry.components.is_empty() => {
             pristine_group(load, name)?
@@ -534,15 +554,15 @@ fn take_instance<'a>(
             load.instance_handles.push(handle);
         }
     }
-    Some(())
+    Ok(())
 }
 
 /// The batch untouched instances of archetype `name` (as written) join, planned once per
-/// archetype: `Some(None)` when its instances are built one by one (it has children or
-/// references), `None` when the careful path is to report the name.
-fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<usize>> {
+/// archetype: `Ok(None)` when its instances are built one by one (it has children or
+/// references), [`GiveUp::Instances`] when the careful path is to report the name.
+fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Result<Option<usize>, GiveUp> {
     if let Some(group) = load.pristine.by_name.get(name) {
-        return Some(*group);
+        return Ok(*group);
     }
     let probe = Entry {
         id: StableId(0),
@@ -552,11 +572,12 @@ fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<u
         name_spans: (0..0, 0..0),
         components: Vec::new(),
     };
-    let plan = plan_entry(load.context, &probe, load.head.nodes.as_ref()).ok()?;
+    let plan = plan_entry(load.context, &probe, load.head.nodes.as_ref());
+    let plan = plan.map_err(|_| GiveUp::Instances)?;
     if plan.left_out.is_some() || !plan.renamed.is_empty() {
-        return None;
+        return Err(GiveUp::Instances);
     }
-    let (marker, archetype, node) = plan.instance?;
+    let (marker, archetype, node) = plan.instance.ok_or(GiveUp::Instances)?;
     let single = archetype.compiled.as_ref().is_some_and(|compiled| {
         compiled.nodes.len() == 1 && compiled.nodes[0].with_refs.is_empty()
     });
@@ -570,7 +591,7 @@ fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Option<Option<u
         load.pristine.groups.len() - 1
     });
     load.pristine.by_name.insert(name, group);
-    Some(group)
+    Ok(group)
 }
 
 /// Puts the untouched instances into the world on their handles: a column batch per
@@ -626,25 +647,29 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
 /// their set of components. The second ([`spawn_binary`]) decodes the values, every reference
 /// resolving as it is read, each straight into its column of a hecs column batch sized by the
 /// count, and spawns each batch on its handles at once.
-fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) -> Option<()> {
-    let (mut reader, version) = open_binary(bytes).ok()?;
+fn read_binary<'a>(
+    load: &mut Load<'_, 'a>,
+    bytes: &'a [u8],
+    world: &mut World,
+) -> Result<(), GiveUp> {
+    let (mut reader, version) = open_binary(bytes).map_err(|_| LAYOUT)?;
     if !is_readable_binary(version) {
-        return None;
+        return Err(LAYOUT);
     }
-    let mut header = read_tables(&mut reader, version).ok()?;
+    let mut header = read_tables(&mut reader, version).map_err(|_| LAYOUT)?;
     // Values of a component that changed since the save are read by their saved layout: the
     // careful path does that.
     let evolved = evolved_layouts(load.context.registry, &header.components, &header.layouts);
     if evolved.iter().any(Option::is_some) {
-        return None;
+        return Err(GiveUp::ChangedComponent);
     }
     load.head = SceneHead {
         meta: header.meta.take(),
         nodes: header.nodes.take(),
     };
-    let count = reader.count("entity count", 11).ok()?;
+    let count = reader.count("entity count", 11).map_err(|_| LAYOUT)?;
     if count > load.context.options.limits.max_scene_entities {
-        return None;
+        return Err(GiveUp::TooLarge);
     }
     let tables = Tables {
         plain: header
@@ -659,16 +684,18 @@ fn read_binary<'a>(load: &mut Load<'_, 'a>, bytes: &'a [u8], world: &mut World) 
     load.refs.borrow_mut().ids.reserve(count);
     // Every entry's handle, taken in order; whatever is left when the load gives up is
     // released with the pool.
-    let mut handles: Vec<Entity> = world.reserve_entities(u32::try_from(count).ok()?).collect();
+    let mut handles: Vec<Entity> = world
+        .reserve_entities(u32::try_from(count).map_err(|_| GiveUp::TooLarge)?)
+        .collect();
     handles.reverse();
     load.refs.borrow_mut().pool = handles;
     read_entities_with(load, world, header.shared, |load, world| {
         let entries = reader.clone();
         let groups = scan_binary(load, &mut reader, count, &tables)?;
         if !reader.is_at_end() {
-            return None;
+            return Err(LAYOUT);
         }
-        spawn_binary(load, world, entries, &tables, &groups)
+        spawn_binary(load, world, entries, &tables, &groups).ok_or(GiveUp::Value)
     })
 }
 
@@ -735,6 +762,86 @@ struct Groups {
 /// [`Groups::group_of`] an archetype instance.
 const INSTANCE: u32 = u32::MAX;
 
+/// Reads an entity's `archetype` and `child`, if `key` (the key after its ID) is the first of
+/// them: an archetype instance entry for entity `id` (at `offset`) goes into `instance`.
+/// Returns the key after them.
+fn read_json_names<'a>(
+    scan: &mut Scanner<'a>,
+    (id, offset): (StableId, usize),
+    mut key: &'a str,
+    instance: &mut Option<Entry<'a>>,
+) -> Result<&'a str, GiveUp> {
+    if key == keys::ARCHETYPE {
+        scan.eat(b':')?;
+        let at = scan.value_start();
+        let name = scan.string()?;
+        *instance = Some(Entry {
+            id,
+            offset,
+            archetype: Some(Cow::Borrowed(name)),
+            child: None,
+            name_spans: (at..at + name.len() + 2, offset..offset),
+            components: Vec::new(),
+        });
+        key = scan.next_key(b'}')?;
+    }
+    if key == keys::CHILD {
+        // Only archetype instances have children.
+        let entry = instance.as_mut().ok_or(LAYOUT)?;
+        scan.eat(b':')?;
+        let at = scan.value_start();
+        let name = scan.string()?;
+        entry.name_spans.1 = at..at + name.len() + 2;
+        entry.child = Some(Cow::Borrowed(name));
+        key = scan.next_key(b'}')?;
+    }
+    Ok(key)
+}
+
+/// Reads an entity's `components` object: an archetype instance's values kept as text in its
+/// entry, a plain entity's decoded into `builder` (`seen`: the names read, to refuse one
+/// written twice).
+fn read_json_components<'a>(
+    load: &mut Load<'_, 'a>,
+    scan: &mut Scanner<'a>,
+    world: &mut World,
+    builder: &mut EntityBuilder,
+    seen: &mut Vec<&'a str>,
+    mut instance: Option<&mut Entry<'a>>,
+) -> Result<(), GiveUp> {
+    scan.eat(b'{')?;
+    if scan.eat_empty(b'}')? {
+        return Ok(());
+    }
+    loop {
+        let name = scan.string()?;
+        if seen.contains(&name) {
+            return Err(GiveUp::Component);
+        }
+        if !take_value(load) {
+            return Err(GiveUp::TooLarge);
+        }
+        seen.push(name);
+        scan.eat(b':')?;
+        match &mut instance {
+            Some(entry) => {
+                let at = scan.value_start();
+                let value = scan.raw_value()?;
+                let payload = if value == "null" {
+                    Payload::Removed
+                } else {
+                    Payload::Json(value)
+                };
+                entry.components.push((Cow::Borrowed(name), at, payload));
+            }
+            None => read_json_component(load, scan, world, name, builder)?,
+        }
+        if scan.eat_close(b'}')? {
+            return Ok(());
+        }
+    }
+}
+
 /// The first pass: gives every entry its handle, captures the archetype instances and counts
 /// the plain entities by component set (keyed by their component name indices in the order
 /// written, the same for every entity with those components as the library writes them).
@@ -743,7 +850,7 @@ fn scan_binary<'a>(
     reader: &mut BinaryReader<'a>,
     count: usize,
     tables: &Tables<'a>,
-) -> Option<Groups> {
+) -> Result<Groups, GiveUp> {
     let mut by_key: FxHashMap<Vec<usize>, u32> = FxHashMap::default();
     let mut found = Groups {
         groups: Vec::new(),
@@ -751,7 +858,7 @@ fn scan_binary<'a>(
     };
     let mut key: Vec<usize> = Vec::new();
     for _ in 0..count {
-        let head = read_head(reader, tables)?;
+        let head = read_head(reader, tables).ok_or(LAYOUT)?;
         let mut instance = match head.archetype {
             Some(archetype) => Some(Entry {
                 id: head.id,
@@ -762,35 +869,23 @@ fn scan_binary<'a>(
                 components: Vec::new(),
             }),
             None if head.child.is_empty() => None,
-            None => return None,
+            None => return Err(LAYOUT),
         };
         key.clear();
         load.values += head.components;
         if load.values > load.context.options.limits.max_scene_values {
-            return None;
+            return Err(GiveUp::TooLarge);
         }
         for _ in 0..head.components {
-            let (at, index, kind, payload) = read_component(reader)?;
+            let value @ (_, index, kind, _) = read_component(reader).ok_or(LAYOUT)?;
             match &mut instance {
-                Some(entry) => {
-                    let payload = match kind {
-                        KIND_TYPED => Payload::Postcard(payload),
-                        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).ok()?),
-                        KIND_REMOVED => Payload::Removed,
-                        _ => return None,
-                    };
-                    let name = *tables.names.get(index)?;
-                    if entry.components.iter().any(|(seen, ..)| seen == name) {
-                        return None;
-                    }
-                    entry.components.push((Cow::Borrowed(name), at, payload));
-                }
+                Some(entry) => push_instance_value(entry, tables, value)?,
                 // Nothing to remove from a plain entity; the careful path says so.
-                None if kind != KIND_TYPED => return None,
+                None if kind != KIND_TYPED => return Err(LAYOUT),
                 None => key.push(index),
             }
         }
-        let handle = take_handle(load, head.id)?;
+        let handle = take_handle(load, head.id).ok_or(GiveUp::Id)?;
         load.entities.push(handle);
         if let Some(entry) = instance {
             let own_id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
@@ -800,17 +895,50 @@ fn scan_binary<'a>(
         }
         let group = match by_key.get(key.as_slice()) {
             Some(group) => *group,
-            None => {
-                let group = u32::try_from(found.groups.len()).ok()?;
-                found.groups.push(Group::new(&key, &tables.plain)?);
-                by_key.insert(key.clone(), group);
-                group
-            }
+            None => new_group(&mut found, &mut by_key, &key, &tables.plain)?,
         };
-        found.groups.get_mut(group as usize)?.len += 1;
+        found.groups.get_mut(group as usize).ok_or(LAYOUT)?.len += 1;
         found.group_of.push(group);
     }
-    Some(found)
+    Ok(found)
+}
+
+/// Adds a component value (as [`read_component`] read it) to an archetype instance's entry.
+/// [`GiveUp::Layout`] for an unknown payload kind or component index, [`GiveUp::Component`] for
+/// one written twice (the careful path's to report).
+fn push_instance_value<'a>(
+    entry: &mut Entry<'a>,
+    tables: &Tables<'a>,
+    (at, index, kind, payload): (usize, usize, u8, &'a [u8]),
+) -> Result<(), GiveUp> {
+    let payload = match kind {
+        KIND_TYPED => Payload::Postcard(payload),
+        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).map_err(|_| LAYOUT)?),
+        KIND_REMOVED => Payload::Removed,
+        _ => return Err(LAYOUT),
+    };
+    let name = *tables.names.get(index).ok_or(LAYOUT)?;
+    if entry.components.iter().any(|(seen, ..)| seen == name) {
+        return Err(GiveUp::Component);
+    }
+    entry.components.push((Cow::Borrowed(name), at, payload));
+    Ok(())
+}
+
+/// Starts the group of the plain entities with the components `key` names (see
+/// [`Group::new`]); its index.
+fn new_group(
+    found: &mut Groups,
+    by_key: &mut FxHashMap<Vec<usize>, u32>,
+    key: &[usize],
+    plain: &[Option<ComponentId>],
+) -> Result<u32, GiveUp> {
+    let group = u32::try_from(found.groups.len()).map_err(|_| GiveUp::TooLarge)?;
+    found
+        .groups
+        .push(Group::new(key, plain).ok_or(GiveUp::Component)?);
+    by_key.insert(key.to_vec(), group);
+    Ok(group)
 }
 
 impl Group {
@@ -863,77 +991,15 @@ fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
 fn spawn_binary<'a>(
     load: &Load<'_, 'a>,
     world: &mut World,
-    mut reader: BinaryReader<'a>,
+    reader: BinaryReader<'a>,
     tables: &Tables<'a>,
     found: &Groups,
 ) -> Option<()> {
-    let registry = load.context.registry;
     world.flush();
     let by_batch = world.freelist().len() == 0;
     let batches = if by_batch { &found.groups[..] } else { &[] };
-    let batches: Vec<ColumnBatchBuilder> = batches
-        .iter()
-        .map(|group| {
-            let mut batch_type = ColumnBatchType::new();
-            batch_type.add::<StableId>();
-            for component in &group.components {
-                registry.ops(*component).add_column(&mut batch_type);
-            }
-            batch_type.into_batch(group.len)
-        })
-        .collect();
-    let mut handles: Vec<Vec<Entity>> = found.groups[..batches.len()]
-        .iter()
-        .map(|group| Vec::with_capacity(group.len as usize))
-        .collect();
-    {
-        // Per batch: its stable-ID column and one writer per component, in the entries' order.
-        let mut columns = batches
-            .iter()
-            .zip(&found.groups)
-            .map(|(batch, group)| {
-                let ids = batch.writer::<StableId>()?;
-                let sinks = group
-                    .components
-                    .iter()
-                    .map(|component| registry.ops(*component).postcard_sink(batch))
-                    .collect::<Option<Vec<_>>>()?;
-                Some((ids, sinks))
-            })
-            .collect::<Option<Vec<_>>>()?;
-        let mut builder = EntityBuilder::new();
-        for (entry, group) in found.group_of.iter().enumerate() {
-            let head = read_head(&mut reader, tables)?;
-            if *group == INSTANCE {
-                for _ in 0..head.components {
-                    read_component(&mut reader)?;
-                }
-                continue;
-            }
-            let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
-            let handle = *load.entities.get(entry)?;
-            match columns.get_mut(*group as usize) {
-                Some((ids, sinks)) => {
-                    ids.push(id).ok()?;
-                    for sink in sinks {
-                        sink.push_postcard(read_component(&mut reader)?.3)?;
-                    }
-                    handles.get_mut(*group as usize)?.push(handle);
-                }
-                None => {
-                    for component in &found.groups.get(*group as usize)?.components {
-                        let payload = read_component(&mut reader)?.3;
-                        registry
-                            .ops(*component)
-                            .read_postcard_into(payload, &mut builder)
-                            .ok()?;
-                    }
-                    builder.add(id);
-                    world.insert(handle, builder.build()).ok()?;
-                }
-            }
-        }
-    }
+    let batches = column_batches(load.context.registry, batches);
+    let handles = write_entities(load, world, reader, tables, found, &batches)?;
     for ((batch, handles), group) in batches.into_iter().zip(handles).zip(&found.groups) {
         // hecs asserts a batch and its handles match; they do by construction, but a panic is
         // not an answer to bad input.
@@ -943,6 +1009,86 @@ fn spawn_binary<'a>(
         world.spawn_column_batch_at(&handles, batch.build().ok()?);
     }
     Some(())
+}
+
+/// An empty column batch for each group: its stable-ID column and its components' columns.
+fn column_batches(registry: &ComponentRegistry, groups: &[Group]) -> Vec<ColumnBatchBuilder> {
+    groups
+        .iter()
+        .map(|group| {
+            let mut batch_type = ColumnBatchType::new();
+            batch_type.add::<StableId>();
+            for component in &group.components {
+                registry.ops(*component).add_column(&mut batch_type);
+            }
+            batch_type.into_batch(group.len)
+        })
+        .collect()
+}
+
+/// Reads every plain entity's values (`reader` at the first entry): into its group's batch
+/// (the first `batches.len()` groups), or straight onto its handle in the world. The handles
+/// of each batch's entities, in its order.
+fn write_entities<'a>(
+    load: &Load<'_, 'a>,
+    world: &mut World,
+    mut reader: BinaryReader<'a>,
+    tables: &Tables<'a>,
+    found: &Groups,
+    batches: &[ColumnBatchBuilder],
+) -> Option<Vec<Vec<Entity>>> {
+    let registry = load.context.registry;
+    let mut handles: Vec<Vec<Entity>> = found.groups[..batches.len()]
+        .iter()
+        .map(|group| Vec::with_capacity(group.len as usize))
+        .collect();
+    // Per batch: its stable-ID column and one writer per component, in the entries' order.
+    let mut columns = batches
+        .iter()
+        .zip(&found.groups)
+        .map(|(batch, group)| {
+            let ids = batch.writer::<StableId>()?;
+            let sinks = group
+                .components
+                .iter()
+                .map(|component| registry.ops(*component).postcard_sink(batch))
+                .collect::<Option<Vec<_>>>()?;
+            Some((ids, sinks))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let mut builder = EntityBuilder::new();
+    for (entry, group) in found.group_of.iter().enumerate() {
+        let head = read_head(&mut reader, tables)?;
+        if *group == INSTANCE {
+            for _ in 0..head.components {
+                read_component(&mut reader)?;
+            }
+            continue;
+        }
+        let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+        let handle = *load.entities.get(entry)?;
+        match columns.get_mut(*group as usize) {
+            Some((ids, sinks)) => {
+                ids.push(id).ok()?;
+                for sink in sinks {
+                    sink.push_postcard(read_component(&mut reader)?.3)?;
+                }
+                handles.get_mut(*group as usize)?.push(handle);
+            }
+            None => {
+                for component in &found.groups.get(*group as usize)?.components {
+                    let payload = read_component(&mut reader)?.3;
+                    registry
+                        .ops(*component)
+                        .read_postcard_into(payload, &mut builder)
+                        .ok()?;
+                }
+                builder.add(id);
+                world.insert(handle, builder.build()).ok()?;
+            }
+        }
+    }
+    Some(handles)
 }
 
 /// Archetype instances, once every entity has its handle: planned and built by the careful
@@ -971,15 +1117,18 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         .reserve_entities(follow.handles_needed(&plans))
         .collect();
     let mut inserted = true;
-    let built = build_instances(
-        load.context,
-        &load.instances,
-        &plans,
-        &load.instance_handles,
-        &ids,
+    let build = Build {
+        context: load.context,
+        entries: &load.instances,
+        plans: &plans,
+        handles: &load.instance_handles,
         source,
-        &|_, _| {},
-        &load.remapped,
+        place: &|_, _| {},
+        remapped: &load.remapped,
+    };
+    let built = build_instances(
+        &build,
+        &ids,
         &mut follow,
         &mut |handle, builder: &mut EntityBuilder| {
             inserted &= world.insert(handle, builder.build()).is_ok();
@@ -991,8 +1140,12 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
     Some(())
 }
 
+/// The fast path's most common give-up: the text or bytes are not as the library writes them.
+const LAYOUT: GiveUp = GiveUp::Layout;
+
 /// Reads the structure of a scene document: whitespace, punctuation, plain strings. Anything
-/// unusual (escapes in a string, control characters) is `None`: the careful path's business.
+/// unusual (escapes in a string, control characters) is [`GiveUp::Layout`]: the careful path's
+/// business.
 struct Scanner<'a> {
     text: &'a str,
     pos: usize,
@@ -1012,95 +1165,97 @@ impl<'a> Scanner<'a> {
         self.pos
     }
 
-    fn peek(&mut self) -> Option<u8> {
+    fn peek(&mut self) -> Result<u8, GiveUp> {
         self.skip_whitespace();
-        self.text.as_bytes().get(self.pos).copied()
+        self.text.as_bytes().get(self.pos).copied().ok_or(LAYOUT)
     }
 
-    fn eat(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.pos += 1)
+    fn eat(&mut self, byte: u8) -> Result<(), GiveUp> {
+        (self.peek()? == byte).then(|| self.pos += 1).ok_or(LAYOUT)
     }
 
     /// At the start of an object or array: `true` if it is empty (closed by `close`, eaten).
-    fn eat_empty(&mut self, close: u8) -> Option<bool> {
+    fn eat_empty(&mut self, close: u8) -> Result<bool, GiveUp> {
         let empty = self.peek()? == close;
         self.pos += usize::from(empty);
-        Some(empty)
+        Ok(empty)
     }
 
     /// After a member or element: `true` at the closing `close` (eaten), `false` after a comma
-    /// (eaten), `None` otherwise.
-    fn eat_close(&mut self, close: u8) -> Option<bool> {
+    /// (eaten), [`GiveUp::Layout`] otherwise.
+    fn eat_close(&mut self, close: u8) -> Result<bool, GiveUp> {
         match self.peek()? {
             b',' => {
                 self.pos += 1;
-                Some(false)
+                Ok(false)
             }
             byte if byte == close => {
                 self.pos += 1;
-                Some(true)
+                Ok(true)
             }
-            _ => None,
+            _ => Err(LAYOUT),
         }
     }
 
     /// The next member's key, or `""` at the object's end (both eaten).
-    fn next_key(&mut self, close: u8) -> Option<&'a str> {
+    fn next_key(&mut self, close: u8) -> Result<&'a str, GiveUp> {
         if self.eat_close(close)? {
-            return Some("");
+            return Ok("");
         }
         self.string()
     }
 
     /// `"key":`, exactly.
-    fn key(&mut self, key: &str) -> Option<()> {
-        (self.string()? == key).then_some(())?;
+    fn key(&mut self, key: &str) -> Result<(), GiveUp> {
+        (self.string()? == key).then_some(()).ok_or(LAYOUT)?;
         self.eat(b':')
     }
 
     /// A string without escapes or control characters; its contents.
-    fn string(&mut self) -> Option<&'a str> {
+    fn string(&mut self) -> Result<&'a str, GiveUp> {
         self.eat(b'"')?;
         let bytes = self.text.as_bytes();
         let start = self.pos;
         let mut end = start;
         loop {
-            match *bytes.get(end)? {
+            match *bytes.get(end).ok_or(LAYOUT)? {
                 b'"' => break,
-                b'\\' | 0..=0x1f => return None,
+                b'\\' | 0..=0x1f => return Err(LAYOUT),
                 _ => end += 1,
             }
         }
         self.pos = end + 1;
-        self.text.get(start..end)
+        self.text.get(start..end).ok_or(LAYOUT)
     }
 
     /// A number or literal written exactly as `literal`.
-    fn literal(&mut self, literal: &str) -> Option<()> {
+    fn literal(&mut self, literal: &str) -> Result<(), GiveUp> {
         let start = self.value_start();
         let end = start + literal.len();
-        (self.text.get(start..end)? == literal).then_some(())?;
+        (self.text.get(start..end).ok_or(LAYOUT)? == literal)
+            .then_some(())
+            .ok_or(LAYOUT)?;
         let next = self.text.as_bytes().get(end).copied();
         if !matches!(
             next,
             Some(b' ' | b'\n' | b'\t' | b'\r' | b',' | b'}' | b']') | None
         ) {
-            return None;
+            return Err(LAYOUT);
         }
         self.pos = end;
-        Some(())
+        Ok(())
     }
 
     /// Any JSON value, checked by serde_json; its text.
-    fn raw_value(&mut self) -> Option<&'a str> {
+    fn raw_value(&mut self) -> Result<&'a str, GiveUp> {
         let start = self.value_start();
-        let rest = self.text.get(start..)?;
+        let rest = self.text.get(start..).ok_or(LAYOUT)?;
         let mut values =
             serde_json::Deserializer::from_str(rest).into_iter::<serde::de::IgnoredAny>();
-        values.next()?.ok()?;
+        values.next().ok_or(LAYOUT)?.map_err(|_| LAYOUT)?;
         let end = start + values.byte_offset();
         self.pos = end;
-        self.text.get(start..end)
+        self.text.get(start..end).ok_or(LAYOUT)
     }
 
     /// Only whitespace is left.
@@ -1359,16 +1514,15 @@ mod tests {
         (world, before)
     }
 
-    #[test]
-    fn gives_up_on_anything_unexpected_and_leaves_the_world_as_it_was() {
-        let library = library();
-        let original = world(&library);
-        let text = save(&original, &library);
-        let options = SceneLoadOptions::default();
-        let first_id = "\"id\": \"0000000000000001\"";
-        assert!(text.contains(first_id), "{text}");
-        let cases: Vec<(&str, String)> = vec![
-            ("keys out of order", reordered(&text)),
+    /// Entity 1's ID, as [`save`] writes it.
+    const FIRST_ID: &str = "\"id\": \"0000000000000001\"";
+
+    /// The saved text of [`world`] with one unexpected thing each (named), for the fast path
+    /// to give up on.
+    fn unexpected_json(text: &str) -> Vec<(&'static str, String)> {
+        let first_id = FIRST_ID;
+        vec![
+            ("keys out of order", reordered(text)),
             (
                 "an escaped name",
                 text.replacen("\"Follow\"", "\"Follo\\u0077\"", 1),
@@ -1418,8 +1572,54 @@ mod tests {
                     1,
                 ),
             ),
-        ];
-        for (what, case) in cases {
+        ]
+    }
+
+    /// The saved bytes of [`world`] with one unexpected thing each (named), for the fast path
+    /// to give up on.
+    fn unexpected_binary(bytes: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
+        let renamed = {
+            let at = bytes.windows(6).position(|w| w == b"Follow").unwrap();
+            let mut renamed = bytes.to_vec();
+            renamed[at..at + 6].copy_from_slice(b"Fellow");
+            renamed
+        };
+        // Entity 1's `Follow` (leader: Some(3), crowd: [1]) and entity 2's ID.
+        let replaced = |what: &[u8], with: &[u8]| {
+            let at: Vec<usize> = (0..bytes.len() - what.len())
+                .filter(|at| bytes[*at..].starts_with(what))
+                .collect();
+            assert_eq!(at.len(), 1, "{what:?} is not unique");
+            let mut replaced = bytes.to_vec();
+            replaced[at[0]..at[0] + what.len()].copy_from_slice(with);
+            replaced
+        };
+        vec![
+            ("a cut short file", bytes[..bytes.len() - 1].to_vec()),
+            ("trailing bytes", [bytes, &[0]].concat()),
+            ("an unknown component", renamed),
+            (
+                "a dangling reference",
+                replaced(&[1, 3, 1, 1], &[1, 0x7f, 1, 1]),
+            ),
+            (
+                "a value that does not decode",
+                replaced(&[1, 3, 1, 1], &[5, 3, 1, 1]),
+            ),
+            (
+                "a duplicate entity",
+                replaced(&2u64.to_le_bytes(), &1u64.to_le_bytes()),
+            ),
+        ]
+    }
+
+    #[test]
+    fn gives_up_on_unexpected_json_and_leaves_the_world_as_it_was() {
+        let library = library();
+        let text = save(&world(&library), &library);
+        let options = SceneLoadOptions::default();
+        assert!(text.contains(FIRST_ID), "{text}");
+        for (what, case) in unexpected_json(&text) {
             assert_ne!(case, text, "{what}: the case changed nothing");
             let (mut world, before) =
                 gives_up(what, |world| fast(&case, world, &library, &options));
@@ -1443,41 +1643,14 @@ mod tests {
                 assert!(careful.is_err(), "{what}: loads carefully");
             }
         }
-        let bytes = save_in(&original, &library, SceneEncoding::Binary);
-        let renamed = {
-            let at = bytes.windows(6).position(|w| w == b"Follow").unwrap();
-            let mut renamed = bytes.clone();
-            renamed[at..at + 6].copy_from_slice(b"Fellow");
-            renamed
-        };
-        // Entity 1's `Follow` (leader: Some(3), crowd: [1]) and entity 2's ID.
-        let replaced = |what: &[u8], with: &[u8]| {
-            let at: Vec<usize> = (0..bytes.len() - what.len())
-                .filter(|at| bytes[*at..].starts_with(what))
-                .collect();
-            assert_eq!(at.len(), 1, "{what:?} is not unique");
-            let mut replaced = bytes.clone();
-            replaced[at[0]..at[0] + what.len()].copy_from_slice(with);
-            replaced
-        };
-        let binary_cases: Vec<(&str, Vec<u8>)> = vec![
-            ("a cut short file", bytes[..bytes.len() - 1].to_vec()),
-            ("trailing bytes", [&bytes[..], &[0]].concat()),
-            ("an unknown component", renamed),
-            (
-                "a dangling reference",
-                replaced(&[1, 3, 1, 1], &[1, 0x7f, 1, 1]),
-            ),
-            (
-                "a value that does not decode",
-                replaced(&[1, 3, 1, 1], &[5, 3, 1, 1]),
-            ),
-            (
-                "a duplicate entity",
-                replaced(&2u64.to_le_bytes(), &1u64.to_le_bytes()),
-            ),
-        ];
-        for (what, case) in binary_cases {
+    }
+
+    #[test]
+    fn gives_up_on_unexpected_bytes_and_leaves_the_world_as_it_was() {
+        let library = library();
+        let bytes = save_in(&world(&library), &library, SceneEncoding::Binary);
+        let options = SceneLoadOptions::default();
+        for (what, case) in unexpected_binary(&bytes) {
             // In a fresh world (entities spawned a batch at a time) and in one with freed IDs
             // left after the reservation (one at a time).
             let (mut world, _) =
@@ -1489,13 +1662,46 @@ mod tests {
             let careful = load_binary(&Context::new(None, &library, &options), &mut world, &case);
             assert!(careful.is_err(), "{what}: loads carefully");
         }
+    }
 
-        // An ID already in the world, without remapping.
+    #[test]
+    fn gives_up_on_an_id_already_in_the_world_without_remapping() {
+        let library = library();
+        let original = world(&library);
+        let text = save(&original, &library);
+        let bytes = save_in(&original, &library, SceneEncoding::Binary);
+        let options = SceneLoadOptions::default();
         let mut world = World::new();
         assert!(fast(&text, &mut world, &library, &options).is_some());
         let len = world.len();
         assert!(fast(&text, &mut world, &library, &options).is_none());
         assert!(fast_binary(&bytes, &mut world, &library, &options).is_none());
         assert_eq!(world.len(), len);
+    }
+
+    #[test]
+    fn says_why_it_gives_up() {
+        let library = library();
+        let text = save(&world(&library), &library);
+        let options = SceneLoadOptions::default();
+        let why = |what: &str| {
+            let cases = unexpected_json(&text);
+            let (_, case) = cases.iter().find(|(case, _)| *case == what).unwrap();
+            let mut world = World::new();
+            let context = Context::new(None, &library, &options);
+            let why = json_fast(&context, &mut world, case).err();
+            assert_eq!(world.len(), 0, "{what}: the world changed");
+            why
+        };
+        assert_eq!(why("keys out of order"), Some(GiveUp::Layout));
+        assert_eq!(why("trailing text"), Some(GiveUp::Layout));
+        assert_eq!(why("a duplicate entity"), Some(GiveUp::Id));
+        assert_eq!(why("an unknown component"), Some(GiveUp::Component));
+        assert_eq!(why("a value that does not decode"), Some(GiveUp::Value));
+        assert_eq!(why("a dangling reference"), Some(GiveUp::DanglingReference));
+        assert_eq!(why("an unknown archetype"), Some(GiveUp::Instances));
+        let mut world = World::new();
+        let context = Context::new(None, &library, &options);
+        assert!(json_fast(&context, &mut world, &text).is_ok());
     }
 }

@@ -43,7 +43,7 @@ use crate::scene::format::{
     KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene::header::ArchetypeNodes;
-use crate::scene::json_scan::{scan, OverLimit, ScanError};
+use crate::scene::json_scan::{scan, JsonEntity, OverLimit, ScanError};
 use crate::scene::migration::SceneMigration;
 
 /// What to do when an incoming stable ID is already used in the world.
@@ -572,11 +572,49 @@ pub(super) struct SceneHead {
     pub nodes: Option<ArchetypeNodes>,
 }
 
+/// Loads a JSON scene the careful way: the whole text read first (upgraded from an older
+/// format if need be), then the entities built.
 pub(super) fn load_json_text(
     context: &Context<'_>,
     world: &mut World,
     text: &SourceText,
 ) -> Result<LoadedScene, SceneError> {
+    let source = text.text();
+    check_top_level(context, text)?;
+    // A file in the current format parses in one pass. Anything else (an older or newer
+    // format, or any error) reads the `format` key alone first, as it always did, so problems
+    // are reported in the same order: syntax and version before layout.
+    let scanned = match scan(source, &context.options.limits) {
+        Ok(scanned) if scanned.format == SCENE_FORMAT_VERSION => scanned,
+        fast => {
+            let version = checked_format(context, text)?;
+            if version < SCENE_FORMAT_VERSION {
+                return load_upgraded(context, world, source, version);
+            }
+            fast.map_err(|failure| scan_error(context, text, failure))?
+        }
+    };
+    let mut entries = Vec::with_capacity(scanned.entities.len());
+    for entity in scanned.entities {
+        entries.push(json_entry(context, text, entity)?);
+    }
+    let (shared, shared_at) = json_shared(context, text, scanned.shared.unwrap_or_default())?;
+    let document = Document {
+        entries,
+        shared,
+        shared_at,
+        head: SceneHead {
+            meta: scanned.meta,
+            nodes: scanned.archetypes,
+        },
+    };
+    instantiate(context, world, document, Source::Json(text))
+}
+
+/// Refuses a scene file that is empty, or whose top level is not a JSON object. Checked
+/// first: serde reads an array as a struct written positionally, and `[]` would pass as a
+/// format-1 document that upgrades to itself forever.
+fn check_top_level(context: &Context<'_>, text: &SourceText) -> Result<(), SceneError> {
     let source = text.text();
     if source.trim().is_empty() {
         let mut error = context.error(
@@ -586,8 +624,6 @@ pub(super) fn load_json_text(
         error.diagnostic.position = Some(text.position(0));
         return Err(error);
     }
-    // Only an object is a scene. Checked first: serde reads an array as a struct written
-    // positionally, and `[]` would pass as a format-1 document that upgrades to itself forever.
     let start = source.len() - source.trim_start().len();
     let found = match source.as_bytes().get(start) {
         Some(b'[') => Some("an array"),
@@ -605,104 +641,136 @@ pub(super) fn load_json_text(
         error.diagnostic.position = Some(text.position(start));
         return Err(error);
     }
-    // A file in the current format parses in one pass. Anything else (an older or newer
-    // format, or any error) reads the `format` key alone first, as it always did, so problems
-    // are reported in the same order: syntax and version before layout.
-    let scanned = match scan(source, &context.options.limits) {
-        Ok(scanned) if scanned.format == SCENE_FORMAT_VERSION => scanned,
-        fast => {
-            let version = peek_format(source)
-                .map_err(|error| context.text_error(json_error(text, source, error)))?;
-            let format_error = |code: DiagnosticCode, message: String| {
-                let mut error = context.error(code, message);
-                let at = crate::json::locate(
-                    source,
-                    &[crate::json::PathSegment::Key("format".to_string())],
-                )
-                .map_or(0, |located| located.value.start);
-                error.diagnostic.position = Some(text.position(at));
-                error
-            };
-            if version == 0 {
-                // Versions start at 1; archetype files refuse 0 the same way.
-                return Err(format_error(
-                    DiagnosticCode::Malformed,
-                    format!("`format` must be a positive integer (the current version is {SCENE_FORMAT_VERSION})"),
-                ));
-            }
-            if version > SCENE_FORMAT_VERSION {
-                return Err(format_error(
-                    DiagnosticCode::UnsupportedFormat,
-                    format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
-                ));
-            }
-            if version < SCENE_FORMAT_VERSION {
-                let upgraded = upgrade(context, source, version)?;
-                let upgraded = SourceText::from_bytes(upgraded.into_bytes())
-                    .map_err(|error| context.text_error(error))?;
-                // Its errors are placed in the upgraded text, not the file: no position.
-                return load_json_text(context, world, &upgraded).map_err(|mut error| {
-                    error.diagnostic.position = None;
-                    error.diagnostic.span = None;
-                    error
-                });
-            }
-            fast.map_err(|failure| scan_error(context, text, failure))?
-        }
+    Ok(())
+}
+
+/// The scene's `format`, read alone, refused if this library does not read it (0, or newer
+/// than it knows).
+fn checked_format(context: &Context<'_>, text: &SourceText) -> Result<u64, SceneError> {
+    let source = text.text();
+    let version =
+        peek_format(source).map_err(|error| context.text_error(json_error(text, source, error)))?;
+    let format_error = |code: DiagnosticCode, message: String| {
+        let mut error = context.error(code, message);
+        let at = crate::json::locate(
+            source,
+            &[crate::json::PathSegment::Key("format".to_string())],
+        )
+        .map_or(0, |located| located.value.start);
+        error.diagnostic.position = Some(text.position(at));
+        error
     };
-    let mut entries = Vec::with_capacity(scanned.entities.len());
-    for entity in scanned.entities {
-        let offset = offset_in(source, entity.id.get());
-        let id = parse_id(entity.id.get()).map_err(|message| {
-            let mut error = context.error(DiagnosticCode::Malformed, message);
-            error.diagnostic.position = Some(text.position(offset));
-            error
-        })?;
-        let components = entity
-            .components
-            .0
-            .into_iter()
-            .map(|(name, raw)| {
-                let offset = offset_in(source, raw.get());
-                let payload = if raw.get() == "null" {
-                    Payload::Removed
-                } else {
-                    Payload::Json(raw.get())
-                };
-                (name, offset, payload)
-            })
-            .collect();
-        let name = |raw: Option<&RawValue>,
-                    what: &str|
-         -> Result<(Option<Cow<'_, str>>, Range<usize>), SceneError> {
-            let Some(raw) = raw else {
-                return Ok((None, offset..offset));
-            };
-            let at = offset_in(source, raw.get());
-            let name = serde_json::from_str::<String>(raw.get()).map_err(|_| {
-                let mut error = context.error(
-                    DiagnosticCode::Malformed,
-                    format!("entity {id}: `{what}` must be a string"),
-                );
-                error.diagnostic.position = Some(text.position(at));
-                error
-            })?;
-            Ok((Some(Cow::Owned(name)), at..at + raw.get().len()))
-        };
-        let (archetype, archetype_span) = name(entity.archetype, "archetype")?;
-        let (child, child_span) = name(entity.child, "child")?;
-        entries.push(Entry {
-            id,
-            offset,
-            archetype,
-            child,
-            name_spans: (archetype_span, child_span),
-            components,
-        });
+    if version == 0 {
+        // Versions start at 1; archetype files refuse 0 the same way.
+        return Err(format_error(
+            DiagnosticCode::Malformed,
+            format!("`format` must be a positive integer (the current version is {SCENE_FORMAT_VERSION})"),
+        ));
     }
+    if version > SCENE_FORMAT_VERSION {
+        return Err(format_error(
+            DiagnosticCode::UnsupportedFormat,
+            format!("scene format {version} is newer than this library reads (up to {SCENE_FORMAT_VERSION}); update archetype-engine"),
+        ));
+    }
+    Ok(version)
+}
+
+/// Loads a scene written in an older format `version`, upgraded to the current one first.
+fn load_upgraded(
+    context: &Context<'_>,
+    world: &mut World,
+    source: &str,
+    version: u64,
+) -> Result<LoadedScene, SceneError> {
+    let upgraded = upgrade(context, source, version)?;
+    let upgraded =
+        SourceText::from_bytes(upgraded.into_bytes()).map_err(|error| context.text_error(error))?;
+    // Its errors are placed in the upgraded text, not the file: no position.
+    load_json_text(context, world, &upgraded).map_err(|mut error| {
+        error.diagnostic.position = None;
+        error.diagnostic.span = None;
+        error
+    })
+}
+
+/// One entity of a scanned JSON scene as an entry: its ID parsed, its names read.
+fn json_entry<'t>(
+    context: &Context<'_>,
+    text: &'t SourceText,
+    entity: JsonEntity<'t>,
+) -> Result<Entry<'t>, SceneError> {
+    let source = text.text();
+    let offset = offset_in(source, entity.id.get());
+    let id = parse_id(entity.id.get()).map_err(|message| {
+        let mut error = context.error(DiagnosticCode::Malformed, message);
+        error.diagnostic.position = Some(text.position(offset));
+        error
+    })?;
+    let components = entity
+        .components
+        .0
+        .into_iter()
+        .map(|(name, raw)| {
+            let offset = offset_in(source, raw.get());
+            let payload = if raw.get() == "null" {
+                Payload::Removed
+            } else {
+                Payload::Json(raw.get())
+            };
+            (name, offset, payload)
+        })
+        .collect();
+    let name = |raw, what| entry_name(context, text, (id, offset), raw, what);
+    let (archetype, archetype_span) = name(entity.archetype, "archetype")?;
+    let (child, child_span) = name(entity.child, "child")?;
+    Ok(Entry {
+        id,
+        offset,
+        archetype,
+        child,
+        name_spans: (archetype_span, child_span),
+        components,
+    })
+}
+
+/// The name `what` (`archetype` or `child`) of entity `id` (at `offset`), if it has one, and
+/// its span (or the entity's offset).
+fn entry_name<'t>(
+    context: &Context<'_>,
+    text: &'t SourceText,
+    (id, offset): (StableId, usize),
+    raw: Option<&'t RawValue>,
+    what: &str,
+) -> Result<(Option<Cow<'t, str>>, Range<usize>), SceneError> {
+    let Some(raw) = raw else {
+        return Ok((None, offset..offset));
+    };
+    let at = offset_in(text.text(), raw.get());
+    let name = serde_json::from_str::<String>(raw.get()).map_err(|_| {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            format!("entity {id}: `{what}` must be a string"),
+        );
+        error.diagnostic.position = Some(text.position(at));
+        error
+    })?;
+    Ok((Some(Cow::Owned(name)), at..at + raw.get().len()))
+}
+
+/// A scene's shared table: each value's text, and where it is (byte offset), by key.
+type SharedTable = (FxHashMap<u64, String>, FxHashMap<u64, usize>);
+
+/// A JSON scene's shared table: each value's text, and where it is, by key.
+fn json_shared(
+    context: &Context<'_>,
+    text: &SourceText,
+    table: BTreeMap<Cow<'_, str>, &RawValue>,
+) -> Result<SharedTable, SceneError> {
+    let source = text.text();
     let mut shared = FxHashMap::default();
     let mut shared_at = FxHashMap::default();
-    for (key, value) in scanned.shared.unwrap_or_default() {
+    for (key, value) in table {
         let Some(parsed) = shared_key(&key) else {
             let mut error = context.error(
                 DiagnosticCode::Malformed,
@@ -715,16 +783,7 @@ pub(super) fn load_json_text(
         shared.insert(parsed, value.get().to_string());
         shared_at.insert(parsed, offset_in(source, value.get()));
     }
-    let document = Document {
-        entries,
-        shared,
-        shared_at,
-        head: SceneHead {
-            meta: scanned.meta,
-            nodes: scanned.archetypes,
-        },
-    };
-    instantiate(context, world, document, Source::Json(text))
+    Ok((shared, shared_at))
 }
 
 /// The error of the careful reader's first pass: a syntax or layout error where serde_json
@@ -1044,12 +1103,9 @@ pub(super) fn load_binary(
     instantiate(context, world, document, Source::Binary)
 }
 
+/// Reads a binary scene whole: the header, the tables, every entry (its values left as bytes).
 fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'a>, SceneError> {
-    let fail = |error: crate::scene::format::BinaryError| {
-        let mut scene_error = context.error(DiagnosticCode::Malformed, error.message);
-        scene_error.offset = Some(error.offset);
-        scene_error
-    };
+    let fail = |error| binary_error(context, error);
     let (mut reader, version) = open_binary(bytes).map_err(fail)?;
     if !is_readable_binary(version) {
         let mut error = context.error(
@@ -1075,15 +1131,66 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
     if count > context.options.limits.max_scene_entities {
         return Err(too_many(context, count));
     }
+    let mut body = BinaryBody {
+        context,
+        reader,
+        components,
+        archetypes,
+        evolved,
+        values: 0,
+    };
     let mut entries = Vec::with_capacity(count);
-    let mut values = 0usize;
     for _ in 0..count {
-        let offset = reader.offset;
-        let id = StableId(reader.u64_le("entity id").map_err(fail)?);
-        let archetype_index = reader.varint("archetype index").map_err(fail)?;
+        entries.push(body.entry()?);
+    }
+    if !body.reader.is_at_end() {
+        let mut error = context.error(
+            DiagnosticCode::Malformed,
+            "trailing bytes after the last entity",
+        );
+        error.offset = Some(body.reader.offset);
+        return Err(error);
+    }
+    Ok(Document {
+        entries,
+        shared,
+        shared_at,
+        head: SceneHead { meta, nodes },
+    })
+}
+
+/// A binary scene's malformed bytes, as the load's error at their offset.
+fn binary_error(context: &Context<'_>, error: crate::scene::format::BinaryError) -> SceneError {
+    let mut scene_error = context.error(DiagnosticCode::Malformed, error.message);
+    scene_error.offset = Some(error.offset);
+    scene_error
+}
+
+/// Reading a binary scene's entries: the reader, and the tables the entries index.
+struct BinaryBody<'a, 'c> {
+    context: &'c Context<'c>,
+    reader: BinaryReader<'a>,
+    /// The component table.
+    components: Vec<&'a str>,
+    /// The archetype table.
+    archetypes: Vec<&'a str>,
+    /// Each component's saved layout, where it differs from its type's now.
+    evolved: Vec<Option<Arc<Layout>>>,
+    /// How many component values were read so far (against the limit).
+    values: usize,
+}
+
+impl<'a> BinaryBody<'a, '_> {
+    /// Reads the next entry.
+    fn entry(&mut self) -> Result<Entry<'a>, SceneError> {
+        let context = self.context;
+        let fail = |error| binary_error(context, error);
+        let offset = self.reader.offset;
+        let id = StableId(self.reader.u64_le("entity id").map_err(fail)?);
+        let archetype_index = self.reader.varint("archetype index").map_err(fail)?;
         let archetype = match archetype_index {
             0 => None,
-            n => match archetypes.get((n - 1) as usize) {
+            n => match self.archetypes.get((n - 1) as usize) {
                 Some(name) => Some(Cow::Borrowed(*name)),
                 None => {
                     return Err(fail(crate::scene::format::BinaryError {
@@ -1093,11 +1200,11 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
                 }
             },
         };
-        let child = reader.str("child path").map_err(fail)?;
+        let child = self.reader.str("child path").map_err(fail)?;
         let child = (!child.is_empty()).then_some(Cow::Borrowed(child));
-        let component_count = reader.count("component count", 3).map_err(fail)?;
-        values += component_count;
-        if values > context.options.limits.max_scene_values {
+        let component_count = self.reader.count("component count", 3).map_err(fail)?;
+        self.values += component_count;
+        if self.values > context.options.limits.max_scene_values {
             let limit = context.options.limits.max_scene_values;
             let mut error = context.error(
                 DiagnosticCode::TooLarge,
@@ -1106,63 +1213,56 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
             error.offset = Some(offset);
             return Err(error);
         }
-        let mut entry_components = Vec::with_capacity(component_count);
+        let mut components = Vec::with_capacity(component_count);
         for _ in 0..component_count {
-            let at = reader.offset;
-            let index = reader.varint("component index").map_err(fail)?;
-            let Some(name) = components.get(index as usize) else {
-                return Err(fail(crate::scene::format::BinaryError {
-                    offset: at,
-                    message: format!("component index {index} is out of range"),
-                }));
-            };
-            let kind = reader.u8("payload kind").map_err(fail)?;
-            let payload_bytes = reader.bytes("component value").map_err(fail)?;
-            let payload = match (kind, &evolved[index as usize]) {
-                (KIND_TYPED, Some(layout)) => Payload::Evolved(payload_bytes, layout.clone()),
-                (KIND_TYPED, None) => Payload::Postcard(payload_bytes),
-                (KIND_PATCH, _) => match std::str::from_utf8(payload_bytes) {
-                    Ok(text) => Payload::Json(text),
-                    Err(_) => {
-                        return Err(fail(crate::scene::format::BinaryError {
-                            offset: at,
-                            message: "merge patch is not valid UTF-8".to_string(),
-                        }))
-                    }
-                },
-                (KIND_REMOVED, _) => Payload::Removed,
-                (other, _) => {
-                    return Err(fail(crate::scene::format::BinaryError {
-                        offset: at,
-                        message: format!("unknown payload kind {other}"),
-                    }))
-                }
-            };
-            entry_components.push((Cow::Borrowed(*name), at, payload));
+            components.push(self.component()?);
         }
-        entries.push(Entry {
+        Ok(Entry {
             id,
             offset,
             archetype,
             child,
             name_spans: (offset..offset, offset..offset),
-            components: entry_components,
-        });
+            components,
+        })
     }
-    if !reader.is_at_end() {
-        let mut error = context.error(
-            DiagnosticCode::Malformed,
-            "trailing bytes after the last entity",
-        );
-        error.offset = Some(reader.offset);
-        return Err(error);
+
+    /// Reads the next component value of an entry: its name, offset and payload.
+    fn component(&mut self) -> Result<(Cow<'a, str>, usize, Payload<'a>), SceneError> {
+        let fail = |error| binary_error(self.context, error);
+        let reader = &mut self.reader;
+        let at = reader.offset;
+        let index = reader.varint("component index").map_err(fail)?;
+        let Some(name) = self.components.get(index as usize) else {
+            return Err(fail(crate::scene::format::BinaryError {
+                offset: at,
+                message: format!("component index {index} is out of range"),
+            }));
+        };
+        let kind = reader.u8("payload kind").map_err(fail)?;
+        let payload_bytes = reader.bytes("component value").map_err(fail)?;
+        let payload = match (kind, &self.evolved[index as usize]) {
+            (KIND_TYPED, Some(layout)) => Payload::Evolved(payload_bytes, layout.clone()),
+            (KIND_TYPED, None) => Payload::Postcard(payload_bytes),
+            (KIND_PATCH, _) => match std::str::from_utf8(payload_bytes) {
+                Ok(text) => Payload::Json(text),
+                Err(_) => {
+                    return Err(fail(crate::scene::format::BinaryError {
+                        offset: at,
+                        message: "merge patch is not valid UTF-8".to_string(),
+                    }))
+                }
+            },
+            (KIND_REMOVED, _) => Payload::Removed,
+            (other, _) => {
+                return Err(fail(crate::scene::format::BinaryError {
+                    offset: at,
+                    message: format!("unknown payload kind {other}"),
+                }))
+            }
+        };
+        Ok((Cow::Borrowed(*name), at, payload))
     }
-    Ok(Document {
-        entries,
-        shared,
-        shared_at,
-        head: SceneHead { meta, nodes },
-    })
 }
 
 /// A binary scene as the JSON document of the current format (for a migration hook): typed
@@ -1180,11 +1280,14 @@ pub(super) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Val
         .collect();
     let reverse: Arc<FxHashMap<Entity, StableId>> =
         Arc::new(ids.iter().map(|(id, entity)| (*entity, *id)).collect());
-    let ids = Arc::new(ids);
+    let stand_ins = StandIns {
+        ids: Arc::new(ids),
+        reverse,
+    };
     let (entities, _) = with_load_table(LoadTable::new(document.shared.clone()), || {
         let entries = document.entries.iter();
         entries
-            .map(|entry| entry_document(context, entry, &ids, &reverse))
+            .map(|entry| entry_document(context, entry, &stand_ins))
             .collect::<Result<Vec<Value>, SceneError>>()
     });
     let mut top = Map::new();
@@ -1199,12 +1302,19 @@ pub(super) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Val
     Ok(Value::Object(top))
 }
 
+/// The stand-in handles of a binary scene's entries (see [`binary_document`]), both ways.
+struct StandIns {
+    /// Each entry's stand-in handle, by its stable ID.
+    ids: Arc<FxHashMap<StableId, Entity>>,
+    /// Each entry's stable ID, by its stand-in handle.
+    reverse: Arc<FxHashMap<Entity, StableId>>,
+}
+
 /// One entry of a binary scene as a JSON entry (see [`binary_document`]).
 fn entry_document(
     context: &Context<'_>,
     entry: &Entry<'_>,
-    ids: &Arc<FxHashMap<StableId, Entity>>,
-    reverse: &Arc<FxHashMap<Entity, StableId>>,
+    stand_ins: &StandIns,
 ) -> Result<Value, SceneError> {
     let mut components = Map::new();
     for (name, offset, payload) in &entry.components {
@@ -1217,7 +1327,12 @@ fn entry_document(
                 error
             })?,
             Payload::Postcard(bytes) => {
-                typed_to_json(context, entry, name, *offset, bytes, ids, reverse)?
+                let at = ValueAt {
+                    entry,
+                    name,
+                    offset: *offset,
+                };
+                typed_to_json(context, at, bytes, stand_ins)?
             }
             // Read by its saved layout: no type needed (the component may be gone).
             Payload::Evolved(bytes, layout) => {
@@ -1245,16 +1360,17 @@ fn entry_document(
 }
 
 /// A postcard value of component `name` as JSON, read by the component's registered type.
-#[allow(clippy::too_many_arguments)]
 fn typed_to_json(
     context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    at: ValueAt<'_>,
     bytes: &[u8],
-    ids: &Arc<FxHashMap<StableId, Entity>>,
-    reverse: &Arc<FxHashMap<Entity, StableId>>,
+    stand_ins: &StandIns,
 ) -> Result<Value, SceneError> {
+    let ValueAt {
+        entry,
+        name,
+        offset,
+    } = at;
     let fail = |message: String| {
         let mut error = component_error(context, entry, name, FieldPath::root(), message);
         error.offset = Some(offset);
@@ -1267,14 +1383,14 @@ fn typed_to_json(
     })?;
     let ops = context.registry.ops(component);
     let mapper = LoadRefs {
-        ids: ids.clone(),
+        ids: stand_ins.ids.clone(),
         wire: RefWire::Number,
         instance: None,
     };
     let (typed, _) = with_mapper(mapper, || ops.read_postcard(bytes));
     let typed = typed.map_err(|(_, message)| fail(message))?;
     let writer = WriteIds {
-        ids: reverse.clone(),
+        ids: stand_ins.reverse.clone(),
     };
     let (value, _) = with_mapper(writer, || ops.encode(&typed));
     value.map_err(fail)
@@ -1386,6 +1502,31 @@ impl EntityMapper for LoadRefs {
     }
 }
 
+impl Source<'_> {
+    /// Places `error` at byte `offset` of the file: its line and column in JSON text (and an
+    /// empty span there, unless it has one), its byte offset in a binary scene.
+    fn place(self, error: &mut SceneError, offset: usize) {
+        match self {
+            Source::Json(text) => {
+                error.diagnostic.position = Some(text.position(offset));
+                error.diagnostic.span.get_or_insert(offset..offset);
+            }
+            Source::Binary => error.offset = Some(offset),
+            Source::Unplaced => {}
+        }
+    }
+
+    /// Places `error` at `span` of the file (the span kept only in JSON text).
+    fn place_span(self, error: &mut SceneError, span: Range<usize>) {
+        if matches!(self, Source::Json(_)) {
+            error.diagnostic.span = Some(span.clone());
+        }
+        self.place(error, span.start);
+    }
+}
+
+/// Builds a read scene's entities into the world (all of them, or none: the world is left as
+/// it was on any error).
 fn instantiate(
     context: &Context<'_>,
     world: &mut World,
@@ -1401,137 +1542,10 @@ fn instantiate(
     if entries.len() > context.options.limits.max_scene_entities {
         return Err(too_many(context, entries.len()));
     }
-    let place = |error: &mut SceneError, offset: usize| match source {
-        Source::Json(text) => {
-            error.diagnostic.position = Some(text.position(offset));
-            error.diagnostic.span.get_or_insert(offset..offset);
-        }
-        Source::Binary => error.offset = Some(offset),
-        Source::Unplaced => {}
-    };
-    // Check IDs before touching the world.
-    let mut seen: FxHashMap<StableId, usize> = FxHashMap::default();
-    for entry in &entries {
-        if let Some(first) = seen.insert(entry.id, entry.offset) {
-            let line = match source {
-                Source::Json(text) => format!(" (first on line {})", text.position(first).line),
-                Source::Binary | Source::Unplaced => String::new(),
-            };
-            let mut error = context.error(
-                DiagnosticCode::DuplicateKey,
-                format!("entity {} appears twice in the scene{line}", entry.id),
-            );
-            error.entity = Some(entry.id);
-            place(&mut error, entry.offset);
-            return Err(error);
-        }
-    }
-    let mut remapped = FxHashMap::default();
-    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
-    if !existing.is_empty() {
-        match context.options.on_id_conflict {
-            IdConflict::Error => {
-                if let Some(entry) = entries.iter().find(|e| existing.contains(&e.id)) {
-                    let mut error = context.error(
-                        DiagnosticCode::DuplicateKey,
-                        format!("entity {} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs", entry.id),
-                    );
-                    error.entity = Some(entry.id);
-                    place(&mut error, entry.offset);
-                    return Err(error);
-                }
-            }
-            IdConflict::Remap => {
-                remapped = entries
-                    .iter()
-                    .map(|e| (e.id, context.library.spawn_rng().next_id()))
-                    .collect();
-            }
-        }
-    }
-    // Resolve names before touching the world.
-    let mut plans = Vec::with_capacity(entries.len());
-    let mut changes = Vec::new();
-    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        let planned = plan_entry(context, entry, head.nodes.as_ref()).map_err(|(mut error, at)| {
-            // Point at the offending key or value where the text has one.
-            let offset = match (at, source) {
-                (At::Component(i), Source::Json(text)) => {
-                    let span = key_span(text.text(), entry.components[i].1);
-                    error.diagnostic.span = Some(span.clone());
-                    span.start
-                }
-                (At::Component(i), Source::Binary | Source::Unplaced) => entry.components[i].1,
-                (At::Archetype, _) | (At::Child, _) => {
-                    let span = match at {
-                        At::Archetype => entry.name_spans.0.clone(),
-                        _ => entry.name_spans.1.clone(),
-                    };
-                    if matches!(source, Source::Json(_)) {
-                        error.diagnostic.span = Some(span.clone());
-                    }
-                    span.start
-                }
-            };
-            place(&mut error, offset);
-            error
-        });
-        let plan = match planned {
-            Ok(plan) => plan,
-            Err(error) => {
-                context.entity_result(Err(error))?;
-                plans.push(Plan::failed());
-                continue;
-            }
-        };
-        if let Some(change) = &plan.left_out {
-            let mut warning = left_out_warning(context, entry, change);
-            let span = entry.name_spans.1.clone();
-            if matches!(source, Source::Json(_)) {
-                warning.diagnostic.span = Some(span.clone());
-            }
-            place(&mut warning, span.start);
-            if context.options.removed_children == RemovedChildren::Error {
-                let SceneChange::EntryLeftOut {
-                    archetype, child, ..
-                } = change
-                else {
-                    return Err(warning);
-                };
-                warning.diagnostic.message = format!(
-                    "entity {}: archetype `{archetype}` has no child `{child}` any more (it had when the scene was saved); RemovedChildren::LeaveOut loads the scene without it",
-                    entry.id
-                );
-                return Err(warning);
-            }
-            warning.diagnostic.severity = Severity::Warning;
-            context.warnings.borrow_mut().push(warning);
-            changes.push(change.clone());
-        }
-        for change in &plan.renamed {
-            count_rename(&mut renames, change, index);
-        }
-        plans.push(plan);
-    }
-    let mut renamed = Vec::with_capacity(renames.len());
-    for (change, first) in renames {
-        let entry = &entries[first];
-        let mut warning = context.error(DiagnosticCode::OldName, change.to_string());
-        warning.entity = Some(entry.id);
-        warning.diagnostic.severity = Severity::Warning;
-        let span = match change {
-            SceneChange::ArchetypeRenamed { .. } => entry.name_spans.0.clone(),
-            _ => entry.name_spans.1.clone(),
-        };
-        if matches!(source, Source::Json(_)) {
-            warning.diagnostic.span = Some(span.clone());
-        }
-        place(&mut warning, span.start);
-        context.warnings.borrow_mut().push(warning);
-        renamed.push(change);
-    }
-    changes.splice(0..0, renamed);
+    // Check IDs and resolve names before touching the world.
+    check_duplicate_ids(context, &entries, source)?;
+    let remapped = remap_ids(context, world, &entries, source)?;
+    let (plans, changes) = plan_all(context, &entries, head.nodes.as_ref(), source)?;
 
     // Phase one: every entity exists (reserved) before any value is read.
     let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
@@ -1539,34 +1553,25 @@ fn instantiate(
     follow.spare = world
         .reserve_entities(follow.handles_needed(&plans))
         .collect();
-    let by_id: FxHashMap<StableId, Entity> = entries
-        .iter()
-        .zip(&handles)
-        .map(|(e, h)| (e.id, *h))
-        .collect();
-    let by_id = Arc::new(by_id);
-    let (result, table) = with_load_table(LoadTable::new(shared), || {
-        decode_all(
-            context,
-            &entries,
-            &plans,
-            &handles,
-            by_id.clone(),
-            source,
-            &place,
-            &remapped,
-            &mut follow,
-            world,
-        )
-    });
-    let result =
-        result.and_then(|()| report_unknown_shared_fields(context, &table, &shared_at, &place));
-    // In check mode, every entity's problem was kept: the load fails with them all.
-    let result = match result {
-        Err(error) if context.options.all_errors => context.entity_result(Err(error)).map(drop),
-        other => other,
-    }
-    .and_then(|()| context.take_errors().map_or(Ok(()), Err));
+    let by_id = Arc::new(handles_by_id(&entries, &handles));
+    let place = |error: &mut SceneError, offset: usize| source.place(error, offset);
+    let build = Build {
+        context,
+        entries: &entries,
+        plans: &plans,
+        handles: &handles,
+        source,
+        place: &place,
+        remapped: &remapped,
+    };
+    let result = decode_scene(
+        &build,
+        by_id.clone(),
+        shared,
+        &shared_at,
+        &mut follow,
+        world,
+    );
     let followed = follow.finish();
     if let Err(error) = result {
         // Some entities may be complete already: all go, and the world is as it was.
@@ -1591,6 +1596,208 @@ fn instantiate(
     follow_archetypes(context, world, &mut loaded, followed, head.meta);
     loaded.warnings = context.take_warnings();
     Ok(loaded)
+}
+
+/// Each entry's handle, by its stable ID.
+fn handles_by_id(entries: &[Entry<'_>], handles: &[Entity]) -> FxHashMap<StableId, Entity> {
+    entries
+        .iter()
+        .zip(handles)
+        .map(|(e, h)| (e.id, *h))
+        .collect()
+}
+
+/// Refuses a scene that has an entity twice.
+fn check_duplicate_ids(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    source: Source<'_>,
+) -> Result<(), SceneError> {
+    let mut seen: FxHashMap<StableId, usize> = FxHashMap::default();
+    for entry in entries {
+        if let Some(first) = seen.insert(entry.id, entry.offset) {
+            let line = match source {
+                Source::Json(text) => format!(" (first on line {})", text.position(first).line),
+                Source::Binary | Source::Unplaced => String::new(),
+            };
+            let mut error = context.error(
+                DiagnosticCode::DuplicateKey,
+                format!("entity {} appears twice in the scene{line}", entry.id),
+            );
+            error.entity = Some(entry.id);
+            source.place(&mut error, entry.offset);
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// The fresh stable IDs of the scene's entities, by their own, where the world has some of
+/// their IDs already: refused, or each entity given a fresh one (by
+/// [`SceneLoadOptions::on_id_conflict`]). Empty when the world has none.
+fn remap_ids(
+    context: &Context<'_>,
+    world: &World,
+    entries: &[Entry<'_>],
+    source: Source<'_>,
+) -> Result<FxHashMap<StableId, StableId>, SceneError> {
+    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
+    if existing.is_empty() {
+        return Ok(FxHashMap::default());
+    }
+    match context.options.on_id_conflict {
+        IdConflict::Error => {
+            if let Some(entry) = entries.iter().find(|e| existing.contains(&e.id)) {
+                let mut error = context.error(
+                    DiagnosticCode::DuplicateKey,
+                    format!("entity {} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs", entry.id),
+                );
+                error.entity = Some(entry.id);
+                source.place(&mut error, entry.offset);
+                return Err(error);
+            }
+            Ok(FxHashMap::default())
+        }
+        IdConflict::Remap => Ok(entries
+            .iter()
+            .map(|e| (e.id, context.library.spawn_rng().next_id()))
+            .collect()),
+    }
+}
+
+/// Plans every entry (see [`plan_entry`]): the plans, and what the load changed from the file
+/// (renamed archetypes and children first, then the entries left out), each reported as a
+/// warning.
+fn plan_all(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    nodes: Option<&ArchetypeNodes>,
+    source: Source<'_>,
+) -> Result<(Vec<Plan>, Vec<SceneChange>), SceneError> {
+    let mut plans = Vec::with_capacity(entries.len());
+    let mut changes = Vec::new();
+    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let planned = plan_entry(context, entry, nodes)
+            .map_err(|(error, at)| place_plan_error(entry, at, source, error));
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(error) => {
+                context.entity_result(Err(error))?;
+                plans.push(Plan::failed());
+                continue;
+            }
+        };
+        if let Some(change) = &plan.left_out {
+            warn_left_out(context, entry, change, source)?;
+            changes.push(change.clone());
+        }
+        for change in &plan.renamed {
+            count_rename(&mut renames, change, index);
+        }
+        plans.push(plan);
+    }
+    let renamed = rename_warnings(context, entries, renames, source);
+    changes.splice(0..0, renamed);
+    Ok((plans, changes))
+}
+
+/// Places an entry's planning error at the offending key or value where the text has one.
+fn place_plan_error(
+    entry: &Entry<'_>,
+    at: At,
+    source: Source<'_>,
+    mut error: SceneError,
+) -> SceneError {
+    let span = match (at, source) {
+        (At::Component(i), Source::Json(text)) => key_span(text.text(), entry.components[i].1),
+        (At::Component(i), Source::Binary | Source::Unplaced) => {
+            let offset = entry.components[i].1;
+            offset..offset
+        }
+        (At::Archetype, _) => entry.name_spans.0.clone(),
+        (At::Child, _) => entry.name_spans.1.clone(),
+    };
+    source.place_span(&mut error, span);
+    error
+}
+
+/// Reports an entry for a child its archetype no longer has: a warning, or, with
+/// [`RemovedChildren::Error`], the load's error.
+fn warn_left_out(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    change: &SceneChange,
+    source: Source<'_>,
+) -> Result<(), SceneError> {
+    let mut warning = left_out_warning(context, entry, change);
+    source.place_span(&mut warning, entry.name_spans.1.clone());
+    if context.options.removed_children == RemovedChildren::Error {
+        let SceneChange::EntryLeftOut {
+            archetype, child, ..
+        } = change
+        else {
+            return Err(warning);
+        };
+        warning.diagnostic.message = format!(
+            "entity {}: archetype `{archetype}` has no child `{child}` any more (it had when the scene was saved); RemovedChildren::LeaveOut loads the scene without it",
+            entry.id
+        );
+        return Err(warning);
+    }
+    warning.diagnostic.severity = Severity::Warning;
+    context.warnings.borrow_mut().push(warning);
+    Ok(())
+}
+
+/// Reports each rename (counted by [`count_rename`]) as a warning at the first entry that
+/// wrote the old name; the changes, in that order.
+fn rename_warnings(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    renames: Vec<(SceneChange, usize)>,
+    source: Source<'_>,
+) -> Vec<SceneChange> {
+    let mut renamed = Vec::with_capacity(renames.len());
+    for (change, first) in renames {
+        let entry = &entries[first];
+        let mut warning = context.error(DiagnosticCode::OldName, change.to_string());
+        warning.entity = Some(entry.id);
+        warning.diagnostic.severity = Severity::Warning;
+        let span = match change {
+            SceneChange::ArchetypeRenamed { .. } => entry.name_spans.0.clone(),
+            _ => entry.name_spans.1.clone(),
+        };
+        source.place_span(&mut warning, span);
+        context.warnings.borrow_mut().push(warning);
+        renamed.push(change);
+    }
+    renamed
+}
+
+/// Phase two: decodes every entity into its reserved handle, with the shared table installed;
+/// then reports the shared values' unknown fields. In check mode, fails with every entity's
+/// problem.
+fn decode_scene(
+    build: &Build<'_>,
+    by_id: Arc<FxHashMap<StableId, Entity>>,
+    shared: FxHashMap<u64, String>,
+    shared_at: &FxHashMap<u64, usize>,
+    follow: &mut Follow<'_>,
+    world: &mut World,
+) -> Result<(), SceneError> {
+    let context = build.context;
+    let (result, table) = with_load_table(LoadTable::new(shared), || {
+        decode_all(build, by_id, follow, world)
+    });
+    let result =
+        result.and_then(|()| report_unknown_shared_fields(context, &table, shared_at, build.place));
+    // In check mode, every entity's problem was kept: the load fails with them all.
+    match result {
+        Err(error) if context.options.all_errors => context.entity_result(Err(error)).map(drop),
+        other => other,
+    }
+    .and_then(|()| context.take_errors().map_or(Ok(()), Err))
 }
 
 /// Counts `change` (a rename of entry `index`) into `renames`: one change per old name, with
@@ -1749,127 +1956,31 @@ pub(super) enum At {
     Child,
 }
 
+/// Resolves an entry's names: its components, and, for an archetype instance, the archetype
+/// and child (current names for former ones, each such rename listed in the plan). An entry
+/// for a child its archetype had when the scene was saved but has no longer is planned as left
+/// out.
 pub(super) fn plan_entry(
     context: &Context<'_>,
     entry: &Entry<'_>,
     nodes: Option<&ArchetypeNodes>,
 ) -> Result<Plan, (SceneError, At)> {
-    let entity_error = |code: DiagnosticCode, message: String, suggestion: Option<String>| {
-        let mut error = context.error(code, format!("entity {}: {message}", entry.id));
-        error.entity = Some(entry.id);
-        error.diagnostic.suggestion = suggestion;
-        error
-    };
-    let mut components = Vec::with_capacity(entry.components.len());
-    for (index, (name, _, _)) in entry.components.iter().enumerate() {
-        match scene_component(context.registry, name) {
-            Some(id) => components.push(id),
-            None => {
-                let suggestion = did_you_mean(name, context.registry.names());
-                return Err((
-                    entity_error(
-                        DiagnosticCode::UnknownComponent,
-                        format!("unknown component `{name}`"),
-                        suggestion,
-                    ),
-                    At::Component(index),
-                ));
-            }
-        }
-    }
+    let components = entry_components(context, entry)?;
     let mut renamed = Vec::new();
     let instance = match &entry.archetype {
         None => None,
-        Some(written) => {
-            // A former name stands for the archetype under its current name.
-            let name = match context.library.renamed(written) {
-                Some(current) => {
-                    renamed.push(SceneChange::ArchetypeRenamed {
-                        from: written.to_string(),
-                        to: current.to_string(),
-                        entries: 1,
-                    });
-                    current
-                }
-                None => written.as_ref(),
-            };
-            let archetype = context.library.spawnable(name).map_err(|refused| {
-                let (code, message, suggestion) = match refused {
-                    SpawnError::UnknownArchetype { suggestion, .. } => (
-                        DiagnosticCode::UnknownArchetype,
-                        format!("unknown archetype `{name}`"),
-                        suggestion,
-                    ),
-                    SpawnError::Abstract { .. } => (
-                        DiagnosticCode::UnknownArchetype,
-                        format!("archetype `{name}` is abstract"),
-                        None,
-                    ),
-                    // It exists, but has no version without errors: say so, not "unknown".
-                    SpawnError::Unavailable { reason, .. } => (
-                        DiagnosticCode::BrokenDependency,
-                        format!("archetype `{name}` cannot be instantiated: {reason} (`archetool validate` lists them)"),
-                        None,
-                    ),
-                    other => (DiagnosticCode::UnknownArchetype, other.to_string(), None),
-                };
-                (entity_error(code, message, suggestion), At::Archetype)
-            })?;
-            let Some(compiled) = &archetype.compiled else {
-                let error = entity_error(
-                    DiagnosticCode::UnknownArchetype,
-                    format!("archetype `{name}` is abstract"),
-                    None,
-                );
-                return Err((error, At::Archetype));
-            };
-            let written_path = entry.child.as_deref().unwrap_or("");
-            let mut path = Cow::Borrowed(written_path);
-            let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
-            if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
-                index = compiled.nodes.iter().position(|n| *n.path == *now);
-                renamed.push(SceneChange::ChildRenamed {
-                    archetype: name.to_string(),
-                    from: written_path.to_string(),
-                    to: now.clone(),
-                    entries: 1,
-                });
-                path = Cow::Owned(now);
+        Some(written) => match plan_instance(context, entry, written, nodes, &mut renamed)? {
+            Planned::Instance(instance) => Some(instance),
+            Planned::LeftOut(left_out) => {
+                return Ok(Plan {
+                    components,
+                    instance: None,
+                    left_out: Some(left_out),
+                    renamed,
+                    failed: false,
+                })
             }
-            let path = &*path;
-            let Some(index) = index else {
-                if had_child(context, nodes, name, path) {
-                    let left_out = SceneChange::EntryLeftOut {
-                        entity: entry.id,
-                        archetype: name.to_string(),
-                        child: path.to_string(),
-                    };
-                    return Ok(Plan {
-                        components,
-                        instance: None,
-                        left_out: Some(left_out),
-                        renamed,
-                        failed: false,
-                    });
-                }
-                let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
-                let suggestion = did_you_mean(path, paths.iter().copied());
-                let error = entity_error(
-                    DiagnosticCode::UnknownChild,
-                    format!("archetype `{name}` has no child `{path}`"),
-                    suggestion,
-                );
-                return Err((
-                    error,
-                    if entry.child.is_some() {
-                        At::Child
-                    } else {
-                        At::Archetype
-                    },
-                ));
-            };
-            Some((compiled.nodes[index].marker, archetype.clone(), index))
-        }
+        },
     };
     Ok(Plan {
         components,
@@ -1878,6 +1989,172 @@ pub(super) fn plan_entry(
         renamed,
         failed: false,
     })
+}
+
+/// What an archetype instance entry is: an instance, or an entry to leave out.
+enum Planned {
+    Instance(PlannedInstance),
+    LeftOut(SceneChange),
+}
+
+/// An error of entry `entry`, with its ID in front of `message`.
+fn entity_error(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    code: DiagnosticCode,
+    message: String,
+    suggestion: Option<String>,
+) -> SceneError {
+    let mut error = context.error(code, format!("entity {}: {message}", entry.id));
+    error.entity = Some(entry.id);
+    error.diagnostic.suggestion = suggestion;
+    error
+}
+
+/// The registered components an entry names, in its order; refused at the first unknown one.
+fn entry_components(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+) -> Result<Vec<ComponentId>, (SceneError, At)> {
+    let mut components = Vec::with_capacity(entry.components.len());
+    for (index, (name, _, _)) in entry.components.iter().enumerate() {
+        match scene_component(context.registry, name) {
+            Some(id) => components.push(id),
+            None => {
+                let suggestion = did_you_mean(name, context.registry.names());
+                let message = format!("unknown component `{name}`");
+                let error = entity_error(
+                    context,
+                    entry,
+                    DiagnosticCode::UnknownComponent,
+                    message,
+                    suggestion,
+                );
+                return Err((error, At::Component(index)));
+            }
+        }
+    }
+    Ok(components)
+}
+
+/// Resolves the archetype (`written` in the scene) and child of an instance entry to its
+/// node, listing the renames in `renamed`.
+fn plan_instance(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    written: &str,
+    nodes: Option<&ArchetypeNodes>,
+    renamed: &mut Vec<SceneChange>,
+) -> Result<Planned, (SceneError, At)> {
+    // A former name stands for the archetype under its current name.
+    let name = match context.library.renamed(written) {
+        Some(current) => {
+            renamed.push(SceneChange::ArchetypeRenamed {
+                from: written.to_string(),
+                to: current.to_string(),
+                entries: 1,
+            });
+            current
+        }
+        None => written,
+    };
+    let archetype = (context.library.spawnable(name))
+        .map_err(|refused| (spawn_refusal(context, entry, name, refused), At::Archetype))?;
+    let Some(compiled) = &archetype.compiled else {
+        let message = format!("archetype `{name}` is abstract");
+        let error = entity_error(
+            context,
+            entry,
+            DiagnosticCode::UnknownArchetype,
+            message,
+            None,
+        );
+        return Err((error, At::Archetype));
+    };
+    let written_path = entry.child.as_deref().unwrap_or("");
+    let (index, path) = child_node(name, archetype, compiled, written_path, renamed);
+    let path = &*path;
+    let Some(index) = index else {
+        if had_child(context, nodes, name, path) {
+            return Ok(Planned::LeftOut(SceneChange::EntryLeftOut {
+                entity: entry.id,
+                archetype: name.to_string(),
+                child: path.to_string(),
+            }));
+        }
+        let paths: Vec<&str> = compiled.nodes.iter().map(|n| &*n.path).collect();
+        let suggestion = did_you_mean(path, paths.iter().copied());
+        let message = format!("archetype `{name}` has no child `{path}`");
+        let error = entity_error(
+            context,
+            entry,
+            DiagnosticCode::UnknownChild,
+            message,
+            suggestion,
+        );
+        let at = if entry.child.is_some() {
+            At::Child
+        } else {
+            At::Archetype
+        };
+        return Err((error, at));
+    };
+    let marker = compiled.nodes[index].marker;
+    Ok(Planned::Instance((marker, archetype.clone(), index)))
+}
+
+/// The node of the child at `written_path` of archetype `name` (`None`: it has none), and its path
+/// now: a former path stands for the child at its current one (the rename listed in
+/// `renamed`).
+fn child_node<'p>(
+    name: &str,
+    archetype: &crate::archetype::Archetype,
+    compiled: &crate::archetype::CompiledArchetype,
+    written_path: &'p str,
+    renamed: &mut Vec<SceneChange>,
+) -> (Option<usize>, Cow<'p, str>) {
+    let mut path = Cow::Borrowed(written_path);
+    let mut index = compiled.nodes.iter().position(|n| *n.path == *path);
+    if let (None, Some(now)) = (index, archetype.resolved.current_path(written_path)) {
+        index = compiled.nodes.iter().position(|n| *n.path == *now);
+        renamed.push(SceneChange::ChildRenamed {
+            archetype: name.to_string(),
+            from: written_path.to_string(),
+            to: now.clone(),
+            entries: 1,
+        });
+        path = Cow::Owned(now);
+    }
+    (index, path)
+}
+
+/// The error for an entry whose archetype `name` cannot be spawned.
+fn spawn_refusal(
+    context: &Context<'_>,
+    entry: &Entry<'_>,
+    name: &str,
+    refused: SpawnError,
+) -> SceneError {
+    let (code, message, suggestion) = match refused {
+        SpawnError::UnknownArchetype { suggestion, .. } => (
+            DiagnosticCode::UnknownArchetype,
+            format!("unknown archetype `{name}`"),
+            suggestion,
+        ),
+        SpawnError::Abstract { .. } => (
+            DiagnosticCode::UnknownArchetype,
+            format!("archetype `{name}` is abstract"),
+            None,
+        ),
+        // It exists, but has no version without errors: say so, not "unknown".
+        SpawnError::Unavailable { reason, .. } => (
+            DiagnosticCode::BrokenDependency,
+            format!("archetype `{name}` cannot be instantiated: {reason} (`archetool validate` lists them)"),
+            None,
+        ),
+        other => (DiagnosticCode::UnknownArchetype, other.to_string(), None),
+    };
+    entity_error(context, entry, code, message, suggestion)
 }
 
 /// Whether archetype `name` had the child `path` when the scene was saved: its archetype
@@ -1910,85 +2187,108 @@ pub(super) fn saved_children<'n>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What building a scene's entities reads and does not change: the load's context, the entries
+/// with their plans and reserved handles, where the values came from and how their errors are
+/// placed, and the fresh stable IDs that replace the scene's (with [`IdConflict::Remap`]).
+pub(super) struct Build<'b> {
+    /// The load's context.
+    pub context: &'b Context<'b>,
+    /// The scene's entries, in the file's order.
+    pub entries: &'b [Entry<'b>],
+    /// Each entry's plan.
+    pub plans: &'b [Plan],
+    /// Each entry's reserved handle.
+    pub handles: &'b [Entity],
+    /// Where the values came from.
+    pub source: Source<'b>,
+    /// Places an error at a byte offset of the file.
+    pub place: &'b dyn Fn(&mut SceneError, usize),
+    /// The fresh stable ID of each entry, by its own (empty: no remap).
+    pub remapped: &'b FxHashMap<StableId, StableId>,
+}
+
+impl Build<'_> {
+    /// How references are written in the scene's values.
+    fn wire(&self) -> RefWire {
+        match self.source {
+            Source::Json(_) | Source::Unplaced => RefWire::Text,
+            Source::Binary => RefWire::Number,
+        }
+    }
+
+    /// The stable ID `entry` gets in the world: a fresh one if remapped, else its own.
+    fn stable_id(&self, entry: &Entry<'_>) -> StableId {
+        self.remapped.get(&entry.id).copied().unwrap_or(entry.id)
+    }
+}
+
+/// Where a component value of an entry is, to place its errors: the entry, the component's
+/// name, and the value's byte offset in the file.
+#[derive(Clone, Copy)]
+struct ValueAt<'v> {
+    entry: &'v Entry<'v>,
+    name: &'v str,
+    offset: usize,
+}
+
+/// Decodes every entity of the scene into the world: the plain entities first, then the
+/// archetype instances.
 fn decode_all(
-    context: &Context<'_>,
-    entries: &[Entry<'_>],
-    plans: &[Plan],
-    handles: &[Entity],
+    build: &Build<'_>,
     by_id: Arc<FxHashMap<StableId, Entity>>,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
-    remapped: &FxHashMap<StableId, StableId>,
     follow: &mut Follow<'_>,
     world: &mut World,
 ) -> Result<(), SceneError> {
-    let wire = match source {
-        Source::Json(_) | Source::Unplaced => RefWire::Text,
-        Source::Binary => RefWire::Number,
-    };
-    // Plain entities: values are decoded straight from the file's text or bytes into one
-    // reused builder, and each entity is complete at once (the caller despawns every handle if
-    // anything fails later).
     let mapper = LoadRefs {
         ids: by_id,
-        wire,
+        wire: build.wire(),
         instance: None,
     };
-    let (result, mapper) = with_mapper(mapper, || -> Result<(), SceneError> {
-        let mut builder = EntityBuilder::new();
-        for (i, ((entry, plan), handle)) in entries.iter().zip(plans).zip(handles).enumerate() {
-            if i.is_multiple_of(crate::scene::prepare_progress::REPORT_EVERY)
-                && !crate::scene::prepare_progress::report_offset(entry.offset)
-            {
-                return Err(context.error(DiagnosticCode::Io, "scene preparation cancelled"));
-            }
-            if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
-                continue;
-            }
-            let decoded = entry.components.iter().zip(&plan.components).try_for_each(
-                |((name, offset, payload), component)| {
-                    decode_payload_into(
-                        context,
-                        entry,
-                        name,
-                        *offset,
-                        payload,
-                        *component,
-                        source,
-                        place,
-                        &mut builder,
-                    )
-                },
-            );
-            if context.entity_result(decoded)? {
-                builder.clear();
-                continue;
-            }
-            builder.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
-            // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
-            // for the handle, which after a big level was cleared costs per entity what the
-            // old level had.
-            let _ = world.insert(*handle, builder.build());
-        }
-        Ok(())
-    });
+    let (result, mapper) = with_mapper(mapper, || decode_plain(build, world));
     result?;
     // Archetype instances, after every plain entity, in the order of the file.
-    build_instances(
-        context,
-        entries,
-        plans,
-        handles,
-        &mapper.ids,
-        source,
-        place,
-        remapped,
-        follow,
-        &mut |handle, builder| {
-            let _ = world.insert(handle, builder.build());
-        },
-    )
+    build_instances(build, &mapper.ids, follow, &mut |handle, builder| {
+        let _ = world.insert(handle, builder.build());
+    })
+}
+
+/// Plain entities: values are decoded straight from the file's text or bytes into one reused
+/// builder, and each entity is complete at once (the caller despawns every handle if anything
+/// fails later). References resolve through the mapper the caller installed.
+fn decode_plain(build: &Build<'_>, world: &mut World) -> Result<(), SceneError> {
+    let mut builder = EntityBuilder::new();
+    let entities = build.entries.iter().zip(build.plans).zip(build.handles);
+    for (i, ((entry, plan), handle)) in entities.enumerate() {
+        if i.is_multiple_of(crate::scene::prepare_progress::REPORT_EVERY)
+            && !crate::scene::prepare_progress::report_offset(entry.offset)
+        {
+            let cancelled = "scene preparation cancelled";
+            return Err(build.context.error(DiagnosticCode::Io, cancelled));
+        }
+        if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
+            continue;
+        }
+        let decoded = entry.components.iter().zip(&plan.components).try_for_each(
+            |((name, offset, payload), component)| {
+                let at = ValueAt {
+                    entry,
+                    name,
+                    offset: *offset,
+                };
+                decode_payload_into(build, at, payload, *component, &mut builder)
+            },
+        );
+        if build.context.entity_result(decoded)? {
+            builder.clear();
+            continue;
+        }
+        builder.add(build.stable_id(entry));
+        // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
+        // for the handle, which after a big level was cleared costs per entity what the
+        // old level had.
+        let _ = world.insert(*handle, builder.build());
+    }
+    Ok(())
 }
 
 /// Builds the archetype instance entries (those whose plan has an instance; the others are
@@ -1996,252 +2296,400 @@ fn decode_all(
 /// the overrides. Hands each entity's handle and builder to `sink` as soon as it is complete,
 /// in the order of `entries` (one builder serves them all, so memory does not grow with the
 /// number of instances).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn build_instances(
-    context: &Context<'_>,
-    entries: &[Entry<'_>],
-    plans: &[Plan],
-    handles: &[Entity],
+    build: &Build<'_>,
     ids: &Arc<FxHashMap<StableId, Entity>>,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
-    remapped: &FxHashMap<StableId, StableId>,
     follow: &mut Follow<'_>,
     sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
 ) -> Result<(), SceneError> {
-    let wire = match source {
-        Source::Json(_) | Source::Unplaced => RefWire::Text,
-        Source::Binary => RefWire::Number,
-    };
-    let mut owned = EntityBuilder::new();
+    let (context, plans) = (build.context, build.plans);
     // Children the archetypes gained since the scene was saved get their handles first, so
     // `#` references to them resolve like any other.
-    let instance_paths = instance_paths(entries, plans, handles, &mut |root, paths| {
+    let instance_paths = instance_paths(build.entries, plans, build.handles, &mut |root, paths| {
         follow.reserve_gained(context, root, &plans[root], paths);
     });
-    let mut entity_ids: Option<Arc<FxHashMap<Entity, StableId>>> = None;
-    for (i, (entry, plan)) in entries.iter().zip(plans).enumerate() {
-        let Some((marker, archetype, node_index)) = &plan.instance else {
+    let mut instances = Instances {
+        build,
+        ids,
+        wire: build.wire(),
+        reverse: None,
+        paths: &instance_paths,
+    };
+    let mut owned = EntityBuilder::new();
+    for (i, (entry, plan)) in build.entries.iter().zip(plans).enumerate() {
+        let Some(instance) = &plan.instance else {
             continue;
         };
-        owned.add(remapped.get(&entry.id).copied().unwrap_or(entry.id));
-        let mut build = |builder: &mut EntityBuilder| -> Result<(), SceneError> {
-            let Some(compiled) = &archetype.compiled else {
-                // Not reached: planning refuses abstract archetypes.
-                sink(handles[i], builder);
-                return Ok(());
-            };
-            let node = &compiled.nodes[*node_index];
-            if entry.components.is_empty() && node.with_refs.is_empty() {
-                // An untouched instance: the archetype's values as they are, as spawning
-                // clones them.
-                for (component, typed) in &node.typed {
-                    context
-                        .registry
-                        .ops(*component)
-                        .add_to_builder(typed, builder);
-                }
-                builder.add(*marker);
-                sink(handles[i], builder);
-                return Ok(());
-            }
-            let resolved = archetype.resolved.entity_at(&node.path);
-            // The patch, by component.
-            let mut patches: BTreeMap<ComponentId, (usize, Option<Value>)> = BTreeMap::new();
-            // The patch's JSON text, to place an error inside it.
-            let mut patch_texts: BTreeMap<ComponentId, &str> = BTreeMap::new();
-            // Components whose value the scene holds whole (binary typed values), not as a patch.
-            let mut whole: Vec<ComponentId> = Vec::new();
-            for ((name, offset, payload), component) in
-                entry.components.iter().zip(&plan.components)
-            {
-                let patch = match payload {
-                    Payload::Removed => None,
-                    Payload::Json(text) => {
-                        // Strict parsing: a duplicate key in a patch is an error, not last-wins.
-                        let parsed =
-                            SourceText::from_bytes(text.as_bytes().to_vec()).and_then(|patch| {
-                                crate::json::parse_json(&patch, context.options.limits.max_depth)
-                            });
-                        Some(parsed.map_err(|e| {
-                            let mut error =
-                                component_error(context, entry, name, FieldPath::root(), e.message);
-                            place(&mut error, *offset + e.offset);
-                            error
-                        })?)
-                    }
-                    Payload::Postcard(_) | Payload::Evolved(..) => {
-                        // Binary scenes store full values typed; decode and express as JSON.
-                        whole.push(*component);
-                        let mapper = LoadRefs {
-                            ids: ids.clone(),
-                            wire,
-                            instance: None,
-                        };
-                        let (typed, _) = with_mapper(mapper, || {
-                            let decoded = match payload {
-                                Payload::Evolved(bytes, layout) => {
-                                    decode_evolved(context, *component, bytes, layout)
-                                }
-                                Payload::Postcard(bytes) => {
-                                    context.registry.ops(*component).read_postcard(bytes)
-                                }
-                                _ => Err((FieldPath::root(), String::new())),
-                            };
-                            decoded.map_err(|(path, message)| {
-                                binary_value_error(
-                                    context, entry, name, *offset, place, path, message,
-                                )
-                            })
-                        });
-                        let typed = Some(typed?);
-                        let reverse = entity_ids
-                            .get_or_insert_with(|| {
-                                Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect())
-                            })
-                            .clone();
-                        let mapper = WriteIds { ids: reverse };
-                        let (value, _) = with_mapper(mapper, || {
-                            typed.map(|t| context.registry.ops(*component).encode(&t))
-                        });
-                        match value {
-                            Some(Ok(value)) => Some(value),
-                            Some(Err(message)) => {
-                                return Err(component_error(
-                                    context,
-                                    entry,
-                                    name,
-                                    FieldPath::root(),
-                                    message,
-                                ))
-                            }
-                            None => None,
-                        }
-                    }
-                };
-                if let (Payload::Json(text), Source::Json(_)) = (payload, source) {
-                    patch_texts.insert(*component, text);
-                }
-                patches.insert(*component, (*offset, patch));
-            }
-            let paths = instance_paths.get(&i).cloned().unwrap_or_default();
-            let base = compiled.nodes[node.base].path.to_string();
-            let mut overrides = Map::new();
-            let mut names: Vec<ComponentId> = resolved
-                .map(|r| {
-                    r.components
-                        .keys()
-                        .filter_map(|n| context.registry.id(n))
-                        .collect()
-                })
-                .unwrap_or_default();
-            for component in patches.keys() {
-                if !names.contains(component) {
-                    names.push(*component);
-                }
-            }
-            for component in names {
-                let name = context.registry.name(component);
-                let (offset, patch) = match patches.get(&component) {
-                    Some((offset, patch)) => (*offset, Some(patch.clone())),
-                    None => (entry.offset, None),
-                };
-                let typed = node.typed.iter().find(|(c, _)| *c == component);
-                let archetype_value = resolved.and_then(|r| r.components.get(name));
-                if patch.is_none() {
-                    // Untouched by the scene: clone the archetype's own value, as spawning does
-                    // (no decoding, and shared data stays shared).
-                    if let Some((_, typed)) = typed {
-                        context
-                            .registry
-                            .ops(component)
-                            .add_to_builder(typed, builder);
-                        continue;
-                    }
-                }
-                let merged = match (&patch, archetype_value) {
-                    (Some(None), _) => {
-                        overrides.insert(name.to_string(), Value::Null);
-                        continue;
-                    }
-                    // A binary scene's typed value is whole: nothing to merge it onto.
-                    (Some(Some(value)), _) if whole.contains(&component) => value.clone(),
-                    (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
-                    (None, Some(base_value)) => base_value.clone(),
-                    (None, None) => continue,
-                };
-                let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
-                    let mapper = LoadRefs {
-                        ids: ids.clone(),
-                        wire: RefWire::Any,
-                        instance: Some((paths.clone(), base.clone())),
-                    };
-                    let ops = context.registry.ops(component);
-                    with_mapper(mapper, || ops.decode(value, unknown)).0
-                };
-                let mut unknown = Vec::new();
-                let mut decoded = decode(&merged, &mut unknown);
-                if let (Err(_), Some(Some(patch)), Some((_, typed))) = (&decoded, &patch, typed) {
-                    // The patch may name fields as the type does now, the archetype's file as it
-                    // did (a field renamed, with an alias): the patch onto the value as the type
-                    // writes it, then.
-                    if let Ok(canonical) = context.registry.ops(component).encode(typed) {
-                        let mut again = Vec::new();
-                        let retried =
-                            decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
-                        if retried.is_ok() {
-                            (decoded, unknown) = (retried, again);
-                        }
-                    }
-                }
-                let typed: TypedValue = decoded.map_err(|error| {
-                    // Inside the scene's patch if the bad field is there; else at the component.
-                    let located = patch_texts
-                        .get(&component)
-                        .and_then(|text| crate::json::locate(text, error.path.segments()))
-                        .map(|located| offset + located.value.start..offset + located.value.end);
-                    let mut scene_error =
-                        component_error(context, entry, name, error.path, error.message);
-                    if let Some(span) = &located {
-                        scene_error.diagnostic.span = Some(span.clone());
-                    }
-                    place(&mut scene_error, located.map_or(offset, |span| span.start));
-                    scene_error
-                })?;
-                // Only the scene's own fields are the scene's to report (the archetype's are
-                // reported where it is loaded).
-                let patch_value = patch.as_ref().and_then(Option::as_ref);
-                for field in unknown {
-                    let removed = context.registry.is_removed_field(component, &field);
-                    if removed || !patch_value.is_some_and(|patch| has_path(patch, &field)) {
-                        continue;
-                    }
-                    let mut error = unknown_field_error(context, entry, name, component, field);
-                    let key = (error.diagnostic.field.as_ref())
-                        .and_then(|f| key_of(patch_texts.get(&component)?, f));
-                    place_in_value(&mut error, offset, key, place);
-                    context.unknown_field(error)?;
-                }
-                if let Some(Some(patch)) = patch {
-                    if !matches!(name, "Parent" | "Children") {
-                        overrides.insert(name.to_string(), override_shape(&patch));
-                    }
-                }
-                context.registry.ops(component).add_owned(typed, builder);
-            }
-            builder.add(*marker);
-            if !overrides.is_empty() {
-                builder.add(context.library.override_shapes().intern(overrides));
-            }
-            sink(handles[i], builder);
-            Ok(())
-        };
-        let built = build(&mut owned);
+        owned.add(build.stable_id(entry));
+        let built = instances.build_one(i, instance, &mut owned, sink);
         if context.entity_result(built)? {
             owned.clear();
         }
     }
-    build_gained(context, entries, &instance_paths, follow, sink)
+    build_gained(context, build.entries, &instance_paths, follow, sink)
+}
+
+/// What an archetype instance entry's plan says it is: the marker, the archetype, the node.
+type PlannedInstance = (ArchetypeInstance, Arc<crate::archetype::Archetype>, usize);
+
+/// Building the archetype instance entries of a scene: the load, and what the instances share.
+struct Instances<'i, 'b> {
+    build: &'i Build<'b>,
+    /// The entities by stable ID, for references in binary values.
+    ids: &'i Arc<FxHashMap<StableId, Entity>>,
+    /// How references are written in the scene's values.
+    wire: RefWire,
+    /// The entities' stable IDs by entity, made at the first binary value that needs them.
+    reverse: Option<Arc<FxHashMap<Entity, StableId>>>,
+    /// For each instance entry (by index): its instance's entities, by path.
+    paths: &'i FxHashMap<usize, Arc<FxHashMap<String, Entity>>>,
+}
+
+/// The scene's values of one archetype instance entry, by component.
+struct Patches<'t> {
+    /// The patch (`None`: the component is removed), with its byte offset in the file.
+    values: BTreeMap<ComponentId, (usize, Option<Value>)>,
+    /// The patch's JSON text, to place an error inside it.
+    texts: BTreeMap<ComponentId, &'t str>,
+    /// Components whose value the scene holds whole (binary typed values), not as a patch.
+    whole: Vec<ComponentId>,
+}
+
+/// One archetype instance entry being built: the entry, its archetype node and resolved
+/// values, the scene's patches, and its instance's entities for `#` references.
+struct InstanceValues<'v> {
+    entry: &'v Entry<'v>,
+    node: &'v crate::archetype::CompiledNode,
+    resolved: Option<&'v crate::archetype::ResolvedEntity>,
+    patches: Patches<'v>,
+    /// The instance's entities, by path.
+    paths: Arc<FxHashMap<String, Entity>>,
+    /// The path of the node's base entity, `#` references are relative to.
+    base: String,
+}
+
+impl Instances<'_, '_> {
+    /// Builds instance entry `i` into `builder` (which holds its stable ID already) and hands
+    /// it to the sink.
+    fn build_one(
+        &mut self,
+        i: usize,
+        (marker, archetype, node_index): &PlannedInstance,
+        builder: &mut EntityBuilder,
+        sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+    ) -> Result<(), SceneError> {
+        let build = self.build;
+        let (context, entry, handle) = (build.context, &build.entries[i], build.handles[i]);
+        let Some(compiled) = &archetype.compiled else {
+            // Not reached: planning refuses abstract archetypes.
+            sink(handle, builder);
+            return Ok(());
+        };
+        let node = &compiled.nodes[*node_index];
+        if entry.components.is_empty() && node.with_refs.is_empty() {
+            // An untouched instance: the archetype's values as they are, as spawning
+            // clones them.
+            for (component, typed) in &node.typed {
+                context
+                    .registry
+                    .ops(*component)
+                    .add_to_builder(typed, builder);
+            }
+            builder.add(*marker);
+            sink(handle, builder);
+            return Ok(());
+        }
+        let resolved = archetype.resolved.entity_at(&node.path);
+        let patches = self.read_patches(entry, &build.plans[i])?;
+        let values = InstanceValues {
+            entry,
+            node,
+            resolved,
+            patches,
+            paths: self.paths.get(&i).cloned().unwrap_or_default(),
+            base: compiled.nodes[node.base].path.to_string(),
+        };
+        let mut overrides = Map::new();
+        for component in values.components(context) {
+            self.add_component(&values, component, &mut overrides, builder)?;
+        }
+        builder.add(*marker);
+        if !overrides.is_empty() {
+            builder.add(context.library.override_shapes().intern(overrides));
+        }
+        sink(handle, builder);
+        Ok(())
+    }
+
+    /// Reads the scene's values of an instance entry: JSON patches parsed, binary typed values
+    /// decoded and expressed as JSON.
+    fn read_patches<'t>(
+        &mut self,
+        entry: &'t Entry<'t>,
+        plan: &Plan,
+    ) -> Result<Patches<'t>, SceneError> {
+        let mut patches = Patches {
+            values: BTreeMap::new(),
+            texts: BTreeMap::new(),
+            whole: Vec::new(),
+        };
+        for ((name, offset, payload), component) in entry.components.iter().zip(&plan.components) {
+            let at = ValueAt {
+                entry,
+                name,
+                offset: *offset,
+            };
+            let patch = match payload {
+                Payload::Removed => None,
+                Payload::Json(text) => Some(self.parse_patch(at, text)?),
+                Payload::Postcard(_) | Payload::Evolved(..) => {
+                    // Binary scenes store full values typed; decode and express as JSON.
+                    patches.whole.push(*component);
+                    Some(self.binary_value(at, payload, *component)?)
+                }
+            };
+            if let (Payload::Json(text), Source::Json(_)) = (payload, self.build.source) {
+                patches.texts.insert(*component, *text);
+            }
+            patches.values.insert(*component, (*offset, patch));
+        }
+        Ok(patches)
+    }
+
+    /// Parses an instance's JSON patch (strictly: a duplicate key is an error, not last-wins).
+    fn parse_patch(&self, at: ValueAt<'_>, text: &str) -> Result<Value, SceneError> {
+        let context = self.build.context;
+        let parsed = SourceText::from_bytes(text.as_bytes().to_vec())
+            .and_then(|patch| crate::json::parse_json(&patch, context.options.limits.max_depth));
+        parsed.map_err(|e| {
+            let mut error =
+                component_error(context, at.entry, at.name, FieldPath::root(), e.message);
+            (self.build.place)(&mut error, at.offset + e.offset);
+            error
+        })
+    }
+
+    /// A binary scene's typed value of an instance entry, decoded and written as JSON (with
+    /// references as stable IDs).
+    fn binary_value(
+        &mut self,
+        at: ValueAt<'_>,
+        payload: &Payload<'_>,
+        component: ComponentId,
+    ) -> Result<Value, SceneError> {
+        let build = self.build;
+        let context = build.context;
+        let mapper = LoadRefs {
+            ids: self.ids.clone(),
+            wire: self.wire,
+            instance: None,
+        };
+        let (typed, _) = with_mapper(mapper, || {
+            let decoded = match payload {
+                Payload::Evolved(bytes, layout) => {
+                    decode_evolved(context, component, bytes, layout)
+                }
+                Payload::Postcard(bytes) => context.registry.ops(component).read_postcard(bytes),
+                _ => Err((FieldPath::root(), String::new())),
+            };
+            decoded.map_err(|(path, message)| {
+                binary_value_error(context, at, build.place, path, message)
+            })
+        });
+        let typed = typed?;
+        let ids = self.ids;
+        let reverse = self
+            .reverse
+            .get_or_insert_with(|| Arc::new(ids.iter().map(|(id, e)| (*e, *id)).collect()))
+            .clone();
+        let mapper = WriteIds { ids: reverse };
+        let (value, _) = with_mapper(mapper, || context.registry.ops(component).encode(&typed));
+        value.map_err(|message| {
+            component_error(context, at.entry, at.name, FieldPath::root(), message)
+        })
+    }
+
+    /// Adds component `component` of an instance entry to `builder`: the archetype's value
+    /// with the scene's patch merged onto it (or the scene's whole value), decoded; the patch's
+    /// shape goes into `overrides`.
+    fn add_component(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        overrides: &mut Map<String, Value>,
+        builder: &mut EntityBuilder,
+    ) -> Result<(), SceneError> {
+        let context = self.build.context;
+        let name = context.registry.name(component);
+        let (offset, patch) = match values.patches.values.get(&component) {
+            Some((offset, patch)) => (*offset, Some(patch.clone())),
+            None => (values.entry.offset, None),
+        };
+        let typed = values.node.typed.iter().find(|(c, _)| *c == component);
+        let archetype_value = values.resolved.and_then(|r| r.components.get(name));
+        if patch.is_none() {
+            // Untouched by the scene: clone the archetype's own value, as spawning does
+            // (no decoding, and shared data stays shared).
+            if let Some((_, typed)) = typed {
+                context
+                    .registry
+                    .ops(component)
+                    .add_to_builder(typed, builder);
+                return Ok(());
+            }
+        }
+        let merged = match (&patch, archetype_value) {
+            (Some(None), _) => {
+                overrides.insert(name.to_string(), Value::Null);
+                return Ok(());
+            }
+            // A binary scene's typed value is whole: nothing to merge it onto.
+            (Some(Some(value)), _) if values.patches.whole.contains(&component) => value.clone(),
+            (Some(Some(patch)), base_value) => merge_patch::merged(base_value, patch),
+            (None, Some(base_value)) => base_value.clone(),
+            (None, None) => return Ok(()),
+        };
+        let patch_value = patch.as_ref().and_then(Option::as_ref);
+        let at = ValueAt {
+            entry: values.entry,
+            name,
+            offset,
+        };
+        let (decoded, unknown) = self.decode_merged(
+            values,
+            component,
+            &merged,
+            patch_value,
+            typed.map(|(_, t)| t),
+        );
+        let typed = decoded.map_err(|error| self.decode_error(values, component, at, error))?;
+        self.report_unknown_fields(values, component, at, patch_value, unknown)?;
+        if let Some(Some(patch)) = patch {
+            if !matches!(name, "Parent" | "Children") {
+                overrides.insert(name.to_string(), override_shape(&patch));
+            }
+        }
+        context.registry.ops(component).add_owned(typed, builder);
+        Ok(())
+    }
+
+    /// Decodes an instance's merged value of `component` (`#` references resolved in its
+    /// instance), with the fields its type does not have. If that fails and there is a patch,
+    /// tries the patch onto the archetype's value as the type writes it.
+    fn decode_merged(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        merged: &Value,
+        patch: Option<&Value>,
+        typed: Option<&TypedValue>,
+    ) -> (
+        Result<TypedValue, crate::component::ValueError>,
+        Vec<FieldPath>,
+    ) {
+        let context = self.build.context;
+        let decode = |value: &Value, unknown: &mut Vec<FieldPath>| {
+            let mapper = LoadRefs {
+                ids: self.ids.clone(),
+                wire: RefWire::Any,
+                instance: Some((values.paths.clone(), values.base.clone())),
+            };
+            let ops = context.registry.ops(component);
+            with_mapper(mapper, || ops.decode(value, unknown)).0
+        };
+        let mut unknown = Vec::new();
+        let mut decoded = decode(merged, &mut unknown);
+        if let (Err(_), Some(patch), Some(typed)) = (&decoded, patch, typed) {
+            // The patch may name fields as the type does now, the archetype's file as it
+            // did (a field renamed, with an alias): the patch onto the value as the type
+            // writes it, then.
+            if let Ok(canonical) = context.registry.ops(component).encode(typed) {
+                let mut again = Vec::new();
+                let retried = decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
+                if retried.is_ok() {
+                    (decoded, unknown) = (retried, again);
+                }
+            }
+        }
+        (decoded, unknown)
+    }
+
+    /// The error for an instance's value that did not decode: inside the scene's patch if the
+    /// bad field is there; else at the component.
+    fn decode_error(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        at: ValueAt<'_>,
+        error: crate::component::ValueError,
+    ) -> SceneError {
+        let located = (values.patches.texts.get(&component))
+            .and_then(|text| crate::json::locate(text, error.path.segments()))
+            .map(|located| at.offset + located.value.start..at.offset + located.value.end);
+        let mut scene_error = component_error(
+            self.build.context,
+            at.entry,
+            at.name,
+            error.path,
+            error.message,
+        );
+        if let Some(span) = &located {
+            scene_error.diagnostic.span = Some(span.clone());
+        }
+        (self.build.place)(
+            &mut scene_error,
+            located.map_or(at.offset, |span| span.start),
+        );
+        scene_error
+    }
+
+    /// Reports the fields of an instance's value its type does not have; only the scene's own
+    /// fields (in its patch) are the scene's to report (the archetype's are reported where it
+    /// is loaded).
+    fn report_unknown_fields(
+        &self,
+        values: &InstanceValues<'_>,
+        component: ComponentId,
+        at: ValueAt<'_>,
+        patch: Option<&Value>,
+        unknown: Vec<FieldPath>,
+    ) -> Result<(), SceneError> {
+        let context = self.build.context;
+        for field in unknown {
+            let removed = context.registry.is_removed_field(component, &field);
+            if removed || !patch.is_some_and(|patch| has_path(patch, &field)) {
+                continue;
+            }
+            let mut error = unknown_field_error(context, at.entry, at.name, component, field);
+            let key = (error.diagnostic.field.as_ref())
+                .and_then(|f| key_of(values.patches.texts.get(&component)?, f));
+            place_in_value(&mut error, at.offset, key, self.build.place);
+            context.unknown_field(error)?;
+        }
+        Ok(())
+    }
+}
+
+impl InstanceValues<'_> {
+    /// The components an instance entry gets: its archetype entity's, then those only the
+    /// scene's patches name.
+    fn components(&self, context: &Context<'_>) -> Vec<ComponentId> {
+        let mut names: Vec<ComponentId> = self
+            .resolved
+            .map(|r| {
+                r.components
+                    .keys()
+                    .filter_map(|n| context.registry.id(n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for component in self.patches.values.keys() {
+            if !names.contains(component) {
+                names.push(*component);
+            }
+        }
+        names
+    }
 }
 
 /// Builds the entities of the children the archetypes gained (their handles reserved by
@@ -2305,54 +2753,43 @@ fn build_gained(
 
 /// Decodes one component value of a plain entity from the file's text or bytes straight into
 /// `builder` (no box in between); `Removed` adds nothing.
-#[allow(clippy::too_many_arguments)]
 fn decode_payload_into(
-    context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    build: &Build<'_>,
+    at: ValueAt<'_>,
     payload: &Payload<'_>,
     component: ComponentId,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
     builder: &mut EntityBuilder,
 ) -> Result<(), SceneError> {
+    let context = build.context;
     let ops = context.registry.ops(component);
     match payload {
         Payload::Removed => Ok(()),
         Payload::Json(text) => {
             let mut unknown = Vec::new();
             ops.read_json_into(text, builder, &mut unknown)
-                .map_err(|(path, error)| {
-                    json_value_error(
-                        context, entry, name, offset, text, source, place, path, error,
-                    )
-                })?;
+                .map_err(|(path, error)| json_value_error(build, at, text, path, error))?;
             for field in unknown {
                 if context.registry.is_removed_field(component, &field) {
                     continue;
                 }
-                let mut error = unknown_field_error(context, entry, name, component, field);
+                let mut error = unknown_field_error(context, at.entry, at.name, component, field);
                 let key = error
                     .diagnostic
                     .field
                     .as_ref()
                     .and_then(|f| key_of(text, f));
-                place_in_value(&mut error, offset, key, place);
+                place_in_value(&mut error, at.offset, key, build.place);
                 context.unknown_field(error)?;
             }
             Ok(())
         }
-        Payload::Postcard(bytes) => {
-            ops.read_postcard_into(bytes, builder)
-                .map_err(|(path, message)| {
-                    binary_value_error(context, entry, name, offset, place, path, message)
-                })
-        }
+        Payload::Postcard(bytes) => ops
+            .read_postcard_into(bytes, builder)
+            .map_err(|(path, message)| binary_value_error(context, at, build.place, path, message)),
         Payload::Evolved(bytes, layout) => {
             let typed =
                 decode_evolved(context, component, bytes, layout).map_err(|(path, message)| {
-                    binary_value_error(context, entry, name, offset, place, path, message)
+                    binary_value_error(context, at, build.place, path, message)
                 })?;
             ops.add_owned(typed, builder);
             Ok(())
@@ -2360,34 +2797,28 @@ fn decode_payload_into(
     }
 }
 
-/// The error for a binary component value (at byte `offset`) that did not decode.
+/// The error for a binary component value (at `at`) that did not decode.
 fn binary_value_error(
     context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    at: ValueAt<'_>,
     place: &dyn Fn(&mut SceneError, usize),
     path: FieldPath,
     message: String,
 ) -> SceneError {
-    let mut scene_error = component_error(context, entry, name, path, message);
-    place(&mut scene_error, offset);
+    let mut scene_error = component_error(context, at.entry, at.name, path, message);
+    place(&mut scene_error, at.offset);
     scene_error
 }
 
-/// The error for a component value `text` (at `offset` in the file) that did not decode.
-#[allow(clippy::too_many_arguments)]
+/// The error for a component value `text` (at `at` in the file) that did not decode.
 fn json_value_error(
-    context: &Context<'_>,
-    entry: &Entry<'_>,
-    name: &str,
-    offset: usize,
+    build: &Build<'_>,
+    at: ValueAt<'_>,
     text: &str,
-    source: Source<'_>,
-    place: &dyn Fn(&mut SceneError, usize),
     path: FieldPath,
     error: serde_json::Error,
 ) -> SceneError {
+    let offset = at.offset;
     // Point at the start of the offending value (serde_json stops at its end); a syntax error
     // has no value, so its own position is used.
     let located = (error.classify() == serde_json::error::Category::Data)
@@ -2406,9 +2837,9 @@ fn json_value_error(
             (offset + at..offset + at, message)
         }
     };
-    let mut scene_error = component_error(context, entry, name, path, message);
-    place(&mut scene_error, span.start);
-    if matches!(source, Source::Json(_)) {
+    let mut scene_error = component_error(build.context, at.entry, at.name, path, message);
+    (build.place)(&mut scene_error, span.start);
+    if matches!(build.source, Source::Json(_)) {
         scene_error.diagnostic.span = Some(span);
     }
     scene_error

@@ -200,39 +200,7 @@ fn save_scene_untraced(
 ) -> Result<Vec<u8>, SceneSaveError> {
     let entities = collect_entities(world, options)?;
     let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
-    let order = component_order(library.registry());
-    let mut rank = vec![None; library.registry().len()];
-    for (position, component) in order.iter().enumerate() {
-        rank[component.index()] = Some(position);
-    }
-    let config = SaveConfig {
-        world,
-        library,
-        registry: library.registry(),
-        rank,
-        keys: library
-            .registry()
-            .ids()
-            .map(|id| {
-                let mut key = Vec::new();
-                write_json_string(&mut key, library.registry().name(id));
-                key.extend_from_slice(b": ");
-                key
-            })
-            .collect(),
-        full: options.full,
-        threads: match options.max_threads {
-            0 => worker_threads(),
-            n => n.min(worker_threads()),
-        },
-        ids: Arc::new(ids),
-        wire: match encoding {
-            SceneEncoding::Json => RefWire::Text,
-            #[cfg(feature = "binary")]
-            SceneEncoding::Binary => RefWire::Number,
-        },
-        policy: options.dangling_references,
-    };
+    let config = save_config(world, library, encoding, options, ids);
     let mut saver = Saver::new(&config);
     saver.archetypes = saver.instanced_archetypes(&entities);
     let nodes = archetype_nodes(library, &saver.archetypes);
@@ -450,6 +418,50 @@ enum Entry {
         node: u32,
         canonical: Rc<Canonical>,
     },
+}
+
+/// What every part of a save reads: the world and library, each component's rank and JSON
+/// key, the options, and the saved entities' stable IDs (`ids`).
+fn save_config<'a>(
+    world: &'a World,
+    library: &'a ArchetypeLibrary,
+    encoding: SceneEncoding,
+    options: &SceneSaveOptions,
+    ids: FxHashMap<Entity, StableId>,
+) -> SaveConfig<'a> {
+    let order = component_order(library.registry());
+    let mut rank = vec![None; library.registry().len()];
+    for (position, component) in order.iter().enumerate() {
+        rank[component.index()] = Some(position);
+    }
+    SaveConfig {
+        world,
+        library,
+        registry: library.registry(),
+        rank,
+        keys: library
+            .registry()
+            .ids()
+            .map(|id| {
+                let mut key = Vec::new();
+                write_json_string(&mut key, library.registry().name(id));
+                key.extend_from_slice(b": ");
+                key
+            })
+            .collect(),
+        full: options.full,
+        threads: match options.max_threads {
+            0 => worker_threads(),
+            n => n.min(worker_threads()),
+        },
+        ids: Arc::new(ids),
+        wire: match encoding {
+            SceneEncoding::Json => RefWire::Text,
+            #[cfg(feature = "binary")]
+            SceneEncoding::Binary => RefWire::Number,
+        },
+        policy: options.dangling_references,
+    }
 }
 
 /// What every thread writing part of a save shares.
