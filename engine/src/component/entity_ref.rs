@@ -210,7 +210,7 @@ impl schemars::JsonSchema for EntityRef {
 
 impl Serialize for EntityRef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if serde_context::with::<RawBits, _>(|flag| *flag.borrow()) {
+        if serde_context::flag::<RawBits>() {
             return serializer.serialize_u64(self.0.to_bits().get());
         }
         let written = serde_context::with::<Mapper, _>(|slot| match slot.borrow_mut().as_mut() {

@@ -14,50 +14,79 @@
 //! (a shared value being built reads entity references).
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::component::entity_ref::EntityMapper;
 use crate::component::shared::SharedContext;
 
-/// Every part of the context, each in its own cell.
+/// The parts of the context its users borrow, each in its own cell.
 pub(crate) struct SerdeContext {
     mapper: RefCell<Option<Box<dyn EntityMapper>>>,
-    raw_bits: RefCell<bool>,
     reference_error: RefCell<Option<String>>,
     shared: RefCell<Option<SharedContext>>,
-    recording: RefCell<bool>,
     references: RefCell<Option<Rc<dyn Any>>>,
+}
+
+/// The context's flags: plain bits, read and switched around every value a check or a save
+/// writes, so they live apart from the cells (a thread-local without a destructor is the
+/// cheapest to reach).
+#[derive(Clone, Copy)]
+pub(crate) struct Flags {
+    raw_bits: bool,
+    recording: bool,
 }
 
 thread_local! {
     static CONTEXT: SerdeContext = const {
         SerdeContext {
             mapper: RefCell::new(None),
-            raw_bits: RefCell::new(false),
             reference_error: RefCell::new(None),
             shared: RefCell::new(None),
-            recording: RefCell::new(false),
             references: RefCell::new(None),
         }
     };
+    static FLAGS: Cell<Flags> = const {
+        Cell::new(Flags {
+            raw_bits: false,
+            recording: false,
+        })
+    };
 }
 
-/// One part of the context: its value and where it lives.
+/// One part of the context: what it holds, and how it is switched.
 pub(crate) trait Part: 'static {
     /// What the part holds; its default is "not installed".
     type Value: Default + 'static;
+    /// Puts `value` in the part on this thread; returns what it held.
+    fn replace(value: Self::Value) -> Self::Value;
+}
+
+/// A part held in a cell, which its users borrow ([`with`]).
+pub(crate) trait CellPart: Part {
     /// The part's cell.
     fn cell(context: &SerdeContext) -> &RefCell<Self::Value>;
 }
 
-macro_rules! parts {
+/// A part that is a flag, read with [`flag`].
+pub(crate) trait FlagPart: Part<Value = bool> {
+    /// The flag's bit in `flags`.
+    fn bit(flags: &mut Flags) -> &mut bool;
+}
+
+macro_rules! cell_parts {
     ($($(#[$doc:meta])* $part:ident: $value:ty = $field:ident;)*) => {$(
         $(#[$doc])*
         pub(crate) struct $part;
 
         impl Part for $part {
             type Value = $value;
+            fn replace(value: $value) -> $value {
+                CONTEXT.with(|context| context.$field.replace(value))
+            }
+        }
+
+        impl CellPart for $part {
             fn cell(context: &SerdeContext) -> &RefCell<$value> {
                 &context.$field
             }
@@ -65,25 +94,53 @@ macro_rules! parts {
     )*};
 }
 
-parts! {
+macro_rules! flag_parts {
+    ($($(#[$doc:meta])* $part:ident = $field:ident;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $part;
+
+        impl Part for $part {
+            type Value = bool;
+            fn replace(value: bool) -> bool {
+                FLAGS.with(|flags| {
+                    let mut all = flags.get();
+                    let previous = std::mem::replace(Self::bit(&mut all), value);
+                    flags.set(all);
+                    previous
+                })
+            }
+        }
+
+        impl FlagPart for $part {
+            fn bit(flags: &mut Flags) -> &mut bool {
+                &mut flags.$field
+            }
+        }
+    )*};
+}
+
+cell_parts! {
     /// Turns entities into their written form and back ([`EntityRef`](crate::EntityRef));
     /// none: raw entity bits.
     Mapper: Option<Box<dyn EntityMapper>> = mapper;
-    /// Set while a value is checked, not written: references are written as raw bits,
-    /// whatever mapper is installed, and never fail.
-    RawBits: bool = raw_bits;
     /// Why the last reference could not be read: formats that drop custom error messages
     /// (postcard says only "Serde Deserialization Error") get it back from here.
     ReferenceError: Option<String> = reference_error;
     /// A scene's table of shared values ([`Shared<T>`](crate::Shared)) being written or read,
     /// or a layout being traced.
     SharedValues: Option<SharedContext> = shared;
-    /// Whether serializations now go to a scene's output (and so mark their shared keys
-    /// used); switched around every value a save writes.
-    Recording: bool = recording;
     /// What checked references (archetype names, asset paths) are checked against: the
     /// archetype subsystem's `ReferenceContext`.
     References: Option<Rc<dyn Any>> = references;
+}
+
+flag_parts! {
+    /// Set while a value is checked, not written: references are written as raw bits,
+    /// whatever mapper is installed, and never fail.
+    RawBits = raw_bits;
+    /// Whether serializations now go to a scene's output (and so mark their shared keys
+    /// used); switched around every value a save writes.
+    Recording = recording;
 }
 
 /// Runs `f` with part `P` holding `value`, then puts back what it held before (even if `f`
@@ -93,21 +150,24 @@ pub(crate) fn scoped<P: Part, R>(value: P::Value, f: impl FnOnce() -> R) -> (R, 
     impl<P: Part> Drop for Restore<P> {
         fn drop(&mut self) {
             if let Some(previous) = self.0.take() {
-                CONTEXT.with(|context| *P::cell(context).borrow_mut() = previous);
+                P::replace(previous);
             }
         }
     }
-    let previous = CONTEXT.with(|context| P::cell(context).replace(value));
-    let restore = Restore::<P>(Some(previous));
+    let mut restore = Restore::<P>(Some(P::replace(value)));
     let result = f();
-    let ours = CONTEXT.with(|context| P::cell(context).take());
-    drop(restore);
+    let ours = P::replace(restore.0.take().unwrap_or_default());
     (result, ours)
 }
 
 /// Gives `f` part `P`'s cell on this thread.
-pub(crate) fn with<P: Part, R>(f: impl FnOnce(&RefCell<P::Value>) -> R) -> R {
+pub(crate) fn with<P: CellPart, R>(f: impl FnOnce(&RefCell<P::Value>) -> R) -> R {
     CONTEXT.with(|context| f(P::cell(context)))
+}
+
+/// Whether flag `P` is set on this thread.
+pub(crate) fn flag<P: FlagPart>() -> bool {
+    FLAGS.with(|flags| *P::bit(&mut flags.get()))
 }
 
 #[cfg(test)]
@@ -139,6 +199,6 @@ mod tests {
         let result =
             std::panic::catch_unwind(|| scoped::<RawBits, _>(true, || panic!("work failed")));
         assert!(result.is_err());
-        assert!(!with::<RawBits, _>(|cell| *cell.borrow()));
+        assert!(!flag::<RawBits>());
     }
 }

@@ -250,7 +250,7 @@ impl<T: Serialize> Serialize for Shared<T> {
         let key = content_key(&bytes);
         serde_context::with::<SharedValues, _>(|slot| {
             if let Some(SharedContext::Save(table)) = slot.borrow_mut().as_mut() {
-                if serde_context::with::<Recording, _>(|cell| *cell.borrow()) {
+                if serde_context::flag::<Recording>() {
                     table.used.insert(key);
                 }
                 table.known.entry(key).or_insert(bytes);
