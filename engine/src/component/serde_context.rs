@@ -11,7 +11,8 @@
 //! restores what it replaced even if the work panics, so operations nest.
 //!
 //! Each part has its own cell, so a part's user may use another part while it holds its own
-//! (a shared value being built reads entity references).
+//! (a shared value being built reads entity references). One part is not read by serde but by
+//! the scene loader, for the same reason of reach: the progress of a scene being prepared.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -26,6 +27,7 @@ pub(crate) struct SerdeContext {
     reference_error: RefCell<Option<String>>,
     shared: RefCell<Option<SharedContext>>,
     references: RefCell<Option<Rc<dyn Any>>>,
+    progress: RefCell<Option<Box<dyn Any>>>,
 }
 
 /// The context's flags: plain bits, read and switched around every value a check or a save
@@ -44,6 +46,7 @@ thread_local! {
             reference_error: RefCell::new(None),
             shared: RefCell::new(None),
             references: RefCell::new(None),
+            progress: RefCell::new(None),
         }
     };
     static FLAGS: Cell<Flags> = const {
@@ -132,6 +135,9 @@ cell_parts! {
     /// What checked references (archetype names, asset paths) are checked against: the
     /// archetype subsystem's `ReferenceContext`.
     References: Option<Rc<dyn Any>> = references;
+    /// Where the loader reports how far it has read, and learns that it was cancelled: the
+    /// scene subsystem's `PrepareProgress`, while a scene is prepared on this thread.
+    Progress: Option<Box<dyn Any>> = progress;
 }
 
 flag_parts! {

@@ -1,9 +1,10 @@
 //! [`PrepareProgress`]: how far a scene's preparation off the game thread has come, and the
 //! switch that cancels it (issue 23).
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::component::serde_context::{self, Progress};
 
 /// The progress of a [`PreparedScene`](crate::PreparedScene)'s preparation, shared between
 /// the thread that prepares and the one that draws the loading screen; also cancels it.
@@ -95,34 +96,23 @@ impl PrepareProgress {
     }
 }
 
-thread_local! {
-    /// The progress of the preparation running on this thread, for the loader to report to.
-    static ACTIVE: RefCell<Option<PrepareProgress>> = const { RefCell::new(None) };
-}
-
 /// Entries between two reports of the loader.
 pub(super) const REPORT_EVERY: usize = 256;
 
 /// Runs `f` (a load) with `progress` receiving the loader's reports on this thread.
 pub(super) fn reporting_to<R>(progress: &PrepareProgress, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<PrepareProgress>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            ACTIVE.with(|slot| *slot.borrow_mut() = previous);
-        }
-    }
-    let previous = ACTIVE.with(|slot| slot.borrow_mut().replace(progress.clone()));
-    let _restore = Restore(previous);
-    f()
+    serde_context::scoped::<Progress, _>(Some(Box::new(progress.clone())), f).0
 }
 
 /// The loader has read the file up to byte `offset`; `false` if the preparation it runs for
 /// was cancelled (the loader then stops). Without a preparation on this thread, `true`.
 pub(super) fn report_offset(offset: usize) -> bool {
-    ACTIVE.with(|slot| {
+    serde_context::with::<Progress, _>(|slot| {
         let slot = slot.borrow();
-        let Some(progress) = slot.as_ref() else {
+        let Some(progress) = slot
+            .as_ref()
+            .and_then(|any| any.downcast_ref::<PrepareProgress>())
+        else {
             return true;
         };
         let total = progress.state.bytes_total.load(Ordering::Relaxed);
