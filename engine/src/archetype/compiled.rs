@@ -562,9 +562,6 @@ impl EntityMapper for WellFormedRefs {
             )),
         }
     }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }
 
 /// A base deeper than any children limit, for checking the form of references alone.
@@ -807,9 +804,6 @@ impl EntityMapper for CheckRefs {
             }
         }
     }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }
 
 /// Resolves `#` references to the entities of the instance being spawned.
@@ -835,9 +829,6 @@ impl EntityMapper for SpawnRefs {
                 "entity reference {n} must be written as `#` or `#child`"
             )),
         }
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
     }
 }
 

@@ -132,8 +132,6 @@ pub(crate) trait EntityMapper: Any {
     fn write(&mut self, entity: Entity) -> Result<RefOut, String>;
     /// The entity a written reference means, or a message saying why it means none.
     fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String>;
-    /// Lets [`with_mapper`] hand the concrete mapper back.
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 /// Takes the message of the last reference that could not be read on this thread (and
@@ -158,7 +156,12 @@ pub(super) fn current_wire() -> Option<RefWire> {
 /// it recorded). The previous mapper is restored even if `f` panics, so operations nest.
 pub(crate) fn with_mapper<M: EntityMapper, R>(mapper: M, f: impl FnOnce() -> R) -> (R, M) {
     let (result, ours) = serde_context::scoped::<Mapper, _>(Some(Box::new(mapper)), f);
-    match ours.and_then(|boxed| boxed.into_any().downcast::<M>().ok()) {
+    // An entity mapper is an `Any`: the box it was installed in gives back the concrete type.
+    let ours = ours.and_then(|boxed| -> Option<Box<M>> {
+        let any: Box<dyn Any> = boxed;
+        any.downcast::<M>().ok()
+    });
+    match ours {
         Some(mapper) => (result, *mapper),
         None => mapper_slot_corrupted(),
     }
@@ -253,8 +256,7 @@ impl<'de> Deserialize<'de> for EntityRef {
                 E::custom(message)
             })
         }
-        let wire =
-            serde_context::with::<Mapper, _>(|slot| slot.borrow().as_ref().map(|m| m.wire()));
+        let wire = current_wire();
         match wire {
             Some(RefWire::Text) => deserializer.deserialize_str(RefVisitor),
             Some(RefWire::Any) => deserializer.deserialize_any(RefVisitor),

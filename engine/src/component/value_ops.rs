@@ -1,8 +1,6 @@
 //! [`ValueOps`]: a component type's values as archetype files write them: decoding and checking
 //! JSON values, the type's shape for suggestions, its traced layouts.
 
-use std::any::Any;
-
 use hecs::Entity;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -247,8 +245,5 @@ impl crate::component::entity_ref::EntityMapper for TraceRefs {
         _reference: crate::component::entity_ref::RefIn<'_>,
     ) -> Result<Entity, String> {
         Ok(Entity::DANGLING)
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
     }
 }

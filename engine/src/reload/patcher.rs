@@ -677,7 +677,4 @@ impl EntityMapper for LiveRefs {
             }
         }
     }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }

@@ -266,9 +266,6 @@ impl EntityMapper for ScanRefs {
         state.pending.insert(id);
         Ok(handle)
     }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }
 
 /// Runs `read` (which reads the entity list) with the shared table and the reference mapper

@@ -1497,9 +1497,6 @@ impl EntityMapper for LoadRefs {
             .copied()
             .ok_or_else(|| format!("refers to entity {id}, which is not in this scene"))
     }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }
 
 impl Source<'_> {
@@ -3042,8 +3039,5 @@ impl EntityMapper for WriteIds {
     }
     fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
         Err("references are not read here".to_string())
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
     }
 }

@@ -66,9 +66,6 @@ impl EntityMapper for IndexRefs {
             .and_then(|index| self.handles.get(index).copied())
             .ok_or_else(|| "refers to no entity of the prepared scene".to_string())
     }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }
 
 /// What building batches needs: the registry, and each staging entity's scene index.

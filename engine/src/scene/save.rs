@@ -396,9 +396,6 @@ impl EntityMapper for SaveRefs {
     fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
         Err("references are not read while saving".to_string())
     }
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }
 
 /// An archetype entity's canonical component values, as the scene compares them.
