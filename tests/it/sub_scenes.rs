@@ -229,6 +229,21 @@ fn an_override_naming_no_entity_of_the_sub_scene_is_placed_at_its_path() {
 }
 
 #[test]
+fn an_override_naming_an_unknown_component_is_an_unknown_component_error_at_its_path() {
+    let (dir, library) = setup();
+    dir.write(
+        "scenes/level.scene.json",
+        LEVEL
+            .replace("{ \"Name\": \"east guard\" }", "{ \"Nmae\": \"east guard\" }")
+            .as_bytes(),
+    );
+    assert_eq!(
+        load_error(&dir, &library, "scenes/level.scene.json"),
+        "scenes/level.scene.json:5:22: error[unknown-component]: entity 00000000000000c1: override `00000000000000b2/00000000000000a1`: unknown component `Nmae`"
+    );
+}
+
+#[test]
 fn an_id_a_placement_gives_that_is_already_in_the_world_is_an_error() {
     let (dir, library) = setup();
     let mut world = World::new();

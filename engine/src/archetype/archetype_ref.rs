@@ -104,7 +104,7 @@ impl<'de> Deserialize<'de> for ArchetypeRef {
                 f.write_str("an archetype name")
             }
             fn visit_str<E: de::Error>(self, name: &str) -> Result<ArchetypeRef, E> {
-                read(name).map_err(E::custom)
+                read(name).map_err(|failure| E::custom(failure.full_message()))
             }
         }
         deserializer.deserialize_str(NameVisitor)
@@ -112,7 +112,7 @@ impl<'de> Deserialize<'de> for ArchetypeRef {
 }
 
 /// Checks `name` against the installed context (or only its form, without one).
-fn read(name: &str) -> Result<ArchetypeRef, String> {
+fn read(name: &str) -> Result<ArchetypeRef, RefFailure> {
     let context = ReferenceContext::current();
     if let Err(problem) = check_name(name) {
         let failure = RefFailure {
@@ -122,7 +122,7 @@ fn read(name: &str) -> Result<ArchetypeRef, String> {
         };
         return Err(match &context {
             Some(context) => context.refuse(failure),
-            None => failure.full_message(),
+            None => failure,
         });
     }
     let id = match &context {

@@ -117,7 +117,7 @@ impl<'de, K: AssetKind> Deserialize<'de> for AssetPath<K> {
             fn visit_str<E: de::Error>(self, path: &str) -> Result<AssetPath<K>, E> {
                 read(path, K::EXTENSIONS)
                     .map(AssetPath::new)
-                    .map_err(E::custom)
+                    .map_err(|failure| E::custom(failure.full_message()))
             }
         }
         deserializer.deserialize_str(PathVisitor(PhantomData))
@@ -125,12 +125,12 @@ impl<'de, K: AssetKind> Deserialize<'de> for AssetPath<K> {
 }
 
 /// Checks `path`: its form always, and against the installed context (existence, extension).
-fn read(path: &str, extensions: &[&str]) -> Result<String, String> {
+fn read(path: &str, extensions: &[&str]) -> Result<String, RefFailure> {
     let context = ReferenceContext::current();
     if let Some(failure) = form_problem(path) {
         return Err(match &context {
             Some(context) => context.refuse(failure),
-            None => failure.full_message(),
+            None => failure,
         });
     }
     if let Some(context) = &context {

@@ -31,6 +31,7 @@ use crate::component::{
 };
 use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
+use crate::component::{MapError, ReadOnly, RefPathError};
 use crate::diagnostic::{DiagnosticCode, Severity};
 use crate::json::did_you_mean;
 use crate::json::Shape;
@@ -550,16 +551,16 @@ impl EntityMapper for WellFormedRefs {
     fn wire(&self) -> RefWire {
         RefWire::Text
     }
-    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
-        Err("entity references cannot be written here".to_string())
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, MapError> {
+        Err(MapError::NotWritten(ReadOnly::Archetype))
     }
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         match reference {
             // Checked against a deep base, so `..` is judged only by its form.
-            RefIn::Text(text) => resolve_ref_path(text, WELL_FORMED_BASE).map(|_| Entity::DANGLING),
-            RefIn::Number(n) => Err(format!(
-                "entity reference {n} must be written as `#` or `#child`"
-            )),
+            RefIn::Text(text) => resolve_ref_path(text, WELL_FORMED_BASE)
+                .map(|_| Entity::DANGLING)
+                .map_err(MapError::from),
+            RefIn::Number(n) => Err(MapError::NumberInArchetype(n)),
         }
     }
 }
@@ -702,22 +703,20 @@ pub(crate) fn suggest_field(
 
 /// The entity path a `#` reference written for an entity based at `base` points to:
 /// `#` is the base itself, `#turret/barrel` a descendant, `..` goes up one level.
-pub(crate) fn resolve_ref_path(text: &str, base: &str) -> Result<String, String> {
+pub(crate) fn resolve_ref_path(text: &str, base: &str) -> Result<String, RefPathError> {
     let Some(rest) = text.strip_prefix('#') else {
-        return Err(format!(
-            "`{text}` is not an entity reference; in archetype files write `#` for the archetype's root or `#child` (`#child/grandchild`) for one of its children"
-        ));
+        return Err(RefPathError::NotAReference(text.to_string()));
     };
     let mut segments: Vec<&str> = base.split('/').filter(|s| !s.is_empty()).collect();
     for segment in rest.split('/').filter(|s| !s.is_empty()) {
         if segment == ".." {
             if segments.pop().is_none() {
-                return Err(format!("`{text}` goes above the archetype's root"));
+                return Err(RefPathError::AboveRoot(text.to_string()));
             }
         } else if check_local_name(segment) {
             segments.push(segment);
         } else {
-            return Err(format!("`{text}` is not a valid entity reference"));
+            return Err(RefPathError::Invalid(text.to_string()));
         }
     }
     Ok(segments.join("/"))
@@ -728,12 +727,12 @@ fn resolve_ref(
     text: &str,
     base: &str,
     index: &FxHashMap<Arc<str>, usize>,
-) -> Result<usize, String> {
+) -> Result<usize, MapError> {
     let path = resolve_ref_path(text, base)?;
     index
         .get(path.as_str())
         .copied()
-        .ok_or_else(|| format!("entity reference `{text}` names no child of this archetype"))
+        .ok_or_else(|| MapError::NoChild(text.to_string()))
 }
 
 /// Checks `#` references while compiling; references resolve to a placeholder. What it found
@@ -766,16 +765,16 @@ impl EntityMapper for CheckRefs {
     fn wire(&self) -> RefWire {
         RefWire::Text
     }
-    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
-        Err("entity references cannot be written here".to_string())
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, MapError> {
+        Err(MapError::NotWritten(ReadOnly::Archetype))
     }
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         let text = match reference {
             RefIn::Text(text) => text,
             RefIn::Number(n) => {
-                let message = format!("entity reference {n} must be written as `#` or `#child`");
-                self.failure = Some((message.clone(), None));
-                return Err(message);
+                let error = MapError::NumberInArchetype(n);
+                self.failure = Some((error.to_string(), None));
+                return Err(error);
             }
         };
         match resolve_ref(text, &self.base, &self.index) {
@@ -783,7 +782,7 @@ impl EntityMapper for CheckRefs {
                 self.used = true;
                 Ok(Entity::DANGLING)
             }
-            Err(message) => {
+            Err(error) => {
                 let prefix = if self.base.is_empty() {
                     String::new()
                 } else {
@@ -799,8 +798,8 @@ impl EntityMapper for CheckRefs {
                     .map(|p| format!("#{p}"))
                     .collect();
                 let suggestion = did_you_mean(text, candidates.iter().map(String::as_str));
-                self.failure = Some((message.clone(), suggestion));
-                Err(message)
+                self.failure = Some((error.to_string(), suggestion));
+                Err(error)
             }
         }
     }
@@ -817,17 +816,15 @@ impl EntityMapper for SpawnRefs {
     fn wire(&self) -> RefWire {
         RefWire::Text
     }
-    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
-        Err("entity references cannot be written here".to_string())
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, MapError> {
+        Err(MapError::NotWritten(ReadOnly::Archetype))
     }
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         match reference {
             RefIn::Text(text) => {
                 resolve_ref(text, &self.base, &self.index).map(|i| self.entities[i])
             }
-            RefIn::Number(n) => Err(format!(
-                "entity reference {n} must be written as `#` or `#child`"
-            )),
+            RefIn::Number(n) => Err(MapError::NumberInArchetype(n)),
         }
     }
 }
@@ -1185,7 +1182,7 @@ impl CompiledArchetype {
             let message = format!(
                 "invalid value for {}: {}",
                 place(name, &misfit.field),
-                misfit.message
+                misfit.error
             );
             return refused(Some(name.to_string()), misfit.field, message, None);
         }

@@ -15,6 +15,8 @@
 //! settled ([`settle`]): list operators start from an empty list, `$add` from 0, and `$mul` and
 //! `$remove`, with nothing to scale or remove from, leave nothing (a warning says so).
 
+use std::fmt;
+
 use serde_json::{Map, Number, Value};
 
 use crate::archetype::file::{keys, kind_of};
@@ -257,11 +259,65 @@ fn operator_list() -> String {
         .join(", ")
 }
 
+/// Why an operator could not be applied.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum OperatorError {
+    /// The operator met a value of the wrong kind.
+    NothingToWorkOn {
+        operator: Operator,
+        /// What the operator works on, as a phrase.
+        wanted: &'static str,
+        /// The kind of value it met.
+        found: &'static str,
+    },
+    /// Operators followed waiting operators they cannot combine with.
+    CannotFollow {
+        later: Vec<Operator>,
+        earlier: Vec<Operator>,
+    },
+    /// The arithmetic overflowed, or its result does not fit the place.
+    OutOfRange(Operator),
+}
+
+impl fmt::Display for OperatorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OperatorError::NothingToWorkOn {
+                operator,
+                wanted,
+                found,
+            } => write!(
+                f,
+                "`{}` needs {wanted} to work on, but the value it applies to is {found}",
+                operator.key()
+            ),
+            OperatorError::CannotFollow { later, earlier } => write!(
+                f,
+                "{} cannot follow the {} it applies to, which has no value to work on yet; give a value first",
+                names(later),
+                names(earlier)
+            ),
+            OperatorError::OutOfRange(operator) => {
+                write!(f, "`{}` gives a number out of range", operator.key())
+            }
+        }
+    }
+}
+
+/// Operators by key, quoted and joined with "and".
+fn names(operators: &[Operator]) -> String {
+    let keys: Vec<String> = operators
+        .iter()
+        .map(|operator| format!("`{}`", operator.key()))
+        .collect();
+    keys.join(" and ")
+}
+
 /// Applies the operators of `patch` (an operator object) to `target`, in place. `target` is
 /// `null` when there is nothing there: the operators then wait (they become the value, to be
 /// applied or settled later). `integer`: the place holds an integer type, so a number result
 /// is rounded.
-pub(super) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<(), String> {
+pub(super) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<(), OperatorError> {
     let Some(operators) = Operator::of(patch) else {
         return Ok(());
     };
@@ -285,7 +341,7 @@ fn applied(
     operator: Operator,
     operand: &Value,
     integer: bool,
-) -> Result<Value, String> {
+) -> Result<Value, OperatorError> {
     // On a spawn-time variation: both ends of a range, each value of a pick.
     let each = |outcome: &Value| applied(outcome, operator, operand, integer);
     if let Some(result) = crate::archetype::variation::map_outcomes(target, each) {
@@ -314,39 +370,28 @@ fn applied(
                 Operator::Add => "a number",
                 _ => "a list",
             };
-            return Err(format!(
-                "`{}` needs {wanted} to work on, but the value it applies to is {}",
-                operator.key(),
-                kind_of(other)
-            ));
+            return Err(OperatorError::NothingToWorkOn {
+                operator,
+                wanted,
+                found: kind_of(other),
+            });
         }
     })
 }
 
 /// Waiting operators followed by more: one operator of one kind each combine (`$add 1` then
 /// `$add 2` is `$add 3`); anything else is an error.
-fn combine(earlier: &Operators<'_>, later: &Operators<'_>) -> Result<Value, String> {
+fn combine(earlier: &Operators<'_>, later: &Operators<'_>) -> Result<Value, OperatorError> {
+    let cannot_follow = || OperatorError::CannotFollow {
+        later: later.iter().map(|(operator, _)| *operator).collect(),
+        earlier: earlier.iter().map(|(operator, _)| *operator).collect(),
+    };
     let (&[(first, first_operand)], &[(then, operand)]) = (earlier.as_slice(), later.as_slice())
     else {
-        let names = |operators: &Operators<'_>| {
-            let keys: Vec<String> = operators
-                .iter()
-                .map(|(o, _)| format!("`{}`", o.key()))
-                .collect();
-            keys.join(" and ")
-        };
-        return Err(format!(
-            "{} cannot follow the {} it applies to, which has no value to work on yet; give a value first",
-            names(later),
-            names(earlier)
-        ));
+        return Err(cannot_follow());
     };
     if first != then {
-        return Err(format!(
-            "`{}` cannot follow the `{}` it applies to, which has no value to work on yet; give a value first",
-            then.key(),
-            first.key()
-        ));
+        return Err(cannot_follow());
     }
     let list = |value: &Value| value.as_array().cloned().unwrap_or_default();
     let operand = match then {
@@ -374,8 +419,8 @@ fn arithmetic(
     base: &Number,
     operand: &Value,
     integer: bool,
-) -> Result<Number, String> {
-    let out_of_range = || format!("`{}` gives a number out of range", operator.key());
+) -> Result<Number, OperatorError> {
+    let out_of_range = || OperatorError::OutOfRange(operator);
     if let (Some(a), Some(b)) = (base.as_i64(), operand.as_i64()) {
         let exact = match operator {
             Operator::Add => a.checked_add(b),
@@ -543,9 +588,10 @@ mod tests {
 
     use super::*;
 
+    /// The value applied, or the error's full message.
     fn applied(target: Value, patch: Value, integer: bool) -> Result<Value, String> {
         let mut target = target;
-        apply(&mut target, &patch, integer)?;
+        apply(&mut target, &patch, integer).map_err(|error| error.to_string())?;
         Ok(target)
     }
 

@@ -164,15 +164,14 @@ impl ReferenceContext {
         std::mem::take(&mut *self.named.borrow_mut())
     }
 
-    /// Records `failure` as the last refusal; returns its full message.
-    pub fn refuse(&self, failure: RefFailure) -> String {
-        let message = failure.full_message();
-        *self.failure.borrow_mut() = Some(failure);
-        message
+    /// Records `failure` as the last refusal, and gives it back.
+    pub fn refuse(&self, failure: RefFailure) -> RefFailure {
+        *self.failure.borrow_mut() = Some(failure.clone());
+        failure
     }
 
-    /// The ID of archetype `name`, or why there is none (a message with a suggestion).
-    pub fn archetype(&self, name: &str) -> Result<ArchetypeId, String> {
+    /// The ID of archetype `name`, or why there is none (with a suggestion).
+    pub fn archetype(&self, name: &str) -> Result<ArchetypeId, RefFailure> {
         self.named.borrow_mut().push(Arc::from(name));
         match self.archetypes.ids.get(name) {
             Some(&id) => Ok(id),
@@ -189,7 +188,7 @@ impl ReferenceContext {
 
     /// Checks that the asset `path` exists under the assets root (when there is one) and has
     /// one of `extensions` (when any are given).
-    pub fn asset(&self, path: &str, extensions: &[&str]) -> Result<(), String> {
+    pub fn asset(&self, path: &str, extensions: &[&str]) -> Result<(), RefFailure> {
         let extension = path.rsplit_once('.').map(|(_, ext)| ext);
         if !extensions.is_empty() && !extension.is_some_and(|ext| extensions.contains(&ext)) {
             let wanted: Vec<String> = extensions.iter().map(|e| format!("`.{e}`")).collect();

@@ -564,9 +564,12 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
                 at.0.extend(problem.field.0.iter().cloned());
                 problems.push(ResolveProblem {
                     path: at,
-                    diagnostic: Diagnostic::error(DiagnosticCode::InvalidOperator, problem.message)
-                        .with_component(component.to_string())
-                        .with_field(problem.field),
+                    diagnostic: Diagnostic::error(
+                        DiagnosticCode::InvalidOperator,
+                        problem.error.to_string(),
+                    )
+                    .with_component(component.to_string())
+                    .with_field(problem.field),
                 });
             }
         }
@@ -642,7 +645,7 @@ fn misfit_problem(parent: &str, path: FieldPath, misfit: Misfit) -> ResolveProbl
         path,
         diagnostic: Diagnostic::error(
             DiagnosticCode::InvalidOperator,
-            format!("{place} of {}: {}", quoted(parent), misfit.problem.message),
+            format!("{place} of {}: {}", quoted(parent), misfit.problem.error),
         )
         .with_component(misfit.component.to_string())
         .with_field(misfit.problem.field),

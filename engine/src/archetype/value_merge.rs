@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::archetype::operator::{self, Operator};
+use crate::archetype::operator::{self, Operator, OperatorError};
 use crate::archetype::variation;
 use crate::component::ComponentRegistry;
 use crate::json::Shape;
@@ -60,7 +60,7 @@ impl ValueShapes for ComponentRegistry {
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct MergeProblem {
     pub field: FieldPath,
-    pub message: String,
+    pub error: OperatorError,
 }
 
 /// Applies `patch` (a file's value of `component`) to `target` (the inherited value, `null`
@@ -104,10 +104,10 @@ impl Place<'_> {
         if let Some(operators) = Operator::of(patch) {
             let numbers = operators.iter().any(|(operator, _)| !operator.on_lists());
             let integer = numbers && self.shapes.is_integer(self.component, &self.path);
-            if let Err(message) = operator::apply(target, patch, integer) {
+            if let Err(error) = operator::apply(target, patch, integer) {
                 self.problems.push(MergeProblem {
                     field: FieldPath(self.path.clone()),
-                    message,
+                    error,
                 });
             }
             return;

@@ -129,16 +129,16 @@ fn shape_of(value: &Value) -> String {
 
 /// `operation` applied to each outcome of the variation `target` (both ends of a range, each
 /// value of a pick); `None` if `target` is no variation.
-pub(super) fn map_outcomes(
+pub(super) fn map_outcomes<E>(
     target: &Value,
-    operation: impl Fn(&Value) -> Result<Value, String>,
-) -> Option<Result<Value, String>> {
+    operation: impl Fn(&Value) -> Result<Value, E>,
+) -> Option<Result<Value, E>> {
     if !is_variation(target) {
         return None;
     }
     let (key, operand) = target.as_object()?.iter().next()?;
     let items = operand.as_array()?;
-    let mapped: Result<Vec<Value>, String> = items.iter().map(operation).collect();
+    let mapped: Result<Vec<Value>, E> = items.iter().map(operation).collect();
     Some(mapped.map(|items| {
         let mut object = Map::new();
         object.insert(key.clone(), Value::Array(items));

@@ -19,6 +19,7 @@ use hecs::Entity;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::component::map_error::MapError;
 use crate::component::serde_context::{self, Mapper, RawBits, ReferenceError};
 use crate::component::stable_id::StableId;
 
@@ -129,14 +130,14 @@ pub(crate) trait EntityMapper: Any {
     /// The form references are read in.
     fn wire(&self) -> RefWire;
     /// The written form of a reference to `entity`, or a message saying why it can't be written.
-    fn write(&mut self, entity: Entity) -> Result<RefOut, String>;
+    fn write(&mut self, entity: Entity) -> Result<RefOut, MapError>;
     /// The entity a written reference means, or a message saying why it means none.
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String>;
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError>;
 }
 
 /// Takes the message of the last reference that could not be read on this thread (and
 /// forgets it).
-pub(super) fn take_last_read_error() -> Option<String> {
+pub(super) fn take_last_read_error() -> Option<MapError> {
     serde_context::with::<ReferenceError, _>(RefCell::take)
 }
 
@@ -184,14 +185,10 @@ fn mapper_slot_corrupted() -> ! {
 }
 
 /// Reads raw entity bits: the in-process form used when no mapper is installed.
-fn read_raw(reference: RefIn<'_>) -> Result<Entity, String> {
+fn read_raw(reference: RefIn<'_>) -> Result<Entity, MapError> {
     match reference {
-        RefIn::Number(bits) => {
-            Entity::from_bits(bits).ok_or_else(|| format!("{bits} is not a valid entity"))
-        }
-        RefIn::Text(text) => Err(format!(
-            "entity reference `{text}` can only be read while spawning an archetype or loading a scene"
-        )),
+        RefIn::Number(bits) => Entity::from_bits(bits).ok_or(MapError::InvalidBits(bits)),
+        RefIn::Text(text) => Err(MapError::TextOutsideSpawn(text.to_string())),
     }
 }
 
@@ -249,10 +246,9 @@ impl<'de> Deserialize<'de> for EntityRef {
                 None => read_raw(reference),
             })
             .map(EntityRef)
-            .map_err(|message| {
-                serde_context::with::<ReferenceError, _>(|last| {
-                    *last.borrow_mut() = Some(message.clone())
-                });
+            .map_err(|error| {
+                let message = error.to_string();
+                serde_context::with::<ReferenceError, _>(|last| *last.borrow_mut() = Some(error));
                 E::custom(message)
             })
         }

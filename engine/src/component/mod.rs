@@ -8,6 +8,7 @@ mod builtin;
 mod entity_ops;
 mod entity_ref;
 mod ignored_fields;
+mod map_error;
 mod ops;
 mod registry;
 mod reload_ops;
@@ -32,11 +33,12 @@ pub use entity_ref::EntityRef;
 pub(crate) use entity_ref::{
     with_installed_mapper, with_mapper, EntityMapper, RefIn, RefOut, RefWire,
 };
+pub(crate) use map_error::{MapError, ReadOnly, RefPathError};
 pub(crate) use ops::{ComponentOps, TypedValue};
 #[cfg(feature = "schema")]
 pub use registry::SchemaFn;
 pub use registry::{Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError};
-pub(crate) use scene_ops::{LiveColumn, WriteError};
+pub(crate) use scene_ops::{LiveColumn, PushError, WriteError};
 pub use shared::Shared;
 pub(crate) use shared::{
     mark_used_in, with_load_table, with_save_table, LoadTable, SaveTable, SHARED_REF,

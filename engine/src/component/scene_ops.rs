@@ -74,7 +74,7 @@ const NO_ROW: &str = "the entity is not in the archetype column being saved";
 /// Reading and writing a component type's values in scene files.
 pub(crate) trait SceneOps {
     /// Serializes the live component of `entity`, if it has one.
-    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>>;
+    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, serde_json::Error>>;
     /// Checks the live component of `entity` can be written (no non-finite floats, every
     /// entity reference mappable under the installed mapper). `None` if it has none.
     fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>>;
@@ -111,9 +111,9 @@ pub(crate) trait SceneOps {
 }
 
 impl<T: Component> SceneOps for Ops<T> {
-    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, String>> {
+    fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, serde_json::Error>> {
         let component = world.get::<&T>(entity).ok()?;
-        Some(serde_json::to_value(&*component).map_err(|e| e.to_string()))
+        Some(serde_json::to_value(&*component))
     }
 
     fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>> {
@@ -175,22 +175,32 @@ impl<T: Component> SceneOps for Ops<T> {
 /// One column of a hecs column batch being filled with values decoded from postcard bytes.
 pub(crate) trait PostcardSink {
     /// Decodes `bytes`, checked as [`SceneOps::read_postcard`] checks them, onto the end of
-    /// the column. `None` if they do not decode (the caller reads them again the careful way to
-    /// say why) or the column is full.
-    fn push_postcard(&mut self, bytes: &[u8]) -> Option<()>;
-    /// Decodes JSON `text` (as [`LiveColumn::write_json`] wrote it) onto the end of the column;
-    /// `None` as [`push_postcard`](Self::push_postcard).
-    fn push_json(&mut self, text: &str) -> Option<()>;
+    /// the column.
+    fn push_postcard(&mut self, bytes: &[u8]) -> Result<(), PushError>;
+    /// Decodes JSON `text` (as [`LiveColumn::write_json`] wrote it) onto the end of the column.
+    fn push_json(&mut self, text: &str) -> Result<(), PushError>;
+}
+
+/// Why a value was not pushed onto a batch column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PushError {
+    /// The value does not decode, or fails its checks: where, and why.
+    Invalid(FieldPath, String),
+    /// The column already holds a value for every row of its batch.
+    ColumnFull,
 }
 
 impl<T: Component> PostcardSink for BatchWriter<'_, T> {
-    fn push_postcard(&mut self, bytes: &[u8]) -> Option<()> {
-        self.push(Ops::<T>::read_postcard_typed(bytes).ok()?).ok()
+    fn push_postcard(&mut self, bytes: &[u8]) -> Result<(), PushError> {
+        let value = Ops::<T>::read_postcard_typed(bytes)
+            .map_err(|(path, why)| PushError::Invalid(path, why))?;
+        self.push(value).map_err(|_| PushError::ColumnFull)
     }
 
-    fn push_json(&mut self, text: &str) -> Option<()> {
-        self.push(Ops::<T>::read_json_typed(text, &mut Vec::new()).ok()?)
-            .ok()
+    fn push_json(&mut self, text: &str) -> Result<(), PushError> {
+        let value = Ops::<T>::read_json_typed(text, &mut Vec::new())
+            .map_err(|(path, why)| PushError::Invalid(path, why.to_string()))?;
+        self.push(value).map_err(|_| PushError::ColumnFull)
     }
 }
 
@@ -201,8 +211,10 @@ impl<T: Component> Ops<T> {
         crate::component::entity_ref::take_last_read_error();
         let typed = crate::component::binary_codec::from_bytes::<T>(bytes).map_err(|error| {
             // Postcard drops custom messages: a reference's own reason is kept aside.
-            let message = crate::component::entity_ref::take_last_read_error()
-                .unwrap_or_else(|| format!("corrupt binary value ({error})"));
+            let message = match crate::component::entity_ref::take_last_read_error() {
+                Some(reason) => reason.to_string(),
+                None => format!("corrupt binary value ({error})"),
+            };
             (FieldPath::root(), message)
         })?;
         crate::component::value_check::check_read(&typed)

@@ -19,12 +19,13 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use crate::component::entity_ref::EntityMapper;
+use crate::component::map_error::MapError;
 use crate::component::shared::SharedContext;
 
 /// The parts of the context its users borrow, each in its own cell.
 pub(crate) struct SerdeContext {
     mapper: RefCell<Option<Box<dyn EntityMapper>>>,
-    reference_error: RefCell<Option<String>>,
+    reference_error: RefCell<Option<MapError>>,
     shared: RefCell<Option<SharedContext>>,
     references: RefCell<Option<Rc<dyn Any>>>,
     progress: RefCell<Option<Box<dyn Any>>>,
@@ -128,7 +129,7 @@ cell_parts! {
     Mapper: Option<Box<dyn EntityMapper>> = mapper;
     /// Why the last reference could not be read: formats that drop custom error messages
     /// (postcard says only "Serde Deserialization Error") get it back from here.
-    ReferenceError: Option<String> = reference_error;
+    ReferenceError: Option<MapError> = reference_error;
     /// A scene's table of shared values ([`Shared<T>`](crate::Shared)) being written or read,
     /// or a layout being traced.
     SharedValues: Option<SharedContext> = shared;
@@ -182,18 +183,18 @@ mod tests {
 
     #[test]
     fn a_scope_restores_what_it_replaced_and_returns_what_it_left() {
-        let (inner, outer) = scoped::<ReferenceError, _>(Some("outer".to_string()), || {
-            let ((), inner) = scoped::<ReferenceError, _>(Some("inner".to_string()), || {
-                with::<ReferenceError, _>(|cell| *cell.borrow_mut() = Some("changed".into()));
+        let (inner, outer) = scoped::<ReferenceError, _>(Some(MapError::OutsideScene), || {
+            let ((), inner) = scoped::<ReferenceError, _>(Some(MapError::NotRead), || {
+                with::<ReferenceError, _>(|cell| *cell.borrow_mut() = Some(MapError::NotPrepared));
             });
             assert_eq!(
-                with::<ReferenceError, _>(|cell| cell.borrow().clone()).as_deref(),
-                Some("outer")
+                with::<ReferenceError, _>(|cell| cell.borrow().clone()),
+                Some(MapError::OutsideScene)
             );
             inner
         });
-        assert_eq!(inner.as_deref(), Some("changed"));
-        assert_eq!(outer.as_deref(), Some("outer"));
+        assert_eq!(inner, Some(MapError::NotPrepared));
+        assert_eq!(outer, Some(MapError::OutsideScene));
         assert_eq!(
             with::<ReferenceError, _>(|cell| cell.borrow().clone()),
             None

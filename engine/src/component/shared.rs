@@ -365,8 +365,17 @@ fn short_type_name<T>() -> &'static str {
     &full[start..]
 }
 
+/// A `{"$shared": ...}` whose key is not 16 hex digits (holds the key as written).
+struct BadSharedKey(serde_json::Value);
+
+impl fmt::Display for BadSharedKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} is not a shared value key (16 hex digits)", self.0)
+    }
+}
+
 /// The key a JSON value refers to, if it is a shared-value reference.
-fn shared_key(value: &serde_json::Value) -> Option<Result<u64, String>> {
+fn shared_key(value: &serde_json::Value) -> Option<Result<u64, BadSharedKey>> {
     match value {
         serde_json::Value::Number(number) => number.as_u64().map(Ok),
         serde_json::Value::Object(map) if map.len() == 1 => {
@@ -375,7 +384,7 @@ fn shared_key(value: &serde_json::Value) -> Option<Result<u64, String>> {
                 .as_str()
                 .filter(|t| t.len() == 16)
                 .and_then(|t| u64::from_str_radix(t, 16).ok())
-                .ok_or_else(|| format!("{text} is not a shared value key (16 hex digits)"));
+                .ok_or_else(|| BadSharedKey(text.clone()));
             Some(parsed)
         }
         _ => None,

@@ -564,17 +564,61 @@ impl<'de> VariantAccess<'de> for ChoiceRef<'_, '_, '_> {
 }
 
 // ---- reading postcard bytes by a layout ----
+/// Why postcard bytes could not be read (or skipped) by a layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BadBytes {
+    /// The layout nests deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// A 128-bit integer (never read: JSON numbers cannot hold them).
+    Wide128,
+    /// An enum variant index that does not fit a `usize`.
+    VariantOutOfRange,
+    /// An enum variant index past the enum's variants.
+    NoSuchVariant,
+    /// An enum the layout names but does not hold (a recursive type's unresolved reference).
+    UnresolvedEnum,
+    /// The bytes end before the value does.
+    EndsEarly,
+    /// A varint longer than a `u64`'s ten bytes.
+    LongVarint,
+    /// A length that does not fit a `usize`.
+    LengthTooLarge,
+    /// A length larger than the bytes left, so it cannot be honest.
+    LengthBeyondValue,
+    /// A string whose bytes are not UTF-8.
+    NotUtf8,
+    /// A float that is infinite or NaN, which JSON cannot hold.
+    NotFinite,
+}
+
+impl fmt::Display for BadBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BadBytes::TooDeep => "nested too deep",
+            BadBytes::Wide128 => "128-bit integers are not read",
+            BadBytes::VariantOutOfRange => "variant out of range",
+            BadBytes::NoSuchVariant => "variant index out of range",
+            BadBytes::UnresolvedEnum => "an unresolved enum in a layout",
+            BadBytes::EndsEarly => "the value ends early",
+            BadBytes::LongVarint => "a varint is too long",
+            BadBytes::LengthTooLarge => "a length is too large",
+            BadBytes::LengthBeyondValue => "a length is larger than the value",
+            BadBytes::NotUtf8 => "a string is not UTF-8",
+            BadBytes::NotFinite => "a number that is not finite",
+        })
+    }
+}
 
 /// Reads one postcard value laid out as `layout` from the front of `bytes` (moved past it) as
 /// JSON: structs as objects, enums externally tagged, references and shared values as the
 /// numbers binary scenes write.
-pub(crate) fn read_value(layout: &Layout, bytes: &mut &[u8]) -> Result<Value, String> {
+pub(crate) fn read_value(layout: &Layout, bytes: &mut &[u8]) -> Result<Value, BadBytes> {
     read_at(layout, bytes, 0)
 }
 
-fn read_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<Value, String> {
+fn read_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<Value, BadBytes> {
     if depth > MAX_DEPTH {
-        return Err("nested too deep".to_string());
+        return Err(BadBytes::TooDeep);
     }
     let next = |layout: &Layout, bytes: &mut &[u8]| read_at(layout, bytes, depth + 1);
     Ok(match layout {
@@ -583,7 +627,7 @@ fn read_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<Value, St
         Layout::I8 => Value::from(take(bytes, 1)?[0] as i8),
         Layout::U16 | Layout::U32 | Layout::U64 => Value::from(varint(bytes)?),
         Layout::I16 | Layout::I32 | Layout::I64 => Value::from(zigzag(varint(bytes)?)),
-        Layout::U128 | Layout::I128 => return Err("128-bit integers are not read".into()),
+        Layout::U128 | Layout::I128 => return Err(BadBytes::Wide128),
         Layout::F32 => number(f64::from(f32::from_le_bytes(array(bytes)?)))?,
         Layout::F64 => number(f64::from_le_bytes(array(bytes)?))?,
         Layout::Char | Layout::Str => Value::String(string(bytes)?),
@@ -620,8 +664,8 @@ fn read_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<Value, St
         }
         Layout::Struct(fields) => Value::Object(read_fields(fields, bytes, depth)?),
         Layout::Enum(variants) => {
-            let index = usize::try_from(varint(bytes)?).map_err(|_| "variant out of range")?;
-            let (name, variant) = variants.get(index).ok_or("variant index out of range")?;
+            let index = usize::try_from(varint(bytes)?).map_err(|_| BadBytes::VariantOutOfRange)?;
+            let (name, variant) = variants.get(index).ok_or(BadBytes::NoSuchVariant)?;
             let content = match variant {
                 Variant::Unit => return Ok(Value::String(name.clone())),
                 Variant::Newtype(inner) => next(inner, bytes)?,
@@ -637,7 +681,7 @@ fn read_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<Value, St
         }
         // The key, as binary scenes write it (JSON ones accept it too).
         Layout::Shared => Value::from(varint(bytes)?),
-        Layout::EnumRef(_) => return Err("an unresolved enum in a layout".into()),
+        Layout::EnumRef(_) => return Err(BadBytes::UnresolvedEnum),
     })
 }
 
@@ -645,7 +689,7 @@ fn read_fields(
     fields: &[(String, Layout)],
     bytes: &mut &[u8],
     depth: usize,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, BadBytes> {
     let mut map = Map::new();
     for (name, layout) in fields {
         map.insert(name.clone(), read_at(layout, bytes, depth + 1)?);
@@ -780,9 +824,9 @@ fn skip(layout: &Layout, bytes: &mut &[u8]) -> Result<(), NoSplice> {
     skip_at(layout, bytes, 0).map_err(|_| NoSplice::BytesDoNotFit)
 }
 
-fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), String> {
+fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), BadBytes> {
     if depth > MAX_DEPTH {
-        return Err("nested too deep".to_string());
+        return Err(BadBytes::TooDeep);
     }
     let next = |layout: &Layout, bytes: &mut &[u8]| skip_at(layout, bytes, depth + 1);
     match layout {
@@ -792,7 +836,7 @@ fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), Strin
         Layout::U16 | Layout::U32 | Layout::U64 | Layout::I16 | Layout::I32 | Layout::I64 => {
             varint(bytes)?;
         }
-        Layout::U128 | Layout::I128 => return Err("128-bit integers are not read".into()),
+        Layout::U128 | Layout::I128 => return Err(BadBytes::Wide128),
         Layout::F32 => {
             take(bytes, 4)?;
         }
@@ -832,8 +876,8 @@ fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), Strin
             }
         }
         Layout::Enum(variants) => {
-            let index = usize::try_from(varint(bytes)?).map_err(|_| "variant out of range")?;
-            match &variants.get(index).ok_or("variant index out of range")?.1 {
+            let index = usize::try_from(varint(bytes)?).map_err(|_| BadBytes::VariantOutOfRange)?;
+            match &variants.get(index).ok_or(BadBytes::NoSuchVariant)?.1 {
                 Variant::Unit => {}
                 Variant::Newtype(inner) => next(inner, bytes)?,
                 Variant::Tuple(items) => {
@@ -851,27 +895,27 @@ fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), Strin
         Layout::Shared => {
             varint(bytes)?;
         }
-        Layout::EnumRef(_) => return Err("an unresolved enum in a layout".into()),
+        Layout::EnumRef(_) => return Err(BadBytes::UnresolvedEnum),
     }
     Ok(())
 }
 
-fn take<'a>(bytes: &mut &'a [u8], count: usize) -> Result<&'a [u8], String> {
+fn take<'a>(bytes: &mut &'a [u8], count: usize) -> Result<&'a [u8], BadBytes> {
     if bytes.len() < count {
-        return Err("the value ends early".to_string());
+        return Err(BadBytes::EndsEarly);
     }
     let (taken, rest) = bytes.split_at(count);
     *bytes = rest;
     Ok(taken)
 }
 
-fn array<const N: usize>(bytes: &mut &[u8]) -> Result<[u8; N], String> {
+fn array<const N: usize>(bytes: &mut &[u8]) -> Result<[u8; N], BadBytes> {
     let mut out = [0; N];
     out.copy_from_slice(take(bytes, N)?);
     Ok(out)
 }
 
-fn varint(bytes: &mut &[u8]) -> Result<u64, String> {
+fn varint(bytes: &mut &[u8]) -> Result<u64, BadBytes> {
     let mut value = 0u64;
     for shift in (0..70).step_by(7) {
         let byte = take(bytes, 1)?[0];
@@ -880,33 +924,33 @@ fn varint(bytes: &mut &[u8]) -> Result<u64, String> {
             return Ok(value);
         }
     }
-    Err("a varint is too long".to_string())
+    Err(BadBytes::LongVarint)
 }
 
 fn zigzag(value: u64) -> i64 {
     ((value >> 1) as i64) ^ -((value & 1) as i64)
 }
 
-fn length(bytes: &mut &[u8]) -> Result<usize, String> {
-    let length = usize::try_from(varint(bytes)?).map_err(|_| "a length is too large")?;
+fn length(bytes: &mut &[u8]) -> Result<usize, BadBytes> {
+    let length = usize::try_from(varint(bytes)?).map_err(|_| BadBytes::LengthTooLarge)?;
     // Each element takes at least a byte, except units: a corrupt length never allocates more
     // than the data could hold.
     if length > bytes.len() {
-        return Err("a length is larger than the value".to_string());
+        return Err(BadBytes::LengthBeyondValue);
     }
     Ok(length)
 }
 
-fn string(bytes: &mut &[u8]) -> Result<String, String> {
+fn string(bytes: &mut &[u8]) -> Result<String, BadBytes> {
     let length = length(bytes)?;
     let text = take(bytes, length)?;
-    String::from_utf8(text.to_vec()).map_err(|_| "a string is not UTF-8".to_string())
+    String::from_utf8(text.to_vec()).map_err(|_| BadBytes::NotUtf8)
 }
 
-fn number(value: f64) -> Result<Value, String> {
+fn number(value: f64) -> Result<Value, BadBytes> {
     serde_json::Number::from_f64(value)
         .map(Value::Number)
-        .ok_or_else(|| "a number that is not finite".to_string())
+        .ok_or(BadBytes::NotFinite)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::component::map_error::{MapError, ReadOnly};
 use crate::component::ops::{Ops, TypedValue};
 use crate::component::registry::Component;
 use crate::component::value_layout::Layout;
@@ -35,6 +36,24 @@ impl ValueError {
     }
 }
 
+/// Why a typed value could not be written as JSON.
+#[derive(Debug)]
+pub(crate) enum EncodeError {
+    /// Its `Serialize` failed (a reference the installed mapper cannot write, say).
+    Serialize(serde_json::Error),
+    /// The value is not of the component's type.
+    WrongType,
+}
+
+impl std::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncodeError::Serialize(error) => error.fmt(f),
+            EncodeError::WrongType => f.write_str("component value of the wrong type"),
+        }
+    }
+}
+
 /// What the archetype subsystem does with a component type's values.
 pub(crate) trait ValueOps {
     /// Deserializes a typed value; unknown fields are reported through `unknown`.
@@ -49,7 +68,7 @@ pub(crate) trait ValueOps {
     /// The tag field of the internally tagged enum at `path` inside the type, if it is one.
     fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str>;
     /// Serializes a typed value (the canonical JSON form of what a file wrote).
-    fn encode(&self, value: &TypedValue) -> Result<Value, String>;
+    fn encode(&self, value: &TypedValue) -> Result<Value, EncodeError>;
     /// The layout of the type's binary form (see [`Layout`]), if it can be traced.
     fn layout(&self) -> Option<Layout>;
     /// The layout of the type's JSON form, if it can be traced.
@@ -84,10 +103,10 @@ impl<T: Component> ValueOps for Ops<T> {
         tag_of::<T>(path)
     }
 
-    fn encode(&self, value: &TypedValue) -> Result<Value, String> {
+    fn encode(&self, value: &TypedValue) -> Result<Value, EncodeError> {
         match Self::typed(value) {
-            Some(typed) => serde_json::to_value(typed).map_err(|e| e.to_string()),
-            None => Err("component value of the wrong type".to_string()),
+            Some(typed) => serde_json::to_value(typed).map_err(EncodeError::Serialize),
+            None => Err(EncodeError::WrongType),
         }
     }
 
@@ -237,13 +256,13 @@ impl crate::component::entity_ref::EntityMapper for TraceRefs {
     fn wire(&self) -> crate::component::entity_ref::RefWire {
         self.0
     }
-    fn write(&mut self, _entity: Entity) -> Result<crate::component::entity_ref::RefOut, String> {
-        Err("references are not written while tracing".to_string())
+    fn write(&mut self, _entity: Entity) -> Result<crate::component::entity_ref::RefOut, MapError> {
+        Err(MapError::NotWritten(ReadOnly::Tracing))
     }
     fn read(
         &mut self,
         _reference: crate::component::entity_ref::RefIn<'_>,
-    ) -> Result<Entity, String> {
+    ) -> Result<Entity, MapError> {
         Ok(Entity::DANGLING)
     }
 }

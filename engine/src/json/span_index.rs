@@ -172,7 +172,7 @@ impl SpanIndex {
             pending: Vec::new(),
             open: Vec::new(),
         };
-        builder.run()?;
+        builder.run().ok()?;
         let root = builder.pending.pop()?;
         builder.index.nodes.push(root);
         Some(builder.index)
@@ -257,6 +257,9 @@ struct Open {
     first: usize,
 }
 
+/// The text is not well-formed JSON (the index gives up; [`locate`] scans instead).
+struct Malformed;
+
 /// Builds a [`SpanIndex`] in one pass, without recursion: the values of the containers still
 /// open wait in `pending` until their container closes, then move to the index together.
 struct Builder<'t> {
@@ -267,9 +270,8 @@ struct Builder<'t> {
 }
 
 impl Builder<'_> {
-    /// Reads the top-level value, leaving it as the one pending node; `None` if the text is
-    /// not well-formed.
-    fn run(&mut self) -> Option<()> {
+    /// Reads the top-level value, leaving it as the one pending node.
+    fn run(&mut self) -> Result<(), Malformed> {
         let bytes = self.text.as_bytes();
         let first = if self.text.starts_with(BOM) {
             BOM.len()
@@ -280,7 +282,7 @@ impl Builder<'_> {
         let mut key = NO_KEY;
         loop {
             // A value starts at `i`.
-            let byte = *bytes.get(i)?;
+            let byte = *bytes.get(i).ok_or(Malformed)?;
             if matches!(byte, b'{' | b'[') {
                 let object = byte == b'{';
                 self.open.push(Open {
@@ -291,12 +293,12 @@ impl Builder<'_> {
                 });
                 i = skip_whitespace(bytes, i + 1);
                 if bytes.get(i) != Some(if object { &b'}' } else { &b']' }) {
-                    (key, i) = self.entry(i, object)?;
+                    (key, i) = self.entry(i, object).ok_or(Malformed)?;
                     continue;
                 }
                 i = self.close(i);
             } else {
-                let end = value_end(bytes, i)?;
+                let end = value_end(bytes, i).ok_or(Malformed)?;
                 self.pending.push(Node {
                     key,
                     value: (offset(i), offset(end)),
@@ -308,16 +310,17 @@ impl Builder<'_> {
             loop {
                 let object = self.open.last().map(|open| open.object);
                 let Some(object) = object else {
-                    return Some(());
+                    return Ok(());
                 };
                 i = skip_whitespace(bytes, i);
-                match (bytes.get(i)?, object) {
+                match (bytes.get(i).ok_or(Malformed)?, object) {
                     (b',', _) => {
-                        (key, i) = self.entry(skip_whitespace(bytes, i + 1), object)?;
+                        let next = skip_whitespace(bytes, i + 1);
+                        (key, i) = self.entry(next, object).ok_or(Malformed)?;
                         break;
                     }
                     (b'}', true) | (b']', false) => i = self.close(i),
-                    _ => return None,
+                    _ => return Err(Malformed),
                 }
             }
         }

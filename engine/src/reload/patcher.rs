@@ -13,6 +13,7 @@ use crate::archetype::Archetype;
 use crate::archetype::{resolve_ref_path, CompiledArchetype, CompiledNode};
 use crate::archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
 use crate::archetype::{ArchetypeLibrary, LibraryUpdate};
+use crate::component::MapError;
 use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
@@ -661,19 +662,16 @@ impl EntityMapper for LiveRefs {
     fn wire(&self) -> RefWire {
         RefWire::Any
     }
-    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+    fn write(&mut self, entity: Entity) -> Result<RefOut, MapError> {
         Ok(RefOut::Number(entity.to_bits().get()))
     }
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         match reference {
-            RefIn::Number(bits) => {
-                Entity::from_bits(bits).ok_or_else(|| format!("{bits} is not a valid entity"))
-            }
+            RefIn::Number(bits) => Entity::from_bits(bits).ok_or(MapError::InvalidBits(bits)),
             RefIn::Text(text) => {
                 let path = resolve_ref_path(text, &self.base)?;
-                self.paths.get(&path).copied().ok_or_else(|| {
-                    format!("entity reference `{text}` names no child of this instance")
-                })
+                let child = self.paths.get(&path).copied();
+                child.ok_or_else(|| MapError::NoInstanceChild(text.to_string()))
             }
         }
     }

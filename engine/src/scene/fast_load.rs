@@ -24,9 +24,8 @@
 //! the end by the careful path's own code.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::hash_map::Entry as MapEntry;
-use std::rc::Rc;
+
 use std::sync::Arc;
 
 use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
@@ -37,8 +36,10 @@ use crate::archetype::ArchetypeInstance;
 use crate::component::ComponentId;
 use crate::component::ComponentRegistry;
 use crate::component::StableId;
+use crate::component::{with_installed_mapper, PushError};
 use crate::component::{with_load_table, LoadTable};
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
+use crate::component::{MapError, ReadOnly};
 use crate::scene::follow::{follow_archetypes, Follow, Followed};
 use crate::scene::format::{
     is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED,
@@ -83,6 +84,18 @@ pub(super) enum GiveUp {
     Warning,
     /// The preparation this load is part of was cancelled.
     Cancelled,
+    /// A column batch whose columns or handles do not fit the entries read into it (not
+    /// expected: the careful path loads the scene instead of a panic).
+    BatchMismatch,
+}
+
+impl From<PushError> for GiveUp {
+    fn from(error: PushError) -> Self {
+        match error {
+            PushError::Invalid(..) => GiveUp::Value,
+            PushError::ColumnFull => GiveUp::BatchMismatch,
+        }
+    }
 }
 
 /// Loads a JSON scene in one pass, or returns `None` (with the world as it was) for the careful
@@ -131,12 +144,11 @@ fn load_fast<'c, 'a>(
     read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Result<(), GiveUp>,
 ) -> Result<LoadedScene, GiveUp> {
     let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
-    let refs = Rc::new(RefCell::new(RefState::default()));
     let mut load = Load {
         context,
         wire,
         existing,
-        refs: refs.clone(),
+        refs: RefState::default(),
         entities: Vec::new(),
         remapped: FxHashMap::default(),
         values: 0,
@@ -153,7 +165,7 @@ fn load_fast<'c, 'a>(
         (Ok(()), true) => Err(GiveUp::Warning),
         (read, _) => read,
     };
-    let mut state = refs.take();
+    let mut state = std::mem::take(&mut load.refs);
     for handle in state.pool.drain(..) {
         let _ = world.despawn(handle);
     }
@@ -182,7 +194,9 @@ struct Load<'c, 'a> {
     wire: RefWire,
     /// Stable IDs already in the world.
     existing: FxHashSet<StableId>,
-    refs: Rc<RefCell<RefState>>,
+    /// Stable ID → entity. Lent to the reference mapper while the entries are read (reached
+    /// through [`scan_state`] then), given back after.
+    refs: RefState,
     /// Every entity of the scene, in the file's order.
     entities: Vec<Entity>,
     /// Scene ID → the fresh ID it got ([`IdConflict::Remap`] into a world with IDs).
@@ -220,7 +234,7 @@ struct PristineGroup {
     handles: Vec<Entity>,
 }
 
-/// Stable ID → entity, shared with the reference mapper installed while values decode.
+/// Stable ID → entity: the reference mapper's state while values decode.
 #[derive(Default)]
 struct RefState {
     ids: FxHashMap<StableId, Entity>,
@@ -235,32 +249,36 @@ struct RefState {
 
 /// Reads references as stable IDs, giving IDs not seen yet a reserved handle.
 struct ScanRefs {
-    state: Rc<RefCell<RefState>>,
+    state: RefState,
     wire: RefWire,
+}
+
+/// Gives `f` the reference state of the [`ScanRefs`] installed while the entries are read;
+/// `None` outside that (never expected: the callers run inside it).
+fn scan_state<R>(f: impl FnOnce(&mut RefState) -> R) -> Option<R> {
+    with_installed_mapper(|mapper: &mut ScanRefs| f(&mut mapper.state))
 }
 
 impl EntityMapper for ScanRefs {
     fn wire(&self) -> RefWire {
         self.wire
     }
-    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
-        Err("references are not written while loading".to_string())
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, MapError> {
+        Err(MapError::NotWritten(ReadOnly::Loading))
     }
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         let id = match (reference, self.wire) {
-            (RefIn::Text(text), RefWire::Text) => text
-                .parse::<StableId>()
-                .map_err(|error| error.to_string())?,
+            (RefIn::Text(text), RefWire::Text) => text.parse::<StableId>()?,
             (RefIn::Number(id), RefWire::Number) => StableId(id),
-            _ => return Err("not a stable ID".to_string()),
+            _ => return Err(MapError::NotAStableId),
         };
-        let state = &mut *self.state.borrow_mut();
+        let state = &mut self.state;
         if let Some(entity) = state.ids.get(&id) {
             return Ok(*entity);
         }
         let Some(handle) = state.pool.pop() else {
             state.starved = true;
-            return Err("no handle reserved".to_string());
+            return Err(MapError::NoHandleReserved);
         };
         state.ids.insert(id, handle);
         state.pending.insert(id);
@@ -278,17 +296,18 @@ fn read_entities_with<'a>(
 ) -> Result<(), GiveUp> {
     let (built, table) = with_load_table(LoadTable::new(shared), || {
         let mapper = ScanRefs {
-            state: load.refs.clone(),
+            state: std::mem::take(&mut load.refs),
             wire: load.wire,
         };
-        let (read, _) = with_mapper(mapper, || read(load, world));
+        let (read, mapper) = with_mapper(mapper, || read(load, world));
+        load.refs = mapper.state;
         read?;
         // A reference to an entity the scene does not hold.
-        if !load.refs.borrow().pending.is_empty() {
+        if !load.refs.pending.is_empty() {
             return Err(GiveUp::DanglingReference);
         }
-        spawn_pristine(load, world).ok_or(GiveUp::Instances)?;
-        build_all_instances(load, world).ok_or(GiveUp::Instances)
+        spawn_pristine(load, world)?;
+        build_all_instances(load, world)
     });
     // A shared value with a field its type does not have: the careful path reports it.
     built.and_then(|()| match table.unknown_fields().is_empty() {
@@ -401,7 +420,7 @@ fn read_json_entity<'a>(
     let id = scan.string()?.parse::<StableId>().map_err(|_| LAYOUT)?;
     let mut instance = None;
     seen.clear();
-    reserve_ahead(load, world);
+    reserve_ahead(world);
     if !scan.eat_close(b'}')? {
         let key = scan.string()?;
         let mut key = read_json_names(scan, (id, offset), key, &mut instance)?;
@@ -435,7 +454,7 @@ fn read_json_component<'a>(
         return (value == "null").then_some(()).ok_or(LAYOUT);
     }
     let ops = load.context.registry.ops(component);
-    let decoded = decode(load, world, || ops.read_json_prefix_into(rest, builder));
+    let decoded = decode(world, || ops.read_json_prefix_into(rest, builder));
     scan.pos = start + decoded.ok_or(GiveUp::Value)?;
     Ok(())
 }
@@ -450,32 +469,34 @@ fn take_value(load: &mut Load<'_, '_>) -> bool {
 /// Runs `decode` (one component value); if it meets more forward references than handles
 /// were reserved ahead ([`reserve_ahead`]), reserves more and runs it again (references already
 /// read keep their handles). `None` if it fails otherwise.
-fn decode<R>(
-    load: &Load<'_, '_>,
-    world: &World,
-    mut decode: impl FnMut() -> Option<R>,
-) -> Option<R> {
+fn decode<R>(world: &World, mut decode: impl FnMut() -> Option<R>) -> Option<R> {
     let mut batch = RESERVE_AHEAD;
     loop {
         if let Some(decoded) = decode() {
             return Some(decoded);
         }
-        let mut state = load.refs.borrow_mut();
-        if !std::mem::take(&mut state.starved) {
+        batch = batch.saturating_mul(4);
+        let more = scan_state(|state| {
+            let starved = std::mem::take(&mut state.starved);
+            if starved {
+                state.pool.extend(world.reserve_entities(batch));
+            }
+            starved
+        });
+        if more != Some(true) {
             return None;
         }
-        batch = batch.saturating_mul(4);
-        state.pool.extend(world.reserve_entities(batch));
     }
 }
 
 /// Keeps handles reserved for the forward references of the next entry (checked once per
 /// entry, not per value).
-fn reserve_ahead(load: &Load<'_, '_>, world: &World) {
-    let mut state = load.refs.borrow_mut();
-    if state.pool.len() < RESERVE_AHEAD as usize / 4 {
-        state.pool.extend(world.reserve_entities(RESERVE_AHEAD));
-    }
+fn reserve_ahead(world: &World) {
+    scan_state(|state| {
+        if state.pool.len() < RESERVE_AHEAD as usize / 4 {
+            state.pool.extend(world.reserve_entities(RESERVE_AHEAD));
+        }
+    });
 }
 
 /// Ends an entry: a plain entity (its components in `builder`) goes into the world now, on the
@@ -489,8 +510,28 @@ fn finish_entity<'a>(
     builder: &mut EntityBuilder,
 ) -> Result<(), GiveUp> {
     let own_id = own_id(load, id).ok_or(GiveUp::Id)?;
+    let (handle, pending_instance) =
+        scan_state(|state| place_entry(state, world, id, own_id, instance, builder))
+            .ok_or(GiveUp::BatchMismatch)??;
+    if let Some(entry) = pending_instance {
+        take_instance(load, entry, own_id, handle)?;
+    }
+    load.entities.push(handle);
+    Ok(())
+}
+
+/// The handle of the entry with stable ID `id`: a plain entity goes into the world now (on
+/// the handle reserved for it if something referred to it earlier); an archetype instance
+/// gets a handle and is handed back.
+fn place_entry<'a>(
+    state: &mut RefState,
+    world: &mut World,
+    id: StableId,
+    own_id: StableId,
+    instance: Option<Entry<'a>>,
+    builder: &mut EntityBuilder,
+) -> Result<(Entity, Option<Entry<'a>>), GiveUp> {
     let mut pending_instance = None;
-    let mut state = load.refs.borrow_mut();
     let handle = match (state.ids.entry(id), instance) {
         // Referred to before: it has a reserved handle, unless it is a duplicate.
         (MapEntry::Occupied(reserved), instance) => {
@@ -517,12 +558,7 @@ fn finish_entity<'a>(
             *slot.insert(world.spawn(builder.build()))
         }
     };
-    drop(state);
-    if let Some(entry) = pending_instance {
-        take_instance(load, entry, own_id, handle)?;
-    }
-    load.entities.push(handle);
-    Ok(())
+    Ok((handle, pending_instance))
 }
 
 /// An archetype instance entry with its handle: an untouched instance of a single-entity
@@ -595,27 +631,34 @@ fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Result<Option<u
 /// archetype, its values cloned into each column as `spawn_many` fills them; or, when hecs's
 /// free list still holds IDs after the reservations, one entity at a time (see
 /// [`spawn_binary`]).
-fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
+fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), GiveUp> {
     if load.pristine.groups.is_empty() {
-        return Some(());
+        return Ok(());
     }
     let registry = load.context.registry;
     world.flush();
     let by_batch = world.freelist().len() == 0;
     let mut builder = EntityBuilder::new();
     for group in std::mem::take(&mut load.pristine.groups) {
-        let node = &group.archetype.compiled.as_ref()?.nodes[0];
+        let node = &group
+            .archetype
+            .compiled
+            .as_ref()
+            .ok_or(GiveUp::Instances)?
+            .nodes[0];
         if !by_batch {
             for (id, handle) in group.ids.iter().zip(&group.handles) {
                 for (component, typed) in &node.typed {
                     registry.ops(*component).add_to_builder(typed, &mut builder);
                 }
                 builder.add(group.marker).add(*id);
-                world.insert(*handle, builder.build()).ok()?;
+                world
+                    .insert(*handle, builder.build())
+                    .map_err(|_| GiveUp::BatchMismatch)?;
             }
             continue;
         }
-        let count = u32::try_from(group.handles.len()).ok()?;
+        let count = u32::try_from(group.handles.len()).map_err(|_| GiveUp::TooLarge)?;
         let mut batch = node.batch_type.clone().into_batch(count);
         for (component, typed) in &node.typed {
             registry
@@ -623,18 +666,23 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
                 .fill_column(typed, &mut batch, count);
         }
         {
-            let mut ids = batch.writer::<StableId>()?;
+            let mut ids = batch.writer::<StableId>().ok_or(GiveUp::BatchMismatch)?;
             for id in &group.ids {
-                ids.push(*id).ok()?;
+                ids.push(*id).map_err(|_| GiveUp::BatchMismatch)?;
             }
-            let mut markers = batch.writer::<ArchetypeInstance>()?;
+            let mut markers = batch
+                .writer::<ArchetypeInstance>()
+                .ok_or(GiveUp::BatchMismatch)?;
             for _ in 0..count {
-                markers.push(group.marker).ok()?;
+                markers
+                    .push(group.marker)
+                    .map_err(|_| GiveUp::BatchMismatch)?;
             }
         }
-        world.spawn_column_batch_at(&group.handles, batch.build().ok()?);
+        let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
+        world.spawn_column_batch_at(&group.handles, batch);
     }
-    Some(())
+    Ok(())
 }
 
 /// The binary layout (see [`scene_format`](crate::scene::format)), in the current format.
@@ -678,21 +726,21 @@ fn read_binary<'a>(
         archetypes: header.archetypes,
     };
     load.entities.reserve(count);
-    load.refs.borrow_mut().ids.reserve(count);
+    load.refs.ids.reserve(count);
     // Every entry's handle, taken in order; whatever is left when the load gives up is
     // released with the pool.
     let mut handles: Vec<Entity> = world
         .reserve_entities(u32::try_from(count).map_err(|_| GiveUp::TooLarge)?)
         .collect();
     handles.reverse();
-    load.refs.borrow_mut().pool = handles;
+    load.refs.pool = handles;
     read_entities_with(load, world, header.shared, |load, world| {
         let entries = reader.clone();
         let groups = scan_binary(load, &mut reader, count, &tables)?;
         if !reader.is_at_end() {
             return Err(LAYOUT);
         }
-        spawn_binary(load, world, entries, &tables, &groups).ok_or(GiveUp::Value)
+        spawn_binary(load, world, entries, &tables, &groups)
     })
 }
 
@@ -974,11 +1022,12 @@ fn own_id(load: &mut Load<'_, '_>, id: StableId) -> Option<StableId> {
 /// [`IdConflict::Remap`].
 fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
     own_id(load, id)?;
-    let state = &mut *load.refs.borrow_mut();
-    let MapEntry::Vacant(slot) = state.ids.entry(id) else {
-        return None;
-    };
-    Some(*slot.insert(state.pool.pop()?))
+    scan_state(|state| {
+        let MapEntry::Vacant(slot) = state.ids.entry(id) else {
+            return None;
+        };
+        Some(*slot.insert(state.pool.pop()?))
+    })?
 }
 
 /// The second pass over the entries (`reader` at the first): decodes each plain entity's values
@@ -991,7 +1040,7 @@ fn spawn_binary<'a>(
     reader: BinaryReader<'a>,
     tables: &Tables<'a>,
     found: &Groups,
-) -> Option<()> {
+) -> Result<(), GiveUp> {
     world.flush();
     let by_batch = world.freelist().len() == 0;
     let batches = if by_batch { &found.groups[..] } else { &[] };
@@ -1001,11 +1050,12 @@ fn spawn_binary<'a>(
         // hecs asserts a batch and its handles match; they do by construction, but a panic is
         // not an answer to bad input.
         if handles.len() != group.len as usize {
-            return None;
+            return Err(GiveUp::BatchMismatch);
         }
-        world.spawn_column_batch_at(&handles, batch.build().ok()?);
+        let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
+        world.spawn_column_batch_at(&handles, batch);
     }
-    Some(())
+    Ok(())
 }
 
 /// An empty column batch for each group: its stable-ID column and its components' columns.
@@ -1033,7 +1083,7 @@ fn write_entities<'a>(
     tables: &Tables<'a>,
     found: &Groups,
     batches: &[ColumnBatchBuilder],
-) -> Option<Vec<Vec<Entity>>> {
+) -> Result<Vec<Vec<Entity>>, GiveUp> {
     let registry = load.context.registry;
     let mut handles: Vec<Vec<Entity>> = found.groups[..batches.len()]
         .iter()
@@ -1052,47 +1102,53 @@ fn write_entities<'a>(
                 .collect::<Option<Vec<_>>>()?;
             Some((ids, sinks))
         })
-        .collect::<Option<Vec<_>>>()?;
+        .collect::<Option<Vec<_>>>()
+        .ok_or(GiveUp::BatchMismatch)?;
     let mut builder = EntityBuilder::new();
     for (entry, group) in found.group_of.iter().enumerate() {
-        let head = read_head(&mut reader, tables)?;
+        let head = read_head(&mut reader, tables).ok_or(LAYOUT)?;
         if *group == INSTANCE {
             for _ in 0..head.components {
-                read_component(&mut reader)?;
+                read_component(&mut reader).ok_or(LAYOUT)?;
             }
             continue;
         }
         let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
-        let handle = *load.entities.get(entry)?;
+        let handle = *load.entities.get(entry).ok_or(GiveUp::BatchMismatch)?;
         match columns.get_mut(*group as usize) {
             Some((ids, sinks)) => {
-                ids.push(id).ok()?;
+                ids.push(id).map_err(|_| GiveUp::BatchMismatch)?;
                 for sink in sinks {
-                    sink.push_postcard(read_component(&mut reader)?.3)?;
+                    let payload = read_component(&mut reader).ok_or(LAYOUT)?.3;
+                    sink.push_postcard(payload)?;
                 }
-                handles.get_mut(*group as usize)?.push(handle);
+                let batch = handles.get_mut(*group as usize);
+                batch.ok_or(GiveUp::BatchMismatch)?.push(handle);
             }
             None => {
-                for component in &found.groups.get(*group as usize)?.components {
-                    let payload = read_component(&mut reader)?.3;
+                let group = found.groups.get(*group as usize);
+                for component in &group.ok_or(GiveUp::BatchMismatch)?.components {
+                    let payload = read_component(&mut reader).ok_or(LAYOUT)?.3;
                     registry
                         .ops(*component)
                         .read_postcard_into(payload, &mut builder)
-                        .ok()?;
+                        .map_err(|_| GiveUp::Value)?;
                 }
                 builder.add(id);
-                world.insert(handle, builder.build()).ok()?;
+                world
+                    .insert(handle, builder.build())
+                    .map_err(|_| GiveUp::BatchMismatch)?;
             }
         }
     }
-    Some(handles)
+    Ok(handles)
 }
 
 /// Archetype instances, once every entity has its handle: planned and built by the careful
 /// path's code, then inserted.
-fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()> {
+fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), GiveUp> {
     if load.instances.is_empty() {
-        return Some(());
+        return Ok(());
     }
     let plans = load
         .instances
@@ -1102,9 +1158,10 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
             // An entry to leave out, or an old name: the careful path says so, placed.
             (plan.left_out.is_none() && plan.renamed.is_empty()).then_some(plan)
         })
-        .collect::<Option<Vec<_>>>()?;
+        .collect::<Option<Vec<_>>>()
+        .ok_or(GiveUp::Instances)?;
     // The map is lent to the instance builder's mappers (no copy) and taken back after.
-    let ids = Arc::new(std::mem::take(&mut load.refs.borrow_mut().ids));
+    let ids = Arc::new(std::mem::take(&mut load.refs.ids));
     let source = match load.wire {
         RefWire::Number => Source::Binary,
         _ => Source::Unplaced,
@@ -1132,9 +1189,11 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Option<()>
         },
     );
     load.followed = follow.finish();
-    load.refs.borrow_mut().ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
-    built.ok().filter(|()| inserted)?;
-    Some(())
+    load.refs.ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
+    match built.is_ok() && inserted {
+        true => Ok(()),
+        false => Err(GiveUp::Instances),
+    }
 }
 
 /// The fast path's most common give-up: the text or bytes are not as the library writes them.

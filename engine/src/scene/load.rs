@@ -27,10 +27,11 @@ use crate::archetype::SpawnError;
 use crate::archetype::{override_shape, ArchetypeInstance};
 use crate::component::Layout;
 use crate::component::Parent;
-use crate::component::StableId;
 use crate::component::{with_load_table, LoadTable};
 use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue};
+use crate::component::{MapError, ReadOnly};
+use crate::component::{ParseStableIdError, StableId};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::json::did_you_mean;
 use crate::json::merge_patch;
@@ -702,8 +703,8 @@ fn json_entry<'t>(
 ) -> Result<Entry<'t>, SceneError> {
     let source = text.text();
     let offset = offset_in(source, entity.id.get());
-    let id = parse_id(entity.id.get()).map_err(|message| {
-        let mut error = context.error(DiagnosticCode::Malformed, message);
+    let id = parse_id(entity.id.get()).map_err(|bad| {
+        let mut error = context.error(DiagnosticCode::Malformed, bad.to_string());
         error.diagnostic.position = Some(text.position(offset));
         error
     })?;
@@ -864,15 +865,30 @@ fn offset_in(text: &str, slice: &str) -> usize {
         .min(text.len())
 }
 
-fn parse_id(text: &str) -> Result<StableId, String> {
+/// Why an entry's `"id"` (raw JSON) is no stable ID.
+enum BadEntityId {
+    /// Not a string.
+    NotAString(String),
+    /// A string, but not 16 hex digits.
+    Parse(ParseStableIdError),
+}
+
+impl fmt::Display for BadEntityId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadEntityId::NotAString(text) => {
+                write!(f, "entity id {text} must be a string of 16 hex digits")
+            }
+            BadEntityId::Parse(error) => write!(f, "entity id {error}"),
+        }
+    }
+}
+
+fn parse_id(text: &str) -> Result<StableId, BadEntityId> {
     let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
-        return Err(format!(
-            "entity id {text} must be a string of 16 hex digits"
-        ));
+        return Err(BadEntityId::NotAString(text.to_string()));
     };
-    inner
-        .parse::<StableId>()
-        .map_err(|error| format!("entity id {error}"))
+    inner.parse::<StableId>().map_err(BadEntityId::Parse)
 }
 
 fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> TextError {
@@ -1338,8 +1354,13 @@ fn entry_document(
             Payload::Evolved(bytes, layout) => {
                 let mut rest = *bytes;
                 crate::component::read_value(layout, &mut rest).map_err(|message| {
-                    let mut error =
-                        component_error(context, entry, name, FieldPath::root(), message);
+                    let mut error = component_error(
+                        context,
+                        entry,
+                        name,
+                        FieldPath::root(),
+                        message.to_string(),
+                    );
                     error.offset = Some(*offset);
                     error
                 })?
@@ -1393,7 +1414,7 @@ fn typed_to_json(
         ids: stand_ins.reverse.clone(),
     };
     let (value, _) = with_mapper(writer, || ops.encode(&typed));
-    value.map_err(fail)
+    value.map_err(|error| fail(error.to_string()))
 }
 
 /// For each component of a binary scene's table: its layout when the scene was saved, where
@@ -1474,28 +1495,25 @@ impl EntityMapper for LoadRefs {
     fn wire(&self) -> RefWire {
         self.wire
     }
-    fn write(&mut self, _entity: Entity) -> Result<RefOut, String> {
-        Err("references are not written while loading".to_string())
+    fn write(&mut self, _entity: Entity) -> Result<RefOut, MapError> {
+        Err(MapError::NotWritten(ReadOnly::Loading))
     }
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         let id = match reference {
             RefIn::Number(id) => StableId(id),
             RefIn::Text(text) if text.starts_with('#') => {
                 let Some((paths, base)) = &self.instance else {
-                    return Err(format!("`{text}` is an archetype-relative reference; scenes refer to entities by stable ID"));
+                    return Err(MapError::ArchetypeRelative(text.to_string()));
                 };
                 let path = resolve_ref_path(text, base)?;
                 return paths
                     .get(&path)
                     .copied()
-                    .ok_or_else(|| format!("entity reference `{text}` names no entity of this archetype instance in the scene"));
+                    .ok_or_else(|| MapError::NoInstanceEntity(text.to_string()));
             }
-            RefIn::Text(text) => text.parse::<StableId>().map_err(|e| e.to_string())?,
+            RefIn::Text(text) => text.parse::<StableId>()?,
         };
-        self.ids
-            .get(&id)
-            .copied()
-            .ok_or_else(|| format!("refers to entity {id}, which is not in this scene"))
+        self.ids.get(&id).copied().ok_or(MapError::NotInScene(id))
     }
 }
 
@@ -2502,7 +2520,13 @@ impl Instances<'_, '_> {
         let mapper = WriteIds { ids: reverse };
         let (value, _) = with_mapper(mapper, || context.registry.ops(component).encode(&typed));
         value.map_err(|message| {
-            component_error(context, at.entry, at.name, FieldPath::root(), message)
+            component_error(
+                context,
+                at.entry,
+                at.name,
+                FieldPath::root(),
+                message.to_string(),
+            )
         })
     }
 
@@ -3031,13 +3055,12 @@ impl EntityMapper for WriteIds {
     fn wire(&self) -> RefWire {
         RefWire::Any
     }
-    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
-        self.ids
-            .get(&entity)
-            .map(|id| RefOut::Hex(*id))
-            .ok_or_else(|| format!("entity {entity:?} is not in this scene"))
+    fn write(&mut self, entity: Entity) -> Result<RefOut, MapError> {
+        let id = self.ids.get(&entity);
+        id.map(|id| RefOut::Hex(*id))
+            .ok_or(MapError::NotInWrittenScene(entity))
     }
-    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
-        Err("references are not read here".to_string())
+    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, MapError> {
+        Err(MapError::NotRead)
     }
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use hecs::{Archetype, ColumnBatch, ColumnBatchBuilder, ColumnBatchType, Entity};
 use rustc_hash::FxHashMap;
 
+use crate::component::MapError;
 use crate::component::StableId;
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{ComponentId, ComponentRegistry};
@@ -50,21 +51,21 @@ impl EntityMapper for IndexRefs {
             RefWire::Any
         }
     }
-    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+    fn write(&mut self, entity: Entity) -> Result<RefOut, MapError> {
         self.wrote = true;
         let index = self.index_of.get(&entity).copied();
         index
             .map(|index| RefOut::Number(u64::from(index)))
-            .ok_or_else(|| "refers to an entity outside the scene".to_string())
+            .ok_or(MapError::OutsideScene)
     }
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, String> {
+    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         let index = match reference {
             RefIn::Number(index) => usize::try_from(index).ok(),
             RefIn::Text(text) => text.parse().ok(),
         };
         index
             .and_then(|index| self.handles.get(index).copied())
-            .ok_or_else(|| "refers to no entity of the prepared scene".to_string())
+            .ok_or(MapError::NotPrepared)
     }
 }
 
@@ -264,9 +265,9 @@ impl Deferred {
         for &end in &self.ends {
             let value = self.bytes.get(start..end)?;
             if cfg!(feature = "binary") {
-                sink.push_postcard(value)?;
+                sink.push_postcard(value).ok()?;
             } else {
-                sink.push_json(std::str::from_utf8(value).ok()?)?;
+                sink.push_json(std::str::from_utf8(value).ok()?).ok()?;
             }
             start = end;
         }

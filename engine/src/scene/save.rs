@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::archetype::{worker_threads, ArchetypeLibrary};
 use crate::archetype::{ArchetypeId, ArchetypeInstance};
+use crate::component::MapError;
 use crate::component::StableId;
 use crate::component::{mark_used_in, with_save_table, SaveTable};
 use crate::component::{with_installed_mapper, with_mapper, EntityMapper, RefIn, RefOut, RefWire};
@@ -378,7 +379,7 @@ impl EntityMapper for SaveRefs {
     fn wire(&self) -> RefWire {
         self.wire
     }
-    fn write(&mut self, entity: Entity) -> Result<RefOut, String> {
+    fn write(&mut self, entity: Entity) -> Result<RefOut, MapError> {
         match (self.ids.get(&entity), self.policy) {
             (Some(id), _) => Ok(match self.wire {
                 RefWire::Number => RefOut::Number(id.0),
@@ -387,14 +388,12 @@ impl EntityMapper for SaveRefs {
             (None, DanglingReferences::WriteNull) => Ok(RefOut::Null),
             (None, DanglingReferences::Error) => {
                 self.dangling = Some(entity);
-                Err(format!(
-                    "refers to entity {entity:?}, which is not being saved"
-                ))
+                Err(MapError::NotSaved(entity))
             }
         }
     }
-    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, String> {
-        Err("references are not read while saving".to_string())
+    fn read(&mut self, _reference: RefIn<'_>) -> Result<Entity, MapError> {
+        Err(MapError::NotReadWhileSaving)
     }
 }
 
@@ -597,7 +596,9 @@ impl<'a> Saver<'a> {
                     }
                     let live_value = match ops.to_json(self.config.world, entity) {
                         Some(Ok(value)) => value,
-                        Some(Err(message)) => return Err(self.unwritable(id, component, message)),
+                        Some(Err(message)) => {
+                            return Err(self.unwritable(id, component, message.to_string()))
+                        }
                         None => continue,
                     };
                     if let Some(patch) = merge_patch::diff(&archetype_value, &live_value) {

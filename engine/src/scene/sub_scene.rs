@@ -19,6 +19,7 @@
 //! The file's `scene` and `overrides` members are blanked out (replaced by spaces) before the
 //! rest is loaded, so every other error keeps its line and column.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use hecs::{Entity, World};
@@ -143,7 +144,7 @@ fn placements(text: &SourceText, file: Option<&Path>) -> Result<Vec<Placement>, 
             error(keys::SCENE, format!("entity {id}: `scene` must be a string (a scene file's path, relative to this file)"))
         })?;
         let overrides = overrides(text, entry, i)
-            .map_err(|message| error(keys::OVERRIDES, format!("entity {id}: {message}")))?;
+            .map_err(|problem| error(keys::OVERRIDES, format!("entity {id}: {problem}")))?;
         placements.push(Placement {
             id,
             scene: scene.to_string(),
@@ -155,19 +156,17 @@ fn placements(text: &SourceText, file: Option<&Path>) -> Result<Vec<Placement>, 
 }
 
 /// The `overrides` of entry `i`: path → component → patch, with the offset of each path key.
-fn overrides(text: &SourceText, entry: &Value, i: usize) -> Result<Vec<Override>, String> {
+fn overrides(text: &SourceText, entry: &Value, i: usize) -> Result<Vec<Override>, OverrideError> {
     let Some(overrides) = entry.get(keys::OVERRIDES) else {
         return Ok(Vec::new());
     };
     let Some(overrides) = overrides.as_object() else {
-        return Err("`overrides` must be an object: entity path → components".to_string());
+        return Err(OverrideError::NotAnObject);
     };
     let mut all = Vec::new();
     for (path, components) in overrides {
         let Some(components) = components.as_object() else {
-            return Err(format!(
-                "override `{path}` must be an object: component → value"
-            ));
+            return Err(OverrideError::EntityNotAnObject { path: path.clone() });
         };
         let located = text.locate(&[
             PathSegment::Key(keys::ENTITIES.to_string()),
@@ -336,8 +335,12 @@ fn place(
     let sub = sub?;
     adopt(loaded, sub, placement, placing, world);
     for (path, at, components) in &placement.overrides {
-        override_entity(loaded, placement, path, components, world, nesting.library)
-            .map_err(|message| located(DiagnosticCode::UnknownChild, message, *at))?;
+        override_entity(loaded, placement, path, components, world, nesting.library).map_err(
+            |problem| {
+                let message = format!("entity {}: {problem}", placement.id);
+                located(problem.code(), message, *at)
+            },
+        )?;
     }
     Ok(())
 }
@@ -418,50 +421,122 @@ fn override_entity(
     components: &Map<String, Value>,
     world: &mut World,
     library: &ArchetypeLibrary,
-) -> Result<(), String> {
+) -> Result<(), OverrideError> {
     let mut local: Option<StableId> = None;
     for segment in path.split('/') {
-        let own = segment.parse::<StableId>().map_err(|_| {
-            format!(
-                "entity {}: override `{path}`: `{segment}` is not a stable ID (16 hex digits)",
-                placement.id
-            )
-        })?;
+        let own = segment
+            .parse::<StableId>()
+            .map_err(|_| OverrideError::BadSegment {
+                path: path.to_string(),
+                segment: segment.to_string(),
+            })?;
         local = Some(local.map_or(own, |outer| derive_id(outer, own)));
     }
     let id = local.map(|local| derive_id(placement.id, local));
-    let entity = id.and_then(|id| loaded.entity(id)).ok_or_else(|| {
-        format!(
-            "entity {}: override `{path}` names no entity of sub-scene `{}`",
-            placement.id, placement.scene
-        )
-    })?;
+    let entity = id
+        .and_then(|id| loaded.entity(id))
+        .ok_or_else(|| OverrideError::NoEntity {
+            path: path.to_string(),
+            scene: placement.scene.clone(),
+        })?;
     let registry = library.registry();
     for (name, patch) in components {
-        let component = registry.id(name).ok_or_else(|| {
-            format!(
-                "entity {}: override `{path}`: unknown component `{name}`",
-                placement.id
-            )
-        })?;
+        let component = registry
+            .id(name)
+            .ok_or_else(|| OverrideError::UnknownComponent {
+                path: path.to_string(),
+                name: name.clone(),
+            })?;
         let (patched, failures) =
             registry
                 .ops(component)
                 .patch_entities(world, &[entity], patch, None);
         if let Some((_, failure)) = failures.first() {
-            return Err(format!(
-                "entity {}: override `{path}`: component `{name}`: {}",
-                placement.id, failure.message
-            ));
+            return Err(OverrideError::Invalid {
+                path: path.to_string(),
+                name: name.clone(),
+                why: failure.message.clone(),
+            });
         }
         if !patched.first().copied().unwrap_or(false) {
-            return Err(format!(
-                "entity {}: override `{path}`: the entity has no component `{name}`",
-                placement.id
-            ));
+            return Err(OverrideError::NoComponent {
+                path: path.to_string(),
+                name: name.clone(),
+            });
         }
     }
     Ok(())
+}
+
+/// Why an entry's `overrides` cannot be applied; the message follows "entity <id>: ".
+#[derive(Debug)]
+enum OverrideError {
+    /// `overrides` is not an object.
+    NotAnObject,
+    /// The components of an override path are not an object.
+    EntityNotAnObject { path: String },
+    /// A path segment that is no stable ID.
+    BadSegment { path: String, segment: String },
+    /// The path names no entity of the sub-scene (the sub-scene's file).
+    NoEntity { path: String, scene: String },
+    /// A component name the registry does not know.
+    UnknownComponent { path: String, name: String },
+    /// A component whose patch does not apply, and why.
+    Invalid {
+        path: String,
+        name: String,
+        why: String,
+    },
+    /// A component the entity does not have.
+    NoComponent { path: String, name: String },
+}
+
+impl OverrideError {
+    /// The diagnostic code the problem is reported under.
+    fn code(&self) -> DiagnosticCode {
+        match self {
+            OverrideError::NotAnObject | OverrideError::EntityNotAnObject { .. } => {
+                DiagnosticCode::Malformed
+            }
+            OverrideError::BadSegment { .. }
+            | OverrideError::NoEntity { .. }
+            | OverrideError::NoComponent { .. } => DiagnosticCode::UnknownChild,
+            OverrideError::UnknownComponent { .. } => DiagnosticCode::UnknownComponent,
+            OverrideError::Invalid { .. } => DiagnosticCode::InvalidComponent,
+        }
+    }
+}
+
+impl fmt::Display for OverrideError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OverrideError::NotAnObject => {
+                f.write_str("`overrides` must be an object: entity path → components")
+            }
+            OverrideError::EntityNotAnObject { path } => {
+                write!(f, "override `{path}` must be an object: component → value")
+            }
+            OverrideError::BadSegment { path, segment } => write!(
+                f,
+                "override `{path}`: `{segment}` is not a stable ID (16 hex digits)"
+            ),
+            OverrideError::NoEntity { path, scene } => {
+                write!(
+                    f,
+                    "override `{path}` names no entity of sub-scene `{scene}`"
+                )
+            }
+            OverrideError::UnknownComponent { path, name } => {
+                write!(f, "override `{path}`: unknown component `{name}`")
+            }
+            OverrideError::Invalid { path, name, why } => {
+                write!(f, "override `{path}`: component `{name}`: {why}")
+            }
+            OverrideError::NoComponent { path, name } => {
+                write!(f, "override `{path}`: the entity has no component `{name}`")
+            }
+        }
+    }
 }
 
 /// An error of `file` (no position yet).
