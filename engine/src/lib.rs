@@ -91,6 +91,7 @@ pub use scene::{
 pub use scene::{scene_keys, SCENE_FORMAT_VERSION};
 pub use scene::{CommitError, PrepareError, PrepareProgress, PreparedScene};
 pub use scene::{MigrateFn, SceneMigration};
+pub use scene::{SceneDocument, SceneEntry};
 
 /// The ECS the library spawns into, re-exported so a game uses the same hecs version as the
 /// engine (`archetype_engine::hecs::World`).

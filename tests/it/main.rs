@@ -24,6 +24,7 @@ mod registry; // ComponentRegistry: names, aliases, clashes, built-ins
 mod renames; // archetype renames: `formerly`, old names in files and scenes, clashes
 mod save_compat; // saves that survive updates: children gained and lost, the game's meta
 mod scene_api; // Scenes: save_to_path / load_from_path / save_to_vec / load_from_slice
+mod scene_documents; // SceneDocument: the read model of a scene file in either encoding, errors placed
 mod scenes; // scenes: stable IDs, diffs, references, binary, atomic saves
 mod soak; // hot-reload soak: random edits with the real watcher (ARCHETYPE_SOAK_EDITS)
 mod spawning; // spawning by name: IDs, markers, children, references, overrides, batches

@@ -234,7 +234,10 @@ fn an_override_naming_an_unknown_component_is_an_unknown_component_error_at_its_
     dir.write(
         "scenes/level.scene.json",
         LEVEL
-            .replace("{ \"Name\": \"east guard\" }", "{ \"Nmae\": \"east guard\" }")
+            .replace(
+                "{ \"Name\": \"east guard\" }",
+                "{ \"Nmae\": \"east guard\" }",
+            )
             .as_bytes(),
     );
     assert_eq!(

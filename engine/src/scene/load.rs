@@ -512,6 +512,12 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// `error` (found without the context) as an error of this context's file.
+    pub(super) fn refile(&self, mut error: SceneError) -> SceneError {
+        error.diagnostic.file = self.file.clone();
+        error
+    }
+
     pub(super) fn text_error(&self, error: TextError) -> SceneError {
         let code = DiagnosticCode::from(error.kind);
         let mut scene_error = self.error(code, error.message);
@@ -675,6 +681,26 @@ fn checked_format(context: &Context<'_>, text: &SourceText) -> Result<u64, Scene
         ));
     }
     Ok(version)
+}
+
+/// A JSON scene's document in the current format (upgraded from an older one if need be), the
+/// format the file declares, and its text; refused as [`load_json_text`] refuses a file's
+/// text, top level and format.
+pub(super) fn json_document(
+    context: &Context<'_>,
+    bytes: &[u8],
+) -> Result<(Value, u64, SourceText), SceneError> {
+    let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
+    check_top_level(context, &text)?;
+    let format = checked_format(context, &text)?;
+    let source = text.text();
+    let mut document: Value = serde_json::from_str(source)
+        .map_err(|error| context.text_error(json_error(&text, source, error)))?;
+    upgrade_layout(&mut document, format);
+    if let Value::Object(top) = &mut document {
+        top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
+    }
+    Ok((document, format, text))
 }
 
 /// Loads a scene written in an older format `version`, upgraded to the current one first.

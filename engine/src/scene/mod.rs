@@ -1,5 +1,5 @@
-//! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`), saving
-//! (`save`), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
+//! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`), the read
+//! model tools use (`document`), saving (`save`), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
 //! `follow` for references), migrating old files (`migration`), preparing scenes off the game thread
 //! and committing them (`prepared`, `prepared_batch`, `prepare_progress`, `commit_error`), and the `Scenes` facade (`api`).
 
@@ -7,6 +7,7 @@
 // component/binary_codec.rs); the default build checks it for dead code.
 mod api;
 mod commit_error;
+mod document;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod fast_load;
 mod follow;
@@ -28,6 +29,7 @@ mod sub_scene;
 
 pub use api::Scenes;
 pub use commit_error::{CommitError, PrepareError};
+pub use document::{SceneDocument, SceneEntry};
 #[cfg(feature = "binary")]
 pub use format::BINARY_SCENE_FORMAT_VERSION;
 pub use format::{scene_keys, SCENE_FORMAT_VERSION};
