@@ -1843,6 +1843,31 @@ fn scene_diff_compares_shared_values_by_content() {
 }
 
 #[test]
+fn scene_diff_lists_a_changed_sub_scene_placement() {
+    let scene = |file: &str, name: &str| {
+        format!(
+            r#"{{ "format": 2, "entities": [
+    {{ "id": "00000000000000c1", "scene": "{file}", "overrides": {{ "00000000000000a1": {{ "Name": "{name}" }} }} }}
+] }}"#
+        )
+    };
+    let project = Project::with(&[
+        ("a.scene.json", &scene("rooms/armory.scene.json", "east guard")),
+        ("b.scene.json", &scene("rooms/vault.scene.json", "west guard")),
+    ]);
+    check(
+        &project.run(&["scene", "diff", "a.scene.json", "b.scene.json"]),
+        1,
+        r#"~ 00000000000000c1 (no archetype)
+    scene: "rooms/armory.scene.json" -> "rooms/vault.scene.json"
+    overrides: {"00000000000000a1": {"Name": "east guard"}} -> {"00000000000000a1": {"Name": "west guard"}}
+0 added, 0 removed, 1 changed
+"#,
+        "",
+    );
+}
+
+#[test]
 fn scene_diff_reports_a_scene_that_does_not_load() {
     let (project, _) = level_project();
     project.write(

@@ -1,24 +1,24 @@
 //! `archetool scene`: what a scene file holds (`info`), whether it loads (`check`), and how two
 //! differ (`diff`, in [`scene_diff`]).
 //!
-//! A scene is read one of two ways:
+//! A scene is read as the library's read model, a [`SceneDocument`], one of two ways:
 //! - a JSON scene in the current format ([`SCENE_FORMAT_VERSION`]) is read as written; no
 //!   archetypes are needed;
-//! - a binary scene, or a JSON scene in an older format, is loaded with the library into a
-//!   scratch world (with the archetypes under `--dir`) and saved again as JSON
-//!   ([`save_scene`]): what the game would load, in the current format and with current
-//!   component names.
+//! - a binary scene, a JSON scene in an older format, or one the read refuses, is loaded with
+//!   the library into a scratch world (with the archetypes under `--dir`) and saved again as
+//!   JSON ([`save_scene`]): what the game would load, in the current format and with current
+//!   component names (or the load's error, as the game would see it).
 //!
-//! Either way the commands then work on one JSON document per scene. A scene that does not
-//! load is reported like `validate` reports archetypes (exit code 1).
+//! A scene that does not load is reported like `validate` reports archetypes (exit code 1).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use archetype_engine::tooling::read_regular_file;
 use archetype_engine::{
-    load_scene_from_path, read_scene_header, save_scene, scene_keys, ArchetypeLibrary, Diagnostic,
-    SceneEncoding, SceneError, SceneLoadOptions, SceneSaveOptions, SCENE_FORMAT_VERSION,
+    load_scene_from_path, read_scene_header, save_scene, ArchetypeLibrary, ComponentRegistry,
+    Diagnostic, LoadOptions, SceneDocument, SceneEncoding, SceneEntry, SceneError,
+    SceneLoadOptions, SceneSaveOptions, SCENE_FORMAT_VERSION,
 };
 use clap::{Args, Subcommand};
 use hecs::World;
@@ -98,7 +98,7 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         Ok(scene) => scene,
         Err(error) => return report_load_error(&error, &archetypes, context),
     };
-    let summary = Summary::of(&scene.document);
+    let summary = Summary::of(scene.document.entries());
     let out = &mut *context.out;
     writeln!(out, "file:      {}", args.file.display())?;
     let encoding = match scene.encoding {
@@ -117,15 +117,19 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         )?;
     }
     writeln!(out, "entities:  {}", summary.entities)?;
-    let sub_scenes = SubScenes::of(&args.file, &scene.document);
+    let sub_scenes = SubScenes::of(&args.file, scene.document.entries());
     if let Some(sub_scenes) = &sub_scenes {
         match &sub_scenes.flattened {
             Ok(total) => writeln!(out, "flattened: {total} (with the sub-scenes placed)")?,
             Err(why) => writeln!(out, "flattened: unknown ({why})")?,
         }
     }
-    writeln!(out, "shared:    {}", count(scene.shared, "entry"))?;
-    if let Some(meta) = &scene.meta {
+    writeln!(
+        out,
+        "shared:    {}",
+        count(scene.document.shared().len(), "entry")
+    )?;
+    if let Some(meta) = scene.document.meta() {
         writeln!(out, "meta:      {}", Value::Object(meta.clone()))?;
     }
 
@@ -208,14 +212,14 @@ struct Summary<'a> {
 }
 
 impl<'a> Summary<'a> {
-    fn of(document: &'a Value) -> Self {
+    fn of(entries: &'a [SceneEntry]) -> Self {
         let mut summary = Summary::default();
-        for entity in entities(document) {
+        for entry in entries {
             summary.entities += 1;
-            match entity.get(scene_keys::ARCHETYPE).and_then(Value::as_str) {
+            match &entry.archetype {
                 Some(archetype) => {
                     let counts = summary.archetypes.entry(archetype).or_default();
-                    if entity.get(scene_keys::CHILD).is_some() {
+                    if entry.child.is_some() {
                         counts.1 += 1;
                     } else {
                         counts.0 += 1;
@@ -223,10 +227,7 @@ impl<'a> Summary<'a> {
                 }
                 None => summary.plain += 1,
             }
-            let components = entity
-                .get(scene_keys::COMPONENTS)
-                .and_then(Value::as_object);
-            for (name, value) in components.into_iter().flatten() {
+            for (name, value) in &entry.components {
                 let counts = summary.components.entry(name.as_str()).or_default();
                 if value.is_null() {
                     counts.1 += 1;
@@ -331,21 +332,17 @@ impl<'d> Archetypes<'d> {
     }
 }
 
-/// A scene as one JSON document in the current format (see the module docs).
-pub(crate) struct SceneDocument {
+/// A scene file read (see the module docs).
+pub(crate) struct ReadScene {
     /// How the file is encoded.
     pub encoding: SceneEncoding,
     /// The format version the file declares.
     pub format: u64,
-    /// How many entries the file's shared table has.
-    pub shared: usize,
-    /// The game's own data about the file.
-    pub meta: Option<serde_json::Map<String, Value>>,
-    /// The document.
-    pub document: Value,
+    /// What it holds, in the current format.
+    pub document: SceneDocument,
 }
 
-/// Reads a scene file as a [`SceneDocument`]; `Ok(Err(..))` if it does not load.
+/// Reads a scene file as a [`ReadScene`]; `Ok(Err(..))` if it does not load.
 ///
 /// # Errors
 /// If the file cannot be read, or the archetypes are needed and their directory does not exist.
@@ -353,52 +350,33 @@ pub(crate) fn read_scene(
     path: &Path,
     archetypes: &mut Archetypes<'_>,
     context: &Context<'_>,
-) -> Result<Result<SceneDocument, SceneError>, CliError> {
+) -> Result<Result<ReadScene, SceneError>, CliError> {
     let bytes = read_scene_file(path)?;
-    if let Some(document) = current_json(&bytes) {
-        return Ok(Ok(SceneDocument {
+    if let Some(document) = current_json(&bytes, path, archetypes.dir) {
+        return Ok(Ok(ReadScene {
             encoding: SceneEncoding::Json,
             format: SCENE_FORMAT_VERSION,
-            shared: shared_len(&document),
-            meta: header_meta(&bytes),
             document,
         }));
     }
     let library = archetypes.get(context)?;
-    let document: Value = match resave(path, library, SceneEncoding::Json)? {
-        Ok(json) => serde_json::from_slice(&json).map_err(|error| {
-            CliError::Invalid(format!(
-                "cannot read back `{}` as saved by the library: {error}",
-                path.display()
-            ))
-        })?,
+    let json = match resave(path, library, SceneEncoding::Json)? {
+        Ok(json) => json,
         Err(error) => return Ok(Err(error)),
     };
-    // It loaded: binary or JSON, as the library tells them apart.
-    Ok(Ok(match binary_header(&bytes) {
-        Some(header) => SceneDocument {
-            encoding: SceneEncoding::Binary,
-            format: header.format,
-            shared: header.shared,
-            meta: header.meta,
-            document,
-        },
-        None => SceneDocument {
-            encoding: SceneEncoding::Json,
-            format: json_format(&bytes),
-            shared: shared_len(&document),
-            meta: header_meta(&bytes),
-            document,
-        },
+    let document = SceneDocument::read(&json, Some(path), library).map_err(|error| {
+        CliError::Invalid(format!(
+            "cannot read back `{}` as saved by the library: {error}",
+            path.display()
+        ))
+    })?;
+    // It loaded: the format as the file declares it.
+    let header = read_scene_header(&bytes).ok();
+    Ok(Ok(ReadScene {
+        encoding: SceneEncoding::detect(&bytes),
+        format: header.map_or(1, |header| header.format),
+        document,
     }))
-}
-
-/// The number of entries in a scene document's shared table.
-fn shared_len(document: &Value) -> usize {
-    document
-        .get(scene_keys::SHARED)
-        .and_then(Value::as_object)
-        .map_or(0, serde_json::Map::len)
 }
 
 /// Loads the scene at `path` into a scratch world and saves it again with `encoding`: the file
@@ -464,54 +442,17 @@ pub(crate) fn read_scene_file(path: &Path) -> Result<Vec<u8>, CliError> {
     })
 }
 
-/// The entity entries of a scene document.
-pub(crate) fn entities(document: &Value) -> impl Iterator<Item = &serde_json::Map<String, Value>> {
-    document
-        .get(scene_keys::ENTITIES)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_object)
-}
-
-/// The document, if `bytes` are a JSON scene in the current format that can be read as written:
-/// an object whose entities all have a string ID, none twice. Anything else goes through the
-/// library, which says what is wrong with it.
-fn current_json(bytes: &[u8]) -> Option<Value> {
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    let document: Value = serde_json::from_slice(bytes).ok()?;
-    if document.get(scene_keys::FORMAT)?.as_u64()? != SCENE_FORMAT_VERSION {
+/// The document, if `bytes` are a JSON scene in the current format that reads as written (no
+/// archetypes needed). Anything else goes through the library, which says what is wrong with
+/// it as the game would.
+fn current_json(bytes: &[u8], path: &Path, dir: &Path) -> Option<SceneDocument> {
+    let header = read_scene_header(bytes).ok()?;
+    if header.encoding != SceneEncoding::Json || header.format != SCENE_FORMAT_VERSION {
         return None;
     }
-    let list = document.get(scene_keys::ENTITIES)?.as_array()?;
-    let mut ids = std::collections::BTreeSet::new();
-    for entity in list {
-        let id = entity.as_object()?.get(scene_keys::ID)?.as_str()?;
-        if !ids.insert(id) {
-            return None;
-        }
-    }
-    Some(document)
-}
-
-/// The format a JSON scene declares (a scene without `format` is format 1, as the library reads
-/// it).
-fn json_format(bytes: &[u8]) -> u64 {
-    /// The `format` key alone: everything else is skipped, not built.
-    #[derive(serde::Deserialize)]
-    struct Format {
-        format: Option<u64>,
-    }
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    serde_json::from_slice::<Format>(bytes)
-        .ok()
-        .and_then(|document| document.format)
-        .unwrap_or(1)
-}
-
-/// The game's `meta` of a scene, if it has one.
-fn header_meta(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
-    read_scene_header(bytes).ok()?.meta
+    // A JSON document's values are kept as written: no components are needed to read it.
+    let library = ArchetypeLibrary::empty(dir, ComponentRegistry::new(), LoadOptions::default());
+    SceneDocument::read(bytes, Some(path), &library).ok()
 }
 
 /// The header of a binary scene, or `None` if `bytes` are not one.

@@ -10,8 +10,9 @@
 //! 1 added, 1 removed, 1 changed
 //! ```
 //!
-//! Both scenes are read as JSON documents in the current format (see [`scene`](super::scene)),
-//! so a binary scene compares equal to the JSON scene of the same world. Shared values
+//! Both scenes are read as [`SceneDocument`]s in the current format (see
+//! [`scene`](super::scene)), so a binary scene compares equal to the JSON scene of the same
+//! world. Shared values
 //! (`{ "$shared": "<key>" }`) are replaced by their entry in the file's `shared` table first:
 //! keys are content hashes, so what differs is the content. Entities are matched by ID and
 //! listed in ID order; components in name order; fields of a changed component as
@@ -20,11 +21,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use archetype_engine::{scene_keys, FieldPath};
+use archetype_engine::{scene_keys, FieldPath, SceneDocument};
 use clap::Args;
 use serde_json::{Map, Value};
 
-use super::scene::{entities, read_scene, report_load_error, Archetypes};
+use super::scene::{read_scene, report_load_error, Archetypes};
 use super::{one_line, CliError, Context, DirArg, Exit};
 
 /// Arguments of `archetool scene diff`.
@@ -85,21 +86,43 @@ pub fn diff(args: &DiffArgs, context: &mut Context<'_>) -> Result<Exit, CliError
     Ok(Exit::Findings)
 }
 
-/// The entity entries of a document by ID, shared values in place.
-fn by_id(document: &Value) -> BTreeMap<String, Map<String, Value>> {
-    let empty = Map::new();
-    let shared = document
-        .get(scene_keys::SHARED)
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    entities(document)
-        .filter_map(|entity| {
-            let id = entity.get(scene_keys::ID)?.as_str()?.to_string();
-            let entity = entity
+/// One entity of a scene as the diff compares it: shared values in place.
+#[derive(PartialEq)]
+struct Compared {
+    archetype: Option<String>,
+    child: Option<String>,
+    /// Its fields placing a sub-scene (`scene`, `overrides`), as JSON.
+    placement: Vec<(&'static str, Value)>,
+    components: BTreeMap<String, Value>,
+}
+
+/// The entries of a document by ID, shared values in place.
+fn by_id(document: &SceneDocument) -> BTreeMap<String, Compared> {
+    let shared = document.shared();
+    document
+        .entries()
+        .iter()
+        .map(|entry| {
+            let mut placement = Vec::new();
+            if let Some(scene) = &entry.scene {
+                placement.push((scene_keys::SCENE, Value::String(scene.clone())));
+            }
+            if !entry.overrides.is_empty() {
+                let overrides = Value::Object(entry.overrides.clone());
+                placement.push((scene_keys::OVERRIDES, overrides));
+            }
+            let components = entry
+                .components
                 .iter()
-                .map(|(key, value)| (key.clone(), with_shared_values(value, shared)))
+                .map(|(name, value)| (name.clone(), with_shared_values(value, shared)))
                 .collect();
-            Some((id, entity))
+            let compared = Compared {
+                archetype: entry.archetype.clone(),
+                child: entry.child.clone(),
+                placement,
+                components,
+            };
+            (entry.id.to_string(), compared)
         })
         .collect()
 }
@@ -132,27 +155,41 @@ fn with_shared_values(value: &Value, shared: &Map<String, Value>) -> Value {
 }
 
 /// `archetype`, `archetype#child` or `(no archetype)`.
-fn label(entity: &Map<String, Value>) -> String {
-    let text = |key| entity.get(key).and_then(Value::as_str);
-    match (text(scene_keys::ARCHETYPE), text(scene_keys::CHILD)) {
+fn label(entity: &Compared) -> String {
+    match (&entity.archetype, &entity.child) {
         (Some(archetype), Some(child)) => format!("{archetype}#{child}"),
-        (Some(archetype), None) => archetype.to_string(),
+        (Some(archetype), None) => archetype.clone(),
         (None, _) => "(no archetype)".to_string(),
     }
 }
 
-/// The lines under a changed entity: its archetype or child path if they changed, then its
-/// components added, removed and changed, by name.
-fn entity_changes(before: &Map<String, Value>, after: &Map<String, Value>) -> Vec<String> {
+/// The lines under a changed entity: its archetype, child path or placement if they changed,
+/// then its components added, removed and changed, by name.
+fn entity_changes(before: &Compared, after: &Compared) -> Vec<String> {
     let mut lines = Vec::new();
-    for key in [scene_keys::ARCHETYPE, scene_keys::CHILD] {
-        let (old, new) = (before.get(key), after.get(key));
+    let text = |name: &Option<String>| name.clone().map(Value::String);
+    let named = [
+        (
+            scene_keys::ARCHETYPE,
+            text(&before.archetype),
+            text(&after.archetype),
+        ),
+        (scene_keys::CHILD, text(&before.child), text(&after.child)),
+    ];
+    let placed = |entity: &Compared, key| {
+        let found = entity.placement.iter().find(|(k, _)| *k == key);
+        found.map(|(_, value)| value.clone())
+    };
+    let placement = [scene_keys::SCENE, scene_keys::OVERRIDES]
+        .map(|key| (key, placed(before, key), placed(after, key)));
+    for (key, old, new) in named.into_iter().chain(placement) {
         if old != new {
-            lines.push(format!("{key}: {} -> {}", shown(old), shown(new)));
+            let (old, new) = (shown(old.as_ref()), shown(new.as_ref()));
+            lines.push(format!("{key}: {old} -> {new}"));
         }
     }
-    let (old, new) = (components(before), components(after));
-    let mut names: Vec<&str> = old.keys().chain(new.keys()).copied().collect();
+    let (old, new) = (&before.components, &after.components);
+    let mut names: Vec<&str> = old.keys().chain(new.keys()).map(String::as_str).collect();
     names.sort_unstable();
     names.dedup();
     for name in names {
@@ -175,18 +212,6 @@ fn entity_changes(before: &Map<String, Value>, after: &Map<String, Value>) -> Ve
         }
     }
     lines
-}
-
-/// An entity's components by name.
-fn components(entity: &Map<String, Value>) -> BTreeMap<&str, &Value> {
-    let components = entity
-        .get(scene_keys::COMPONENTS)
-        .and_then(Value::as_object);
-    components
-        .into_iter()
-        .flatten()
-        .map(|(name, value)| (name.as_str(), value))
-        .collect()
 }
 
 /// The places where `old` and `new` differ: into objects field by field, anything else (arrays

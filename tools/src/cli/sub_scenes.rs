@@ -4,11 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::scene_keys;
 use archetype_engine::tooling::read_regular_file;
-use serde_json::Value;
-
-use super::scene::entities;
+use archetype_engine::{
+    ArchetypeLibrary, ComponentRegistry, LoadOptions, SceneDocument, SceneEntry,
+};
 
 /// How deep sub-scenes are followed (a cycle stops sooner; the load reports it).
 const MAX_DEPTH: usize = 32;
@@ -26,29 +25,35 @@ pub(crate) struct SubScenes {
 }
 
 impl SubScenes {
-    /// The sub-scenes of `document`, read from `file`; `None` if it places none.
-    pub fn of(file: &Path, document: &Value) -> Option<SubScenes> {
+    /// The sub-scenes of `entries`, read from `file`; `None` if it places none.
+    pub fn of(file: &Path, entries: &[SceneEntry]) -> Option<SubScenes> {
         let mut placed = BTreeMap::new();
-        for entity in entities(document) {
-            if let Some(scene) = entity.get(scene_keys::SCENE).and_then(Value::as_str) {
-                *placed.entry(scene.to_string()).or_insert(0) += 1;
-            }
+        for scene in entries.iter().filter_map(|entry| entry.scene.as_ref()) {
+            *placed.entry(scene.clone()).or_insert(0) += 1;
         }
         if placed.is_empty() {
             return None;
         }
+        // Sub-scenes are read as written: no components are needed to count their entries.
+        let library =
+            ArchetypeLibrary::empty(".", ComponentRegistry::new(), LoadOptions::default());
         let mut stack = vec![canonical(file)];
-        let flattened = flattened(file, document, &mut stack);
+        let flattened = flattened(file, entries, &library, &mut stack);
         Some(SubScenes { placed, flattened })
     }
 }
 
-/// The entities `document` (read from `file`) holds with its sub-scenes placed.
-fn flattened(file: &Path, document: &Value, stack: &mut Vec<PathBuf>) -> Result<usize, String> {
+/// The entities `entries` (read from `file`) hold with their sub-scenes placed.
+fn flattened(
+    file: &Path,
+    entries: &[SceneEntry],
+    library: &ArchetypeLibrary,
+    stack: &mut Vec<PathBuf>,
+) -> Result<usize, String> {
     let mut total = 0;
-    for entity in entities(document) {
+    for entry in entries {
         total += 1;
-        let Some(scene) = entity.get(scene_keys::SCENE).and_then(Value::as_str) else {
+        let Some(scene) = &entry.scene else {
             continue;
         };
         let path = file.parent().unwrap_or_else(|| Path::new("")).join(scene);
@@ -58,10 +63,10 @@ fn flattened(file: &Path, document: &Value, stack: &mut Vec<PathBuf>) -> Result<
         }
         let bytes = read_regular_file(&path, MAX_BYTES)
             .map_err(|error| format!("`{}` cannot be read: {error}", path.display()))?;
-        let sub: Value = serde_json::from_slice(&bytes)
-            .map_err(|error| format!("`{}` is not a JSON scene: {error}", path.display()))?;
+        let sub = SceneDocument::read(&bytes, Some(&path), library)
+            .map_err(|error| format!("`{}` cannot be read: {error}", path.display()))?;
         stack.push(key);
-        let count = flattened(&path, &sub, stack);
+        let count = flattened(&path, sub.entries(), library, stack);
         stack.pop();
         total += count?;
     }
