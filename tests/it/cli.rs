@@ -1852,8 +1852,14 @@ fn scene_diff_lists_a_changed_sub_scene_placement() {
         )
     };
     let project = Project::with(&[
-        ("a.scene.json", &scene("rooms/armory.scene.json", "east guard")),
-        ("b.scene.json", &scene("rooms/vault.scene.json", "west guard")),
+        (
+            "a.scene.json",
+            &scene("rooms/armory.scene.json", "east guard"),
+        ),
+        (
+            "b.scene.json",
+            &scene("rooms/vault.scene.json", "west guard"),
+        ),
     ]);
     check(
         &project.run(&["scene", "diff", "a.scene.json", "b.scene.json"]),

@@ -1,5 +1,5 @@
-//! Property tests (proptest): random worlds round-trip through scenes, random merge patches
-//! obey RFC 7396, and random archetype trees resolve the same loaded at once or edit by edit.
+//! Property tests (proptest): random worlds round-trip through scenes and load the same through
+//! the fast and the careful reader, random merge patches obey RFC 7396, and random archetype trees resolve the same loaded at once or edit by edit.
 //!
 //! Each property runs 64 cases by default, to keep CI quick; `PROPTEST_CASES=5000 cargo test
 //! -p archetool --test it properties` runs more. A failure prints the shrunk input.
@@ -221,6 +221,37 @@ proptest! {
             prop_assert_eq!(&graph(&loaded), &expected, "{:?}", encoding);
             let again = save_scene(&loaded, &library, encoding, &SceneSaveOptions::default()).unwrap();
             prop_assert!(saved == again, "{:?} load -> save changed the bytes", encoding);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// The one-pass reader (taken whenever a file is as the library writes it) and the careful
+    /// one (`all_errors` takes it always) build the same world from the same scene: instances
+    /// with overrides, plain entities and references, in both encodings.
+    #[test]
+    fn fast_and_careful_readers_build_the_same_world(
+        plans in proptest::collection::vec(entity_plan(), 1..10)
+    ) {
+        let library = graph_library();
+        let world = build_world(&library, &plans);
+        for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
+            let saved = save_scene(&world, &library, encoding, &SceneSaveOptions::default()).unwrap();
+            let mut fast = World::new();
+            load_scene(&saved, None, &mut fast, &library, &SceneLoadOptions::default()).unwrap();
+            let mut careful = World::new();
+            let mut options = SceneLoadOptions::default();
+            options.all_errors = true;
+            load_scene(&saved, None, &mut careful, &library, &options).unwrap();
+            prop_assert_eq!(graph(&fast), graph(&careful), "{:?}", encoding);
+            prop_assert_eq!(fast.len(), careful.len(), "{:?}", encoding);
+            // Instances, their archetypes and overrides: what a save writes of each world.
+            let resave = |world: &World| {
+                save_scene(world, &library, encoding, &SceneSaveOptions::default()).unwrap()
+            };
+            prop_assert!(resave(&fast) == resave(&careful), "{:?}: the worlds save differently", encoding);
         }
     }
 }
