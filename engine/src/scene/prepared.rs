@@ -3,9 +3,11 @@
 //!
 //! Preparation runs the loader itself ([`load_scene`]) into a private staging world: every
 //! parse, decode, reference check and diagnostic is the load's own. It then sorts the staging
-//! entities into hecs column batches (see [`PreparedBatch`]). The commit checks the world's
-//! stable IDs and the library's versions, reserves handles, decodes only the values that hold
-//! references (to map them to the reserved handles) and spawns the batches.
+//! entities into hecs column batches (see [`PreparedBatch`]). The values that hold references
+//! are decoded once handles are reserved: by [`ReservedScene::resolve`] on any thread after
+//! [`PreparedScene::reserve`] (see `reserved.rs`), else by the commit. The commit checks the
+//! world's stable IDs, the library's versions and the reserved handles ([`Reservation`]), and
+//! spawns the batches.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +26,8 @@ use crate::scene::commit_error::{CommitError, PrepareError};
 use crate::scene::load::{load_scene, IdConflict, LoadedScene, SceneError, SceneLoadOptions};
 use crate::scene::prepare_progress::PrepareProgress;
 use crate::scene::prepared_batch::{BatchContext, PreparedBatch};
+use crate::scene::reservation::{release_dropped, Reservation};
+use crate::scene::reserved::{ReservedScene, ResolvedScene};
 
 /// A scene read, decoded and checked on any thread, ready to be committed into a `World` on
 /// the game thread ([`commit`](Self::commit), or [`commit_slice`](Self::commit_slice) to
@@ -38,7 +42,11 @@ use crate::scene::prepared_batch::{BatchContext, PreparedBatch};
 ///
 /// The commit reserves handles, decodes the values that hold entity references (references are
 /// mapped to the reserved handles; every other value was built during preparation) and spawns
-/// hecs column batches of up to [`PreparedScene::BATCH_ENTITIES`] entities.
+/// hecs column batches of up to [`PreparedScene::BATCH_ENTITIES`] entities. That decoding is
+/// the only decoding left on the game thread; [`reserve`](Self::reserve) moves it off too: the
+/// game thread reserves the handles, a worker decodes those values
+/// ([`ReservedScene::resolve`]), and the game thread commits the [`ResolvedScene`], decoding
+/// nothing.
 ///
 /// # Example
 /// ```
@@ -89,6 +97,11 @@ pub struct PreparedScene {
     loaded: LoadedScene,
     /// Each staging handle's scene index, for the report.
     index_of: Arc<FxHashMap<Entity, u32>>,
+    /// Handles reserved in the world (by `reserve` or the first slice), until the last batch is
+    /// in.
+    reservation: Option<Reservation>,
+    /// A component whose values did not resolve (a bug), reported by the commit.
+    unresolved: Option<String>,
     /// Set by the first slice.
     commit: Option<CommitState>,
     /// Every batch is in the world, or the commit was abandoned.
@@ -108,6 +121,7 @@ impl std::fmt::Debug for PreparedScene {
             .field("file", &self.file)
             .field("entities", &self.ids.len())
             .field("batches_left", &self.batches.len())
+            .field("reserved", &self.reservation.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -152,6 +166,8 @@ impl PreparedScene {
             batches: Vec::new(),
             loaded,
             index_of: Arc::default(),
+            reservation: None,
+            unresolved: None,
             commit: None,
             finished: false,
         };
@@ -197,7 +213,9 @@ impl PreparedScene {
         self.batches.iter().map(PreparedBatch::len).sum()
     }
 
-    /// Commits the whole scene into `world`.
+    /// Commits the whole scene into `world`. The values that hold entity references are decoded
+    /// here, on the calling thread; to decode them on a worker instead, see
+    /// [`reserve`](Self::reserve).
     ///
     /// # Errors
     /// See [`CommitError`]; the world is left as it was.
@@ -206,7 +224,7 @@ impl PreparedScene {
         world: &mut World,
         library: &ArchetypeLibrary,
     ) -> Result<LoadedScene, CommitError> {
-        if self.commit.is_some() {
+        if self.commit.is_some() || self.reservation.is_some() {
             let report = self.commit_slice(world, library, usize::MAX)?;
             return report.ok_or(CommitError::Finished);
         }
@@ -224,7 +242,9 @@ impl PreparedScene {
     /// least one batch, of up to [`BATCH_ENTITIES`](Self::BATCH_ENTITIES)). Returns `Some` with
     /// the load's report once the last entity is in. The first slice reserves a handle for
     /// every entity of the scene, so references across slices resolve: until the last slice,
-    /// the entities not committed yet are empty entities in the world.
+    /// the entities not committed yet are empty entities in the world (beside one entity that
+    /// marks the reservation; see [`reserve`](Self::reserve)). Values that hold references are
+    /// decoded here, a batch at a time.
     ///
     /// # Errors
     /// See [`CommitError`]; slices committed before are undone, so the world is as it was
@@ -238,7 +258,7 @@ impl PreparedScene {
         if self.finished {
             return Err(CommitError::Finished);
         }
-        if let Err(error) = self.check(world, library) {
+        if let Err(error) = self.check_slice(world, library) {
             self.abandon(world);
             return Err(error);
         }
@@ -247,9 +267,12 @@ impl PreparedScene {
             None => self.start(world, library),
         };
         let mut spawned = 0;
-        while let Some(batch) = self.batches.pop() {
+        while let Some(mut batch) = self.batches.pop() {
             spawned += batch.len();
-            match batch.build(&self.registry, &state.handles, &state.ids) {
+            let built = batch
+                .resolve(&self.registry, &state.handles)
+                .and_then(|()| batch.finish(&self.registry, &state.ids));
+            match built {
                 Ok((indices, batch)) => {
                     let targets: Vec<Entity> =
                         indices.iter().map(|&i| state.handles[i as usize]).collect();
@@ -271,19 +294,68 @@ impl PreparedScene {
         }
         self.commit = Some(state);
         self.finished = self.batches.is_empty();
+        if self.finished {
+            if let Some(reservation) = self.reservation.take() {
+                reservation.finish(world);
+            }
+        }
         Ok(self.finished.then(|| self.report()))
     }
 
-    /// Takes back everything committed so far (and the handles reserved); the scene cannot be
+    /// Takes back everything committed so far and the handles reserved (unless the world was
+    /// cleared since: then nothing of the scene's is left to take); the scene cannot be
     /// committed after.
     pub fn abandon(&mut self, world: &mut World) {
         self.batches.clear();
         self.finished = true;
-        if let Some(state) = self.commit.take() {
-            for handle in state.handles.iter() {
-                let _ = world.despawn(*handle);
+        let state = self.commit.take();
+        match self.reservation.take() {
+            Some(reservation) => reservation.release(world),
+            None => {
+                for handle in state.iter().flat_map(|state| state.handles.iter()) {
+                    let _ = world.despawn(*handle);
+                }
             }
         }
+    }
+
+    /// Reserves a handle in `world` for every entity of the scene, on the game thread, so that
+    /// the values holding entity references can be decoded with them on any thread
+    /// ([`ReservedScene::resolve`]); the [`ResolvedScene`] it gives then commits without
+    /// decoding anything. Cheap: it takes the handles from hecs in one step.
+    ///
+    /// Until the commit, the reserved handles are empty entities in the world, beside one
+    /// entity that marks the reservation (it holds a private component; the commit despawns
+    /// it). They are the scene's: a handle despawned or given components meanwhile, or a
+    /// cleared world, makes the commit refuse ([`CommitError::ReservedEntityLost`],
+    /// [`CommitError::WorldCleared`]) rather than build a wrong world.
+    /// [`abandon`](ReservedScene::abandon), or any commit error, despawns them; a scene dropped
+    /// with its handles reserved leaves them until the next `reserve` or commit into the same
+    /// world, which despawns them.
+    ///
+    /// A scene whose commit already started in slices keeps the handles its first slice
+    /// reserved.
+    ///
+    /// # Example
+    /// See [`ReservedScene`].
+    pub fn reserve(mut self, world: &mut World) -> ReservedScene {
+        if self.reservation.is_none() && self.commit.is_none() && !self.finished {
+            self.reservation = Some(Reservation::new(world, self.ids.len()));
+        }
+        ReservedScene::new(self)
+    }
+
+    /// Decodes the values that hold entity references with the reserved handles (any thread).
+    pub(super) fn resolve_references(mut self) -> ResolvedScene {
+        if let Some(reservation) = &self.reservation {
+            let handles = reservation.handles.clone();
+            for batch in &mut self.batches {
+                if let Err(component) = batch.resolve(&self.registry, &handles) {
+                    self.unresolved.get_or_insert(component);
+                }
+            }
+        }
+        ResolvedScene::new(self)
     }
 }
 
@@ -384,6 +456,19 @@ impl PreparedScene {
         Ok(())
     }
 
+    /// Whether the world, the library and the reserved handles (if any) still take the next
+    /// slice.
+    fn check_slice(&self, world: &World, library: &ArchetypeLibrary) -> Result<(), CommitError> {
+        if let Some(component) = &self.unresolved {
+            return Err(CommitError::Scene(internal_error(component)));
+        }
+        if let Some(reservation) = &self.reservation {
+            let pending = self.batches.iter().flat_map(|batch| batch.indices.iter());
+            reservation.check(world, pending.copied())?;
+        }
+        self.check(world, library)
+    }
+
     /// Whether the world and the library still take the scene.
     fn check(&self, world: &World, library: &ArchetypeLibrary) -> Result<(), CommitError> {
         if !Arc::ptr_eq(library.registry(), &self.registry) {
@@ -452,14 +537,19 @@ impl PreparedScene {
         }
     }
 
-    /// The first slice: handles for every entity, and the stable IDs they get.
-    fn start(&self, world: &mut World, library: &ArchetypeLibrary) -> CommitState {
-        let handles: Vec<Entity> = world.reserve_entities(self.ids.len() as u32).collect();
-        // Reserved handles become (empty) entities, which the batches then fill.
-        world.flush();
+    /// The first slice: handles for every entity (reserved now, unless `reserve` did), and the
+    /// stable IDs they get.
+    fn start(&mut self, world: &mut World, library: &ArchetypeLibrary) -> CommitState {
+        let count = self.ids.len();
+        let handles = self
+            .reservation
+            .get_or_insert_with(|| Reservation::new(world, count))
+            .handles
+            .clone();
+        release_dropped(world);
         let (ids, remapped) = self.new_ids(world, library);
         CommitState {
-            handles: Arc::from(handles),
+            handles,
             ids,
             remapped,
         }
@@ -472,15 +562,15 @@ impl PreparedScene {
         world: &mut World,
         library: &ArchetypeLibrary,
     ) -> Result<CommitState, CommitError> {
+        release_dropped(world);
         let (ids, remapped) = self.new_ids(world, library);
         let mut handles = vec![Entity::DANGLING; self.ids.len()];
         let (referencing, plain): (Vec<_>, Vec<_>) = std::mem::take(&mut self.batches)
             .into_iter()
             .partition(PreparedBatch::has_references);
-        let no_handles: Arc<[Entity]> = Arc::from(Vec::new());
         let mut failed = None;
         for batch in plain {
-            match batch.build(&self.registry, &no_handles, &ids) {
+            match batch.finish(&self.registry, &ids) {
                 Ok((indices, batch)) => {
                     for (i, entity) in indices.into_iter().zip(world.spawn_column_batch(batch)) {
                         handles[i as usize] = entity;
@@ -496,8 +586,11 @@ impl PreparedScene {
         }
         world.flush();
         let handles: Arc<[Entity]> = Arc::from(handles);
-        for batch in referencing {
-            match batch.build(&self.registry, &handles, &ids) {
+        for mut batch in referencing {
+            let built = batch
+                .resolve(&self.registry, &handles)
+                .and_then(|()| batch.finish(&self.registry, &ids));
+            match built {
                 Ok((indices, batch)) => {
                     let targets: Vec<Entity> =
                         indices.iter().map(|&i| handles[i as usize]).collect();
