@@ -93,8 +93,11 @@ pub struct PreparedScene {
     id_index: FxHashMap<StableId, u32>,
     /// Batches not committed yet, in commit order (the last is committed first).
     batches: Vec<PreparedBatch>,
-    /// The load's report, with staging handles (replaced at commit).
+    /// The load's report, with staging handles until `report_on_handles`.
     loaded: LoadedScene,
+    /// The report's handles are the world's: mapped by `resolve` (off the game thread), else
+    /// by the last slice.
+    report_on_handles: bool,
     /// Each staging handle's scene index, for the report.
     index_of: Arc<FxHashMap<Entity, u32>>,
     /// Handles reserved in the world (by `reserve` or the first slice), until the last batch is
@@ -168,6 +171,7 @@ impl PreparedScene {
             index_of: Arc::default(),
             reservation: None,
             unresolved: None,
+            report_on_handles: false,
             commit: None,
             finished: false,
         };
@@ -345,7 +349,8 @@ impl PreparedScene {
         ReservedScene::new(self)
     }
 
-    /// Decodes the values that hold entity references with the reserved handles (any thread).
+    /// Decodes the values that hold entity references with the reserved handles, and puts them
+    /// in the load's report (any thread).
     pub(super) fn resolve_references(mut self) -> ResolvedScene {
         if let Some(reservation) = &self.reservation {
             let handles = reservation.handles.clone();
@@ -354,6 +359,7 @@ impl PreparedScene {
                     self.unresolved.get_or_insert(component);
                 }
             }
+            self.map_report(&handles);
         }
         ResolvedScene::new(self)
     }
@@ -633,25 +639,41 @@ impl PreparedScene {
         (ids, remapped)
     }
 
-    /// The load's report, with the world's handles.
-    fn report(&mut self) -> LoadedScene {
-        let Some(state) = &self.commit else {
-            return LoadedScene::default();
-        };
+    /// Puts `handles` (by scene index) in the load's report in place of the staging handles.
+    fn map_report(&mut self, handles: &[Entity]) {
         let handle = |staging: &Entity| {
             self.index_of
                 .get(staging)
-                .map_or(*staging, |&i| state.handles[i as usize])
+                .map_or(*staging, |&i| handles[i as usize])
         };
+        let entities = self.loaded.entities.iter().map(handle).collect();
+        let by_id = self
+            .loaded
+            .by_id
+            .iter()
+            .map(|(id, staging)| (*id, handle(staging)))
+            .collect();
+        self.loaded.entities = entities;
+        self.loaded.by_id = by_id;
+        self.report_on_handles = true;
+    }
+
+    /// The load's report, with the world's handles.
+    fn report(&mut self) -> LoadedScene {
+        let Some(CommitState {
+            handles, remapped, ..
+        }) = &self.commit
+        else {
+            return LoadedScene::default();
+        };
+        let (handles, remapped) = (handles.clone(), remapped.clone());
+        if !self.report_on_handles {
+            self.map_report(&handles);
+        }
         LoadedScene {
-            entities: self.loaded.entities.iter().map(handle).collect(),
-            by_id: self
-                .loaded
-                .by_id
-                .iter()
-                .map(|(id, staging)| (*id, handle(staging)))
-                .collect(),
-            remapped: state.remapped.clone(),
+            entities: std::mem::take(&mut self.loaded.entities),
+            by_id: std::mem::take(&mut self.loaded.by_id),
+            remapped,
             warnings: std::mem::take(&mut self.loaded.warnings),
             changes: std::mem::take(&mut self.loaded.changes),
             meta: self.loaded.meta.take(),
