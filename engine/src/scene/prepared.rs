@@ -341,7 +341,51 @@ impl PreparedScene {
     /// reserved.
     ///
     /// # Example
-    /// See [`ReservedScene`].
+    /// The three steps, each on the thread it is meant for:
+    /// ```
+    /// use archetype_engine::{ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions,
+    ///     PreparedScene, PrepareProgress, SceneLoadOptions, StableId};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Clone, Serialize, Deserialize)]
+    /// struct Follow {
+    ///     leader: EntityRef,
+    /// }
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Follow>()?;
+    /// let library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+    /// let scene = br#"{ "format": 2, "entities": [
+    ///     { "id": "00000000000000a1", "components": { "Name": "leader" } },
+    ///     { "id": "00000000000000a2", "components": { "Follow": { "leader": "00000000000000a1" } } }
+    /// ] }"#;
+    /// let mut world = hecs::World::new();
+    /// let loaded = std::thread::scope(|threads| {
+    ///     // A worker reads, decodes and checks the scene: no world needed.
+    ///     let prepared = threads
+    ///         .spawn(|| {
+    ///             let options = SceneLoadOptions::default();
+    ///             PreparedScene::prepare(scene, None, &library, &options, &PrepareProgress::new())
+    ///         })
+    ///         .join()
+    ///         .expect("the worker panicked")?;
+    ///     // The game thread reserves the handles (cheap).
+    ///     let reserved = prepared.reserve(&mut world);
+    ///     // A worker decodes the values that hold references, with those handles.
+    ///     let resolved = threads
+    ///         .spawn(move || reserved.resolve())
+    ///         .join()
+    ///         .expect("the worker panicked");
+    ///     // The game thread spawns the built batches: nothing is decoded here.
+    ///     Ok::<_, Box<dyn std::error::Error>>(resolved.commit(&mut world, &library)?)
+    /// })?;
+    ///
+    /// let leader = loaded.entity(StableId(0xa1)).expect("in the scene");
+    /// let follower = loaded.entity(StableId(0xa2)).expect("in the scene");
+    /// assert_eq!(world.get::<&Follow>(follower)?.leader, EntityRef(leader));
+    /// assert_eq!(world.len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reserve(mut self, world: &mut World) -> ReservedScene {
         if self.reservation.is_none() && self.commit.is_none() && !self.finished {
             self.reservation = Some(Reservation::new(world, self.ids.len()));
