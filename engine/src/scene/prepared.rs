@@ -739,7 +739,8 @@ mod tests {
     }
 
     /// References, in whichever encoding the build has (postcard, or JSON without `binary`),
-    /// resolve to the committed entities, and the report maps IDs to them.
+    /// resolve to the committed entities, by the commit or by `resolve` after `reserve`, and
+    /// the report maps IDs to them.
     #[test]
     fn references_resolve_to_the_committed_entities() {
         let mut registry = ComponentRegistry::new();
@@ -750,11 +751,23 @@ mod tests {
             { "id": "00000000000000a2", "components": { "Aim": { "at": "00000000000000a2", "also": [] } } }
         ] }"#;
         let options = SceneLoadOptions::default();
-        let progress = PrepareProgress::new();
-        let prepared = PreparedScene::prepare(scene, None, &library, &options, &progress).unwrap();
-        let mut world = World::new();
-        world.spawn((1u8,));
-        let loaded = prepared.commit(&mut world, &library).unwrap();
+        for reserve in [false, true] {
+            let progress = PrepareProgress::new();
+            let prepared =
+                PreparedScene::prepare(scene, None, &library, &options, &progress).unwrap();
+            let mut world = World::new();
+            world.spawn((1u8,));
+            let loaded = if reserve {
+                let resolved = prepared.reserve(&mut world).resolve();
+                resolved.commit(&mut world, &library).unwrap()
+            } else {
+                prepared.commit(&mut world, &library).unwrap()
+            };
+            check_references(&world, &loaded);
+        }
+    }
+
+    fn check_references(world: &World, loaded: &LoadedScene) {
         let a1 = loaded.entity(StableId(0xa1)).unwrap();
         let a2 = loaded.entity(StableId(0xa2)).unwrap();
         let aim = (*world.get::<&Aim>(a1).unwrap()).clone();
