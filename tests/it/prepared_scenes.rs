@@ -675,3 +675,39 @@ fn reserved_handles_are_released_by_abandon_and_after_a_drop() {
     assert_eq!(world.len(), 1 + 11);
     assert_references_resolve(&world, &loaded);
 }
+
+#[test]
+fn a_world_cleared_between_slices_is_refused_and_a_scene_dropped_between_slices_is_taken_back() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 1500), &library, SceneEncoding::Binary);
+    let mut world = World::new();
+    let mut prepared = prepare(&bytes, &library).unwrap();
+    assert!(prepared
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap()
+        .is_none());
+    world.clear();
+    // The game's entity gets the first handle the scene reserved.
+    let mine = world.spawn((7u8,));
+    let error = prepared
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap_err();
+    assert_eq!(error, CommitError::WorldCleared);
+    assert_eq!(world.len(), 1);
+    assert_eq!(*world.get::<&u8>(mine).unwrap(), 7);
+
+    // Dropped between slices: the next commit into the world takes its entities back.
+    let mut dropped = prepare(&bytes, &library).unwrap();
+    assert!(dropped
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap()
+        .is_none());
+    assert!(world.len() > 1000);
+    drop(dropped);
+    let loaded = prepare(&bytes, &library)
+        .unwrap()
+        .commit(&mut world, &library)
+        .unwrap();
+    assert_eq!(world.len(), 1 + 3003);
+    assert_references_resolve(&world, &loaded);
+}

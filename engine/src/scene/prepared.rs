@@ -222,7 +222,8 @@ impl PreparedScene {
     /// [`reserve`](Self::reserve).
     ///
     /// # Errors
-    /// See [`CommitError`]; the world is left as it was.
+    /// See [`CommitError`]; the world is left as it was (but for the handles of scenes dropped
+    /// while they held some, which every commit first despawns; see [`reserve`](Self::reserve)).
     pub fn commit(
         mut self,
         world: &mut World,
@@ -235,6 +236,7 @@ impl PreparedScene {
         if self.finished {
             return Err(CommitError::Finished);
         }
+        release_dropped(world);
         self.check(world, library)?;
         let state = self.start_whole(world, library)?;
         self.commit = Some(state);
@@ -262,6 +264,7 @@ impl PreparedScene {
         if self.finished {
             return Err(CommitError::Finished);
         }
+        release_dropped(world);
         if let Err(error) = self.check_slice(world, library) {
             self.abandon(world);
             return Err(error);
@@ -333,9 +336,10 @@ impl PreparedScene {
     /// it). They are the scene's: a handle despawned or given components meanwhile, or a
     /// cleared world, makes the commit refuse ([`CommitError::ReservedEntityLost`],
     /// [`CommitError::WorldCleared`]) rather than build a wrong world.
-    /// [`abandon`](ReservedScene::abandon), or any commit error, despawns them; a scene dropped
-    /// with its handles reserved leaves them until the next `reserve` or commit into the same
-    /// world, which despawns them.
+    /// [`abandon`](ReservedScene::abandon), or any commit error, despawns them. A scene dropped
+    /// with its handles reserved leaves them (and the slices it committed) until the next
+    /// `reserve` or commit into the same world, which despawns them first, before its own
+    /// checks.
     ///
     /// A scene whose commit already started in slices keeps the handles its first slice
     /// reserved.
@@ -596,7 +600,6 @@ impl PreparedScene {
             .get_or_insert_with(|| Reservation::new(world, count))
             .handles
             .clone();
-        release_dropped(world);
         let (ids, remapped) = self.new_ids(world, library);
         CommitState {
             handles,
@@ -612,7 +615,6 @@ impl PreparedScene {
         world: &mut World,
         library: &ArchetypeLibrary,
     ) -> Result<CommitState, CommitError> {
-        release_dropped(world);
         let (ids, remapped) = self.new_ids(world, library);
         let mut handles = vec![Entity::DANGLING; self.ids.len()];
         let (referencing, plain): (Vec<_>, Vec<_>) = std::mem::take(&mut self.batches)
