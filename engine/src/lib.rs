@@ -89,7 +89,9 @@ pub use scene::{
     SceneSaveOptions,
 };
 pub use scene::{scene_keys, SCENE_FORMAT_VERSION};
-pub use scene::{CommitError, PrepareError, PrepareProgress, PreparedScene};
+pub use scene::{
+    CommitError, PrepareError, PrepareProgress, PreparedScene, ReservedScene, ResolvedScene,
+};
 pub use scene::{MigrateFn, SceneMigration};
 pub use scene::{SceneDocument, SceneEntry};
 

@@ -1,10 +1,13 @@
 //! Scenes prepared off the game thread and committed into a world on it, in one call or in
 //! slices (issue 23): the same world as `load_scene`, the same errors, commit-time conflicts
-//! and stale archetypes refused with the world unchanged, cancellation and progress.
+//! and stale archetypes refused with the world unchanged, cancellation and progress; handles
+//! reserved on the game thread and references resolved on a worker, so the commit decodes
+//! nothing, with cleared worlds and lost handles refused and reservations released.
 
 use archetype_engine::{
     load_scene, save_scene, ArchetypeLibrary, CommitError, IdConflict, LoadedScene, PrepareError,
-    PrepareProgress, PreparedScene, SceneEncoding, SceneLoadOptions, SceneSaveOptions, StableId,
+    PrepareProgress, PreparedScene, ResolvedScene, SceneEncoding, SceneLoadOptions,
+    SceneSaveOptions, StableId,
 };
 use hecs::World;
 
@@ -377,4 +380,334 @@ fn a_cancel_during_the_decoding_stops_it_at_the_next_report() {
         );
         assert_eq!(progress.entries(), (0, 0));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handles reserved on the game thread, references resolved on a worker, a commit that decodes
+// nothing.
+
+/// Prepares `bytes` on a worker, reserves on this thread, resolves on another worker.
+fn reserve_and_resolve(
+    bytes: &[u8],
+    library: &ArchetypeLibrary,
+    options: &SceneLoadOptions,
+    world: &mut World,
+) -> ResolvedScene {
+    std::thread::scope(|threads| {
+        let prepared = threads
+            .spawn(|| {
+                PreparedScene::prepare(bytes, None, library, options, &PrepareProgress::new())
+            })
+            .join()
+            .unwrap()
+            .unwrap();
+        let reserved = prepared.reserve(world);
+        threads.spawn(move || reserved.resolve()).join().unwrap()
+    })
+}
+
+/// The entities that are empty: the handles reserved and not committed.
+fn empty_entities(world: &World) -> Vec<hecs::Entity> {
+    world
+        .iter()
+        .filter(|entity| entity.is_empty())
+        .map(|entity| entity.entity())
+        .collect()
+}
+
+#[test]
+fn reserved_on_the_game_thread_and_resolved_on_a_worker_commits_the_world_load_scene_loads() {
+    let (_dir, library) = archetypes();
+    let saved = level(&library, 1500);
+    let options = SceneLoadOptions::default();
+    for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
+        let bytes = save(&saved, &library, encoding);
+        let mut world = World::new();
+        world.spawn((7u8,));
+        let resolved = reserve_and_resolve(&bytes, &library, &options, &mut world);
+        // Until the commit: a handle per entity (empty), and the reservation's mark.
+        assert_eq!(resolved.len(), 3003);
+        assert_eq!(world.len(), 1 + 3003 + 1);
+        assert_eq!(empty_entities(&world).len(), 3003);
+        let loaded = resolved.commit(&mut world, &library).unwrap();
+        assert_eq!(loaded.len(), 3003);
+        assert_eq!(world.len(), 3004);
+        assert!(empty_entities(&world).is_empty());
+        let mut expected = World::new();
+        expected.spawn((7u8,));
+        load_scene(&bytes, None, &mut expected, &library, &options).unwrap();
+        assert!(
+            save(&world, &library, SceneEncoding::Json)
+                == save(&expected, &library, SceneEncoding::Json),
+            "{encoding:?}: the committed world differs from the loaded one"
+        );
+        assert_references_resolve(&world, &loaded);
+    }
+}
+
+/// The threads that decoded a [`Witness`].
+static DECODED_ON: std::sync::Mutex<Vec<std::thread::ThreadId>> = std::sync::Mutex::new(Vec::new());
+
+/// A component holding a reference, whose decoding records the thread it ran on.
+#[derive(Clone, Debug, serde::Serialize)]
+struct Witness {
+    at: archetype_engine::EntityRef,
+}
+
+impl<'de> serde::Deserialize<'de> for Witness {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Fields {
+            at: archetype_engine::EntityRef,
+        }
+        let fields = Fields::deserialize(deserializer)?;
+        DECODED_ON.lock().unwrap().push(std::thread::current().id());
+        Ok(Witness { at: fields.at })
+    }
+}
+
+#[test]
+fn a_resolved_scene_commits_without_decoding_on_the_game_thread() {
+    let mut registry = archetype_engine::ComponentRegistry::new();
+    registry.register::<Witness>().unwrap();
+    let library = ArchetypeLibrary::empty("archetypes", registry, Default::default());
+    // Each entity watches the next one; the last watches the first.
+    let entries: Vec<String> = (1..=100)
+        .map(|i| {
+            let at = i % 100 + 1;
+            format!(
+                r#"{{ "id": "{i:016x}", "components": {{ "Witness": {{ "at": "{at:016x}" }} }} }}"#
+            )
+        })
+        .collect();
+    let text = format!(r#"{{ "format": 2, "entities": [{}] }}"#, entries.join(", "));
+    let options = SceneLoadOptions::default();
+    let game_thread = std::thread::current().id();
+    let decoded_here = || DECODED_ON.lock().unwrap().contains(&game_thread);
+
+    // Without `reserve`, the commit decodes the values holding references here.
+    let prepared = std::thread::scope(|threads| {
+        threads
+            .spawn(|| prepare(text.as_bytes(), &library).unwrap())
+            .join()
+            .unwrap()
+    });
+    let mut world = World::new();
+    prepared.commit(&mut world, &library).unwrap();
+    assert!(
+        decoded_here(),
+        "the plain commit decodes on the game thread"
+    );
+
+    DECODED_ON.lock().unwrap().clear();
+    let mut world = World::new();
+    let resolved = reserve_and_resolve(text.as_bytes(), &library, &options, &mut world);
+    let decoded = DECODED_ON.lock().unwrap().len();
+    // Loading decodes each value once; resolving, once more.
+    assert_eq!(decoded, 200);
+    let loaded = resolved.commit(&mut world, &library).unwrap();
+    assert_eq!(
+        DECODED_ON.lock().unwrap().len(),
+        decoded,
+        "the commit decoded"
+    );
+    assert!(!decoded_here());
+    for i in 1..=100u64 {
+        let entity = loaded.entity(StableId(i)).unwrap();
+        let at = loaded.entity(StableId(i % 100 + 1)).unwrap();
+        assert_eq!(world.get::<&Witness>(entity).unwrap().at.entity(), at);
+    }
+}
+
+#[test]
+fn a_cleared_world_is_refused_and_nothing_of_the_worlds_is_despawned() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 4), &library, SceneEncoding::Binary);
+    let options = SceneLoadOptions::default();
+    let mut world = World::new();
+    let first = reserve_and_resolve(&bytes, &library, &options, &mut world);
+    world.clear();
+    // After the clear, hecs hands the same handles out again: here to a second scene's
+    // reservation, and to the game's own entities.
+    let second = reserve_and_resolve(&bytes, &library, &options, &mut world);
+    let mine: Vec<hecs::Entity> = (0..5u8).map(|i| world.spawn((i,))).collect();
+    let before = world.len();
+    let error = first.commit(&mut world, &library).unwrap_err();
+    assert_eq!(error, CommitError::WorldCleared);
+    assert_eq!(
+        error.to_string(),
+        "the world was cleared after handles were reserved for the scene; prepare the scene again"
+    );
+    assert_eq!(world.len(), before);
+    for (i, entity) in mine.iter().enumerate() {
+        assert_eq!(*world.get::<&u8>(*entity).unwrap(), i as u8);
+    }
+    // The second scene's reservation is intact: it commits.
+    let loaded = second.commit(&mut world, &library).unwrap();
+    assert_eq!(loaded.len(), 11);
+    assert_eq!(world.len(), 11 + 5);
+    assert_references_resolve(&world, &loaded);
+}
+
+#[test]
+fn a_reserved_entity_despawned_or_given_components_is_refused_and_the_rest_released() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 4), &library, SceneEncoding::Json);
+    let options = SceneLoadOptions::default();
+    for given_components in [false, true] {
+        let mut world = World::new();
+        let mine = world.spawn((7u8,));
+        let resolved = reserve_and_resolve(&bytes, &library, &options, &mut world);
+        let taken = empty_entities(&world)[3];
+        if given_components {
+            world.insert_one(taken, 9u8).unwrap();
+        } else {
+            world.despawn(taken).unwrap();
+        }
+        let error = resolved.commit(&mut world, &library).unwrap_err();
+        assert_eq!(error, CommitError::ReservedEntityLost { entity: taken });
+        assert_eq!(
+            error.to_string(),
+            format!("entity {taken:?}, reserved for the scene, was despawned or given components before the commit; prepare the scene again")
+        );
+        // As before the reservation: the handles reserved are released.
+        assert_eq!(world.len(), 1);
+        assert!(world.contains(mine));
+    }
+}
+
+#[test]
+fn a_resolved_scene_refuses_what_a_prepared_one_refuses_with_the_world_as_before_the_reservation() {
+    let (dir, mut library) = archetypes();
+    let bytes = save(&level(&library, 2), &library, SceneEncoding::Json);
+    let options = SceneLoadOptions::default();
+    let mut world = World::new();
+    load_scene(&bytes, None, &mut world, &library, &options).unwrap();
+    let before = save(&world, &library, SceneEncoding::Json);
+
+    // An ID already in the world: the load's own error.
+    let resolved = reserve_and_resolve(&bytes, &library, &options, &mut world);
+    let error = resolved.commit(&mut world, &library).unwrap_err();
+    let expected = load_scene(&bytes, None, &mut world, &library, &options).unwrap_err();
+    assert_eq!(error, CommitError::Scene(expected.clone()));
+    let first = expected.entity.unwrap();
+    assert_eq!(
+        error.to_string(),
+        format!("error[duplicate-key]: entity {first} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")
+    );
+    assert_eq!(world.len(), 7);
+    assert!(save(&world, &library, SceneEncoding::Json) == before);
+
+    // With Remap: fresh IDs, references inside the copy.
+    let mut remap = SceneLoadOptions::default();
+    remap.on_id_conflict = IdConflict::Remap;
+    let resolved = reserve_and_resolve(&bytes, &library, &remap, &mut world);
+    let copy = resolved.commit(&mut world, &library).unwrap();
+    assert_eq!(world.len(), 14);
+    assert_references_resolve_in(&world, &copy);
+
+    // An archetype hot-reloaded between the reservation and the commit.
+    let mut world = World::new();
+    let resolved = reserve_and_resolve(&bytes, &library, &options, &mut world);
+    dir.write("guard.json", GUARD.replace("10", "12").as_bytes());
+    library.reload_all();
+    let error = resolved.commit(&mut world, &library).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "archetype `guard` was reloaded after the scene was prepared; prepare the scene again"
+    );
+    assert_eq!(world.len(), 0);
+}
+
+#[test]
+fn a_resolved_scene_commits_in_slices_and_abandon_takes_it_back() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 1500), &library, SceneEncoding::Binary);
+    let options = SceneLoadOptions::default();
+    let mut world = World::new();
+    let mine = world.spawn((7u8,));
+    let mut resolved = reserve_and_resolve(&bytes, &library, &options, &mut world);
+    let mut slices = 0;
+    let loaded = loop {
+        slices += 1;
+        if let Some(loaded) = resolved.commit_slice(&mut world, &library, 1024).unwrap() {
+            break loaded;
+        }
+        assert!(resolved.remaining() > 0);
+    };
+    assert!(slices >= 3, "{slices}");
+    assert_eq!(world.len(), 3004);
+    assert_references_resolve(&world, &loaded);
+    assert!(save(&world, &library, SceneEncoding::Binary) == bytes);
+    // Abandoned after the last slice: the scene's entities go.
+    resolved.abandon(&mut world);
+    assert_eq!(world.len(), 1);
+    assert!(world.contains(mine));
+}
+
+#[test]
+fn reserved_handles_are_released_by_abandon_and_after_a_drop() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 4), &library, SceneEncoding::Json);
+    let mut world = World::new();
+    world.spawn((7u8,));
+    let reserved = prepare(&bytes, &library).unwrap().reserve(&mut world);
+    assert_eq!(reserved.len(), 11);
+    assert_eq!(world.len(), 1 + 11 + 1);
+    reserved.abandon(&mut world);
+    assert_eq!(world.len(), 1);
+
+    // Dropped, reserved or resolved: the next reservation (or commit) releases the handles.
+    drop(prepare(&bytes, &library).unwrap().reserve(&mut world));
+    assert_eq!(world.len(), 1 + 11 + 1);
+    let reserved = prepare(&bytes, &library).unwrap().reserve(&mut world);
+    assert_eq!(
+        world.len(),
+        1 + 11 + 1,
+        "the dropped scene's handles are released"
+    );
+    drop(reserved.resolve());
+    assert_eq!(world.len(), 1 + 11 + 1);
+    let loaded = prepare(&bytes, &library)
+        .unwrap()
+        .commit(&mut world, &library)
+        .unwrap();
+    assert_eq!(world.len(), 1 + 11);
+    assert_references_resolve(&world, &loaded);
+}
+
+#[test]
+fn a_world_cleared_between_slices_is_refused_and_a_scene_dropped_between_slices_is_taken_back() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 1500), &library, SceneEncoding::Binary);
+    let mut world = World::new();
+    let mut prepared = prepare(&bytes, &library).unwrap();
+    assert!(prepared
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap()
+        .is_none());
+    world.clear();
+    // The game's entity gets the first handle the scene reserved.
+    let mine = world.spawn((7u8,));
+    let error = prepared
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap_err();
+    assert_eq!(error, CommitError::WorldCleared);
+    assert_eq!(world.len(), 1);
+    assert_eq!(*world.get::<&u8>(mine).unwrap(), 7);
+
+    // Dropped between slices: the next commit into the world takes its entities back.
+    let mut dropped = prepare(&bytes, &library).unwrap();
+    assert!(dropped
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap()
+        .is_none());
+    assert!(world.len() > 1000);
+    drop(dropped);
+    let loaded = prepare(&bytes, &library)
+        .unwrap()
+        .commit(&mut world, &library)
+        .unwrap();
+    assert_eq!(world.len(), 1 + 3003);
+    assert_references_resolve(&world, &loaded);
 }

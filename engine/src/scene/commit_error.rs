@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use hecs::Entity;
+
 use crate::scene::load::SceneError;
 
 /// Why [`PreparedScene::prepare`](crate::PreparedScene::prepare) gave no scene.
@@ -51,6 +53,19 @@ pub enum CommitError {
     },
     /// The library (or its component registry) is not the one the scene was prepared with.
     OtherLibrary,
+    /// The world was cleared (`World::clear`) after handles were reserved for the scene
+    /// ([`PreparedScene::reserve`](crate::PreparedScene::reserve), or a first
+    /// [`commit_slice`](crate::PreparedScene::commit_slice)): a clear hands the same handles out
+    /// again, so they may name other entities now. Nothing is despawned; prepare the scene
+    /// again.
+    WorldCleared,
+    /// A handle reserved for the scene is no longer an empty entity: it was despawned, or given
+    /// components, between the reservation and the commit. The scene's other reserved handles
+    /// are released; prepare the scene again.
+    ReservedEntityLost {
+        /// The reserved handle.
+        entity: Entity,
+    },
     /// Every entity of the scene was committed already (or the commit was abandoned).
     Finished,
 }
@@ -65,6 +80,13 @@ impl fmt::Display for CommitError {
             ),
             CommitError::OtherLibrary => f.write_str(
                 "the scene was prepared with another archetype library or component registry",
+            ),
+            CommitError::WorldCleared => f.write_str(
+                "the world was cleared after handles were reserved for the scene; prepare the scene again",
+            ),
+            CommitError::ReservedEntityLost { entity } => write!(
+                f,
+                "entity {entity:?}, reserved for the scene, was despawned or given components before the commit; prepare the scene again"
             ),
             CommitError::Finished => f.write_str("the scene was committed (or abandoned) already"),
         }

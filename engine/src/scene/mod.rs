@@ -1,7 +1,9 @@
 //! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`), the read
 //! model tools use (`document`), saving (`save`), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
 //! `follow` for references), migrating old files (`migration`), preparing scenes off the game thread
-//! and committing them (`prepared`, `prepared_batch`, `prepare_progress`, `commit_error`), and the `Scenes` facade (`api`).
+//! and committing them (`prepared`, `prepared_batch`, `prepare_progress`, `commit_error`; handles
+//! reserved before the commit so a worker decodes references: `reservation`, `reserved`), and
+//! the `Scenes` facade (`api`).
 
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
 // component/binary_codec.rs); the default build checks it for dead code.
@@ -23,6 +25,8 @@ mod prepare_progress;
 mod prepared;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod prepared_batch;
+mod reservation;
+mod reserved;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod save;
 mod sub_scene;
@@ -43,6 +47,7 @@ pub use load::{read_binary_scene_header, BinarySceneHeader};
 pub use migration::{MigrateFn, SceneMigration};
 pub use prepare_progress::PrepareProgress;
 pub use prepared::PreparedScene;
+pub use reserved::{ReservedScene, ResolvedScene};
 pub use save::{
     save_scene, save_scene_to_path, DanglingReferences, SceneEncoding, SceneSaveError,
     SceneSaveOptions,

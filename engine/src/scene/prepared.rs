@@ -3,9 +3,11 @@
 //!
 //! Preparation runs the loader itself ([`load_scene`]) into a private staging world: every
 //! parse, decode, reference check and diagnostic is the load's own. It then sorts the staging
-//! entities into hecs column batches (see [`PreparedBatch`]). The commit checks the world's
-//! stable IDs and the library's versions, reserves handles, decodes only the values that hold
-//! references (to map them to the reserved handles) and spawns the batches.
+//! entities into hecs column batches (see [`PreparedBatch`]). The values that hold references
+//! are decoded once handles are reserved: by [`ReservedScene::resolve`] on any thread after
+//! [`PreparedScene::reserve`] (see `reserved.rs`), else by the commit. The commit checks the
+//! world's stable IDs, the library's versions and the reserved handles ([`Reservation`]), and
+//! spawns the batches.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +26,8 @@ use crate::scene::commit_error::{CommitError, PrepareError};
 use crate::scene::load::{load_scene, IdConflict, LoadedScene, SceneError, SceneLoadOptions};
 use crate::scene::prepare_progress::PrepareProgress;
 use crate::scene::prepared_batch::{BatchContext, PreparedBatch};
+use crate::scene::reservation::{release_dropped, Reservation};
+use crate::scene::reserved::{ReservedScene, ResolvedScene};
 
 /// A scene read, decoded and checked on any thread, ready to be committed into a `World` on
 /// the game thread ([`commit`](Self::commit), or [`commit_slice`](Self::commit_slice) to
@@ -38,7 +42,11 @@ use crate::scene::prepared_batch::{BatchContext, PreparedBatch};
 ///
 /// The commit reserves handles, decodes the values that hold entity references (references are
 /// mapped to the reserved handles; every other value was built during preparation) and spawns
-/// hecs column batches of up to [`PreparedScene::BATCH_ENTITIES`] entities.
+/// hecs column batches of up to [`PreparedScene::BATCH_ENTITIES`] entities. That decoding is
+/// the only decoding left on the game thread; [`reserve`](Self::reserve) moves it off too: the
+/// game thread reserves the handles, a worker decodes those values
+/// ([`ReservedScene::resolve`]), and the game thread commits the [`ResolvedScene`], decoding
+/// nothing.
 ///
 /// # Example
 /// ```
@@ -85,10 +93,18 @@ pub struct PreparedScene {
     id_index: FxHashMap<StableId, u32>,
     /// Batches not committed yet, in commit order (the last is committed first).
     batches: Vec<PreparedBatch>,
-    /// The load's report, with staging handles (replaced at commit).
+    /// The load's report, with staging handles until `report_on_handles`.
     loaded: LoadedScene,
+    /// The report's handles are the world's: mapped by `resolve` (off the game thread), else
+    /// by the last slice.
+    report_on_handles: bool,
     /// Each staging handle's scene index, for the report.
     index_of: Arc<FxHashMap<Entity, u32>>,
+    /// Handles reserved in the world (by `reserve` or the first slice), until the last batch is
+    /// in.
+    reservation: Option<Reservation>,
+    /// A component whose values did not resolve (a bug), reported by the commit.
+    unresolved: Option<String>,
     /// Set by the first slice.
     commit: Option<CommitState>,
     /// Every batch is in the world, or the commit was abandoned.
@@ -108,6 +124,7 @@ impl std::fmt::Debug for PreparedScene {
             .field("file", &self.file)
             .field("entities", &self.ids.len())
             .field("batches_left", &self.batches.len())
+            .field("reserved", &self.reservation.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -152,6 +169,9 @@ impl PreparedScene {
             batches: Vec::new(),
             loaded,
             index_of: Arc::default(),
+            reservation: None,
+            unresolved: None,
+            report_on_handles: false,
             commit: None,
             finished: false,
         };
@@ -197,22 +217,26 @@ impl PreparedScene {
         self.batches.iter().map(PreparedBatch::len).sum()
     }
 
-    /// Commits the whole scene into `world`.
+    /// Commits the whole scene into `world`. The values that hold entity references are decoded
+    /// here, on the calling thread; to decode them on a worker instead, see
+    /// [`reserve`](Self::reserve).
     ///
     /// # Errors
-    /// See [`CommitError`]; the world is left as it was.
+    /// See [`CommitError`]; the world is left as it was (but for the handles of scenes dropped
+    /// while they held some, which every commit first despawns; see [`reserve`](Self::reserve)).
     pub fn commit(
         mut self,
         world: &mut World,
         library: &ArchetypeLibrary,
     ) -> Result<LoadedScene, CommitError> {
-        if self.commit.is_some() {
+        if self.commit.is_some() || self.reservation.is_some() {
             let report = self.commit_slice(world, library, usize::MAX)?;
             return report.ok_or(CommitError::Finished);
         }
         if self.finished {
             return Err(CommitError::Finished);
         }
+        release_dropped(world);
         self.check(world, library)?;
         let state = self.start_whole(world, library)?;
         self.commit = Some(state);
@@ -224,7 +248,9 @@ impl PreparedScene {
     /// least one batch, of up to [`BATCH_ENTITIES`](Self::BATCH_ENTITIES)). Returns `Some` with
     /// the load's report once the last entity is in. The first slice reserves a handle for
     /// every entity of the scene, so references across slices resolve: until the last slice,
-    /// the entities not committed yet are empty entities in the world.
+    /// the entities not committed yet are empty entities in the world (beside one entity that
+    /// marks the reservation; see [`reserve`](Self::reserve)). Values that hold references are
+    /// decoded here, a batch at a time.
     ///
     /// # Errors
     /// See [`CommitError`]; slices committed before are undone, so the world is as it was
@@ -238,7 +264,8 @@ impl PreparedScene {
         if self.finished {
             return Err(CommitError::Finished);
         }
-        if let Err(error) = self.check(world, library) {
+        release_dropped(world);
+        if let Err(error) = self.check_slice(world, library) {
             self.abandon(world);
             return Err(error);
         }
@@ -247,9 +274,12 @@ impl PreparedScene {
             None => self.start(world, library),
         };
         let mut spawned = 0;
-        while let Some(batch) = self.batches.pop() {
+        while let Some(mut batch) = self.batches.pop() {
             spawned += batch.len();
-            match batch.build(&self.registry, &state.handles, &state.ids) {
+            let built = batch
+                .resolve(&self.registry, &state.handles)
+                .and_then(|()| batch.finish(&self.registry, &state.ids));
+            match built {
                 Ok((indices, batch)) => {
                     let targets: Vec<Entity> =
                         indices.iter().map(|&i| state.handles[i as usize]).collect();
@@ -271,19 +301,115 @@ impl PreparedScene {
         }
         self.commit = Some(state);
         self.finished = self.batches.is_empty();
+        if self.finished {
+            if let Some(reservation) = self.reservation.take() {
+                reservation.finish(world);
+            }
+        }
         Ok(self.finished.then(|| self.report()))
     }
 
-    /// Takes back everything committed so far (and the handles reserved); the scene cannot be
+    /// Takes back everything committed so far and the handles reserved (unless the world was
+    /// cleared since: then nothing of the scene's is left to take); the scene cannot be
     /// committed after.
     pub fn abandon(&mut self, world: &mut World) {
         self.batches.clear();
         self.finished = true;
-        if let Some(state) = self.commit.take() {
-            for handle in state.handles.iter() {
-                let _ = world.despawn(*handle);
+        let state = self.commit.take();
+        match self.reservation.take() {
+            Some(reservation) => reservation.release(world),
+            None => {
+                for handle in state.iter().flat_map(|state| state.handles.iter()) {
+                    let _ = world.despawn(*handle);
+                }
             }
         }
+    }
+
+    /// Reserves a handle in `world` for every entity of the scene, on the game thread, so that
+    /// the values holding entity references can be decoded with them on any thread
+    /// ([`ReservedScene::resolve`]); the [`ResolvedScene`] it gives then commits without
+    /// decoding anything. Cheap: it takes the handles from hecs in one step.
+    ///
+    /// Until the commit, the reserved handles are empty entities in the world, beside one
+    /// entity that marks the reservation (it holds a private component; the commit despawns
+    /// it). They are the scene's: a handle despawned or given components meanwhile, or a
+    /// cleared world, makes the commit refuse ([`CommitError::ReservedEntityLost`],
+    /// [`CommitError::WorldCleared`]) rather than build a wrong world.
+    /// [`abandon`](ReservedScene::abandon), or any commit error, despawns them. A scene dropped
+    /// with its handles reserved leaves them (and the slices it committed) until the next
+    /// `reserve` or commit into the same world, which despawns them first, before its own
+    /// checks.
+    ///
+    /// A scene whose commit already started in slices keeps the handles its first slice
+    /// reserved.
+    ///
+    /// # Example
+    /// The three steps, each on the thread it is meant for:
+    /// ```
+    /// use archetype_engine::{ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions,
+    ///     PreparedScene, PrepareProgress, SceneLoadOptions, StableId};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Clone, Serialize, Deserialize)]
+    /// struct Follow {
+    ///     leader: EntityRef,
+    /// }
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register::<Follow>()?;
+    /// let library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+    /// let scene = br#"{ "format": 2, "entities": [
+    ///     { "id": "00000000000000a1", "components": { "Name": "leader" } },
+    ///     { "id": "00000000000000a2", "components": { "Follow": { "leader": "00000000000000a1" } } }
+    /// ] }"#;
+    /// let mut world = hecs::World::new();
+    /// let loaded = std::thread::scope(|threads| {
+    ///     // A worker reads, decodes and checks the scene: no world needed.
+    ///     let prepared = threads
+    ///         .spawn(|| {
+    ///             let options = SceneLoadOptions::default();
+    ///             PreparedScene::prepare(scene, None, &library, &options, &PrepareProgress::new())
+    ///         })
+    ///         .join()
+    ///         .expect("the worker panicked")?;
+    ///     // The game thread reserves the handles (cheap).
+    ///     let reserved = prepared.reserve(&mut world);
+    ///     // A worker decodes the values that hold references, with those handles.
+    ///     let resolved = threads
+    ///         .spawn(move || reserved.resolve())
+    ///         .join()
+    ///         .expect("the worker panicked");
+    ///     // The game thread spawns the built batches: nothing is decoded here.
+    ///     Ok::<_, Box<dyn std::error::Error>>(resolved.commit(&mut world, &library)?)
+    /// })?;
+    ///
+    /// let leader = loaded.entity(StableId(0xa1)).expect("in the scene");
+    /// let follower = loaded.entity(StableId(0xa2)).expect("in the scene");
+    /// assert_eq!(world.get::<&Follow>(follower)?.leader, EntityRef(leader));
+    /// assert_eq!(world.len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reserve(mut self, world: &mut World) -> ReservedScene {
+        if self.reservation.is_none() && self.commit.is_none() && !self.finished {
+            self.reservation = Some(Reservation::new(world, self.ids.len()));
+        }
+        ReservedScene::new(self)
+    }
+
+    /// Decodes the values that hold entity references with the reserved handles, and puts them
+    /// in the load's report (any thread).
+    pub(super) fn resolve_references(mut self) -> ResolvedScene {
+        if let Some(reservation) = &self.reservation {
+            let handles = reservation.handles.clone();
+            for batch in &mut self.batches {
+                if let Err(component) = batch.resolve(&self.registry, &handles) {
+                    self.unresolved.get_or_insert(component);
+                }
+            }
+            self.map_report(&handles);
+        }
+        ResolvedScene::new(self)
     }
 }
 
@@ -384,6 +510,19 @@ impl PreparedScene {
         Ok(())
     }
 
+    /// Whether the world, the library and the reserved handles (if any) still take the next
+    /// slice.
+    fn check_slice(&self, world: &World, library: &ArchetypeLibrary) -> Result<(), CommitError> {
+        if let Some(component) = &self.unresolved {
+            return Err(CommitError::Scene(internal_error(component)));
+        }
+        if let Some(reservation) = &self.reservation {
+            let pending = self.batches.iter().flat_map(|batch| batch.indices.iter());
+            reservation.check(world, pending.copied())?;
+        }
+        self.check(world, library)
+    }
+
     /// Whether the world and the library still take the scene.
     fn check(&self, world: &World, library: &ArchetypeLibrary) -> Result<(), CommitError> {
         if !Arc::ptr_eq(library.registry(), &self.registry) {
@@ -452,14 +591,18 @@ impl PreparedScene {
         }
     }
 
-    /// The first slice: handles for every entity, and the stable IDs they get.
-    fn start(&self, world: &mut World, library: &ArchetypeLibrary) -> CommitState {
-        let handles: Vec<Entity> = world.reserve_entities(self.ids.len() as u32).collect();
-        // Reserved handles become (empty) entities, which the batches then fill.
-        world.flush();
+    /// The first slice: handles for every entity (reserved now, unless `reserve` did), and the
+    /// stable IDs they get.
+    fn start(&mut self, world: &mut World, library: &ArchetypeLibrary) -> CommitState {
+        let count = self.ids.len();
+        let handles = self
+            .reservation
+            .get_or_insert_with(|| Reservation::new(world, count))
+            .handles
+            .clone();
         let (ids, remapped) = self.new_ids(world, library);
         CommitState {
-            handles: Arc::from(handles),
+            handles,
             ids,
             remapped,
         }
@@ -477,10 +620,9 @@ impl PreparedScene {
         let (referencing, plain): (Vec<_>, Vec<_>) = std::mem::take(&mut self.batches)
             .into_iter()
             .partition(PreparedBatch::has_references);
-        let no_handles: Arc<[Entity]> = Arc::from(Vec::new());
         let mut failed = None;
         for batch in plain {
-            match batch.build(&self.registry, &no_handles, &ids) {
+            match batch.finish(&self.registry, &ids) {
                 Ok((indices, batch)) => {
                     for (i, entity) in indices.into_iter().zip(world.spawn_column_batch(batch)) {
                         handles[i as usize] = entity;
@@ -496,8 +638,11 @@ impl PreparedScene {
         }
         world.flush();
         let handles: Arc<[Entity]> = Arc::from(handles);
-        for batch in referencing {
-            match batch.build(&self.registry, &handles, &ids) {
+        for mut batch in referencing {
+            let built = batch
+                .resolve(&self.registry, &handles)
+                .and_then(|()| batch.finish(&self.registry, &ids));
+            match built {
                 Ok((indices, batch)) => {
                     let targets: Vec<Entity> =
                         indices.iter().map(|&i| handles[i as usize]).collect();
@@ -540,25 +685,41 @@ impl PreparedScene {
         (ids, remapped)
     }
 
-    /// The load's report, with the world's handles.
-    fn report(&mut self) -> LoadedScene {
-        let Some(state) = &self.commit else {
-            return LoadedScene::default();
-        };
+    /// Puts `handles` (by scene index) in the load's report in place of the staging handles.
+    fn map_report(&mut self, handles: &[Entity]) {
         let handle = |staging: &Entity| {
             self.index_of
                 .get(staging)
-                .map_or(*staging, |&i| state.handles[i as usize])
+                .map_or(*staging, |&i| handles[i as usize])
         };
+        let entities = self.loaded.entities.iter().map(handle).collect();
+        let by_id = self
+            .loaded
+            .by_id
+            .iter()
+            .map(|(id, staging)| (*id, handle(staging)))
+            .collect();
+        self.loaded.entities = entities;
+        self.loaded.by_id = by_id;
+        self.report_on_handles = true;
+    }
+
+    /// The load's report, with the world's handles.
+    fn report(&mut self) -> LoadedScene {
+        let Some(CommitState {
+            handles, remapped, ..
+        }) = &self.commit
+        else {
+            return LoadedScene::default();
+        };
+        let (handles, remapped) = (handles.clone(), remapped.clone());
+        if !self.report_on_handles {
+            self.map_report(&handles);
+        }
         LoadedScene {
-            entities: self.loaded.entities.iter().map(handle).collect(),
-            by_id: self
-                .loaded
-                .by_id
-                .iter()
-                .map(|(id, staging)| (*id, handle(staging)))
-                .collect(),
-            remapped: state.remapped.clone(),
+            entities: std::mem::take(&mut self.loaded.entities),
+            by_id: std::mem::take(&mut self.loaded.by_id),
+            remapped,
             warnings: std::mem::take(&mut self.loaded.warnings),
             changes: std::mem::take(&mut self.loaded.changes),
             meta: self.loaded.meta.take(),
@@ -580,7 +741,8 @@ mod tests {
     }
 
     /// References, in whichever encoding the build has (postcard, or JSON without `binary`),
-    /// resolve to the committed entities, and the report maps IDs to them.
+    /// resolve to the committed entities, by the commit or by `resolve` after `reserve`, and
+    /// the report maps IDs to them.
     #[test]
     fn references_resolve_to_the_committed_entities() {
         let mut registry = ComponentRegistry::new();
@@ -591,11 +753,23 @@ mod tests {
             { "id": "00000000000000a2", "components": { "Aim": { "at": "00000000000000a2", "also": [] } } }
         ] }"#;
         let options = SceneLoadOptions::default();
-        let progress = PrepareProgress::new();
-        let prepared = PreparedScene::prepare(scene, None, &library, &options, &progress).unwrap();
-        let mut world = World::new();
-        world.spawn((1u8,));
-        let loaded = prepared.commit(&mut world, &library).unwrap();
+        for reserve in [false, true] {
+            let progress = PrepareProgress::new();
+            let prepared =
+                PreparedScene::prepare(scene, None, &library, &options, &progress).unwrap();
+            let mut world = World::new();
+            world.spawn((1u8,));
+            let loaded = if reserve {
+                let resolved = prepared.reserve(&mut world).resolve();
+                resolved.commit(&mut world, &library).unwrap()
+            } else {
+                prepared.commit(&mut world, &library).unwrap()
+            };
+            check_references(&world, &loaded);
+        }
+    }
+
+    fn check_references(world: &World, loaded: &LoadedScene) {
         let a1 = loaded.entity(StableId(0xa1)).unwrap();
         let a2 = loaded.entity(StableId(0xa2)).unwrap();
         let aim = (*world.get::<&Aim>(a1).unwrap()).clone();

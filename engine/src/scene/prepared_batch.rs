@@ -3,8 +3,10 @@
 //!
 //! A column whose values hold no entity reference is cloned into the batch when the scene is
 //! prepared. A column with references keeps its values encoded (postcard, or JSON without the
-//! `binary` feature) with each reference written as the target's index in the scene; the commit
-//! decodes them with the handles it reserved. Stable IDs are written at commit too, so
+//! `binary` feature) with each reference written as the target's index in the scene;
+//! [`PreparedBatch::resolve`] decodes them once handles are reserved (on a worker thread after
+//! [`PreparedScene::reserve`](crate::PreparedScene::reserve), else at commit), and
+//! [`PreparedBatch::finish`] only writes stable IDs and builds the batch. Stable IDs are written at commit too, so
 //! [`IdConflict::Remap`](crate::IdConflict::Remap) can give fresh ones.
 
 use std::sync::Arc;
@@ -149,14 +151,42 @@ impl PreparedBatch {
         !self.deferred.is_empty()
     }
 
-    /// The finished batch, with each entity's stable ID from `ids` (by scene index) and the
-    /// references decoded to `handles` (by scene index), and its rows' scene indices. `Err`
-    /// names a component whose prepared values did not decode (which would be a bug: they were
-    /// encoded from decoded values).
-    pub(super) fn build(
-        self,
+    /// Decodes the values that hold references (if any), each reference mapped to the handle
+    /// at its scene index in `handles`; the batch then holds only built values. Runs on any
+    /// thread. `Err` names a component whose prepared values did not decode (which would be a
+    /// bug: they were encoded from decoded values).
+    pub(super) fn resolve(
+        &mut self,
         registry: &ComponentRegistry,
         handles: &Arc<[Entity]>,
+    ) -> Result<(), String> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let deferred = std::mem::take(&mut self.deferred);
+        let mapper = IndexRefs {
+            index_of: Arc::default(),
+            handles: handles.clone(),
+            wrote: false,
+        };
+        let builder = &self.builder;
+        let (decoded, _) = with_mapper(mapper, || {
+            for column in &deferred {
+                column
+                    .decode_into(registry, builder)
+                    .ok_or_else(|| registry.name(column.component).to_string())?;
+            }
+            Ok::<(), String>(())
+        });
+        decoded
+    }
+
+    /// The finished batch of a [`resolve`](Self::resolve)d batch, with each entity's stable ID
+    /// from `ids` (by scene index), and its rows' scene indices. Decodes nothing. `Err` names a
+    /// component left unresolved or incomplete (a bug).
+    pub(super) fn finish(
+        self,
+        registry: &ComponentRegistry,
         ids: &[StableId],
     ) -> Result<(Vec<u32>, ColumnBatch), String> {
         let PreparedBatch {
@@ -165,6 +195,9 @@ impl PreparedBatch {
             ids: has_ids,
             deferred,
         } = self;
+        if let Some(column) = deferred.first() {
+            return Err(registry.name(column.component).to_string());
+        }
         if has_ids {
             let mut writer = builder
                 .writer::<StableId>()
@@ -172,22 +205,6 @@ impl PreparedBatch {
             for &index in &indices {
                 let _ = writer.push(ids[index as usize]);
             }
-        }
-        if !deferred.is_empty() {
-            let mapper = IndexRefs {
-                index_of: Arc::default(),
-                handles: handles.clone(),
-                wrote: false,
-            };
-            let (decoded, _) = with_mapper(mapper, || {
-                for column in &deferred {
-                    column
-                        .decode_into(registry, &builder)
-                        .ok_or_else(|| registry.name(column.component).to_string())?;
-                }
-                Ok::<(), String>(())
-            });
-            decoded?;
         }
         let batch = builder
             .build()

@@ -27,7 +27,7 @@
 //! | `scene_instances_binary_save_vs_json_save` | `save_scene` binary of it | `save_scene` JSON | ≤ 0.5× (16) |
 //! | `scene_instances_binary_load_vs_json_load` | `load_scene` binary | `load_scene` JSON | ≤ 0.33× (16) |
 //! | `scene_instances_binary_load_vs_hecs_column` | `load_scene` binary | hecs column deserialize | — |
-//! | `scene_commit_vs_spawn_batch` | `PreparedScene::commit` of the instance scene, prepared off the clock | `world.spawn_batch` of the same component values | ≤ 1.5× (23) |
+//! | `scene_commit_vs_spawn_batch` | the game thread's part of committing the instance scene: `PreparedScene::reserve`, then `ResolvedScene::commit` (prepared and resolved off the clock) | `world.spawn_batch` of the same component values | ≤ 1.5× (23) |
 //! | `scene_pristine_load_vs_spawn_many` | `load_scene` of 100,000 untouched instances | `spawn_many` of as many | ≤ 2× (16) |
 //! | `reload_patch` | `set_source` + `apply_update`, 100,000 instances | — | ≤ 16 ms (3) |
 //! | `reload_latency` | file write → `HotReloader::apply` applied it | — | p50 ≤ 60 ms, p99 ≤ 120 ms (3) |

@@ -261,17 +261,25 @@ impl Game {
     }
 
     /// Reads a scene as a game would without stopping its frames: prepared on a worker thread
-    /// (a loading screen would draw `progress` meanwhile), then committed here in one go; logs
+    /// (a loading screen would draw `progress` meanwhile), its handles reserved here, its
+    /// references resolved on a worker, then committed here in one go, decoding nothing; logs
     /// the progress the worker reported.
     fn read_scene(&mut self, path: &Path) -> Result<World, DemoError> {
         let progress = PrepareProgress::new();
-        let prepared = std::thread::scope(|threads| {
+        let mut world = World::new();
+        let resolved = std::thread::scope(|threads| {
             let (library, progress) = (&self.library, &progress);
             let options = SceneLoadOptions::default();
-            threads
+            let prepared = threads
                 .spawn(move || PreparedScene::prepare_path(path, library, &options, progress))
                 .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            let reserved = prepared.reserve(&mut world);
+            let resolved = threads
+                .spawn(move || reserved.resolve())
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Ok(resolved)
         })
         .map_err(|error| match error {
             PrepareError::Scene(error) => DemoError::Scene(error),
@@ -284,8 +292,7 @@ impl Game {
             progress.fraction() * 100.0
         );
         self.log.push(LogKind::Info, self.frame, text);
-        let mut world = World::new();
-        prepared
+        resolved
             .commit(&mut world, &self.library)
             .map_err(|error| match error {
                 CommitError::Scene(error) => DemoError::Scene(error),
