@@ -31,14 +31,27 @@ pub(crate) trait EntityOps {
     /// Whether `entity` has the component.
     fn has(&self, world: &World, entity: Entity) -> bool;
     /// Appends clones of the values in `rows` of `archetype`'s column of this type to the
-    /// type's column of `batch` (a prepared scene's batches). `None` if either has no such
-    /// column or the batch's column is full.
+    /// type's column of `batch` (a prepared scene's batches).
     fn copy_rows(
         &self,
         archetype: &Archetype,
         rows: &[u32],
         batch: &mut ColumnBatchBuilder,
-    ) -> Option<()>;
+    ) -> Result<(), CopyRowsError>;
+}
+
+/// Why rows were not copied into a batch column (never expected: the caller built both from
+/// the same archetype).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CopyRowsError {
+    /// The archetype has no column of the type.
+    NoSourceColumn,
+    /// The batch has no column of the type.
+    NoBatchColumn,
+    /// A row past the archetype's end.
+    NoRow(u32),
+    /// The batch's column already holds a value for every row.
+    ColumnFull,
 }
 
 impl<T: Component> EntityOps for Ops<T> {
@@ -112,12 +125,15 @@ impl<T: Component> EntityOps for Ops<T> {
         archetype: &Archetype,
         rows: &[u32],
         batch: &mut ColumnBatchBuilder,
-    ) -> Option<()> {
-        let column = archetype.get::<&T>()?;
-        let mut writer = batch.writer::<T>()?;
+    ) -> Result<(), CopyRowsError> {
+        let column = archetype.get::<&T>().ok_or(CopyRowsError::NoSourceColumn)?;
+        let mut writer = batch.writer::<T>().ok_or(CopyRowsError::NoBatchColumn)?;
         for &row in rows {
-            writer.push(column.get(row as usize)?.clone()).ok()?;
+            let value = column.get(row as usize).ok_or(CopyRowsError::NoRow(row))?;
+            writer
+                .push(value.clone())
+                .map_err(|_| CopyRowsError::ColumnFull)?;
         }
-        Some(())
+        Ok(())
     }
 }

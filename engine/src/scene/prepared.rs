@@ -25,7 +25,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::scene::commit_error::{CommitError, PrepareError};
 use crate::scene::load::{load_scene, IdConflict, LoadedScene, SceneError, SceneLoadOptions};
 use crate::scene::prepare_progress::PrepareProgress;
-use crate::scene::prepared_batch::{BatchContext, PreparedBatch};
+use crate::scene::prepared_batch::{BatchContext, BatchError, PreparedBatch};
 use crate::scene::reservation::{release_dropped, Reservation};
 use crate::scene::reserved::{ReservedScene, ResolvedScene};
 
@@ -103,8 +103,8 @@ pub struct PreparedScene {
     /// Handles reserved in the world (by `reserve` or the first slice), until the last batch is
     /// in.
     reservation: Option<Reservation>,
-    /// A component whose values did not resolve (a bug), reported by the commit.
-    unresolved: Option<String>,
+    /// Why values did not resolve (a bug), reported by the commit.
+    unresolved: Option<BatchError>,
     /// Set by the first slice.
     commit: Option<CommitState>,
     /// Every batch is in the world, or the commit was abandoned.
@@ -439,11 +439,11 @@ fn versions(staging: &World, library: &ArchetypeLibrary) -> Vec<(ArchetypeId, Ar
 
 /// The error for prepared values that did not go into the world (a bug: they were built from
 /// decoded values).
-fn internal_error(component: &str) -> SceneError {
+fn internal_error(error: &BatchError) -> SceneError {
     SceneError {
         diagnostic: Box::new(Diagnostic::error(
             DiagnosticCode::Malformed,
-            format!("the prepared values of component `{component}` did not commit (a bug in archetype-engine: please report it)"),
+            format!("{error} (a bug in archetype-engine: please report it)"),
         )),
         entity: None,
         offset: None,

@@ -71,6 +71,48 @@ impl EntityMapper for IndexRefs {
     }
 }
 
+/// Why a prepared batch could not be built or finished: never expected (its values were
+/// cloned, or encoded from decoded values), so reported as a bug naming what failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum BatchError {
+    /// A staging column of a type the registry does not know.
+    UnknownType,
+    /// The values of a component (its name) did not copy, encode or decode.
+    Component(String),
+    /// The batch has no stable-ID column to write.
+    NoStableIds,
+    /// A column of the batch is left incomplete.
+    Incomplete,
+}
+
+impl BatchError {
+    fn of(registry: &ComponentRegistry, component: ComponentId) -> Self {
+        BatchError::Component(registry.name(component).to_string())
+    }
+}
+
+impl std::fmt::Display for BatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BatchError::UnknownType => f.write_str(
+                "a prepared column of a component type the registry does not know did not commit",
+            ),
+            BatchError::Component(name) => {
+                write!(
+                    f,
+                    "the prepared values of component `{name}` did not commit"
+                )
+            }
+            BatchError::NoStableIds => {
+                f.write_str("a prepared batch without its `StableId` column did not commit")
+            }
+            BatchError::Incomplete => {
+                f.write_str("a prepared batch with a column left incomplete did not commit")
+            }
+        }
+    }
+}
+
 /// What building batches needs: the registry, and each staging entity's scene index.
 pub(super) struct BatchContext<'a> {
     pub registry: &'a ComponentRegistry,
@@ -87,13 +129,13 @@ impl PreparedBatch {
         archetype: &Archetype,
         chunk: usize,
         progress: &mut dyn FnMut(usize) -> bool,
-    ) -> Result<Vec<PreparedBatch>, String> {
+    ) -> Result<Vec<PreparedBatch>, BatchError> {
         let mut components = Vec::new();
         for type_id in archetype.component_types() {
             let component = context
                 .registry
                 .id_of_type_id(type_id)
-                .ok_or_else(|| "a component type the registry does not know".to_string())?;
+                .ok_or(BatchError::UnknownType)?;
             components.push(component);
         }
         let stable_id = context.registry.id_of::<StableId>();
@@ -121,7 +163,7 @@ impl PreparedBatch {
                     .registry
                     .ops(component)
                     .copy_rows(archetype, rows, &mut builder)
-                    .ok_or_else(|| context.registry.name(component).to_string())?;
+                    .map_err(|_| BatchError::of(context.registry, component))?;
             }
             let indices = rows
                 .iter()
@@ -159,7 +201,7 @@ impl PreparedBatch {
         &mut self,
         registry: &ComponentRegistry,
         handles: &Arc<[Entity]>,
-    ) -> Result<(), String> {
+    ) -> Result<(), BatchError> {
         if self.deferred.is_empty() {
             return Ok(());
         }
@@ -172,11 +214,9 @@ impl PreparedBatch {
         let builder = &self.builder;
         let (decoded, _) = with_mapper(mapper, || {
             for column in &deferred {
-                column
-                    .decode_into(registry, builder)
-                    .ok_or_else(|| registry.name(column.component).to_string())?;
+                column.decode_into(registry, builder)?;
             }
-            Ok::<(), String>(())
+            Ok::<(), BatchError>(())
         });
         decoded
     }
@@ -188,7 +228,7 @@ impl PreparedBatch {
         self,
         registry: &ComponentRegistry,
         ids: &[StableId],
-    ) -> Result<(Vec<u32>, ColumnBatch), String> {
+    ) -> Result<(Vec<u32>, ColumnBatch), BatchError> {
         let PreparedBatch {
             indices,
             builder,
@@ -196,19 +236,17 @@ impl PreparedBatch {
             deferred,
         } = self;
         if let Some(column) = deferred.first() {
-            return Err(registry.name(column.component).to_string());
+            return Err(BatchError::of(registry, column.component));
         }
         if has_ids {
             let mut writer = builder
                 .writer::<StableId>()
-                .ok_or_else(|| "StableId".to_string())?;
+                .ok_or(BatchError::NoStableIds)?;
             for &index in &indices {
                 let _ = writer.push(ids[index as usize]);
             }
         }
-        let batch = builder
-            .build()
-            .map_err(|_| "a column of the batch is incomplete".to_string())?;
+        let batch = builder.build().map_err(|_| BatchError::Incomplete)?;
         Ok((indices, batch))
     }
 }
@@ -219,8 +257,8 @@ fn encode_column(
     context: &BatchContext<'_>,
     archetype: &Archetype,
     component: ComponentId,
-) -> Result<Option<Deferred>, String> {
-    let name = || context.registry.name(component).to_string();
+) -> Result<Option<Deferred>, BatchError> {
+    let name = || BatchError::of(context.registry, component);
     let column = context
         .registry
         .ops(component)
@@ -243,7 +281,7 @@ fn encode_column(
             written.map_err(|_| name())?;
             ends.push(bytes.len());
         }
-        Ok::<_, String>((bytes, ends))
+        Ok::<_, BatchError>((bytes, ends))
     });
     let (bytes, ends) = encoded?;
     Ok(mapper.wrote.then_some(Deferred {
@@ -276,18 +314,22 @@ impl Deferred {
         &self,
         registry: &ComponentRegistry,
         builder: &ColumnBatchBuilder,
-    ) -> Option<()> {
-        let mut sink = registry.ops(self.component).postcard_sink(builder)?;
+    ) -> Result<(), BatchError> {
+        let failed = || BatchError::of(registry, self.component);
+        let ops = registry.ops(self.component);
+        let mut sink = ops.postcard_sink(builder).ok_or_else(failed)?;
         let mut start = 0;
         for &end in &self.ends {
-            let value = self.bytes.get(start..end)?;
-            if cfg!(feature = "binary") {
-                sink.push_postcard(value).ok()?;
+            let value = self.bytes.get(start..end).ok_or_else(failed)?;
+            let pushed = if cfg!(feature = "binary") {
+                sink.push_postcard(value)
             } else {
-                sink.push_json(std::str::from_utf8(value).ok()?).ok()?;
-            }
+                let text = std::str::from_utf8(value).map_err(|_| failed())?;
+                sink.push_json(text)
+            };
+            pushed.map_err(|_| failed())?;
             start = end;
         }
-        Some(())
+        Ok(())
     }
 }
