@@ -31,7 +31,6 @@ use crate::archetype::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
 use crate::archetype::tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
 };
-use crate::component::StableId;
 use crate::component::{ComponentId, ComponentRegistry};
 use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
@@ -1579,7 +1578,7 @@ impl ArchetypeLibrary {
 
     /// Spawns an instance of the archetype `name` (root and children) into `world`.
     ///
-    /// Every spawned entity gets a fresh [`StableId`] and an
+    /// Every spawned entity gets a fresh [`StableId`](crate::StableId) and an
     /// [`ArchetypeInstance`] marker.
     ///
     /// # Errors
@@ -1795,30 +1794,32 @@ impl ArchetypeLibrary {
                 name: name.to_string(),
             });
         };
-        // The common case (the bundle sets components the archetype's one entity has): its
-        // template, made once per bundle type, spawned, and the bundle written over it in place.
+        // The common case (a single entity, nothing varying): a template made once per bundle
+        // type (the archetype's values the bundle does not replace, the marker, the override
+        // shape), spawned with the bundle and a fresh stable ID as one entity.
         let template = compiled.bundle_template(
             &self.registry,
             TypeId::of::<B>(),
+            &bundle,
             || {
-                let components = bundle.with_ids(|types| {
+                let components: Vec<ComponentId> = bundle.with_ids(|types| {
                     (types.iter())
-                        .map(|type_id| self.registry.id_of_type_id(*type_id))
-                        .collect::<Option<Vec<ComponentId>>>()
-                })?;
+                        .filter_map(|type_id| self.registry.id_of_type_id(*type_id))
+                        .collect()
+                });
                 let managed = components.iter().any(|id| self.registry.is_managed(*id));
                 (!managed).then(|| sorted(components))
             },
             |shape| self.bundle_overrides(shape),
         );
+        let mut bundle = bundle;
         if let Some(template) = template {
-            let entity = world.spawn(&*template);
-            if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
-                *id = self.rng.next_id();
+            // Handed back when this value's types are not its type's first value's (a
+            // `&BuiltEntityClone` bundle, say): spawned the general way below.
+            match template.spawn(world, || self.rng.next_id(), bundle) {
+                Ok(entity) => return Ok(entity),
+                Err(back) => bundle = back,
             }
-            // Every component of the bundle is the entity's already: replaced where it is.
-            let _ = world.insert(entity, bundle);
-            return Ok(entity);
         }
         let components: Vec<ComponentId> = sorted(bundle.with_ids(|types| {
             (types.iter())
