@@ -10,7 +10,7 @@
 //!   entity, with all entity handles reserved first so references can point anywhere.
 
 use std::any::TypeId;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use hecs::{
     BuiltEntityClone, ColumnBatchType, DynamicBundle, Entity, EntityBuilder, EntityBuilderClone,
@@ -41,6 +41,9 @@ use crate::json::did_you_mean;
 use crate::json::Shape;
 use crate::json::{FieldPath, PathSegment};
 
+/// How many bundle types' templates an archetype keeps where they are read without a lock.
+const RECENT_BUNDLES: usize = 8;
+
 /// A concrete archetype ready to spawn.
 pub(crate) struct CompiledArchetype {
     /// Entities of one instance: the root first, then children depth-first in name order.
@@ -54,6 +57,9 @@ pub(crate) struct CompiledArchetype {
     /// override shape, which a spawn writes the bundle over in place; `None` for a bundle that
     /// cannot be (see [`bundle_template`](Self::bundle_template)). Built on first use.
     bundle_templates: Mutex<FxHashMap<TypeId, Option<Arc<SpawnTemplate>>>>,
+    /// The first few of those, each set once, read without the lock (a spawn with a bundle
+    /// should cost about what a plain spawn costs).
+    recent_bundle_templates: [OnceLock<(TypeId, Option<Arc<SpawnTemplate>>)>; RECENT_BUNDLES],
 }
 
 /// One entity of an archetype instance.
@@ -351,6 +357,7 @@ pub(super) fn compile(
             paths,
             index,
             bundle_templates: Mutex::default(),
+            recent_bundle_templates: Default::default(),
         }),
         problems,
     )
@@ -946,7 +953,7 @@ impl CompiledArchetype {
             Ok(templates) => templates,
             Err(poisoned) => poisoned.into_inner(),
         };
-        templates
+        let template = templates
             .entry(bundle)
             .or_insert_with(|| {
                 let root = &self.nodes[0];
@@ -968,7 +975,37 @@ impl CompiledArchetype {
                 }
                 template.build(shape).map(Arc::new)
             })
-            .clone()
+            .clone();
+        drop(templates);
+        // Published for lock-free reads if there is room; a slot another thread took first is
+        // skipped.
+        for slot in &self.recent_bundle_templates {
+            match slot.get() {
+                Some((known, _)) if *known == bundle => break,
+                Some(_) => continue,
+                None => {
+                    if slot.set((bundle, template.clone())).is_ok() {
+                        break;
+                    }
+                }
+            }
+        }
+        template
+    }
+
+    /// The template of bundle type `bundle` as [`bundle_template`](Self::bundle_template)
+    /// gave it, if it is one of the first few made: `None` if not found there, `Some(None)` if
+    /// the bundle type has none.
+    #[inline]
+    pub(super) fn recent_bundle_template(&self, bundle: TypeId) -> Option<Option<&SpawnTemplate>> {
+        for slot in &self.recent_bundle_templates {
+            match slot.get() {
+                Some((known, template)) if *known == bundle => return Some(template.as_deref()),
+                Some(_) => continue,
+                None => return None,
+            }
+        }
+        None
     }
 
     /// Spawns one instance of a single-entity archetype without references (`simple`) whose
