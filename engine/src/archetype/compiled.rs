@@ -53,9 +53,10 @@ pub(crate) struct CompiledArchetype {
     /// Node paths in node order, and path → node index, for resolving `#` references.
     paths: Arc<[Arc<str>]>,
     index: Arc<FxHashMap<Arc<str>, usize>>,
-    /// Per bundle type given to `spawn_with_bundle`: the root's template with that bundle's
-    /// override shape, which a spawn writes the bundle over in place; `None` for a bundle that
-    /// cannot be (see [`bundle_template`](Self::bundle_template)). Built on first use.
+    /// Per bundle type given to `spawn_with_bundle`: the root's values but the bundle's types,
+    /// with that bundle's override shape, which a spawn spawns together with the bundle;
+    /// `None` for a bundle that cannot be (see [`bundle_template`](Self::bundle_template)).
+    /// Built on first use.
     bundle_templates: Mutex<FxHashMap<TypeId, Option<Arc<SpawnTemplate>>>>,
     /// The first few of those, each set once, read without the lock (a spawn with a bundle
     /// should cost about what a plain spawn costs).

@@ -1806,6 +1806,11 @@ impl ArchetypeLibrary {
     /// them (an archetype edit of a goblin's `Transform` does not move goblins spawned at their
     /// places), and a scene saves them as the instance's differences from its archetype.
     ///
+    /// For a single-entity archetype whose values do not vary per spawn, the first spawn with a
+    /// bundle type makes a template for it (the archetype's other values, the marker, the
+    /// override record), and every spawn after is one entity spawned from it with the bundle:
+    /// about a plain [`spawn`](Self::spawn) plus the override record's component.
+    ///
     /// # Example
     /// ```
     /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Transform};
