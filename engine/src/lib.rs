@@ -36,7 +36,7 @@
 //! [hecs]: https://docs.rs/hecs
 
 #![warn(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod archetype;
 mod component;

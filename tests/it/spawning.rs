@@ -719,6 +719,82 @@ fn spawn_with_bundle_sets_typed_components_that_hot_reload_leaves_and_scenes_sav
     );
 }
 
+#[test]
+fn spawn_with_bundle_takes_bundles_whose_types_change_between_values() {
+    let (_dir, library) = load(&[(
+        "goblin.json",
+        r#"{ "components": { "Health": { "current": 10, "max": 10 }, "Speed": { "value": 2 } } }"#,
+    )]);
+    let mut world = World::new();
+    // One bundle type, `&'static BuiltEntityClone`, holding other components in each value:
+    // the template made for the first value's types does not serve the second.
+    let mut first = hecs::EntityBuilderClone::new();
+    first.add(Speed { value: 9.0 });
+    let first: &'static _ = Box::leak(Box::new(first.build()));
+    let mut second = hecs::EntityBuilderClone::new();
+    second.add(Armor { value: 3.0 });
+    let second: &'static _ = Box::leak(Box::new(second.build()));
+    let fast = library
+        .spawn_with_bundle(&mut world, "goblin", first)
+        .unwrap();
+    let other = library
+        .spawn_with_bundle(&mut world, "goblin", second)
+        .unwrap();
+    let again = library
+        .spawn_with_bundle(&mut world, "goblin", first)
+        .unwrap();
+    for entity in [fast, again] {
+        assert_eq!(get::<Speed>(&world, entity).value, 9.0);
+        assert!(!has::<Armor>(&world, entity));
+        assert_eq!(
+            serde_json::Value::Object((*get::<InstanceOverrides>(&world, entity).0).clone()),
+            json!({ "Speed": true })
+        );
+    }
+    assert_eq!(get::<Speed>(&world, other).value, 2.0);
+    assert_eq!(get::<Armor>(&world, other).value, 3.0);
+    assert_eq!(
+        serde_json::Value::Object((*get::<InstanceOverrides>(&world, other).0).clone()),
+        json!({ "Armor": true })
+    );
+    let ids: HashSet<StableId> = [fast, other, again]
+        .iter()
+        .map(|&entity| get::<StableId>(&world, entity))
+        .collect();
+    assert_eq!(ids.len(), 3);
+}
+
+#[test]
+fn spawning_the_same_name_again_follows_deletes_and_new_versions() {
+    let (_dir, mut library) = library();
+    let mut world = World::new();
+    let first = library.spawn(&mut world, "enemies/goblin").unwrap();
+    assert_eq!(get::<Health>(&world, first).max, 12.0);
+    let update = library.set_source(
+        "enemies/goblin.json",
+        Some(r#"{ "extends": "base/creature", "components": { "Name": "Goblin", "Health": { "current": 20, "max": 20 } } }"#),
+    );
+    archetype_engine::apply_update(&mut world, &library, &update);
+    let second = library.spawn(&mut world, "enemies/goblin").unwrap();
+    assert_eq!(get::<Health>(&world, second).max, 20.0);
+    // Another name in between, then the first again.
+    library.spawn(&mut world, "structures/beacon").unwrap();
+    let third = library.spawn(&mut world, "enemies/goblin").unwrap();
+    assert_eq!(get::<Name>(&world, third).as_str(), "Goblin");
+    let update = library.set_source("enemies/goblin.json", None);
+    archetype_engine::apply_update(&mut world, &library, &update);
+    assert_eq!(
+        library.spawn(&mut world, "enemies/goblin").unwrap_err(),
+        SpawnError::Deleted {
+            name: "enemies/goblin".to_string()
+        }
+    );
+    assert!(matches!(
+        library.spawn(&mut world, "base/creature").unwrap_err(),
+        SpawnError::Abstract { .. }
+    ));
+}
+
 /// The tree of entities under `root`: each entity's path, name and what its `Links` point at
 /// (as paths), so two instances can be compared whatever their handles.
 fn shape(world: &World, library: &ArchetypeLibrary, root: Entity) -> Vec<String> {

@@ -2,16 +2,20 @@
 //! clones values instead of reading JSON.
 //!
 //! Three spawn paths, fastest first:
-//! - a single entity without entity references spawns from a `BuiltEntityClone` template (one
-//!   archetype lookup, one clone per component), then gets its fresh `StableId`;
+//! - a single entity without entity references spawns from a [`SpawnTemplate`] (hecs finds
+//!   its archetype from a cached key, as for a static tuple; one clone per component, the
+//!   fresh `StableId` put in place of the template's);
 //! - many such entities spawn as one hecs column batch;
 //! - anything with children, `#` references or overrides goes through an `EntityBuilder` per
 //!   entity, with all entity handles reserved first so references can point anywhere.
 
 use std::any::TypeId;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use hecs::{BuiltEntityClone, ColumnBatchType, Entity, EntityBuilder, EntityBuilderClone, World};
+use hecs::{
+    BuiltEntityClone, ColumnBatchType, DynamicBundle, Entity, EntityBuilder, EntityBuilderClone,
+    World,
+};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
@@ -32,10 +36,14 @@ use crate::component::{
 use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
 use crate::component::{MapError, ReadOnly, RefPathError};
+use crate::component::{SpawnTemplate, TemplateBuilder};
 use crate::diagnostic::{DiagnosticCode, Severity};
 use crate::json::did_you_mean;
 use crate::json::Shape;
 use crate::json::{FieldPath, PathSegment};
+
+/// How many bundle types' templates an archetype keeps where they are read without a lock.
+const RECENT_BUNDLES: usize = 8;
 
 /// A concrete archetype ready to spawn.
 pub(crate) struct CompiledArchetype {
@@ -46,10 +54,14 @@ pub(crate) struct CompiledArchetype {
     /// Node paths in node order, and path → node index, for resolving `#` references.
     paths: Arc<[Arc<str>]>,
     index: Arc<FxHashMap<Arc<str>, usize>>,
-    /// Per bundle type given to `spawn_with_bundle`: the root's template with that bundle's
-    /// override shape, which a spawn writes the bundle over in place; `None` for a bundle that
-    /// cannot be (see [`bundle_template`](Self::bundle_template)). Built on first use.
-    bundle_templates: Mutex<FxHashMap<TypeId, Option<Arc<BuiltEntityClone>>>>,
+    /// Per bundle type given to `spawn_with_bundle`: the root's values but the bundle's types,
+    /// with that bundle's override shape, which a spawn spawns together with the bundle;
+    /// `None` for a bundle that cannot be (see [`bundle_template`](Self::bundle_template)).
+    /// Built on first use.
+    bundle_templates: Mutex<FxHashMap<TypeId, Option<Arc<SpawnTemplate>>>>,
+    /// The first few of those, each set once, read without the lock (a spawn with a bundle
+    /// should cost about what a plain spawn costs).
+    recent_bundle_templates: [OnceLock<(TypeId, Option<Arc<SpawnTemplate>>)>; RECENT_BUNDLES],
 }
 
 /// One entity of an archetype instance.
@@ -62,9 +74,9 @@ pub(crate) struct CompiledNode {
     pub children: Vec<usize>,
     /// The node that `#` references written for this entity are relative to.
     pub base: usize,
-    /// Every component without entity references, plus the instance marker and a placeholder
-    /// `StableId`.
-    pub template: BuiltEntityClone,
+    /// Every component without entity references, plus the instance marker (and a fresh
+    /// `StableId` per spawn).
+    template: NodeTemplate,
     /// The same component values, for builders and column batches.
     pub typed: Vec<(ComponentId, TypedValue)>,
     /// Components holding `#` references: decoded per spawn, once the entities exist (their
@@ -79,6 +91,64 @@ pub(crate) struct CompiledNode {
     pub variants: Option<Variants>,
     /// The column layout of a batch of this entity (components, `StableId`, marker).
     pub batch_type: ColumnBatchType,
+}
+
+/// How a node's entity spawns when nothing about it needs a builder.
+pub(crate) enum NodeTemplate {
+    /// Its values cloned and handed to hecs with a cached archetype key, a fresh `StableId`
+    /// among them.
+    Fast(SpawnTemplate),
+    /// Values too big for that (over a kilobyte, or over-aligned): hecs's own clone template,
+    /// with a placeholder `StableId` overwritten after the spawn.
+    Built(BuiltEntityClone),
+}
+
+impl NodeTemplate {
+    /// The template of `values` (component, value) and the instance marker `marker`.
+    fn new(
+        registry: &ComponentRegistry,
+        values: &[(ComponentId, &TypedValue)],
+        marker: ArchetypeInstance,
+    ) -> Self {
+        let mut fast = TemplateBuilder::default();
+        for (id, value) in values {
+            registry.ops(*id).add_to_spawn_template(value, &mut fast);
+        }
+        fast.add(marker);
+        if let Some(template) = fast.build(&()) {
+            return NodeTemplate::Fast(template);
+        }
+        let mut built = EntityBuilderClone::new();
+        for (id, value) in values {
+            registry.ops(*id).add_to_template(value, &mut built);
+        }
+        built.add(marker);
+        built.add(StableId(0));
+        NodeTemplate::Built(built.build())
+    }
+
+    /// Spawns one entity of the template with a fresh stable ID from `rng`.
+    #[inline]
+    fn spawn(&self, world: &mut World, rng: &SpawnRng) -> Result<Entity, ValueError> {
+        match self {
+            NodeTemplate::Fast(template) => template
+                .spawn(world, || rng.next_id(), ())
+                // Made for no bundle (`NodeTemplate::new`), it takes `()`.
+                .map_err(|()| {
+                    ValueError::invalid(
+                        FieldPath::root(),
+                        "internal error: a spawn template that wants a bundle",
+                    )
+                }),
+            NodeTemplate::Built(template) => {
+                let entity = world.spawn(template);
+                if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
+                    *id = rng.next_id();
+                }
+                Ok(entity)
+            }
+        }
+    }
 }
 
 impl CompiledNode {
@@ -122,7 +192,7 @@ impl CompiledNode {
         &self,
         registry: &ComponentRegistry,
         rng: &SpawnRng,
-    ) -> Option<&BuiltEntityClone> {
+    ) -> Option<&NodeTemplate> {
         let variants = self.variants.as_ref()?;
         let templates = variants
             .templates
@@ -141,7 +211,7 @@ impl CompiledNode {
         &self,
         registry: &ComponentRegistry,
         counts: &[u64],
-    ) -> Option<Vec<BuiltEntityClone>> {
+    ) -> Option<Vec<NodeTemplate>> {
         let outcomes: Vec<&[Option<TypedValue>]> = self
             .varied
             .iter()
@@ -156,20 +226,14 @@ impl CompiledNode {
                 *slot = rest % count;
                 rest /= count;
             }
-            let mut template = EntityBuilderClone::new();
+            let mut values = Vec::with_capacity(self.typed.len());
             for (id, value) in &self.typed {
-                let ops = registry.ops(*id);
                 match self.varied.iter().position(|(varied, _)| varied == id) {
-                    Some(v) => ops.add_to_template(
-                        outcomes[v].get(chosen[v] as usize)?.as_ref()?,
-                        &mut template,
-                    ),
-                    None => ops.add_to_template(value, &mut template),
+                    Some(v) => values.push((*id, outcomes[v].get(chosen[v] as usize)?.as_ref()?)),
+                    None => values.push((*id, value)),
                 }
             }
-            template.add(self.marker);
-            template.add(StableId(0));
-            templates.push(template.build());
+            templates.push(NodeTemplate::new(registry, &values, self.marker));
         }
         Some(templates)
     }
@@ -295,6 +359,7 @@ pub(super) fn compile(
             paths,
             index,
             bundle_templates: Mutex::default(),
+            recent_bundle_templates: Default::default(),
         }),
         problems,
     )
@@ -323,7 +388,6 @@ struct NodeCompiler<'a> {
 
 /// The parts of a [`CompiledNode`] its components add to, one by one.
 struct NodeParts {
-    template: EntityBuilderClone,
     typed: Vec<(ComponentId, TypedValue)>,
     with_refs: Vec<(ComponentId, Value)>,
     varied: Vec<(ComponentId, Varied)>,
@@ -331,7 +395,7 @@ struct NodeParts {
 }
 
 impl NodeParts {
-    /// Adds the value of component `id` (without references) to the template and the batch
+    /// Adds the value of component `id` (without references) to the values and the batch
     /// layout, with its variations (`varied`) when it has some.
     fn add(
         &mut self,
@@ -343,7 +407,6 @@ impl NodeParts {
         if let Some(varied) = varied {
             self.varied.push((id, varied));
         }
-        registry.ops(id).add_to_template(&typed, &mut self.template);
         registry.ops(id).add_column(&mut self.batch_type);
         self.typed.push((id, typed));
     }
@@ -374,7 +437,6 @@ impl NodeCompiler<'_> {
         intern: &mut dyn FnMut(&str) -> u32,
     ) -> CompiledNode {
         let mut parts = NodeParts {
-            template: EntityBuilderClone::new(),
             typed: Vec::new(),
             with_refs: Vec::new(),
             varied: Vec::new(),
@@ -384,7 +446,6 @@ impl NodeCompiler<'_> {
             self.component(node, base, name, value, &mut parts);
         }
         let NodeParts {
-            mut template,
             typed,
             with_refs,
             varied,
@@ -394,8 +455,9 @@ impl NodeCompiler<'_> {
             archetype: self.archetype,
             node: intern(&node.path),
         };
-        template.add(marker);
-        template.add(StableId(0));
+        let values: Vec<(ComponentId, &TypedValue)> =
+            typed.iter().map(|(id, value)| (*id, value)).collect();
+        let template = NodeTemplate::new(self.registry, &values, marker);
         batch_type.add::<ArchetypeInstance>();
         batch_type.add::<StableId>();
         let variants = Variants::plan(&varied);
@@ -405,7 +467,7 @@ impl NodeCompiler<'_> {
             parent: node.parent,
             children: Vec::new(),
             base,
-            template: template.build(),
+            template,
             typed,
             with_refs,
             varied,
@@ -848,10 +910,7 @@ impl CompiledArchetype {
         if self.simple && overrides.is_none() {
             let root = &self.nodes[0];
             let variant = root.variant_template(registry, rng);
-            let entity = world.spawn(variant.unwrap_or(&root.template));
-            if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
-                *id = rng.next_id();
-            }
+            let entity = variant.unwrap_or(&root.template).spawn(world, rng)?;
             if variant.is_some() {
                 return Ok(entity);
             }
@@ -873,24 +932,26 @@ impl CompiledArchetype {
         self.spawn_general(world, registry, overrides, rng)
     }
 
-    /// The template a `spawn_with_bundle` of bundle type `bundle` spawns from: the root's own
-    /// (every component, the marker, a placeholder `StableId`) with the override shape
-    /// `overrides` gives, over which the bundle is then written in place. `None` when a spawn
-    /// cannot be made that way: the archetype is not `simple`, its values vary per spawn, or a
-    /// component of the bundle is not one of the root's (`components`: the bundle's, `None` if
-    /// one is not registered or is one the library manages). Made once per bundle type.
+    /// The template a `spawn_with_bundle` of bundle type `bundle` spawns from, with `shape` (a
+    /// bundle of that type) on top: the root's own values but those of the bundle's types, the
+    /// marker and the override shape `overrides` gives (and a fresh `StableId` per spawn).
+    /// `None` when a spawn cannot be made that way: the archetype is not `simple`, its values
+    /// vary per spawn, the bundle holds a component the library manages (`components`: the
+    /// bundle's registered components, `None` for a managed one) or a type twice, or the
+    /// values are too big for a [`SpawnTemplate`]. Made once per bundle type.
     pub(super) fn bundle_template(
         &self,
         registry: &ComponentRegistry,
         bundle: TypeId,
+        shape: &impl DynamicBundle,
         components: impl FnOnce() -> Option<Vec<ComponentId>>,
         overrides: impl FnOnce(&[ComponentId]) -> Option<InstanceOverrides>,
-    ) -> Option<Arc<BuiltEntityClone>> {
+    ) -> Option<Arc<SpawnTemplate>> {
         let mut templates = match self.bundle_templates.lock() {
             Ok(templates) => templates,
             Err(poisoned) => poisoned.into_inner(),
         };
-        templates
+        let template = templates
             .entry(bundle)
             .or_insert_with(|| {
                 let root = &self.nodes[0];
@@ -898,22 +959,51 @@ impl CompiledArchetype {
                     return None;
                 }
                 let components = components()?;
-                let own = |id: &ComponentId| root.typed.iter().any(|(c, _)| c == id);
-                if !components.iter().all(own) {
-                    return None;
-                }
-                let mut template = EntityBuilderClone::new();
+                let mut template = TemplateBuilder::default();
                 for (id, value) in &root.typed {
-                    registry.ops(*id).add_to_template(value, &mut template);
+                    if !components.contains(id) {
+                        registry
+                            .ops(*id)
+                            .add_to_spawn_template(value, &mut template);
+                    }
                 }
                 template.add(root.marker);
-                template.add(StableId(0));
                 if let Some(overrides) = overrides(&components) {
                     template.add(overrides);
                 }
-                Some(Arc::new(template.build()))
+                template.build(shape).map(Arc::new)
             })
-            .clone()
+            .clone();
+        drop(templates);
+        // Published for lock-free reads if there is room; a slot another thread took first is
+        // skipped.
+        for slot in &self.recent_bundle_templates {
+            match slot.get() {
+                Some((known, _)) if *known == bundle => break,
+                Some(_) => continue,
+                None => {
+                    if slot.set((bundle, template.clone())).is_ok() {
+                        break;
+                    }
+                }
+            }
+        }
+        template
+    }
+
+    /// The template of bundle type `bundle` as [`bundle_template`](Self::bundle_template)
+    /// gave it, if it is one of the first few made: `None` if not found there, `Some(None)` if
+    /// the bundle type has none.
+    #[inline]
+    pub(super) fn recent_bundle_template(&self, bundle: TypeId) -> Option<Option<&SpawnTemplate>> {
+        for slot in &self.recent_bundle_templates {
+            match slot.get() {
+                Some((known, template)) if *known == bundle => return Some(template.as_deref()),
+                Some(_) => continue,
+                None => return None,
+            }
+        }
+        None
     }
 
     /// Spawns one instance of a single-entity archetype without references (`simple`) whose

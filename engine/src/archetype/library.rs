@@ -5,6 +5,7 @@ use std::any::TypeId;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 use hecs::{Entity, World};
@@ -31,7 +32,6 @@ use crate::archetype::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
 use crate::archetype::tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
 };
-use crate::component::StableId;
 use crate::component::{ComponentId, ComponentRegistry};
 use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
@@ -117,6 +117,9 @@ pub struct ArchetypeLibrary {
     rng: SpawnRng,
     /// The shapes of instances' overrides, each kept once.
     override_shapes: OverrideShapes,
+    /// The ID of the archetype last found by name for a spawn (`u32::MAX`: none), tried
+    /// before the name is hashed: games spawn the same archetype many times in a row.
+    last_spawnable: AtomicU32,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -327,6 +330,7 @@ impl ArchetypeLibrary {
             targets_stale: true,
             assets: None,
             rng: SpawnRng::new(DEFAULT_SPAWN_SEED),
+            last_spawnable: AtomicU32::new(u32::MAX),
             override_shapes: OverrideShapes::default(),
         }
     }
@@ -1535,7 +1539,39 @@ impl ArchetypeLibrary {
         // A former name (`formerly`) stands for the archetype under its current one: names in
         // saved component values (a spawner's archetype) keep working after a rename.
         let name = self.renamed(name).unwrap_or(name);
-        let unknown = || SpawnError::UnknownArchetype {
+        if let Some(archetype) = self.last_spawnable(name) {
+            return Ok(archetype);
+        }
+        let Some(&id) = self.ids.get(name) else {
+            return Err(self.unknown_archetype(name));
+        };
+        let archetype = self.spawnable_slot(id, name)?;
+        if self.last_spawnable.load(Ordering::Relaxed) != id.0 {
+            self.last_spawnable.store(id.0, Ordering::Relaxed);
+        }
+        Ok(archetype)
+    }
+
+    /// The archetype `spawnable` found last, if it is called `name` and can still be spawned.
+    /// (The slot of a name is the one `ids` gives it: a slot keeps its name unless it moves
+    /// to a new one, and a moved slot no longer answers to the old.)
+    #[inline]
+    fn last_spawnable(&self, name: &str) -> Option<&Arc<Archetype>> {
+        let slot = self
+            .slots
+            .get(self.last_spawnable.load(Ordering::Relaxed) as usize)?;
+        if slot.deleted || *slot.name != *name {
+            return None;
+        }
+        slot.current
+            .as_ref()
+            .filter(|archetype| !archetype.is_abstract)
+    }
+
+    /// The error for spawning `name`, which names no archetype (with a suggestion).
+    #[cold]
+    fn unknown_archetype(&self, name: &str) -> SpawnError {
+        SpawnError::UnknownArchetype {
             name: name.to_string(),
             // `enemies/goblin.json`, `enemies\goblin`: the naming rules know the fix.
             suggestion: crate::archetype::name::check_name(name)
@@ -1543,43 +1579,44 @@ impl ArchetypeLibrary {
                 .and_then(|problem| problem.suggestion)
                 .filter(|fixed| self.ids.contains_key(fixed.as_str()))
                 .or_else(|| did_you_mean(name, self.names())),
-        };
-        let id = self.ids.get(name).ok_or_else(unknown)?;
-        self.spawnable_slot(*id, name)
+        }
     }
 
     /// [`spawnable`](Self::spawnable) for an archetype known by its ID (`name` is its name).
+    #[inline]
     fn spawnable_slot(&self, id: ArchetypeId, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
         let slot = &self.slots[id.0 as usize];
+        match &slot.current {
+            Some(archetype) if !slot.deleted && !archetype.is_abstract => Ok(archetype),
+            _ => Err(self.unspawnable(slot, name)),
+        }
+    }
+
+    /// Why the archetype in `slot` (called `name`) cannot be spawned: deleted, without a
+    /// version free of errors, or abstract.
+    #[cold]
+    fn unspawnable(&self, slot: &Slot, name: &str) -> SpawnError {
+        let name = name.to_string();
         if slot.deleted {
-            return Err(SpawnError::Deleted {
-                name: name.to_string(),
-            });
+            return SpawnError::Deleted { name };
         }
         let Some(archetype) = &slot.current else {
-            let reason = match self.states.get(name).map(|s| &s.status) {
+            let reason = match self.states.get(name.as_str()).map(|s| &s.status) {
                 Some(Status::Dependency(dep)) => format!("it depends on `{dep}`, which has errors"),
                 Some(Status::Cycle(names)) => {
                     format!("it is part of an inheritance cycle ({names})")
                 }
                 _ => "its file has errors".to_string(),
             };
-            return Err(SpawnError::Unavailable {
-                name: name.to_string(),
-                reason,
-            });
+            return SpawnError::Unavailable { name, reason };
         };
-        if archetype.is_abstract {
-            return Err(SpawnError::Abstract {
-                name: name.to_string(),
-            });
-        }
-        Ok(archetype)
+        debug_assert!(archetype.is_abstract);
+        SpawnError::Abstract { name }
     }
 
     /// Spawns an instance of the archetype `name` (root and children) into `world`.
     ///
-    /// Every spawned entity gets a fresh [`StableId`] and an
+    /// Every spawned entity gets a fresh [`StableId`](crate::StableId) and an
     /// [`ArchetypeInstance`] marker.
     ///
     /// # Errors
@@ -1769,6 +1806,11 @@ impl ArchetypeLibrary {
     /// them (an archetype edit of a goblin's `Transform` does not move goblins spawned at their
     /// places), and a scene saves them as the instance's differences from its archetype.
     ///
+    /// For a single-entity archetype whose values do not vary per spawn, the first spawn with a
+    /// bundle type makes a template for it (the archetype's other values, the marker, the
+    /// override record), and every spawn after is one entity spawned from it with the bundle:
+    /// about a plain [`spawn`](Self::spawn) plus the override record's component.
+    ///
     /// # Example
     /// ```
     /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions, Transform};
@@ -1795,30 +1837,31 @@ impl ArchetypeLibrary {
                 name: name.to_string(),
             });
         };
-        // The common case (the bundle sets components the archetype's one entity has): its
-        // template, made once per bundle type, spawned, and the bundle written over it in place.
-        let template = compiled.bundle_template(
-            &self.registry,
-            TypeId::of::<B>(),
-            || {
-                let components = bundle.with_ids(|types| {
-                    (types.iter())
-                        .map(|type_id| self.registry.id_of_type_id(*type_id))
-                        .collect::<Option<Vec<ComponentId>>>()
-                })?;
-                let managed = components.iter().any(|id| self.registry.is_managed(*id));
-                (!managed).then(|| sorted(components))
-            },
-            |shape| self.bundle_overrides(shape),
-        );
-        if let Some(template) = template {
-            let entity = world.spawn(&*template);
-            if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
-                *id = self.rng.next_id();
+        // The common case (a single entity, nothing varying): a template made once per bundle
+        // type (the archetype's values the bundle does not replace, the marker, the override
+        // shape), spawned with the bundle and a fresh stable ID as one entity.
+        let made;
+        let template = match compiled.recent_bundle_template(TypeId::of::<B>()) {
+            Some(template) => template,
+            None => {
+                made = compiled.bundle_template(
+                    &self.registry,
+                    TypeId::of::<B>(),
+                    &bundle,
+                    || self.bundle_components(&bundle),
+                    |shape| self.bundle_overrides(shape),
+                );
+                made.as_deref()
             }
-            // Every component of the bundle is the entity's already: replaced where it is.
-            let _ = world.insert(entity, bundle);
-            return Ok(entity);
+        };
+        let mut bundle = bundle;
+        if let Some(template) = template {
+            // Handed back when this value's types are not its type's first value's (a
+            // `&BuiltEntityClone` bundle, say): spawned the general way below.
+            match template.spawn(world, || self.rng.next_id(), bundle) {
+                Ok(entity) => return Ok(entity),
+                Err(back) => bundle = back,
+            }
         }
         let components: Vec<ComponentId> = sorted(bundle.with_ids(|types| {
             (types.iter())
@@ -1855,6 +1898,17 @@ impl ArchetypeLibrary {
                 Ok(entity)
             }
         }
+    }
+
+    /// The registered components of `bundle`, sorted; `None` if one is managed by the library.
+    fn bundle_components(&self, bundle: &impl hecs::DynamicBundle) -> Option<Vec<ComponentId>> {
+        let components: Vec<ComponentId> = bundle.with_ids(|types| {
+            (types.iter())
+                .filter_map(|type_id| self.registry.id_of_type_id(*type_id))
+                .collect()
+        });
+        let managed = components.iter().any(|id| self.registry.is_managed(*id));
+        (!managed).then(|| sorted(components))
     }
 
     /// The shared override shape setting each of `shape` (sorted) whole, `None` for none.

@@ -28,6 +28,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Number, Value};
 
+use crate::archetype::compiled::NodeTemplate;
 use crate::archetype::file::{keys, kind_of};
 use crate::archetype::reference_context::{ReferenceContext, ReferenceTargets};
 use crate::archetype::spawn_rng::SpawnRng;
@@ -579,7 +580,7 @@ pub(crate) struct Variants {
     /// Outcomes of each varied component, in the entity's order.
     pub counts: Vec<u64>,
     /// One per combination, built when first spawned (`None` if an outcome does not decode).
-    pub templates: OnceLock<Option<Vec<hecs::BuiltEntityClone>>>,
+    pub(super) templates: OnceLock<Option<Vec<NodeTemplate>>>,
 }
 
 impl Variants {

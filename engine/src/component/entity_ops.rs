@@ -6,6 +6,7 @@ use hecs::{
     World,
 };
 
+use crate::component::dynamic_bundle::TemplateBuilder;
 use crate::component::ops::{Ops, TypedValue};
 use crate::component::registry::Component;
 
@@ -13,6 +14,9 @@ use crate::component::registry::Component;
 pub(crate) trait EntityOps {
     /// Adds a clone of `value` to a spawn template.
     fn add_to_template(&self, value: &TypedValue, builder: &mut EntityBuilderClone);
+    /// Adds a clone of `value` to a [`SpawnTemplate`](crate::component::SpawnTemplate) being
+    /// made.
+    fn add_to_spawn_template(&self, value: &TypedValue, template: &mut TemplateBuilder);
     /// Adds a clone of `value` to a one-off builder.
     fn add_to_builder(&self, value: &TypedValue, builder: &mut EntityBuilder);
     /// Adds this type's column to a batch type.
@@ -58,6 +62,12 @@ impl<T: Component> EntityOps for Ops<T> {
     fn add_to_template(&self, value: &TypedValue, builder: &mut EntityBuilderClone) {
         if let Some(typed) = Self::typed(value) {
             builder.add(typed.clone());
+        }
+    }
+
+    fn add_to_spawn_template(&self, value: &TypedValue, template: &mut TemplateBuilder) {
+        if let Some(typed) = Self::typed(value) {
+            template.add(typed.clone());
         }
     }
 

@@ -5,6 +5,9 @@
 
 mod binary_codec;
 mod builtin;
+// The engine's only `unsafe` code: hecs's `DynamicBundle` for spawn templates.
+#[allow(unsafe_code)]
+mod dynamic_bundle;
 mod entity_ops;
 mod entity_ref;
 mod ignored_fields;
@@ -29,6 +32,7 @@ mod value_reader;
 
 pub(crate) use binary_codec::{crc32, from_bytes};
 pub use builtin::{Children, Name, Parent};
+pub(crate) use dynamic_bundle::{SpawnTemplate, TemplateBuilder};
 pub use entity_ref::EntityRef;
 pub(crate) use entity_ref::{
     with_installed_mapper, with_mapper, EntityMapper, RefIn, RefOut, RefWire,

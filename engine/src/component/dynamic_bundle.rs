@@ -1,0 +1,455 @@
+//! [`SpawnTemplate`]: component values that hecs spawns, clone by clone, about as fast as a
+//! static tuple. The one module of the engine with `unsafe` code (issue 19): it implements
+//! hecs's [`DynamicBundle`], an `unsafe` trait.
+//!
+//! hecs spawns a `&BuiltEntityClone` too, but finds its archetype by hashing the sorted list of
+//! its component types on every spawn (its `key()` is `None`), hands each clone over through
+//! two indirect calls, and a fresh `StableId` can only be written after the spawn. A
+//! [`SpawnTemplate`] spawn instead
+//! - clones every value into a buffer on the stack first, so nothing can panic once hecs has
+//!   made room for the entity (hecs's own clone-on-put cannot promise that);
+//! - gives hecs a key, so the archetype comes from a cached map as a static tuple's does;
+//! - puts the fresh `StableId` among the values, and a caller's bundle after them.
+//!
+//! **Keys.** A key must name one set of component types and no other, in every world of the
+//! process (hecs caches key → archetype per world, and fills the archetype's columns from what
+//! `put` hands over). Keys are the `TypeId`s of the private marker types `Slot<0>` to
+//! `Slot<1023>`: [`slot_key`] gives one per distinct sorted type list, process-wide, and never
+//! gives it to another list. When they run out, templates have no key and hecs hashes their
+//! type list as it does a `&BuiltEntityClone`'s.
+
+use std::any::{Any, TypeId};
+use std::mem::MaybeUninit;
+use std::sync::Mutex;
+
+use hecs::{DynamicBundle, Entity, TypeInfo, World};
+use rustc_hash::FxHashMap;
+
+use crate::component::StableId;
+
+/// Bytes of the stack buffer a spawn clones its values into. A template whose values need
+/// more is not made (its spawns go through hecs's `BuiltEntityClone`).
+const SCRATCH_BYTES: usize = 1024;
+
+/// The buffer's alignment; a value needing more makes no template.
+const SCRATCH_ALIGN: usize = 64;
+
+/// The stack buffer one spawn clones its values into.
+#[repr(C, align(64))]
+struct Scratch([MaybeUninit<u8>; SCRATCH_BYTES]);
+
+/// One value of a template.
+struct Part {
+    /// The value, which `clone_into` clones (a `T`, by construction: [`TemplateBuilder::add`]).
+    value: Box<dyn Any + Send + Sync>,
+    /// `T`'s `TypeInfo`.
+    info: TypeInfo,
+    /// Writes a clone of the `T` at the first pointer to the second.
+    clone_into: unsafe fn(*const u8, *mut u8),
+    /// Where in the [`Scratch`] the clone goes (aligned for `T`).
+    offset: usize,
+}
+
+/// Writes a clone of the `T` at `source` to `target`.
+///
+/// # Safety
+/// `source` points to a live `T`; `target` is valid for writing a `T` and aligned for it.
+unsafe fn clone_into<T: Clone>(source: *const u8, target: *mut u8) {
+    // SAFETY: as the caller promises.
+    unsafe { target.cast::<T>().write((*source.cast::<T>()).clone()) }
+}
+
+/// The values of a template being made, in the order added.
+#[derive(Default)]
+pub(crate) struct TemplateBuilder {
+    parts: Vec<Part>,
+}
+
+impl TemplateBuilder {
+    /// Adds `value`; a value of the same type added before is replaced.
+    pub fn add<T: Clone + Send + Sync + 'static>(&mut self, value: T) -> &mut Self {
+        let part = Part {
+            value: Box::new(value),
+            info: TypeInfo::of::<T>(),
+            clone_into: clone_into::<T>,
+            offset: 0,
+        };
+        match (self.parts.iter_mut()).find(|p| p.info.id() == part.info.id()) {
+            Some(same) => *same = part,
+            None => self.parts.push(part),
+        }
+        self
+    }
+
+    /// The template: its spawns get these values, a fresh `StableId`, and the components of a
+    /// bundle with the types of `extra` (a value of the bundle's type; `()` for none). `None`
+    /// when a type would be there twice (a `StableId` added, one of `extra`'s added, `extra`
+    /// repeating one) or the values do not fit the buffer a spawn clones them into.
+    pub fn build(mut self, extra: &impl DynamicBundle) -> Option<SpawnTemplate> {
+        let mut end = 0usize;
+        for part in &mut self.parts {
+            let layout = part.info.layout();
+            if layout.align() > SCRATCH_ALIGN {
+                return None;
+            }
+            part.offset = end.next_multiple_of(layout.align());
+            end = part.offset.checked_add(layout.size())?;
+        }
+        if end > SCRATCH_BYTES {
+            return None;
+        }
+        let mut infos: Vec<TypeInfo> = self.parts.iter().map(|p| p.info).collect();
+        infos.push(TypeInfo::of::<StableId>());
+        infos.extend(extra.type_info());
+        infos.sort_unstable();
+        if infos.windows(2).any(|pair| pair[0].id() == pair[1].id()) {
+            return None;
+        }
+        let ids: Box<[TypeId]> = infos.iter().map(TypeInfo::id).collect();
+        Some(SpawnTemplate {
+            parts: self.parts.into(),
+            key: slot_key(&ids),
+            ids,
+            infos: infos.into(),
+            extra: extra.with_ids(|ids| ids.into()),
+        })
+    }
+}
+
+/// Values cloned for every spawn, with what hecs needs to place them.
+pub(crate) struct SpawnTemplate {
+    parts: Box<[Part]>,
+    /// The component types of a spawned entity (the parts', `StableId`, `extra`'s), in hecs's
+    /// order (alignment descending, then `TypeId`), each once.
+    ids: Box<[TypeId]>,
+    /// The same types' infos, in the same order.
+    infos: Box<[TypeInfo]>,
+    /// The component types a caller's bundle must have, as its `with_ids` lists them.
+    extra: Box<[TypeId]>,
+    /// hecs's archetype key for `ids`, if a slot was free.
+    key: Option<TypeId>,
+}
+
+impl SpawnTemplate {
+    /// Spawns one entity of the template's values, `id()` as its `StableId`, and `extra`'s
+    /// components. `extra` back (and `id` not called) when its component types are not the
+    /// ones the template was made for.
+    #[inline]
+    pub fn spawn<B: DynamicBundle>(
+        &self,
+        world: &mut World,
+        id: impl FnOnce() -> StableId,
+        extra: B,
+    ) -> Result<Entity, B> {
+        if !extra.with_ids(|ids| ids == &*self.extra) {
+            return Err(extra);
+        }
+        let mut scratch = Scratch([MaybeUninit::uninit(); SCRATCH_BYTES]);
+        let base = scratch.0.as_mut_ptr().cast::<u8>();
+        for part in &self.parts {
+            let source = (&*part.value as *const (dyn Any + Send + Sync)).cast::<u8>();
+            // SAFETY: `part.value` holds the type `clone_into` was made for (both come from
+            // `TemplateBuilder::add`'s `T`), and `build` placed `offset` inside the buffer,
+            // aligned for that type, apart from every other part's. A panicking clone leaks the
+            // clones made before it; nothing has been handed to the world yet.
+            unsafe { (part.clone_into)(source, base.add(part.offset)) };
+        }
+        Ok(world.spawn(TemplateSpawn {
+            template: self,
+            clones: base,
+            id: id(),
+            extra,
+        }))
+    }
+}
+
+/// One spawn of a [`SpawnTemplate`]: the clones of its values (at their offsets from `clones`),
+/// the stable ID, and the bundle `extra` (whose types [`SpawnTemplate::spawn`] checked).
+struct TemplateSpawn<'a, B> {
+    template: &'a SpawnTemplate,
+    clones: *mut u8,
+    id: StableId,
+    extra: B,
+}
+
+// SAFETY: hecs relies on `with_ids` and `type_info` listing, in its order, exactly the types
+// `put` hands over, each once, on `put` handing each over as a valid pointer to a value of it
+// whose ownership passes to hecs, and on `key` naming that set and no other.
+// - `put` hands over each part's clone (made by `SpawnTemplate::spawn` at the part's offset,
+//   with the part's type), the stable ID, and each of `extra`'s components (its own `put`,
+//   under the same contract). `SpawnTemplate::spawn` checked that `extra`'s types are those the
+//   template was made for, and `TemplateBuilder::build` that the parts, `StableId` and those
+//   types are all distinct, and made `ids` and `infos` of exactly them, sorted as hecs sorts
+//   (the `Ord` of `TypeInfo`).
+// - The clones are handed over once and never used or dropped here again; a `TemplateSpawn`
+//   not put (hecs always puts it) would leak them, which is safe.
+// - `key` is the slot `slot_key` gave `ids`, which it gives no other list (see there).
+unsafe impl<B: DynamicBundle> DynamicBundle for TemplateSpawn<'_, B> {
+    #[inline]
+    fn key(&self) -> Option<TypeId> {
+        self.template.key
+    }
+
+    #[inline]
+    fn with_ids<T>(&self, f: impl FnOnce(&[TypeId]) -> T) -> T {
+        f(&self.template.ids)
+    }
+
+    fn type_info(&self) -> Vec<TypeInfo> {
+        self.template.infos.to_vec()
+    }
+
+    #[inline]
+    unsafe fn put(self, mut f: impl FnMut(*mut u8, TypeInfo)) {
+        for part in &self.template.parts {
+            // SAFETY: the clone `SpawnTemplate::spawn` wrote there, of type `part.info`.
+            f(unsafe { self.clones.add(part.offset) }, part.info);
+        }
+        let mut id = self.id;
+        f(
+            (&mut id as *mut StableId).cast(),
+            TypeInfo::of::<StableId>(),
+        );
+        // SAFETY: `f` is hecs's callback, which `extra`'s `put` calls as its contract says.
+        unsafe { self.extra.put(f) };
+    }
+}
+
+/// The marker types whose `TypeId`s are the archetype keys handed out.
+struct Slot<const N: usize>;
+
+/// How many keys there are: distinct component sets spawned from templates in one process
+/// beyond this spawn without a key.
+const SLOTS: usize = 32 * 32;
+
+/// `TypeId::of::<Slot<32 * hi + lo>>` at `[hi][lo]`.
+macro_rules! slot_keys {
+    ($($hi:literal)*) => { [$(slot_keys!(@row $hi; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)),*] };
+    (@row $hi:literal; $($lo:literal)*) => { [$(TypeId::of::<Slot<{ 32 * $hi + $lo }>>),*] };
+}
+
+/// The `TypeId` of each slot's marker type.
+static SLOT_KEYS: [[fn() -> TypeId; 32]; 32] = slot_keys!(
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+);
+
+/// The type lists given slots so far, process-wide. Only grows.
+static GIVEN: Mutex<Option<SlotTable>> = Mutex::new(None);
+
+/// The archetype key of the sorted type list `ids`: the same for the same list, never the
+/// same for two lists (a list keeps its slot for the life of the process), `None` once every
+/// slot is taken.
+fn slot_key(ids: &[TypeId]) -> Option<TypeId> {
+    let mut given = match GIVEN.lock() {
+        Ok(given) => given,
+        // The table is changed by one `insert`, which leaves it whole if it panics.
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    let slot = given
+        .get_or_insert_with(SlotTable::default)
+        .slot(ids, SLOTS)?;
+    Some(SLOT_KEYS[slot / 32][slot % 32]())
+}
+
+/// Type lists and the slot numbers given them, in the order asked for.
+#[derive(Default)]
+struct SlotTable(FxHashMap<Box<[TypeId]>, usize>);
+
+impl SlotTable {
+    /// The slot of `ids`: the one it was given, or the next of `0..limit`; `None` when all
+    /// are given.
+    fn slot(&mut self, ids: &[TypeId], limit: usize) -> Option<usize> {
+        if let Some(slot) = self.0.get(ids) {
+            return Some(*slot);
+        }
+        let slot = self.0.len();
+        if slot >= limit {
+            return None;
+        }
+        self.0.insert(ids.into(), slot);
+        Some(slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct Name(String);
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Health(u8);
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Place([f64; 2]);
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(align(32))]
+    struct Wide(u8);
+
+    fn goblin(name: &str, extra: &impl DynamicBundle) -> SpawnTemplate {
+        let mut values = TemplateBuilder::default();
+        values
+            .add(Health(7))
+            .add(Name(name.to_string()))
+            .add(Wide(1));
+        values.build(extra).expect("no type twice")
+    }
+
+    #[test]
+    fn spawns_clones_with_the_stable_id_given() {
+        let goblin = goblin("goblin", &());
+        let mut world = World::new();
+        let a = goblin
+            .spawn(&mut world, || StableId(1), ())
+            .expect("same types");
+        let b = goblin
+            .spawn(&mut world, || StableId(2), ())
+            .expect("same types");
+        for (entity, id) in [(a, 1), (b, 2)] {
+            let entity = world.entity(entity).expect("spawned");
+            assert_eq!(*entity.get::<&Name>().expect("name"), Name("goblin".into()));
+            assert_eq!(*entity.get::<&Health>().expect("health"), Health(7));
+            assert_eq!(*entity.get::<&Wide>().expect("wide"), Wide(1));
+            assert_eq!(*entity.get::<&StableId>().expect("id"), StableId(id));
+            assert_eq!(entity.component_types().count(), 4);
+        }
+        // Dropping the world drops each clone once, and the template keeps its own.
+        drop(world);
+        let mut world = World::new();
+        let c = goblin
+            .spawn(&mut world, || StableId(3), ())
+            .expect("same types");
+        assert_eq!(world.get::<&Name>(c).expect("name").0, "goblin");
+    }
+
+    #[test]
+    fn each_spawn_clones_and_each_clone_is_dropped_once() {
+        // A value counting its live clones through its `Arc`.
+        #[derive(Clone)]
+        struct Counted(#[allow(dead_code)] Arc<()>);
+        let count = Arc::new(());
+        let mut values = TemplateBuilder::default();
+        values.add(Counted(count.clone()));
+        let template = values.build(&()).expect("no type twice");
+        let mut world = World::new();
+        for i in 0..3 {
+            template
+                .spawn(&mut world, || StableId(i), ())
+                .expect("same types");
+        }
+        assert_eq!(Arc::strong_count(&count), 1 + 1 + 3);
+        drop(world);
+        assert_eq!(Arc::strong_count(&count), 2);
+        drop(template);
+        assert_eq!(Arc::strong_count(&count), 1);
+    }
+
+    #[test]
+    fn spawns_take_the_bundle_the_template_was_made_for() {
+        let placed = goblin("goblin", &(Place([0.0; 2]),));
+        let mut world = World::new();
+        let at = placed
+            .spawn(&mut world, || StableId(3), (Place([1.0, 2.0]),))
+            .expect("the bundle's types");
+        assert_eq!(*world.get::<&Place>(at).expect("place"), Place([1.0, 2.0]));
+        assert_eq!(world.get::<&Name>(at).expect("name").0, "goblin");
+        // Another bundle type is handed back, nothing spawned and no ID drawn.
+        let refused = placed.spawn(&mut world, || unreachable!(), (Health(1),));
+        assert!(matches!(refused, Err((Health(1),))));
+        assert!(placed.spawn(&mut world, || unreachable!(), ()).is_err());
+        assert_eq!(world.len(), 1);
+    }
+
+    #[test]
+    fn a_type_twice_or_too_big_makes_no_template() {
+        let mut values = TemplateBuilder::default();
+        values.add(Health(1));
+        assert!(values.build(&(Health(2),)).is_none());
+        assert!(TemplateBuilder::default()
+            .build(&(Health(2), Health(3)))
+            .is_none());
+        let mut values = TemplateBuilder::default();
+        values.add(StableId(1));
+        assert!(values.build(&()).is_none());
+        let mut values = TemplateBuilder::default();
+        values.add([0u8; SCRATCH_BYTES]).add(Health(1));
+        assert!(values.build(&()).is_none());
+        #[derive(Clone)]
+        #[repr(align(128))]
+        struct Aligned;
+        let mut values = TemplateBuilder::default();
+        values.add(Aligned);
+        assert!(values.build(&()).is_none());
+        // Adding a type again replaces its value.
+        let mut values = TemplateBuilder::default();
+        values.add(Health(1)).add(Health(2));
+        let template = values.build(&()).expect("no type twice");
+        let mut world = World::new();
+        let one = template
+            .spawn(&mut world, || StableId(1), ())
+            .expect("same types");
+        assert_eq!(*world.get::<&Health>(one).expect("health"), Health(2));
+    }
+
+    #[test]
+    fn one_key_per_type_set_shared_with_no_other() {
+        let a = goblin("a", &());
+        let b = goblin("b", &());
+        let mut plain = TemplateBuilder::default();
+        plain.add(Health(7)).add(Name(String::new()));
+        let c = plain.build(&()).expect("no type twice");
+        let d = goblin("d", &(Place([0.0; 2]),));
+        assert!(a.key.is_some());
+        assert_eq!(a.key, b.key);
+        assert_ne!(a.key, c.key);
+        assert_ne!(a.key, d.key);
+        assert_ne!(c.key, d.key);
+        // The same set, added in another order, has the same key.
+        let mut reversed = TemplateBuilder::default();
+        reversed.add(Wide(1)).add(Name("e".into())).add(Health(7));
+        let e = reversed.build(&()).expect("no type twice");
+        assert_eq!(e.key, a.key);
+        // Entities of one set share a hecs archetype, whichever template or tuple made them.
+        let mut world = World::new();
+        a.spawn(&mut world, || StableId(1), ()).expect("same types");
+        e.spawn(&mut world, || StableId(2), ()).expect("same types");
+        world.spawn((Name("static".into()), Health(1), StableId(3), Wide(0)));
+        c.spawn(&mut world, || StableId(4), ()).expect("same types");
+        let mut sizes: Vec<u32> = world.archetypes().map(|a| a.len()).collect();
+        sizes.retain(|&n| n > 0);
+        sizes.sort_unstable();
+        assert_eq!(sizes, [1, 3]);
+    }
+
+    #[test]
+    fn keys_are_distinct_and_run_out_into_none() {
+        let keys: Vec<TypeId> = (0..SLOTS).map(|i| SLOT_KEYS[i / 32][i % 32]()).collect();
+        let mut distinct = keys.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), SLOTS);
+        // A table of its own (the process's is shared by every test): each new list gets the
+        // next slot, a list seen before its own, and none once the limit is reached.
+        let mut table = SlotTable::default();
+        let list = |n: usize| -> Vec<TypeId> { keys[..n].to_vec() };
+        assert_eq!(table.slot(&list(1), 3), Some(0));
+        assert_eq!(table.slot(&list(2), 3), Some(1));
+        assert_eq!(table.slot(&list(1), 3), Some(0));
+        assert_eq!(table.slot(&list(3), 3), Some(2));
+        assert_eq!(table.slot(&list(4), 3), None);
+        assert_eq!(table.slot(&list(2), 3), Some(1));
+        // A template without a key spawns as `&BuiltEntityClone` does.
+        let mut late = goblin("late", &(Place([0.0; 2]),));
+        late.key = None;
+        let mut world = World::new();
+        let spawned = late
+            .spawn(&mut world, || StableId(5), (Place([3.0; 2]),))
+            .ok();
+        let spawned = spawned.expect("a template without a key still spawns");
+        assert_eq!(
+            *world.get::<&Place>(spawned).expect("place"),
+            Place([3.0; 2])
+        );
+        assert_eq!(world.get::<&Name>(spawned).expect("name").0, "late");
+    }
+}
