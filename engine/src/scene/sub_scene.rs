@@ -468,7 +468,7 @@ fn override_entity(
     Ok(())
 }
 
-/// Why an entry's `overrides` cannot be applied; the message follows "entity <id>: ".
+/// Why an entry's `overrides` cannot be applied; the message follows `entity <id>: `.
 #[derive(Debug)]
 enum OverrideError {
     /// `overrides` is not an object.
