@@ -19,7 +19,7 @@ use crate::diagnostic::DiagnosticCode;
 use crate::json::{did_you_mean, PathSegment, SourceText};
 use crate::scene::format::scene_keys as keys;
 use crate::scene::header::ArchetypeNodes;
-use crate::scene::load::{Context, SceneError, SceneLoadOptions};
+use crate::scene::load::{BadEntityId, Context, SceneError, SceneLoadOptions};
 use crate::scene::save::SceneEncoding;
 
 /// A scene file as written: its header and entries, read without a world.
@@ -263,18 +263,14 @@ impl Reader<'_> {
     }
 
     fn id(&self, i: usize, value: &Value) -> Result<StableId, SceneError> {
-        let parsed = value.as_str().map(str::parse::<StableId>);
-        match parsed {
-            Some(Ok(id)) => Ok(id),
-            Some(Err(error)) => {
-                let message = format!("entity id {error}");
-                Err(self.error(&at(i, keys::ID), DiagnosticCode::Malformed, message))
-            }
-            None => {
-                let message = format!("entity id {value} must be a string of 16 hex digits");
-                Err(self.error(&at(i, keys::ID), DiagnosticCode::Malformed, message))
-            }
-        }
+        let parsed = match value.as_str() {
+            Some(text) => text.parse::<StableId>().map_err(BadEntityId::Parse),
+            None => Err(BadEntityId::NotAString(value.to_string())),
+        };
+        parsed.map_err(|bad| {
+            let message = bad.to_string();
+            self.error(&at(i, keys::ID), DiagnosticCode::Malformed, message)
+        })
     }
 
     fn string(&self, i: usize, name: &str, value: Value) -> Result<String, SceneError> {

@@ -87,6 +87,8 @@ pub(super) enum GiveUp {
     /// A column batch whose columns or handles do not fit the entries read into it (not
     /// expected: the careful path loads the scene instead of a panic).
     BatchMismatch,
+    /// The reference mapper this load installs was not found installed (not expected).
+    MapperMissing,
 }
 
 impl From<PushError> for GiveUp {
@@ -512,7 +514,7 @@ fn finish_entity<'a>(
     let own_id = own_id(load, id).ok_or(GiveUp::Id)?;
     let (handle, pending_instance) =
         scan_state(|state| place_entry(state, world, id, own_id, instance, builder))
-            .ok_or(GiveUp::BatchMismatch)??;
+            .ok_or(GiveUp::MapperMissing)??;
     if let Some(entry) = pending_instance {
         take_instance(load, entry, own_id, handle)?;
     }

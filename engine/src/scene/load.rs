@@ -891,8 +891,8 @@ fn offset_in(text: &str, slice: &str) -> usize {
         .min(text.len())
 }
 
-/// Why an entry's `"id"` (raw JSON) is no stable ID.
-enum BadEntityId {
+/// Why an entry's `"id"` is no stable ID.
+pub(super) enum BadEntityId {
     /// Not a string.
     NotAString(String),
     /// A string, but not 16 hex digits.
@@ -910,6 +910,7 @@ impl fmt::Display for BadEntityId {
     }
 }
 
+/// The stable ID an entry's `"id"` (its raw JSON text) holds.
 fn parse_id(text: &str) -> Result<StableId, BadEntityId> {
     let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
         return Err(BadEntityId::NotAString(text.to_string()));
