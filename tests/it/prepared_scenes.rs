@@ -646,6 +646,26 @@ fn a_resolved_scene_commits_in_slices_and_abandon_takes_it_back() {
 }
 
 #[test]
+fn a_scene_reserved_after_its_first_slices_keeps_their_handles_and_commits_the_rest() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 1500), &library, SceneEncoding::Binary);
+    let mut world = World::new();
+    let mut prepared = prepare(&bytes, &library).unwrap();
+    assert!(prepared
+        .commit_slice(&mut world, &library, 1024)
+        .unwrap()
+        .is_none());
+    let reserved = prepared.reserve(&mut world);
+    let resolved = std::thread::spawn(move || reserved.resolve())
+        .join()
+        .unwrap();
+    let loaded = resolved.commit(&mut world, &library).unwrap();
+    assert_eq!(world.len(), 3003);
+    assert_references_resolve(&world, &loaded);
+    assert!(save(&world, &library, SceneEncoding::Binary) == bytes);
+}
+
+#[test]
 fn reserved_handles_are_released_by_abandon_and_after_a_drop() {
     let (_dir, library) = archetypes();
     let bytes = save(&level(&library, 4), &library, SceneEncoding::Json);
