@@ -129,15 +129,15 @@ fn a_broken_scene_is_refused_with_the_problem_placed() {
         ),
         (
             "{ \"format\": 2, \"entities\": [\n  { \"id\": \"00000000000000a1\" },\n  { \"id\": \"00000000000000a1\" }\n] }",
-            "level.scene.json:3:5: error[duplicate-key]: entity 00000000000000a1 appears twice in the scene",
+            "level.scene.json:3:11: error[duplicate-key]: entity 00000000000000a1 appears twice in the scene (first on line 2)",
         ),
         (
             "{ \"format\": 2, \"entities\": [\n  { \"id\": \"a1\" }\n] }",
-            "level.scene.json:2:5: error[malformed]: entity id `a1` is not a stable ID: expected exactly 16 hex digits",
+            "level.scene.json:2:11: error[malformed]: entity id `a1` is not a stable ID: expected exactly 16 hex digits",
         ),
         (
             "{ \"format\": 2, \"entities\": [\n  { \"id\": \"00000000000000a1\", \"components\": [] }\n] }",
-            "level.scene.json:2:31: error[malformed]: entity 0: `components` must be an object",
+            "level.scene.json:2:45: error[malformed]: entity 0: `components` must be an object",
         ),
         (
             "{ \"format\": 2, \"entities\": [\n  { \"id\": \"00000000000000a1\" \n] }",

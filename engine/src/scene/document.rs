@@ -211,21 +211,31 @@ impl Reader<'_> {
         })
     }
 
-    /// The entries of the entity list; an ID twice is an error at its second entry.
+    /// The entries of the entity list; an ID twice is an error at its second entry (naming
+    /// the line of the first, as the loader does).
     fn entries(&self, list: Vec<Value>) -> Result<Vec<SceneEntry>, SceneError> {
-        let mut seen = rustc_hash::FxHashSet::default();
+        let mut seen = rustc_hash::FxHashMap::default();
         let mut entries = Vec::with_capacity(list.len());
         for (i, value) in list.into_iter().enumerate() {
             let entry = self.entry(i, value)?;
-            if !seen.insert(entry.id) {
-                let message = format!("entity {} appears twice in the scene", entry.id);
-                let mut error = self.error(&at(i, keys::ID), DiagnosticCode::DuplicateKey, message);
+            if let Some(first) = seen.insert(entry.id, i) {
+                let line = self.line_of(&at(first, keys::ID));
+                let line = line.map_or(String::new(), |line| format!(" (first on line {line})"));
+                let message = format!("entity {} appears twice in the scene{line}", entry.id);
+                let path = at(i, keys::ID);
+                let mut error = self.value_error(&path, DiagnosticCode::DuplicateKey, message);
                 error.entity = Some(entry.id);
                 return Err(error);
             }
             entries.push(entry);
         }
         Ok(entries)
+    }
+
+    /// The line of the value at `path`, in a JSON file read as written.
+    fn line_of(&self, path: &[PathSegment]) -> Option<usize> {
+        let offset = self.offset_of(path, Place::Value)?;
+        Some(self.text?.position(offset).line)
     }
 
     fn entry(&self, i: usize, value: Value) -> Result<SceneEntry, SceneError> {
@@ -269,7 +279,7 @@ impl Reader<'_> {
         };
         parsed.map_err(|bad| {
             let message = bad.to_string();
-            self.error(&at(i, keys::ID), DiagnosticCode::Malformed, message)
+            self.value_error(&at(i, keys::ID), DiagnosticCode::Malformed, message)
         })
     }
 
@@ -278,7 +288,7 @@ impl Reader<'_> {
             Value::String(text) => Ok(text),
             _ => {
                 let message = format!("entity {i}: `{name}` must be a string");
-                Err(self.error(&at(i, name), DiagnosticCode::Malformed, message))
+                Err(self.value_error(&at(i, name), DiagnosticCode::Malformed, message))
             }
         }
     }
@@ -288,7 +298,7 @@ impl Reader<'_> {
             Value::Object(members) => Ok(members),
             _ => {
                 let message = format!("entity {i}: `{name}` must be an object");
-                Err(self.error(&at(i, name), DiagnosticCode::Malformed, message))
+                Err(self.value_error(&at(i, name), DiagnosticCode::Malformed, message))
             }
         }
     }
@@ -309,23 +319,57 @@ impl Reader<'_> {
         self.error(&[key(name)], DiagnosticCode::Malformed, message)
     }
 
-    /// An error at `path` of the file (placed when the file is JSON text in the current
-    /// format: an upgraded or binary file's document is not the file).
+    /// An error at the key of `path` in the file (placed when the file is JSON text in the
+    /// current format: an upgraded or binary file's document is not the file).
     fn error(
         &self,
         path: &[PathSegment],
         code: DiagnosticCode,
         message: impl Into<String>,
     ) -> SceneError {
+        self.placed(path, code, message.into(), Place::Key)
+    }
+
+    /// An error at the value of `path` (as [`error`](Self::error) places one at its key).
+    fn value_error(
+        &self,
+        path: &[PathSegment],
+        code: DiagnosticCode,
+        message: String,
+    ) -> SceneError {
+        self.placed(path, code, message, Place::Value)
+    }
+
+    fn placed(
+        &self,
+        path: &[PathSegment],
+        code: DiagnosticCode,
+        message: String,
+        place: Place,
+    ) -> SceneError {
         let mut error = self.context.error(code, message);
-        if let Some(text) = self.text {
-            if let Some(located) = text.locate(path) {
-                let start = located.key.map_or(located.value.start, |key| key.start);
-                error.diagnostic.position = Some(text.position(start));
-            }
+        if let (Some(text), Some(start)) = (self.text, self.offset_of(path, place)) {
+            error.diagnostic.position = Some(text.position(start));
         }
         error
     }
+
+    /// Where the key (if it has one) or the value at `path` starts in a JSON file read as
+    /// written.
+    fn offset_of(&self, path: &[PathSegment], place: Place) -> Option<usize> {
+        let located = self.text?.locate(path)?;
+        Some(match (place, located.key) {
+            (Place::Key, Some(key)) => key.start,
+            _ => located.value.start,
+        })
+    }
+}
+
+/// Which end of a member an error is placed at.
+#[derive(Clone, Copy)]
+enum Place {
+    Key,
+    Value,
 }
 
 fn key(name: &str) -> PathSegment {
