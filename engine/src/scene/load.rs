@@ -596,7 +596,7 @@ pub(super) fn load_json_text(
         fast => {
             let version = checked_format(context, text)?;
             if version < SCENE_FORMAT_VERSION {
-                return load_upgraded(context, world, source, version);
+                return load_upgraded(context, world, text, version);
             }
             fast.map_err(|failure| scan_error(context, text, failure))?
         }
@@ -693,13 +693,7 @@ pub(super) fn json_document(
     let text = SourceText::from_bytes(bytes.to_vec()).map_err(|error| context.text_error(error))?;
     check_top_level(context, &text)?;
     let format = checked_format(context, &text)?;
-    let source = text.text();
-    let mut document: Value = serde_json::from_str(source)
-        .map_err(|error| context.text_error(json_error(&text, source, error)))?;
-    upgrade_layout(&mut document, format);
-    if let Value::Object(top) = &mut document {
-        top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
-    }
+    let document = current_document(context, &text, format)?;
     Ok((document, format, text))
 }
 
@@ -707,10 +701,10 @@ pub(super) fn json_document(
 fn load_upgraded(
     context: &Context<'_>,
     world: &mut World,
-    source: &str,
+    text: &SourceText,
     version: u64,
 ) -> Result<LoadedScene, SceneError> {
-    let upgraded = upgrade(context, source, version)?;
+    let upgraded = upgrade(context, text, version)?;
     let upgraded =
         SourceText::from_bytes(upgraded.into_bytes()).map_err(|error| context.text_error(error))?;
     // Its errors are placed in the upgraded text, not the file: no position.
@@ -951,20 +945,27 @@ fn peek_format(source: &str) -> Result<u64, serde_json::Error> {
 ///
 /// Format 1 (before stable archetype instances): entities had `uid` instead of `id` and
 /// `prefab` instead of `archetype`, and no `child` key (children were not instances).
-fn upgrade(context: &Context<'_>, source: &str, version: u64) -> Result<String, SceneError> {
-    let mut document: Value = serde_json::from_str(source).map_err(|error| {
-        let text = SourceText::from_bytes(source.as_bytes().to_vec());
-        match text {
-            Ok(text) => context.text_error(json_error(&text, source, error)),
-            Err(error) => context.text_error(error),
-        }
-    })?;
+fn upgrade(context: &Context<'_>, text: &SourceText, version: u64) -> Result<String, SceneError> {
+    let document = current_document(context, text, version)?;
+    serde_json::to_string(&document)
+        .map_err(|error| context.error(DiagnosticCode::Malformed, error.to_string()))
+}
+
+/// The document of `text`, written in format `version`, brought to the current layout and
+/// format.
+fn current_document(
+    context: &Context<'_>,
+    text: &SourceText,
+    version: u64,
+) -> Result<Value, SceneError> {
+    let source = text.text();
+    let mut document: Value = serde_json::from_str(source)
+        .map_err(|error| context.text_error(json_error(text, source, error)))?;
     upgrade_layout(&mut document, version);
     if let Value::Object(top) = &mut document {
         top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
     }
-    serde_json::to_string(&document)
-        .map_err(|error| context.error(DiagnosticCode::Malformed, error.to_string()))
+    Ok(document)
 }
 
 /// Brings a document of format `version` to the current layout.

@@ -450,9 +450,13 @@ fn current_json(bytes: &[u8], path: &Path, dir: &Path) -> Option<SceneDocument> 
     if header.encoding != SceneEncoding::Json || header.format != SCENE_FORMAT_VERSION {
         return None;
     }
-    // A JSON document's values are kept as written: no components are needed to read it.
-    let library = ArchetypeLibrary::empty(dir, ComponentRegistry::new(), LoadOptions::default());
-    SceneDocument::read(bytes, Some(path), &library).ok()
+    SceneDocument::read(bytes, Some(path), &as_written(dir)).ok()
+}
+
+/// A library with no archetypes or components, for reading JSON scenes as written: a JSON
+/// document's values are kept as they are, so no components are needed to read one.
+pub(crate) fn as_written(dir: &Path) -> ArchetypeLibrary {
+    ArchetypeLibrary::empty(dir, ComponentRegistry::new(), LoadOptions::default())
 }
 
 /// The header of a binary scene, or `None` if `bytes` are not one.

@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use archetype_engine::tooling::read_regular_file;
-use archetype_engine::{
-    ArchetypeLibrary, ComponentRegistry, LoadOptions, SceneDocument, SceneEntry,
-};
+use archetype_engine::{ArchetypeLibrary, SceneDocument, SceneEntry};
 
 /// How deep sub-scenes are followed (a cycle stops sooner; the load reports it).
 const MAX_DEPTH: usize = 32;
@@ -35,8 +33,7 @@ impl SubScenes {
             return None;
         }
         // Sub-scenes are read as written: no components are needed to count their entries.
-        let library =
-            ArchetypeLibrary::empty(".", ComponentRegistry::new(), LoadOptions::default());
+        let library = super::scene::as_written(Path::new("."));
         let mut stack = vec![canonical(file)];
         let flattened = flattened(file, entries, &library, &mut stack);
         Some(SubScenes { placed, flattened })
