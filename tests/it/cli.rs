@@ -1458,7 +1458,7 @@ components used (by how many entities):
             "file:      {binary}\n{}",
             summary
                 .replace("encoding:  JSON", "encoding:  binary")
-                .replace("format:    2 (current)", "format:    3 (current)")
+                .replace("format:    2 (current)", "format:    4 (current)")
         ),
         "",
     );
@@ -2011,7 +2011,7 @@ fn migrate_adds_a_checksum_to_binary_scenes_of_format_2() {
     std::fs::write(project.path(path), &old).unwrap();
     let loaded_old = project.load(path, &library);
     let report =
-        format!("{path}: format 2 is now 3 (with a checksum and the archetypes' children)\n");
+        format!("{path}: format 2 is now 4 (with a checksum, the archetypes' children and binary instance diffs)\n");
     check(
         &project.run(&["migrate", "--check"]),
         1,

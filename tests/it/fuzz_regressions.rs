@@ -164,7 +164,7 @@ fn write_fuzz_seeds() {
             match encoding {
                 SceneEncoding::Json => write("scene_json", &format!("{label}.json"), &bytes),
                 SceneEncoding::Binary => {
-                    // As is (format 3, checksummed), and as format 2, which has no checksum:
+                    // As is (format 4, checksummed), and as format 2, which has no checksum:
                     // mutations of the latter reach the reader past the checksum check.
                     let body = &bytes[checks::BINARY_MAGIC.len()..];
                     write("scene_binary", &format!("{label}.bin"), body);

@@ -347,9 +347,10 @@ pub fn edit_binary(binary: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
 }
 
 /// The same scene as binary format 2 wrote it: no `meta`, no value layouts in the component
-/// table, no child paths in the archetype table, no checksum.
+/// table, no child paths in the archetype table, no checksum. (Its instances' changed
+/// components stay binary diffs, which format 2 wrote as merge patches.)
 pub fn binary_format_2(binary: &[u8]) -> Vec<u8> {
-    assert_eq!(binary[8], 3, "a binary scene of format 3");
+    assert_eq!(binary[8], 4, "a binary scene of format 4");
     let body = &binary[..binary.len() - 4];
     let mut at = 9;
     let mut out = body[..8].to_vec();

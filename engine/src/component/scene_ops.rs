@@ -71,6 +71,8 @@ impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
 
 /// What a [`LiveColumn`] says of a row past its end (a bug, not bad data).
 const NO_ROW: &str = "the entity is not in the archetype column being saved";
+/// What [`SceneOps::write_postcard_typed`] says of a value of another type (a bug).
+const NOT_THIS_TYPE: &str = "the value is not of the component's type";
 /// Reading and writing a component type's values in scene files.
 pub(crate) trait SceneOps {
     /// Serializes the live component of `entity`, if it has one.
@@ -108,6 +110,10 @@ pub(crate) trait SceneOps {
         &self,
         batch: &'b ColumnBatchBuilder,
     ) -> Option<Box<dyn PostcardSink + 'b>>;
+    /// Appends `value` (of this type) in postcard's binary form, as
+    /// [`LiveColumn::write_postcard`] writes a live one.
+    fn write_postcard_typed(&self, value: &TypedValue, out: &mut Vec<u8>)
+        -> Result<(), WriteError>;
 }
 
 impl<T: Component> SceneOps for Ops<T> {
@@ -169,6 +175,18 @@ impl<T: Component> SceneOps for Ops<T> {
         batch: &'b ColumnBatchBuilder,
     ) -> Option<Box<dyn PostcardSink + 'b>> {
         Some(Box::new(batch.writer::<T>()?))
+    }
+
+    fn write_postcard_typed(
+        &self,
+        value: &TypedValue,
+        out: &mut Vec<u8>,
+    ) -> Result<(), WriteError> {
+        let value = Self::typed(value).ok_or(WriteError::Write(NOT_THIS_TYPE.to_string()))?;
+        value_check::check(value).map_err(WriteError::Check)?;
+        *out = crate::component::binary_codec::to_extend(value, std::mem::take(out))
+            .map_err(WriteError::write)?;
+        Ok(())
     }
 }
 

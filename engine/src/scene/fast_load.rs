@@ -42,9 +42,10 @@ use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{MapError, ReadOnly};
 use crate::scene::follow::{follow_archetypes, Follow, Followed};
 use crate::scene::format::{
-    is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_PATCH, KIND_REMOVED,
-    KIND_TYPED, SCENE_FORMAT_VERSION,
+    is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_DIFF, KIND_PATCH,
+    KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
+use crate::scene::instance_diff::read_diff;
 use crate::scene::load::{
     build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key, Build,
     Context, Entry, IdConflict, LoadedScene, Payload, SceneHead, Source,
@@ -926,7 +927,10 @@ fn scan_binary<'a>(
         for _ in 0..head.components {
             let value @ (_, index, kind, _) = read_component(reader).ok_or(LAYOUT)?;
             match &mut instance {
-                Some(entry) => push_instance_value(entry, tables, value)?,
+                Some(entry) => {
+                    let max_depth = load.context.options.limits.max_depth;
+                    push_instance_value(entry, tables, value, max_depth)?
+                }
                 // Nothing to remove from a plain entity; the careful path says so.
                 None if kind != KIND_TYPED => return Err(LAYOUT),
                 None => key.push(index),
@@ -951,15 +955,19 @@ fn scan_binary<'a>(
 }
 
 /// Adds a component value (as [`read_component`] read it) to an archetype instance's entry.
-/// [`GiveUp::Layout`] for an unknown payload kind or component index, [`GiveUp::Component`] for
-/// one written twice (the careful path's to report).
+/// [`GiveUp::Layout`] for an unknown payload kind or component index or a malformed diff (one
+/// nested deeper than `max_depth`), [`GiveUp::Component`] for one written twice (the careful
+/// path's to report).
 fn push_instance_value<'a>(
     entry: &mut Entry<'a>,
     tables: &Tables<'a>,
     (at, index, kind, payload): (usize, usize, u8, &'a [u8]),
+    max_depth: usize,
 ) -> Result<(), GiveUp> {
     let payload = match kind {
         KIND_TYPED => Payload::Postcard(payload),
+        // Changed layouts are given up on before any entry is read.
+        KIND_DIFF => Payload::Diff(read_diff(payload, 0, max_depth).map_err(|_| LAYOUT)?, None),
         KIND_PATCH => Payload::Json(std::str::from_utf8(payload).map_err(|_| LAYOUT)?),
         KIND_REMOVED => Payload::Removed,
         _ => return Err(LAYOUT),

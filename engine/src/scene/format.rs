@@ -74,8 +74,13 @@ pub mod scene_keys {
 pub const SCENE_FORMAT_VERSION: u64 = 2;
 
 /// The binary scene format this library writes: the JSON layout's content in the binary
-/// container, ending with a checksum.
-pub const BINARY_SCENE_FORMAT_VERSION: u64 = 3;
+/// container, ending with a checksum, with archetype instances' changed components as binary
+/// diffs ([`KIND_DIFF`]).
+pub const BINARY_SCENE_FORMAT_VERSION: u64 = 4;
+
+/// The binary format before binary diffs: the same, with instances' changed components as
+/// JSON merge patches ([`KIND_PATCH`]).
+pub(super) const BINARY_FORMAT_JSON_PATCHES: u64 = 3;
 
 /// The binary format before checksums: the same layout, without the last four bytes.
 const BINARY_FORMAT_UNCHECKED: u64 = 2;
@@ -90,6 +95,8 @@ pub(super) const BINARY_MAGIC: &[u8; 8] = b"ARCHSCN\0";
 pub(super) const KIND_TYPED: u8 = 0;
 pub(super) const KIND_PATCH: u8 = 1;
 pub(super) const KIND_REMOVED: u8 = 2;
+/// An archetype instance's changed component: see [`instance_diff`](crate::scene::instance_diff).
+pub(super) const KIND_DIFF: u8 = 3;
 
 /// The scene files' pretty printer: serde_json's, able to start at a nesting depth.
 pub(crate) use crate::json::Pretty as ScenePretty;
@@ -139,7 +146,7 @@ fn checked_binary(bytes: &[u8]) -> Result<(&[u8], u64), BinaryError> {
     let version = reader.varint("format version")?;
     match version {
         BINARY_FORMAT_UNCHECKED => Ok((bytes, version)),
-        BINARY_SCENE_FORMAT_VERSION => {
+        BINARY_FORMAT_JSON_PATCHES | BINARY_SCENE_FORMAT_VERSION => {
             let Some(split) = bytes
                 .len()
                 .checked_sub(CHECKSUM_BYTES)
@@ -186,7 +193,7 @@ pub(super) fn open_binary(bytes: &[u8]) -> Result<(BinaryReader<'_>, u64), Binar
 pub(super) fn is_readable_binary(version: u64) -> bool {
     matches!(
         version,
-        BINARY_FORMAT_UNCHECKED | BINARY_SCENE_FORMAT_VERSION
+        BINARY_FORMAT_UNCHECKED | BINARY_FORMAT_JSON_PATCHES | BINARY_SCENE_FORMAT_VERSION
     )
 }
 

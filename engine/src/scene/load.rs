@@ -40,10 +40,12 @@ use crate::json::{SourceText, TextError};
 use crate::limits::Limits;
 use crate::scene::follow::{follow_archetypes, Follow};
 use crate::scene::format::{
-    is_readable_binary, open_binary, BinaryReader, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
-    KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+    is_readable_binary, open_binary, BinaryReader, BINARY_FORMAT_JSON_PATCHES, BINARY_MAGIC,
+    BINARY_SCENE_FORMAT_VERSION, KIND_DIFF, KIND_PATCH, KIND_REMOVED, KIND_TYPED,
+    SCENE_FORMAT_VERSION,
 };
 use crate::scene::header::ArchetypeNodes;
+use crate::scene::instance_diff::{archetype_value_key, project, read_diff, Diff};
 use crate::scene::json_scan::{scan, JsonEntity, OverLimit, ScanError};
 use crate::scene::migration::SceneMigration;
 
@@ -546,6 +548,10 @@ pub(super) enum Payload<'a> {
     /// Postcard bytes of a full value laid out as the component was when the scene was saved,
     /// which is not how it is now: read by that layout, as JSON.
     Evolved(&'a [u8], Arc<Layout>),
+    /// A binary archetype instance's changed component (see
+    /// [`instance_diff`](crate::scene::instance_diff)), with its saved layout where that is not
+    /// its type's now.
+    Diff(Diff<'a>, Option<Arc<Layout>>),
     /// The archetype's component is removed from this entity.
     Removed,
 }
@@ -1066,7 +1072,8 @@ pub(super) fn read_tables<'a>(
     reader: &mut BinaryReader<'a>,
     format: u64,
 ) -> Result<Header<'a>, crate::scene::format::BinaryError> {
-    let recorded = format >= BINARY_SCENE_FORMAT_VERSION;
+    // Format 3 added the meta, the value layouts and the child paths.
+    let recorded = format >= BINARY_FORMAT_JSON_PATCHES;
     let meta = if recorded { binary_meta(reader)? } else { None };
     let count = reader.count("component table size", 1)?;
     let mut components = Vec::with_capacity(count);
@@ -1298,6 +1305,12 @@ impl<'a> BinaryBody<'a, '_> {
                 }
             },
             (KIND_REMOVED, _) => Payload::Removed,
+            (KIND_DIFF, layout) => {
+                let start = reader.offset - payload_bytes.len();
+                let max_depth = self.context.options.limits.max_depth;
+                let diff = read_diff(payload_bytes, start, max_depth).map_err(fail)?;
+                Payload::Diff(diff, layout.clone())
+            }
             (other, _) => {
                 return Err(fail(crate::scene::format::BinaryError {
                     offset: at,
@@ -1362,25 +1375,18 @@ fn entry_document(
 ) -> Result<Value, SceneError> {
     let mut components = Map::new();
     for (name, offset, payload) in &entry.components {
-        let value = match payload {
-            Payload::Removed => Value::Null,
-            Payload::Json(text) => serde_json::from_str(text).map_err(|error| {
-                let mut error =
-                    component_error(context, entry, name, FieldPath::root(), error.to_string());
-                error.offset = Some(*offset);
-                error
-            })?,
-            Payload::Postcard(bytes) => {
+        let postcard_json = |bytes: &[u8], layout: Option<&Arc<Layout>>| match layout {
+            None => {
                 let at = ValueAt {
                     entry,
                     name,
                     offset: *offset,
                 };
-                typed_to_json(context, at, bytes, stand_ins)?
+                typed_to_json(context, at, bytes, stand_ins)
             }
             // Read by its saved layout: no type needed (the component may be gone).
-            Payload::Evolved(bytes, layout) => {
-                let mut rest = *bytes;
+            Some(layout) => {
+                let mut rest = bytes;
                 crate::component::read_value(layout, &mut rest).map_err(|message| {
                     let mut error = component_error(
                         context,
@@ -1391,7 +1397,22 @@ fn entry_document(
                     );
                     error.offset = Some(*offset);
                     error
-                })?
+                })
+            }
+        };
+        let value = match payload {
+            Payload::Removed => Value::Null,
+            Payload::Json(text) => serde_json::from_str(text).map_err(|error| {
+                let mut error =
+                    component_error(context, entry, name, FieldPath::root(), error.to_string());
+                error.offset = Some(*offset);
+                error
+            })?,
+            Payload::Postcard(bytes) => postcard_json(bytes, None)?,
+            Payload::Evolved(bytes, layout) => postcard_json(bytes, Some(layout))?,
+            // The merge patch a JSON scene would hold.
+            Payload::Diff(diff, layout) => {
+                project(&postcard_json(diff.value, layout.as_ref())?, &diff.shape)
             }
         };
         components.insert(name.to_string(), value);
@@ -2357,6 +2378,7 @@ pub(super) fn build_instances(
         wire: build.wire(),
         reverse: None,
         paths: &instance_paths,
+        keys: FxHashMap::default(),
     };
     let mut owned = EntityBuilder::new();
     for (i, (entry, plan)) in build.entries.iter().zip(plans).enumerate() {
@@ -2386,6 +2408,9 @@ struct Instances<'i, 'b> {
     reverse: Option<Arc<FxHashMap<Entity, StableId>>>,
     /// For each instance entry (by index): its instance's entities, by path.
     paths: &'i FxHashMap<usize, Arc<FxHashMap<String, Entity>>>,
+    /// The key of each archetype value binary diffs are checked against, made at the first
+    /// diff of that archetype entity and component.
+    keys: FxHashMap<(ArchetypeInstance, ComponentId), Option<u64>>,
 }
 
 /// The scene's values of one archetype instance entry, by component.
@@ -2396,6 +2421,9 @@ struct Patches<'t> {
     texts: BTreeMap<ComponentId, &'t str>,
     /// Components whose value the scene holds whole (binary typed values), not as a patch.
     whole: Vec<ComponentId>,
+    /// Binary diffs taken against the archetype's value of now: each value decoded, with the
+    /// shape of its difference (the instance's override of the component).
+    exact: BTreeMap<ComponentId, (Value, TypedValue)>,
 }
 
 /// One archetype instance entry being built: the entry, its archetype node and resolved
@@ -2443,8 +2471,8 @@ impl Instances<'_, '_> {
             return Ok(());
         }
         let resolved = archetype.resolved.entity_at(&node.path);
-        let patches = self.read_patches(entry, &build.plans[i])?;
-        let values = InstanceValues {
+        let patches = self.read_patches(entry, &build.plans[i], (*marker, node))?;
+        let mut values = InstanceValues {
             entry,
             node,
             resolved,
@@ -2454,6 +2482,14 @@ impl Instances<'_, '_> {
         };
         let mut overrides = Map::new();
         for component in values.components(context) {
+            if let Some((shape, typed)) = values.patches.exact.remove(&component) {
+                let name = context.registry.name(component);
+                if !matches!(name, "Parent" | "Children") {
+                    overrides.insert(name.to_string(), shape);
+                }
+                context.registry.ops(component).add_owned(typed, builder);
+                continue;
+            }
             self.add_component(&values, component, &mut overrides, builder)?;
         }
         builder.add(*marker);
@@ -2470,11 +2506,13 @@ impl Instances<'_, '_> {
         &mut self,
         entry: &'t Entry<'t>,
         plan: &Plan,
+        node: (ArchetypeInstance, &crate::archetype::CompiledNode),
     ) -> Result<Patches<'t>, SceneError> {
         let mut patches = Patches {
             values: BTreeMap::new(),
             texts: BTreeMap::new(),
             whole: Vec::new(),
+            exact: BTreeMap::new(),
         };
         for ((name, offset, payload), component) in entry.components.iter().zip(&plan.components) {
             let at = ValueAt {
@@ -2490,6 +2528,15 @@ impl Instances<'_, '_> {
                     patches.whole.push(*component);
                     Some(self.binary_value(at, payload, *component)?)
                 }
+                Payload::Diff(diff, layout) => {
+                    match self.read_diff(at, diff, layout.as_ref(), node, *component)? {
+                        Ok(exact) => {
+                            patches.exact.insert(*component, exact);
+                            continue;
+                        }
+                        Err(patch) => Some(patch),
+                    }
+                }
             };
             if let (Payload::Json(text), Source::Json(_)) = (payload, self.build.source) {
                 patches.texts.insert(*component, *text);
@@ -2497,6 +2544,54 @@ impl Instances<'_, '_> {
             patches.values.insert(*component, (*offset, patch));
         }
         Ok(patches)
+    }
+
+    /// A binary diff of `component` on an instance of `node`: its value decoded with its
+    /// shape, if it was taken against the archetype's value of now and the component's layout
+    /// is its type's; else the merge patch it stands for, to merge onto the archetype's value.
+    fn read_diff(
+        &mut self,
+        at: ValueAt<'_>,
+        diff: &Diff<'_>,
+        layout: Option<&Arc<Layout>>,
+        (marker, node): (ArchetypeInstance, &crate::archetype::CompiledNode),
+        component: ComponentId,
+    ) -> Result<Result<(Value, TypedValue), Value>, SceneError> {
+        let registry = self.build.context.registry;
+        let key = *self
+            .keys
+            .entry((marker, component))
+            .or_insert_with(|| archetype_value_key(registry, node, component));
+        let payload = match layout {
+            Some(layout) => Payload::Evolved(diff.value, layout.clone()),
+            None if key == Some(diff.key) => {
+                let typed = self.binary_typed(at, diff.value, component)?;
+                return Ok(Ok((diff.shape.clone(), typed)));
+            }
+            None => Payload::Postcard(diff.value),
+        };
+        let whole = self.binary_value(at, &payload, component)?;
+        Ok(Err(project(&whole, &diff.shape)))
+    }
+
+    /// Decodes a binary scene's postcard value of `component`, references read as stable IDs.
+    fn binary_typed(
+        &self,
+        at: ValueAt<'_>,
+        bytes: &[u8],
+        component: ComponentId,
+    ) -> Result<TypedValue, SceneError> {
+        let build = self.build;
+        let mapper = LoadRefs {
+            ids: self.ids.clone(),
+            wire: self.wire,
+            instance: None,
+        };
+        let ops = build.context.registry.ops(component);
+        let (typed, _) = with_mapper(mapper, || ops.read_postcard(bytes));
+        typed.map_err(|(path, message)| {
+            binary_value_error(build.context, at, build.place, path, message)
+        })
     }
 
     /// Parses an instance's JSON patch (strictly: a duplicate key is an error, not last-wins).
@@ -2832,10 +2927,13 @@ fn decode_payload_into(
             }
             Ok(())
         }
-        Payload::Postcard(bytes) => ops
+        // A diff holds its value whole: on an entity that is no instance (its archetype
+        // gone), that value is the entity's.
+        Payload::Postcard(bytes) | Payload::Diff(Diff { value: bytes, .. }, None) => ops
             .read_postcard_into(bytes, builder)
             .map_err(|(path, message)| binary_value_error(context, at, build.place, path, message)),
-        Payload::Evolved(bytes, layout) => {
+        Payload::Evolved(bytes, layout)
+        | Payload::Diff(Diff { value: bytes, .. }, Some(layout)) => {
             let typed =
                 decode_evolved(context, component, bytes, layout).map_err(|(path, message)| {
                     binary_value_error(context, at, build.place, path, message)
@@ -3007,10 +3105,13 @@ fn instance_root_index(
                 }
                 match payload {
                     Payload::Json(text) => serde_json::from_str::<StableId>(text).ok(),
-                    Payload::Postcard(bytes) => crate::component::from_bytes::<u64>(bytes)
-                        .ok()
-                        .map(StableId),
-                    Payload::Evolved(bytes, layout) => {
+                    Payload::Postcard(bytes) | Payload::Diff(Diff { value: bytes, .. }, None) => {
+                        crate::component::from_bytes::<u64>(bytes)
+                            .ok()
+                            .map(StableId)
+                    }
+                    Payload::Evolved(bytes, layout)
+                    | Payload::Diff(Diff { value: bytes, .. }, Some(layout)) => {
                         let value = crate::component::read_value(layout, &mut &bytes[..]);
                         value.ok()?.as_u64().map(StableId)
                     }

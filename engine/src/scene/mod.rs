@@ -1,4 +1,5 @@
-//! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`), the read
+//! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`; binary
+//! instance diffs: `instance_diff`), the read
 //! model tools use (`document`), saving (`save`), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
 //! `follow` for references), migrating old files (`migration`), preparing scenes off the game thread
 //! and committing them (`prepared`, `prepared_batch`, `prepare_progress`, `commit_error`; handles
@@ -16,6 +17,8 @@ mod follow;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod format;
 mod header;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
+mod instance_diff;
 mod json_scan;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod load;

@@ -12,8 +12,8 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::archetype::{override_shape, ArchetypeId, ArchetypeInstance};
 use crate::archetype::{worker_threads, ArchetypeLibrary};
-use crate::archetype::{ArchetypeId, ArchetypeInstance};
 use crate::component::MapError;
 use crate::component::StableId;
 use crate::component::{mark_used_in, with_save_table, SaveTable};
@@ -25,9 +25,10 @@ use crate::json::FieldPath;
 use crate::reload::{instance_entities, instance_root, LiveRefs};
 use crate::scene::format::{
     append_checksum, BinaryWriter, ScenePretty, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
-    KIND_PATCH, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+    KIND_DIFF, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene::header::{archetype_nodes, write_json_header, ArchetypeNodes};
+use crate::scene::instance_diff::{archetype_value_key, write_diff};
 
 /// How a scene is encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -400,6 +401,11 @@ impl EntityMapper for SaveRefs {
 /// An archetype entity's canonical component values, as the scene compares them.
 struct Canonical {
     values: BTreeMap<ComponentId, Value>,
+    /// The values without references in postcard, to tell an untouched component from the
+    /// live bytes alone (no JSON made).
+    bytes: BTreeMap<ComponentId, Vec<u8>>,
+    /// Each value's key, which a binary diff taken against it carries.
+    keys: BTreeMap<ComponentId, u64>,
     /// Components whose values hold `#` references (resolved per instance).
     with_refs: Vec<ComponentId>,
     /// The node `#` references are relative to.
@@ -484,6 +490,8 @@ struct Saver<'a> {
     canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
     /// Archetypes the scene has instances of, in table order (sorted by name).
     archetypes: Vec<ArchetypeId>,
+    /// Live values' postcard bytes, compared with the archetype's.
+    scratch: Vec<u8>,
 }
 
 /// One component of one entity, as it will be written.
@@ -491,8 +499,8 @@ enum Written {
     /// The live value (in the entity's archetype's `k`th column), written through its own
     /// serde impl and checked as it is written.
     Typed(usize),
-    /// A merge patch from the archetype.
-    Patch(Value),
+    /// A merge patch from the archetype; the live value is in the `column`th column.
+    Patch { column: usize, patch: Value },
     /// The archetype has it, the entity does not.
     Removed,
 }
@@ -503,6 +511,7 @@ impl<'a> Saver<'a> {
             config,
             canonical: FxHashMap::default(),
             archetypes: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -551,7 +560,7 @@ impl<'a> Saver<'a> {
         id: StableId,
         entity: Entity,
         entry: &Entry,
-        columns: &Columns<'_>,
+        (columns, row): (&Columns<'_>, usize),
         out: &mut Vec<(ComponentId, Written)>,
     ) -> Result<(), SceneSaveError> {
         out.clear();
@@ -588,7 +597,9 @@ impl<'a> Saver<'a> {
                 (_, None) => out.push((component, Written::Removed)),
                 (None, Some(k)) => out.push((component, Written::Typed(k))),
                 (Some(_), Some(k)) if self.config.full => out.push((component, Written::Typed(k))),
-                (Some(archetype_value), Some(_)) => {
+                (Some(_), Some(k))
+                    if self.untouched(canonical, component, &*columns.of[k].1, row) => {}
+                (Some(archetype_value), Some(k)) => {
                     // The patch is made from a JSON value, which has no NaN: check first.
                     let ops = self.config.registry.ops(component);
                     if let Some(Err(error)) = ops.check_live(self.config.world, entity) {
@@ -602,12 +613,30 @@ impl<'a> Saver<'a> {
                         None => continue,
                     };
                     if let Some(patch) = merge_patch::diff(&archetype_value, &live_value) {
-                        out.push((component, Written::Patch(patch)));
+                        out.push((component, Written::Patch { column: k, patch }));
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Whether the live value of `component` (in `column`, at `row`) has the archetype's
+    /// postcard bytes: then it is the archetype's value, with nothing to write. `false` also
+    /// when the bytes cannot be made: the JSON comparison then decides, and reports the
+    /// problem.
+    fn untouched(
+        &mut self,
+        canonical: &Canonical,
+        component: ComponentId,
+        column: &dyn LiveColumn,
+        row: usize,
+    ) -> bool {
+        let Some(archetype_bytes) = canonical.bytes.get(&component) else {
+            return false;
+        };
+        self.scratch.clear();
+        column.write_postcard(row, &mut self.scratch).is_ok() && self.scratch == *archetype_bytes
     }
 
     /// An archetype value holding `#` references, with the references pointing at this
@@ -812,7 +841,7 @@ impl<'a> Saver<'a> {
         out: &mut Vec<u8>,
     ) -> Result<(), SceneSaveError> {
         let entry = self.entry(entity, columns.instances);
-        self.components(id, entity, &entry, columns, written)?;
+        self.components(id, entity, &entry, (columns, row), written)?;
         out.extend_from_slice(b"{");
         out.extend_from_slice(b"\n      \"id\": \"");
         out.extend_from_slice(&id.hex_digits());
@@ -848,7 +877,7 @@ impl<'a> Saver<'a> {
                     .1
                     .write_json(row, out, 4)
                     .map_err(|error| self.write_failed(id, *component, error))?,
-                Written::Patch(patch) => {
+                Written::Patch { patch, .. } => {
                     mark_used_in(patch);
                     let mut serializer =
                         serde_json::Serializer::with_formatter(&mut *out, ScenePretty::at(4));
@@ -968,7 +997,7 @@ impl<'a> Saver<'a> {
         (components, scratch): (&mut Vec<(ComponentId, Written)>, &mut Vec<u8>),
     ) -> Result<(), SceneSaveError> {
         let entry = self.entry(entity, columns.instances);
-        self.components(id, entity, &entry, columns, components)?;
+        self.components(id, entity, &entry, (columns, row), components)?;
         body.u64_le(id.0);
         match &entry {
             Entry::Instance {
@@ -995,11 +1024,15 @@ impl<'a> Saver<'a> {
                     body.out.push(KIND_TYPED);
                     body.bytes(scratch);
                 }
-                Written::Patch(patch) => {
-                    let text = serde_json::to_vec(patch)
-                        .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
-                    body.out.push(KIND_PATCH);
-                    body.bytes(&text);
+                Written::Patch { column, patch } => {
+                    scratch.clear();
+                    columns.of[*column]
+                        .1
+                        .write_postcard(row, scratch)
+                        .map_err(|error| self.write_failed(id, *component, error))?;
+                    let key = canonical_key(&entry, *component);
+                    body.out.push(KIND_DIFF);
+                    write_diff(body, key, &override_shape(patch), scratch);
                 }
                 Written::Removed => {
                     body.out.push(KIND_REMOVED);
@@ -1172,6 +1205,16 @@ fn columns<'w>(config: &SaveConfig<'w>, run: &[(usize, Place)]) -> Vec<Option<Co
         .collect()
 }
 
+/// The key of the archetype value a diff of `component` on `entry` is taken against.
+fn canonical_key(entry: &Entry, component: ComponentId) -> u64 {
+    match entry {
+        Entry::Instance { canonical, .. } => {
+            canonical.keys.get(&component).copied().unwrap_or_default()
+        }
+        Entry::Plain => 0,
+    }
+}
+
 /// The canonical values of one entity of an archetype, or `None` if the archetype (or that
 /// entity of it) is gone or abstract: such entities are saved as plain entities.
 fn canonical_for(
@@ -1189,15 +1232,30 @@ fn canonical_for(
         .iter()
         .find(|n| n.marker.node == marker.node)?;
     let mut values = BTreeMap::new();
+    let mut bytes = BTreeMap::new();
     for (id, typed) in &node.typed {
         values.insert(*id, registry.ops(*id).encode(typed).ok()?);
+        // Shared values by their key, as the live values are written, but not recorded as
+        // met by this save.
+        let mut out = Vec::new();
+        let (written, _) = with_save_table(SaveTable::default(), || {
+            registry.ops(*id).write_postcard_typed(typed, &mut out)
+        });
+        if written.is_ok() {
+            bytes.insert(*id, out);
+        }
     }
     for (id, value) in &node.with_refs {
         values.insert(*id, value.clone());
     }
+    let keys = (values.keys())
+        .filter_map(|id| Some((*id, archetype_value_key(registry, node, *id)?)))
+        .collect();
     Some(Rc::new(Canonical {
         with_refs: node.with_refs.iter().map(|(id, _)| *id).collect(),
         values,
+        bytes,
+        keys,
         base: compiled.nodes[node.base].path.to_string(),
     }))
 }

@@ -537,10 +537,13 @@ fn binary_scene_needs(bytes: &[u8], library: &ArchetypeLibrary) -> SceneNeeds {
     if header.format < current {
         changes.push(Change {
             at: None,
-            description: format!(
-                "format {} is now {current} (with a checksum and the archetypes' children)",
-                header.format
-            ),
+            description: format!("format {} is now {current} ({})", header.format, {
+                if header.format < 3 {
+                    "with a checksum, the archetypes' children and binary instance diffs"
+                } else {
+                    "with binary instance diffs"
+                }
+            }),
         });
     }
     changes.extend(header.components.iter().filter_map(|name| {
