@@ -30,9 +30,10 @@ use std::sync::Arc;
 
 use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::{Map, Value};
 
 use crate::archetype::Archetype;
-use crate::archetype::ArchetypeInstance;
+use crate::archetype::{ArchetypeInstance, CompiledNode, InstanceOverrides};
 use crate::component::ComponentId;
 use crate::component::ComponentRegistry;
 use crate::component::StableId;
@@ -45,10 +46,10 @@ use crate::scene::format::{
     is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_DIFF, KIND_PATCH,
     KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
-use crate::scene::instance_diff::read_diff;
+use crate::scene::instance_diff::{archetype_value_key, read_diff};
 use crate::scene::load::{
     build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key, Build,
-    Context, Entry, IdConflict, LoadedScene, Payload, SceneHead, Source,
+    Context, Entry, IdConflict, LoadRefs, LoadedScene, Payload, SceneHead, Source,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 
@@ -226,6 +227,30 @@ struct Pristine<'a> {
     /// built one by one (children, references).
     by_name: FxHashMap<&'a str, Option<usize>>,
     groups: Vec<PristineGroup>,
+    /// Instances of those archetypes whose only values are binary diffs taken against the
+    /// archetype's values of now: a batch per archetype and set of components diffed.
+    diffed: Vec<DiffedGroup<'a>>,
+    /// (pristine group, components diffed) → its group in `diffed`.
+    diffed_by_key: FxHashMap<(usize, Vec<ComponentId>), usize>,
+    /// The key of each archetype value (by pristine group), made at the first diff of it.
+    keys: FxHashMap<(usize, ComponentId), Option<u64>>,
+    /// The override records met so far, by shape.
+    shapes: Vec<(Map<String, Value>, InstanceOverrides)>,
+}
+
+/// The instances of one archetype with binary diffs of the same components: each its
+/// archetype's values but for those, which are decoded straight into their columns.
+struct DiffedGroup<'a> {
+    /// The [`PristineGroup`] of the archetype.
+    archetype: usize,
+    /// The components diffed, sorted.
+    components: Vec<ComponentId>,
+    ids: Vec<StableId>,
+    handles: Vec<Entity>,
+    /// The diffed values' postcard bytes: `components.len()` per instance, in their order.
+    values: Vec<&'a [u8]>,
+    /// Each instance's override record.
+    overrides: Vec<InstanceOverrides>,
 }
 
 /// The untouched instances of one archetype.
@@ -575,23 +600,116 @@ fn take_instance<'a>(
     handle: Entity,
 ) -> Result<(), GiveUp> {
     let group = match (&entry.archetype, &entry.child) {
-        (Some(Cow::Borrowed(name)), None) if entry.components.is_empty() => {
-            pristine_group(load, name)?
-        }
+        (Some(Cow::Borrowed(name)), None) => pristine_group(load, name)?,
         _ => None,
     };
-    match group.and_then(|group| load.pristine.groups.get_mut(group)) {
-        Some(group) => {
-            group.ids.push(own_id);
-            group.handles.push(handle);
-        }
-        None => {
-            load.instances.push(entry);
-            load.instance_handles.push(handle);
-        }
+    let batched = match group {
+        Some(group) if entry.components.is_empty() => match load.pristine.groups.get_mut(group) {
+            Some(pristine) => {
+                pristine.ids.push(own_id);
+                pristine.handles.push(handle);
+                true
+            }
+            None => false,
+        },
+        Some(group) => take_diffed(load, group, &entry, (own_id, handle)),
+        None => false,
+    };
+    if !batched {
+        load.instances.push(entry);
+        load.instance_handles.push(handle);
     }
     Ok(())
 }
+
+/// Puts an instance of the archetype of pristine group `group` into its [`DiffedGroup`] if
+/// its only values are binary diffs taken against the archetype's values of now; `false` if
+/// they are not (it is built one by one).
+fn take_diffed<'a>(
+    load: &mut Load<'_, 'a>,
+    group: usize,
+    entry: &Entry<'a>,
+    (own_id, handle): (StableId, Entity),
+) -> bool {
+    let registry = load.context.registry;
+    let Some(archetype) = load.pristine.groups.get(group).map(|g| g.archetype.clone()) else {
+        return false;
+    };
+    let Some(node) = archetype.compiled.as_ref().map(|c| &c.nodes[0]) else {
+        return false;
+    };
+    let mut diffs = Vec::with_capacity(entry.components.len());
+    for (name, _, payload) in &entry.components {
+        let (Payload::Diff(diff, None), Some(component)) =
+            (payload, scene_component(registry, name))
+        else {
+            return false;
+        };
+        let key = *load
+            .pristine
+            .keys
+            .entry((group, component))
+            .or_insert_with(|| archetype_value_key(registry, node, component));
+        if key != Some(diff.key) || matches!(&**name, "Parent" | "Children") {
+            return false;
+        }
+        diffs.push((component, diff));
+    }
+    diffs.sort_unstable_by_key(|(component, _)| *component);
+    let components: Vec<ComponentId> = diffs.iter().map(|(c, _)| *c).collect();
+    if components.windows(2).any(|pair| pair[0] == pair[1]) {
+        // A component twice: the careful path says so.
+        return false;
+    }
+    let mut shape = Map::new();
+    for (component, diff) in &diffs {
+        shape.insert(registry.name(*component).to_string(), diff.shape.clone());
+    }
+    let overrides = intern_shape(load, shape);
+    let pristine = &mut load.pristine;
+    let key = (group, components);
+    let at = match pristine.diffed_by_key.get(&key) {
+        Some(at) => *at,
+        None => {
+            pristine.diffed.push(DiffedGroup {
+                archetype: group,
+                components: key.1.clone(),
+                ids: Vec::new(),
+                handles: Vec::new(),
+                values: Vec::new(),
+                overrides: Vec::new(),
+            });
+            pristine
+                .diffed_by_key
+                .insert(key, pristine.diffed.len() - 1);
+            pristine.diffed.len() - 1
+        }
+    };
+    let diffed = &mut pristine.diffed[at];
+    diffed.ids.push(own_id);
+    diffed.handles.push(handle);
+    diffed
+        .values
+        .extend(diffs.iter().map(|(_, diff)| diff.value));
+    diffed.overrides.push(overrides);
+    true
+}
+
+/// The shared override record of `shape`, from the few met so far if it is one of them.
+fn intern_shape(load: &mut Load<'_, '_>, shape: Map<String, Value>) -> InstanceOverrides {
+    let shapes = &mut load.pristine.shapes;
+    if let Some((_, shared)) = shapes.iter().find(|(known, _)| *known == shape) {
+        return shared.clone();
+    }
+    let shared = load.context.library.override_shapes().intern(shape.clone());
+    if shapes.len() < SHAPES_AT_HAND {
+        shapes.push((shape, shared.clone()));
+    }
+    shared
+}
+
+/// How many override shapes a load keeps at hand.
+const SHAPES_AT_HAND: usize = 16;
 
 /// The batch untouched instances of archetype `name` (as written) join, planned once per
 /// archetype: `Ok(None)` when its instances are built one by one (it has children or
@@ -642,7 +760,8 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), Give
     world.flush();
     let by_batch = world.freelist().len() == 0;
     let mut builder = EntityBuilder::new();
-    for group in std::mem::take(&mut load.pristine.groups) {
+    let groups = std::mem::take(&mut load.pristine.groups);
+    for group in &groups {
         let node = &group
             .archetype
             .compiled
@@ -684,6 +803,122 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), Give
         }
         let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
         world.spawn_column_batch_at(&group.handles, batch);
+    }
+    spawn_diffed(load, world, &groups, by_batch)
+}
+
+/// Puts the instances of [`DiffedGroup`]s into the world on their handles, as
+/// [`spawn_pristine`] puts untouched ones (`by_batch`: a column batch per group), each diffed
+/// value decoded straight into its column, references read as stable IDs.
+fn spawn_diffed(
+    load: &mut Load<'_, '_>,
+    world: &mut World,
+    groups: &[PristineGroup],
+    by_batch: bool,
+) -> Result<(), GiveUp> {
+    let diffed = std::mem::take(&mut load.pristine.diffed);
+    if diffed.is_empty() {
+        return Ok(());
+    }
+    let registry = load.context.registry;
+    // The map is lent to the decoders' mapper and taken back after.
+    let ids = Arc::new(std::mem::take(&mut load.refs.ids));
+    let mapper = LoadRefs {
+        ids: ids.clone(),
+        wire: load.wire,
+        instance: None,
+    };
+    let (spawned, _) = with_mapper(mapper, || {
+        diffed.iter().try_for_each(|group| {
+            let pristine = groups.get(group.archetype).ok_or(GiveUp::Instances)?;
+            match by_batch {
+                true => spawn_diffed_batch(registry, world, pristine, group),
+                false => spawn_diffed_one_by_one(registry, world, pristine, group),
+            }
+        })
+    });
+    load.refs.ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
+    spawned
+}
+
+/// The archetype entity of a pristine group's archetype.
+fn single_node(pristine: &PristineGroup) -> Result<&CompiledNode, GiveUp> {
+    let compiled = pristine.archetype.compiled.as_ref();
+    compiled
+        .and_then(|c| c.nodes.first())
+        .ok_or(GiveUp::Instances)
+}
+
+/// A [`DiffedGroup`] as one column batch.
+fn spawn_diffed_batch(
+    registry: &ComponentRegistry,
+    world: &mut World,
+    pristine: &PristineGroup,
+    group: &DiffedGroup<'_>,
+) -> Result<(), GiveUp> {
+    let node = single_node(pristine)?;
+    let count = u32::try_from(group.handles.len()).map_err(|_| GiveUp::TooLarge)?;
+    let stride = group.components.len();
+    let mut batch_type = node.batch_type.clone();
+    batch_type.add::<InstanceOverrides>();
+    let mut batch = batch_type.into_batch(count);
+    for (k, component) in group.components.iter().enumerate() {
+        let sink = registry.ops(*component).postcard_sink(&batch);
+        let mut sink = sink.ok_or(GiveUp::BatchMismatch)?;
+        for bytes in group.values.iter().skip(k).step_by(stride) {
+            sink.push_postcard(bytes)?;
+        }
+    }
+    for (component, typed) in &node.typed {
+        if group.components.binary_search(component).is_err() {
+            registry
+                .ops(*component)
+                .fill_column(typed, &mut batch, count);
+        }
+    }
+    {
+        let mut ids = batch.writer::<StableId>().ok_or(GiveUp::BatchMismatch)?;
+        let mut markers = (batch.writer::<ArchetypeInstance>()).ok_or(GiveUp::BatchMismatch)?;
+        let mut overrides = (batch.writer::<InstanceOverrides>()).ok_or(GiveUp::BatchMismatch)?;
+        for (id, record) in group.ids.iter().zip(&group.overrides) {
+            let pushed = (ids.push(*id).is_ok() && markers.push(pristine.marker).is_ok())
+                && overrides.push(record.clone()).is_ok();
+            if !pushed {
+                return Err(GiveUp::BatchMismatch);
+            }
+        }
+    }
+    let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
+    world.spawn_column_batch_at(&group.handles, batch);
+    Ok(())
+}
+
+/// A [`DiffedGroup`] one entity at a time (hecs's free list holds IDs: see
+/// [`spawn_pristine`]).
+fn spawn_diffed_one_by_one(
+    registry: &ComponentRegistry,
+    world: &mut World,
+    pristine: &PristineGroup,
+    group: &DiffedGroup<'_>,
+) -> Result<(), GiveUp> {
+    let node = single_node(pristine)?;
+    let stride = group.components.len();
+    let mut builder = EntityBuilder::new();
+    let rows = group.ids.iter().zip(&group.handles).zip(&group.overrides);
+    for (row, ((id, handle), record)) in rows.enumerate() {
+        for (component, typed) in &node.typed {
+            let ops = registry.ops(*component);
+            match group.components.binary_search(component) {
+                Ok(k) => ops
+                    .read_postcard_into(group.values[row * stride + k], &mut builder)
+                    .map_err(|_| GiveUp::Value)?,
+                Err(_) => ops.add_to_builder(typed, &mut builder),
+            }
+        }
+        builder.add(pristine.marker).add(*id).add(record.clone());
+        world
+            .insert(*handle, builder.build())
+            .map_err(|_| GiveUp::BatchMismatch)?;
     }
     Ok(())
 }

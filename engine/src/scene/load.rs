@@ -24,7 +24,7 @@ use crate::archetype::read_limited;
 use crate::archetype::resolve_ref_path;
 use crate::archetype::ArchetypeLibrary;
 use crate::archetype::SpawnError;
-use crate::archetype::{override_shape, ArchetypeInstance};
+use crate::archetype::{override_shape, ArchetypeInstance, InstanceOverrides};
 use crate::component::Layout;
 use crate::component::Parent;
 use crate::component::{with_load_table, LoadTable};
@@ -1533,11 +1533,11 @@ fn too_many(context: &Context<'_>, count: usize) -> SceneError {
 // ---- phase two: create entities, decode components, insert ----
 
 /// Resolves references by stable ID (and `#` paths inside archetype instances).
-struct LoadRefs {
-    ids: Arc<FxHashMap<StableId, Entity>>,
-    wire: RefWire,
+pub(super) struct LoadRefs {
+    pub ids: Arc<FxHashMap<StableId, Entity>>,
+    pub wire: RefWire,
     /// For archetype values: the instance's entities by path, and the base path.
-    instance: Option<(Arc<FxHashMap<String, Entity>>, String)>,
+    pub instance: Option<(Arc<FxHashMap<String, Entity>>, String)>,
 }
 
 impl EntityMapper for LoadRefs {
@@ -2379,6 +2379,7 @@ pub(super) fn build_instances(
         reverse: None,
         paths: &instance_paths,
         keys: FxHashMap::default(),
+        shapes: Vec::new(),
     };
     let mut owned = EntityBuilder::new();
     for (i, (entry, plan)) in build.entries.iter().zip(plans).enumerate() {
@@ -2411,7 +2412,12 @@ struct Instances<'i, 'b> {
     /// The key of each archetype value binary diffs are checked against, made at the first
     /// diff of that archetype entity and component.
     keys: FxHashMap<(ArchetypeInstance, ComponentId), Option<u64>>,
+    /// The override shapes met so far (up to [`SHAPES_AT_HAND`]), with their shared records.
+    shapes: Vec<(Map<String, Value>, InstanceOverrides)>,
 }
+
+/// How many override shapes a load keeps at hand (see [`Instances::intern`]).
+const SHAPES_AT_HAND: usize = 16;
 
 /// The scene's values of one archetype instance entry, by component.
 struct Patches<'t> {
@@ -2477,7 +2483,9 @@ impl Instances<'_, '_> {
             node,
             resolved,
             patches,
-            paths: self.paths.get(&i).cloned().unwrap_or_default(),
+            // An instance of one entity alone has no map made ahead: it is just itself.
+            paths: (self.paths.get(&i).cloned())
+                .unwrap_or_else(|| Arc::new([(String::new(), handle)].into_iter().collect())),
             base: compiled.nodes[node.base].path.to_string(),
         };
         let mut overrides = Map::new();
@@ -2494,7 +2502,7 @@ impl Instances<'_, '_> {
         }
         builder.add(*marker);
         if !overrides.is_empty() {
-            builder.add(context.library.override_shapes().intern(overrides));
+            builder.add(self.intern(overrides));
         }
         sink(handle, builder);
         Ok(())
@@ -2544,6 +2552,24 @@ impl Instances<'_, '_> {
             patches.values.insert(*component, (*offset, patch));
         }
         Ok(patches)
+    }
+
+    /// The shared override record of `shape`: instances of a scene mostly have one of a few
+    /// shapes, kept at hand, so most need neither the library's table nor its lock.
+    fn intern(&mut self, shape: Map<String, Value>) -> InstanceOverrides {
+        if let Some((_, shared)) = self.shapes.iter().find(|(known, _)| *known == shape) {
+            return shared.clone();
+        }
+        let shared = self
+            .build
+            .context
+            .library
+            .override_shapes()
+            .intern(shape.clone());
+        if self.shapes.len() < SHAPES_AT_HAND {
+            self.shapes.push((shape, shared.clone()));
+        }
+        shared
     }
 
     /// A binary diff of `component` on an instance of `node`: its value decoded with its
@@ -3135,28 +3161,45 @@ fn instance_paths(
     handles: &[Entity],
     extend: &mut dyn FnMut(usize, &mut FxHashMap<String, Entity>),
 ) -> FxHashMap<usize, Arc<FxHashMap<String, Entity>>> {
-    // Only archetype instance entries: an instance's entities are all instances.
-    let index_of: FxHashMap<StableId, usize> = entries
-        .iter()
-        .zip(plans)
-        .enumerate()
-        .filter(|(_, (_, plan))| plan.instance.is_some())
-        .map(|(i, (e, _))| (e.id, i))
-        .collect();
-    let mut members: FxHashMap<usize, FxHashMap<String, Entity>> = FxHashMap::default();
+    // Only archetype instance entries: an instance's entities are all instances. Needed only
+    // to find the roots of child entries.
+    let mut index_of: Option<FxHashMap<StableId, usize>> = None;
     let mut root_of = Vec::new();
+    let mut members_of: FxHashMap<usize, usize> = FxHashMap::default();
     for (i, entry) in entries.iter().enumerate() {
+        if plans[i].instance.is_none() {
+            continue;
+        }
+        let root = match entry.child {
+            None => i,
+            Some(_) => {
+                let index_of = index_of.get_or_insert_with(|| instance_indices(entries, plans));
+                instance_root_index(entries, plans, index_of, i)
+            }
+        };
+        *members_of.entry(root).or_default() += 1;
+        root_of.push((i, root));
+    }
+    let mut members: FxHashMap<usize, FxHashMap<String, Entity>> = FxHashMap::default();
+    for &(i, root) in &root_of {
         let Some((_, archetype, node)) = &plans[i].instance else {
             continue;
         };
+        // An instance of one entity alone, whose archetype has no other: no children to gain,
+        // none to find by path (see `Instances::build_one`).
+        let one_node = archetype
+            .compiled
+            .as_ref()
+            .is_some_and(|c| c.nodes.len() == 1);
+        if one_node && members_of.get(&root) == Some(&1) {
+            continue;
+        }
         // The child's path now (the entry may name it by a former one).
         let path = match &archetype.compiled {
             Some(compiled) => compiled.nodes[*node].path.to_string(),
-            None => entry.child.as_deref().unwrap_or("").to_string(),
+            None => entries[i].child.as_deref().unwrap_or("").to_string(),
         };
-        let root = instance_root_index(entries, plans, &index_of, i);
         members.entry(root).or_default().insert(path, handles[i]);
-        root_of.push((i, root));
     }
     let mut roots: Vec<usize> = members.keys().copied().collect();
     roots.sort_unstable();
@@ -3172,6 +3215,17 @@ fn instance_paths(
     root_of
         .into_iter()
         .filter_map(|(i, root)| Some((i, shared.get(&root)?.clone())))
+        .collect()
+}
+
+/// The archetype instance entries' indices, by stable ID.
+fn instance_indices(entries: &[Entry<'_>], plans: &[Plan]) -> FxHashMap<StableId, usize> {
+    entries
+        .iter()
+        .zip(plans)
+        .enumerate()
+        .filter(|(_, (_, plan))| plan.instance.is_some())
+        .map(|(i, (e, _))| (e.id, i))
         .collect()
 }
 
