@@ -186,3 +186,46 @@ fn a_damaged_diff_is_refused_at_its_byte() {
         format!("byte {leaf_count}: error[malformed]: diff leaf count 127 is larger than the data could hold")
     );
 }
+
+fn load_with(
+    bytes: &[u8],
+    library: &ArchetypeLibrary,
+    world: &mut World,
+    careful: bool,
+) -> LoadedScene {
+    let mut options = SceneLoadOptions::default();
+    // `all_errors` takes the careful reader always.
+    options.all_errors = careful;
+    load_scene(bytes, None, world, library, &options).unwrap()
+}
+
+#[test]
+fn diffed_instances_load_the_same_batched_one_by_one_and_the_careful_way() {
+    let (_dir, library) = library(GOBLIN);
+    let mut world = mid_fight(&library);
+    // More hurt goblins than one: the fast reader puts them in as one batch.
+    for _ in 0..5 {
+        let goblin = library.spawn(&mut world, "goblin").unwrap();
+        world.get::<&mut Health>(goblin).unwrap().current = 4.0;
+    }
+    let binary = save(&world, &library, SceneEncoding::Binary);
+    let mut batched = World::new();
+    let batched_scene = load_with(&binary, &library, &mut batched, false);
+    let mut careful = World::new();
+    let careful_scene = load_with(&binary, &library, &mut careful, true);
+    // A world whose handles were freed: the fast reader puts instances in one at a time.
+    let mut reused = World::new();
+    let freed: Vec<Entity> = (0..20).map(|_| reused.spawn(())).collect();
+    freed.into_iter().for_each(|e| reused.despawn(e).unwrap());
+    let reused_scene = load_with(&binary, &library, &mut reused, false);
+    for id in [0xa1, 0xa2, 0xc1] {
+        let expected = state(&careful, &careful_scene, id);
+        assert_eq!(state(&batched, &batched_scene, id), expected);
+        assert_eq!(state(&reused, &reused_scene, id), expected);
+    }
+    // Every entity alike: the three worlds save the same scene.
+    let resaved = save(&careful, &library, SceneEncoding::Binary);
+    assert_eq!(save(&batched, &library, SceneEncoding::Binary), resaved);
+    assert_eq!(save(&reused, &library, SceneEncoding::Binary), resaved);
+    assert_eq!(resaved, binary);
+}
