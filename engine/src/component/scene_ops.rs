@@ -197,6 +197,8 @@ pub(crate) trait PostcardSink {
     fn push_postcard(&mut self, bytes: &[u8]) -> Result<(), PushError>;
     /// Decodes JSON `text` (as [`LiveColumn::write_json`] wrote it) onto the end of the column.
     fn push_json(&mut self, text: &str) -> Result<(), PushError>;
+    /// Puts a value decoded already onto the end of the column.
+    fn push_typed(&mut self, value: TypedValue) -> Result<(), PushError>;
 }
 
 /// Why a value was not pushed onto a batch column.
@@ -206,6 +208,8 @@ pub(crate) enum PushError {
     Invalid(FieldPath, String),
     /// The column already holds a value for every row of its batch.
     ColumnFull,
+    /// A value decoded already is not of the column's type (a bug).
+    WrongType,
 }
 
 impl<T: Component> PostcardSink for BatchWriter<'_, T> {
@@ -219,6 +223,11 @@ impl<T: Component> PostcardSink for BatchWriter<'_, T> {
         let value = Ops::<T>::read_json_typed(text, &mut Vec::new())
             .map_err(|(path, why)| PushError::Invalid(path, why.to_string()))?;
         self.push(value).map_err(|_| PushError::ColumnFull)
+    }
+
+    fn push_typed(&mut self, value: TypedValue) -> Result<(), PushError> {
+        let value = value.downcast::<T>().map_err(|_| PushError::WrongType)?;
+        self.push(*value).map_err(|_| PushError::ColumnFull)
     }
 }
 

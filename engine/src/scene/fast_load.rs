@@ -33,14 +33,17 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
 
 use crate::archetype::Archetype;
-use crate::archetype::{ArchetypeInstance, CompiledNode, InstanceOverrides};
+use crate::archetype::{override_shape, ArchetypeInstance, CompiledNode, InstanceOverrides};
 use crate::component::ComponentId;
 use crate::component::ComponentRegistry;
 use crate::component::StableId;
+use crate::component::TypedValue;
 use crate::component::{with_installed_mapper, PushError};
 use crate::component::{with_load_table, LoadTable};
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{MapError, ReadOnly};
+use crate::json::merge_patch;
+use crate::json::{parse_json, SourceText};
 use crate::scene::follow::{follow_archetypes, Follow, Followed};
 use crate::scene::format::{
     is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_DIFF, KIND_PATCH,
@@ -97,7 +100,7 @@ impl From<PushError> for GiveUp {
     fn from(error: PushError) -> Self {
         match error {
             PushError::Invalid(..) => GiveUp::Value,
-            PushError::ColumnFull => GiveUp::BatchMismatch,
+            PushError::ColumnFull | PushError::WrongType => GiveUp::BatchMismatch,
         }
     }
 }
@@ -238,8 +241,9 @@ struct Pristine<'a> {
     shapes: Vec<(Map<String, Value>, InstanceOverrides)>,
 }
 
-/// The instances of one archetype with binary diffs of the same components: each its
-/// archetype's values but for those, which are decoded straight into their columns.
+/// The instances of one archetype with diffs of the same components (binary diffs, or JSON
+/// merge patches): each its archetype's values but for those, which are decoded straight into
+/// their columns.
 struct DiffedGroup<'a> {
     /// The [`PristineGroup`] of the archetype.
     archetype: usize,
@@ -247,10 +251,22 @@ struct DiffedGroup<'a> {
     components: Vec<ComponentId>,
     ids: Vec<StableId>,
     handles: Vec<Entity>,
-    /// The diffed values' postcard bytes: `components.len()` per instance, in their order.
-    values: Vec<&'a [u8]>,
-    /// Each instance's override record.
-    overrides: Vec<InstanceOverrides>,
+    /// The diffed values: `components.len()` per instance, in their order.
+    values: Vec<Diffed<'a>>,
+    /// Each instance's override record (made when the values are decoded, for patches).
+    overrides: Vec<Option<InstanceOverrides>>,
+}
+
+/// A diffed value of an instance, as a [`DiffedGroup`] holds it.
+enum Diffed<'a> {
+    /// A binary diff's value, whole, in postcard.
+    Postcard(&'a [u8]),
+    /// A JSON merge patch, to merge onto the archetype's value.
+    Patch(&'a str),
+    /// The value decoded.
+    Typed(TypedValue),
+    /// Taken into its column.
+    Taken,
 }
 
 /// The untouched instances of one archetype.
@@ -639,21 +655,38 @@ fn take_diffed<'a>(
         return false;
     };
     let mut diffs = Vec::with_capacity(entry.components.len());
+    let mut shape = Some(Map::new());
     for (name, _, payload) in &entry.components {
-        let (Payload::Diff(diff, None), Some(component)) =
-            (payload, scene_component(registry, name))
-        else {
+        let Some(component) = scene_component(registry, name) else {
             return false;
         };
-        let key = *load
-            .pristine
-            .keys
-            .entry((group, component))
-            .or_insert_with(|| archetype_value_key(registry, node, component));
-        if key != Some(diff.key) || matches!(&**name, "Parent" | "Children") {
+        let in_archetype = node.typed.iter().any(|(c, _)| *c == component);
+        if !in_archetype || matches!(&**name, "Parent" | "Children") {
             return false;
         }
-        diffs.push((component, diff));
+        let value = match payload {
+            Payload::Diff(diff, None) => {
+                let key = *load
+                    .pristine
+                    .keys
+                    .entry((group, component))
+                    .or_insert_with(|| archetype_value_key(registry, node, component));
+                if key != Some(diff.key) {
+                    return false;
+                }
+                if let Some(shape) = &mut shape {
+                    shape.insert(registry.name(component).to_string(), diff.shape.clone());
+                }
+                Diffed::Postcard(diff.value)
+            }
+            Payload::Json(text) => {
+                // Its shape is known once the patch is read.
+                shape = None;
+                Diffed::Patch(text)
+            }
+            _ => return false,
+        };
+        diffs.push((component, value));
     }
     diffs.sort_unstable_by_key(|(component, _)| *component);
     let components: Vec<ComponentId> = diffs.iter().map(|(c, _)| *c).collect();
@@ -661,11 +694,7 @@ fn take_diffed<'a>(
         // A component twice: the careful path says so.
         return false;
     }
-    let mut shape = Map::new();
-    for (component, diff) in &diffs {
-        shape.insert(registry.name(*component).to_string(), diff.shape.clone());
-    }
-    let overrides = intern_shape(load, shape);
+    let overrides = shape.map(|shape| intern_shape(load, shape));
     let pristine = &mut load.pristine;
     let key = (group, components);
     let at = match pristine.diffed_by_key.get(&key) {
@@ -690,18 +719,26 @@ fn take_diffed<'a>(
     diffed.handles.push(handle);
     diffed
         .values
-        .extend(diffs.iter().map(|(_, diff)| diff.value));
+        .extend(diffs.into_iter().map(|(_, value)| value));
     diffed.overrides.push(overrides);
     true
 }
 
 /// The shared override record of `shape`, from the few met so far if it is one of them.
 fn intern_shape(load: &mut Load<'_, '_>, shape: Map<String, Value>) -> InstanceOverrides {
-    let shapes = &mut load.pristine.shapes;
+    intern_in(&mut load.pristine.shapes, load.context, shape)
+}
+
+/// The shared override record of `shape`, from `shapes` (the few met so far) if it is there.
+fn intern_in(
+    shapes: &mut Vec<(Map<String, Value>, InstanceOverrides)>,
+    context: &Context<'_>,
+    shape: Map<String, Value>,
+) -> InstanceOverrides {
     if let Some((_, shared)) = shapes.iter().find(|(known, _)| *known == shape) {
         return shared.clone();
     }
-    let shared = load.context.library.override_shapes().intern(shape.clone());
+    let shared = context.library.override_shapes().intern(shape.clone());
     if shapes.len() < SHAPES_AT_HAND {
         shapes.push((shape, shared.clone()));
     }
@@ -816,21 +853,27 @@ fn spawn_diffed(
     groups: &[PristineGroup],
     by_batch: bool,
 ) -> Result<(), GiveUp> {
-    let diffed = std::mem::take(&mut load.pristine.diffed);
+    let mut diffed = std::mem::take(&mut load.pristine.diffed);
     if diffed.is_empty() {
         return Ok(());
     }
     let registry = load.context.registry;
+    let mut shapes = std::mem::take(&mut load.pristine.shapes);
     // The map is lent to the decoders' mapper and taken back after.
     let ids = Arc::new(std::mem::take(&mut load.refs.ids));
     let mapper = LoadRefs {
         ids: ids.clone(),
-        wire: load.wire,
+        // Postcard says nothing of its own: references are read as the encoding writes them.
+        wire: match load.wire {
+            RefWire::Number => RefWire::Number,
+            _ => RefWire::Any,
+        },
         instance: None,
     };
     let (spawned, _) = with_mapper(mapper, || {
-        diffed.iter().try_for_each(|group| {
+        diffed.iter_mut().try_for_each(|group| {
             let pristine = groups.get(group.archetype).ok_or(GiveUp::Instances)?;
+            decode_patches(load.context, pristine, group, &mut shapes)?;
             match by_batch {
                 true => spawn_diffed_batch(registry, world, pristine, group),
                 false => spawn_diffed_one_by_one(registry, world, pristine, group),
@@ -839,6 +882,51 @@ fn spawn_diffed(
     });
     load.refs.ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
     spawned
+}
+
+/// Decodes the JSON merge patches of a [`DiffedGroup`], each merged onto its archetype's
+/// value, and makes the override records of their instances. [`GiveUp::Value`] for a patch
+/// that does not read or decode as it is, or names a field its type does not have: the
+/// careful path says why, or what it warns of.
+fn decode_patches(
+    context: &Context<'_>,
+    pristine: &PristineGroup,
+    group: &mut DiffedGroup<'_>,
+    shapes: &mut Vec<(Map<String, Value>, InstanceOverrides)>,
+) -> Result<(), GiveUp> {
+    let Some(resolved) = pristine.archetype.resolved.entity_at("") else {
+        return Err(GiveUp::Instances);
+    };
+    let stride = group.components.len();
+    let max_depth = context.options.limits.max_depth;
+    for (row, overrides) in group.overrides.iter_mut().enumerate() {
+        if overrides.is_some() {
+            continue;
+        }
+        let mut shape = Map::new();
+        for (k, component) in group.components.iter().enumerate() {
+            let value = &mut group.values[row * stride + k];
+            let Diffed::Patch(text) = value else {
+                continue;
+            };
+            let name = context.registry.name(*component);
+            let patch = SourceText::from_bytes(text.as_bytes().to_vec())
+                .and_then(|text| parse_json(&text, max_depth))
+                .map_err(|_| GiveUp::Value)?;
+            let merged = merge_patch::merged(resolved.components.get(name), &patch);
+            let mut unknown = Vec::new();
+            let typed = (context.registry.ops(*component))
+                .decode(&merged, &mut unknown)
+                .map_err(|_| GiveUp::Value)?;
+            if !unknown.is_empty() {
+                return Err(GiveUp::Value);
+            }
+            shape.insert(name.to_string(), override_shape(&patch));
+            *value = Diffed::Typed(typed);
+        }
+        *overrides = Some(intern_in(shapes, context, shape));
+    }
+    Ok(())
 }
 
 /// The archetype entity of a pristine group's archetype.
@@ -854,7 +942,7 @@ fn spawn_diffed_batch(
     registry: &ComponentRegistry,
     world: &mut World,
     pristine: &PristineGroup,
-    group: &DiffedGroup<'_>,
+    group: &mut DiffedGroup<'_>,
 ) -> Result<(), GiveUp> {
     let node = single_node(pristine)?;
     let count = u32::try_from(group.handles.len()).map_err(|_| GiveUp::TooLarge)?;
@@ -865,8 +953,12 @@ fn spawn_diffed_batch(
     for (k, component) in group.components.iter().enumerate() {
         let sink = registry.ops(*component).postcard_sink(&batch);
         let mut sink = sink.ok_or(GiveUp::BatchMismatch)?;
-        for bytes in group.values.iter().skip(k).step_by(stride) {
-            sink.push_postcard(bytes)?;
+        for value in group.values.iter_mut().skip(k).step_by(stride) {
+            match std::mem::replace(value, Diffed::Taken) {
+                Diffed::Postcard(bytes) => sink.push_postcard(bytes)?,
+                Diffed::Typed(typed) => sink.push_typed(typed)?,
+                Diffed::Patch(_) | Diffed::Taken => return Err(GiveUp::BatchMismatch),
+            }
         }
     }
     for (component, typed) in &node.typed {
@@ -881,8 +973,9 @@ fn spawn_diffed_batch(
         let mut markers = (batch.writer::<ArchetypeInstance>()).ok_or(GiveUp::BatchMismatch)?;
         let mut overrides = (batch.writer::<InstanceOverrides>()).ok_or(GiveUp::BatchMismatch)?;
         for (id, record) in group.ids.iter().zip(&group.overrides) {
+            let record = record.clone().ok_or(GiveUp::BatchMismatch)?;
             let pushed = (ids.push(*id).is_ok() && markers.push(pristine.marker).is_ok())
-                && overrides.push(record.clone()).is_ok();
+                && overrides.push(record).is_ok();
             if !pushed {
                 return Err(GiveUp::BatchMismatch);
             }
@@ -899,7 +992,7 @@ fn spawn_diffed_one_by_one(
     registry: &ComponentRegistry,
     world: &mut World,
     pristine: &PristineGroup,
-    group: &DiffedGroup<'_>,
+    group: &mut DiffedGroup<'_>,
 ) -> Result<(), GiveUp> {
     let node = single_node(pristine)?;
     let stride = group.components.len();
@@ -908,14 +1001,20 @@ fn spawn_diffed_one_by_one(
     for (row, ((id, handle), record)) in rows.enumerate() {
         for (component, typed) in &node.typed {
             let ops = registry.ops(*component);
-            match group.components.binary_search(component) {
-                Ok(k) => ops
-                    .read_postcard_into(group.values[row * stride + k], &mut builder)
+            let Ok(k) = group.components.binary_search(component) else {
+                ops.add_to_builder(typed, &mut builder);
+                continue;
+            };
+            match std::mem::replace(&mut group.values[row * stride + k], Diffed::Taken) {
+                Diffed::Postcard(bytes) => ops
+                    .read_postcard_into(bytes, &mut builder)
                     .map_err(|_| GiveUp::Value)?,
-                Err(_) => ops.add_to_builder(typed, &mut builder),
+                Diffed::Typed(typed) => ops.add_owned(typed, &mut builder),
+                Diffed::Patch(_) | Diffed::Taken => return Err(GiveUp::BatchMismatch),
             }
         }
-        builder.add(pristine.marker).add(*id).add(record.clone());
+        let record = record.clone().ok_or(GiveUp::BatchMismatch)?;
+        builder.add(pristine.marker).add(*id).add(record);
         world
             .insert(*handle, builder.build())
             .map_err(|_| GiveUp::BatchMismatch)?;
