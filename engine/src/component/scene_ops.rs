@@ -40,6 +40,10 @@ pub(crate) trait LiveColumn {
     fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError>;
     /// Appends the value in `row` in postcard's binary form, checking it first.
     fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError>;
+    /// Appends the value in `row` in postcard's binary form, unchecked: to compare with bytes
+    /// of a value known good (a value that fails the check is written differently from any
+    /// such value, or not at all).
+    fn write_postcard_unchecked(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError>;
 }
 
 impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
@@ -62,6 +66,11 @@ impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
     fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError> {
         let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
         value_check::check(component).map_err(WriteError::Check)?;
+        self.write_postcard_unchecked(row, out)
+    }
+
+    fn write_postcard_unchecked(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError> {
+        let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
         let bytes = crate::component::binary_codec::to_extend(component, std::mem::take(out))
             .map_err(WriteError::write)?;
         *out = bytes;

@@ -1,6 +1,7 @@
 //! Saving a world (or part of it) as a scene: JSON or binary, deterministic, atomic on disk.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -564,61 +565,62 @@ impl<'a> Saver<'a> {
         out: &mut Vec<(ComponentId, Written)>,
     ) -> Result<(), SceneSaveError> {
         out.clear();
-        let Entry::Instance { canonical, .. } = entry else {
+        let Entry::Instance {
+            archetype,
+            node,
+            canonical,
+        } = entry
+        else {
             out.extend((0..columns.of.len()).map(|k| (columns.of[k].0, Written::Typed(k))));
             return Ok(());
         };
-        // The entity's own components and its archetype's, in name order.
-        let mut candidates: Vec<ComponentId> = columns.of.iter().map(|(c, _)| *c).collect();
-        candidates.extend(
-            canonical
-                .values
-                .keys()
-                .filter(|c| self.config.rank[c.index()].is_some()),
-        );
-        candidates.sort_unstable_by_key(|c| self.config.rank[c.index()]);
-        candidates.dedup();
-        for component in candidates {
-            let column = columns.of.iter().position(|(c, _)| *c == component);
-            let archetype_value = canonical.values.get(&component).map(|value| {
-                if canonical.with_refs.contains(&component) {
-                    Cow::Owned(self.resolve_for_instance(
-                        entity,
-                        entry,
-                        component,
-                        value,
-                        &canonical.base,
-                    ))
-                } else {
-                    Cow::Borrowed(value)
-                }
-            });
-            match (archetype_value, column) {
-                (_, None) => out.push((component, Written::Removed)),
-                (None, Some(k)) => out.push((component, Written::Typed(k))),
-                (Some(_), Some(k)) if self.config.full => out.push((component, Written::Typed(k))),
-                (Some(_), Some(k))
-                    if self.untouched(canonical, component, &*columns.of[k].1, row) => {}
-                (Some(archetype_value), Some(k)) => {
-                    // The patch is made from a JSON value, which has no NaN: check first.
-                    let ops = self.config.registry.ops(component);
-                    if let Some(Err(error)) = ops.check_live(self.config.world, entity) {
-                        return Err(self.check_failed(id, component, error));
+        let plan = columns.plan((*archetype, *node), canonical, self.config);
+        for step in plan.iter() {
+            match *step {
+                Step::Removed(component) => out.push((component, Written::Removed)),
+                Step::Own(component, k) => out.push((component, Written::Typed(k))),
+                Step::Compare(component, k) => {
+                    if self.untouched(canonical, component, &*columns.of[k].1, row) {
+                        continue;
                     }
-                    let live_value = match ops.to_json(self.config.world, entity) {
-                        Some(Ok(value)) => value,
-                        Some(Err(message)) => {
-                            return Err(self.unwritable(id, component, message.to_string()))
-                        }
-                        None => continue,
-                    };
-                    if let Some(patch) = merge_patch::diff(&archetype_value, &live_value) {
+                    if let Some(patch) = self.patch(id, entity, entry, canonical, component)? {
                         out.push((component, Written::Patch { column: k, patch }));
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The merge patch from the archetype's value of `component` to the live one of `entity`
+    /// (`None`: they are the same, or the entity has no such component).
+    fn patch(
+        &self,
+        id: StableId,
+        entity: Entity,
+        entry: &Entry,
+        canonical: &Canonical,
+        component: ComponentId,
+    ) -> Result<Option<Value>, SceneSaveError> {
+        let Some(value) = canonical.values.get(&component) else {
+            return Ok(None);
+        };
+        let archetype_value = if canonical.with_refs.contains(&component) {
+            Cow::Owned(self.resolve_for_instance(entity, entry, component, value, &canonical.base))
+        } else {
+            Cow::Borrowed(value)
+        };
+        // The patch is made from a JSON value, which has no NaN: check first.
+        let ops = self.config.registry.ops(component);
+        if let Some(Err(error)) = ops.check_live(self.config.world, entity) {
+            return Err(self.check_failed(id, component, error));
+        }
+        let live_value = match ops.to_json(self.config.world, entity) {
+            Some(Ok(value)) => value,
+            Some(Err(message)) => return Err(self.unwritable(id, component, message.to_string())),
+            None => return Ok(None),
+        };
+        Ok(merge_patch::diff(&archetype_value, &live_value))
     }
 
     /// Whether the live value of `component` (in `column`, at `row`) has the archetype's
@@ -636,7 +638,8 @@ impl<'a> Saver<'a> {
             return false;
         };
         self.scratch.clear();
-        column.write_postcard(row, &mut self.scratch).is_ok() && self.scratch == *archetype_bytes
+        let written = column.write_postcard_unchecked(row, &mut self.scratch);
+        written.is_ok() && self.scratch == *archetype_bytes
     }
 
     /// An archetype value holding `#` references, with the references pointing at this
@@ -1139,6 +1142,53 @@ struct Columns<'w> {
     of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)>,
     /// Whether its entities may be archetype instances (it has the marker).
     instances: bool,
+    /// How its instances of each archetype entity are written, made at the first one.
+    plans: RefCell<FxHashMap<(ArchetypeId, u32), Rc<[Step]>>>,
+}
+
+/// What a save does with one component of an archetype instance, the same for every instance
+/// of that archetype entity in one hecs archetype.
+#[derive(Clone, Copy)]
+enum Step {
+    /// The archetype has it, the instance does not.
+    Removed(ComponentId),
+    /// Written whole from the `k`th column: the archetype lacks it, or the save is full.
+    Own(ComponentId, usize),
+    /// Compared with the archetype's value (the `k`th column).
+    Compare(ComponentId, usize),
+}
+
+impl Columns<'_> {
+    /// How the instances of archetype entity `at` (whose values are `canonical`) in this hecs
+    /// archetype are written: their components and their archetype's, in name order.
+    fn plan(
+        &self,
+        at: (ArchetypeId, u32),
+        canonical: &Canonical,
+        config: &SaveConfig<'_>,
+    ) -> Rc<[Step]> {
+        if let Some(plan) = self.plans.borrow().get(&at) {
+            return plan.clone();
+        }
+        let mut candidates: Vec<ComponentId> = self.of.iter().map(|(c, _)| *c).collect();
+        candidates.extend((canonical.values.keys()).filter(|c| config.rank[c.index()].is_some()));
+        candidates.sort_unstable_by_key(|c| config.rank[c.index()]);
+        candidates.dedup();
+        let plan: Rc<[Step]> = candidates
+            .into_iter()
+            .map(|component| {
+                let column = self.of.iter().position(|(c, _)| *c == component);
+                let in_archetype = canonical.values.contains_key(&component);
+                match (column, in_archetype) {
+                    (None, _) => Step::Removed(component),
+                    (Some(k), true) if !config.full => Step::Compare(component, k),
+                    (Some(k), _) => Step::Own(component, k),
+                }
+            })
+            .collect();
+        self.plans.borrow_mut().insert(at, plan.clone());
+        plan
+    }
 }
 
 /// Where an entity's values are: its hecs archetype (by its place in
@@ -1198,6 +1248,7 @@ fn columns<'w>(config: &SaveConfig<'w>, run: &[(usize, Place)]) -> Vec<Option<Co
                 .collect();
             of.sort_unstable_by_key(|(c, _)| rank[c.index()]);
             Some(Columns {
+                plans: RefCell::default(),
                 of,
                 instances: archetype.has::<ArchetypeInstance>(),
             })
