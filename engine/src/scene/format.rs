@@ -75,7 +75,8 @@ pub const SCENE_FORMAT_VERSION: u64 = 2;
 
 /// The binary scene format this library writes: the JSON layout's content in the binary
 /// container, ending with a checksum, with archetype instances' changed components as binary
-/// diffs ([`KIND_DIFF`]).
+/// diffs (the value whole, the shape of its difference from the archetype, and the key of the
+/// archetype value it was taken against).
 pub const BINARY_SCENE_FORMAT_VERSION: u64 = 4;
 
 /// The binary format before binary diffs: the same, with instances' changed components as
