@@ -23,17 +23,18 @@
 //! ```
 //!
 //! Binary layout (`*.scene.bin`), integers as LEB128 varints unless noted:
-//! magic `ARCHSCN\0`, format, (format 3:) meta (JSON text, empty for none), component table
-//! (count, then per component its name and, format 3, its value layout: postcard bytes of
-//! `value_layout::Layout`, empty when the type has none), archetype table (count, then per archetype its name and, format 3,
-//! its child paths: count, strings), shared table (count, then key u64 LE + bytes), entity
-//! count, then per entity: id (u64 LE),
+//! magic `ARCHSCN\0`, format, (format 3 on:) meta (JSON text, empty for none), component
+//! table (count, then per component its name and, from format 3, its value layout: postcard
+//! bytes of `value_layout::Layout`, empty when the type has none), archetype table (count,
+//! then per archetype its name and, from format 3, its child paths: count, strings), shared
+//! table (count, then key u64 LE + bytes), entity count, then per entity: id (u64 LE),
 //! archetype (0 = none, else table index + 1), child path (string, empty = none), component
 //! count, then per component: name index, kind (0 typed postcard, 1 JSON merge patch,
-//! 2 removed), payload bytes. Strings and byte strings are a varint length and the bytes.
-//! Binary format 3 ends with a checksum: the CRC-32 (IEEE, as zip and PNG use it; little
-//! endian) of every byte before it, magic included. Format 2 is the same layout without it and
-//! still loads.
+//! 2 removed, 3 binary instance diff: see `instance_diff`), payload bytes. Strings and byte
+//! strings are a varint length and the bytes. Format 4 writes an instance's changed
+//! components as kind 3, format 3 wrote them as kind 1. Formats 3 and 4 end with a checksum:
+//! the CRC-32 (IEEE, as zip and PNG use it; little endian) of every byte before it, magic
+//! included. Format 2 is the same layout without it. Every earlier format still loads.
 
 /// Key names of the JSON scene format.
 pub mod scene_keys {

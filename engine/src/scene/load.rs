@@ -1007,9 +1007,9 @@ pub struct BinarySceneHeader {
     pub shared: usize,
     /// Number of entities.
     pub entities: usize,
-    /// The game's own data about the file, if it gave some (binary format 3).
+    /// The game's own data about the file, if it gave some (binary format 3 on).
     pub meta: Option<Map<String, Value>>,
-    /// Each archetype's child paths when the scene was saved (binary format 3).
+    /// Each archetype's child paths when the scene was saved (binary format 3 on).
     pub nodes: Option<ArchetypeNodes>,
 }
 
