@@ -695,7 +695,21 @@ fn take_diffed<'a>(
         return false;
     }
     let overrides = shape.map(|shape| intern_shape(load, shape));
-    let pristine = &mut load.pristine;
+    let diffed = diffed_group(&mut load.pristine, group, components);
+    diffed.ids.push(own_id);
+    diffed.handles.push(handle);
+    (diffed.values).extend(diffs.into_iter().map(|(_, value)| value));
+    diffed.overrides.push(overrides);
+    true
+}
+
+/// The [`DiffedGroup`] of the instances of pristine group `group` with diffs of `components`
+/// (sorted), started if it is the first.
+fn diffed_group<'p, 'a>(
+    pristine: &'p mut Pristine<'a>,
+    group: usize,
+    components: Vec<ComponentId>,
+) -> &'p mut DiffedGroup<'a> {
     let key = (group, components);
     let at = match pristine.diffed_by_key.get(&key) {
         Some(at) => *at,
@@ -708,20 +722,12 @@ fn take_diffed<'a>(
                 values: Vec::new(),
                 overrides: Vec::new(),
             });
-            pristine
-                .diffed_by_key
-                .insert(key, pristine.diffed.len() - 1);
-            pristine.diffed.len() - 1
+            let at = pristine.diffed.len() - 1;
+            pristine.diffed_by_key.insert(key, at);
+            at
         }
     };
-    let diffed = &mut pristine.diffed[at];
-    diffed.ids.push(own_id);
-    diffed.handles.push(handle);
-    diffed
-        .values
-        .extend(diffs.into_iter().map(|(_, value)| value));
-    diffed.overrides.push(overrides);
-    true
+    &mut pristine.diffed[at]
 }
 
 /// The shared override record of `shape`, from the few met so far if it is one of them.
