@@ -112,3 +112,32 @@ impl OverrideShapes {
         shared
     }
 }
+
+/// The few override shapes one operation (a scene load) met last, with their shared records:
+/// instances mostly have one of a few shapes, so most need neither [`OverrideShapes`]' table
+/// nor its lock.
+#[derive(Debug, Default)]
+pub(crate) struct ShapesAtHand {
+    known: Vec<(Map<String, Value>, InstanceOverrides)>,
+}
+
+impl ShapesAtHand {
+    /// How many shapes are kept at hand.
+    const KEPT: usize = 16;
+
+    /// The shared record of `shape`, from those at hand or from `shapes`.
+    pub fn intern(
+        &mut self,
+        shapes: &OverrideShapes,
+        shape: Map<String, Value>,
+    ) -> InstanceOverrides {
+        if let Some((_, shared)) = self.known.iter().find(|(known, _)| *known == shape) {
+            return shared.clone();
+        }
+        let shared = shapes.intern(shape.clone());
+        if self.known.len() < Self::KEPT {
+            self.known.push((shape, shared.clone()));
+        }
+        shared
+    }
+}

@@ -28,7 +28,7 @@ pub use archetype_ref::ArchetypeRef;
 pub use asset_path::{AnyAsset, AssetKind, AssetPath};
 pub(crate) use compiled::{resolve_ref_path, suggest_field, CompiledArchetype, CompiledNode};
 pub use file::{keys, FORMAT_VERSION};
-pub(crate) use instance::override_shape;
+pub(crate) use instance::{override_shape, ShapesAtHand};
 pub use instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
 pub(crate) use library::worker_threads;
 pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};

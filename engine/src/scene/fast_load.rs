@@ -30,9 +30,10 @@ use std::sync::Arc;
 
 use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 use crate::archetype::Archetype;
+use crate::archetype::ShapesAtHand;
 use crate::archetype::{override_shape, ArchetypeInstance, CompiledNode, InstanceOverrides};
 use crate::component::ComponentId;
 use crate::component::ComponentRegistry;
@@ -237,8 +238,8 @@ struct Pristine<'a> {
     diffed_by_key: FxHashMap<(usize, Vec<ComponentId>), usize>,
     /// The key of each archetype value (by pristine group), made at the first diff of it.
     keys: FxHashMap<(usize, ComponentId), Option<u64>>,
-    /// The override records met so far, by shape.
-    shapes: Vec<(Map<String, Value>, InstanceOverrides)>,
+    /// The override shapes met last, with their shared records.
+    shapes: ShapesAtHand,
 }
 
 /// The instances of one archetype with diffs of the same components (binary diffs, or JSON
@@ -694,7 +695,8 @@ fn take_diffed<'a>(
         // A component twice: the careful path says so.
         return false;
     }
-    let overrides = shape.map(|shape| intern_shape(load, shape));
+    let records = load.context.library.override_shapes();
+    let overrides = shape.map(|shape| load.pristine.shapes.intern(records, shape));
     let diffed = diffed_group(&mut load.pristine, group, components);
     diffed.ids.push(own_id);
     diffed.handles.push(handle);
@@ -729,30 +731,6 @@ fn diffed_group<'p, 'a>(
     };
     &mut pristine.diffed[at]
 }
-
-/// The shared override record of `shape`, from the few met so far if it is one of them.
-fn intern_shape(load: &mut Load<'_, '_>, shape: Map<String, Value>) -> InstanceOverrides {
-    intern_in(&mut load.pristine.shapes, load.context, shape)
-}
-
-/// The shared override record of `shape`, from `shapes` (the few met so far) if it is there.
-fn intern_in(
-    shapes: &mut Vec<(Map<String, Value>, InstanceOverrides)>,
-    context: &Context<'_>,
-    shape: Map<String, Value>,
-) -> InstanceOverrides {
-    if let Some((_, shared)) = shapes.iter().find(|(known, _)| *known == shape) {
-        return shared.clone();
-    }
-    let shared = context.library.override_shapes().intern(shape.clone());
-    if shapes.len() < SHAPES_AT_HAND {
-        shapes.push((shape, shared.clone()));
-    }
-    shared
-}
-
-/// How many override shapes a load keeps at hand.
-const SHAPES_AT_HAND: usize = 16;
 
 /// The batch untouched instances of archetype `name` (as written) join, planned once per
 /// archetype: `Ok(None)` when its instances are built one by one (it has children or
@@ -898,7 +876,7 @@ fn decode_patches(
     context: &Context<'_>,
     pristine: &PristineGroup,
     group: &mut DiffedGroup<'_>,
-    shapes: &mut Vec<(Map<String, Value>, InstanceOverrides)>,
+    shapes: &mut ShapesAtHand,
 ) -> Result<(), GiveUp> {
     let Some(resolved) = pristine.archetype.resolved.entity_at("") else {
         return Err(GiveUp::Instances);
@@ -930,7 +908,7 @@ fn decode_patches(
             shape.insert(name.to_string(), override_shape(&patch));
             *value = Diffed::Typed(typed);
         }
-        *overrides = Some(intern_in(shapes, context, shape));
+        *overrides = Some(shapes.intern(context.library.override_shapes(), shape));
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ use crate::archetype::read_limited;
 use crate::archetype::resolve_ref_path;
 use crate::archetype::ArchetypeLibrary;
 use crate::archetype::SpawnError;
-use crate::archetype::{override_shape, ArchetypeInstance, InstanceOverrides};
+use crate::archetype::{override_shape, ArchetypeInstance, ShapesAtHand};
 use crate::component::Layout;
 use crate::component::Parent;
 use crate::component::{with_load_table, LoadTable};
@@ -2379,7 +2379,7 @@ pub(super) fn build_instances(
         reverse: None,
         paths: &instance_paths,
         keys: FxHashMap::default(),
-        shapes: Vec::new(),
+        shapes: ShapesAtHand::default(),
     };
     let mut owned = EntityBuilder::new();
     for (i, (entry, plan)) in build.entries.iter().zip(plans).enumerate() {
@@ -2412,12 +2412,9 @@ struct Instances<'i, 'b> {
     /// The key of each archetype value binary diffs are checked against, made at the first
     /// diff of that archetype entity and component.
     keys: FxHashMap<(ArchetypeInstance, ComponentId), Option<u64>>,
-    /// The override shapes met so far (up to [`SHAPES_AT_HAND`]), with their shared records.
-    shapes: Vec<(Map<String, Value>, InstanceOverrides)>,
+    /// The override shapes met last, with their shared records.
+    shapes: ShapesAtHand,
 }
-
-/// How many override shapes a load keeps at hand (see [`Instances::intern`]).
-const SHAPES_AT_HAND: usize = 16;
 
 /// The scene's values of one archetype instance entry, by component.
 struct Patches<'t> {
@@ -2502,7 +2499,8 @@ impl Instances<'_, '_> {
         }
         builder.add(*marker);
         if !overrides.is_empty() {
-            builder.add(self.intern(overrides));
+            let shapes = context.library.override_shapes();
+            builder.add(self.shapes.intern(shapes, overrides));
         }
         sink(handle, builder);
         Ok(())
@@ -2552,24 +2550,6 @@ impl Instances<'_, '_> {
             patches.values.insert(*component, (*offset, patch));
         }
         Ok(patches)
-    }
-
-    /// The shared override record of `shape`: instances of a scene mostly have one of a few
-    /// shapes, kept at hand, so most need neither the library's table nor its lock.
-    fn intern(&mut self, shape: Map<String, Value>) -> InstanceOverrides {
-        if let Some((_, shared)) = self.shapes.iter().find(|(known, _)| *known == shape) {
-            return shared.clone();
-        }
-        let shared = self
-            .build
-            .context
-            .library
-            .override_shapes()
-            .intern(shape.clone());
-        if self.shapes.len() < SHAPES_AT_HAND {
-            self.shapes.push((shape, shared.clone()));
-        }
-        shared
     }
 
     /// A binary diff of `component` on an instance of `node`: its value decoded with its

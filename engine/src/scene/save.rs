@@ -1143,8 +1143,11 @@ struct Columns<'w> {
     /// Whether its entities may be archetype instances (it has the marker).
     instances: bool,
     /// How its instances of each archetype entity are written, made at the first one.
-    plans: RefCell<FxHashMap<(ArchetypeId, u32), Rc<[Step]>>>,
+    plans: RefCell<Plans>,
 }
+
+/// How the instances of each archetype entity (archetype, node) are written.
+type Plans = FxHashMap<(ArchetypeId, u32), Rc<[Step]>>;
 
 /// What a save does with one component of an archetype instance, the same for every instance
 /// of that archetype entity in one hecs archetype.
