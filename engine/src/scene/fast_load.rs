@@ -19,9 +19,12 @@
 //! borrowed mutably), and that entity is inserted on that handle when it is reached. Binary is
 //! read in two: the first skims the entries (IDs, archetypes, component names; every entry gets
 //! a reserved handle), the second decodes every value straight into a hecs column batch per set
-//! of components, so the entities go into the world a batch at a time. Archetype instances need
-//! every entity of their instance first, so in both encodings they are captured raw and built at
-//! the end by the careful path's own code.
+//! of components, so the entities go into the world a batch at a time. Archetype instances are
+//! captured raw and built at the end. Instances of one-entity archetypes without references go
+//! in a column batch per archetype and set of changed components: the archetype's values
+//! cloned into each column, each changed value (a binary diff's value, or a JSON patch merged
+//! onto the archetype's) decoded into its column. Every other instance needs every entity of
+//! its instance first: it is built by the careful path's own code.
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry as MapEntry;
