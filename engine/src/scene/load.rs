@@ -2529,10 +2529,14 @@ impl Instances<'_, '_> {
             let patch = match payload {
                 Payload::Removed => None,
                 Payload::Json(text) => Some(self.parse_patch(at, text)?),
-                Payload::Postcard(_) | Payload::Evolved(..) => {
+                Payload::Postcard(bytes) => {
                     // Binary scenes store full values typed; decode and express as JSON.
                     patches.whole.push(*component);
-                    Some(self.binary_value(at, payload, *component)?)
+                    Some(self.binary_value(at, (bytes, None), *component)?)
+                }
+                Payload::Evolved(bytes, layout) => {
+                    patches.whole.push(*component);
+                    Some(self.binary_value(at, (bytes, Some(layout)), *component)?)
                 }
                 Payload::Diff(diff, layout) => {
                     match self.read_diff(at, diff, layout.as_ref(), node, *component)? {
@@ -2568,36 +2572,34 @@ impl Instances<'_, '_> {
             .keys
             .entry((marker, component))
             .or_insert_with(|| archetype_value_key(registry, node, component));
-        let payload = match layout {
-            Some(layout) => Payload::Evolved(diff.value, layout.clone()),
-            None if key == Some(diff.key) => {
-                let typed = self.binary_typed(at, diff.value, component)?;
-                return Ok(Ok((diff.shape.clone(), typed)));
-            }
-            None => Payload::Postcard(diff.value),
-        };
-        let whole = self.binary_value(at, &payload, component)?;
+        if layout.is_none() && key == Some(diff.key) {
+            let typed = self.binary_typed(at, (diff.value, None), component)?;
+            return Ok(Ok((diff.shape.clone(), typed)));
+        }
+        let whole = self.binary_value(at, (diff.value, layout), component)?;
         Ok(Err(project(&whole, &diff.shape)))
     }
 
-    /// Decodes a binary scene's postcard value of `component`, references read as stable IDs.
+    /// Decodes a binary scene's postcard value of `component` (laid out as `layout` says, when
+    /// that is not its type's layout now), references read as stable IDs.
     fn binary_typed(
         &self,
         at: ValueAt<'_>,
-        bytes: &[u8],
+        (bytes, layout): (&[u8], Option<&Arc<Layout>>),
         component: ComponentId,
     ) -> Result<TypedValue, SceneError> {
         let build = self.build;
+        let context = build.context;
         let mapper = LoadRefs {
             ids: self.ids.clone(),
             wire: self.wire,
             instance: None,
         };
-        let ops = build.context.registry.ops(component);
-        let (typed, _) = with_mapper(mapper, || ops.read_postcard(bytes));
-        typed.map_err(|(path, message)| {
-            binary_value_error(build.context, at, build.place, path, message)
-        })
+        let (typed, _) = with_mapper(mapper, || match layout {
+            Some(layout) => decode_evolved(context, component, bytes, layout),
+            None => context.registry.ops(component).read_postcard(bytes),
+        });
+        typed.map_err(|(path, message)| binary_value_error(context, at, build.place, path, message))
     }
 
     /// Parses an instance's JSON patch (strictly: a duplicate key is an error, not last-wins).
@@ -2618,29 +2620,11 @@ impl Instances<'_, '_> {
     fn binary_value(
         &mut self,
         at: ValueAt<'_>,
-        payload: &Payload<'_>,
+        value: (&[u8], Option<&Arc<Layout>>),
         component: ComponentId,
     ) -> Result<Value, SceneError> {
-        let build = self.build;
-        let context = build.context;
-        let mapper = LoadRefs {
-            ids: self.ids.clone(),
-            wire: self.wire,
-            instance: None,
-        };
-        let (typed, _) = with_mapper(mapper, || {
-            let decoded = match payload {
-                Payload::Evolved(bytes, layout) => {
-                    decode_evolved(context, component, bytes, layout)
-                }
-                Payload::Postcard(bytes) => context.registry.ops(component).read_postcard(bytes),
-                _ => Err((FieldPath::root(), String::new())),
-            };
-            decoded.map_err(|(path, message)| {
-                binary_value_error(context, at, build.place, path, message)
-            })
-        });
-        let typed = typed?;
+        let context = self.build.context;
+        let typed = self.binary_typed(at, value, component)?;
         let ids = self.ids;
         let reverse = self
             .reverse
