@@ -37,6 +37,7 @@ pub use name::{check_archetype_name, NameProblem, NAME_PATTERN};
 pub use resolver::ResolvedEntity;
 pub(crate) use source::read_limited;
 pub use spawn_error::SpawnError;
+pub(crate) use spawn_rng::SpawnRng;
 pub use spawn_rng::DEFAULT_SPAWN_SEED;
 #[cfg(feature = "hot-reload")]
 pub(crate) use tree::is_archetype_file_name;

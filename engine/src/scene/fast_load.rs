@@ -48,17 +48,22 @@ use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{MapError, ReadOnly};
 use crate::json::merge_patch;
 use crate::json::{parse_json, SourceText};
+use crate::scene::binary_entry::{
+    read_component_head, read_entry_head, ComponentHead, EntryHead, MIN_ENTRY_BYTES,
+};
 use crate::scene::follow::{follow_archetypes, Follow, Followed};
 use crate::scene::format::{
-    is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_DIFF, KIND_PATCH,
-    KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
+    is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_TYPED,
+    SCENE_FORMAT_VERSION,
 };
-use crate::scene::instance_diff::{archetype_value_key, read_diff};
+use crate::scene::instance_diff::archetype_value_key;
 use crate::scene::load::{
     build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key, Build,
-    Context, Entry, IdConflict, LoadRefs, LoadedScene, Payload, SceneHead, Source,
+    Context, Entry, LoadRefs, LoadedScene, Payload, SceneHead, Source,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
+use crate::scene::scene_budget::SceneBudget;
+use crate::scene::scene_ids::SceneIds;
 
 /// Handles reserved for forward references at a time; a value that needs more is decoded again
 /// after reserving more.
@@ -73,7 +78,7 @@ pub(super) enum GiveUp {
     Layout,
     /// A limit gone over (entities, component values).
     TooLarge,
-    /// An ID twice, or one already in the world without [`IdConflict::Remap`].
+    /// An ID twice, or one already in the world without [`IdConflict::Remap`](crate::scene::IdConflict::Remap).
     Id,
     /// A component not registered, or named twice for one entity.
     Component,
@@ -154,15 +159,15 @@ fn load_fast<'c, 'a>(
     wire: RefWire,
     read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Result<(), GiveUp>,
 ) -> Result<LoadedScene, GiveUp> {
-    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
+    let policy = context.options.on_id_conflict;
+    let ids = SceneIds::new(world, policy, context.library.spawn_rng());
     let mut load = Load {
         context,
         wire,
-        existing,
+        ids,
         refs: RefState::default(),
         entities: Vec::new(),
-        remapped: FxHashMap::default(),
-        values: 0,
+        budget: SceneBudget::new(&context.options.limits),
         head: SceneHead::default(),
         followed: Followed::default(),
         instances: Vec::new(),
@@ -189,7 +194,7 @@ fn load_fast<'c, 'a>(
     let mut loaded = LoadedScene {
         entities: load.entities,
         by_id: state.ids,
-        remapped: load.remapped,
+        remapped: load.ids.into_remapped(),
         warnings: Vec::new(),
         changes: Vec::new(),
         meta: None,
@@ -203,17 +208,15 @@ struct Load<'c, 'a> {
     context: &'c Context<'c>,
     /// How references are written in this encoding.
     wire: RefWire,
-    /// Stable IDs already in the world.
-    existing: FxHashSet<StableId>,
+    /// The stable ID each entity gets.
+    ids: SceneIds<'c>,
     /// Stable ID → entity. Lent to the reference mapper while the entries are read (reached
     /// through [`scan_state`] then), given back after.
     refs: RefState,
     /// Every entity of the scene, in the file's order.
     entities: Vec<Entity>,
-    /// Scene ID → the fresh ID it got ([`IdConflict::Remap`] into a world with IDs).
-    remapped: FxHashMap<StableId, StableId>,
-    /// Component values read so far (the scene's limit counts them all).
-    values: usize,
+    /// What the scene may still hold (entries and component values).
+    budget: SceneBudget,
     /// The scene's `meta` and archetype table.
     head: SceneHead,
     /// The children the archetypes gained, once the instances are built.
@@ -440,9 +443,7 @@ fn read_json_entities<'a>(
     let mut seen: Vec<&'a str> = Vec::new();
     loop {
         read_json_entity(load, scan, world, &mut builder, &mut seen)?;
-        if load.entities.len() > load.context.options.limits.max_scene_entities {
-            return Err(GiveUp::TooLarge);
-        }
+        load.budget.take_entities(1).map_err(|_| GiveUp::TooLarge)?;
         // A cancelled preparation stops here (the careful path then does not start).
         let count = load.entities.len();
         if count.is_multiple_of(REPORT_EVERY) && !report_offset(scan.pos) {
@@ -510,8 +511,7 @@ fn read_json_component<'a>(
 /// Counts one more component value; `false` once the scene holds more than the limit allows
 /// (the careful path reports it).
 fn take_value(load: &mut Load<'_, '_>) -> bool {
-    load.values += 1;
-    load.values <= load.context.options.limits.max_scene_values
+    load.budget.take_values(1).is_ok()
 }
 
 /// Runs `decode` (one component value); if it meets more forward references than handles
@@ -1036,10 +1036,10 @@ fn read_binary<'a>(
         meta: header.meta.take(),
         nodes: header.nodes.take(),
     };
-    let count = reader.count("entity count", 11).map_err(|_| LAYOUT)?;
-    if count > load.context.options.limits.max_scene_entities {
-        return Err(GiveUp::TooLarge);
-    }
+    let count = reader
+        .count("entity count", MIN_ENTRY_BYTES)
+        .map_err(|_| LAYOUT)?;
+    (load.budget.take_entities(count)).map_err(|_| GiveUp::TooLarge)?;
     let tables = Tables {
         plain: header
             .components
@@ -1076,42 +1076,22 @@ struct Tables<'a> {
     archetypes: Vec<&'a str>,
 }
 
-/// The fixed part of a binary entry.
-struct EntryHead<'a> {
-    offset: usize,
-    id: StableId,
-    archetype: Option<&'a str>,
-    child: &'a str,
-    components: usize,
+/// The next entry's fixed part ([`read_entry_head`]); gives up on anything it refuses.
+#[inline]
+fn read_head<'a>(
+    reader: &mut BinaryReader<'a>,
+    tables: &Tables<'a>,
+) -> Result<EntryHead<'a>, GiveUp> {
+    read_entry_head(reader, &tables.archetypes).map_err(|_| LAYOUT)
 }
 
+/// The next component of an entry ([`read_component_head`]); gives up on anything it refuses.
 #[inline]
-fn read_head<'a>(reader: &mut BinaryReader<'a>, tables: &Tables<'a>) -> Option<EntryHead<'a>> {
-    let offset = reader.offset;
-    let id = StableId(reader.u64_le("").ok()?);
-    let archetype = match reader.varint("").ok()? {
-        0 => None,
-        n => Some(*tables.archetypes.get(usize::try_from(n - 1).ok()?)?),
-    };
-    let child = reader.str("").ok()?;
-    let components = reader.count("", 3).ok()?;
-    Some(EntryHead {
-        offset,
-        id,
-        archetype,
-        child,
-        components,
-    })
-}
-
-/// One component of a binary entry: where it starts, its name index, kind and payload.
-#[inline]
-fn read_component<'a>(reader: &mut BinaryReader<'a>) -> Option<(usize, usize, u8, &'a [u8])> {
-    let at = reader.offset;
-    let index = usize::try_from(reader.varint("").ok()?).ok()?;
-    let kind = reader.u8("").ok()?;
-    let payload = reader.bytes("").ok()?;
-    Some((at, index, kind, payload))
+fn read_component<'a>(
+    reader: &mut BinaryReader<'a>,
+    tables: &Tables<'a>,
+) -> Result<ComponentHead<'a>, GiveUp> {
+    read_component_head(reader, tables.names.len()).map_err(|_| LAYOUT)
 }
 
 /// Plain entities of a binary scene with the same components (in the same order).
@@ -1227,7 +1207,7 @@ fn scan_binary<'a>(
     };
     let mut key: Vec<usize> = Vec::new();
     for _ in 0..count {
-        let head = read_head(reader, tables).ok_or(LAYOUT)?;
+        let head = read_head(reader, tables)?;
         let mut instance = match head.archetype {
             Some(archetype) => Some(Entry {
                 id: head.id,
@@ -1241,26 +1221,23 @@ fn scan_binary<'a>(
             None => return Err(LAYOUT),
         };
         key.clear();
-        load.values += head.components;
-        if load.values > load.context.options.limits.max_scene_values {
-            return Err(GiveUp::TooLarge);
-        }
+        (load.budget.take_values(head.components)).map_err(|_| GiveUp::TooLarge)?;
         for _ in 0..head.components {
-            let value @ (_, index, kind, _) = read_component(reader).ok_or(LAYOUT)?;
+            let component = read_component(reader, tables)?;
             match &mut instance {
                 Some(entry) => {
                     let max_depth = load.context.options.limits.max_depth;
-                    push_instance_value(entry, tables, value, max_depth)?
+                    push_instance_value(entry, tables, component, max_depth)?
                 }
                 // Nothing to remove from a plain entity; the careful path says so.
-                None if kind != KIND_TYPED => return Err(LAYOUT),
-                None => key.push(index),
+                None if component.kind != KIND_TYPED => return Err(LAYOUT),
+                None => key.push(component.index),
             }
         }
         let handle = take_handle(load, head.id).ok_or(GiveUp::Id)?;
         load.entities.push(handle);
         if let Some(entry) = instance {
-            let own_id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+            let own_id = load.ids.get(head.id);
             take_instance(load, entry, own_id, handle)?;
             found.group_of.push(INSTANCE);
             continue;
@@ -1276,28 +1253,23 @@ fn scan_binary<'a>(
 }
 
 /// Adds a component value (as [`read_component`] read it) to an archetype instance's entry.
-/// [`GiveUp::Layout`] for an unknown payload kind or component index or a malformed diff (one
-/// nested deeper than `max_depth`), [`GiveUp::Component`] for one written twice (the careful
-/// path's to report).
+/// [`GiveUp::Layout`] for a payload the format refuses (see [`ComponentHead::payload`]),
+/// [`GiveUp::Component`] for a component written twice (the careful path's to report).
 fn push_instance_value<'a>(
     entry: &mut Entry<'a>,
     tables: &Tables<'a>,
-    (at, index, kind, payload): (usize, usize, u8, &'a [u8]),
+    component: ComponentHead<'a>,
     max_depth: usize,
 ) -> Result<(), GiveUp> {
-    let payload = match kind {
-        KIND_TYPED => Payload::Postcard(payload),
-        // Changed layouts are given up on before any entry is read.
-        KIND_DIFF => Payload::Diff(read_diff(payload, 0, max_depth).map_err(|_| LAYOUT)?, None),
-        KIND_PATCH => Payload::Json(std::str::from_utf8(payload).map_err(|_| LAYOUT)?),
-        KIND_REMOVED => Payload::Removed,
-        _ => return Err(LAYOUT),
-    };
-    let name = *tables.names.get(index).ok_or(LAYOUT)?;
+    // Changed layouts are given up on before any entry is read.
+    let payload = component.payload(None, max_depth).map_err(|_| LAYOUT)?;
+    let name = *tables.names.get(component.index).ok_or(LAYOUT)?;
     if entry.components.iter().any(|(seen, ..)| seen == name) {
         return Err(GiveUp::Component);
     }
-    entry.components.push((Cow::Borrowed(name), at, payload));
+    entry
+        .components
+        .push((Cow::Borrowed(name), component.offset, payload));
     Ok(())
 }
 
@@ -1333,24 +1305,15 @@ impl Group {
     }
 }
 
-/// The stable ID the entry with stable ID `id` gets: its own, or, loading into a world that
-/// holds stable IDs with [`IdConflict::Remap`], a fresh one (recorded in `remapped`). `None`
-/// for an ID already in the world without remapping.
+/// The stable ID the entry with stable ID `id` gets ([`SceneIds::assign`]). `None` for an ID
+/// already in the world without [`IdConflict::Remap`](crate::scene::IdConflict::Remap).
 fn own_id(load: &mut Load<'_, '_>, id: StableId) -> Option<StableId> {
-    if load.existing.is_empty() {
-        Some(id)
-    } else if load.context.options.on_id_conflict == IdConflict::Remap {
-        let fresh = load.context.library.spawn_rng().next_id();
-        load.remapped.insert(id, fresh);
-        Some(fresh)
-    } else {
-        (!load.existing.contains(&id)).then_some(id)
-    }
+    load.ids.assign(id).ok()
 }
 
 /// Gives the entry with stable ID `id` its handle (the next reserved one) and its
 /// [`own_id`]. `None` for a duplicate ID, or one already in the world without
-/// [`IdConflict::Remap`].
+/// [`IdConflict::Remap`](crate::scene::IdConflict::Remap).
 fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
     own_id(load, id)?;
     scan_state(|state| {
@@ -1437,20 +1400,20 @@ fn write_entities<'a>(
         .ok_or(GiveUp::BatchMismatch)?;
     let mut builder = EntityBuilder::new();
     for (entry, group) in found.group_of.iter().enumerate() {
-        let head = read_head(&mut reader, tables).ok_or(LAYOUT)?;
+        let head = read_head(&mut reader, tables)?;
         if *group == INSTANCE {
             for _ in 0..head.components {
-                read_component(&mut reader).ok_or(LAYOUT)?;
+                read_component(&mut reader, tables)?;
             }
             continue;
         }
-        let id = load.remapped.get(&head.id).copied().unwrap_or(head.id);
+        let id = load.ids.get(head.id);
         let handle = *load.entities.get(entry).ok_or(GiveUp::BatchMismatch)?;
         match columns.get_mut(*group as usize) {
             Some((ids, sinks)) => {
                 ids.push(id).map_err(|_| GiveUp::BatchMismatch)?;
                 for sink in sinks {
-                    let payload = read_component(&mut reader).ok_or(LAYOUT)?.3;
+                    let payload = read_component(&mut reader, tables)?.payload;
                     sink.push_postcard(payload)?;
                 }
                 let batch = handles.get_mut(*group as usize);
@@ -1459,7 +1422,7 @@ fn write_entities<'a>(
             None => {
                 let group = found.groups.get(*group as usize);
                 for component in &group.ok_or(GiveUp::BatchMismatch)?.components {
-                    let payload = read_component(&mut reader).ok_or(LAYOUT)?.3;
+                    let payload = read_component(&mut reader, tables)?.payload;
                     registry
                         .ops(*component)
                         .read_postcard_into(payload, &mut builder)
@@ -1509,7 +1472,7 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
         handles: &load.instance_handles,
         source,
         place: &|_, _| {},
-        remapped: &load.remapped,
+        remapped: load.ids.remapped(),
     };
     let built = build_instances(
         &build,
@@ -1658,7 +1621,7 @@ impl<'a> Scanner<'a> {
 mod tests {
     use super::*;
     use crate::json::SourceText;
-    use crate::scene::load::{load_binary, load_json_text, SceneLoadOptions};
+    use crate::scene::load::{load_binary, load_json_text, IdConflict, SceneLoadOptions};
     use crate::{
         save_scene, ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, Name,
         SceneEncoding, SceneSaveOptions, Shared,

@@ -20,6 +20,8 @@ use serde_json::{Map, Value};
 use crate::limits::Limits;
 use crate::scene::format::scene_keys as keys;
 use crate::scene::header::ArchetypeNodes;
+pub(super) use crate::scene::scene_budget::OverLimit;
+use crate::scene::scene_budget::SceneBudget;
 
 /// A JSON scene as the first pass reads it.
 pub(super) struct JsonScene<'a> {
@@ -41,15 +43,6 @@ pub(super) struct JsonEntity<'a> {
 /// An entry's components: name and raw value, in the file's order (names unique).
 #[derive(Default)]
 pub(super) struct RawComponents<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
-
-/// Which limit a scene went over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum OverLimit {
-    /// More entries than [`Limits::max_scene_entities`].
-    Entities,
-    /// More component values than [`Limits::max_scene_values`].
-    Values,
-}
 
 /// Why the first pass stopped: serde_json's error (which says where), and the limit it went
 /// over when that was the reason.
@@ -163,57 +156,51 @@ impl<'de> Visitor<'de> for EntitiesSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut entities = Vec::new();
-        let mut values = Budget {
-            left: self.limits.max_scene_values,
+        let mut budget = Budget {
+            left: SceneBudget::new(self.limits),
             limits: self.limits,
             over: self.over,
         };
         loop {
-            if entities.len() == self.limits.max_scene_entities {
+            if budget.left.entities_spent() {
                 // One more entry is one too many: stop before reading it.
                 return match seq.next_element::<de::IgnoredAny>()? {
-                    Some(_) => Err(values.exceeded(OverLimit::Entities)),
+                    Some(_) => Err(budget.exceeded(OverLimit::Entities)),
                     None => Ok(entities),
                 };
             }
             match seq.next_element_seed(EntitySeed {
-                values: &mut values,
+                values: &mut budget,
             })? {
-                Some(entity) => entities.push(entity),
+                Some(entity) => {
+                    budget.take(SceneBudget::take_entities)?;
+                    entities.push(entity);
+                }
                 None => return Ok(entities),
             }
         }
     }
 }
 
-/// How many more component values the scene may hold.
+/// What the scene may still hold, and where to say which limit it went over.
 struct Budget<'l> {
-    left: usize,
+    left: SceneBudget,
     limits: &'l Limits,
     over: &'l Cell<Option<OverLimit>>,
 }
 
 impl Budget<'_> {
-    /// Takes one value from the budget; an error once there is none left.
-    fn take<E: de::Error>(&mut self) -> Result<(), E> {
-        match self.left.checked_sub(1) {
-            Some(left) => {
-                self.left = left;
-                Ok(())
-            }
-            None => Err(self.exceeded(OverLimit::Values)),
-        }
+    /// Takes one entry or value (by `take`) from the budget; an error once there is none left.
+    fn take<E: de::Error>(
+        &mut self,
+        take: fn(&mut SceneBudget, usize) -> Result<(), OverLimit>,
+    ) -> Result<(), E> {
+        take(&mut self.left, 1).map_err(|over| self.exceeded(over))
     }
 
     fn exceeded<E: de::Error>(&self, over: OverLimit) -> E {
         self.over.set(Some(over));
-        let (what, limit) = match over {
-            OverLimit::Entities => ("entities", self.limits.max_scene_entities),
-            OverLimit::Values => ("component values", self.limits.max_scene_values),
-        };
-        E::custom(format_args!(
-            "scene has more {what} than the limit of {limit}"
-        ))
+        E::custom(over.message(self.limits))
     }
 }
 
@@ -305,7 +292,7 @@ impl<'de> Visitor<'de> for ComponentsVisitor<'_, '_> {
                     "duplicate component `{key}`"
                 )));
             }
-            self.values.take()?;
+            self.values.take(SceneBudget::take_values)?;
             let value: &'de RawValue = map.next_value()?;
             out.push((key, value));
         }

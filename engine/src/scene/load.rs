@@ -38,16 +38,18 @@ use crate::json::merge_patch;
 use crate::json::FieldPath;
 use crate::json::{SourceText, TextError};
 use crate::limits::Limits;
+use crate::scene::binary_entry::{read_component_head, read_entry_head, MIN_ENTRY_BYTES};
 use crate::scene::follow::{follow_archetypes, Follow};
 use crate::scene::format::{
     is_readable_binary, open_binary, BinaryReader, BINARY_FORMAT_JSON_PATCHES, BINARY_MAGIC,
-    BINARY_SCENE_FORMAT_VERSION, KIND_DIFF, KIND_PATCH, KIND_REMOVED, KIND_TYPED,
-    SCENE_FORMAT_VERSION,
+    BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VERSION,
 };
 use crate::scene::header::ArchetypeNodes;
-use crate::scene::instance_diff::{archetype_value_key, project, read_diff, Diff};
+use crate::scene::instance_diff::{archetype_value_key, project, Diff};
 use crate::scene::json_scan::{scan, JsonEntity, OverLimit, ScanError};
 use crate::scene::migration::SceneMigration;
+use crate::scene::scene_budget::SceneBudget;
+use crate::scene::scene_ids::{InWorld, SceneIds};
 
 /// What to do when an incoming stable ID is already used in the world.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -1040,7 +1042,7 @@ pub fn read_binary_scene_header(bytes: &[u8]) -> Result<BinarySceneHeader, Scene
     let header =
         read_tables(&mut reader, format).map_err(|e| context_error(e.message, e.offset))?;
     let entities = reader
-        .count("entity count", 11)
+        .count("entity count", MIN_ENTRY_BYTES)
         .map_err(|e| context_error(e.message, e.offset))?;
     Ok(BinarySceneHeader {
         format: header.format,
@@ -1177,9 +1179,11 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         ..
     } = read_tables(&mut reader, version).map_err(fail)?;
     let evolved = evolved_layouts(context.registry, &components, &layouts);
-    // Each entity takes at least 11 bytes: the id, archetype, child and component count.
-    let count = reader.count("entity count", 11).map_err(fail)?;
-    if count > context.options.limits.max_scene_entities {
+    let count = reader
+        .count("entity count", MIN_ENTRY_BYTES)
+        .map_err(fail)?;
+    let mut budget = SceneBudget::new(&context.options.limits);
+    if budget.take_entities(count).is_err() {
         return Err(too_many(context, count));
     }
     let mut body = BinaryBody {
@@ -1188,7 +1192,7 @@ fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'
         components,
         archetypes,
         evolved,
-        values: 0,
+        budget,
     };
     let mut entries = Vec::with_capacity(count);
     for _ in 0..count {
@@ -1227,8 +1231,8 @@ struct BinaryBody<'a, 'c> {
     archetypes: Vec<&'a str>,
     /// Each component's saved layout, where it differs from its type's now.
     evolved: Vec<Option<Arc<Layout>>>,
-    /// How many component values were read so far (against the limit).
-    values: usize,
+    /// What the scene may still hold.
+    budget: SceneBudget,
 }
 
 impl<'a> BinaryBody<'a, '_> {
@@ -1236,43 +1240,23 @@ impl<'a> BinaryBody<'a, '_> {
     fn entry(&mut self) -> Result<Entry<'a>, SceneError> {
         let context = self.context;
         let fail = |error| binary_error(context, error);
-        let offset = self.reader.offset;
-        let id = StableId(self.reader.u64_le("entity id").map_err(fail)?);
-        let archetype_index = self.reader.varint("archetype index").map_err(fail)?;
-        let archetype = match archetype_index {
-            0 => None,
-            n => match self.archetypes.get((n - 1) as usize) {
-                Some(name) => Some(Cow::Borrowed(*name)),
-                None => {
-                    return Err(fail(crate::scene::format::BinaryError {
-                        offset,
-                        message: format!("archetype index {n} is out of range"),
-                    }))
-                }
-            },
-        };
-        let child = self.reader.str("child path").map_err(fail)?;
-        let child = (!child.is_empty()).then_some(Cow::Borrowed(child));
-        let component_count = self.reader.count("component count", 3).map_err(fail)?;
-        self.values += component_count;
-        if self.values > context.options.limits.max_scene_values {
-            let limit = context.options.limits.max_scene_values;
-            let mut error = context.error(
-                DiagnosticCode::TooLarge,
-                format!("scene has more component values than the limit of {limit}"),
-            );
+        let head = read_entry_head(&mut self.reader, &self.archetypes).map_err(fail)?;
+        let offset = head.offset;
+        if let Err(over) = self.budget.take_values(head.components) {
+            let message = over.message(&context.options.limits);
+            let mut error = context.error(DiagnosticCode::TooLarge, message);
             error.offset = Some(offset);
             return Err(error);
         }
-        let mut components = Vec::with_capacity(component_count);
-        for _ in 0..component_count {
+        let mut components = Vec::with_capacity(head.components);
+        for _ in 0..head.components {
             components.push(self.component()?);
         }
         Ok(Entry {
-            id,
+            id: head.id,
             offset,
-            archetype,
-            child,
+            archetype: head.archetype.map(Cow::Borrowed),
+            child: (!head.child.is_empty()).then_some(Cow::Borrowed(head.child)),
             name_spans: (offset..offset, offset..offset),
             components,
         })
@@ -1281,44 +1265,12 @@ impl<'a> BinaryBody<'a, '_> {
     /// Reads the next component value of an entry: its name, offset and payload.
     fn component(&mut self) -> Result<(Cow<'a, str>, usize, Payload<'a>), SceneError> {
         let fail = |error| binary_error(self.context, error);
-        let reader = &mut self.reader;
-        let at = reader.offset;
-        let index = reader.varint("component index").map_err(fail)?;
-        let Some(name) = self.components.get(index as usize) else {
-            return Err(fail(crate::scene::format::BinaryError {
-                offset: at,
-                message: format!("component index {index} is out of range"),
-            }));
-        };
-        let kind = reader.u8("payload kind").map_err(fail)?;
-        let payload_bytes = reader.bytes("component value").map_err(fail)?;
-        let payload = match (kind, &self.evolved[index as usize]) {
-            (KIND_TYPED, Some(layout)) => Payload::Evolved(payload_bytes, layout.clone()),
-            (KIND_TYPED, None) => Payload::Postcard(payload_bytes),
-            (KIND_PATCH, _) => match std::str::from_utf8(payload_bytes) {
-                Ok(text) => Payload::Json(text),
-                Err(_) => {
-                    return Err(fail(crate::scene::format::BinaryError {
-                        offset: at,
-                        message: "merge patch is not valid UTF-8".to_string(),
-                    }))
-                }
-            },
-            (KIND_REMOVED, _) => Payload::Removed,
-            (KIND_DIFF, layout) => {
-                let start = reader.offset - payload_bytes.len();
-                let max_depth = self.context.options.limits.max_depth;
-                let diff = read_diff(payload_bytes, start, max_depth).map_err(fail)?;
-                Payload::Diff(diff, layout.clone())
-            }
-            (other, _) => {
-                return Err(fail(crate::scene::format::BinaryError {
-                    offset: at,
-                    message: format!("unknown payload kind {other}"),
-                }))
-            }
-        };
-        Ok((Cow::Borrowed(*name), at, payload))
+        let head = read_component_head(&mut self.reader, self.components.len()).map_err(fail)?;
+        let max_depth = self.context.options.limits.max_depth;
+        let evolved = self.evolved.get(head.index).and_then(Option::as_ref);
+        let payload = head.payload(evolved, max_depth).map_err(fail)?;
+        let name = self.components.get(head.index).copied().unwrap_or_default();
+        Ok((Cow::Borrowed(name), head.offset, payload))
     }
 }
 
@@ -1603,7 +1555,8 @@ fn instantiate(
         shared_at,
         head,
     } = document;
-    if entries.len() > context.options.limits.max_scene_entities {
+    let mut budget = SceneBudget::new(&context.options.limits);
+    if budget.take_entities(entries.len()).is_err() {
         return Err(too_many(context, entries.len()));
     }
     // Check IDs and resolve names before touching the world.
@@ -1698,35 +1651,27 @@ fn check_duplicate_ids(
 
 /// The fresh stable IDs of the scene's entities, by their own, where the world has some of
 /// their IDs already: refused, or each entity given a fresh one (by
-/// [`SceneLoadOptions::on_id_conflict`]). Empty when the world has none.
+/// [`SceneLoadOptions::on_id_conflict`], see [`SceneIds`]). Empty when the world has none.
 fn remap_ids(
     context: &Context<'_>,
     world: &World,
     entries: &[Entry<'_>],
     source: Source<'_>,
 ) -> Result<FxHashMap<StableId, StableId>, SceneError> {
-    let existing: FxHashSet<StableId> = world.query::<&StableId>().iter().copied().collect();
-    if existing.is_empty() {
-        return Ok(FxHashMap::default());
-    }
-    match context.options.on_id_conflict {
-        IdConflict::Error => {
-            if let Some(entry) = entries.iter().find(|e| existing.contains(&e.id)) {
-                let mut error = context.error(
-                    DiagnosticCode::DuplicateKey,
-                    format!("entity {} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs", entry.id),
-                );
-                error.entity = Some(entry.id);
-                source.place(&mut error, entry.offset);
-                return Err(error);
-            }
-            Ok(FxHashMap::default())
+    let policy = context.options.on_id_conflict;
+    let mut ids = SceneIds::new(world, policy, context.library.spawn_rng());
+    for entry in entries {
+        if let Err(InWorld(id)) = ids.assign(entry.id) {
+            let mut error = context.error(
+                DiagnosticCode::DuplicateKey,
+                format!("entity {id} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs"),
+            );
+            error.entity = Some(id);
+            source.place(&mut error, entry.offset);
+            return Err(error);
         }
-        IdConflict::Remap => Ok(entries
-            .iter()
-            .map(|e| (e.id, context.library.spawn_rng().next_id()))
-            .collect()),
     }
+    Ok(ids.into_remapped())
 }
 
 /// Plans every entry (see [`plan_entry`]): the plans, and what the load changed from the file

@@ -9,6 +9,8 @@
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
 // component/binary_codec.rs); the default build checks it for dead code.
 mod api;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
+mod binary_entry;
 mod commit_error;
 mod document;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
@@ -32,6 +34,8 @@ mod reservation;
 mod reserved;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod save;
+mod scene_budget;
+mod scene_ids;
 mod sub_scene;
 
 pub use api::Scenes;

@@ -1,0 +1,106 @@
+//! Which stable ID each entity of a scene gets in the world, for both loading routes (the
+//! careful loader places a refusal at its entry; the fast one gives up on it): one copy of the
+//! rule of [`IdConflict`].
+//!
+//! Loading into a world without stable IDs, every entity keeps its own. Into a world that
+//! holds some: with [`IdConflict::Error`], an ID already there is refused and the others kept;
+//! with [`IdConflict::Remap`], every entity gets a fresh ID, drawn in the file's order (so two
+//! loads of one file into equal worlds give the same IDs), and the scene's own is recorded.
+
+use hecs::World;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::archetype::SpawnRng;
+use crate::component::StableId;
+use crate::scene::load::IdConflict;
+
+/// The world's stable IDs as a load found them, and the fresh ones it gave.
+pub(super) struct SceneIds<'r> {
+    /// The stable IDs in the world before the load.
+    existing: FxHashSet<StableId>,
+    policy: IdConflict,
+    rng: &'r SpawnRng,
+    /// Scene ID → the fresh ID it got.
+    remapped: FxHashMap<StableId, StableId>,
+}
+
+/// An entity's stable ID is already in the world, and the load does not remap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct InWorld(pub StableId);
+
+impl<'r> SceneIds<'r> {
+    /// The rule for a load into `world` by `policy`, fresh IDs drawn from `rng`.
+    pub fn new(world: &World, policy: IdConflict, rng: &'r SpawnRng) -> Self {
+        SceneIds {
+            existing: world.query::<&StableId>().iter().copied().collect(),
+            policy,
+            rng,
+            remapped: FxHashMap::default(),
+        }
+    }
+
+    /// The stable ID the scene's entity `id` gets (call once per entity, in the file's order).
+    #[inline]
+    pub fn assign(&mut self, id: StableId) -> Result<StableId, InWorld> {
+        if self.existing.is_empty() {
+            return Ok(id);
+        }
+        match self.policy {
+            IdConflict::Remap => {
+                let fresh = self.rng.next_id();
+                self.remapped.insert(id, fresh);
+                Ok(fresh)
+            }
+            IdConflict::Error if self.existing.contains(&id) => Err(InWorld(id)),
+            IdConflict::Error => Ok(id),
+        }
+    }
+
+    /// The ID [`assign`](Self::assign) gave the scene's entity `id`.
+    #[inline]
+    pub fn get(&self, id: StableId) -> StableId {
+        self.remapped.get(&id).copied().unwrap_or(id)
+    }
+
+    /// Scene ID → fresh ID, for every entity given one so far.
+    pub fn remapped(&self) -> &FxHashMap<StableId, StableId> {
+        &self.remapped
+    }
+
+    /// Scene ID → fresh ID, for every entity given one.
+    pub fn into_remapped(self) -> FxHashMap<StableId, StableId> {
+        self.remapped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world_with(id: u64) -> World {
+        let mut world = World::new();
+        world.spawn((StableId(id),));
+        world
+    }
+
+    #[test]
+    fn keeps_refuses_or_remaps_by_the_policy() {
+        let rng = SpawnRng::new(1);
+        let empty = World::new();
+        let mut ids = SceneIds::new(&empty, IdConflict::Error, &rng);
+        assert_eq!(ids.assign(StableId(5)), Ok(StableId(5)));
+        assert!(ids.into_remapped().is_empty());
+
+        let world = world_with(5);
+        let mut ids = SceneIds::new(&world, IdConflict::Error, &rng);
+        assert_eq!(ids.assign(StableId(6)), Ok(StableId(6)));
+        assert_eq!(ids.assign(StableId(5)), Err(InWorld(StableId(5))));
+
+        let mut ids = SceneIds::new(&world, IdConflict::Remap, &rng);
+        let fresh = ids.assign(StableId(6)).expect("remapped");
+        assert_ne!(fresh, StableId(6));
+        assert_eq!(ids.get(StableId(6)), fresh);
+        assert_eq!(ids.get(StableId(9)), StableId(9));
+        assert_eq!(ids.into_remapped().len(), 1);
+    }
+}
