@@ -47,7 +47,6 @@ use crate::component::{with_load_table, LoadTable};
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{MapError, ReadOnly};
 use crate::json::merge_patch;
-use crate::json::{parse_json, SourceText};
 use crate::scene::binary_entry::{
     read_component_head, read_entry_head, ComponentHead, EntryHead, MIN_ENTRY_BYTES,
 };
@@ -58,8 +57,9 @@ use crate::scene::format::{
 };
 use crate::scene::instance_diff::archetype_value_key;
 use crate::scene::load::{
-    build_instances, evolved_layouts, plan_entry, read_tables, scene_component, shared_key, Build,
-    Context, Entry, LoadRefs, LoadedScene, Payload, SceneHead, Source,
+    build_instances, decode_instance_value, evolved_layouts, parse_patch, plan_entry, read_tables,
+    scene_component, shared_key, Build, Context, Entry, LoadRefs, LoadedScene, Payload, SceneHead,
+    Source,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 use crate::scene::scene_budget::SceneBudget;
@@ -872,9 +872,10 @@ fn spawn_diffed(
 }
 
 /// Decodes the JSON merge patches of a [`DiffedGroup`], each merged onto its archetype's
-/// value, and makes the override records of their instances. [`GiveUp::Value`] for a patch
-/// that does not read or decode as it is, or names a field its type does not have: the
-/// careful path says why, or what it warns of.
+/// value, and makes the override records of their instances: each read by [`parse_patch`] and
+/// decoded by [`decode_instance_value`], as the careful path reads and decodes it.
+/// [`GiveUp::Value`] for a patch that does not read or decode, or names a field its type does
+/// not have: the careful path says why, or what it warns of.
 fn decode_patches(
     context: &Context<'_>,
     pristine: &PristineGroup,
@@ -884,6 +885,7 @@ fn decode_patches(
     let Some(resolved) = pristine.archetype.resolved.entity_at("") else {
         return Err(GiveUp::Instances);
     };
+    let node = single_node(pristine)?;
     let stride = group.components.len();
     let max_depth = context.options.limits.max_depth;
     for (row, overrides) in group.overrides.iter_mut().enumerate() {
@@ -897,14 +899,19 @@ fn decode_patches(
                 continue;
             };
             let name = context.registry.name(*component);
-            let patch = SourceText::from_bytes(text.as_bytes().to_vec())
-                .and_then(|text| parse_json(&text, max_depth))
-                .map_err(|_| GiveUp::Value)?;
+            let patch = parse_patch(text, max_depth).map_err(|_| GiveUp::Value)?;
             let merged = merge_patch::merged(resolved.components.get(name), &patch);
-            let mut unknown = Vec::new();
-            let typed = (context.registry.ops(*component))
-                .decode(&merged, &mut unknown)
-                .map_err(|_| GiveUp::Value)?;
+            let base = node.typed.iter().find(|(c, _)| c == component);
+            let ops = context.registry.ops(*component);
+            let (typed, unknown) = decode_instance_value(
+                context.registry,
+                *component,
+                &merged,
+                Some(&patch),
+                base.map(|(_, typed)| typed),
+                |value, unknown| ops.decode(value, unknown),
+            );
+            let typed = typed.map_err(|_| GiveUp::Value)?;
             if !unknown.is_empty() {
                 return Err(GiveUp::Value);
             }

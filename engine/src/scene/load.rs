@@ -2550,8 +2550,7 @@ impl Instances<'_, '_> {
     /// Parses an instance's JSON patch (strictly: a duplicate key is an error, not last-wins).
     fn parse_patch(&self, at: ValueAt<'_>, text: &str) -> Result<Value, SceneError> {
         let context = self.build.context;
-        let parsed = SourceText::from_bytes(text.as_bytes().to_vec())
-            .and_then(|patch| crate::json::parse_json(&patch, context.options.limits.max_depth));
+        let parsed = parse_patch(text, context.options.limits.max_depth);
         parsed.map_err(|e| {
             let mut error =
                 component_error(context, at.entry, at.name, FieldPath::root(), e.message);
@@ -2676,21 +2675,7 @@ impl Instances<'_, '_> {
             let ops = context.registry.ops(component);
             with_mapper(mapper, || ops.decode(value, unknown)).0
         };
-        let mut unknown = Vec::new();
-        let mut decoded = decode(merged, &mut unknown);
-        if let (Err(_), Some(patch), Some(typed)) = (&decoded, patch, typed) {
-            // The patch may name fields as the type does now, the archetype's file as it
-            // did (a field renamed, with an alias): the patch onto the value as the type
-            // writes it, then.
-            if let Ok(canonical) = context.registry.ops(component).encode(typed) {
-                let mut again = Vec::new();
-                let retried = decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
-                if retried.is_ok() {
-                    (decoded, unknown) = (retried, again);
-                }
-            }
-        }
-        (decoded, unknown)
+        decode_instance_value(context.registry, component, merged, patch, typed, decode)
     }
 
     /// The error for an instance's value that did not decode: inside the scene's patch if the
@@ -2769,6 +2754,44 @@ impl InstanceValues<'_> {
         }
         names
     }
+}
+
+/// An instance's merge patch as a scene holds it (JSON text, in either encoding), parsed with
+/// values no deeper than `max_depth`. Both loading routes read a patch by this.
+pub(super) fn parse_patch(text: &str, max_depth: usize) -> Result<Value, TextError> {
+    SourceText::from_bytes(text.as_bytes().to_vec())
+        .and_then(|patch| crate::json::parse_json(&patch, max_depth))
+}
+
+/// Decodes an instance's `merged` value of `component` (its scene `patch`, if any, merged
+/// onto its archetype's value) by `decode`, with the fields its type does not have. If that
+/// fails and there is a patch, decodes the patch merged onto the archetype's value as the type
+/// writes it (`typed`, encoded) instead: the patch may name fields as the type does now and
+/// the archetype's file as it did (a field renamed, with an alias). Both loading routes decode
+/// an instance's patched value by this rule.
+pub(super) fn decode_instance_value(
+    registry: &ComponentRegistry,
+    component: ComponentId,
+    merged: &Value,
+    patch: Option<&Value>,
+    typed: Option<&TypedValue>,
+    decode: impl Fn(&Value, &mut Vec<FieldPath>) -> Result<TypedValue, crate::component::ValueError>,
+) -> (
+    Result<TypedValue, crate::component::ValueError>,
+    Vec<FieldPath>,
+) {
+    let mut unknown = Vec::new();
+    let mut decoded = decode(merged, &mut unknown);
+    if let (Err(_), Some(patch), Some(typed)) = (&decoded, patch, typed) {
+        if let Ok(canonical) = registry.ops(component).encode(typed) {
+            let mut again = Vec::new();
+            let retried = decode(&merge_patch::merged(Some(&canonical), patch), &mut again);
+            if retried.is_ok() {
+                (decoded, unknown) = (retried, again);
+            }
+        }
+    }
+    (decoded, unknown)
 }
 
 /// Builds the entities of the children the archetypes gained (their handles reserved by
