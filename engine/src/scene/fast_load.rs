@@ -58,8 +58,8 @@ use crate::scene::format::{
 use crate::scene::instance_diff::archetype_value_key;
 use crate::scene::load::{
     build_instances, decode_instance_value, evolved_layouts, parse_patch, plan_entry, read_tables,
-    scene_component, shared_key, Build, Context, Entry, LoadRefs, LoadedScene, Payload, SceneHead,
-    Source,
+    roll_back, scene_component, scene_ref_id, shared_key, Build, Context, Entry, LoadRefs,
+    LoadedScene, Payload, SceneHead, Source,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 use crate::scene::scene_budget::SceneBudget;
@@ -182,13 +182,13 @@ fn load_fast<'c, 'a>(
         (read, _) => read,
     };
     let mut state = std::mem::take(&mut load.refs);
-    for handle in state.pool.drain(..) {
-        let _ = world.despawn(handle);
-    }
+    // Handles reserved ahead and never taken are released either way.
+    roll_back(world, state.pool.drain(..));
     if let Err(why) = loaded {
-        for handle in state.ids.values().copied().chain(load.followed.handles()) {
-            let _ = world.despawn(handle);
-        }
+        roll_back(
+            world,
+            (state.ids.values().copied()).chain(load.followed.handles()),
+        );
         return Err(why);
     }
     let mut loaded = LoadedScene {
@@ -318,9 +318,11 @@ impl EntityMapper for ScanRefs {
         Err(MapError::NotWritten(ReadOnly::Loading))
     }
     fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
-        let id = match (reference, self.wire) {
-            (RefIn::Text(text), RefWire::Text) => text.parse::<StableId>()?,
-            (RefIn::Number(id), RefWire::Number) => StableId(id),
+        // A reference written the other encoding's way is for the careful path.
+        let id = match (&reference, self.wire) {
+            (RefIn::Text(_), RefWire::Text) | (RefIn::Number(_), RefWire::Number) => {
+                scene_ref_id(reference)?
+            }
             _ => return Err(MapError::NotAStableId),
         };
         let state = &mut self.state;

@@ -1500,9 +1500,8 @@ impl EntityMapper for LoadRefs {
         Err(MapError::NotWritten(ReadOnly::Loading))
     }
     fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
-        let id = match reference {
-            RefIn::Number(id) => StableId(id),
-            RefIn::Text(text) if text.starts_with('#') => {
+        if let RefIn::Text(text) = reference {
+            if text.starts_with('#') {
                 let Some((paths, base)) = &self.instance else {
                     return Err(MapError::ArchetypeRelative(text.to_string()));
                 };
@@ -1512,10 +1511,20 @@ impl EntityMapper for LoadRefs {
                     .copied()
                     .ok_or_else(|| MapError::NoInstanceEntity(text.to_string()));
             }
-            RefIn::Text(text) => text.parse::<StableId>()?,
-        };
+        }
+        let id = scene_ref_id(reference)?;
         self.ids.get(&id).copied().ok_or(MapError::NotInScene(id))
     }
+}
+
+/// The stable ID a scene's reference names: a number in binary, the ID's text in JSON. Both
+/// loading routes read a reference by this.
+#[inline]
+pub(super) fn scene_ref_id(reference: RefIn<'_>) -> Result<StableId, MapError> {
+    Ok(match reference {
+        RefIn::Number(id) => StableId(id),
+        RefIn::Text(text) => text.parse::<StableId>()?,
+    })
 }
 
 impl Source<'_> {
@@ -1592,9 +1601,7 @@ fn instantiate(
     let followed = follow.finish();
     if let Err(error) = result {
         // Some entities may be complete already: all go, and the world is as it was.
-        for handle in handles.into_iter().chain(followed.handles()) {
-            let _ = world.despawn(handle);
-        }
+        roll_back(world, handles.into_iter().chain(followed.handles()));
         return Err(error);
     }
     let mut by_id = Arc::try_unwrap(by_id).unwrap_or_else(|shared| (*shared).clone());
@@ -1613,6 +1620,15 @@ fn instantiate(
     follow_archetypes(context, world, &mut loaded, followed, head.meta);
     loaded.warnings = context.take_warnings();
     Ok(loaded)
+}
+
+/// Undoes a load that failed: despawns every entity it made or reserved, so the world is as
+/// it was (a handle never used is released; one already gone is skipped). Both loading routes
+/// roll back by this.
+pub(super) fn roll_back(world: &mut World, handles: impl IntoIterator<Item = Entity>) {
+    for handle in handles {
+        let _ = world.despawn(handle);
+    }
 }
 
 /// Each entry's handle, by its stable ID.
