@@ -268,13 +268,20 @@ fn scene_instances(c: &mut Criterion) {
         let fixture = instance_scene(SCENE_ENTITIES);
         compare(c, &fixture, fixture.entities(), &INSTANCE_COMPARISONS);
     }
-    if selected("scene_pristine_load_vs_spawn_many") {
-        let fixture = PristineScene::new(SCENE_ENTITIES);
-        let pristine: [(&str, Run<PristineScene>, Run<PristineScene>); 1] = [(
+    let pristine: [(&str, Run<PristineScene>, Run<PristineScene>); 2] = [
+        (
             "scene_pristine_load_vs_spawn_many",
             |f| Box::new(f.load()),
             |f| Box::new(f.spawn_many()),
-        )];
+        ),
+        (
+            "scene_pristine_binary_load_vs_spawn_many",
+            |f| Box::new(f.load_binary()),
+            |f| Box::new(f.spawn_many()),
+        ),
+    ];
+    if pristine.iter().any(|(group, ..)| selected(group)) {
+        let fixture = PristineScene::new(SCENE_ENTITIES);
         compare(c, &fixture, fixture.entities(), &pristine);
     }
 }

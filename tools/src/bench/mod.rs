@@ -28,7 +28,8 @@
 //! | `scene_instances_binary_load_vs_json_load` | `load_scene` binary | `load_scene` JSON | ≤ 0.33× (16) |
 //! | `scene_instances_binary_load_vs_hecs_column` | `load_scene` binary | hecs column deserialize | — |
 //! | `scene_commit_vs_spawn_batch` | the game thread's part of committing the instance scene: `PreparedScene::reserve`, then `ResolvedScene::commit` (prepared and resolved off the clock) | `world.spawn_batch` of the same component values | ≤ 1.5× (23) |
-//! | `scene_pristine_load_vs_spawn_many` | `load_scene` of 100,000 untouched instances | `spawn_many` of as many | ≤ 2× (16) |
+//! | `scene_pristine_load_vs_spawn_many` | `load_scene` of 100,000 untouched instances, JSON | `spawn_many` of as many | ≤ 2× (16) |
+//! | `scene_pristine_binary_load_vs_spawn_many` | the same, binary | `spawn_many` of as many | ≤ 2× (16) |
 //! | `reload_patch` | `set_source` + `apply_update`, 100,000 instances | — | ≤ 16 ms (3) |
 //! | `reload_latency` | file write → `HotReloader::apply` applied it | — | p50 ≤ 60 ms, p99 ≤ 120 ms (3) |
 //! | `lsp_diagnostics_after_edit` | `didChange` of a buffer 100 archetypes of 10,000 extend → its `publishDiagnostics` from `archetool lsp` | — | p50, p99 ≤ 50 ms (22) |

@@ -46,7 +46,7 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 43] = [
+pub const FIGURES: [&str; 44] = [
     "memory",
     "memory_override_bytes",
     "scene_load_peak_1m_instances",
@@ -78,6 +78,7 @@ pub const FIGURES: [&str; 43] = [
     "scene_instances_binary_load_vs_json_load",
     "scene_instances_binary_load_vs_hecs_column",
     "scene_pristine_load_vs_spawn_many",
+    "scene_pristine_binary_load_vs_spawn_many",
     "scene_commit_vs_spawn_batch",
     "load_vs_parse_50k",
     "reload_patch",
@@ -548,12 +549,24 @@ fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut d
         let workloads = scene_workloads(&fixture);
         rotated_figures(sizes, &figures, workloads, fixture.entities(), push);
     }
-    let pristine = "scene_pristine_load_vs_spawn_many";
-    if wanted(pristine) {
+    let pristine = [
+        &("scene_pristine_load_vs_spawn_many", "load", "spawn_many", Some(2.0)),
+        &(
+            "scene_pristine_binary_load_vs_spawn_many",
+            "load_binary",
+            "spawn_many",
+            Some(2.0),
+        ),
+    ];
+    let figures: Vec<_> = pristine.into_iter().filter(|f| wanted(f.0)).collect();
+    if !figures.is_empty() {
         let fixture = PristineScene::new(sizes.scene_entities);
-        let figures = [&(pristine, "load", "spawn_many", Some(2.0))];
         let workloads: Vec<(&str, Workload<'_>)> = vec![
             ("load", Box::new(|| Box::new(fixture.load()) as _)),
+            (
+                "load_binary",
+                Box::new(|| Box::new(fixture.load_binary()) as _),
+            ),
             (
                 "spawn_many",
                 Box::new(|| Box::new(fixture.spawn_many()) as _),

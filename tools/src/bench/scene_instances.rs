@@ -167,11 +167,13 @@ fn load_into_fresh_world(bytes: &[u8], library: &ArchetypeLibrary) -> World {
     world
 }
 
-/// `n` untouched instances of `unit`, saved as JSON, beside `spawn_many` of the same.
+/// `n` untouched instances of `unit`, saved as JSON and as binary, beside `spawn_many` of the
+/// same.
 pub struct PristineScene {
     library: ArchetypeLibrary,
     n: usize,
     json: Vec<u8>,
+    binary: Vec<u8>,
     _dir: TempDir,
 }
 
@@ -187,10 +189,18 @@ impl PristineScene {
             .spawn_many(&mut world, "unit", n)
             .unwrap_or_else(|error| panic!("bench setup: {error}"));
         let json = save_json(&world, &library);
+        let binary = save_scene(
+            &world,
+            &library,
+            SceneEncoding::Binary,
+            &SceneSaveOptions::default(),
+        )
+        .unwrap_or_else(|error| panic!("bench setup: the save failed: {error}"));
         PristineScene {
             library,
             n,
             json,
+            binary,
             _dir: dir,
         }
     }
@@ -200,9 +210,14 @@ impl PristineScene {
         self.n
     }
 
-    /// Ours: `load_scene` of the scene of untouched instances.
+    /// Ours: `load_scene` of the JSON scene of untouched instances.
     pub fn load(&self) -> World {
         load_into_fresh_world(&self.json, &self.library)
+    }
+
+    /// Ours: `load_scene` of the binary scene of untouched instances.
+    pub fn load_binary(&self) -> World {
+        load_into_fresh_world(&self.binary, &self.library)
     }
 
     /// Baseline: `spawn_many` of the same archetype, as many.
