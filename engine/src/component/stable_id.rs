@@ -83,24 +83,44 @@ impl FromStr for StableId {
     type Err = ParseStableIdError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        // One pass (every reference in a scene file is one of these).
-        let wrong = || ParseStableIdError(text.to_string());
-        if text.len() != 16 {
-            return Err(wrong());
+        // One pass without a branch per digit (every entry and reference in a scene file is
+        // one of these, and random hex digits defeat branch prediction).
+        let bytes: &[u8; 16] = match text.as_bytes().try_into() {
+            Ok(bytes) => bytes,
+            Err(_) => return Err(ParseStableIdError(text.to_string())),
+        };
+        let (mut value, mut invalid) = (0u64, 0u8);
+        for byte in bytes {
+            let digit = HEX_DIGITS[usize::from(*byte)];
+            invalid |= digit;
+            value = value << 4 | u64::from(digit & 0x0f);
         }
-        let mut value = 0u64;
-        for byte in text.bytes() {
-            let digit = match byte {
-                b'0'..=b'9' => byte - b'0',
-                b'a'..=b'f' => byte - b'a' + 10,
-                b'A'..=b'F' => byte - b'A' + 10,
-                _ => return Err(wrong()),
-            };
-            value = value << 4 | u64::from(digit);
+        match invalid & NOT_HEX {
+            0 => Ok(StableId(value)),
+            _ => Err(ParseStableIdError(text.to_string())),
         }
-        Ok(StableId(value))
     }
 }
+
+/// Marks a byte that is not a hex digit in [`HEX_DIGITS`].
+const NOT_HEX: u8 = 0x80;
+
+/// Each byte's value as a hex digit (`0`–`9`, `a`–`f`, `A`–`F`), [`NOT_HEX`] for any other.
+const HEX_DIGITS: [u8; 256] = {
+    let mut table = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 impl Serialize for StableId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -163,6 +183,17 @@ mod tests {
             Ok(StableId(u64::MAX))
         );
         assert_eq!(serde_json::to_string(&id).unwrap(), "\"00ab12cd34ef5678\"");
+        // Every byte, first and last: exactly the hex digits are taken, at their value.
+        for byte in 0..=u8::MAX {
+            let Ok(digit) = std::str::from_utf8(&[byte]).map(str::to_string) else {
+                continue;
+            };
+            let value = (byte as char).to_digit(16).map(u64::from);
+            let last = format!("000000000000000{digit}").parse::<StableId>();
+            assert_eq!(last.ok(), value.map(StableId), "{byte:#x} last");
+            let first = format!("{digit}000000000000000").parse::<StableId>();
+            assert_eq!(first.ok(), value.map(|v| StableId(v << 60)), "{byte:#x} first");
+        }
     }
 
     #[test]
