@@ -192,7 +192,11 @@ mod tests {
             let last = format!("000000000000000{digit}").parse::<StableId>();
             assert_eq!(last.ok(), value.map(StableId), "{byte:#x} last");
             let first = format!("{digit}000000000000000").parse::<StableId>();
-            assert_eq!(first.ok(), value.map(|v| StableId(v << 60)), "{byte:#x} first");
+            assert_eq!(
+                first.ok(),
+                value.map(|v| StableId(v << 60)),
+                "{byte:#x} first"
+            );
         }
     }
 

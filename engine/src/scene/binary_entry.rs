@@ -51,7 +51,10 @@ pub(super) struct ComponentHead<'a> {
 }
 
 /// Reads the fixed part of the next entry; `archetypes` is the header's archetype table.
-#[inline]
+///
+/// Inlined into the loaders' loops: returned through memory, the entry's parts cost a plain
+/// binary load a sixth of its time.
+#[inline(always)]
 pub(super) fn read_entry_head<'a>(
     reader: &mut BinaryReader<'a>,
     archetypes: &[&'a str],
@@ -77,8 +80,8 @@ pub(super) fn read_entry_head<'a>(
 }
 
 /// Reads the next component of an entry; `table_len` is the length of the header's component
-/// table.
-#[inline]
+/// table. Inlined, as [`read_entry_head`].
+#[inline(always)]
 pub(super) fn read_component_head<'a>(
     reader: &mut BinaryReader<'a>,
     table_len: usize,

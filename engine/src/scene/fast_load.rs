@@ -1086,7 +1086,7 @@ struct Tables<'a> {
 }
 
 /// The next entry's fixed part ([`read_entry_head`]); gives up on anything it refuses.
-#[inline]
+#[inline(always)]
 fn read_head<'a>(
     reader: &mut BinaryReader<'a>,
     tables: &Tables<'a>,
@@ -1095,7 +1095,7 @@ fn read_head<'a>(
 }
 
 /// The next component of an entry ([`read_component_head`]); gives up on anything it refuses.
-#[inline]
+#[inline(always)]
 fn read_component<'a>(
     reader: &mut BinaryReader<'a>,
     tables: &Tables<'a>,

@@ -550,7 +550,12 @@ fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut d
         rotated_figures(sizes, &figures, workloads, fixture.entities(), push);
     }
     let pristine = [
-        &("scene_pristine_load_vs_spawn_many", "load", "spawn_many", Some(2.0)),
+        &(
+            "scene_pristine_load_vs_spawn_many",
+            "load",
+            "spawn_many",
+            Some(2.0),
+        ),
         &(
             "scene_pristine_binary_load_vs_spawn_many",
             "load_binary",
