@@ -55,7 +55,7 @@ use crate::scene::format::{
     is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_TYPED,
     SCENE_FORMAT_VERSION,
 };
-use crate::scene::instance_diff::archetype_value_key;
+use crate::scene::instance_diff::{archetype_value_key, Diff};
 use crate::scene::load::{
     build_instances, decode_instance_value, evolved_layouts, parse_patch, plan_entry, read_tables,
     roll_back, scene_component, scene_ref_id, shared_key, Build, Context, Entry, LoadRefs,
@@ -246,6 +246,12 @@ struct Pristine<'a> {
     keys: FxHashMap<(usize, ComponentId), Option<u64>>,
     /// The override shapes met last, with their shared records.
     shapes: ShapesAtHand,
+    /// The override record of an instance whose one diff of a component has the shape written
+    /// as these bytes ([`Diff::leaves`](crate::scene::instance_diff::Diff::leaves)).
+    records: FxHashMap<(ComponentId, &'a [u8]), InstanceOverrides>,
+    /// (pristine group, the one component diffed, the key of the archetype value it was taken
+    /// against) → its group in `diffed`, once the general path took such a diff.
+    diffed_by_one: FxHashMap<(usize, ComponentId, u64), usize>,
 }
 
 /// The instances of one archetype with diffs of the same components (binary diffs, or JSON
@@ -653,6 +659,11 @@ fn take_diffed<'a>(
     entry: &Entry<'a>,
     (own_id, handle): (StableId, Entity),
 ) -> bool {
+    if let [(name, _, Payload::Diff(diff, None))] = entry.components.as_slice() {
+        if take_one_diff(load, group, name, diff, (own_id, handle)).is_some() {
+            return true;
+        }
+    }
     let registry = load.context.registry;
     let Some(archetype) = load.pristine.groups.get(group).map(|g| g.archetype.clone()) else {
         return false;
@@ -702,12 +713,49 @@ fn take_diffed<'a>(
     }
     let records = load.context.library.override_shapes();
     let overrides = shape.map(|shape| load.pristine.shapes.intern(records, shape));
+    if let ([(name, _, Payload::Diff(diff, None))], Some(record)) =
+        (entry.components.as_slice(), &overrides)
+    {
+        // Known from now on by its bytes (see take_one_diff).
+        if let Some(component) = scene_component(registry, name) {
+            let at = diffed_group_index(&mut load.pristine, group, vec![component]);
+            (load.pristine.diffed_by_one).insert((group, component, diff.key), at);
+            (load.pristine.records).insert((component, diff.leaves), record.clone());
+        }
+    }
     let diffed = diffed_group(&mut load.pristine, group, components);
     diffed.ids.push(own_id);
     diffed.handles.push(handle);
     (diffed.values).extend(diffs.into_iter().map(|(_, value)| value));
     diffed.overrides.push(overrides);
     true
+}
+
+/// [`take_diffed`] of an instance whose only value is one binary diff (most changed instances:
+/// a goblin hurt, a door opened), without a map made or a list allocated for it: its group is
+/// found by its archetype, component and key, its override record by the bytes of its shape.
+/// `None` (nothing done) when either is not known yet: the general path decides, and makes
+/// them.
+fn take_one_diff<'a>(
+    load: &mut Load<'_, 'a>,
+    group: usize,
+    name: &str,
+    diff: &Diff<'a>,
+    (own_id, handle): (StableId, Entity),
+) -> Option<()> {
+    let registry = load.context.registry;
+    let pristine = &mut load.pristine;
+    let component = scene_component(registry, name)?;
+    let record = pristine.records.get(&(component, diff.leaves))?.clone();
+    // Found only for a diff the general path took with this key: against the archetype's
+    // value of now, of a component its entity holds as a typed value.
+    let at = *pristine.diffed_by_one.get(&(group, component, diff.key))?;
+    let diffed = pristine.diffed.get_mut(at)?;
+    diffed.ids.push(own_id);
+    diffed.handles.push(handle);
+    diffed.values.push(Diffed::Postcard(diff.value));
+    diffed.overrides.push(Some(record));
+    Some(())
 }
 
 /// The [`DiffedGroup`] of the instances of pristine group `group` with diffs of `components`
@@ -717,8 +765,18 @@ fn diffed_group<'p, 'a>(
     group: usize,
     components: Vec<ComponentId>,
 ) -> &'p mut DiffedGroup<'a> {
+    let at = diffed_group_index(pristine, group, components);
+    &mut pristine.diffed[at]
+}
+
+/// The index of [`diffed_group`]'s group.
+fn diffed_group_index(
+    pristine: &mut Pristine<'_>,
+    group: usize,
+    components: Vec<ComponentId>,
+) -> usize {
     let key = (group, components);
-    let at = match pristine.diffed_by_key.get(&key) {
+    match pristine.diffed_by_key.get(&key) {
         Some(at) => *at,
         None => {
             pristine.diffed.push(DiffedGroup {
@@ -733,8 +791,7 @@ fn diffed_group<'p, 'a>(
             pristine.diffed_by_key.insert(key, at);
             at
         }
-    };
-    &mut pristine.diffed[at]
+    }
 }
 
 /// The batch untouched instances of archetype `name` (as written) join, planned once per

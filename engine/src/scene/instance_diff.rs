@@ -41,6 +41,9 @@ pub(super) struct Diff<'a> {
     /// The difference's shape, as [`override_shape`](crate::archetype::override_shape) makes
     /// it from a merge patch.
     pub shape: Value,
+    /// The shape's bytes as written: equal bytes are an equal shape (a load meets the same few
+    /// shapes again and again, and knows them by these).
+    pub leaves: &'a [u8],
     /// The live value, whole, in postcard.
     pub value: &'a [u8],
 }
@@ -129,6 +132,7 @@ pub(super) fn read_diff(
         error
     };
     let key = reader.u64_le("diff key").map_err(at_file)?;
+    let leaves_start = reader.offset;
     // Each leaf takes at least two bytes: its segment count and its kind.
     let leaves = reader.count("diff leaf count", 2).map_err(at_file)?;
     let mut shape = Value::Object(Map::new());
@@ -170,6 +174,7 @@ pub(super) fn read_diff(
     Ok(Diff {
         key,
         shape,
+        leaves: &bytes[leaves_start..reader.offset],
         value: &bytes[reader.offset..],
     })
 }
