@@ -1730,20 +1730,22 @@ mod tests {
     }
 
     /// Entities in the scene of [`world`].
-    const ENTITIES: u32 = 612;
+    const ENTITIES: u32 = 613;
 
     /// Plain entities referring forward, back, to themselves and to instances; one value with
     /// more forward references than are reserved at a time; shared data; two instances of an
-    /// archetype with a child, one with an override; three of a single-entity archetype (two
-    /// untouched, which go in as a batch, referred to before and after they are read).
+    /// archetype with a child, one with an override; four of a single-entity archetype (two
+    /// untouched, which go in as a batch, referred to before and after they are read; two with
+    /// a value of their own of one shape, the second batched by that shape's bytes in binary).
     fn world(library: &ArchetypeLibrary) -> World {
         let mut world = World::new();
         let early = world.reserve_entity();
         let turret = library.spawn(&mut world, "turret").unwrap();
         library.spawn(&mut world, "turret").unwrap();
         *world.get::<&mut Name>(turret).unwrap() = Name("Custom".into());
-        let crates = library.spawn_many(&mut world, "crate", 3).unwrap();
+        let crates = library.spawn_many(&mut world, "crate", 4).unwrap();
         *world.get::<&mut Name>(crates[2]).unwrap() = Name("Opened".into());
+        *world.get::<&mut Name>(crates[3]).unwrap() = Name("Broken".into());
         for (entity, id) in [(early, 4), (world.reserve_entity(), 5)] {
             let follow = Follow {
                 leader: Some(EntityRef(crates[0])),
