@@ -27,12 +27,11 @@
 //! its instance first: it is built by the careful path's own code.
 
 use std::borrow::Cow;
-use std::collections::hash_map::Entry as MapEntry;
 
 use std::sync::Arc;
 
 use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde_json::Map;
 
 use crate::archetype::Archetype;
@@ -55,6 +54,7 @@ use crate::scene::format::{
     is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_TYPED,
     SCENE_FORMAT_VERSION,
 };
+use crate::scene::id_index::IdIndex;
 use crate::scene::instance_diff::{archetype_value_key, Diff};
 use crate::scene::load::{
     build_instances, decode_instance_value, evolved_layouts, parse_patch, plan_entry, read_tables,
@@ -185,10 +185,8 @@ fn load_fast<'c, 'a>(
     // Handles reserved ahead and never taken are released either way.
     roll_back(world, state.pool.drain(..));
     if let Err(why) = loaded {
-        roll_back(
-            world,
-            (state.ids.values().copied()).chain(load.followed.handles()),
-        );
+        let handles = (state.ids.values()).chain(state.pending.values()).copied();
+        roll_back(world, handles.chain(load.followed.handles()));
         return Err(why);
     }
     let mut loaded = LoadedScene {
@@ -294,9 +292,10 @@ struct PristineGroup {
 /// Stable ID → entity: the reference mapper's state while values decode.
 #[derive(Default)]
 struct RefState {
-    ids: FxHashMap<StableId, Entity>,
-    /// IDs referred to (and given a reserved handle) but not reached yet.
-    pending: FxHashSet<StableId>,
+    /// The entries read so far.
+    ids: IdIndex,
+    /// IDs referred to but not reached yet, with the handle reserved for each.
+    pending: FxHashMap<StableId, Entity>,
     /// Handles reserved ahead: for forward references (JSON), or one per entry, taken in
     /// order (binary).
     pool: Vec<Entity>,
@@ -332,15 +331,14 @@ impl EntityMapper for ScanRefs {
             _ => return Err(MapError::NotAStableId),
         };
         let state = &mut self.state;
-        if let Some(entity) = state.ids.get(&id) {
+        if let Some(entity) = state.ids.get(&id).or_else(|| state.pending.get(&id)) {
             return Ok(*entity);
         }
         let Some(handle) = state.pool.pop() else {
             state.starved = true;
             return Err(MapError::NoHandleReserved);
         };
-        state.ids.insert(id, handle);
-        state.pending.insert(id);
+        state.pending.insert(id, handle);
         Ok(handle)
     }
 }
@@ -587,33 +585,34 @@ fn place_entry<'a>(
     instance: Option<Entry<'a>>,
     builder: &mut EntityBuilder,
 ) -> Result<(Entity, Option<Entry<'a>>), GiveUp> {
-    let mut pending_instance = None;
-    let handle = match (state.ids.entry(id), instance) {
-        // Referred to before: it has a reserved handle, unless it is a duplicate.
-        (MapEntry::Occupied(reserved), instance) => {
-            let handle = *reserved.get();
-            state.pending.remove(&id).then_some(()).ok_or(GiveUp::Id)?;
-            match instance {
-                Some(entry) => pending_instance = Some(entry),
-                None => {
-                    builder.add(own_id);
-                    world
-                        .insert(handle, builder.build())
-                        .map_err(|_| GiveUp::Id)?;
-                }
-            }
-            handle
+    // An ID twice.
+    if !state.ids.is_new(&id) {
+        return Err(GiveUp::Id);
+    }
+    // Referred to before: it has a reserved handle.
+    let reserved = match state.pending.is_empty() {
+        true => None,
+        false => state.pending.remove(&id),
+    };
+    let (handle, pending_instance) = match (reserved, instance) {
+        (reserved, Some(entry)) => (
+            reserved.unwrap_or_else(|| world.reserve_entity()),
+            Some(entry),
+        ),
+        (Some(handle), None) => {
+            builder.add(own_id);
+            world
+                .insert(handle, builder.build())
+                .map_err(|_| GiveUp::Id)?;
+            (handle, None)
         }
-        (MapEntry::Vacant(slot), Some(entry)) => {
-            pending_instance = Some(entry);
-            *slot.insert(world.reserve_entity())
-        }
-        (MapEntry::Vacant(slot), None) => {
+        (None, None) => {
             builder.add(own_id);
             // Not `spawn_at`: it searches hecs's whole free list for the handle.
-            *slot.insert(world.spawn(builder.build()))
+            (world.spawn(builder.build()), None)
         }
     };
+    state.ids.insert(id, handle);
     Ok((handle, pending_instance))
 }
 
@@ -1116,7 +1115,7 @@ fn read_binary<'a>(
         archetypes: header.archetypes,
     };
     load.entities.reserve(count);
-    load.refs.ids.reserve(count);
+    load.refs.ids = IdIndex::with_capacity(count);
     // Every entry's handle, taken in order; whatever is left when the load gives up is
     // released with the pool.
     let mut handles: Vec<Entity> = world
@@ -1383,10 +1382,13 @@ fn own_id(load: &mut Load<'_, '_>, id: StableId) -> Option<StableId> {
 fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
     own_id(load, id)?;
     scan_state(|state| {
-        let MapEntry::Vacant(slot) = state.ids.entry(id) else {
+        // An ID twice.
+        if !state.ids.is_new(&id) {
             return None;
-        };
-        Some(*slot.insert(state.pool.pop()?))
+        }
+        let handle = state.pool.pop()?;
+        state.ids.insert(id, handle);
+        Some(handle)
     })?
 }
 

@@ -45,6 +45,7 @@ use crate::scene::format::{
     BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VERSION,
 };
 use crate::scene::header::ArchetypeNodes;
+use crate::scene::id_index::IdIndex;
 use crate::scene::instance_diff::{archetype_value_key, project, Diff};
 use crate::scene::json_scan::{scan, JsonEntity, OverLimit, ScanError};
 use crate::scene::migration::SceneMigration;
@@ -107,7 +108,7 @@ pub enum RemovedChildren {
 #[derive(Clone, Debug, Default)]
 pub struct LoadedScene {
     pub(super) entities: Vec<Entity>,
-    pub(super) by_id: FxHashMap<StableId, Entity>,
+    pub(super) by_id: IdIndex,
     pub(super) remapped: FxHashMap<StableId, StableId>,
     pub(super) warnings: Vec<SceneError>,
     pub(super) changes: Vec<SceneChange>,
@@ -1284,7 +1285,7 @@ pub(super) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Val
     let handles: Vec<Entity> = (0..document.entries.len() as u64)
         .filter_map(|index| Entity::from_bits((1 << 32) | index))
         .collect();
-    let ids: FxHashMap<StableId, Entity> = (document.entries.iter().map(|e| e.id))
+    let ids: IdIndex = (document.entries.iter().map(|e| e.id))
         .zip(handles.iter().copied())
         .collect();
     let reverse: Arc<FxHashMap<Entity, StableId>> =
@@ -1314,7 +1315,7 @@ pub(super) fn binary_document(context: &Context<'_>, bytes: &[u8]) -> Result<Val
 /// The stand-in handles of a binary scene's entries (see [`binary_document`]), both ways.
 struct StandIns {
     /// Each entry's stand-in handle, by its stable ID.
-    ids: Arc<FxHashMap<StableId, Entity>>,
+    ids: Arc<IdIndex>,
     /// Each entry's stable ID, by its stand-in handle.
     reverse: Arc<FxHashMap<Entity, StableId>>,
 }
@@ -1486,7 +1487,7 @@ fn too_many(context: &Context<'_>, count: usize) -> SceneError {
 
 /// Resolves references by stable ID (and `#` paths inside archetype instances).
 pub(super) struct LoadRefs {
-    pub ids: Arc<FxHashMap<StableId, Entity>>,
+    pub ids: Arc<IdIndex>,
     pub wire: RefWire,
     /// For archetype values: the instance's entities by path, and the base path.
     pub instance: Option<(Arc<FxHashMap<String, Entity>>, String)>,
@@ -1632,7 +1633,7 @@ pub(super) fn roll_back(world: &mut World, handles: impl IntoIterator<Item = Ent
 }
 
 /// Each entry's handle, by its stable ID.
-fn handles_by_id(entries: &[Entry<'_>], handles: &[Entity]) -> FxHashMap<StableId, Entity> {
+fn handles_by_id(entries: &[Entry<'_>], handles: &[Entity]) -> IdIndex {
     entries
         .iter()
         .zip(handles)
@@ -1805,7 +1806,7 @@ fn rename_warnings(
 /// problem.
 fn decode_scene(
     build: &Build<'_>,
-    by_id: Arc<FxHashMap<StableId, Entity>>,
+    by_id: Arc<IdIndex>,
     shared: FxHashMap<u64, String>,
     shared_at: &FxHashMap<u64, usize>,
     follow: &mut Follow<'_>,
@@ -1873,7 +1874,7 @@ fn leave_out(
     entries: &[Entry<'_>],
     plans: &[Plan],
     entities: &mut Vec<Entity>,
-    by_id: &mut FxHashMap<StableId, Entity>,
+    by_id: &mut IdIndex,
 ) {
     let mut gone = FxHashSet::default();
     for (entry, plan) in entries.iter().zip(plans) {
@@ -2260,7 +2261,7 @@ struct ValueAt<'v> {
 /// archetype instances.
 fn decode_all(
     build: &Build<'_>,
-    by_id: Arc<FxHashMap<StableId, Entity>>,
+    by_id: Arc<IdIndex>,
     follow: &mut Follow<'_>,
     world: &mut World,
 ) -> Result<(), SceneError> {
@@ -2323,7 +2324,7 @@ fn decode_plain(build: &Build<'_>, world: &mut World) -> Result<(), SceneError> 
 /// number of instances).
 pub(super) fn build_instances(
     build: &Build<'_>,
-    ids: &Arc<FxHashMap<StableId, Entity>>,
+    ids: &Arc<IdIndex>,
     follow: &mut Follow<'_>,
     sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
 ) -> Result<(), SceneError> {
@@ -2363,7 +2364,7 @@ type PlannedInstance = (ArchetypeInstance, Arc<crate::archetype::Archetype>, usi
 struct Instances<'i, 'b> {
     build: &'i Build<'b>,
     /// The entities by stable ID, for references in binary values.
-    ids: &'i Arc<FxHashMap<StableId, Entity>>,
+    ids: &'i Arc<IdIndex>,
     /// How references are written in the scene's values.
     wire: RefWire,
     /// The entities' stable IDs by entity, made at the first binary value that needs them.

@@ -19,6 +19,7 @@ mod follow;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod format;
 mod header;
+mod id_index;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod instance_diff;
 mod json_scan;

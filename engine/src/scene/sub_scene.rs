@@ -386,7 +386,7 @@ fn adopt(
     world: &mut World,
 ) {
     let mut roots = Vec::new();
-    for (own, entity) in &sub.by_id {
+    for (own, entity) in sub.by_id.iter() {
         let id = derive_id(placement.id, *own);
         if let Ok(mut stable) = world.get::<&mut StableId>(*entity) {
             *stable = id;

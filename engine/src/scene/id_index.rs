@@ -1,0 +1,143 @@
+//! Stable ID → entity for the entities of a loaded scene.
+//!
+//! A scene file lists its entities sorted by stable ID (the library writes them so), and a
+//! stable ID is random: a hash map of a big scene's IDs touches a random place of a big table
+//! per entity, which is most of what loading an untouched instance costs. So the index is a
+//! list while the IDs come in ascending order, looked up by binary search, and becomes a hash
+//! map at the first ID out of order (a file written by hand, a gained child, a sub-scene).
+
+use hecs::Entity;
+use rustc_hash::FxHashMap;
+
+use crate::component::StableId;
+
+/// Stable ID → entity (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IdIndex {
+    /// Every entry while `map` is empty, strictly ascending by ID; empty after.
+    sorted: Vec<(StableId, Entity)>,
+    /// Every entry, once one came out of order.
+    map: FxHashMap<StableId, Entity>,
+}
+
+impl IdIndex {
+    /// An empty index with room for `count` entries.
+    pub fn with_capacity(count: usize) -> Self {
+        IdIndex {
+            sorted: Vec::with_capacity(count),
+            map: FxHashMap::default(),
+        }
+    }
+
+    /// The entity of `id`.
+    #[inline]
+    pub fn get(&self, id: &StableId) -> Option<&Entity> {
+        if !self.map.is_empty() {
+            return self.map.get(id);
+        }
+        let at = self.sorted.binary_search_by_key(id, |(key, _)| *key).ok()?;
+        self.sorted.get(at).map(|(_, entity)| entity)
+    }
+
+    /// Whether `id` is in the index.
+    pub fn contains_key(&self, id: &StableId) -> bool {
+        self.get(id).is_some()
+    }
+
+    /// Whether `id` is not in the index: at once for an ID after every one in the list (the
+    /// next of a file in order), by a lookup otherwise.
+    #[inline]
+    pub fn is_new(&self, id: &StableId) -> bool {
+        match self.sorted.last() {
+            Some((last, _)) if self.map.is_empty() && last < id => true,
+            _ => !self.contains_key(id),
+        }
+    }
+
+    /// Puts `entity` under `id`; the entity it replaces, if `id` was there.
+    #[inline]
+    pub fn insert(&mut self, id: StableId, entity: Entity) -> Option<Entity> {
+        if self.map.is_empty() {
+            match self.sorted.last() {
+                Some((last, _)) if *last >= id => self.spill(),
+                _ => {
+                    self.sorted.push((id, entity));
+                    return None;
+                }
+            }
+        }
+        self.map.insert(id, entity)
+    }
+
+    /// Takes `id` out; its entity, if it was there.
+    pub fn remove(&mut self, id: &StableId) -> Option<Entity> {
+        self.spill();
+        self.map.remove(id)
+    }
+
+    /// Every (ID, entity), in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&StableId, &Entity)> {
+        (self.sorted.iter().map(|(id, entity)| (id, entity))).chain(self.map.iter())
+    }
+
+    /// Every entity, in no particular order.
+    pub fn values(&self) -> impl Iterator<Item = &Entity> {
+        self.iter().map(|(_, entity)| entity)
+    }
+
+    /// Moves the list into the hash map (once an entry comes out of order).
+    fn spill(&mut self) {
+        if !self.sorted.is_empty() {
+            self.map.reserve(self.sorted.len());
+            self.map.extend(self.sorted.drain(..));
+            self.sorted = Vec::new();
+        }
+    }
+}
+
+impl FromIterator<(StableId, Entity)> for IdIndex {
+    fn from_iter<I: IntoIterator<Item = (StableId, Entity)>>(entries: I) -> Self {
+        let entries = entries.into_iter();
+        let mut index = IdIndex::with_capacity(entries.size_hint().0);
+        for (id, entity) in entries {
+            index.insert(id, entity);
+        }
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entities(count: usize) -> Vec<Entity> {
+        let mut world = hecs::World::new();
+        (0..count).map(|_| world.spawn(())).collect()
+    }
+
+    #[test]
+    fn a_list_while_ascending_a_map_after_and_the_same_answers_either_way() {
+        let e = entities(4);
+        let mut index: IdIndex = [(StableId(10), e[0]), (StableId(20), e[1])]
+            .into_iter()
+            .collect();
+        assert!(index.map.is_empty(), "ascending: still a list");
+        assert_eq!(index.get(&StableId(20)), Some(&e[1]));
+        assert_eq!(index.get(&StableId(15)), None);
+        assert!(index.is_new(&StableId(25)) && index.is_new(&StableId(15)));
+        assert!(!index.is_new(&StableId(10)));
+        assert_eq!(index.insert(StableId(30), e[2]), None);
+        // A duplicate, then one out of order: a map, with every entry kept.
+        assert_eq!(index.insert(StableId(30), e[3]), Some(e[2]));
+        assert!(index.sorted.is_empty() && index.map.len() == 3);
+        assert_eq!(index.insert(StableId(5), e[2]), None);
+        assert_eq!(index.get(&StableId(10)), Some(&e[0]));
+        assert_eq!(index.get(&StableId(30)), Some(&e[3]));
+        assert_eq!(index.iter().count(), 4);
+        assert_eq!(index.remove(&StableId(5)), Some(e[2]));
+        assert!(!index.contains_key(&StableId(5)));
+        let mut values: Vec<Entity> = index.values().copied().collect();
+        values.sort_by_key(|entity| entity.to_bits());
+        assert_eq!(values, vec![e[0], e[1], e[3]]);
+    }
+}
