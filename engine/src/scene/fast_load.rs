@@ -1880,6 +1880,16 @@ mod tests {
             assert!(save(&holey, &library) == text, "saves other bytes");
         }
 
+        // Entries out of stable-ID order (a file edited by hand): IDs indexed by hash, and
+        // the same world.
+        let reversed = reversed_entries(&text);
+        let mut unsorted = World::new();
+        let context = Context::new(None, &library, &options);
+        let loaded = json_fast(&context, &mut unsorted, &reversed);
+        let loaded = loaded.unwrap_or_else(|why| panic!("the fast path gave up: {why:?}"));
+        assert!(save(&unsorted, &library) == text, "saves other bytes");
+        assert_eq!(loaded.entity(StableId(2)).map(|e| unsorted.contains(e)), Some(true));
+
         // Into a world that holds the scene already: remapped, every reference fixed up.
         let remap = SceneLoadOptions {
             on_id_conflict: IdConflict::Remap,
@@ -1916,6 +1926,23 @@ mod tests {
 
     /// The same document with every object's keys sorted and no whitespace: valid, but not
     /// in the order the library writes.
+    /// `text` (a scene as the library writes it) with its entries in the opposite order.
+    fn reversed_entries(text: &str) -> String {
+        let (head, rest) = text.split_once("\"entities\": [\n").unwrap();
+        let (body, tail) = rest.rsplit_once("\n  ]").unwrap();
+        let mut entries: Vec<String> = Vec::new();
+        for line in body.lines() {
+            if line == "    {" {
+                entries.push(String::new());
+            }
+            let entry = entries.last_mut().unwrap();
+            entry.push_str(if line == "    }," { "    }" } else { line });
+            entry.push('\n');
+        }
+        let entries: Vec<&str> = entries.iter().rev().map(|e| e.trim_end()).collect();
+        format!("{head}\"entities\": [\n{}\n  ]{tail}", entries.join(",\n"))
+    }
+
     fn reordered(text: &str) -> String {
         serde_json::to_string(&serde_json::from_str::<serde_json::Value>(text).unwrap()).unwrap()
     }
