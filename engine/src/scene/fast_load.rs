@@ -1888,7 +1888,10 @@ mod tests {
         let loaded = json_fast(&context, &mut unsorted, &reversed);
         let loaded = loaded.unwrap_or_else(|why| panic!("the fast path gave up: {why:?}"));
         assert!(save(&unsorted, &library) == text, "saves other bytes");
-        assert_eq!(loaded.entity(StableId(2)).map(|e| unsorted.contains(e)), Some(true));
+        assert_eq!(
+            loaded.entity(StableId(2)).map(|e| unsorted.contains(e)),
+            Some(true)
+        );
 
         // Into a world that holds the scene already: remapped, every reference fixed up.
         let remap = SceneLoadOptions {
