@@ -313,8 +313,14 @@ impl<'a> BinaryReader<'a> {
         self.take(usize::try_from(length).unwrap_or(usize::MAX), what)
     }
 
-    #[inline]
+    /// A length-prefixed UTF-8 string. Inlined: every binary entry has one (its child path,
+    /// mostly empty), and returned through memory it cost a binary load a tenth of its time.
+    #[inline(always)]
     pub fn str(&mut self, what: &str) -> Result<&'a str, BinaryError> {
+        if self.bytes.get(self.offset) == Some(&0) {
+            self.offset += 1;
+            return Ok("");
+        }
         let start = self.offset;
         let bytes = self.bytes(what)?;
         std::str::from_utf8(bytes).map_err(|_| BinaryError {
