@@ -691,7 +691,7 @@ fn take_diffed<'a>(
                     return false;
                 }
                 if let Some(shape) = &mut shape {
-                    shape.insert(registry.name(component).to_string(), diff.shape.clone());
+                    shape.insert(registry.name(component).to_string(), diff.shape());
                 }
                 Diffed::Postcard(diff.value)
             }

@@ -33,19 +33,32 @@ const LEAF_SET: u8 = 1;
 /// A leaf of a diff's shape that removes a field.
 const LEAF_REMOVED: u8 = 0;
 
-/// A binary instance diff as read from its payload.
+/// A binary instance diff as read from its payload (checked whole).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Diff<'a> {
     /// The key of the archetype value the difference was taken against.
     pub key: u64,
-    /// The difference's shape, as [`override_shape`](crate::archetype::override_shape) makes
-    /// it from a merge patch.
-    pub shape: Value,
-    /// The shape's bytes as written: equal bytes are an equal shape (a load meets the same few
-    /// shapes again and again, and knows them by these).
+    /// The shape's leaves as written ([`shape`](Self::shape) reads them): equal bytes are an
+    /// equal shape (a load meets the same few shapes again and again, and knows them by these).
     pub leaves: &'a [u8],
+    /// How many leaves.
+    count: usize,
     /// The live value, whole, in postcard.
     pub value: &'a [u8],
+}
+
+impl Diff<'_> {
+    /// The difference's shape, as [`override_shape`](crate::archetype::override_shape) makes
+    /// it from a merge patch. Made when asked: a load that knows the shape by its bytes never
+    /// makes it.
+    pub fn shape(&self) -> Value {
+        let mut reader = BinaryReader::new(self.leaves);
+        // The leaves were checked when the diff was read: nothing here fails.
+        read_shape(&mut reader, self.count, usize::MAX, true)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Value::Object(Map::new()))
+    }
 }
 
 /// The key of the archetype value a diff of `component` is taken against on `node`: a
@@ -120,7 +133,7 @@ fn collect_leaves<'s>(
 }
 
 /// Reads a diff's payload (`bytes`, which start at byte `base` of the file: errors name file
-/// offsets). A shape nested deeper than `max_depth` is refused.
+/// offsets). A shape nested deeper than `max_depth` is refused, and so are overlapping paths.
 pub(super) fn read_diff(
     bytes: &[u8],
     base: usize,
@@ -132,51 +145,70 @@ pub(super) fn read_diff(
         error
     };
     let key = reader.u64_le("diff key").map_err(at_file)?;
-    let leaves_start = reader.offset;
     // Each leaf takes at least two bytes: its segment count and its kind.
-    let leaves = reader.count("diff leaf count", 2).map_err(at_file)?;
-    let mut shape = Value::Object(Map::new());
-    for _ in 0..leaves {
+    let count = reader.count("diff leaf count", 2).map_err(at_file)?;
+    let start = reader.offset;
+    // One leaf cannot overlap another: it is checked without making the shape.
+    read_shape(&mut reader, count, max_depth, count > 1).map_err(at_file)?;
+    Ok(Diff {
+        key,
+        leaves: &bytes[start..reader.offset],
+        count,
+        value: &bytes[reader.offset..],
+    })
+}
+
+/// Reads `count` leaves of a shape, each checked (no deeper than `max_depth`, of a known
+/// kind); with `make`, the shape they make (refusing paths that overlap).
+fn read_shape(
+    reader: &mut BinaryReader<'_>,
+    count: usize,
+    max_depth: usize,
+    make: bool,
+) -> Result<Option<Value>, BinaryError> {
+    let mut shape = make.then(|| Value::Object(Map::new()));
+    let mut path = Vec::new();
+    for _ in 0..count {
         let start = reader.offset;
-        let segments = reader.count("diff path length", 1).map_err(at_file)?;
+        let segments = reader.count("diff path length", 1)?;
         if segments > max_depth {
-            return Err(at_file(BinaryError {
+            return Err(BinaryError {
                 offset: start,
                 message: format!(
                     "diff path of {segments} fields is deeper than the limit of {max_depth}"
                 ),
-            }));
+            });
         }
-        let mut path = Vec::with_capacity(segments);
+        path.clear();
         for _ in 0..segments {
-            path.push(reader.str("diff path field").map_err(at_file)?);
+            let segment = reader.str("diff path field")?;
+            if make {
+                path.push(segment);
+            }
         }
-        let leaf = match reader.u8("diff leaf kind").map_err(at_file)? {
+        let leaf = match reader.u8("diff leaf kind")? {
             LEAF_SET => Value::Bool(true),
             LEAF_REMOVED => Value::Null,
             other => {
-                return Err(at_file(BinaryError {
+                return Err(BinaryError {
                     offset: reader.offset - 1,
                     message: format!("unknown diff leaf kind {other}"),
-                }))
+                })
             }
         };
-        if !insert_leaf(&mut shape, &path, leaf) {
-            return Err(at_file(BinaryError {
-                offset: start,
-                message: format!(
-                    "diff path `{}` overlaps another path of the same diff",
-                    path.join(".")
-                ),
-            }));
+        if let Some(shape) = &mut shape {
+            if !insert_leaf(shape, &path, leaf) {
+                return Err(BinaryError {
+                    offset: start,
+                    message: format!(
+                        "diff path `{}` overlaps another path of the same diff",
+                        path.join(".")
+                    ),
+                });
+            }
         }
     }
-    Ok(Diff {
-        key,
-        shape,
-        leaves: &bytes[leaves_start..reader.offset],
-        value: &bytes[reader.offset..],
-    })
+    Ok(shape)
 }
 
 /// Puts `leaf` at `path` in `shape`; `false` if the path runs into or through another leaf.
@@ -252,7 +284,7 @@ mod tests {
         ] {
             let diff = round_trip(&shape);
             assert_eq!(
-                (diff.key, &diff.shape, diff.value),
+                (diff.key, &diff.shape(), diff.value),
                 (7, &shape, &[1u8, 2, 3][..])
             );
         }

@@ -1365,7 +1365,7 @@ fn entry_document(
             Payload::Evolved(bytes, layout) => postcard_json(bytes, Some(layout))?,
             // The merge patch a JSON scene would hold.
             Payload::Diff(diff, layout) => {
-                project(&postcard_json(diff.value, layout.as_ref())?, &diff.shape)
+                project(&postcard_json(diff.value, layout.as_ref())?, &diff.shape())
             }
         };
         components.insert(name.to_string(), value);
@@ -2536,10 +2536,10 @@ impl Instances<'_, '_> {
             .or_insert_with(|| archetype_value_key(registry, node, component));
         if layout.is_none() && key == Some(diff.key) {
             let typed = self.binary_typed(at, (diff.value, None), component)?;
-            return Ok(Ok((diff.shape.clone(), typed)));
+            return Ok(Ok((diff.shape(), typed)));
         }
         let whole = self.binary_value(at, (diff.value, layout), component)?;
-        Ok(Err(project(&whole, &diff.shape)))
+        Ok(Err(project(&whole, &diff.shape())))
     }
 
     /// Decodes a binary scene's postcard value of `component` (laid out as `layout` says, when
