@@ -234,6 +234,8 @@ struct Pristine<'a> {
     /// Archetype name as written → its group, or `None` for an archetype whose instances are
     /// built one by one (children, references).
     by_name: FxHashMap<&'a str, Option<usize>>,
+    /// The name looked up last (that very string) and its group.
+    last_name: Option<(&'a str, Option<usize>)>,
     groups: Vec<PristineGroup>,
     /// Instances of those archetypes whose only values are binary diffs taken against the
     /// archetype's values of now: a batch per archetype and set of components diffed.
@@ -797,7 +799,15 @@ fn diffed_group_index(
 /// archetype: `Ok(None)` when its instances are built one by one (it has children or
 /// references), [`GiveUp::Instances`] when the careful path is to report the name.
 fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Result<Option<usize>, GiveUp> {
+    // A binary scene's names are its table's: the same archetype, the same string, known
+    // without hashing it.
+    if let Some((last, group)) = load.pristine.last_name {
+        if std::ptr::eq(last, name) {
+            return Ok(group);
+        }
+    }
     if let Some(group) = load.pristine.by_name.get(name) {
+        load.pristine.last_name = Some((name, *group));
         return Ok(*group);
     }
     let probe = Entry {
@@ -827,6 +837,7 @@ fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Result<Option<u
         load.pristine.groups.len() - 1
     });
     load.pristine.by_name.insert(name, group);
+    load.pristine.last_name = Some((name, group));
     Ok(group)
 }
 
