@@ -633,14 +633,7 @@ fn take_instance<'a>(
         _ => None,
     };
     let batched = match group {
-        Some(group) if entry.components.is_empty() => match load.pristine.groups.get_mut(group) {
-            Some(pristine) => {
-                pristine.ids.push(own_id);
-                pristine.handles.push(handle);
-                true
-            }
-            None => false,
-        },
+        Some(group) if entry.components.is_empty() => join_pristine(load, group, own_id, handle),
         Some(group) => take_diffed(load, group, &entry, (own_id, handle)),
         None => false,
     };
@@ -649,6 +642,20 @@ fn take_instance<'a>(
         load.instance_handles.push(handle);
     }
     Ok(())
+}
+
+/// Puts an untouched instance into the batch of pristine group `group`; `false` if there is
+/// no such group.
+#[inline]
+fn join_pristine(load: &mut Load<'_, '_>, group: usize, own_id: StableId, handle: Entity) -> bool {
+    match load.pristine.groups.get_mut(group) {
+        Some(pristine) => {
+            pristine.ids.push(own_id);
+            pristine.handles.push(handle);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Puts an instance of the archetype of pristine group `group` into its [`DiffedGroup`] if
@@ -1284,6 +1291,10 @@ fn scan_binary<'a>(
     let mut key: Vec<usize> = Vec::new();
     for _ in 0..count {
         let head = read_head(reader, tables)?;
+        if untouched_instance(load, &head)? {
+            found.group_of.push(INSTANCE);
+            continue;
+        }
         let mut instance = match head.archetype {
             Some(archetype) => Some(Entry {
                 id: head.id,
@@ -1326,6 +1337,24 @@ fn scan_binary<'a>(
         found.group_of.push(group);
     }
     Ok(found)
+}
+
+/// An untouched instance of a single-entity archetype (most entries of a level) straight into
+/// its batch, given its handle, without an entry made for it; `false` for any other entry.
+#[inline]
+fn untouched_instance<'a>(load: &mut Load<'_, 'a>, head: &EntryHead<'a>) -> Result<bool, GiveUp> {
+    let (Some(name), 0, "") = (head.archetype, head.components, head.child) else {
+        return Ok(false);
+    };
+    let Some(group) = pristine_group(load, name)? else {
+        return Ok(false);
+    };
+    let handle = take_handle(load, head.id).ok_or(GiveUp::Id)?;
+    load.entities.push(handle);
+    let own_id = load.ids.get(head.id);
+    join_pristine(load, group, own_id, handle)
+        .then_some(true)
+        .ok_or(GiveUp::BatchMismatch)
 }
 
 /// Adds a component value (as [`read_component`] read it) to an archetype instance's entry.
