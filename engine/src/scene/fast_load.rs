@@ -1141,12 +1141,13 @@ fn read_binary<'a>(
         .collect();
     handles.reverse();
     load.refs.pool = handles;
+    // The first pass decodes nothing: it needs no reference mapper or shared table.
+    let entries = reader.clone();
+    let groups = scan_binary(load, &mut reader, count, &tables)?;
+    if !reader.is_at_end() {
+        return Err(LAYOUT);
+    }
     read_entities_with(load, world, header.shared, |load, world| {
-        let entries = reader.clone();
-        let groups = scan_binary(load, &mut reader, count, &tables)?;
-        if !reader.is_at_end() {
-            return Err(LAYOUT);
-        }
         spawn_binary(load, world, entries, &tables, &groups)
     })
 }
@@ -1421,15 +1422,15 @@ fn own_id(load: &mut Load<'_, '_>, id: StableId) -> Option<StableId> {
 /// [`IdConflict::Remap`](crate::scene::IdConflict::Remap).
 fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entity> {
     own_id(load, id)?;
-    scan_state(|state| {
-        // An ID twice.
-        if !state.ids.is_new(&id) {
-            return None;
-        }
-        let handle = state.pool.pop()?;
-        state.ids.insert(id, handle);
-        Some(handle)
-    })?
+    // Read before the reference mapper is installed: the state is the load's own.
+    let state = &mut load.refs;
+    // An ID twice.
+    if !state.ids.is_new(&id) {
+        return None;
+    }
+    let handle = state.pool.pop()?;
+    state.ids.insert(id, handle);
+    Some(handle)
 }
 
 /// The second pass over the entries (`reader` at the first): decodes each plain entity's values
@@ -1444,6 +1445,10 @@ fn spawn_binary<'a>(
     found: &Groups,
 ) -> Result<(), GiveUp> {
     world.flush();
+    if found.groups.is_empty() {
+        // Only archetype instances (a level): nothing to read again.
+        return Ok(());
+    }
     let by_batch = world.freelist().len() == 0;
     let batches = if by_batch { &found.groups[..] } else { &[] };
     let batches = column_batches(load.context.registry, batches);

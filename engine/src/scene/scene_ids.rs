@@ -59,7 +59,10 @@ impl<'r> SceneIds<'r> {
     /// The ID [`assign`](Self::assign) gave the scene's entity `id`.
     #[inline]
     pub fn get(&self, id: StableId) -> StableId {
-        self.remapped.get(&id).copied().unwrap_or(id)
+        match self.remapped.is_empty() {
+            true => id,
+            false => self.remapped.get(&id).copied().unwrap_or(id),
+        }
     }
 
     /// Scene ID → fresh ID, for every entity given one so far.
