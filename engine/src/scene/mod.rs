@@ -1,7 +1,9 @@
 //! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`; binary
 //! instance diffs: `instance_diff`), the read
 //! model tools use (`document`), saving (`save`), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
-//! `follow` for references), migrating old files (`migration`), preparing scenes off the game thread
+//! `follow` for references; the rules both routes apply, from one copy: `binary_entry`, a
+//! binary entry's layout, `scene_ids`, the stable ID each entity gets, `scene_budget`, the
+//! size limits, `id_index`, stable ID → entity), migrating old files (`migration`), preparing scenes off the game thread
 //! and committing them (`prepared`, `prepared_batch`, `prepare_progress`, `commit_error`; handles
 //! reserved before the commit so a worker decodes references: `reservation`, `reserved`), and
 //! the `Scenes` facade (`api`).
