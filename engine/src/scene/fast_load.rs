@@ -234,7 +234,7 @@ struct Pristine<'a> {
     /// Archetype name as written → its group, or `None` for an archetype whose instances are
     /// built one by one (children, references).
     by_name: FxHashMap<&'a str, Option<usize>>,
-    /// The name looked up last (that very string) and its group.
+    /// The name looked up last and its group.
     last_name: Option<(&'a str, Option<usize>)>,
     groups: Vec<PristineGroup>,
     /// Instances of those archetypes whose only values are binary diffs taken against the
@@ -806,10 +806,9 @@ fn diffed_group_index(
 /// archetype: `Ok(None)` when its instances are built one by one (it has children or
 /// references), [`GiveUp::Instances`] when the careful path is to report the name.
 fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Result<Option<usize>, GiveUp> {
-    // A binary scene's names are its table's: the same archetype, the same string, known
-    // without hashing it.
+    // Levels are mostly a few archetypes: the one met last is compared, not hashed.
     if let Some((last, group)) = load.pristine.last_name {
-        if std::ptr::eq(last, name) {
+        if last == name {
             return Ok(group);
         }
     }
