@@ -78,7 +78,8 @@ pub(super) enum GiveUp {
     Layout,
     /// A limit gone over (entities, component values).
     TooLarge,
-    /// An ID twice, or one already in the world without [`IdConflict::Remap`](crate::scene::IdConflict::Remap).
+    /// An ID twice, or one already in the world without
+    /// [`IdConflict::Remap`](crate::scene::IdConflict::Remap).
     Id,
     /// A component not registered, or named twice for one entity.
     Component,
@@ -208,8 +209,9 @@ struct Load<'c, 'a> {
     wire: RefWire,
     /// The stable ID each entity gets.
     ids: SceneIds<'c>,
-    /// Stable ID → entity. Lent to the reference mapper while the entries are read (reached
-    /// through [`scan_state`] then), given back after.
+    /// Stable ID → entity. Lent to the reference mapper while values decode (reached through
+    /// [`scan_state`] then: all of a JSON scene's one pass, a binary scene's second), given
+    /// back after.
     refs: RefState,
     /// Every entity of the scene, in the file's order.
     entities: Vec<Entity>,
