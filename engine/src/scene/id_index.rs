@@ -206,4 +206,47 @@ mod tests {
         values.sort_by_key(|entity| entity.to_bits());
         assert_eq!(values, vec![e[0], e[1], e[3]]);
     }
+
+    #[test]
+    fn answers_as_a_hash_map_does_whatever_the_order() {
+        let handles = entities(64);
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..200 {
+            let mut index = IdIndex::default();
+            let mut model = FxHashMap::default();
+            let mut id = 0u64;
+            for step in 0..300 {
+                let roll = next();
+                // Mostly ascending (a file as written); now and then anywhere, or a removal.
+                let key = match (roll % 23, round % 2) {
+                    (0, _) => StableId(next() % (id + 2)),
+                    (1, 1) => {
+                        let gone = StableId(next() % (id + 2));
+                        assert_eq!(index.remove(&gone), model.remove(&gone), "{round}/{step}");
+                        continue;
+                    }
+                    _ => {
+                        id += 1 + next() % 1_000_000_007;
+                        StableId(id)
+                    }
+                };
+                let entity = handles[(roll % 64) as usize];
+                assert_eq!(index.insert(key, entity), model.insert(key, entity));
+                let probe = StableId(next() % (id + 2));
+                assert_eq!(index.get(&probe), model.get(&probe), "{round}/{step}");
+                assert_eq!(index.is_new(&probe), !model.contains_key(&probe));
+            }
+            let mut all: Vec<_> = index.iter().map(|(k, v)| (*k, *v)).collect();
+            let mut expected: Vec<_> = model.iter().map(|(k, v)| (*k, *v)).collect();
+            all.sort_by_key(|(k, _)| *k);
+            expected.sort_by_key(|(k, _)| *k);
+            assert_eq!(all, expected);
+        }
+    }
 }
