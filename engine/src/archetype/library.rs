@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use crate::archetype::archetype_ref::ArchetypeRef;
 use crate::archetype::compiled::{check_partial, compile, CompileProblem, CompiledArchetype};
-use crate::archetype::file::{ArchetypeDoc, EntitySpec};
+use crate::archetype::doc_summary::{Dependencies, DocSummary};
+use crate::archetype::file::ArchetypeDoc;
 use crate::archetype::instance::{
     ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
 };
@@ -22,7 +23,7 @@ use crate::archetype::loaded::Archetype;
 use crate::archetype::name::name_from_relative_path;
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
 use crate::archetype::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
-use crate::archetype::renames::{names_any, Renames};
+use crate::archetype::renames::Renames;
 use crate::archetype::resolver::{
     supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator,
 };
@@ -120,6 +121,9 @@ pub struct ArchetypeLibrary {
     /// The ID of the archetype last found by name for a spawn (`u32::MAX`: none), tried
     /// before the name is hashed: games spawn the same archetype many times in a row.
     last_spawnable: AtomicU32,
+    /// During a rebuild, the files of the archetypes it resolves again, parsed once at its
+    /// start (old names mapped); empty between rebuilds, when only summaries are kept.
+    rebuild_docs: FxHashMap<Arc<str>, Arc<ArchetypeDoc>>,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -332,6 +336,7 @@ impl ArchetypeLibrary {
             rng: SpawnRng::new(DEFAULT_SPAWN_SEED),
             last_spawnable: AtomicU32::new(u32::MAX),
             override_shapes: OverrideShapes::default(),
+            rebuild_docs: FxHashMap::default(),
         }
     }
 
@@ -497,8 +502,8 @@ impl ArchetypeLibrary {
     /// abstract, and its parents (by their current names). `None` if the file is not
     /// readable JSON.
     pub fn declared(&self, name: &str) -> Option<(bool, &[String])> {
-        let doc = self.sources.get(name)?.current_doc()?;
-        Some((doc.is_abstract, &doc.extends))
+        let summary = self.sources.get(name)?.summary.as_deref()?;
+        Some((summary.is_abstract, summary.current().extends()))
     }
 
     /// The current name of the archetype formerly called `former` (its file lists `former`
@@ -573,11 +578,7 @@ impl ArchetypeLibrary {
         component: &str,
         field: &FieldPath,
     ) -> Option<(PathBuf, Option<crate::Position>)> {
-        let docs = |n: &str| {
-            self.sources
-                .get(n)
-                .and_then(|s| s.current_doc().map(|d| &**d))
-        };
+        let docs = |n: &str| self.current_doc(n);
         let node: Vec<&str> = entity_path.split('/').filter(|s| !s.is_empty()).collect();
         let found = supplier(&docs, name, &node, component, field.segments())?;
         let source = self.sources.get(found.archetype.as_str())?;
@@ -796,9 +797,8 @@ impl ArchetypeLibrary {
             // "Did you mean" for a parent or child archetype that does not exist draws on the
             // set of names: check the archetypes that name a missing one again.
             for (name, source) in &self.sources {
-                let names_missing = source.current_doc().is_some_and(|doc| {
-                    dependencies(doc)
-                        .iter()
+                let names_missing = source.summary.as_deref().is_some_and(|summary| {
+                    (summary.current().all().iter())
                         .any(|dep| !self.sources.contains_key(dep.as_str()))
                 });
                 if names_missing {
@@ -826,7 +826,30 @@ impl ArchetypeLibrary {
             }
         }
         self.update_renames(&mut touched);
-        self.rebuild(touched)
+        let update = self.rebuild(touched);
+        // The documents read for this rebuild have served; what stays is their summary.
+        for source in self.sources.values_mut() {
+            source.fresh = None;
+        }
+        update
+    }
+
+    /// The file of the archetype `name` as resolution reads it: old archetype names replaced
+    /// by current ones. Parsed again from the kept text, unless the rebuild under way holds it.
+    /// `None` if it has no file, or the file is not JSON.
+    fn current_doc(&self, name: &str) -> Option<Arc<ArchetypeDoc>> {
+        if let Some(doc) = self.rebuild_docs.get(name) {
+            return Some(doc.clone());
+        }
+        let source = self.sources.get(name)?;
+        let doc = source.written_doc(&self.registry, &self.options.limits)?;
+        if source.summary.as_ref()?.mapped.is_none() {
+            return Some(doc);
+        }
+        match self.renames.map_doc(&doc) {
+            Some((mapped, _)) => Some(Arc::new(mapped)),
+            None => Some(doc),
+        }
     }
 
     /// Reads the former names (`formerly`) of every file again and maps the old names in the
@@ -851,24 +874,21 @@ impl ArchetypeLibrary {
         }
         for (name, source) in self.sources.iter_mut() {
             let clash = clashes.remove(name).unwrap_or_default();
+            let Some(summary) = source.summary.as_deref() else {
+                continue;
+            };
             let recheck = touched.contains(name)
                 || !clash.is_empty()
                 || !source.name_problems.is_empty()
-                || source.mapped.is_some()
+                || summary.mapped.is_some()
                 || (!changed.is_empty()
-                    && source
-                        .doc
-                        .as_deref()
-                        .is_some_and(|doc| names_any(doc, &|dep: &str| changed.contains(dep))));
+                    && (summary.written.all().iter()).any(|dep| changed.contains(dep.as_str())));
             if !recheck {
                 continue;
             }
-            let (mapped, mut found) = match source
-                .doc
-                .as_deref()
-                .and_then(|doc| self.renames.map_doc(doc))
-            {
-                Some((mapped, warnings)) => (Some(Arc::new(mapped)), warnings),
+            let written = source.written_doc(&self.registry, &self.options.limits);
+            let (mapped, mut found) = match written.and_then(|doc| self.renames.map_doc(&doc)) {
+                Some((mapped, warnings)) => (Some(Dependencies::of(&mapped)), warnings),
                 None => (None, Vec::new()),
             };
             found.extend(clash);
@@ -876,9 +896,11 @@ impl ArchetypeLibrary {
                 .into_iter()
                 .map(|problem| source.place(problem, name))
                 .collect();
-            if mapped != source.mapped || placed != source.name_problems {
+            if mapped != summary.mapped || placed != source.name_problems {
                 touched.insert(name.clone());
-                source.mapped = mapped;
+                if let Some(summary) = source.summary.as_deref_mut() {
+                    summary.mapped = mapped;
+                }
                 source.name_problems = placed;
             }
         }
@@ -978,11 +1000,11 @@ impl ArchetypeLibrary {
     /// How the resolver sees the archetype `name` while the archetypes of `affected` are
     /// resolved again: their files, and the others' current resolved values.
     fn lookup<'s>(&'s self, affected: &FxHashSet<Arc<str>>, name: &str) -> Lookup<'s> {
-        let Some(source) = self.sources.get(name) else {
+        if !self.sources.contains_key(name) {
             return Lookup::Missing;
-        };
+        }
         if affected.contains(name) {
-            return match source.current_doc() {
+            return match self.rebuild_docs.get(name) {
                 Some(doc) => Lookup::Doc(doc),
                 None => Lookup::Broken,
             };
@@ -1009,13 +1031,13 @@ impl ArchetypeLibrary {
         resolved: &ResolvedEntity,
         targets: &ReferenceTargets,
     ) -> Option<Compiled> {
-        let doc = self.sources.get(name)?.current_doc()?;
+        let summary = self.sources.get(name)?.summary.as_deref()?;
         let id = *self.ids.get(name)?;
         let slot = &self.slots[id.0 as usize];
         Some(compile_with_slot(
             slot,
             id,
-            doc.is_abstract,
+            summary.is_abstract,
             resolved,
             &self.registry,
             targets,
@@ -1032,7 +1054,7 @@ impl ArchetypeLibrary {
     ) -> FxHashMap<Arc<str>, ResolveOutcome> {
         let mut outcomes = FxHashMap::default();
         for name in sorted {
-            if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
+            if self.sources.get(name).is_some_and(|s| s.summary.is_some()) {
                 let outcome = resolver.resolve(name);
                 let depth = resolver.depth(name).unwrap_or(1);
                 let unused = resolver.take_unused(name);
@@ -1066,6 +1088,9 @@ impl ArchetypeLibrary {
         if std::mem::take(&mut self.targets_stale) {
             self.targets = Arc::new(self.archetype_targets());
         }
+        self.rebuild_docs = (affected_sorted.iter())
+            .filter_map(|name| Some((name.clone(), self.current_doc(name)?)))
+            .collect();
         let Resolution {
             outcomes,
             compiled,
@@ -1090,6 +1115,8 @@ impl ArchetypeLibrary {
             }
         }
 
+        // A fresh map: a cleared one would keep its capacity.
+        self.rebuild_docs = FxHashMap::default();
         self.collect_diagnostics();
         let mut update = work.update;
         self.report_errors(&affected_sorted, &mut update.errors);
@@ -1097,14 +1124,13 @@ impl ArchetypeLibrary {
     }
 
     /// Who depends on whom, from the files as they are now: each archetype's dependencies
-    /// (see [`dependencies`]), and for each name the archetypes that depend on it.
+    /// (see [`Dependencies`]), and for each name the archetypes that depend on it.
     fn dependency_graph(&self) -> (DependencyLists, Dependents) {
         let mut dependents: Dependents = FxHashMap::default();
         let mut deps: DependencyLists = FxHashMap::default();
         for (name, source) in &self.sources {
-            let list = source
-                .current_doc()
-                .map(|doc| dependencies(doc))
+            let list = (source.summary.as_deref())
+                .map(|summary| summary.current().all().to_vec())
                 .unwrap_or_default();
             for dep in &list {
                 dependents
@@ -1229,8 +1255,8 @@ impl ArchetypeLibrary {
         work: &mut Decisions<'_>,
         found: &mut Findings,
     ) -> Status {
-        let doc = self.sources[&found.name].current_doc().cloned();
-        match (outcome, doc) {
+        let summary = self.sources[&found.name].summary.clone();
+        match (outcome, summary) {
             (None, _) | (_, None) => Status::Errors,
             (Some(Err(Failure::Problems(problems))), _) => {
                 let source = &self.sources[&found.name];
@@ -1261,19 +1287,19 @@ impl ArchetypeLibrary {
             (Some(Ok(_)), _) if broken_dep.is_some() => {
                 Status::Dependency(broken_dep.unwrap_or_default())
             }
-            (Some(Ok(resolved)), Some(doc)) => {
+            (Some(Ok(resolved)), Some(summary)) => {
                 let compiled = match work.precompiled.remove(&found.name) {
                     Some(done) => done,
                     None => compile_with_slot(
                         &self.slots[found.id.0 as usize],
                         found.id,
-                        doc.is_abstract,
+                        summary.is_abstract,
                         &resolved,
                         &self.registry,
                         &self.reference_targets(),
                     ),
                 };
-                self.accept_compiled(&doc, resolved, depth, compiled, found)
+                self.accept_compiled(&summary, resolved, depth, compiled, found)
             }
         }
     }
@@ -1282,7 +1308,7 @@ impl ArchetypeLibrary {
     /// references), and makes its new version when neither its file nor its values have errors.
     fn accept_compiled(
         &mut self,
-        doc: &ArchetypeDoc,
+        summary: &DocSummary,
         resolved: Arc<ResolvedEntity>,
         depth: usize,
         compiled: Compiled,
@@ -1300,7 +1326,7 @@ impl ArchetypeLibrary {
             let node = intern_node(slot, path);
             debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
         }
-        let mut hard = compiled.is_none() && !doc.is_abstract;
+        let mut hard = compiled.is_none() && !summary.is_abstract;
         for problem in problems {
             let diagnostic = self.place_compile_problem(&found.name, problem);
             hard |= diagnostic.is_error();
@@ -1314,8 +1340,8 @@ impl ArchetypeLibrary {
             id: found.id,
             name: found.name.clone(),
             file: source.file.clone(),
-            is_abstract: doc.is_abstract,
-            extends: doc.extends.clone(),
+            is_abstract: summary.is_abstract,
+            extends: summary.current().extends().to_vec(),
             resolved,
             depth,
             compiled,
@@ -1379,7 +1405,7 @@ impl ArchetypeLibrary {
         let Some(source) = self.sources.get(name) else {
             return (Vec::new(), Vec::new());
         };
-        let Some(doc) = source.current_doc() else {
+        let Some(doc) = self.current_doc(name) else {
             return (Vec::new(), Vec::new());
         };
         let own = own_values(&doc.root);
@@ -1484,11 +1510,7 @@ impl ArchetypeLibrary {
             .with_component(problem.component.to_string())
             .with_field(problem.field.clone())
             .with_suggestion(problem.suggestion);
-        let docs = |n: &str| {
-            self.sources
-                .get(n)
-                .and_then(|s| s.current_doc().map(|d| &**d))
-        };
+        let docs = |n: &str| self.current_doc(n);
         let node: Vec<&str> = problem.node.iter().map(|n| &**n).collect();
         let found = supplier(
             &docs,
@@ -2045,7 +2067,7 @@ fn compile_queued(
     done
 }
 
-/// Each archetype's dependencies (see [`dependencies`]).
+/// Each archetype's dependencies (see [`Dependencies`]).
 type DependencyLists = FxHashMap<Arc<str>, Vec<String>>;
 
 /// For each archetype name, the archetypes that depend on it.
@@ -2145,23 +2167,6 @@ fn intern_node(slot: &mut Slot, path: &str) -> u32 {
     id
 }
 
-/// The archetypes a file depends on: its parents and its children's archetypes.
-pub(super) fn dependencies(doc: &ArchetypeDoc) -> Vec<String> {
-    fn children(spec: &EntitySpec, out: &mut Vec<String>) {
-        for child in spec.children.values().flatten() {
-            if let Some(archetype) = &child.archetype {
-                if !out.contains(archetype) {
-                    out.push(archetype.clone());
-                }
-            }
-            children(child, out);
-        }
-    }
-    let mut out = doc.extends.clone();
-    children(&doc.root, &mut out);
-    out
-}
-
 /// `affected` ordered so that every archetype comes after the affected archetypes it depends
 /// on (cycles, already reported as errors, are broken arbitrarily).
 fn dependency_order(
@@ -2207,5 +2212,63 @@ impl ResolvedEntity {
             entity = entity.children.get(segment)?;
         }
         Some(entity)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn library(files: &[(&str, &str)]) -> ArchetypeLibrary {
+        let mut library =
+            ArchetypeLibrary::empty("root", ComponentRegistry::new(), LoadOptions::default());
+        library.set_sources(files.iter().map(|(path, text)| (*path, Some(*text))));
+        library
+    }
+
+    #[test]
+    fn documents_are_not_kept_after_a_rebuild() {
+        let library = library(&[("base.json", r#"{ "components": { "Name": "x" } }"#)]);
+        assert!(library.sources.values().all(|s| s.fresh.is_none()));
+        assert!(library.rebuild_docs.is_empty());
+        assert!(library.sources.values().all(|s| s.summary.is_some()));
+    }
+
+    #[test]
+    fn a_document_parsed_again_places_provenance_as_the_first_read() {
+        let base = "{\n  \"abstract\": true,\n  \"components\": { \"Name\": \"x\" }\n}";
+        let library = library(&[
+            ("base.json", base),
+            ("goblin.json", r#"{ "extends": ["base"] }"#),
+        ]);
+        let (file, position) = library
+            .provenance("goblin", "", "Name", &FieldPath::root())
+            .unwrap();
+        assert_eq!(file, Path::new("root").join("base.json"));
+        let position = position.unwrap();
+        assert_eq!((position.line, position.column), (3, 27));
+        assert_eq!(library.declared("base"), Some((true, &[][..])));
+        assert_eq!(
+            library.declared("goblin"),
+            Some((false, &["base".to_string()][..]))
+        );
+    }
+
+    #[test]
+    fn declared_parents_are_current_names_after_a_rename() {
+        let library = library(&[
+            (
+                "monster.json",
+                r#"{ "formerly": ["beast"], "abstract": true }"#,
+            ),
+            ("goblin.json", r#"{ "extends": ["beast"] }"#),
+        ]);
+        assert_eq!(
+            library.declared("goblin"),
+            Some((false, &["monster".to_string()][..]))
+        );
+        let doc = library.current_doc("goblin").unwrap();
+        assert_eq!(doc.extends, ["monster"]);
+        assert!(library.get("goblin").is_some());
     }
 }

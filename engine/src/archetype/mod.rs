@@ -7,6 +7,7 @@
 mod archetype_ref;
 mod asset_path;
 mod compiled;
+mod doc_summary;
 mod file;
 mod instance;
 mod library;
