@@ -24,6 +24,7 @@ use crate::archetype::name::name_from_relative_path;
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
 use crate::archetype::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
 use crate::archetype::renames::Renames;
+use crate::archetype::resolved_tree::{ResolvedTree, TreeRecipe};
 use crate::archetype::resolver::{
     supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator,
 };
@@ -106,7 +107,8 @@ pub struct ArchetypeLibrary {
     ids: FxHashMap<Arc<str>, ArchetypeId>,
     states: FxHashMap<Arc<str>, State>,
     /// Former archetype names (`formerly`) and what each is called now.
-    renames: Renames,
+    /// Shared with the trees built again from files that write an old name.
+    renames: Arc<Renames>,
     diagnostics: Vec<Diagnostic>,
     /// What `ArchetypeRef`s are checked against: the archetypes with a file.
     targets: Arc<ArchetypeTargets>,
@@ -328,7 +330,7 @@ impl ArchetypeLibrary {
             slots: Vec::new(),
             ids: FxHashMap::default(),
             states: FxHashMap::default(),
-            renames: Renames::default(),
+            renames: Arc::default(),
             diagnostics: Vec::new(),
             targets: Arc::default(),
             targets_stale: true,
@@ -862,7 +864,7 @@ impl ArchetypeLibrary {
             .into_iter()
             .map(Arc::from)
             .collect();
-        self.renames = renames;
+        self.renames = Arc::new(renames);
         if !changed.is_empty() {
             self.targets_stale = true;
             // `ArchetypeRef`s naming a former name that changed meaning are checked again.
@@ -1018,7 +1020,9 @@ impl ArchetypeLibrary {
             .get(name)
             .and_then(|id| self.slots[id.0 as usize].current.as_ref());
         match (ready, current) {
-            (true, Some(current)) => Lookup::Resolved(current.resolved.clone(), current.depth),
+            (true, Some(current)) => {
+                Lookup::Resolved(current.resolved.arc().clone(), current.depth)
+            }
             _ => Lookup::Broken,
         }
     }
@@ -1098,6 +1102,7 @@ impl ArchetypeLibrary {
         } = self.resolve_and_compile(&affected, &affected_sorted);
         let mut work = Decisions {
             deps: &deps,
+            dependents: &dependents,
             outcomes,
             precompiled: compiled,
             cycle_errors: FxHashMap::default(),
@@ -1299,7 +1304,9 @@ impl ArchetypeLibrary {
                         &self.reference_targets(),
                     ),
                 };
-                self.accept_compiled(&summary, resolved, depth, compiled, found)
+                let keep_tree = work.dependents.contains_key(&*found.name);
+                let tree = self.tree_of(&found.name, &summary, resolved, keep_tree);
+                self.accept_compiled(&summary, tree, depth, compiled, found)
             }
         }
     }
@@ -1309,7 +1316,7 @@ impl ArchetypeLibrary {
     fn accept_compiled(
         &mut self,
         summary: &DocSummary,
-        resolved: Arc<ResolvedEntity>,
+        resolved: ResolvedTree,
         depth: usize,
         compiled: Compiled,
         found: &mut Findings,
@@ -1349,6 +1356,43 @@ impl ArchetypeLibrary {
         Status::Ready
     }
 
+    /// The resolved tree the archetype `name` keeps: `resolved` itself when `keep` (others
+    /// build on it), else a tree built again when it is read, from the file's text and the
+    /// trees of the archetypes it names (in effect now: they are what it resolved from).
+    fn tree_of(
+        &self,
+        name: &Arc<str>,
+        summary: &DocSummary,
+        resolved: Arc<ResolvedEntity>,
+        keep: bool,
+    ) -> ResolvedTree {
+        let text = self.sources.get(name).and_then(|s| s.text.clone());
+        let Some(text) = text.filter(|_| !keep) else {
+            return ResolvedTree::kept(resolved);
+        };
+        let deps = (summary.current().all().iter())
+            .filter_map(|dep| {
+                let id = self.ids.get(dep.as_str())?;
+                let current = self.slots[id.0 as usize].current.as_ref()?;
+                Some((
+                    Arc::from(dep.as_str()),
+                    current.resolved.arc().clone(),
+                    current.depth,
+                ))
+            })
+            .collect();
+        let recipe = TreeRecipe {
+            name: name.clone(),
+            text,
+            registry: self.registry.clone(),
+            max_depth: self.options.limits.max_depth,
+            max_children_depth: self.options.limits.max_children_depth,
+            renames: summary.mapped.is_some().then(|| self.renames.clone()),
+            deps,
+        };
+        ResolvedTree::rebuildable(resolved, recipe)
+    }
+
     /// Puts `new` (when there is one) in effect in the slot `id` of `name`, a change when it
     /// differs from what was; the slot has a file, so it is no longer deleted.
     fn put_in_effect(
@@ -1362,15 +1406,21 @@ impl ArchetypeLibrary {
         // A file that came back broken changes nothing in effect, but it is no longer deleted,
         // so instances are not orphans; they keep the last good version.
         let was_deleted = std::mem::replace(&mut slot.deleted, false);
-        let Some(new) = new else {
+        let Some(mut new) = new else {
             return;
         };
         let changed = match &slot.current {
             None => true,
             Some(old) => {
-                was_deleted || old.resolved != new.resolved || old.is_abstract != new.is_abstract
+                was_deleted
+                    || !old.resolved.same_as(&new.resolved)
+                    || old.is_abstract != new.is_abstract
             }
         };
+        // Compared: a tree that can be built again is not kept.
+        if let Some(new) = Arc::get_mut(&mut new) {
+            new.resolved.release();
+        }
         if changed {
             update.changes.push(ArchetypeChange {
                 id,
@@ -2092,6 +2142,9 @@ fn affected_by(touched: BTreeSet<Arc<str>>, dependents: &Dependents) -> FxHashSe
 struct Decisions<'a> {
     /// Each archetype's dependencies.
     deps: &'a DependencyLists,
+    /// For each name, the archetypes that depend on it: an archetype none depends on keeps no
+    /// resolved tree ([`ResolvedTree`]).
+    dependents: &'a Dependents,
     /// What resolving gave, taken as each archetype is decided.
     outcomes: FxHashMap<Arc<str>, ResolveOutcome>,
     /// What other threads compiled, taken as each archetype is decided.
@@ -2270,5 +2323,73 @@ mod tests {
         let doc = library.current_doc("goblin").unwrap();
         assert_eq!(doc.extends, ["monster"]);
         assert!(library.get("goblin").is_some());
+    }
+
+    const BASE: &str = r#"{ "abstract": true, "components": { "Name": "base" } }"#;
+
+    #[test]
+    fn a_leaf_tree_is_built_on_first_read_as_it_was_resolved() {
+        let goblin = r#"{ "extends": ["base"], "children": { "hat": { "components": { "Name": "hat" } } } }"#;
+        let lazy = library(&[("base.json", BASE), ("goblin.json", goblin)]);
+        // Here something builds on the goblin, so its tree is kept as resolved.
+        let kept = library(&[
+            ("base.json", BASE),
+            ("goblin.json", goblin),
+            ("chief.json", r#"{ "extends": ["goblin"] }"#),
+        ]);
+        let (lazy, kept) = (lazy.get("goblin").unwrap(), kept.get("goblin").unwrap());
+        assert!(!lazy.resolved.is_built());
+        assert!(kept.resolved.is_built());
+        assert_eq!(lazy.resolved(), kept.resolved());
+        assert!(lazy.resolved.is_built());
+        assert_eq!(lazy.resolved().components["Name"], "base");
+    }
+
+    #[test]
+    fn an_edit_to_a_parent_changes_a_leaf_built_on_first_read() {
+        let mut library = library(&[
+            ("base.json", BASE),
+            ("goblin.json", r#"{ "extends": ["base"] }"#),
+        ]);
+        let before = library.get("goblin").unwrap().clone();
+        let update = library.set_source(
+            "base.json",
+            Some(r#"{ "abstract": true, "components": { "Name": "changed" } }"#),
+        );
+        let changed: Vec<&str> = update.changes.iter().map(|c| &*c.name).collect();
+        assert_eq!(changed, ["base", "goblin"]);
+        let goblin = library.get("goblin").unwrap();
+        assert!(!goblin.resolved.is_built());
+        assert_eq!(goblin.resolved().components["Name"], "changed");
+        assert_eq!(before.resolved().components["Name"], "base");
+    }
+
+    #[test]
+    fn an_edit_that_resolves_the_same_is_no_change() {
+        let mut library = library(&[
+            ("base.json", BASE),
+            ("goblin.json", r#"{ "extends": ["base"] }"#),
+        ]);
+        let update = library.set_source("goblin.json", Some("{\n  \"extends\": [\"base\"]\n}"));
+        assert!(update.changes.is_empty());
+        let update = library.set_source(
+            "goblin.json",
+            Some(r#"{ "extends": ["base"], "components": { "Name": "g" } }"#),
+        );
+        assert_eq!(update.changes.len(), 1);
+    }
+
+    #[test]
+    fn a_leaf_naming_an_old_name_is_built_with_the_current_one() {
+        let library = library(&[
+            (
+                "monster.json",
+                r#"{ "formerly": ["beast"], "abstract": true, "components": { "Name": "m" } }"#,
+            ),
+            ("goblin.json", r#"{ "extends": ["beast"] }"#),
+        ]);
+        let goblin = library.get("goblin").unwrap();
+        assert!(!goblin.resolved.is_built());
+        assert_eq!(goblin.resolved().components["Name"], "m");
     }
 }

@@ -17,6 +17,7 @@ mod operator;
 mod partial_check;
 mod reference_context;
 mod renames;
+mod resolved_tree;
 mod resolver;
 mod source;
 mod spawn_error;
