@@ -133,6 +133,8 @@ struct Slot {
     name: Arc<str>,
     /// Interned entity paths (`""` is node 0); never shrinks, so instance markers stay valid.
     node_paths: Vec<Arc<str>>,
+    /// The node numbers of the paths but the root's (always 0, so most archetypes, which are
+    /// one entity, have an empty map, which allocates nothing).
     node_ids: FxHashMap<Arc<str>, u32>,
     /// The version in effect (the last good one).
     current: Option<Arc<Archetype>>,
@@ -490,7 +492,7 @@ impl ArchetypeLibrary {
 
     /// The node number of an entity path of an archetype, if any instance ever had it.
     pub fn node_id(&self, id: ArchetypeId, path: &str) -> Option<u32> {
-        self.slots.get(id.0 as usize)?.node_ids.get(path).copied()
+        node_number(self.slots.get(id.0 as usize)?, path)
     }
 
     /// Whether the archetype's file is gone (its live instances are orphans).
@@ -938,13 +940,10 @@ impl ArchetypeLibrary {
             return id;
         }
         let id = ArchetypeId(self.slots.len() as u32);
-        let root: Arc<str> = Arc::from("");
-        let mut node_ids = FxHashMap::default();
-        node_ids.insert(root.clone(), 0);
         self.slots.push(Slot {
             name: name.clone(),
-            node_paths: vec![root],
-            node_ids,
+            node_paths: vec![crate::archetype::compiled::root_path()],
+            node_ids: FxHashMap::default(),
             current: None,
             deleted: false,
         });
@@ -2191,7 +2190,7 @@ fn compile_with_slot(
     let mut new_nodes: Vec<Arc<str>> = Vec::new();
     let mut new_ids: FxHashMap<Arc<str>, u32> = FxHashMap::default();
     let mut intern = |path: &str| -> u32 {
-        if let Some(&node) = slot.node_ids.get(path).or_else(|| new_ids.get(path)) {
+        if let Some(node) = node_number(slot, path).or_else(|| new_ids.get(path).copied()) {
             return node;
         }
         let node = (slot.node_paths.len() + new_nodes.len()) as u32;
@@ -2209,8 +2208,16 @@ fn compile_with_slot(
     }
 }
 
+/// The node number of the entity path `path` in `slot`, if it has one.
+fn node_number(slot: &Slot, path: &str) -> Option<u32> {
+    if path.is_empty() {
+        return Some(0);
+    }
+    slot.node_ids.get(path).copied()
+}
+
 fn intern_node(slot: &mut Slot, path: &str) -> u32 {
-    if let Some(&id) = slot.node_ids.get(path) {
+    if let Some(id) = node_number(slot, path) {
         return id;
     }
     let id = slot.node_paths.len() as u32;
