@@ -54,14 +54,22 @@ pub(crate) struct CompiledArchetype {
     /// Node paths in node order, and path → node index, for resolving `#` references.
     paths: Arc<[Arc<str>]>,
     index: Arc<FxHashMap<Arc<str>, usize>>,
+    /// The templates of the bundle types given to `spawn_with_bundle`, made on the first
+    /// such spawn: out of line, as most archetypes are never spawned with a bundle.
+    bundle_templates: OnceLock<Box<BundleTemplates>>,
+}
+
+/// What an archetype keeps for spawns with a bundle.
+#[derive(Default)]
+struct BundleTemplates {
     /// Per bundle type given to `spawn_with_bundle`: the root's values but the bundle's types,
     /// with that bundle's override shape, which a spawn spawns together with the bundle;
-    /// `None` for a bundle that cannot be (see [`bundle_template`](Self::bundle_template)).
-    /// Built on first use.
-    bundle_templates: Mutex<FxHashMap<TypeId, Option<Arc<SpawnTemplate>>>>,
+    /// `None` for a bundle that cannot be (see
+    /// [`bundle_template`](CompiledArchetype::bundle_template)). Built on first use.
+    all: Mutex<FxHashMap<TypeId, Option<Arc<SpawnTemplate>>>>,
     /// The first few of those, each set once, read without the lock (a spawn with a bundle
     /// should cost about what a plain spawn costs).
-    recent_bundle_templates: [OnceLock<(TypeId, Option<Arc<SpawnTemplate>>)>; RECENT_BUNDLES],
+    recent: [OnceLock<(TypeId, Option<Arc<SpawnTemplate>>)>; RECENT_BUNDLES],
 }
 
 /// One entity of an archetype instance.
@@ -89,8 +97,6 @@ pub(crate) struct CompiledNode {
     /// combination of outcomes, built when first spawned, so a spawn clones one like a fixed
     /// entity (`None` when there are none or too many: spawns write the rolled values in place).
     pub variants: Option<Variants>,
-    /// The column layout of a batch of this entity (components, `StableId`, marker).
-    pub batch_type: ColumnBatchType,
 }
 
 /// How a node's entity spawns when nothing about it needs a builder.
@@ -152,6 +158,20 @@ impl NodeTemplate {
 }
 
 impl CompiledNode {
+    /// The column layout of a batch of this entity: its components, the instance marker and
+    /// `StableId`. Made for each batch rather than kept: a batch costs far more than listing
+    /// its columns, and kept it would be a list of type infos for every entity of every
+    /// archetype.
+    pub(crate) fn batch_type(&self, registry: &ComponentRegistry) -> ColumnBatchType {
+        let mut batch_type = ColumnBatchType::new();
+        for (id, _) in &self.typed {
+            registry.ops(*id).add_column(&mut batch_type);
+        }
+        batch_type.add::<ArchetypeInstance>();
+        batch_type.add::<StableId>();
+        batch_type
+    }
+
     /// A rolled value of each component that varies per spawn.
     pub(crate) fn rolled<'a>(
         &'a self,
@@ -319,13 +339,7 @@ pub(super) fn compile(
 ) -> (Option<CompiledArchetype>, Vec<CompileProblem>) {
     let mut layout = Vec::new();
     flatten(resolved, None, Vec::new(), &mut layout);
-    let paths: Arc<[Arc<str>]> = layout.iter().map(|n| n.path.clone()).collect();
-    let index: FxHashMap<Arc<str>, usize> = paths
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.clone(), i))
-        .collect();
-    let index = Arc::new(index);
+    let (paths, index) = node_index(&mut layout);
 
     let mut nodes = Vec::with_capacity(layout.len());
     // One mapper checks the `#` references of every value (installing one per value would
@@ -358,8 +372,7 @@ pub(super) fn compile(
             simple,
             paths,
             index,
-            bundle_templates: Mutex::default(),
-            recent_bundle_templates: Default::default(),
+            bundle_templates: OnceLock::new(),
         }),
         problems,
     )
@@ -391,23 +404,15 @@ struct NodeParts {
     typed: Vec<(ComponentId, TypedValue)>,
     with_refs: Vec<(ComponentId, Value)>,
     varied: Vec<(ComponentId, Varied)>,
-    batch_type: ColumnBatchType,
 }
 
 impl NodeParts {
-    /// Adds the value of component `id` (without references) to the values and the batch
-    /// layout, with its variations (`varied`) when it has some.
-    fn add(
-        &mut self,
-        registry: &ComponentRegistry,
-        id: ComponentId,
-        typed: TypedValue,
-        varied: Option<Varied>,
-    ) {
+    /// Adds the value of component `id` (without references) to the values, with its
+    /// variations (`varied`) when it has some.
+    fn add(&mut self, id: ComponentId, typed: TypedValue, varied: Option<Varied>) {
         if let Some(varied) = varied {
             self.varied.push((id, varied));
         }
-        registry.ops(id).add_column(&mut self.batch_type);
         self.typed.push((id, typed));
     }
 }
@@ -440,7 +445,6 @@ impl NodeCompiler<'_> {
             typed: Vec::new(),
             with_refs: Vec::new(),
             varied: Vec::new(),
-            batch_type: ColumnBatchType::new(),
         };
         for (name, value) in &node.entity.components {
             self.component(node, base, name, value, &mut parts);
@@ -449,7 +453,6 @@ impl NodeCompiler<'_> {
             typed,
             with_refs,
             varied,
-            mut batch_type,
         } = parts;
         let marker = ArchetypeInstance {
             archetype: self.archetype,
@@ -458,8 +461,6 @@ impl NodeCompiler<'_> {
         let values: Vec<(ComponentId, &TypedValue)> =
             typed.iter().map(|(id, value)| (*id, value)).collect();
         let template = NodeTemplate::new(self.registry, &values, marker);
-        batch_type.add::<ArchetypeInstance>();
-        batch_type.add::<StableId>();
         let variants = Variants::plan(&varied);
         CompiledNode {
             path: node.path.clone(),
@@ -472,7 +473,6 @@ impl NodeCompiler<'_> {
             with_refs,
             varied,
             variants,
-            batch_type,
         }
     }
 
@@ -540,7 +540,7 @@ impl NodeCompiler<'_> {
                 } else if used {
                     parts.with_refs.push((id, value.clone()));
                 } else {
-                    parts.add(registry, id, typed, compiled.and_then(Result::ok));
+                    parts.add(id, typed, compiled.and_then(Result::ok));
                 }
             }
             Err(error) => self.refuse(decode_problem(registry, id, node, name, error, failure)),
@@ -629,6 +629,38 @@ impl EntityMapper for WellFormedRefs {
 
 /// A base deeper than any children limit, for checking the form of references alone.
 const WELL_FORMED_BASE: &str = "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p";
+
+/// The entity paths of `layout` in order, and path → node number. An archetype of one entity
+/// (most are) shares the one list of just the root, and its root's path.
+fn node_index(layout: &mut [LayoutNode<'_>]) -> NodeIndex {
+    if let [root] = layout {
+        if root.path.is_empty() {
+            let (paths, index) = ROOT_ONLY.get_or_init(|| node_index_of(&[root_path()]));
+            root.path = paths[0].clone();
+            return (paths.clone(), index.clone());
+        }
+    }
+    let paths: Vec<Arc<str>> = layout.iter().map(|n| n.path.clone()).collect();
+    node_index_of(&paths)
+}
+
+/// [`node_index`] of the entity paths `paths`.
+fn node_index_of(paths: &[Arc<str>]) -> NodeIndex {
+    let index = paths.iter().enumerate().map(|(i, p)| (p.clone(), i));
+    (paths.into(), Arc::new(index.collect()))
+}
+
+/// Entity paths in node order, and path → node number.
+type NodeIndex = (Arc<[Arc<str>]>, Arc<FxHashMap<Arc<str>, usize>>);
+
+/// See [`node_index`].
+static ROOT_ONLY: OnceLock<NodeIndex> = OnceLock::new();
+
+/// The root's entity path, `""`, shared by every archetype.
+pub(super) fn root_path() -> Arc<str> {
+    static ROOT: OnceLock<Arc<str>> = OnceLock::new();
+    ROOT.get_or_init(|| Arc::from("")).clone()
+}
 
 struct LayoutNode<'a> {
     path: Arc<str>,
@@ -947,7 +979,8 @@ impl CompiledArchetype {
         components: impl FnOnce() -> Option<Vec<ComponentId>>,
         overrides: impl FnOnce(&[ComponentId]) -> Option<InstanceOverrides>,
     ) -> Option<Arc<SpawnTemplate>> {
-        let mut templates = match self.bundle_templates.lock() {
+        let cache = self.bundle_templates.get_or_init(Box::default);
+        let mut templates = match cache.all.lock() {
             Ok(templates) => templates,
             Err(poisoned) => poisoned.into_inner(),
         };
@@ -977,7 +1010,7 @@ impl CompiledArchetype {
         drop(templates);
         // Published for lock-free reads if there is room; a slot another thread took first is
         // skipped.
-        for slot in &self.recent_bundle_templates {
+        for slot in &cache.recent {
             match slot.get() {
                 Some((known, _)) if *known == bundle => break,
                 Some(_) => continue,
@@ -996,7 +1029,7 @@ impl CompiledArchetype {
     /// the bundle type has none.
     #[inline]
     pub(super) fn recent_bundle_template(&self, bundle: TypeId) -> Option<Option<&SpawnTemplate>> {
-        for slot in &self.recent_bundle_templates {
+        for slot in &self.bundle_templates.get()?.recent {
             match slot.get() {
                 Some((known, template)) if *known == bundle => return Some(template.as_deref()),
                 Some(_) => continue,
@@ -1173,7 +1206,7 @@ impl CompiledArchetype {
                 .collect();
         }
         let root = &self.nodes[0];
-        let mut batch = root.batch_type.clone().into_batch(count);
+        let mut batch = root.batch_type(registry).into_batch(count);
         for (id, value) in &root.typed {
             let ops = registry.ops(*id);
             match root.varied.iter().find(|(varied, _)| varied == id) {

@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use crate::archetype::archetype_ref::ArchetypeRef;
 use crate::archetype::compiled::{check_partial, compile, CompileProblem, CompiledArchetype};
-use crate::archetype::file::{ArchetypeDoc, EntitySpec};
+use crate::archetype::doc_summary::{Dependencies, DocSummary};
+use crate::archetype::file::ArchetypeDoc;
 use crate::archetype::instance::{
     ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
 };
@@ -22,7 +23,8 @@ use crate::archetype::loaded::Archetype;
 use crate::archetype::name::name_from_relative_path;
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
 use crate::archetype::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
-use crate::archetype::renames::{names_any, Renames};
+use crate::archetype::renames::Renames;
+use crate::archetype::resolved_tree::{ResolvedTree, TreeRecipe};
 use crate::archetype::resolver::{
     supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator,
 };
@@ -105,7 +107,8 @@ pub struct ArchetypeLibrary {
     ids: FxHashMap<Arc<str>, ArchetypeId>,
     states: FxHashMap<Arc<str>, State>,
     /// Former archetype names (`formerly`) and what each is called now.
-    renames: Renames,
+    /// Shared with the trees built again from files that write an old name.
+    renames: Arc<Renames>,
     diagnostics: Vec<Diagnostic>,
     /// What `ArchetypeRef`s are checked against: the archetypes with a file.
     targets: Arc<ArchetypeTargets>,
@@ -120,6 +123,9 @@ pub struct ArchetypeLibrary {
     /// The ID of the archetype last found by name for a spawn (`u32::MAX`: none), tried
     /// before the name is hashed: games spawn the same archetype many times in a row.
     last_spawnable: AtomicU32,
+    /// During a rebuild, the files of the archetypes it resolves again, parsed once at its
+    /// start (old names mapped); empty between rebuilds, when only summaries are kept.
+    rebuild_docs: FxHashMap<Arc<str>, Arc<ArchetypeDoc>>,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -127,6 +133,8 @@ struct Slot {
     name: Arc<str>,
     /// Interned entity paths (`""` is node 0); never shrinks, so instance markers stay valid.
     node_paths: Vec<Arc<str>>,
+    /// The node numbers of the paths but the root's (always 0, so most archetypes, which are
+    /// one entity, have an empty map, which allocates nothing).
     node_ids: FxHashMap<Arc<str>, u32>,
     /// The version in effect (the last good one).
     current: Option<Arc<Archetype>>,
@@ -324,7 +332,7 @@ impl ArchetypeLibrary {
             slots: Vec::new(),
             ids: FxHashMap::default(),
             states: FxHashMap::default(),
-            renames: Renames::default(),
+            renames: Arc::default(),
             diagnostics: Vec::new(),
             targets: Arc::default(),
             targets_stale: true,
@@ -332,6 +340,7 @@ impl ArchetypeLibrary {
             rng: SpawnRng::new(DEFAULT_SPAWN_SEED),
             last_spawnable: AtomicU32::new(u32::MAX),
             override_shapes: OverrideShapes::default(),
+            rebuild_docs: FxHashMap::default(),
         }
     }
 
@@ -483,7 +492,7 @@ impl ArchetypeLibrary {
 
     /// The node number of an entity path of an archetype, if any instance ever had it.
     pub fn node_id(&self, id: ArchetypeId, path: &str) -> Option<u32> {
-        self.slots.get(id.0 as usize)?.node_ids.get(path).copied()
+        node_number(self.slots.get(id.0 as usize)?, path)
     }
 
     /// Whether the archetype's file is gone (its live instances are orphans).
@@ -497,8 +506,8 @@ impl ArchetypeLibrary {
     /// abstract, and its parents (by their current names). `None` if the file is not
     /// readable JSON.
     pub fn declared(&self, name: &str) -> Option<(bool, &[String])> {
-        let doc = self.sources.get(name)?.current_doc()?;
-        Some((doc.is_abstract, &doc.extends))
+        let summary = self.sources.get(name)?.summary.as_deref()?;
+        Some((summary.is_abstract, summary.current().extends()))
     }
 
     /// The current name of the archetype formerly called `former` (its file lists `former`
@@ -573,11 +582,7 @@ impl ArchetypeLibrary {
         component: &str,
         field: &FieldPath,
     ) -> Option<(PathBuf, Option<crate::Position>)> {
-        let docs = |n: &str| {
-            self.sources
-                .get(n)
-                .and_then(|s| s.current_doc().map(|d| &**d))
-        };
+        let docs = |n: &str| self.current_doc(n);
         let node: Vec<&str> = entity_path.split('/').filter(|s| !s.is_empty()).collect();
         let found = supplier(&docs, name, &node, component, field.segments())?;
         let source = self.sources.get(found.archetype.as_str())?;
@@ -796,9 +801,8 @@ impl ArchetypeLibrary {
             // "Did you mean" for a parent or child archetype that does not exist draws on the
             // set of names: check the archetypes that name a missing one again.
             for (name, source) in &self.sources {
-                let names_missing = source.current_doc().is_some_and(|doc| {
-                    dependencies(doc)
-                        .iter()
+                let names_missing = source.summary.as_deref().is_some_and(|summary| {
+                    (summary.current().all().iter())
                         .any(|dep| !self.sources.contains_key(dep.as_str()))
                 });
                 if names_missing {
@@ -826,7 +830,30 @@ impl ArchetypeLibrary {
             }
         }
         self.update_renames(&mut touched);
-        self.rebuild(touched)
+        let update = self.rebuild(touched);
+        // The documents read for this rebuild have served; what stays is their summary.
+        for source in self.sources.values_mut() {
+            source.fresh = None;
+        }
+        update
+    }
+
+    /// The file of the archetype `name` as resolution reads it: old archetype names replaced
+    /// by current ones. Parsed again from the kept text, unless the rebuild under way holds it.
+    /// `None` if it has no file, or the file is not JSON.
+    fn current_doc(&self, name: &str) -> Option<Arc<ArchetypeDoc>> {
+        if let Some(doc) = self.rebuild_docs.get(name) {
+            return Some(doc.clone());
+        }
+        let source = self.sources.get(name)?;
+        let doc = source.written_doc(&self.registry, &self.options.limits)?;
+        if source.summary.as_ref()?.mapped.is_none() {
+            return Some(doc);
+        }
+        match self.renames.map_doc(&doc) {
+            Some((mapped, _)) => Some(Arc::new(mapped)),
+            None => Some(doc),
+        }
     }
 
     /// Reads the former names (`formerly`) of every file again and maps the old names in the
@@ -839,7 +866,7 @@ impl ArchetypeLibrary {
             .into_iter()
             .map(Arc::from)
             .collect();
-        self.renames = renames;
+        self.renames = Arc::new(renames);
         if !changed.is_empty() {
             self.targets_stale = true;
             // `ArchetypeRef`s naming a former name that changed meaning are checked again.
@@ -851,24 +878,21 @@ impl ArchetypeLibrary {
         }
         for (name, source) in self.sources.iter_mut() {
             let clash = clashes.remove(name).unwrap_or_default();
+            let Some(summary) = source.summary.as_deref() else {
+                continue;
+            };
             let recheck = touched.contains(name)
                 || !clash.is_empty()
                 || !source.name_problems.is_empty()
-                || source.mapped.is_some()
+                || summary.mapped.is_some()
                 || (!changed.is_empty()
-                    && source
-                        .doc
-                        .as_deref()
-                        .is_some_and(|doc| names_any(doc, &|dep: &str| changed.contains(dep))));
+                    && (summary.written.all().iter()).any(|dep| changed.contains(dep.as_str())));
             if !recheck {
                 continue;
             }
-            let (mapped, mut found) = match source
-                .doc
-                .as_deref()
-                .and_then(|doc| self.renames.map_doc(doc))
-            {
-                Some((mapped, warnings)) => (Some(Arc::new(mapped)), warnings),
+            let written = source.written_doc(&self.registry, &self.options.limits);
+            let (mapped, mut found) = match written.and_then(|doc| self.renames.map_doc(&doc)) {
+                Some((mapped, warnings)) => (Some(Dependencies::of(&mapped)), warnings),
                 None => (None, Vec::new()),
             };
             found.extend(clash);
@@ -876,9 +900,11 @@ impl ArchetypeLibrary {
                 .into_iter()
                 .map(|problem| source.place(problem, name))
                 .collect();
-            if mapped != source.mapped || placed != source.name_problems {
+            if mapped != summary.mapped || placed != source.name_problems {
                 touched.insert(name.clone());
-                source.mapped = mapped;
+                if let Some(summary) = source.summary.as_deref_mut() {
+                    summary.mapped = mapped;
+                }
                 source.name_problems = placed;
             }
         }
@@ -914,13 +940,10 @@ impl ArchetypeLibrary {
             return id;
         }
         let id = ArchetypeId(self.slots.len() as u32);
-        let root: Arc<str> = Arc::from("");
-        let mut node_ids = FxHashMap::default();
-        node_ids.insert(root.clone(), 0);
         self.slots.push(Slot {
             name: name.clone(),
-            node_paths: vec![root],
-            node_ids,
+            node_paths: vec![crate::archetype::compiled::root_path()],
+            node_ids: FxHashMap::default(),
             current: None,
             deleted: false,
         });
@@ -978,11 +1001,11 @@ impl ArchetypeLibrary {
     /// How the resolver sees the archetype `name` while the archetypes of `affected` are
     /// resolved again: their files, and the others' current resolved values.
     fn lookup<'s>(&'s self, affected: &FxHashSet<Arc<str>>, name: &str) -> Lookup<'s> {
-        let Some(source) = self.sources.get(name) else {
+        if !self.sources.contains_key(name) {
             return Lookup::Missing;
-        };
+        }
         if affected.contains(name) {
-            return match source.current_doc() {
+            return match self.rebuild_docs.get(name) {
                 Some(doc) => Lookup::Doc(doc),
                 None => Lookup::Broken,
             };
@@ -996,7 +1019,9 @@ impl ArchetypeLibrary {
             .get(name)
             .and_then(|id| self.slots[id.0 as usize].current.as_ref());
         match (ready, current) {
-            (true, Some(current)) => Lookup::Resolved(current.resolved.clone(), current.depth),
+            (true, Some(current)) => {
+                Lookup::Resolved(current.resolved.arc().clone(), current.depth)
+            }
             _ => Lookup::Broken,
         }
     }
@@ -1009,13 +1034,13 @@ impl ArchetypeLibrary {
         resolved: &ResolvedEntity,
         targets: &ReferenceTargets,
     ) -> Option<Compiled> {
-        let doc = self.sources.get(name)?.current_doc()?;
+        let summary = self.sources.get(name)?.summary.as_deref()?;
         let id = *self.ids.get(name)?;
         let slot = &self.slots[id.0 as usize];
         Some(compile_with_slot(
             slot,
             id,
-            doc.is_abstract,
+            summary.is_abstract,
             resolved,
             &self.registry,
             targets,
@@ -1032,7 +1057,7 @@ impl ArchetypeLibrary {
     ) -> FxHashMap<Arc<str>, ResolveOutcome> {
         let mut outcomes = FxHashMap::default();
         for name in sorted {
-            if self.sources.get(name).is_some_and(|s| s.doc.is_some()) {
+            if self.sources.get(name).is_some_and(|s| s.summary.is_some()) {
                 let outcome = resolver.resolve(name);
                 let depth = resolver.depth(name).unwrap_or(1);
                 let unused = resolver.take_unused(name);
@@ -1066,6 +1091,9 @@ impl ArchetypeLibrary {
         if std::mem::take(&mut self.targets_stale) {
             self.targets = Arc::new(self.archetype_targets());
         }
+        self.rebuild_docs = (affected_sorted.iter())
+            .filter_map(|name| Some((name.clone(), self.current_doc(name)?)))
+            .collect();
         let Resolution {
             outcomes,
             compiled,
@@ -1073,6 +1101,7 @@ impl ArchetypeLibrary {
         } = self.resolve_and_compile(&affected, &affected_sorted);
         let mut work = Decisions {
             deps: &deps,
+            dependents: &dependents,
             outcomes,
             precompiled: compiled,
             cycle_errors: FxHashMap::default(),
@@ -1090,6 +1119,8 @@ impl ArchetypeLibrary {
             }
         }
 
+        // A fresh map: a cleared one would keep its capacity.
+        self.rebuild_docs = FxHashMap::default();
         self.collect_diagnostics();
         let mut update = work.update;
         self.report_errors(&affected_sorted, &mut update.errors);
@@ -1097,14 +1128,13 @@ impl ArchetypeLibrary {
     }
 
     /// Who depends on whom, from the files as they are now: each archetype's dependencies
-    /// (see [`dependencies`]), and for each name the archetypes that depend on it.
+    /// (see [`Dependencies`]), and for each name the archetypes that depend on it.
     fn dependency_graph(&self) -> (DependencyLists, Dependents) {
         let mut dependents: Dependents = FxHashMap::default();
         let mut deps: DependencyLists = FxHashMap::default();
         for (name, source) in &self.sources {
-            let list = source
-                .current_doc()
-                .map(|doc| dependencies(doc))
+            let list = (source.summary.as_deref())
+                .map(|summary| summary.current().all().to_vec())
                 .unwrap_or_default();
             for dep in &list {
                 dependents
@@ -1229,8 +1259,8 @@ impl ArchetypeLibrary {
         work: &mut Decisions<'_>,
         found: &mut Findings,
     ) -> Status {
-        let doc = self.sources[&found.name].current_doc().cloned();
-        match (outcome, doc) {
+        let summary = self.sources[&found.name].summary.clone();
+        match (outcome, summary) {
             (None, _) | (_, None) => Status::Errors,
             (Some(Err(Failure::Problems(problems))), _) => {
                 let source = &self.sources[&found.name];
@@ -1261,19 +1291,21 @@ impl ArchetypeLibrary {
             (Some(Ok(_)), _) if broken_dep.is_some() => {
                 Status::Dependency(broken_dep.unwrap_or_default())
             }
-            (Some(Ok(resolved)), Some(doc)) => {
+            (Some(Ok(resolved)), Some(summary)) => {
                 let compiled = match work.precompiled.remove(&found.name) {
                     Some(done) => done,
                     None => compile_with_slot(
                         &self.slots[found.id.0 as usize],
                         found.id,
-                        doc.is_abstract,
+                        summary.is_abstract,
                         &resolved,
                         &self.registry,
                         &self.reference_targets(),
                     ),
                 };
-                self.accept_compiled(&doc, resolved, depth, compiled, found)
+                let keep_tree = work.dependents.contains_key(&*found.name);
+                let tree = self.tree_of(&found.name, &summary, resolved, keep_tree);
+                self.accept_compiled(&summary, tree, depth, compiled, found)
             }
         }
     }
@@ -1282,8 +1314,8 @@ impl ArchetypeLibrary {
     /// references), and makes its new version when neither its file nor its values have errors.
     fn accept_compiled(
         &mut self,
-        doc: &ArchetypeDoc,
-        resolved: Arc<ResolvedEntity>,
+        summary: &DocSummary,
+        resolved: ResolvedTree,
         depth: usize,
         compiled: Compiled,
         found: &mut Findings,
@@ -1300,7 +1332,7 @@ impl ArchetypeLibrary {
             let node = intern_node(slot, path);
             debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
         }
-        let mut hard = compiled.is_none() && !doc.is_abstract;
+        let mut hard = compiled.is_none() && !summary.is_abstract;
         for problem in problems {
             let diagnostic = self.place_compile_problem(&found.name, problem);
             hard |= diagnostic.is_error();
@@ -1314,13 +1346,50 @@ impl ArchetypeLibrary {
             id: found.id,
             name: found.name.clone(),
             file: source.file.clone(),
-            is_abstract: doc.is_abstract,
-            extends: doc.extends.clone(),
+            is_abstract: summary.is_abstract,
+            extends: summary.current().extends().to_vec(),
             resolved,
             depth,
             compiled,
         }));
         Status::Ready
+    }
+
+    /// The resolved tree the archetype `name` keeps: `resolved` itself when `keep` (others
+    /// build on it), else a tree built again when it is read, from the file's text and the
+    /// trees of the archetypes it names (in effect now: they are what it resolved from).
+    fn tree_of(
+        &self,
+        name: &Arc<str>,
+        summary: &DocSummary,
+        resolved: Arc<ResolvedEntity>,
+        keep: bool,
+    ) -> ResolvedTree {
+        let text = self.sources.get(name).and_then(|s| s.text.clone());
+        let Some(text) = text.filter(|_| !keep) else {
+            return ResolvedTree::kept(resolved);
+        };
+        let deps = (summary.current().all().iter())
+            .filter_map(|dep| {
+                let id = self.ids.get(dep.as_str())?;
+                let current = self.slots[id.0 as usize].current.as_ref()?;
+                Some((
+                    Arc::from(dep.as_str()),
+                    current.resolved.arc().clone(),
+                    current.depth,
+                ))
+            })
+            .collect();
+        let recipe = TreeRecipe {
+            name: name.clone(),
+            text,
+            registry: self.registry.clone(),
+            max_depth: self.options.limits.max_depth,
+            max_children_depth: self.options.limits.max_children_depth,
+            renames: summary.mapped.is_some().then(|| self.renames.clone()),
+            deps,
+        };
+        ResolvedTree::rebuildable(resolved, recipe)
     }
 
     /// Puts `new` (when there is one) in effect in the slot `id` of `name`, a change when it
@@ -1336,15 +1405,21 @@ impl ArchetypeLibrary {
         // A file that came back broken changes nothing in effect, but it is no longer deleted,
         // so instances are not orphans; they keep the last good version.
         let was_deleted = std::mem::replace(&mut slot.deleted, false);
-        let Some(new) = new else {
+        let Some(mut new) = new else {
             return;
         };
         let changed = match &slot.current {
             None => true,
             Some(old) => {
-                was_deleted || old.resolved != new.resolved || old.is_abstract != new.is_abstract
+                was_deleted
+                    || !old.resolved.same_as(&new.resolved)
+                    || old.is_abstract != new.is_abstract
             }
         };
+        // Compared: a tree that can be built again is not kept.
+        if let Some(new) = Arc::get_mut(&mut new) {
+            new.resolved.release();
+        }
         if changed {
             update.changes.push(ArchetypeChange {
                 id,
@@ -1379,7 +1454,7 @@ impl ArchetypeLibrary {
         let Some(source) = self.sources.get(name) else {
             return (Vec::new(), Vec::new());
         };
-        let Some(doc) = source.current_doc() else {
+        let Some(doc) = self.current_doc(name) else {
             return (Vec::new(), Vec::new());
         };
         let own = own_values(&doc.root);
@@ -1484,11 +1559,7 @@ impl ArchetypeLibrary {
             .with_component(problem.component.to_string())
             .with_field(problem.field.clone())
             .with_suggestion(problem.suggestion);
-        let docs = |n: &str| {
-            self.sources
-                .get(n)
-                .and_then(|s| s.current_doc().map(|d| &**d))
-        };
+        let docs = |n: &str| self.current_doc(n);
         let node: Vec<&str> = problem.node.iter().map(|n| &**n).collect();
         let found = supplier(
             &docs,
@@ -2045,7 +2116,7 @@ fn compile_queued(
     done
 }
 
-/// Each archetype's dependencies (see [`dependencies`]).
+/// Each archetype's dependencies (see [`Dependencies`]).
 type DependencyLists = FxHashMap<Arc<str>, Vec<String>>;
 
 /// For each archetype name, the archetypes that depend on it.
@@ -2070,6 +2141,9 @@ fn affected_by(touched: BTreeSet<Arc<str>>, dependents: &Dependents) -> FxHashSe
 struct Decisions<'a> {
     /// Each archetype's dependencies.
     deps: &'a DependencyLists,
+    /// For each name, the archetypes that depend on it: an archetype none depends on keeps no
+    /// resolved tree ([`ResolvedTree`]).
+    dependents: &'a Dependents,
     /// What resolving gave, taken as each archetype is decided.
     outcomes: FxHashMap<Arc<str>, ResolveOutcome>,
     /// What other threads compiled, taken as each archetype is decided.
@@ -2116,7 +2190,7 @@ fn compile_with_slot(
     let mut new_nodes: Vec<Arc<str>> = Vec::new();
     let mut new_ids: FxHashMap<Arc<str>, u32> = FxHashMap::default();
     let mut intern = |path: &str| -> u32 {
-        if let Some(&node) = slot.node_ids.get(path).or_else(|| new_ids.get(path)) {
+        if let Some(node) = node_number(slot, path).or_else(|| new_ids.get(path).copied()) {
             return node;
         }
         let node = (slot.node_paths.len() + new_nodes.len()) as u32;
@@ -2134,8 +2208,16 @@ fn compile_with_slot(
     }
 }
 
+/// The node number of the entity path `path` in `slot`, if it has one.
+fn node_number(slot: &Slot, path: &str) -> Option<u32> {
+    if path.is_empty() {
+        return Some(0);
+    }
+    slot.node_ids.get(path).copied()
+}
+
 fn intern_node(slot: &mut Slot, path: &str) -> u32 {
-    if let Some(&id) = slot.node_ids.get(path) {
+    if let Some(id) = node_number(slot, path) {
         return id;
     }
     let id = slot.node_paths.len() as u32;
@@ -2143,23 +2225,6 @@ fn intern_node(slot: &mut Slot, path: &str) -> u32 {
     slot.node_paths.push(path.clone());
     slot.node_ids.insert(path, id);
     id
-}
-
-/// The archetypes a file depends on: its parents and its children's archetypes.
-pub(super) fn dependencies(doc: &ArchetypeDoc) -> Vec<String> {
-    fn children(spec: &EntitySpec, out: &mut Vec<String>) {
-        for child in spec.children.values().flatten() {
-            if let Some(archetype) = &child.archetype {
-                if !out.contains(archetype) {
-                    out.push(archetype.clone());
-                }
-            }
-            children(child, out);
-        }
-    }
-    let mut out = doc.extends.clone();
-    children(&doc.root, &mut out);
-    out
 }
 
 /// `affected` ordered so that every archetype comes after the affected archetypes it depends
@@ -2207,5 +2272,131 @@ impl ResolvedEntity {
             entity = entity.children.get(segment)?;
         }
         Some(entity)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn library(files: &[(&str, &str)]) -> ArchetypeLibrary {
+        let mut library =
+            ArchetypeLibrary::empty("root", ComponentRegistry::new(), LoadOptions::default());
+        library.set_sources(files.iter().map(|(path, text)| (*path, Some(*text))));
+        library
+    }
+
+    #[test]
+    fn documents_are_not_kept_after_a_rebuild() {
+        let library = library(&[("base.json", r#"{ "components": { "Name": "x" } }"#)]);
+        assert!(library.sources.values().all(|s| s.fresh.is_none()));
+        assert!(library.rebuild_docs.is_empty());
+        assert!(library.sources.values().all(|s| s.summary.is_some()));
+    }
+
+    #[test]
+    fn a_document_parsed_again_places_provenance_as_the_first_read() {
+        let base = "{\n  \"abstract\": true,\n  \"components\": { \"Name\": \"x\" }\n}";
+        let library = library(&[
+            ("base.json", base),
+            ("goblin.json", r#"{ "extends": ["base"] }"#),
+        ]);
+        let (file, position) = library
+            .provenance("goblin", "", "Name", &FieldPath::root())
+            .unwrap();
+        assert_eq!(file, Path::new("root").join("base.json"));
+        let position = position.unwrap();
+        assert_eq!((position.line, position.column), (3, 27));
+        assert_eq!(library.declared("base"), Some((true, &[][..])));
+        assert_eq!(
+            library.declared("goblin"),
+            Some((false, &["base".to_string()][..]))
+        );
+    }
+
+    #[test]
+    fn declared_parents_are_current_names_after_a_rename() {
+        let library = library(&[
+            (
+                "monster.json",
+                r#"{ "formerly": ["beast"], "abstract": true }"#,
+            ),
+            ("goblin.json", r#"{ "extends": ["beast"] }"#),
+        ]);
+        assert_eq!(
+            library.declared("goblin"),
+            Some((false, &["monster".to_string()][..]))
+        );
+        let doc = library.current_doc("goblin").unwrap();
+        assert_eq!(doc.extends, ["monster"]);
+        assert!(library.get("goblin").is_some());
+    }
+
+    const BASE: &str = r#"{ "abstract": true, "components": { "Name": "base" } }"#;
+
+    #[test]
+    fn a_leaf_tree_is_built_on_first_read_as_it_was_resolved() {
+        let goblin = r#"{ "extends": ["base"], "children": { "hat": { "components": { "Name": "hat" } } } }"#;
+        let lazy = library(&[("base.json", BASE), ("goblin.json", goblin)]);
+        // Here something builds on the goblin, so its tree is kept as resolved.
+        let kept = library(&[
+            ("base.json", BASE),
+            ("goblin.json", goblin),
+            ("chief.json", r#"{ "extends": ["goblin"] }"#),
+        ]);
+        let (lazy, kept) = (lazy.get("goblin").unwrap(), kept.get("goblin").unwrap());
+        assert!(!lazy.resolved.is_built());
+        assert!(kept.resolved.is_built());
+        assert_eq!(lazy.resolved(), kept.resolved());
+        assert!(lazy.resolved.is_built());
+        assert_eq!(lazy.resolved().components["Name"], "base");
+    }
+
+    #[test]
+    fn an_edit_to_a_parent_changes_a_leaf_built_on_first_read() {
+        let mut library = library(&[
+            ("base.json", BASE),
+            ("goblin.json", r#"{ "extends": ["base"] }"#),
+        ]);
+        let before = library.get("goblin").unwrap().clone();
+        let update = library.set_source(
+            "base.json",
+            Some(r#"{ "abstract": true, "components": { "Name": "changed" } }"#),
+        );
+        let changed: Vec<&str> = update.changes.iter().map(|c| &*c.name).collect();
+        assert_eq!(changed, ["base", "goblin"]);
+        let goblin = library.get("goblin").unwrap();
+        assert!(!goblin.resolved.is_built());
+        assert_eq!(goblin.resolved().components["Name"], "changed");
+        assert_eq!(before.resolved().components["Name"], "base");
+    }
+
+    #[test]
+    fn an_edit_that_resolves_the_same_is_no_change() {
+        let mut library = library(&[
+            ("base.json", BASE),
+            ("goblin.json", r#"{ "extends": ["base"] }"#),
+        ]);
+        let update = library.set_source("goblin.json", Some("{\n  \"extends\": [\"base\"]\n}"));
+        assert!(update.changes.is_empty());
+        let update = library.set_source(
+            "goblin.json",
+            Some(r#"{ "extends": ["base"], "components": { "Name": "g" } }"#),
+        );
+        assert_eq!(update.changes.len(), 1);
+    }
+
+    #[test]
+    fn a_leaf_naming_an_old_name_is_built_with_the_current_one() {
+        let library = library(&[
+            (
+                "monster.json",
+                r#"{ "formerly": ["beast"], "abstract": true, "components": { "Name": "m" } }"#,
+            ),
+            ("goblin.json", r#"{ "extends": ["beast"] }"#),
+        ]);
+        let goblin = library.get("goblin").unwrap();
+        assert!(!goblin.resolved.is_built());
+        assert_eq!(goblin.resolved().components["Name"], "m");
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::archetype::compiled::CompiledArchetype;
 use crate::archetype::instance::ArchetypeId;
+use crate::archetype::resolved_tree::ResolvedTree;
 use crate::archetype::resolver::ResolvedEntity;
 
 /// A loaded archetype: its name, file, parents, and fully resolved content.
@@ -17,7 +18,8 @@ pub struct Archetype {
     pub(crate) file: PathBuf,
     pub(crate) is_abstract: bool,
     pub(crate) extends: Vec<String>,
-    pub(crate) resolved: Arc<ResolvedEntity>,
+    /// Reads as the [`ResolvedEntity`]; built on first read for an archetype nothing builds on.
+    pub(crate) resolved: ResolvedTree,
     /// The longest chain of archetypes it is built on, itself included (through `extends` and
     /// children's `archetype`): an edit building on it is held to the same bound as a load.
     pub(crate) depth: usize,

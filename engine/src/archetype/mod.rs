@@ -7,6 +7,7 @@
 mod archetype_ref;
 mod asset_path;
 mod compiled;
+mod doc_summary;
 mod file;
 mod instance;
 mod library;
@@ -16,6 +17,7 @@ mod operator;
 mod partial_check;
 mod reference_context;
 mod renames;
+mod resolved_tree;
 mod resolver;
 mod source;
 mod spawn_error;

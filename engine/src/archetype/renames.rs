@@ -35,10 +35,10 @@ impl Renames {
     ) -> (Renames, FxHashMap<Arc<str>, Vec<DocProblem>>) {
         let mut claims: FxHashMap<&str, Vec<(&Arc<str>, usize)>> = FxHashMap::default();
         for (name, source) in sources {
-            let Some(doc) = source.doc.as_deref() else {
+            let Some(summary) = source.summary.as_deref() else {
                 continue;
             };
-            for (index, former) in doc.formerly.iter().enumerate() {
+            for (index, former) in summary.formerly.iter().enumerate() {
                 // Its own name stands for itself already: a file may list the name it has
                 // before it is moved.
                 if **name != **former {
@@ -181,7 +181,7 @@ fn old_name_warning(former: &str, current: &str) -> Diagnostic {
 }
 
 /// Whether `doc` names an archetype `matches` (in `extends` or a child's `archetype`).
-pub(super) fn names_any(doc: &ArchetypeDoc, matches: &dyn Fn(&str) -> bool) -> bool {
+fn names_any(doc: &ArchetypeDoc, matches: &dyn Fn(&str) -> bool) -> bool {
     fn children(spec: &EntitySpec, matches: &dyn Fn(&str) -> bool) -> bool {
         spec.children.values().flatten().any(|entry| {
             entry.archetype.as_deref().is_some_and(matches) || children(entry, matches)

@@ -710,8 +710,8 @@ pub(super) struct Supplier {
 /// Finds which file supplied `field` of `component` on the entity at `node` (child names from
 /// the root) of archetype `name`: the last writer in resolution order. Used to point errors in
 /// merged values at the right file, and by provenance tooling.
-pub(super) fn supplier<'a>(
-    docs: &impl Fn(&str) -> Option<&'a ArchetypeDoc>,
+pub(super) fn supplier<D: std::ops::Deref<Target = ArchetypeDoc>>(
+    docs: &impl Fn(&str) -> Option<D>,
     name: &str,
     node: &[&str],
     component: &str,
@@ -728,8 +728,8 @@ enum Search {
 
 const MAX_SEARCH_DEPTH: usize = 64;
 
-fn search_archetype<'a>(
-    docs: &impl Fn(&str) -> Option<&'a ArchetypeDoc>,
+fn search_archetype<D: std::ops::Deref<Target = ArchetypeDoc>>(
+    docs: &impl Fn(&str) -> Option<D>,
     name: &str,
     node: &[&str],
     component: &str,
@@ -770,8 +770,8 @@ enum SearchIn {
     Stop,
 }
 
-fn search_spec<'a>(
-    docs: &impl Fn(&str) -> Option<&'a ArchetypeDoc>,
+fn search_spec<D: std::ops::Deref<Target = ArchetypeDoc>>(
+    docs: &impl Fn(&str) -> Option<D>,
     spec: &EntitySpec,
     spec_path: FieldPath,
     node: &[&str],

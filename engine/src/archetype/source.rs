@@ -6,6 +6,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::archetype::doc_summary::DocSummary;
 use crate::archetype::file::{parse_doc, ArchetypeDoc, DocProblem};
 use crate::archetype::tree::FoundFile;
 use crate::component::ComponentRegistry;
@@ -28,13 +29,15 @@ pub(super) struct SourceFile {
     pub linked: bool,
     /// The text, when it could be read as UTF-8.
     pub text: Option<Arc<SourceText>>,
-    /// The parsed file, when it is JSON (possibly with problems).
-    pub doc: Option<Arc<ArchetypeDoc>>,
+    /// What is kept of the parsed file, when it is JSON (possibly with problems). The full
+    /// document is parsed again from `text` when it is needed ([`written_doc`](Self::written_doc)):
+    /// kept, it would hold every component value of every archetype twice over.
+    pub summary: Option<Box<DocSummary>>,
+    /// The parsed file, from the read until the end of the rebuild that installs it (so that
+    /// rebuild does not parse it again).
+    pub fresh: Option<Arc<ArchetypeDoc>>,
     /// Problems found in the file on its own.
     pub problems: Vec<Diagnostic>,
-    /// `doc` with the old archetype names it writes replaced by current ones, when it writes
-    /// any ([`Renames::map_doc`](crate::archetype::renames::Renames::map_doc)).
-    pub mapped: Option<Arc<ArchetypeDoc>>,
     /// Problems that depend on the other files' names: old names written, former names that
     /// clash.
     pub name_problems: Vec<Diagnostic>,
@@ -47,9 +50,22 @@ impl SourceFile {
             || self.name_problems.iter().any(Diagnostic::is_error)
     }
 
-    /// The file as resolution reads it: old archetype names replaced by current ones.
-    pub fn current_doc(&self) -> Option<&Arc<ArchetypeDoc>> {
-        self.mapped.as_ref().or(self.doc.as_ref())
+    /// The parsed file as written (old archetype names not replaced): the one read last, or
+    /// the kept text parsed again (as it was read: same registry, same limits, so the same
+    /// document). `None` when the file is not JSON.
+    pub fn written_doc(
+        &self,
+        registry: &ComponentRegistry,
+        limits: &Limits,
+    ) -> Option<Arc<ArchetypeDoc>> {
+        self.summary.as_ref()?;
+        if let Some(doc) = &self.fresh {
+            return Some(doc.clone());
+        }
+        let text = self.text.as_ref()?;
+        let mut value = parse_json(text, limits.max_depth).ok()?;
+        let (doc, _) = parse_doc(&mut value, text, registry, limits.max_children_depth);
+        Some(Arc::new(doc))
     }
 
     /// Reads an archetype from `bytes` (the content of `file`).
@@ -65,9 +81,9 @@ impl SourceFile {
             real: None,
             linked: false,
             text: None,
-            doc: None,
+            summary: None,
+            fresh: None,
             problems: Vec::new(),
-            mapped: None,
             name_problems: Vec::new(),
         };
         let text = match SourceText::from_bytes(bytes) {
@@ -95,7 +111,8 @@ impl SourceFile {
             let diagnostic = source.place(problem, name);
             source.problems.push(diagnostic);
         }
-        source.doc = Some(Arc::new(doc));
+        source.summary = Some(Box::new(DocSummary::of(&doc)));
+        source.fresh = Some(Arc::new(doc));
         source
     }
 
@@ -123,8 +140,8 @@ impl SourceFile {
                 real: None,
                 linked: false,
                 text: None,
-                doc: None,
-                mapped: None,
+                summary: None,
+                fresh: None,
                 name_problems: Vec::new(),
             },
         };

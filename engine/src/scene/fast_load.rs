@@ -882,7 +882,7 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), Give
             continue;
         }
         let count = u32::try_from(group.handles.len()).map_err(|_| GiveUp::TooLarge)?;
-        let mut batch = node.batch_type.clone().into_batch(count);
+        let mut batch = node.batch_type(registry).into_batch(count);
         for (component, typed) in &node.typed {
             registry
                 .ops(*component)
@@ -1018,7 +1018,7 @@ fn spawn_diffed_batch(
     let node = single_node(pristine)?;
     let count = u32::try_from(group.handles.len()).map_err(|_| GiveUp::TooLarge)?;
     let stride = group.components.len();
-    let mut batch_type = node.batch_type.clone();
+    let mut batch_type = node.batch_type(registry);
     batch_type.add::<InstanceOverrides>();
     let mut batch = batch_type.into_batch(count);
     for (k, component) in group.components.iter().enumerate() {

@@ -1,0 +1,165 @@
+//! [`ResolvedTree`]: an archetype's resolved content as a loaded [`Archetype`] holds it. The
+//! tree of an archetype that nothing builds on (most archetypes: the leaves of the `extends`
+//! tree) is read only by tools and hot reload, yet is the largest thing a library would keep
+//! of it. Such a tree is dropped once the archetype is compiled, and built again, from the
+//! file's kept text and its parents' trees, the first time it is read.
+//!
+//! [`Archetype`]: crate::archetype::loaded::Archetype
+
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use rustc_hash::FxHasher;
+
+use crate::archetype::file::parse_doc;
+use crate::archetype::renames::Renames;
+use crate::archetype::resolver::{Lookup, ResolvedEntity, Resolver};
+use crate::component::ComponentRegistry;
+use crate::json::{parse_json, SourceText};
+#[cfg(doc)]
+use crate::limits::Limits;
+
+/// An archetype's resolved content: kept, or built on first read. Reads as the
+/// [`ResolvedEntity`] itself.
+pub(crate) struct ResolvedTree {
+    /// The tree, once built (always, for a kept tree).
+    tree: OnceLock<Arc<ResolvedEntity>>,
+    /// How to build the tree again; `None` for a kept tree.
+    recipe: Option<Box<TreeRecipe>>,
+    /// A hash of the tree ([`tree_hash`]): trees with different hashes differ, so telling
+    /// whether a reload changed an archetype rarely builds a tree.
+    hash: u64,
+}
+
+/// What building a dropped tree again reads: the same inputs resolving read the first time,
+/// so it gives the same tree.
+pub(super) struct TreeRecipe {
+    /// The archetype's name.
+    pub name: Arc<str>,
+    /// Its file's text as it was resolved (shared with the library's copy while that is the
+    /// same version).
+    pub text: Arc<SourceText>,
+    /// The registry it was read with.
+    pub registry: Arc<ComponentRegistry>,
+    /// The nesting limit of its JSON ([`Limits::max_depth`]) it was read with.
+    pub max_depth: usize,
+    /// The limit on nested children ([`Limits::max_children_depth`]) it was read with.
+    pub max_children_depth: usize,
+    /// The renames its old names were mapped with, when it writes any.
+    pub renames: Option<Arc<Renames>>,
+    /// Each archetype it names (parents, children's archetypes): its tree and depth.
+    pub deps: Box<[DependencyTree]>,
+}
+
+/// An archetype a recipe's archetype names: its name, tree and depth.
+pub(super) type DependencyTree = (Arc<str>, Arc<ResolvedEntity>, usize);
+
+impl ResolvedTree {
+    /// A tree kept as it is.
+    pub fn kept(tree: Arc<ResolvedEntity>) -> ResolvedTree {
+        ResolvedTree {
+            hash: tree_hash(&tree),
+            tree: OnceLock::from(tree),
+            recipe: None,
+        }
+    }
+
+    /// A tree dropped after [`release`](Self::release), built again from `recipe` when read.
+    /// It holds `tree` until then, so the reload that made it compares it without building.
+    pub(super) fn rebuildable(tree: Arc<ResolvedEntity>, recipe: TreeRecipe) -> ResolvedTree {
+        ResolvedTree {
+            hash: tree_hash(&tree),
+            tree: OnceLock::from(tree),
+            recipe: Some(Box::new(recipe)),
+        }
+    }
+
+    /// Drops the tree if it can be built again.
+    pub fn release(&mut self) {
+        if self.recipe.is_some() {
+            self.tree.take();
+        }
+    }
+
+    /// The tree, built now if it was dropped.
+    pub fn arc(&self) -> &Arc<ResolvedEntity> {
+        self.tree.get_or_init(|| match &self.recipe {
+            Some(recipe) => Arc::new(recipe.build()),
+            // A kept tree is set when it is made; this is never reached.
+            None => Arc::default(),
+        })
+    }
+
+    /// Whether the tree is built (kept, or read since it was dropped).
+    #[cfg(test)]
+    pub fn is_built(&self) -> bool {
+        self.tree.get().is_some()
+    }
+
+    /// Whether the two trees are equal: by hash when that tells them apart, else built and
+    /// compared (equal hashes do not prove equal trees).
+    pub fn same_as(&self, other: &ResolvedTree) -> bool {
+        self.hash == other.hash && **self.arc() == **other.arc()
+    }
+}
+
+impl Deref for ResolvedTree {
+    type Target = ResolvedEntity;
+
+    fn deref(&self) -> &ResolvedEntity {
+        self.arc()
+    }
+}
+
+impl TreeRecipe {
+    /// Resolves the archetype again from its text and its dependencies' trees. It resolved
+    /// from the same inputs before, so this cannot fail; if it did (a bug), the tree is empty
+    /// and the failure logged, rather than a panic in a reader.
+    fn build(&self) -> ResolvedEntity {
+        let built = self.resolve();
+        debug_assert!(built.is_some(), "archetype `{}` resolved again", self.name);
+        built.unwrap_or_else(|| {
+            tracing::error!(archetype = %self.name, "archetype did not resolve again");
+            ResolvedEntity::default()
+        })
+    }
+
+    fn resolve(&self) -> Option<ResolvedEntity> {
+        let mut value = parse_json(&self.text, self.max_depth).ok()?;
+        let max_children = self.max_children_depth;
+        let (mut doc, _) = parse_doc(&mut value, &self.text, &self.registry, max_children);
+        if let Some((mapped, _)) = (self.renames.as_deref()).and_then(|r| r.map_doc(&doc)) {
+            doc = mapped;
+        }
+        let lookup = |name: &str| {
+            if name == &*self.name {
+                return Lookup::Doc(&doc);
+            }
+            match self.deps.iter().find(|(dep, _, _)| &**dep == name) {
+                Some((_, tree, depth)) => Lookup::Resolved(tree.clone(), *depth),
+                None => Lookup::Missing,
+            }
+        };
+        let mut resolver = Resolver::new(lookup, &[], &*self.registry);
+        let tree = resolver.resolve(&self.name).ok()?;
+        Some(Arc::unwrap_or_clone(tree))
+    }
+}
+
+/// A hash of everything a tree's equality compares.
+fn tree_hash(tree: &ResolvedEntity) -> u64 {
+    fn entity(tree: &ResolvedEntity, hasher: &mut FxHasher) {
+        tree.source.hash(hasher);
+        tree.components.hash(hasher);
+        tree.formerly.hash(hasher);
+        tree.children.len().hash(hasher);
+        for (name, child) in &tree.children {
+            name.hash(hasher);
+            entity(child, hasher);
+        }
+    }
+    let mut hasher = FxHasher::default();
+    entity(tree, &mut hasher);
+    hasher.finish()
+}
