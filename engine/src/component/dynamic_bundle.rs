@@ -20,7 +20,7 @@
 
 use std::any::{Any, TypeId};
 use std::mem::MaybeUninit;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use hecs::{DynamicBundle, Entity, TypeInfo, World};
 use rustc_hash::FxHashMap;
@@ -105,12 +105,11 @@ impl TemplateBuilder {
         if infos.windows(2).any(|pair| pair[0].id() == pair[1].id()) {
             return None;
         }
-        let ids: Box<[TypeId]> = infos.iter().map(TypeInfo::id).collect();
+        let (key, types) = slot_key(infos);
         Some(SpawnTemplate {
             parts: self.parts.into(),
-            key: slot_key(&ids),
-            ids,
-            infos: infos.into(),
+            key,
+            types,
             extra: extra.with_ids(|ids| ids.into()),
         })
     }
@@ -119,15 +118,22 @@ impl TemplateBuilder {
 /// Values cloned for every spawn, with what hecs needs to place them.
 pub(crate) struct SpawnTemplate {
     parts: Box<[Part]>,
-    /// The component types of a spawned entity (the parts', `StableId`, `extra`'s), in hecs's
-    /// order (alignment descending, then `TypeId`), each once.
-    ids: Box<[TypeId]>,
-    /// The same types' infos, in the same order.
-    infos: Box<[TypeInfo]>,
+    /// The component types of a spawned entity (the parts', `StableId`, `extra`'s), shared by
+    /// the templates of the same types.
+    types: Arc<TypeSet>,
     /// The component types a caller's bundle must have, as its `with_ids` lists them.
     extra: Box<[TypeId]>,
-    /// hecs's archetype key for `ids`, if a slot was free.
+    /// hecs's archetype key for `types`, if a slot was free.
     key: Option<TypeId>,
+}
+
+/// A set of component types in hecs's order (alignment descending, then `TypeId`), each once:
+/// their IDs and their infos, in the same order. A library's templates are of a few sets (its
+/// archetypes' component lists), so each set is kept once, beside its key.
+#[derive(Debug)]
+struct TypeSet {
+    ids: Box<[TypeId]>,
+    infos: Box<[TypeInfo]>,
 }
 
 impl SpawnTemplate {
@@ -179,11 +185,12 @@ struct TemplateSpawn<'a, B> {
 //   with the part's type), the stable ID, and each of `extra`'s components (its own `put`,
 //   under the same contract). `SpawnTemplate::spawn` checked that `extra`'s types are those the
 //   template was made for, and `TemplateBuilder::build` that the parts, `StableId` and those
-//   types are all distinct, and made `ids` and `infos` of exactly them, sorted as hecs sorts
-//   (the `Ord` of `TypeInfo`).
+//   types are all distinct, and made the `TypeSet`'s `ids` and `infos` of exactly them, sorted
+//   as hecs sorts (the `Ord` of `TypeInfo`); `slot_key` hands back a set equal to the one it
+//   was given.
 // - The clones are handed over once and never used or dropped here again; a `TemplateSpawn`
 //   not put (hecs always puts it) would leak them, which is safe.
-// - `key` is the slot `slot_key` gave `ids`, which it gives no other list (see there).
+// - `key` is the slot `slot_key` gave those `ids`, which it gives no other list (see there).
 unsafe impl<B: DynamicBundle> DynamicBundle for TemplateSpawn<'_, B> {
     #[inline]
     fn key(&self) -> Option<TypeId> {
@@ -192,11 +199,11 @@ unsafe impl<B: DynamicBundle> DynamicBundle for TemplateSpawn<'_, B> {
 
     #[inline]
     fn with_ids<T>(&self, f: impl FnOnce(&[TypeId]) -> T) -> T {
-        f(&self.template.ids)
+        f(&self.template.types.ids)
     }
 
     fn type_info(&self) -> Vec<TypeInfo> {
-        self.template.infos.to_vec()
+        self.template.types.infos.to_vec()
     }
 
     #[inline]
@@ -236,38 +243,49 @@ static SLOT_KEYS: [[fn() -> TypeId; 32]; 32] = slot_keys!(
 /// The type lists given slots so far, process-wide. Only grows.
 static GIVEN: Mutex<Option<SlotTable>> = Mutex::new(None);
 
-/// The archetype key of the sorted type list `ids`: the same for the same list, never the
-/// same for two lists (a list keeps its slot for the life of the process), `None` once every
-/// slot is taken.
-fn slot_key(ids: &[TypeId]) -> Option<TypeId> {
+/// The archetype key of the sorted type list `infos`, with its shared [`TypeSet`]: the same
+/// key for the same list, never the same for two lists (a list keeps its slot for the life of
+/// the process), `None` once every slot is taken (the set is then the template's own).
+fn slot_key(infos: Vec<TypeInfo>) -> (Option<TypeId>, Arc<TypeSet>) {
+    let ids: Box<[TypeId]> = infos.iter().map(TypeInfo::id).collect();
     let mut given = match GIVEN.lock() {
         Ok(given) => given,
         // The table is changed by one `insert`, which leaves it whole if it panics.
         Err(poisoned) => poisoned.into_inner(),
     };
-    let slot = given
-        .get_or_insert_with(SlotTable::default)
-        .slot(ids, SLOTS)?;
-    Some(SLOT_KEYS[slot / 32][slot % 32]())
+    let table = given.get_or_insert_with(SlotTable::default);
+    match table.slot(ids, infos, SLOTS) {
+        Ok((slot, types)) => (Some(SLOT_KEYS[slot / 32][slot % 32]()), types),
+        Err(types) => (None, types),
+    }
 }
 
-/// Type lists and the slot numbers given them, in the order asked for.
+/// Type lists, each with the slot number it was given (in the order asked for) and its set.
 #[derive(Default)]
-struct SlotTable(FxHashMap<Box<[TypeId]>, usize>);
+struct SlotTable(FxHashMap<Box<[TypeId]>, (usize, Arc<TypeSet>)>);
 
 impl SlotTable {
-    /// The slot of `ids`: the one it was given, or the next of `0..limit`; `None` when all
-    /// are given.
-    fn slot(&mut self, ids: &[TypeId], limit: usize) -> Option<usize> {
-        if let Some(slot) = self.0.get(ids) {
-            return Some(*slot);
+    /// The slot and set of `ids` (whose infos are `infos`): the ones it was given, or the next
+    /// slot of `0..limit`; the set alone, unshared, when all are given.
+    fn slot(
+        &mut self,
+        ids: Box<[TypeId]>,
+        infos: Vec<TypeInfo>,
+        limit: usize,
+    ) -> Result<(usize, Arc<TypeSet>), Arc<TypeSet>> {
+        if let Some((slot, types)) = self.0.get(&ids) {
+            return Ok((*slot, types.clone()));
         }
         let slot = self.0.len();
+        let types = Arc::new(TypeSet {
+            ids: ids.clone(),
+            infos: infos.into(),
+        });
         if slot >= limit {
-            return None;
+            return Err(types);
         }
-        self.0.insert(ids.into(), slot);
-        Some(slot)
+        self.0.insert(ids, (slot, types.clone()));
+        Ok((slot, types))
     }
 }
 
@@ -431,13 +449,17 @@ mod tests {
         // A table of its own (the process's is shared by every test): each new list gets the
         // next slot, a list seen before its own, and none once the limit is reached.
         let mut table = SlotTable::default();
-        let list = |n: usize| -> Vec<TypeId> { keys[..n].to_vec() };
-        assert_eq!(table.slot(&list(1), 3), Some(0));
-        assert_eq!(table.slot(&list(2), 3), Some(1));
-        assert_eq!(table.slot(&list(1), 3), Some(0));
-        assert_eq!(table.slot(&list(3), 3), Some(2));
-        assert_eq!(table.slot(&list(4), 3), None);
-        assert_eq!(table.slot(&list(2), 3), Some(1));
+        let mut slot = |n: usize| table.slot(keys[..n].into(), Vec::new(), 3);
+        let first = slot(1).expect("a slot");
+        assert_eq!(slot(2).expect("a slot").0, 1);
+        let again = slot(1).expect("a slot");
+        // The same list, the same slot and the very same set.
+        assert_eq!(again.0, first.0);
+        assert!(Arc::ptr_eq(&again.1, &first.1));
+        assert_eq!(slot(3).expect("a slot").0, 2);
+        let none = slot(4).expect_err("no slot left");
+        assert_eq!(&*none.ids, &keys[..4]);
+        assert_eq!(slot(2).expect("a slot").0, 1);
         // A template without a key spawns as `&BuiltEntityClone` does.
         let mut late = goblin("late", &(Place([0.0; 2]),));
         late.key = None;
