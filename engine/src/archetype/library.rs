@@ -13,7 +13,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::archetype::archetype_ref::ArchetypeRef;
-use crate::archetype::compiled::{check_partial, compile, CompileProblem, CompiledArchetype};
+use crate::archetype::compiled::{check_partial, compile, CompileProblem};
 use crate::archetype::doc_summary::{Dependencies, DocSummary};
 use crate::archetype::file::ArchetypeDoc;
 use crate::archetype::instance::{
@@ -22,11 +22,15 @@ use crate::archetype::instance::{
 use crate::archetype::loaded::Archetype;
 use crate::archetype::name::name_from_relative_path;
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
+use crate::archetype::rebuild_job::{
+    run_queued, CompileDone, Compiled, JobDone, LeafDone, RebuildJob,
+};
 use crate::archetype::reference_context::{ArchetypeTargets, AssetIndex, ReferenceTargets};
 use crate::archetype::renames::Renames;
-use crate::archetype::resolved_tree::{ResolvedTree, TreeRecipe};
+use crate::archetype::resolved_tree::{ResolvedTree, TreeHash, TreeRecipe};
 use crate::archetype::resolver::{
-    supplier, Cycle, Failure, Lookup, ResolvedEntity, Resolver, UnusedOperator,
+    resolve_alone, supplier, Cycle, DependencyTree, Failure, Lookup, ResolvedEntity, Resolver,
+    UnusedOperator,
 };
 use crate::archetype::source::SourceFile;
 use crate::archetype::spawn_error::SpawnError;
@@ -952,50 +956,101 @@ impl ArchetypeLibrary {
     }
 
     /// Resolves every archetype of `affected_sorted` that has a file, and compiles each
-    /// concrete one that resolved. When there are many, other cores compile while this thread
-    /// goes on resolving (compiling one archetype reads nothing but its resolved value, its slot
-    /// and the registry); resolving stays on this thread, in order, so what it finds never
-    /// depends on threads. Slots must exist for all of them.
+    /// concrete one that resolved. When there are many, other cores work while this thread
+    /// goes on resolving: they compile what it resolved, and resolve and compile the leaves
+    /// (see [`rebuild_job`](crate::archetype::rebuild_job)). What is found never depends on
+    /// threads: a leaf that does not resolve on its own is resolved again here, in order.
+    /// Slots must exist for all of them.
     fn resolve_and_compile(
         &self,
         affected: &FxHashSet<Arc<str>>,
         affected_sorted: &[Arc<str>],
+        dependents: &Dependents,
     ) -> Resolution {
         let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
         let lookup = |name: &str| self.lookup(affected, name);
         let targets = self.reference_targets();
-        let compile_one =
-            |name: &Arc<str>, resolved: &ResolvedEntity| self.compile_one(name, resolved, &targets);
+        let run = |job: RebuildJob| self.run_job(job, &targets);
         let threads = if affected_sorted.len() < PARALLEL_MIN_ITEMS {
             1
         } else {
             worker_threads()
         };
 
-        let (jobs, queue) = mpsc::channel::<CompileJob>();
+        let (jobs, queue) = mpsc::channel::<RebuildJob>();
         let queue = Mutex::new(queue);
-        let work = || compile_queued(&queue, &compile_one);
+        let work = || run_queued(&queue, &run);
         std::thread::scope(|scope| {
             let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
             let mut resolver = Resolver::new(lookup, &names, &*self.registry);
-            let outcomes = self.resolve_in_order(&mut resolver, affected_sorted, &jobs);
-            let cycles = resolver.take_cycles();
+            let (mut outcomes, sent) =
+                self.resolve_in_order(&mut resolver, affected_sorted, dependents, &jobs);
             drop(jobs);
-            // This thread compiles what is left (everything, on one thread).
-            let mut compiled: FxHashMap<_, _> = work().into_iter().collect();
+            // This thread does what is left (everything, on one thread).
+            let mut done = work();
             for worker in workers {
-                // A panic in a worker is a bug. What it compiled is then missing, and `rebuild`
-                // compiles that again on this thread, where the panic (and its message) surfaces.
-                if let Ok(done) = worker.join() {
-                    compiled.extend(done);
+                // A panic in a worker is a bug. What it did is then missing: it is done again
+                // on this thread (below, and in `rebuild`), where the panic surfaces.
+                if let Ok(more) = worker.join() {
+                    done.extend(more);
                 }
+            }
+            let mut compiled = FxHashMap::default();
+            compiled.reserve(done.len());
+            for (name, done) in done {
+                match done {
+                    JobDone::Compiled(result) => {
+                        compiled.insert(name, result);
+                    }
+                    JobDone::Leaf(leaf) => {
+                        outcomes.insert(name.clone(), (Ok(leaf.tree), leaf.depth, leaf.unused));
+                        compiled.insert(name, leaf.compiled);
+                    }
+                }
+            }
+            // Leaves that did not resolve on their own: resolved here, as any other.
+            for name in sent {
+                (outcomes.entry(name)).or_insert_with_key(|name| resolve_here(&mut resolver, name));
             }
             Resolution {
                 outcomes,
                 compiled,
-                cycles,
+                cycles: resolver.take_cycles(),
             }
         })
+    }
+
+    /// Does one job of a rebuild on whichever core runs it; `None` leaves it to the
+    /// rebuild's thread.
+    fn run_job(&self, job: RebuildJob, targets: &ReferenceTargets) -> Option<(Arc<str>, JobDone)> {
+        match job {
+            RebuildJob::Compile(name, resolved) => {
+                let compiled = self.compile_one(&name, &resolved, targets)?;
+                let done = JobDone::Compiled((compiled, TreeHash::of(&resolved)));
+                Some((name, done))
+            }
+            RebuildJob::Leaf(name, deps) => {
+                let doc = self.rebuild_docs.get(&name)?;
+                let (tree, depth, unused) = resolve_alone(&name, doc, &deps, &*self.registry)?;
+                let compiled = self.compile_one(&name, &tree, targets)?;
+                let hash = TreeHash::of(&tree);
+                // A first load compares the tree with nothing, and it can be built again: it
+                // is dropped here rather than on the rebuild's thread.
+                let first = (self.ids.get(&name)).is_some_and(|id| {
+                    let slot = &self.slots[id.0 as usize];
+                    slot.current.is_none()
+                });
+                let rebuildable = self.sources.get(&name).is_some_and(|s| s.text.is_some());
+                let tree = (!(first && rebuildable)).then_some(tree);
+                let leaf = LeafDone {
+                    tree,
+                    depth,
+                    unused,
+                    compiled: (compiled, hash),
+                };
+                Some((name, JobDone::Leaf(leaf)))
+            }
+        }
     }
 
     /// How the resolver sees the archetype `name` while the archetypes of `affected` are
@@ -1048,27 +1103,40 @@ impl ArchetypeLibrary {
     }
 
     /// Resolves, in order, each archetype of `sorted` that has a file, and sends each one that
-    /// resolved to `jobs` to be compiled.
+    /// resolved to `jobs` to be compiled. A leaf (nothing builds on it) whose dependencies are
+    /// all resolved when its turn comes is instead sent to `jobs` to be resolved and compiled:
+    /// resolving it here would read only their trees (see
+    /// [`resolve_alone`](crate::archetype::resolver::resolve_alone)), so the outcome is the
+    /// same. Returns the outcomes found here, and the leaves sent.
     fn resolve_in_order<'a, L: Fn(&str) -> Lookup<'a>>(
         &self,
         resolver: &mut Resolver<'a, L>,
         sorted: &[Arc<str>],
-        jobs: &mpsc::Sender<CompileJob>,
-    ) -> FxHashMap<Arc<str>, ResolveOutcome> {
+        dependents: &Dependents,
+        jobs: &mpsc::Sender<RebuildJob>,
+    ) -> (FxHashMap<Arc<str>, ResolveOutcome>, Vec<Arc<str>>) {
         let mut outcomes = FxHashMap::default();
+        outcomes.reserve(sorted.len());
+        let mut sent = Vec::new();
         for name in sorted {
-            if self.sources.get(name).is_some_and(|s| s.summary.is_some()) {
-                let outcome = resolver.resolve(name);
-                let depth = resolver.depth(name).unwrap_or(1);
-                let unused = resolver.take_unused(name);
-                if let Ok(resolved) = &outcome {
+            let Some(summary) = self.sources.get(name).and_then(|s| s.summary.as_deref()) else {
+                continue;
+            };
+            if !dependents.contains_key(&**name) {
+                if let Some(deps) = known_dependencies(resolver, summary) {
                     // Only fails if every receiver is gone, and this thread is one.
-                    let _ = jobs.send((name.clone(), resolved.clone()));
+                    let _ = jobs.send(RebuildJob::Leaf(name.clone(), deps));
+                    sent.push(name.clone());
+                    continue;
                 }
-                outcomes.insert(name.clone(), (outcome, depth, unused));
             }
+            let outcome = resolve_here(resolver, name);
+            if let (Ok(Some(resolved)), _, _) = &outcome {
+                let _ = jobs.send(RebuildJob::Compile(name.clone(), resolved.clone()));
+            }
+            outcomes.insert(name.clone(), outcome);
         }
-        outcomes
+        (outcomes, sent)
     }
 
     /// Re-resolves `touched` archetypes and everything that depends on them.
@@ -1098,7 +1166,7 @@ impl ArchetypeLibrary {
             outcomes,
             compiled,
             cycles,
-        } = self.resolve_and_compile(&affected, &affected_sorted);
+        } = self.resolve_and_compile(&affected, &affected_sorted, &dependents);
         let mut work = Decisions {
             deps: &deps,
             dependents: &dependents,
@@ -1253,7 +1321,7 @@ impl ArchetypeLibrary {
     /// compiling it when it resolved and nothing it depends on is broken.
     fn status_of(
         &mut self,
-        outcome: Option<Result<Arc<ResolvedEntity>, Failure>>,
+        outcome: Option<Result<Option<Arc<ResolvedEntity>>, Failure>>,
         depth: usize,
         broken_dep: Option<String>,
         work: &mut Decisions<'_>,
@@ -1292,19 +1360,27 @@ impl ArchetypeLibrary {
                 Status::Dependency(broken_dep.unwrap_or_default())
             }
             (Some(Ok(resolved)), Some(summary)) => {
-                let compiled = match work.precompiled.remove(&found.name) {
-                    Some(done) => done,
-                    None => compile_with_slot(
-                        &self.slots[found.id.0 as usize],
-                        found.id,
-                        summary.is_abstract,
-                        &resolved,
-                        &self.registry,
-                        &self.reference_targets(),
+                let (compiled, hash) = match (work.precompiled.remove(&found.name), &resolved) {
+                    (Some(done), _) => done,
+                    (None, Some(resolved)) => (
+                        compile_with_slot(
+                            &self.slots[found.id.0 as usize],
+                            found.id,
+                            summary.is_abstract,
+                            resolved,
+                            &self.registry,
+                            &self.reference_targets(),
+                        ),
+                        TreeHash::of(resolved),
                     ),
+                    // A tree is dropped only where it was compiled; never reached.
+                    (None, None) => return Status::Errors,
                 };
                 let keep_tree = work.dependents.contains_key(&*found.name);
-                let tree = self.tree_of(&found.name, &summary, resolved, keep_tree);
+                let Some(tree) = self.tree_of(&found.name, &summary, (resolved, hash), keep_tree)
+                else {
+                    return Status::Errors;
+                };
                 self.accept_compiled(&summary, tree, depth, compiled, found)
             }
         }
@@ -1362,12 +1438,13 @@ impl ArchetypeLibrary {
         &self,
         name: &Arc<str>,
         summary: &DocSummary,
-        resolved: Arc<ResolvedEntity>,
+        (resolved, hash): (Option<Arc<ResolvedEntity>>, TreeHash),
         keep: bool,
-    ) -> ResolvedTree {
+    ) -> Option<ResolvedTree> {
         let text = self.sources.get(name).and_then(|s| s.text.clone());
         let Some(text) = text.filter(|_| !keep) else {
-            return ResolvedTree::kept(resolved);
+            // A tree is dropped only where it can be built again; `None` is never reached.
+            return Some(ResolvedTree::kept(resolved?, hash));
         };
         let deps = (summary.current().all().iter())
             .filter_map(|dep| {
@@ -1389,7 +1466,7 @@ impl ArchetypeLibrary {
             renames: summary.mapped.is_some().then(|| self.renames.clone()),
             deps,
         };
-        ResolvedTree::rebuildable(resolved, recipe)
+        Some(ResolvedTree::rebuildable(resolved, recipe, hash))
     }
 
     /// Puts `new` (when there is one) in effect in the slot `id` of `name`, a change when it
@@ -2070,50 +2147,41 @@ const PARALLEL_MIN_ITEMS: usize = 256;
 /// compiled, and every inheritance cycle.
 struct Resolution {
     outcomes: FxHashMap<Arc<str>, ResolveOutcome>,
-    compiled: FxHashMap<Arc<str>, Compiled>,
+    compiled: FxHashMap<Arc<str>, CompileDone>,
     cycles: Vec<Cycle>,
 }
 
 /// What resolving one archetype gave, its depth, and the operators it settled with nothing to
-/// work on.
+/// work on. A tree resolved and dropped on another core (see [`LeafDone::tree`]) is `Ok(None)`;
+/// what compiling it gave is then among the compiled ones.
 type ResolveOutcome = (
-    Result<Arc<ResolvedEntity>, Failure>,
+    Result<Option<Arc<ResolvedEntity>>, Failure>,
     usize,
     Vec<UnusedOperator>,
 );
 
-/// A compiled archetype, the problems found compiling it, and the entity paths it uses that its
-/// slot has not interned yet (in the order they were given numbers).
-struct Compiled {
-    compiled: Option<CompiledArchetype>,
-    problems: Vec<CompileProblem>,
-    new_nodes: Vec<Arc<str>>,
-    /// The archetype names its values name (`ArchetypeRef`s).
-    references: Vec<Arc<str>>,
+/// The trees and depths of every archetype the file of `summary` names, when all of them are
+/// known to `resolver` without resolving anything.
+fn known_dependencies<'a, L: Fn(&str) -> Lookup<'a>>(
+    resolver: &Resolver<'a, L>,
+    summary: &DocSummary,
+) -> Option<Box<[DependencyTree]>> {
+    (summary.current().all().iter())
+        .map(|dep| {
+            let (tree, depth) = resolver.known(dep)?;
+            Some((Arc::from(dep.as_str()), tree, depth))
+        })
+        .collect()
 }
 
-/// An archetype to compile, and its resolved value.
-type CompileJob = (Arc<str>, Arc<ResolvedEntity>);
-
-/// Compiles (with `compile_one`) the jobs `queue` gives until it is closed and empty; returns
-/// what compiled.
-fn compile_queued(
-    queue: &Mutex<mpsc::Receiver<CompileJob>>,
-    compile_one: &impl Fn(&Arc<str>, &ResolvedEntity) -> Option<Compiled>,
-) -> Vec<(Arc<str>, Compiled)> {
-    let mut done = Vec::new();
-    loop {
-        // The lock is held while waiting for a job, not while compiling it.
-        let job = match queue.lock() {
-            Ok(queue) => queue.recv(),
-            Err(_) => break,
-        };
-        let Ok((name, resolved)) = job else { break };
-        if let Some(result) = compile_one(&name, &resolved) {
-            done.push((name, result));
-        }
-    }
-    done
+/// Resolves `name` on the rebuild's thread: its outcome, depth and unused operators.
+fn resolve_here<'a, L: Fn(&str) -> Lookup<'a>>(
+    resolver: &mut Resolver<'a, L>,
+    name: &str,
+) -> ResolveOutcome {
+    let outcome = resolver.resolve(name).map(Some);
+    let depth = resolver.depth(name).unwrap_or(1);
+    (outcome, depth, resolver.take_unused(name))
 }
 
 /// Each archetype's dependencies (see [`Dependencies`]).
@@ -2147,7 +2215,7 @@ struct Decisions<'a> {
     /// What resolving gave, taken as each archetype is decided.
     outcomes: FxHashMap<Arc<str>, ResolveOutcome>,
     /// What other threads compiled, taken as each archetype is decided.
-    precompiled: FxHashMap<Arc<str>, Compiled>,
+    precompiled: FxHashMap<Arc<str>, CompileDone>,
     /// Each inheritance cycle's error, by the member whose file it goes in.
     cycle_errors: FxHashMap<Arc<str>, Vec<Diagnostic>>,
     /// Each cycle member's cycle (`a -> b -> a`).
@@ -2384,6 +2452,65 @@ mod tests {
             Some(r#"{ "extends": ["base"], "components": { "Name": "g" } }"#),
         );
         assert_eq!(update.changes.len(), 1);
+    }
+
+    #[test]
+    fn a_leaf_resolved_as_a_job_is_the_one_resolved_in_order() {
+        let goblin = r#"{ "extends": ["BASE"], "components": { "Name": "g" }, "children": { "hat": { "components": { "Name": "hat" } } } }"#;
+        // `base` sorts before `goblin`: when the goblin's turn comes its parent is resolved,
+        // so it is resolved as a job. `zbase` sorts after it: resolved in order, here.
+        let as_job = library(&[
+            ("base.json", BASE),
+            ("goblin.json", &goblin.replace("BASE", "base")),
+        ]);
+        let in_order = library(&[
+            ("zbase.json", BASE),
+            ("goblin.json", &goblin.replace("BASE", "zbase")),
+        ]);
+        let (as_job, in_order) = (
+            as_job.get("goblin").unwrap(),
+            in_order.get("goblin").unwrap(),
+        );
+        // Either way the tree was dropped once compiled (a first load), and builds the same.
+        assert!(!as_job.resolved.is_built());
+        assert!(!in_order.resolved.is_built());
+        assert_eq!(as_job.resolved(), in_order.resolved());
+        assert_eq!(as_job.depth, in_order.depth);
+        assert_eq!(as_job.resolved().children["hat"].components["Name"], "hat");
+    }
+
+    #[test]
+    fn a_leaf_that_does_not_resolve_as_a_job_is_resolved_in_order() {
+        // `a0` … `a31`: the deepest chain allowed. `a32` sorts after its parent `a31`, so it is
+        // sent as a job, where it is one too deep: it is resolved again here, and reported.
+        let texts: Vec<(String, String)> = (0..=32)
+            .map(|k| {
+                let text = match k {
+                    0 => r#"{ "components": { "Name": "a" } }"#.to_string(),
+                    _ => format!(r#"{{ "extends": "a{}" }}"#, k - 1),
+                };
+                (format!("a{k}.json"), text)
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (&**p, &**t)).collect();
+        let library = library(&files);
+        let messages: Vec<String> = library
+            .diagnostics()
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        let file = Path::new("root").join("a32.json");
+        assert_eq!(
+            messages,
+            [format!(
+                "{}:1:14: error[too-deep]: this archetype is built on a chain of more than 32 \
+                 archetypes (through `extends` and children's `archetype`); make the chain \
+                 shorter",
+                file.display()
+            )]
+        );
+        assert!(library.get("a31").is_some());
+        assert!(library.get("a32").is_none());
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod loaded;
 mod name;
 mod operator;
 mod partial_check;
+mod rebuild_job;
 mod reference_context;
 mod renames;
 mod resolved_tree;

@@ -14,7 +14,7 @@ use rustc_hash::FxHasher;
 
 use crate::archetype::file::parse_doc;
 use crate::archetype::renames::Renames;
-use crate::archetype::resolver::{Lookup, ResolvedEntity, Resolver};
+use crate::archetype::resolver::{resolve_alone, DependencyTree, ResolvedEntity};
 use crate::component::ComponentRegistry;
 use crate::json::{parse_json, SourceText};
 #[cfg(doc)]
@@ -27,7 +27,7 @@ pub(crate) struct ResolvedTree {
     tree: OnceLock<Arc<ResolvedEntity>>,
     /// How to build the tree again; `None` for a kept tree.
     recipe: Option<Box<TreeRecipe>>,
-    /// A hash of the tree ([`tree_hash`]): trees with different hashes differ, so telling
+    /// A hash of the tree ([`TreeHash`]): trees with different hashes differ, so telling
     /// whether a reload changed an archetype rarely builds a tree.
     hash: u64,
 }
@@ -52,25 +52,27 @@ pub(super) struct TreeRecipe {
     pub deps: Box<[DependencyTree]>,
 }
 
-/// An archetype a recipe's archetype names: its name, tree and depth.
-pub(super) type DependencyTree = (Arc<str>, Arc<ResolvedEntity>, usize);
-
 impl ResolvedTree {
-    /// A tree kept as it is.
-    pub fn kept(tree: Arc<ResolvedEntity>) -> ResolvedTree {
+    /// A tree kept as it is; `hash` is [`TreeHash::of`] it.
+    pub(super) fn kept(tree: Arc<ResolvedEntity>, hash: TreeHash) -> ResolvedTree {
         ResolvedTree {
-            hash: tree_hash(&tree),
+            hash: hash.0,
             tree: OnceLock::from(tree),
             recipe: None,
         }
     }
 
-    /// A tree dropped after [`release`](Self::release), built again from `recipe` when read.
-    /// It holds `tree` until then, so the reload that made it compares it without building.
-    pub(super) fn rebuildable(tree: Arc<ResolvedEntity>, recipe: TreeRecipe) -> ResolvedTree {
+    /// A tree dropped after [`release`](Self::release), built again from `recipe` when read;
+    /// `hash` is [`TreeHash::of`] it. It holds `tree` (when given) until then, so the reload
+    /// that made it compares it without building.
+    pub(super) fn rebuildable(
+        tree: Option<Arc<ResolvedEntity>>,
+        recipe: TreeRecipe,
+        hash: TreeHash,
+    ) -> ResolvedTree {
         ResolvedTree {
-            hash: tree_hash(&tree),
-            tree: OnceLock::from(tree),
+            hash: hash.0,
+            tree: tree.map_or_else(OnceLock::new, OnceLock::from),
             recipe: Some(Box::new(recipe)),
         }
     }
@@ -132,22 +134,23 @@ impl TreeRecipe {
         if let Some((mapped, _)) = (self.renames.as_deref()).and_then(|r| r.map_doc(&doc)) {
             doc = mapped;
         }
-        let lookup = |name: &str| {
-            if name == &*self.name {
-                return Lookup::Doc(&doc);
-            }
-            match self.deps.iter().find(|(dep, _, _)| &**dep == name) {
-                Some((_, tree, depth)) => Lookup::Resolved(tree.clone(), *depth),
-                None => Lookup::Missing,
-            }
-        };
-        let mut resolver = Resolver::new(lookup, &[], &*self.registry);
-        let tree = resolver.resolve(&self.name).ok()?;
+        let (tree, _, _) = resolve_alone(&self.name, &doc, &self.deps, &*self.registry)?;
         Some(Arc::unwrap_or_clone(tree))
     }
 }
 
-/// A hash of everything a tree's equality compares.
+/// A hash of everything a tree's equality compares: a walk of the whole tree, so a load takes
+/// it where the archetype is compiled (on any core), not where the tree is installed.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TreeHash(u64);
+
+impl TreeHash {
+    /// The hash of `tree`.
+    pub fn of(tree: &ResolvedEntity) -> TreeHash {
+        TreeHash(tree_hash(tree))
+    }
+}
+
 fn tree_hash(tree: &ResolvedEntity) -> u64 {
     fn entity(tree: &ResolvedEntity, hasher: &mut FxHasher) {
         tree.source.hash(hasher);

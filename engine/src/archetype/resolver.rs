@@ -299,6 +299,38 @@ pub(super) const MAX_ARCHETYPE_DEPTH: usize = 32;
 /// children multiply: twenty small files could otherwise describe a million entities.
 pub(super) const MAX_INSTANCE_ENTITIES: usize = 10_000;
 
+/// An archetype a resolution alone ([`resolve_alone`]) reads: its name, resolved tree and depth.
+pub(super) type DependencyTree = (Arc<str>, Arc<ResolvedEntity>, usize);
+
+/// An archetype resolved on its own: its tree, its depth and the operators it settled with
+/// nothing to work on.
+pub(super) type ResolvedAlone = (Arc<ResolvedEntity>, usize, Vec<UnusedOperator>);
+
+/// Resolves the archetype `name` from its file `doc` and the trees of the archetypes it names,
+/// `deps`, without a library: what resolving it among all the others gives when each of those
+/// resolved to its tree here. `None` when it does not resolve (a dependency missing from
+/// `deps`, a problem in the file): the problem is then for a full resolution to report.
+pub(super) fn resolve_alone(
+    name: &str,
+    doc: &ArchetypeDoc,
+    deps: &[DependencyTree],
+    shapes: &dyn ValueShapes,
+) -> Option<ResolvedAlone> {
+    let lookup = |wanted: &str| {
+        if wanted == name {
+            return Lookup::Doc(doc);
+        }
+        match deps.iter().find(|(dep, _, _)| &**dep == wanted) {
+            Some((_, tree, depth)) => Lookup::Resolved(tree.clone(), *depth),
+            None => Lookup::Missing,
+        }
+    };
+    let mut resolver = Resolver::new(lookup, &[], shapes);
+    let tree = resolver.resolve(name).ok()?;
+    let depth = resolver.depth(name)?;
+    Some((tree, depth, resolver.take_unused(name)))
+}
+
 /// Resolves archetypes on demand, remembering results, detecting cycles.
 pub(super) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
     lookup: L,
@@ -373,6 +405,19 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
     /// The depth of `name` (see [`MAX_ARCHETYPE_DEPTH`]) if it resolved without errors.
     pub fn depth(&self, name: &str) -> Option<usize> {
         self.depths.get(name).copied()
+    }
+
+    /// The tree and depth of `name` when they are known without resolving anything: it
+    /// resolved here without errors, or the lookup gives it resolved.
+    pub fn known(&self, name: &str) -> Option<(Arc<ResolvedEntity>, usize)> {
+        match self.memo.get(name) {
+            Some(Some(Ok(done))) => Some((done.clone(), self.depth(name)?)),
+            Some(_) => None,
+            None => match (self.lookup)(name) {
+                Lookup::Resolved(tree, depth) => Some((tree, depth)),
+                _ => None,
+            },
+        }
     }
 
     /// Resolves `name`; `None` when the chain below it reaches [`MAX_ARCHETYPE_DEPTH`] counted
