@@ -836,9 +836,10 @@ impl ArchetypeLibrary {
         self.update_renames(&mut touched);
         let update = self.rebuild(touched);
         // The documents read for this rebuild have served; what stays is their summary.
-        for source in self.sources.values_mut() {
-            source.fresh = None;
-        }
+        let docs: Vec<_> = (self.sources.values_mut())
+            .filter_map(|source| source.fresh.take())
+            .collect();
+        drop_on_every_core(docs);
         update
     }
 
@@ -2132,6 +2133,23 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) ->
         }
         results
     })
+}
+
+/// Drops `items` on every core (up to 8) when there are at least [`PARALLEL_MIN_ITEMS`]:
+/// freeing a library's worth of parsed documents is a walk of every tree in them.
+fn drop_on_every_core<T: Send>(mut items: Vec<T>) {
+    let threads = worker_threads();
+    if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
+        return;
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        while items.len() > chunk {
+            let part = items.split_off(items.len() - chunk);
+            scope.spawn(move || drop(part));
+        }
+        drop(std::mem::take(&mut items));
+    });
 }
 
 /// How many threads a load (or a big scene save) works on: every core, up to 8.

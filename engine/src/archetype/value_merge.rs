@@ -81,6 +81,24 @@ pub(super) fn merge(
     place.problems
 }
 
+/// What merging `patch` into nothing (`null`) gives, by the rules of [`Place::merge`], without
+/// tracking the place (nothing can go wrong): `patch` without the `null`s of its objects, an
+/// operator or a spawn-time variation whole (an operator waits for a value).
+fn merged_into_nothing(patch: &Value) -> Value {
+    match patch {
+        Value::Object(object)
+            if !variation::is_variation(patch) && Operator::of(patch).is_none() =>
+        {
+            let kept = object.iter().filter(|(_, value)| !value.is_null());
+            Value::Object(
+                kept.map(|(key, value)| (key.clone(), merged_into_nothing(value)))
+                    .collect(),
+            )
+        }
+        _ => patch.clone(),
+    }
+}
+
 /// Where in a component the merge is, and what went wrong so far.
 struct Place<'a> {
     component: &'a str,
@@ -91,6 +109,11 @@ struct Place<'a> {
 
 impl Place<'_> {
     fn merge(&mut self, target: &mut Value, patch: &Value) {
+        if target.is_null() {
+            // Nothing to merge with (most merges: each parent's value into a new archetype).
+            *target = merged_into_nothing(patch);
+            return;
+        }
         let Value::Object(patch_object) = patch else {
             *target = patch.clone();
             return;
@@ -166,5 +189,54 @@ impl Place<'_> {
                     (Some(old), Some(new)) => new.is_string() && old != new,
                     _ => false,
                 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    struct NoShapes;
+
+    impl ValueShapes for NoShapes {
+        fn is_enum(&self, _: &str, _: &[PathSegment]) -> bool {
+            false
+        }
+        fn tag(&self, _: &str, _: &[PathSegment]) -> Option<&'static str> {
+            None
+        }
+        fn is_integer(&self, _: &str, _: &[PathSegment]) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_value_merged_into_nothing_loses_the_nulls_of_its_objects_only() {
+        let patch = json!({
+            "hp": 10,
+            "gone": null,
+            "stats": { "speed": null, "armour": { "head": 1, "legs": null } },
+            "list": [null, { "kept": null }],
+            "scaled": { "$mul": 1.5 },
+            "rolled": { "$range": [1, 3] },
+        });
+        let mut target = Value::Null;
+        assert!(merge(&mut target, &patch, "C", &NoShapes).is_empty());
+        assert_eq!(
+            target,
+            json!({
+                "hp": 10,
+                "stats": { "armour": { "head": 1 } },
+                "list": [null, { "kept": null }],
+                "scaled": { "$mul": 1.5 },
+                "rolled": { "$range": [1, 3] },
+            })
+        );
+        // As merging into an empty object does, key by key.
+        let mut object = json!({});
+        assert!(merge(&mut object, &patch, "C", &NoShapes).is_empty());
+        assert_eq!(object, target);
     }
 }
