@@ -116,7 +116,8 @@ impl NodeTemplate {
         values: &[(ComponentId, &TypedValue)],
         marker: ArchetypeInstance,
     ) -> Self {
-        let mut fast = TemplateBuilder::default();
+        // The values and the marker.
+        let mut fast = TemplateBuilder::with_capacity(values.len() + 1);
         for (id, value) in values {
             registry.ops(*id).add_to_spawn_template(value, &mut fast);
         }
@@ -992,7 +993,8 @@ impl CompiledArchetype {
                     return None;
                 }
                 let components = components()?;
-                let mut template = TemplateBuilder::default();
+                // The values, the marker and the overrides.
+                let mut template = TemplateBuilder::with_capacity(root.typed.len() + 2);
                 for (id, value) in &root.typed {
                     if !components.contains(id) {
                         registry

@@ -66,6 +66,13 @@ pub(crate) struct TemplateBuilder {
 }
 
 impl TemplateBuilder {
+    /// A builder with room for `parts` values (so adding them does not grow it).
+    pub fn with_capacity(parts: usize) -> Self {
+        TemplateBuilder {
+            parts: Vec::with_capacity(parts),
+        }
+    }
+
     /// Adds `value`; a value of the same type added before is replaced.
     pub fn add<T: Clone + Send + Sync + 'static>(&mut self, value: T) -> &mut Self {
         let part = Part {
@@ -98,9 +105,11 @@ impl TemplateBuilder {
         if end > SCRATCH_BYTES {
             return None;
         }
-        let mut infos: Vec<TypeInfo> = self.parts.iter().map(|p| p.info).collect();
+        let extra_types = extra.type_info();
+        let mut infos = Vec::with_capacity(self.parts.len() + 1 + extra_types.len());
+        infos.extend(self.parts.iter().map(|p| p.info));
         infos.push(TypeInfo::of::<StableId>());
-        infos.extend(extra.type_info());
+        infos.extend(extra_types);
         infos.sort_unstable();
         if infos.windows(2).any(|pair| pair[0].id() == pair[1].id()) {
             return None;
