@@ -1106,9 +1106,8 @@ impl ArchetypeLibrary {
     /// Resolves, in order, each archetype of `sorted` that has a file, and sends each one that
     /// resolved to `jobs` to be compiled. A leaf (nothing builds on it) whose dependencies are
     /// all resolved when its turn comes is instead sent to `jobs` to be resolved and compiled:
-    /// resolving it here would read only their trees (see
-    /// [`resolve_alone`](crate::archetype::resolver::resolve_alone)), so the outcome is the
-    /// same. Returns the outcomes found here, and the leaves sent.
+    /// resolving it here would read only their trees (see [`resolve_alone`]), so the outcome
+    /// is the same. Returns the outcomes found here, and the leaves sent.
     fn resolve_in_order<'a, L: Fn(&str) -> Lookup<'a>>(
         &self,
         resolver: &mut Resolver<'a, L>,
