@@ -443,7 +443,7 @@ impl NodeCompiler<'_> {
         intern: &mut dyn FnMut(&str) -> u32,
     ) -> CompiledNode {
         let mut parts = NodeParts {
-            typed: Vec::new(),
+            typed: Vec::with_capacity(node.entity.components.len()),
             with_refs: Vec::new(),
             varied: Vec::new(),
         };

@@ -1448,10 +1448,10 @@ impl ArchetypeLibrary {
         };
         let deps = (summary.current().all().iter())
             .filter_map(|dep| {
-                let id = self.ids.get(dep.as_str())?;
-                let current = self.slots[id.0 as usize].current.as_ref()?;
+                let slot = &self.slots[self.ids.get(dep.as_str())?.0 as usize];
+                let current = slot.current.as_ref()?;
                 Some((
-                    Arc::from(dep.as_str()),
+                    slot.name.clone(),
                     current.resolved.arc().clone(),
                     current.depth,
                 ))

@@ -18,7 +18,7 @@
 //! gives it to another list. When they run out, templates have no key and hecs hashes their
 //! type list as it does a `&BuiltEntityClone`'s.
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex};
 
@@ -38,31 +38,44 @@ const SCRATCH_ALIGN: usize = 64;
 #[repr(C, align(64))]
 struct Scratch([MaybeUninit<u8>; SCRATCH_BYTES]);
 
-/// One value of a template.
-struct Part {
-    /// The value, which `clone_into` clones (a `T`, by construction: [`TemplateBuilder::add`]).
-    value: Box<dyn Any + Send + Sync>,
-    /// `T`'s `TypeInfo`.
-    info: TypeInfo,
-    /// Writes a clone of the `T` at the first pointer to the second.
-    clone_into: unsafe fn(*const u8, *mut u8),
-    /// Where in the [`Scratch`] the clone goes (aligned for `T`).
-    offset: usize,
+/// A value a template clones for every spawn.
+trait TemplateValue: Send + Sync {
+    /// Writes a clone of the value at `target`.
+    ///
+    /// # Safety
+    /// `target` is valid for writing a value of the implementing type and aligned for it.
+    unsafe fn clone_to(&self, target: *mut u8);
 }
 
-/// Writes a clone of the `T` at `source` to `target`.
-///
-/// # Safety
-/// `source` points to a live `T`; `target` is valid for writing a `T` and aligned for it.
-unsafe fn clone_into<T: Clone>(source: *const u8, target: *mut u8) {
-    // SAFETY: as the caller promises.
-    unsafe { target.cast::<T>().write((*source.cast::<T>()).clone()) }
+impl<T: Clone + Send + Sync + 'static> TemplateValue for T {
+    #[inline]
+    unsafe fn clone_to(&self, target: *mut u8) {
+        // SAFETY: as the caller promises.
+        unsafe { target.cast::<T>().write(self.clone()) }
+    }
+}
+
+/// One value of a template: 24 bytes, as a library keeps a template for every entity of every
+/// archetype.
+struct Part {
+    /// The value, which clones itself (a `T`, by construction: [`TemplateBuilder::add`]).
+    value: Box<dyn TemplateValue>,
+    /// Where in the [`Scratch`] the clone goes (aligned for `T`; below [`SCRATCH_BYTES`]).
+    offset: u32,
+    /// Where `T`'s `TypeInfo` is in the template's [`TypeSet`].
+    info: u16,
+}
+
+/// One value added to a [`TemplateBuilder`], with its type.
+struct Added {
+    value: Box<dyn TemplateValue>,
+    info: TypeInfo,
 }
 
 /// The values of a template being made, in the order added.
 #[derive(Default)]
 pub(crate) struct TemplateBuilder {
-    parts: Vec<Part>,
+    parts: Vec<Added>,
 }
 
 impl TemplateBuilder {
@@ -75,11 +88,9 @@ impl TemplateBuilder {
 
     /// Adds `value`; a value of the same type added before is replaced.
     pub fn add<T: Clone + Send + Sync + 'static>(&mut self, value: T) -> &mut Self {
-        let part = Part {
+        let part = Added {
             value: Box::new(value),
             info: TypeInfo::of::<T>(),
-            clone_into: clone_into::<T>,
-            offset: 0,
         };
         match (self.parts.iter_mut()).find(|p| p.info.id() == part.info.id()) {
             Some(same) => *same = part,
@@ -92,15 +103,17 @@ impl TemplateBuilder {
     /// bundle with the types of `extra` (a value of the bundle's type; `()` for none). `None`
     /// when a type would be there twice (a `StableId` added, one of `extra`'s added, `extra`
     /// repeating one) or the values do not fit the buffer a spawn clones them into.
-    pub fn build(mut self, extra: &impl DynamicBundle) -> Option<SpawnTemplate> {
+    pub fn build(self, extra: &impl DynamicBundle) -> Option<SpawnTemplate> {
+        let mut offsets = Vec::with_capacity(self.parts.len());
         let mut end = 0usize;
-        for part in &mut self.parts {
+        for part in &self.parts {
             let layout = part.info.layout();
             if layout.align() > SCRATCH_ALIGN {
                 return None;
             }
-            part.offset = end.next_multiple_of(layout.align());
-            end = part.offset.checked_add(layout.size())?;
+            let offset = end.next_multiple_of(layout.align());
+            end = offset.checked_add(layout.size())?;
+            offsets.push(offset);
         }
         if end > SCRATCH_BYTES {
             return None;
@@ -115,8 +128,17 @@ impl TemplateBuilder {
             return None;
         }
         let (key, types) = slot_key(infos);
+        let parts = (self.parts.into_iter().zip(offsets))
+            .map(|(part, offset)| {
+                Some(Part {
+                    value: part.value,
+                    offset: u32::try_from(offset).ok()?,
+                    info: u16::try_from(types.position(part.info.id())?).ok()?,
+                })
+            })
+            .collect::<Option<_>>()?;
         Some(SpawnTemplate {
-            parts: self.parts.into(),
+            parts,
             key,
             types,
             extra: extra.with_ids(|ids| ids.into()),
@@ -145,6 +167,13 @@ struct TypeSet {
     infos: Box<[TypeInfo]>,
 }
 
+impl TypeSet {
+    /// Where the type `id` is in the set.
+    fn position(&self, id: TypeId) -> Option<usize> {
+        self.ids.iter().position(|&other| other == id)
+    }
+}
+
 impl SpawnTemplate {
     /// Spawns one entity of the template's values, `id()` as its `StableId`, and `extra`'s
     /// components. `extra` back (and `id` not called) when its component types are not the
@@ -162,12 +191,10 @@ impl SpawnTemplate {
         let mut scratch = Scratch([MaybeUninit::uninit(); SCRATCH_BYTES]);
         let base = scratch.0.as_mut_ptr().cast::<u8>();
         for part in &self.parts {
-            let source = (&*part.value as *const (dyn Any + Send + Sync)).cast::<u8>();
-            // SAFETY: `part.value` holds the type `clone_into` was made for (both come from
-            // `TemplateBuilder::add`'s `T`), and `build` placed `offset` inside the buffer,
-            // aligned for that type, apart from every other part's. A panicking clone leaks the
-            // clones made before it; nothing has been handed to the world yet.
-            unsafe { (part.clone_into)(source, base.add(part.offset)) };
+            // SAFETY: `build` placed `offset` inside the buffer, aligned for the part's value's
+            // type, apart from every other part's. A panicking clone leaks the clones made
+            // before it; nothing has been handed to the world yet.
+            unsafe { part.value.clone_to(base.add(part.offset as usize)) };
         }
         Ok(world.spawn(TemplateSpawn {
             template: self,
@@ -191,7 +218,8 @@ struct TemplateSpawn<'a, B> {
 // `put` hands over, each once, on `put` handing each over as a valid pointer to a value of it
 // whose ownership passes to hecs, and on `key` naming that set and no other.
 // - `put` hands over each part's clone (made by `SpawnTemplate::spawn` at the part's offset,
-//   with the part's type), the stable ID, and each of `extra`'s components (its own `put`,
+//   with the part's type, whose info is the set's at the part's `info`, as `build` found the
+//   type's ID there, and `ids` and `infos` are in the same order), the stable ID, and each of `extra`'s components (its own `put`,
 //   under the same contract). `SpawnTemplate::spawn` checked that `extra`'s types are those the
 //   template was made for, and `TemplateBuilder::build` that the parts, `StableId` and those
 //   types are all distinct, and made the `TypeSet`'s `ids` and `infos` of exactly them, sorted
@@ -217,9 +245,14 @@ unsafe impl<B: DynamicBundle> DynamicBundle for TemplateSpawn<'_, B> {
 
     #[inline]
     unsafe fn put(self, mut f: impl FnMut(*mut u8, TypeInfo)) {
+        let infos = &self.template.types.infos;
         for part in &self.template.parts {
-            // SAFETY: the clone `SpawnTemplate::spawn` wrote there, of type `part.info`.
-            f(unsafe { self.clones.add(part.offset) }, part.info);
+            // SAFETY: the clone `SpawnTemplate::spawn` wrote there, of the type at `part.info`
+            // in the set (`build` found it there).
+            f(
+                unsafe { self.clones.add(part.offset as usize) },
+                infos[usize::from(part.info)],
+            );
         }
         let mut id = self.id;
         f(
@@ -320,6 +353,11 @@ mod tests {
             .add(Name(name.to_string()))
             .add(Wide(1));
         values.build(extra).expect("no type twice")
+    }
+
+    #[test]
+    fn a_part_is_three_words() {
+        assert_eq!(std::mem::size_of::<Part>(), 24);
     }
 
     #[test]
