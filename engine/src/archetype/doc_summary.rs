@@ -5,14 +5,17 @@
 //! The summary answers what is asked all the time: whether the archetype is abstract, what it
 //! builds on, and its former names.
 
+use std::sync::Arc;
+
 use crate::archetype::file::{ArchetypeDoc, EntitySpec};
 
 /// The archetypes a file builds on: its parents (`extends`, in order), then the archetypes of
 /// its children (each once, in the order first met, skipping parents already listed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Dependencies {
-    /// The parents, then the children's archetypes not among them.
-    names: Vec<String>,
+    /// The parents, then the children's archetypes not among them (shared with each rebuild's
+    /// dependency graph).
+    names: Arc<[String]>,
     /// How many of `names` are parents.
     extends: usize,
 }
@@ -32,9 +35,8 @@ impl Dependencies {
         }
         let mut names = doc.extends.clone();
         children(&doc.root, &mut names);
-        names.shrink_to_fit();
         Dependencies {
-            names,
+            names: names.into(),
             extends: doc.extends.len(),
         }
     }
@@ -42,6 +44,11 @@ impl Dependencies {
     /// Every archetype named: parents first, then children's.
     pub fn all(&self) -> &[String] {
         &self.names
+    }
+
+    /// [`all`](Self::all), shared.
+    pub fn shared(&self) -> Arc<[String]> {
+        self.names.clone()
     }
 
     /// The parents, in the order they are applied.

@@ -128,8 +128,9 @@ pub struct ArchetypeLibrary {
     /// before the name is hashed: games spawn the same archetype many times in a row.
     last_spawnable: AtomicU32,
     /// During a rebuild, the files of the archetypes it resolves again, parsed once at its
-    /// start (old names mapped); empty between rebuilds, when only summaries are kept.
-    rebuild_docs: FxHashMap<Arc<str>, Arc<ArchetypeDoc>>,
+    /// start (old names mapped); empty between rebuilds, when only summaries are kept. A leaf's
+    /// job takes its file and drops it where it ran, once the leaf is resolved and compiled.
+    rebuild_docs: FxHashMap<Arc<str>, RebuildDoc>,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -615,6 +616,7 @@ impl ArchetypeLibrary {
             updates.push((Arc::from(name), Some(source)));
         }
         let mut update = self.apply_sources(updates);
+
         // Entries that give no archetype (a link out of the root, a directory named `*.json`)
         // are news when their problem is.
         let new_problems = self.scan_problems.iter().filter(|p| !before.contains(p));
@@ -835,6 +837,7 @@ impl ArchetypeLibrary {
         }
         self.update_renames(&mut touched);
         let update = self.rebuild(touched);
+
         // The documents read for this rebuild have served; what stays is their summary.
         let docs: Vec<_> = (self.sources.values_mut())
             .filter_map(|source| source.fresh.take())
@@ -847,8 +850,8 @@ impl ArchetypeLibrary {
     /// by current ones. Parsed again from the kept text, unless the rebuild under way holds it.
     /// `None` if it has no file, or the file is not JSON.
     fn current_doc(&self, name: &str) -> Option<Arc<ArchetypeDoc>> {
-        if let Some(doc) = self.rebuild_docs.get(name) {
-            return Some(doc.clone());
+        if let Some(doc) = self.rebuild_docs.get(name).and_then(RebuildDoc::get) {
+            return Some(doc);
         }
         let source = self.sources.get(name)?;
         let doc = source.written_doc(&self.registry, &self.options.limits)?;
@@ -895,7 +898,10 @@ impl ArchetypeLibrary {
             if !recheck {
                 continue;
             }
-            let written = source.written_doc(&self.registry, &self.options.limits);
+            // Without renames there is nothing to map (and no document to read).
+            let written = (!self.renames.is_empty())
+                .then(|| source.written_doc(&self.registry, &self.options.limits))
+                .flatten();
             let (mapped, mut found) = match written.and_then(|doc| self.renames.map_doc(&doc)) {
                 Some((mapped, warnings)) => (Some(Dependencies::of(&mapped)), warnings),
                 None => (None, Vec::new()),
@@ -1031,9 +1037,24 @@ impl ArchetypeLibrary {
                 Some((name, done))
             }
             RebuildJob::Leaf(name, deps) => {
-                let doc = self.rebuild_docs.get(&name)?;
-                let (tree, depth, unused) = resolve_alone(&name, doc, &deps, &*self.registry)?;
-                let compiled = self.compile_one(&name, &tree, targets)?;
+                let cell = self.rebuild_docs.get(&name)?;
+                let doc = cell.take()?;
+                let resolved = resolve_alone(&name, &doc, &deps, &*self.registry);
+                let Some((tree, depth, unused)) = resolved else {
+                    // For the rebuild's thread to resolve it again, in order.
+                    cell.put_back(doc);
+                    return None;
+                };
+                let Some(compiled) = self.compile_one(&name, &tree, targets) else {
+                    cell.put_back(doc);
+                    return None;
+                };
+                if compiled.problems.is_empty() && unused.is_empty() {
+                    // Freed here, while this core has it at hand (problems are placed in it).
+                    drop(doc);
+                } else {
+                    cell.put_back(doc);
+                }
                 let hash = TreeHash::of(&tree);
                 // A first load compares the tree with nothing, and it can be built again: it
                 // is dropped here rather than on the rebuild's thread.
@@ -1056,12 +1077,12 @@ impl ArchetypeLibrary {
 
     /// How the resolver sees the archetype `name` while the archetypes of `affected` are
     /// resolved again: their files, and the others' current resolved values.
-    fn lookup<'s>(&'s self, affected: &FxHashSet<Arc<str>>, name: &str) -> Lookup<'s> {
+    fn lookup(&self, affected: &FxHashSet<Arc<str>>, name: &str) -> Lookup {
         if !self.sources.contains_key(name) {
             return Lookup::Missing;
         }
         if affected.contains(name) {
-            return match self.rebuild_docs.get(name) {
+            return match self.rebuild_docs.get(name).and_then(RebuildDoc::get) {
                 Some(doc) => Lookup::Doc(doc),
                 None => Lookup::Broken,
             };
@@ -1108,7 +1129,7 @@ impl ArchetypeLibrary {
     /// all resolved when its turn comes is instead sent to `jobs` to be resolved and compiled:
     /// resolving it here would read only their trees (see [`resolve_alone`]), so the outcome
     /// is the same. Returns the outcomes found here, and the leaves sent.
-    fn resolve_in_order<'a, L: Fn(&str) -> Lookup<'a>>(
+    fn resolve_in_order<'a, L: Fn(&str) -> Lookup>(
         &self,
         resolver: &mut Resolver<'a, L>,
         sorted: &[Arc<str>],
@@ -1160,13 +1181,20 @@ impl ArchetypeLibrary {
             self.targets = Arc::new(self.archetype_targets());
         }
         self.rebuild_docs = (affected_sorted.iter())
-            .filter_map(|name| Some((name.clone(), self.current_doc(name)?)))
+            .filter_map(|name| Some((name.clone(), RebuildDoc::new(self.current_doc(name)?))))
             .collect();
+        // The rebuild holds the files it read now (so a leaf's job can free its own).
+        for name in &affected_sorted {
+            if let Some(source) = self.sources.get_mut(name) {
+                source.fresh = None;
+            }
+        }
         let Resolution {
             outcomes,
             compiled,
             cycles,
         } = self.resolve_and_compile(&affected, &affected_sorted, &dependents);
+
         let mut work = Decisions {
             deps: &deps,
             dependents: &dependents,
@@ -1192,6 +1220,7 @@ impl ArchetypeLibrary {
         self.collect_diagnostics();
         let mut update = work.update;
         self.report_errors(&affected_sorted, &mut update.errors);
+
         update
     }
 
@@ -1200,15 +1229,19 @@ impl ArchetypeLibrary {
     fn dependency_graph(&self) -> (DependencyLists, Dependents) {
         let mut dependents: Dependents = FxHashMap::default();
         let mut deps: DependencyLists = FxHashMap::default();
+        deps.reserve(self.sources.len());
         for (name, source) in &self.sources {
             let list = (source.summary.as_deref())
-                .map(|summary| summary.current().all().to_vec())
+                .map(|summary| summary.current().shared())
                 .unwrap_or_default();
-            for dep in &list {
-                dependents
-                    .entry(dep.clone())
-                    .or_default()
-                    .push(name.clone());
+            for dep in list.iter() {
+                // Looked up first: an entry would want the name as a new `String`.
+                match dependents.get_mut(dep.as_str()) {
+                    Some(names) => names.push(name.clone()),
+                    None => {
+                        dependents.insert(dep.clone(), vec![name.clone()]);
+                    }
+                }
             }
             deps.insert(name.clone(), list);
         }
@@ -1327,7 +1360,7 @@ impl ArchetypeLibrary {
         work: &mut Decisions<'_>,
         found: &mut Findings,
     ) -> Status {
-        let summary = self.sources[&found.name].summary.clone();
+        let summary = self.sources[&found.name].summary.as_deref();
         match (outcome, summary) {
             (None, _) | (_, None) => Status::Errors,
             (Some(Err(Failure::Problems(problems))), _) => {
@@ -1377,11 +1410,12 @@ impl ArchetypeLibrary {
                     (None, None) => return Status::Errors,
                 };
                 let keep_tree = work.dependents.contains_key(&*found.name);
-                let Some(tree) = self.tree_of(&found.name, &summary, (resolved, hash), keep_tree)
+                let Some(tree) = self.tree_of(&found.name, summary, (resolved, hash), keep_tree)
                 else {
                     return Status::Errors;
                 };
-                self.accept_compiled(&summary, tree, depth, compiled, found)
+                let written = (summary.is_abstract, summary.current().extends().to_vec());
+                self.accept_compiled(written, tree, depth, compiled, found)
             }
         }
     }
@@ -1390,7 +1424,7 @@ impl ArchetypeLibrary {
     /// references), and makes its new version when neither its file nor its values have errors.
     fn accept_compiled(
         &mut self,
-        summary: &DocSummary,
+        (is_abstract, extends): (bool, Vec<String>),
         resolved: ResolvedTree,
         depth: usize,
         compiled: Compiled,
@@ -1408,7 +1442,7 @@ impl ArchetypeLibrary {
             let node = intern_node(slot, path);
             debug_assert_eq!(slot.node_paths.len() as u32, node + 1);
         }
-        let mut hard = compiled.is_none() && !summary.is_abstract;
+        let mut hard = compiled.is_none() && !is_abstract;
         for problem in problems {
             let diagnostic = self.place_compile_problem(&found.name, problem);
             hard |= diagnostic.is_error();
@@ -1422,8 +1456,8 @@ impl ArchetypeLibrary {
             id: found.id,
             name: found.name.clone(),
             file: source.file.clone(),
-            is_abstract: summary.is_abstract,
-            extends: summary.current().extends().to_vec(),
+            is_abstract,
+            extends,
             resolved,
             depth,
             compiled,
@@ -2134,6 +2168,35 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) ->
     })
 }
 
+/// The file of an archetype a rebuild resolves again, which the job of a leaf takes.
+struct RebuildDoc(Mutex<Option<Arc<ArchetypeDoc>>>);
+
+impl RebuildDoc {
+    fn new(doc: Arc<ArchetypeDoc>) -> Self {
+        RebuildDoc(Mutex::new(Some(doc)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Arc<ArchetypeDoc>>> {
+        // Changed by whole assignments only, which leave it whole if a panic poisons it.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The file, unless a leaf's job took it.
+    fn get(&self) -> Option<Arc<ArchetypeDoc>> {
+        self.lock().clone()
+    }
+
+    fn take(&self) -> Option<Arc<ArchetypeDoc>> {
+        self.lock().take()
+    }
+
+    fn put_back(&self, doc: Arc<ArchetypeDoc>) {
+        *self.lock() = Some(doc);
+    }
+}
+
 /// Drops `items` on every core (up to 8) when there are at least [`PARALLEL_MIN_ITEMS`]:
 /// freeing a library's worth of parsed documents is a walk of every tree in them.
 fn drop_on_every_core<T: Send>(mut items: Vec<T>) {
@@ -2179,7 +2242,7 @@ type ResolveOutcome = (
 
 /// The trees and depths of every archetype the file of `summary` names, when all of them are
 /// known to `resolver` without resolving anything.
-fn known_dependencies<'a, L: Fn(&str) -> Lookup<'a>>(
+fn known_dependencies<'a, L: Fn(&str) -> Lookup>(
     resolver: &Resolver<'a, L>,
     summary: &DocSummary,
 ) -> Option<Box<[DependencyTree]>> {
@@ -2192,7 +2255,7 @@ fn known_dependencies<'a, L: Fn(&str) -> Lookup<'a>>(
 }
 
 /// Resolves `name` on the rebuild's thread: its outcome, depth and unused operators.
-fn resolve_here<'a, L: Fn(&str) -> Lookup<'a>>(
+fn resolve_here<'a, L: Fn(&str) -> Lookup>(
     resolver: &mut Resolver<'a, L>,
     name: &str,
 ) -> ResolveOutcome {
@@ -2202,7 +2265,7 @@ fn resolve_here<'a, L: Fn(&str) -> Lookup<'a>>(
 }
 
 /// Each archetype's dependencies (see [`Dependencies`]).
-type DependencyLists = FxHashMap<Arc<str>, Vec<String>>;
+type DependencyLists = FxHashMap<Arc<str>, Arc<[String]>>;
 
 /// For each archetype name, the archetypes that depend on it.
 type Dependents = FxHashMap<String, Vec<Arc<str>>>;
@@ -2317,7 +2380,7 @@ fn intern_node(slot: &mut Slot, path: &str) -> u32 {
 fn dependency_order(
     sorted: &[Arc<str>],
     affected: &FxHashSet<Arc<str>>,
-    deps: &FxHashMap<Arc<str>, Vec<String>>,
+    deps: &DependencyLists,
 ) -> Vec<Arc<str>> {
     let mut seen = FxHashSet::default();
     let mut out = Vec::with_capacity(sorted.len());
@@ -2528,6 +2591,37 @@ mod tests {
         );
         assert!(library.get("a31").is_some());
         assert!(library.get("a32").is_none());
+    }
+
+    #[test]
+    fn a_leaf_resolved_as_a_job_has_its_problems_placed_in_its_file() {
+        // `leaf` sorts after its parent, so it is resolved as a job, which keeps its file for
+        // the problems to be placed in.
+        let leaf = "{\n  \"extends\": \"base\",\n  \"components\": {\n    \"Name\": { \"$mul\": 2 },\n    \"Transform\": { \"speed\": 1 }\n  }\n}";
+        let library = library(&[
+            ("base.json", r#"{ "abstract": true }"#),
+            ("leaf.json", leaf),
+        ]);
+        let messages: Vec<String> = library
+            .diagnostics()
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        let file = Path::new("root").join("leaf.json");
+        let file = file.display();
+        assert_eq!(
+            messages,
+            [
+                format!(
+                    "{file}:4:13: warning[unused-operator]: `$mul` has nothing to scale: nothing \
+                     this archetype is built on sets `Name`, so it is left out"
+                ),
+                format!(
+                    "{file}:5:20: error[unknown-field]: unknown field `speed` in component \
+                     `Transform`"
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -123,6 +123,11 @@ impl Renames {
         names
     }
 
+    /// Whether no archetype has a former name.
+    pub fn is_empty(&self) -> bool {
+        self.current.is_empty()
+    }
+
     /// `doc` with every old name replaced by the current one, and a warning at each, or
     /// `None` if it names no old name.
     pub fn map_doc(&self, doc: &ArchetypeDoc) -> Option<(ArchetypeDoc, Vec<DocProblem>)> {

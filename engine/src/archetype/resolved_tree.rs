@@ -134,6 +134,7 @@ impl TreeRecipe {
         if let Some((mapped, _)) = (self.renames.as_deref()).and_then(|r| r.map_doc(&doc)) {
             doc = mapped;
         }
+        let doc = Arc::new(doc);
         let (tree, _, _) = resolve_alone(&self.name, &doc, &self.deps, &*self.registry)?;
         Some(Arc::unwrap_or_clone(tree))
     }

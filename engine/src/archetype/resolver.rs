@@ -196,9 +196,9 @@ pub(super) struct UnusedOperator {
 }
 
 /// What the resolver knows about an archetype name.
-pub(super) enum Lookup<'a> {
+pub(super) enum Lookup {
     /// Its file, to resolve now.
-    Doc(&'a ArchetypeDoc),
+    Doc(Arc<ArchetypeDoc>),
     /// Its current resolved value, known good and not affected by the change being processed,
     /// and its depth (see [`MAX_ARCHETYPE_DEPTH`]).
     Resolved(Arc<ResolvedEntity>, usize),
@@ -312,13 +312,13 @@ pub(super) type ResolvedAlone = (Arc<ResolvedEntity>, usize, Vec<UnusedOperator>
 /// `deps`, a problem in the file): the problem is then for a full resolution to report.
 pub(super) fn resolve_alone(
     name: &str,
-    doc: &ArchetypeDoc,
+    doc: &Arc<ArchetypeDoc>,
     deps: &[DependencyTree],
     shapes: &dyn ValueShapes,
 ) -> Option<ResolvedAlone> {
     let lookup = |wanted: &str| {
         if wanted == name {
-            return Lookup::Doc(doc);
+            return Lookup::Doc(doc.clone());
         }
         match deps.iter().find(|(dep, _, _)| &**dep == wanted) {
             Some((_, tree, depth)) => Lookup::Resolved(tree.clone(), *depth),
@@ -332,7 +332,7 @@ pub(super) fn resolve_alone(
 }
 
 /// Resolves archetypes on demand, remembering results, detecting cycles.
-pub(super) struct Resolver<'a, L: Fn(&str) -> Lookup<'a>> {
+pub(super) struct Resolver<'a, L: Fn(&str) -> Lookup> {
     lookup: L,
     names: &'a [&'a str],
     /// What component types say about merging their values (enum variants).
@@ -366,7 +366,7 @@ struct Frame {
     unwinding: Vec<PendingCycle>,
 }
 
-impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
+impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
     /// A resolver reading archetypes through `lookup`; `names` (sorted) feed suggestions;
     /// `shapes` tells how component values merge.
     pub fn new(lookup: L, names: &'a [&'a str], shapes: &'a dyn ValueShapes) -> Self {
@@ -454,12 +454,12 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
         self.memo.insert(name.to_string(), None);
         self.stack.push(name.to_string());
         let outer = std::mem::take(&mut self.frame);
-        let outcome = self.resolve_doc(name, doc);
+        let outcome = self.resolve_doc(name, &doc);
         let frame = std::mem::replace(&mut self.frame, outer);
         self.stack.pop();
         let depth = frame.deepest + 1;
         let outcome = if depth > MAX_ARCHETYPE_DEPTH || (frame.cut && self.stack.is_empty()) {
-            Err(Failure::Problems(vec![too_deep(doc)]))
+            Err(Failure::Problems(vec![too_deep(&doc)]))
         } else if frame.cut {
             self.memo.remove(name);
             self.cut.insert(name.to_string(), self.stack.len());
@@ -480,7 +480,7 @@ impl<'a, L: Fn(&str) -> Lookup<'a>> Resolver<'a, L> {
 
     /// Resolves one file. Cycles through it that close further up the stack are left in
     /// `self.frame.unwinding`.
-    fn resolve_doc(&mut self, name: &str, doc: &'a ArchetypeDoc) -> Outcome {
+    fn resolve_doc(&mut self, name: &str, doc: &ArchetypeDoc) -> Outcome {
         let mut problems = Vec::new();
         let mut dependency = None;
         let mut entity = ResolvedEntity::default();

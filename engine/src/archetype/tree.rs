@@ -274,11 +274,16 @@ impl PartialEq for Folded<'_> {
 impl Eq for Folded<'_> {}
 
 impl Hash for Folded<'_> {
+    /// The lowercase bytes, eight at a time.
     fn hash<H: Hasher>(&self, state: &mut H) {
-        for byte in self.0.bytes() {
-            state.write_u8(byte.to_ascii_lowercase());
+        for chunk in self.0.as_bytes().chunks(8) {
+            let mut word = [0u8; 8];
+            for (folded, byte) in word.iter_mut().zip(chunk) {
+                *folded = byte.to_ascii_lowercase();
+            }
+            state.write_u64(u64::from_le_bytes(word));
         }
-        state.write_u8(0xff);
+        state.write_usize(self.0.len());
     }
 }
 
@@ -298,20 +303,28 @@ pub(super) fn case_conflicts<'a>(
     names: impl IntoIterator<Item = &'a str>,
 ) -> Vec<(String, CaseConflict)> {
     let names: Vec<&str> = names.into_iter().collect();
-    let mut spellings: FxHashMap<Folded<'_>, Vec<&str>> = FxHashMap::default();
+    // Each part's spellings: the first, then any other (most parts have one, and no list).
+    let mut spellings: FxHashMap<Folded<'_>, (&str, Vec<&str>)> = FxHashMap::default();
+    spellings.reserve(names.len());
+    let mut any = false;
     for name in &names {
         for part in parts(name) {
-            let seen = spellings.entry(Folded(part)).or_default();
-            if !seen.contains(&part) {
-                seen.push(part);
+            let (first, others) = spellings.entry(Folded(part)).or_insert((part, Vec::new()));
+            if *first != part && !others.contains(&part) {
+                others.push(part);
+                any = true;
             }
         }
     }
     let mut conflicts = Vec::new();
+    if !any {
+        return conflicts;
+    }
     for name in names {
         let clash = parts(name).find_map(|part| {
-            let group = &spellings[&Folded(part)];
-            (group.len() > 1).then_some((part, group))
+            let (first, others) = &spellings[&Folded(part)];
+            let group = || std::iter::once(*first).chain(others.iter().copied());
+            (!others.is_empty()).then(|| (part, group().collect::<Vec<&str>>()))
         });
         let Some((part, group)) = clash else { continue };
         let mut others: Vec<String> = group
