@@ -763,6 +763,9 @@ impl ArchetypeLibrary {
         let mut touched: BTreeSet<Arc<str>> = BTreeSet::new();
         // Names that appeared or disappeared.
         let mut comings_and_goings: FxHashSet<Arc<str>> = FxHashSet::default();
+        if self.sources.is_empty() {
+            self.sources.reserve(updates.len());
+        }
         for (name, source) in updates {
             match source {
                 Some(source) => {
@@ -1171,6 +1174,13 @@ impl ArchetypeLibrary {
         // Archetype IDs are given in dependency order before any work, so they never depend on
         // how the work was spread over threads.
         let order = dependency_order(&affected_sorted, &affected, &deps);
+        // On a first load every archetype is new: room for all, so they are not grown (and
+        // rehashed) one doubling at a time.
+        if self.slots.is_empty() {
+            self.slots.reserve(order.len());
+            self.ids.reserve(order.len());
+            self.states.reserve(order.len());
+        }
         for name in &order {
             if self.sources.contains_key(name) {
                 self.take_over_former_slot(name);
@@ -1204,6 +1214,8 @@ impl ArchetypeLibrary {
             cycle_of: FxHashMap::default(),
             update: LibraryUpdate::default(),
         };
+        // About one change per archetype decided (grown, the list is copied a few times over).
+        work.update.changes.reserve(order.len());
         self.note_cycles(&cycles, &mut work);
 
         // Decide, dependencies first, what each affected archetype becomes.
