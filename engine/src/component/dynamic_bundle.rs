@@ -18,7 +18,7 @@
 //! gives it to another list. When they run out, templates have no key and hecs hashes their
 //! type list as it does a `&BuiltEntityClone`'s.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex};
 
@@ -38,38 +38,34 @@ const SCRATCH_ALIGN: usize = 64;
 #[repr(C, align(64))]
 struct Scratch([MaybeUninit<u8>; SCRATCH_BYTES]);
 
-/// A value a template clones for every spawn.
-trait TemplateValue: Send + Sync {
-    /// Writes a clone of the value at `target`.
-    ///
-    /// # Safety
-    /// `target` is valid for writing a value of the implementing type and aligned for it.
-    unsafe fn clone_to(&self, target: *mut u8);
+/// Writes a clone of the `T` at `source` to `target`.
+///
+/// # Safety
+/// `source` points to a live `T`; `target` is valid for writing a `T` and aligned for it.
+unsafe fn clone_into<T: Clone>(source: *const u8, target: *mut u8) {
+    // SAFETY: as the caller promises.
+    unsafe { target.cast::<T>().write((*source.cast::<T>()).clone()) }
 }
 
-impl<T: Clone + Send + Sync + 'static> TemplateValue for T {
-    #[inline]
-    unsafe fn clone_to(&self, target: *mut u8) {
-        // SAFETY: as the caller promises.
-        unsafe { target.cast::<T>().write(self.clone()) }
-    }
-}
-
-/// One value of a template: 24 bytes, as a library keeps a template for every entity of every
-/// archetype.
-struct Part {
-    /// The value, which clones itself (a `T`, by construction: [`TemplateBuilder::add`]).
-    value: Box<dyn TemplateValue>,
-    /// Where in the [`Scratch`] the clone goes (aligned for `T`; below [`SCRATCH_BYTES`]).
-    offset: u32,
-    /// Where `T`'s `TypeInfo` is in the template's [`TypeSet`].
-    info: u16,
+/// How one value of a template is cloned and handed to hecs. The same for every template whose
+/// values are of the same types in the same order (a library's templates are of a few such
+/// lists), so kept once per list ([`part_types`]), not once per template.
+struct PartType {
+    /// The value's `TypeInfo`.
+    info: TypeInfo,
+    /// Writes a clone of a value of the type at the first pointer to the second.
+    clone_into: unsafe fn(*const u8, *mut u8),
+    /// Where in the [`Scratch`] the clone goes (aligned for the type).
+    offset: usize,
 }
 
 /// One value added to a [`TemplateBuilder`], with its type.
 struct Added {
-    value: Box<dyn TemplateValue>,
+    /// A `T` (by construction: [`TemplateBuilder::add`]).
+    value: Box<dyn Any + Send + Sync>,
     info: TypeInfo,
+    /// `clone_into::<T>`.
+    clone_into: unsafe fn(*const u8, *mut u8),
 }
 
 /// The values of a template being made, in the order added.
@@ -91,6 +87,7 @@ impl TemplateBuilder {
         let part = Added {
             value: Box::new(value),
             info: TypeInfo::of::<T>(),
+            clone_into: clone_into::<T>,
         };
         match (self.parts.iter_mut()).find(|p| p.info.id() == part.info.id()) {
             Some(same) => *same = part,
@@ -104,7 +101,7 @@ impl TemplateBuilder {
     /// when a type would be there twice (a `StableId` added, one of `extra`'s added, `extra`
     /// repeating one) or the values do not fit the buffer a spawn clones them into.
     pub fn build(self, extra: &impl DynamicBundle) -> Option<SpawnTemplate> {
-        let mut offsets = Vec::with_capacity(self.parts.len());
+        let mut parts = Vec::with_capacity(self.parts.len());
         let mut end = 0usize;
         for part in &self.parts {
             let layout = part.info.layout();
@@ -113,7 +110,11 @@ impl TemplateBuilder {
             }
             let offset = end.next_multiple_of(layout.align());
             end = offset.checked_add(layout.size())?;
-            offsets.push(offset);
+            parts.push(PartType {
+                info: part.info,
+                clone_into: part.clone_into,
+                offset,
+            });
         }
         if end > SCRATCH_BYTES {
             return None;
@@ -128,17 +129,9 @@ impl TemplateBuilder {
             return None;
         }
         let (key, types) = slot_key(infos);
-        let parts = (self.parts.into_iter().zip(offsets))
-            .map(|(part, offset)| {
-                Some(Part {
-                    value: part.value,
-                    offset: u32::try_from(offset).ok()?,
-                    info: u16::try_from(types.position(part.info.id())?).ok()?,
-                })
-            })
-            .collect::<Option<_>>()?;
         Some(SpawnTemplate {
-            parts,
+            values: self.parts.into_iter().map(|part| part.value).collect(),
+            parts: part_types(parts),
             key,
             types,
             extra: extra.with_ids(|ids| ids.into()),
@@ -148,7 +141,12 @@ impl TemplateBuilder {
 
 /// Values cloned for every spawn, with what hecs needs to place them.
 pub(crate) struct SpawnTemplate {
-    parts: Box<[Part]>,
+    /// The values, each of the type of the part at the same place in `parts`: a library keeps
+    /// a template for every entity of every archetype, so a value costs it its box alone.
+    values: Box<[Box<dyn Any + Send + Sync>]>,
+    /// How each value is cloned and handed over, shared by the templates of the same types in
+    /// the same order.
+    parts: Arc<[PartType]>,
     /// The component types of a spawned entity (the parts', `StableId`, `extra`'s), shared by
     /// the templates of the same types.
     types: Arc<TypeSet>,
@@ -167,13 +165,6 @@ struct TypeSet {
     infos: Box<[TypeInfo]>,
 }
 
-impl TypeSet {
-    /// Where the type `id` is in the set.
-    fn position(&self, id: TypeId) -> Option<usize> {
-        self.ids.iter().position(|&other| other == id)
-    }
-}
-
 impl SpawnTemplate {
     /// Spawns one entity of the template's values, `id()` as its `StableId`, and `extra`'s
     /// components. `extra` back (and `id` not called) when its component types are not the
@@ -190,11 +181,14 @@ impl SpawnTemplate {
         }
         let mut scratch = Scratch([MaybeUninit::uninit(); SCRATCH_BYTES]);
         let base = scratch.0.as_mut_ptr().cast::<u8>();
-        for part in &self.parts {
-            // SAFETY: `build` placed `offset` inside the buffer, aligned for the part's value's
-            // type, apart from every other part's. A panicking clone leaks the clones made
-            // before it; nothing has been handed to the world yet.
-            unsafe { part.value.clone_to(base.add(part.offset as usize)) };
+        for (value, part) in self.values.iter().zip(self.parts.iter()) {
+            let source = (&**value as *const (dyn Any + Send + Sync)).cast::<u8>();
+            // SAFETY: `value` holds the type `part.clone_into` was made for (`build` made the
+            // parts of the added values' types, in their order, and `part_types` hands back
+            // parts equal to those), and `build` placed `offset` inside the buffer, aligned
+            // for that type, apart from every other part's. A panicking clone leaks the clones
+            // made before it; nothing has been handed to the world yet.
+            unsafe { (part.clone_into)(source, base.add(part.offset)) };
         }
         Ok(world.spawn(TemplateSpawn {
             template: self,
@@ -218,8 +212,7 @@ struct TemplateSpawn<'a, B> {
 // `put` hands over, each once, on `put` handing each over as a valid pointer to a value of it
 // whose ownership passes to hecs, and on `key` naming that set and no other.
 // - `put` hands over each part's clone (made by `SpawnTemplate::spawn` at the part's offset,
-//   with the part's type, whose info is the set's at the part's `info`, as `build` found the
-//   type's ID there, and `ids` and `infos` are in the same order), the stable ID, and each of `extra`'s components (its own `put`,
+//   with the part's type), the stable ID, and each of `extra`'s components (its own `put`,
 //   under the same contract). `SpawnTemplate::spawn` checked that `extra`'s types are those the
 //   template was made for, and `TemplateBuilder::build` that the parts, `StableId` and those
 //   types are all distinct, and made the `TypeSet`'s `ids` and `infos` of exactly them, sorted
@@ -245,14 +238,9 @@ unsafe impl<B: DynamicBundle> DynamicBundle for TemplateSpawn<'_, B> {
 
     #[inline]
     unsafe fn put(self, mut f: impl FnMut(*mut u8, TypeInfo)) {
-        let infos = &self.template.types.infos;
-        for part in &self.template.parts {
-            // SAFETY: the clone `SpawnTemplate::spawn` wrote there, of the type at `part.info`
-            // in the set (`build` found it there).
-            f(
-                unsafe { self.clones.add(part.offset as usize) },
-                infos[usize::from(part.info)],
-            );
+        for part in self.template.parts.iter() {
+            // SAFETY: the clone `SpawnTemplate::spawn` wrote there, of type `part.info`.
+            f(unsafe { self.clones.add(part.offset) }, part.info);
         }
         let mut id = self.id;
         f(
@@ -300,6 +288,33 @@ fn slot_key(infos: Vec<TypeInfo>) -> (Option<TypeId>, Arc<TypeSet>) {
         Ok((slot, types)) => (Some(SLOT_KEYS[slot / 32][slot % 32]()), types),
         Err(types) => (None, types),
     }
+}
+
+/// How many lists of part types are kept to be shared; beyond, a template keeps its own.
+const SHARED_PART_LISTS: usize = 4096;
+
+/// The lists of part types made so far, process-wide, by their types' IDs in order.
+static PART_LISTS: Mutex<Option<FxHashMap<Box<[TypeId]>, Arc<[PartType]>>>> = Mutex::new(None);
+
+/// `parts` as a shared list: the one kept for the same types in the same order (whose parts
+/// are equal to these: the same types, so the same infos and clone functions, laid out by the
+/// same rule), or these, kept for the next template.
+fn part_types(parts: Vec<PartType>) -> Arc<[PartType]> {
+    let ids: Box<[TypeId]> = parts.iter().map(|part| part.info.id()).collect();
+    let mut lists = match PART_LISTS.lock() {
+        Ok(lists) => lists,
+        // The table is changed by one `insert`, which leaves it whole if it panics.
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    let lists = lists.get_or_insert_with(FxHashMap::default);
+    if let Some(shared) = lists.get(&ids) {
+        return shared.clone();
+    }
+    let parts: Arc<[PartType]> = parts.into();
+    if lists.len() < SHARED_PART_LISTS {
+        lists.insert(ids, parts.clone());
+    }
+    parts
 }
 
 /// Type lists, each with the slot number it was given (in the order asked for) and its set.
@@ -356,8 +371,19 @@ mod tests {
     }
 
     #[test]
-    fn a_part_is_three_words() {
-        assert_eq!(std::mem::size_of::<Part>(), 24);
+    fn templates_of_the_same_types_in_the_same_order_share_their_parts() {
+        let a = goblin("a", &());
+        let b = goblin("b", &());
+        assert!(Arc::ptr_eq(&a.parts, &b.parts));
+        let mut reversed = TemplateBuilder::default();
+        reversed.add(Wide(1)).add(Name("c".into())).add(Health(7));
+        let c = reversed.build(&()).expect("no type twice");
+        assert!(!Arc::ptr_eq(&a.parts, &c.parts));
+        // Each spawns its own values.
+        let mut world = World::new();
+        let spawned = c.spawn(&mut world, || StableId(1), ()).expect("same types");
+        assert_eq!(world.get::<&Name>(spawned).expect("name").0, "c");
+        assert_eq!(*world.get::<&Wide>(spawned).expect("wide"), Wide(1));
     }
 
     #[test]
