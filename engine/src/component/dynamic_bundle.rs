@@ -293,8 +293,11 @@ fn slot_key(infos: Vec<TypeInfo>) -> (Option<TypeId>, Arc<TypeSet>) {
 /// How many lists of part types are kept to be shared; beyond, a template keeps its own.
 const SHARED_PART_LISTS: usize = 4096;
 
-/// The lists of part types made so far, process-wide, by their types' IDs in order.
-static PART_LISTS: Mutex<Option<FxHashMap<Box<[TypeId]>, Arc<[PartType]>>>> = Mutex::new(None);
+/// Lists of part types by their types' IDs in order.
+type PartLists = FxHashMap<Box<[TypeId]>, Arc<[PartType]>>;
+
+/// The lists of part types made so far, process-wide.
+static PART_LISTS: Mutex<Option<PartLists>> = Mutex::new(None);
 
 /// `parts` as a shared list: the one kept for the same types in the same order (whose parts
 /// are equal to these: the same types, so the same infos and clone functions, laid out by the
@@ -306,7 +309,7 @@ fn part_types(parts: Vec<PartType>) -> Arc<[PartType]> {
         // The table is changed by one `insert`, which leaves it whole if it panics.
         Err(poisoned) => poisoned.into_inner(),
     };
-    let lists = lists.get_or_insert_with(FxHashMap::default);
+    let lists = lists.get_or_insert_with(PartLists::default);
     if let Some(shared) = lists.get(&ids) {
         return shared.clone();
     }
