@@ -616,7 +616,6 @@ impl ArchetypeLibrary {
             updates.push((Arc::from(name), Some(source)));
         }
         let mut update = self.apply_sources(updates);
-
         // Entries that give no archetype (a link out of the root, a directory named `*.json`)
         // are news when their problem is.
         let new_problems = self.scan_problems.iter().filter(|p| !before.contains(p));
@@ -839,14 +838,7 @@ impl ArchetypeLibrary {
             }
         }
         self.update_renames(&mut touched);
-        let update = self.rebuild(touched);
-
-        // The documents read for this rebuild have served; what stays is their summary.
-        let docs: Vec<_> = (self.sources.values_mut())
-            .filter_map(|source| source.fresh.take())
-            .collect();
-        drop_on_every_core(docs);
-        update
+        self.rebuild(touched)
     }
 
     /// The file of the archetype `name` as resolution reads it: old archetype names replaced
@@ -1204,7 +1196,6 @@ impl ArchetypeLibrary {
             compiled,
             cycles,
         } = self.resolve_and_compile(&affected, &affected_sorted, &dependents);
-
         let mut work = Decisions {
             deps: &deps,
             dependents: &dependents,
@@ -1227,12 +1218,16 @@ impl ArchetypeLibrary {
             }
         }
 
-        // A fresh map: a cleared one would keep its capacity.
-        self.rebuild_docs = FxHashMap::default();
+        // The files the leaves' jobs did not free (those others build on, those with problems)
+        // have served; what stays is their summary. A fresh map: a cleared one would keep its
+        // capacity.
+        let docs: Vec<RebuildDoc> = std::mem::take(&mut self.rebuild_docs)
+            .into_values()
+            .collect();
+        drop_on_every_core(docs);
         self.collect_diagnostics();
         let mut update = work.update;
         self.report_errors(&affected_sorted, &mut update.errors);
-
         update
     }
 
