@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 
 use crate::archetype::name::name_from_relative_path;
+use crate::archetype::worker_threads;
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::fs::FileKind;
 
@@ -40,6 +41,7 @@ pub(crate) fn is_archetype_file_name(file_name: &str) -> bool {
 }
 
 /// A directory under the root, as the rule reaches it.
+#[derive(Clone)]
 pub(super) struct Dir {
     /// Its real path (symbolic links resolved).
     pub real: PathBuf,
@@ -181,7 +183,9 @@ pub(super) struct Scan {
     pub problems: Vec<Diagnostic>,
 }
 
-/// Finds every archetype file under `root`, recursively, by the rule.
+/// Finds every archetype file under `root`, recursively, by the rule. The directories under
+/// the root are walked on every core, each on its own, unless one is reached through a link
+/// (links are followed once: [`walk`]); what is found is the same either way.
 pub(super) fn scan(root: &Path) -> Scan {
     let mut scan = Scan {
         files: BTreeMap::new(),
@@ -200,54 +204,164 @@ pub(super) fn scan(root: &Path) -> Scan {
             return scan;
         }
     };
-    // Directories reached through links, so a link to a directory above it is not followed
-    // round and round.
-    let mut visited = vec![real_root.clone()];
     let top = Dir {
         real: real_root.clone(),
         linked: false,
     };
-    let mut pending = vec![(root.to_path_buf(), PathBuf::new(), top)];
-    while let Some((dir, relative_dir, real_dir)) = pending.pop() {
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(error) => {
-                scan.problems.push(
-                    Diagnostic::error(
-                        DiagnosticCode::Io,
-                        format!("cannot read directory: {error}"),
-                    )
-                    .with_file(&dir),
-                );
-                continue;
+    let subdirs = visit_dir(
+        &real_root,
+        (root.to_path_buf(), PathBuf::new(), top),
+        &mut scan,
+    );
+    let threads = worker_threads().min(subdirs.len());
+    if threads > 1 && !subdirs.iter().any(|sub| sub.link) {
+        if let Some(parts) = walk_apart(&real_root, &subdirs, threads) {
+            // In the order a walk of them all visits them: the last pushed first.
+            for part in parts.into_iter().rev() {
+                scan.files.extend(part.files);
+                scan.problems.extend(part.problems);
             }
-        };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        // `file_name()` allocates: compute each key once, not once per comparison.
-        entries.sort_by_cached_key(|entry| entry.file_name());
-        for entry in entries {
-            let path = entry.path();
-            let relative = relative_dir.join(entry.file_name());
-            let file_type = entry.file_type().ok();
-            match examine(&real_root, &path, &relative, file_type, &real_dir) {
-                Entry::Nothing => {}
-                Entry::Directory(sub) => {
-                    if file_type.is_some_and(|t| t.is_symlink()) {
-                        if visited.contains(&sub.real) {
-                            continue;
-                        }
-                        visited.push(sub.real.clone());
-                    }
-                    pending.push((path, relative, sub));
-                }
-                Entry::File { name, found } => {
-                    scan.files.insert(name, found);
-                }
-                Entry::Refused(problem) => scan.problems.push(problem),
-            }
+            return scan;
         }
     }
+    // Directories reached through links, so a link to a directory above it is not followed
+    // round and round.
+    let mut visited = vec![real_root.clone()];
+    let mut pending = Vec::new();
+    enqueue(subdirs, Some(&mut visited), &mut pending);
+    walk(&real_root, pending, Some(&mut visited), &mut scan);
     scan
+}
+
+/// A directory found under the root, to look into.
+struct Subdir {
+    /// Its path (the root joined with `relative`), its path under the root, and how it is
+    /// reached.
+    at: (PathBuf, PathBuf, Dir),
+    /// Whether the entry is a symbolic link.
+    link: bool,
+}
+
+/// Walks each of `subdirs` on its own, on `threads` threads: a walk per directory, in their
+/// order. `None` if one of them reaches a directory through a link (a walk of them all then
+/// decides which links are followed).
+fn walk_apart(real_root: &Path, subdirs: &[Subdir], threads: usize) -> Option<Vec<Scan>> {
+    let walk_one = |sub: &Subdir| {
+        let mut part = Scan {
+            files: BTreeMap::new(),
+            problems: Vec::new(),
+        };
+        let start = Subdir {
+            at: (sub.at.0.clone(), sub.at.1.clone(), sub.at.2.clone()),
+            link: false,
+        };
+        walk(real_root, vec![start], None, &mut part).then_some(part)
+    };
+    let chunk = subdirs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (subdirs.chunks(chunk).skip(1))
+            .map(|group| scope.spawn(move || group.iter().map(walk_one).collect::<Vec<_>>()))
+            .collect();
+        let mut parts: Vec<Option<Scan>> = subdirs
+            .chunks(chunk)
+            .next()
+            .into_iter()
+            .flatten()
+            .map(walk_one)
+            .collect();
+        for (worker, group) in workers.into_iter().zip(subdirs.chunks(chunk).skip(1)) {
+            match worker.join() {
+                Ok(done) => parts.extend(done),
+                // A panic in a worker is a bug: walk its part here, where it surfaces.
+                Err(_) => parts.extend(group.iter().map(walk_one)),
+            }
+        }
+        parts.into_iter().collect()
+    })
+}
+
+/// Walks the directories `pending` and everything under them, depth first (the last first),
+/// into `scan`. A directory reached through a link is looked into once (`visited`: the real
+/// paths of those seen); with no `visited`, the walk stops there and gives `false`.
+fn walk(
+    real_root: &Path,
+    mut pending: Vec<Subdir>,
+    mut visited: Option<&mut Vec<PathBuf>>,
+    scan: &mut Scan,
+) -> bool {
+    while let Some(Subdir { at, .. }) = pending.pop() {
+        let found = visit_dir(real_root, at, scan);
+        if !enqueue(found, visited.as_deref_mut(), &mut pending) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Adds the directories `found` to `pending`, in order; one reached through a link only if
+/// `visited` has not seen its real path (which it then has). With no `visited`, `false` at the
+/// first link.
+fn enqueue(
+    found: Vec<Subdir>,
+    mut visited: Option<&mut Vec<PathBuf>>,
+    pending: &mut Vec<Subdir>,
+) -> bool {
+    for sub in found {
+        if sub.link {
+            let Some(visited) = visited.as_deref_mut() else {
+                return false;
+            };
+            if visited.contains(&sub.at.2.real) {
+                continue;
+            }
+            visited.push(sub.at.2.real.clone());
+        }
+        pending.push(sub);
+    }
+    true
+}
+
+/// Reads the directory `dir` (at `relative` under the root, reached as `real_dir`): its
+/// archetype files and problems go into `scan`, and its directories come back, in name order.
+fn visit_dir(
+    real_root: &Path,
+    (dir, relative_dir, real_dir): (PathBuf, PathBuf, Dir),
+    scan: &mut Scan,
+) -> Vec<Subdir> {
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(error) => {
+            scan.problems.push(
+                Diagnostic::error(
+                    DiagnosticCode::Io,
+                    format!("cannot read directory: {error}"),
+                )
+                .with_file(&dir),
+            );
+            return Vec::new();
+        }
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    // `file_name()` allocates: compute each key once, not once per comparison.
+    entries.sort_by_cached_key(|entry| entry.file_name());
+    let mut subdirs = Vec::new();
+    for entry in entries {
+        let path = entry.path();
+        let relative = relative_dir.join(entry.file_name());
+        let file_type = entry.file_type().ok();
+        match examine(real_root, &path, &relative, file_type, &real_dir) {
+            Entry::Nothing => {}
+            Entry::Directory(sub) => subdirs.push(Subdir {
+                at: (path, relative, sub),
+                link: file_type.is_some_and(|t| t.is_symlink()),
+            }),
+            Entry::File { name, found } => {
+                scan.files.insert(name, found);
+            }
+            Entry::Refused(problem) => scan.problems.push(problem),
+        }
+    }
+    subdirs
 }
 
 /// How an archetype's path clashes with another's on a case-insensitive file system.
@@ -396,5 +510,72 @@ mod tests {
         // A file and a directory of the same letters do not clash: `enemies.json` is not
         // `Enemies/`.
         assert!(case_conflicts(["enemies", "Enemies/orc"]).is_empty());
+    }
+
+    /// The names `scan` found, and the directory each problem is about (under `root`).
+    fn found(root: &Path) -> (Vec<String>, Vec<PathBuf>) {
+        let scan = scan(root);
+        let names = scan.files.keys().cloned().collect();
+        let places = (scan.problems.iter())
+            .filter_map(|p| {
+                p.file
+                    .as_deref()?
+                    .strip_prefix(root)
+                    .ok()
+                    .map(Path::to_path_buf)
+            })
+            .collect();
+        (names, places)
+    }
+
+    #[test]
+    fn directories_walked_apart_give_what_one_walk_gives() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let root = dir.path();
+        for (path, is_dir) in [
+            ("top.json", false),
+            ("a/one.json", false),
+            ("a/deep/three.json", false),
+            ("b/two.json", false),
+            ("c/bad.json", true),
+            ("d/bad.json", true),
+        ] {
+            let path = root.join(path);
+            fs::create_dir_all(if is_dir {
+                &path
+            } else {
+                path.parent().expect("a parent")
+            })
+            .expect("directory");
+            if !is_dir {
+                fs::write(&path, "{}").expect("file");
+            }
+        }
+        // Walked apart (no links): the problems come in the order one walk meets them, the
+        // last directory first.
+        let names = ["a/deep/three", "a/one", "b/two", "top"].map(String::from);
+        let places = [PathBuf::from("d/bad.json"), PathBuf::from("c/bad.json")];
+        assert_eq!(found(root), (names.to_vec(), places.to_vec()));
+        // A link back to the root inside `b`: one walk decides which links are followed, and
+        // this one is not (its target, the root, is walked already).
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root, root.join("b/up")).expect("link");
+            assert_eq!(found(root), (names.to_vec(), places.to_vec()));
+            // A link to `a` beside it is followed, once.
+            std::os::unix::fs::symlink(root.join("a"), root.join("b/also")).expect("link");
+            let (with_link, _) = found(root);
+            assert_eq!(
+                with_link,
+                [
+                    "a/deep/three",
+                    "a/one",
+                    "b/also/deep/three",
+                    "b/also/one",
+                    "b/two",
+                    "top"
+                ]
+            );
+        }
     }
 }
