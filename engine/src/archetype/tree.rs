@@ -234,6 +234,7 @@ pub(super) fn scan(root: &Path) -> Scan {
 }
 
 /// A directory found under the root, to look into.
+#[derive(Clone)]
 struct Subdir {
     /// Its path (the root joined with `relative`), its path under the root, and how it is
     /// reached.
@@ -251,11 +252,7 @@ fn walk_apart(real_root: &Path, subdirs: &[Subdir], threads: usize) -> Option<Ve
             files: BTreeMap::new(),
             problems: Vec::new(),
         };
-        let start = Subdir {
-            at: (sub.at.0.clone(), sub.at.1.clone(), sub.at.2.clone()),
-            link: false,
-        };
-        walk(real_root, vec![start], None, &mut part).then_some(part)
+        walk(real_root, vec![sub.clone()], None, &mut part).then_some(part)
     };
     let chunk = subdirs.len().div_ceil(threads);
     std::thread::scope(|scope| {
