@@ -2155,7 +2155,17 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) ->
     if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
         return items.iter().map(work).collect();
     }
-    let chunk = items.len().div_ceil(threads);
+    map_on_threads(items, threads, work)
+}
+
+/// `items.iter().map(work)` on `threads` threads (each a run of the items), in order, however
+/// few the items.
+pub(crate) fn map_on_threads<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let chunk = items.len().div_ceil(threads.max(1)).max(1);
     let work = &work;
     std::thread::scope(|scope| {
         let workers: Vec<_> = items

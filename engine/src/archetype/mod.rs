@@ -33,7 +33,7 @@ pub(crate) use compiled::{resolve_ref_path, suggest_field, CompiledArchetype, Co
 pub use file::{keys, FORMAT_VERSION};
 pub(crate) use instance::{override_shape, ShapesAtHand};
 pub use instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
-pub(crate) use library::worker_threads;
+pub(crate) use library::{map_on_threads, worker_threads};
 pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
 pub use loaded::Archetype;
 pub use name::{check_archetype_name, NameProblem, NAME_PATTERN};

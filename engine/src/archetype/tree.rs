@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 
 use crate::archetype::name::name_from_relative_path;
-use crate::archetype::worker_threads;
+use crate::archetype::{map_on_threads, worker_threads};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::fs::FileKind;
 
@@ -254,27 +254,9 @@ fn walk_apart(real_root: &Path, subdirs: &[Subdir], threads: usize) -> Option<Ve
         };
         walk(real_root, vec![sub.clone()], None, &mut part).then_some(part)
     };
-    let chunk = subdirs.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (subdirs.chunks(chunk).skip(1))
-            .map(|group| scope.spawn(move || group.iter().map(walk_one).collect::<Vec<_>>()))
-            .collect();
-        let mut parts: Vec<Option<Scan>> = subdirs
-            .chunks(chunk)
-            .next()
-            .into_iter()
-            .flatten()
-            .map(walk_one)
-            .collect();
-        for (worker, group) in workers.into_iter().zip(subdirs.chunks(chunk).skip(1)) {
-            match worker.join() {
-                Ok(done) => parts.extend(done),
-                // A panic in a worker is a bug: walk its part here, where it surfaces.
-                Err(_) => parts.extend(group.iter().map(walk_one)),
-            }
-        }
-        parts.into_iter().collect()
-    })
+    map_on_threads(subdirs, threads, walk_one)
+        .into_iter()
+        .collect()
 }
 
 /// Walks the directories `pending` and everything under them, depth first (the last first),
