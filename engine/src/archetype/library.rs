@@ -2444,6 +2444,15 @@ impl ResolvedEntity {
 mod tests {
     use super::*;
 
+    /// Every diagnostic of `library`, as printed.
+    fn messages(library: &ArchetypeLibrary) -> Vec<String> {
+        library
+            .diagnostics()
+            .iter()
+            .map(|d| d.to_string())
+            .collect()
+    }
+
     fn library(files: &[(&str, &str)]) -> ArchetypeLibrary {
         let mut library =
             ArchetypeLibrary::empty("root", ComponentRegistry::new(), LoadOptions::default());
@@ -2591,11 +2600,7 @@ mod tests {
             .collect();
         let files: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (&**p, &**t)).collect();
         let library = library(&files);
-        let messages: Vec<String> = library
-            .diagnostics()
-            .iter()
-            .map(|d| d.to_string())
-            .collect();
+        let messages = messages(&library);
         let file = Path::new("root").join("a32.json");
         assert_eq!(
             messages,
@@ -2619,11 +2624,7 @@ mod tests {
             ("base.json", r#"{ "abstract": true }"#),
             ("leaf.json", leaf),
         ]);
-        let messages: Vec<String> = library
-            .diagnostics()
-            .iter()
-            .map(|d| d.to_string())
-            .collect();
+        let messages = messages(&library);
         let file = Path::new("root").join("leaf.json");
         let file = file.display();
         assert_eq!(
