@@ -59,7 +59,7 @@ pub use archetype::DEFAULT_SPAWN_SEED;
 pub use archetype::{keys, FORMAT_VERSION};
 pub use archetype::{AnyAsset, AssetKind, AssetPath};
 pub use archetype::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
-pub use archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+pub use archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
 pub use component::EntityRef;
 #[cfg(feature = "schema")]
 pub use component::SchemaFn;

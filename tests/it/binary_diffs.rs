@@ -5,13 +5,13 @@
 //! archetypes load in column batches, in both encodings, as the careful reader builds them.
 
 use archetype_engine::{
-    load_scene, save_scene, ArchetypeLibrary, EntityRef, InstanceOverrides, LoadedScene,
-    SceneEncoding, SceneLoadOptions, SceneSaveOptions, StableId,
+    load_scene, save_scene, ArchetypeLibrary, EntityRef, LoadedScene, SceneEncoding,
+    SceneLoadOptions, SceneSaveOptions, StableId,
 };
 use hecs::{Entity, World};
 use serde_json::json;
 
-use crate::support::{ArchetypeDir, Health, Links};
+use crate::support::{overrides_of, ArchetypeDir, Health, Links};
 
 const GOBLIN: &str = r#"{ "components": { "Health": { "current": 7, "max": 7 } } }"#;
 /// A squad whose leader links to its guard child: a value holding a `#` reference.
@@ -61,21 +61,22 @@ fn load(bytes: &[u8], library: &ArchetypeLibrary) -> (World, LoadedScene) {
 }
 
 /// An entity's health, links (as the stable IDs they name) and override record.
-fn state(world: &World, loaded: &LoadedScene, id: u64) -> (Option<Health>, String, String) {
+fn state(
+    world: &World,
+    library: &ArchetypeLibrary,
+    loaded: &LoadedScene,
+    id: u64,
+) -> (Option<Health>, String, String) {
     let entity = loaded.entity(StableId(id)).unwrap();
     let id_of = |e: Entity| world.get::<&StableId>(e).map(|id| id.to_string()).unwrap();
     let links = world.get::<&Links>(entity).ok().map(|links| {
         let backup = links.backup.map(|b| id_of(b.0));
         format!("{} {backup:?}", id_of(links.target.0))
     });
-    let overrides = world.get::<&InstanceOverrides>(entity).ok();
     (
         world.get::<&Health>(entity).ok().map(|h| (*h).clone()),
         format!("{links:?}"),
-        format!(
-            "{:?}",
-            overrides.map(|o| serde_json::Value::Object((*o.0).clone()))
-        ),
+        format!("{:?}", overrides_of(world, library, entity)),
     )
 }
 
@@ -98,17 +99,17 @@ fn a_binary_save_writes_changed_instance_values_without_json_and_loads_as_json_d
     let (from_json, json_scene) = load(&json, &library);
     for id in [0xa1, 0xa2, 0xc1] {
         assert_eq!(
-            state(&from_binary, &binary_scene, id),
-            state(&from_json, &json_scene, id)
+            state(&from_binary, &library, &binary_scene, id),
+            state(&from_json, &library, &json_scene, id)
         );
     }
-    let (health, _, overrides) = state(&from_binary, &binary_scene, 0xa1);
+    let (health, _, overrides) = state(&from_binary, &library, &binary_scene, 0xa1);
     assert_eq!(health.unwrap().current, 2.0);
     assert_eq!(
         overrides,
         format!("{:?}", Some(json!({ "Health": { "current": true } })))
     );
-    let (_, links, overrides) = state(&from_binary, &binary_scene, 0xc1);
+    let (_, links, overrides) = state(&from_binary, &library, &binary_scene, 0xc1);
     assert!(links.contains("Some("), "the backup link survives: {links}");
     assert_eq!(
         overrides,
@@ -131,11 +132,11 @@ fn a_binary_diff_follows_an_archetype_changed_since_the_save_as_a_json_patch_doe
     let (from_json, json_scene) = load(&json, &updated);
     for id in [0xa1, 0xa2, 0xc1] {
         assert_eq!(
-            state(&from_binary, &binary_scene, id),
-            state(&from_json, &json_scene, id)
+            state(&from_binary, &updated, &binary_scene, id),
+            state(&from_json, &updated, &json_scene, id)
         );
     }
-    let (health, _, overrides) = state(&from_binary, &binary_scene, 0xa1);
+    let (health, _, overrides) = state(&from_binary, &updated, &binary_scene, 0xa1);
     assert_eq!(
         health.unwrap(),
         Health {
@@ -147,7 +148,7 @@ fn a_binary_diff_follows_an_archetype_changed_since_the_save_as_a_json_patch_doe
         overrides,
         format!("{:?}", Some(json!({ "Health": { "current": true } })))
     );
-    let (health, _, _) = state(&from_binary, &binary_scene, 0xa2);
+    let (health, _, _) = state(&from_binary, &updated, &binary_scene, 0xa2);
     assert_eq!(
         health.unwrap(),
         Health {
@@ -221,13 +222,17 @@ fn changed_instances_load_the_same_batched_one_by_one_and_the_careful_way() {
         freed.into_iter().for_each(|e| reused.despawn(e).unwrap());
         let reused_scene = load_with(&saved, &library, &mut reused, false);
         for id in [0xa1, 0xa2, 0xc1] {
-            let expected = state(&careful, &careful_scene, id);
+            let expected = state(&careful, &library, &careful_scene, id);
             assert_eq!(
-                state(&batched, &batched_scene, id),
+                state(&batched, &library, &batched_scene, id),
                 expected,
                 "{encoding:?}"
             );
-            assert_eq!(state(&reused, &reused_scene, id), expected, "{encoding:?}");
+            assert_eq!(
+                state(&reused, &library, &reused_scene, id),
+                expected,
+                "{encoding:?}"
+            );
         }
         // Every entity alike: the three worlds save the same scene.
         let resaved = save(&careful, &library, encoding);

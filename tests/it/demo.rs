@@ -18,8 +18,8 @@ use archetool::demo::{
     arena, run_headless, ui, Command, DemoError, DemoOptions, Flow, Game, LogKind, ARENA_SCENE,
 };
 use archetype_engine::{
-    load_scene_from_path, ArchetypeInstance, ArchetypeLibrary, Children, InstanceOverrides, Name,
-    Parent, SceneLoadOptions, StableId, Transform,
+    load_scene_from_path, ArchetypeInstance, ArchetypeLibrary, Children, Name, Parent,
+    SceneLoadOptions, StableId, Transform,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hecs::{Entity, World};
@@ -257,7 +257,8 @@ fn the_arena_scene_uses_inheritance_children_references_and_overrides() {
     let boss = named("enemies/goblin_chief")[0];
     assert_eq!(get::<Name>(&world, boss).0, "Grukk the Boss");
     assert_eq!(get::<Health>(&world, boss).max, 60.0);
-    let overrides = get::<InstanceOverrides>(&world, boss).0;
+    let marker = get::<ArchetypeInstance>(&world, boss);
+    let overrides = library.instance_overrides(&marker).unwrap().0;
     assert!(overrides.contains_key("Health"), "{overrides:?}");
     let camps = named("spawners/goblin_camp");
     let barracks: Vec<Entity> = camps

@@ -4,14 +4,15 @@
 use std::collections::HashSet;
 
 use archetype_engine::{
-    ArchetypeInstance, ArchetypeLibrary, Children, EntityRef, InstanceOverrides, Name, Parent,
-    SpawnError, StableId,
+    load_scene, save_scene, ArchetypeInstance, ArchetypeLibrary, Children, EntityRef, Name, Parent,
+    SceneEncoding, SceneLoadOptions, SceneSaveOptions, SpawnError, StableId,
 };
 use hecs::{Entity, World};
 use serde_json::json;
 
 use crate::support::{
-    at, get, has, load, load_partial, ArchetypeDir, Armor, Faction, Health, Links, Speed,
+    at, get, has, load, load_partial, overrides_of, ArchetypeDir, Armor, Faction, Health, Links,
+    Speed,
 };
 
 const FILES: [(&str, &str); 5] = [
@@ -74,7 +75,7 @@ fn spawning_by_name_gives_the_archetypes_components() {
     assert!(!has::<Armor>(&world, goblin));
     assert!(!has::<Parent>(&world, goblin));
     assert!(!has::<Children>(&world, goblin));
-    assert!(!has::<InstanceOverrides>(&world, goblin));
+    assert!(overrides_of(&world, &library, goblin).is_none());
     assert_eq!(world.len(), 1);
 }
 
@@ -253,7 +254,7 @@ fn an_override_of_null_leaves_a_component_out() {
 }
 
 #[test]
-fn overrides_are_recorded_on_the_entity() {
+fn overrides_are_recorded_in_the_instance_marker() {
     let (_dir, library) = library();
     let mut world = World::new();
     let patch = json!({ "Health": { "max": 500 }, "Speed": null });
@@ -261,11 +262,11 @@ fn overrides_are_recorded_on_the_entity() {
         .spawn_with(&mut world, "enemies/goblin", &patch)
         .unwrap();
     // Which places were set (the values are in the components), shared by entities alike.
-    let recorded = get::<InstanceOverrides>(&world, boss);
     assert_eq!(
-        serde_json::Value::Object((*recorded.0).clone()),
+        overrides_of(&world, &library, boss).unwrap(),
         json!({ "Health": { "max": true }, "Speed": null })
     );
+    let recorded = get::<ArchetypeInstance>(&world, boss);
     let twin = library
         .spawn_with(
             &mut world,
@@ -273,8 +274,68 @@ fn overrides_are_recorded_on_the_entity() {
             &json!({ "Health": { "max": 7 }, "Speed": null }),
         )
         .unwrap();
-    let shared = get::<InstanceOverrides>(&world, twin);
-    assert!(std::sync::Arc::ptr_eq(&recorded.0, &shared.0));
+    let shared = get::<ArchetypeInstance>(&world, twin);
+    assert!(recorded.has_overrides());
+    assert_eq!(recorded.overrides, shared.overrides);
+    assert!(std::sync::Arc::ptr_eq(
+        &library.instance_overrides(&recorded).unwrap().0,
+        &library.instance_overrides(&shared).unwrap().0
+    ));
+}
+
+#[test]
+fn instances_with_and_without_overrides_share_one_hecs_archetype() {
+    let (_dir, library) = library();
+    let mut world = World::new();
+    let plain = library.spawn(&mut world, "enemies/goblin").unwrap();
+    let patched = library
+        .spawn_with(
+            &mut world,
+            "enemies/goblin",
+            &json!({ "Health": { "max": 500 } }),
+        )
+        .unwrap();
+    let bundled = library
+        .spawn_with_bundle(&mut world, "enemies/goblin", (Speed { value: 3.0 },))
+        .unwrap();
+    assert_eq!(overrides_of(&world, &library, plain), None);
+    assert_eq!(
+        overrides_of(&world, &library, patched),
+        Some(json!({ "Health": { "max": true } }))
+    );
+    assert_eq!(
+        overrides_of(&world, &library, bundled),
+        Some(json!({ "Speed": true }))
+    );
+    // The overrides are named by the marker: no component of their own, the same columns.
+    let holding = |world: &World| world.archetypes().filter(|a| !a.is_empty()).count();
+    assert_eq!(holding(&world), 1);
+    // So are they when a scene brings them back.
+    for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
+        let saved = save_scene(&world, &library, encoding, &SceneSaveOptions::default()).unwrap();
+        let mut loaded = World::new();
+        let scene = load_scene(
+            &saved,
+            None,
+            &mut loaded,
+            &library,
+            &SceneLoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(holding(&loaded), 1, "{encoding:?}");
+        for (entity, expected) in [
+            (plain, None),
+            (patched, Some(json!({ "Health": { "max": true } }))),
+        ] {
+            let id = get::<StableId>(&world, entity);
+            let back = scene.entity(id).unwrap();
+            assert_eq!(
+                overrides_of(&loaded, &library, back),
+                expected,
+                "{encoding:?}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -300,7 +361,7 @@ fn overrides_apply_to_the_root_of_an_archetype_with_children() {
         }
     );
     assert_eq!(get::<Links>(&world, sensor).target, EntityRef(gun));
-    assert!(!has::<InstanceOverrides>(&world, sensor));
+    assert!(overrides_of(&world, &library, sensor).is_none());
     assert_eq!(world.len(), 4);
 }
 
@@ -648,7 +709,7 @@ fn spawn_with_bundle_sets_typed_components_that_hot_reload_leaves_and_scenes_sav
     assert_eq!(get::<Speed>(&world, fast).value, 7.0);
     assert_eq!(get::<Health>(&world, fast).max, 10.0);
     assert_eq!(
-        serde_json::Value::Object((*get::<InstanceOverrides>(&world, fast).0).clone()),
+        overrides_of(&world, &library, fast).unwrap(),
         json!({ "Speed": true })
     );
     assert!(has::<ArchetypeInstance>(&world, fast));
@@ -659,7 +720,7 @@ fn spawn_with_bundle_sets_typed_components_that_hot_reload_leaves_and_scenes_sav
     assert_eq!(get::<Speed>(&world, goblin).value, 9.0);
     assert_eq!(get::<Armor>(&world, goblin).value, 2.0);
     assert_eq!(
-        serde_json::Value::Object((*get::<InstanceOverrides>(&world, goblin).0).clone()),
+        overrides_of(&world, &library, goblin).unwrap(),
         json!({ "Armor": true, "Speed": true })
     );
     // The archetype's speed and health change: the plain goblin takes both, the other keeps
@@ -747,14 +808,14 @@ fn spawn_with_bundle_takes_bundles_whose_types_change_between_values() {
         assert_eq!(get::<Speed>(&world, entity).value, 9.0);
         assert!(!has::<Armor>(&world, entity));
         assert_eq!(
-            serde_json::Value::Object((*get::<InstanceOverrides>(&world, entity).0).clone()),
+            overrides_of(&world, &library, entity).unwrap(),
             json!({ "Speed": true })
         );
     }
     assert_eq!(get::<Speed>(&world, other).value, 2.0);
     assert_eq!(get::<Armor>(&world, other).value, 3.0);
     assert_eq!(
-        serde_json::Value::Object((*get::<InstanceOverrides>(&world, other).0).clone()),
+        overrides_of(&world, &library, other).unwrap(),
         json!({ "Armor": true })
     );
     let ids: HashSet<StableId> = [fast, other, again]

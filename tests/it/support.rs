@@ -234,6 +234,19 @@ pub fn has<T: hecs::Component>(world: &World, entity: Entity) -> bool {
     world.satisfies::<&T>(entity)
 }
 
+/// The shape of `entity`'s overrides as `library` keeps it (`{"Health": {"max": true}}`),
+/// `None` for an instance without overrides.
+#[track_caller]
+pub fn overrides_of(
+    world: &World,
+    library: &ArchetypeLibrary,
+    entity: Entity,
+) -> Option<serde_json::Value> {
+    let marker = get::<ArchetypeInstance>(world, entity);
+    let shape = library.instance_overrides(&marker)?;
+    Some(serde_json::Value::Object((*shape.0).clone()))
+}
+
 /// The child of `parent` spawned from the archetype entity at `path` (e.g. `"gun"`), found
 /// through the `Children` links and the instance markers.
 #[track_caller]

@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use crate::archetype::instance::{
-    override_shape, ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
+    override_shape, ArchetypeId, ArchetypeInstance, OverrideShapes, OverridesId,
 };
 use crate::archetype::name::check_local_name;
 use crate::archetype::reference_context::ReferenceContext;
@@ -458,6 +458,7 @@ impl NodeCompiler<'_> {
         let marker = ArchetypeInstance {
             archetype: self.archetype,
             node: intern(&node.path),
+            overrides: OverridesId::NONE,
         };
         let values: Vec<(ComponentId, &TypedValue)> =
             typed.iter().map(|(id, value)| (*id, value)).collect();
@@ -925,10 +926,11 @@ impl EntityMapper for SpawnRefs {
 }
 
 /// Overrides for one spawn, already checked: component → merged value to use instead (or
-/// `None` to leave the component out), plus the patch recorded on the entity.
+/// `None` to leave the component out), plus the shape of the patch, recorded in the entity's
+/// marker.
 pub(super) struct CheckedOverrides {
     pub replace: Vec<(ComponentId, Option<Value>)>,
-    pub record: InstanceOverrides,
+    pub record: OverridesId,
 }
 
 impl CompiledArchetype {
@@ -978,7 +980,7 @@ impl CompiledArchetype {
         bundle: TypeId,
         shape: &impl DynamicBundle,
         components: impl FnOnce() -> Option<Vec<ComponentId>>,
-        overrides: impl FnOnce(&[ComponentId]) -> Option<InstanceOverrides>,
+        overrides: impl FnOnce(&[ComponentId]) -> OverridesId,
     ) -> Option<Arc<SpawnTemplate>> {
         let cache = self.bundle_templates.get_or_init(Box::default);
         let mut templates = match cache.all.lock() {
@@ -993,8 +995,8 @@ impl CompiledArchetype {
                     return None;
                 }
                 let components = components()?;
-                // The values, the marker and the overrides.
-                let mut template = TemplateBuilder::with_capacity(root.typed.len() + 2);
+                // The values and the marker, naming the overrides.
+                let mut template = TemplateBuilder::with_capacity(root.typed.len() + 1);
                 for (id, value) in &root.typed {
                     if !components.contains(id) {
                         registry
@@ -1002,10 +1004,10 @@ impl CompiledArchetype {
                             .add_to_spawn_template(value, &mut template);
                     }
                 }
-                template.add(root.marker);
-                if let Some(overrides) = overrides(&components) {
-                    template.add(overrides);
-                }
+                template.add(ArchetypeInstance {
+                    overrides: overrides(&components),
+                    ..root.marker
+                });
                 template.build(shape).map(Arc::new)
             })
             .clone();
@@ -1052,7 +1054,7 @@ impl CompiledArchetype {
         rng: &SpawnRng,
         bundle: B,
         replaced: &[ComponentId],
-        overrides: Option<InstanceOverrides>,
+        overrides: OverridesId,
     ) -> Result<Result<Entity, ValueError>, B> {
         if !self.simple {
             return Err(bundle);
@@ -1065,12 +1067,12 @@ impl CompiledArchetype {
         let mut builder = EntityBuilder::new();
         root.add_values(registry, &rolled, &mut builder, |id| replaced.contains(&id));
         builder.add(rng.next_id());
-        builder.add(root.marker);
+        builder.add(ArchetypeInstance {
+            overrides,
+            ..root.marker
+        });
         // Last, so the caller's components win (a `StableId` of its own too).
         builder.add_bundle(bundle);
-        if let Some(overrides) = overrides {
-            builder.add(overrides);
-        }
         Ok(Ok(world.spawn(builder.build())))
     }
 
@@ -1172,7 +1174,13 @@ impl CompiledArchetype {
                 registry.ops(id).add_to_builder(&decoded?, &mut builder);
             }
             builder.add(rng.next_id());
-            builder.add(node.marker);
+            builder.add(match (i, overrides) {
+                (0, Some(overrides)) => ArchetypeInstance {
+                    overrides: overrides.record,
+                    ..node.marker
+                },
+                _ => node.marker,
+            });
             if let Some(parent) = node.parent {
                 builder.add(Parent(EntityRef(entities[parent])));
             }
@@ -1183,11 +1191,6 @@ impl CompiledArchetype {
                         .map(|&c| EntityRef(entities[c]))
                         .collect(),
                 ));
-            }
-            if i == 0 {
-                if let Some(overrides) = overrides {
-                    builder.add(overrides.record.clone());
-                }
             }
             builders.push(builder);
         }

@@ -16,19 +16,25 @@ use serde_json::{Map, Value};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ArchetypeId(pub u32);
 
-/// Marks an entity spawned from an archetype: the archetype and the node inside it (`0` is the
-/// root, other numbers are children; see [`ArchetypeLibrary::node_path`]).
+/// Marks an entity spawned from an archetype: the archetype, the node inside it (`0` is the
+/// root, other numbers are children; see [`ArchetypeLibrary::node_path`]) and which of its
+/// fields the instance overrides (see [`ArchetypeLibrary::instance_overrides`]).
 ///
-/// Set by the library on every spawned entity (root and children) and kept small (8 bytes,
-/// `Copy`) because every live instance carries it.
+/// Set by the library on every spawned entity (root and children) and kept small (12 bytes,
+/// `Copy`) because every live instance carries it: an instance with overrides holds no other
+/// component for them, so it is spawned with the same columns as one without.
 ///
 /// [`ArchetypeLibrary::node_path`]: crate::ArchetypeLibrary::node_path
+/// [`ArchetypeLibrary::instance_overrides`]: crate::ArchetypeLibrary::instance_overrides
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ArchetypeInstance {
     /// The archetype the entity was spawned from.
     pub archetype: ArchetypeId,
     /// Which entity of the archetype: `0` for the root, otherwise an interned child path.
     pub node: u32,
+    /// The shape of the instance's overrides, [`OverridesId::NONE`] for none.
+    #[serde(default)]
+    pub overrides: OverridesId,
 }
 
 impl ArchetypeInstance {
@@ -39,17 +45,35 @@ impl ArchetypeInstance {
     pub fn is_root(&self) -> bool {
         self.node == Self::ROOT
     }
+
+    /// Whether the instance overrides some of its archetype's fields.
+    pub fn has_overrides(&self) -> bool {
+        self.overrides != OverridesId::NONE
+    }
 }
 
-/// Per-instance overrides: which places of which components were set for this entity on top of
-/// its archetype when it was spawned (`spawn_with`) or loaded from a scene — component name →
-/// the shape of the patch: `true` where it set a value, `null` where it removed the component,
-/// an object where it went into one (`{"Health": {"max": true}, "Speed": null}`).
+/// Names the shape of an instance's overrides in its library: the same number for every
+/// instance with the same shape. [`ArchetypeLibrary::instance_overrides`] gives the shape.
+///
+/// [`ArchetypeLibrary::instance_overrides`]: crate::ArchetypeLibrary::instance_overrides
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OverridesId(pub(crate) u32);
+
+impl OverridesId {
+    /// No overrides: the instance is its archetype's values (as spawned, before it changed).
+    pub const NONE: OverridesId = OverridesId(0);
+}
+
+/// An instance's overrides: which places of which components were set for this entity on top
+/// of its archetype when it was spawned (`spawn_with`, `spawn_with_bundle`) or loaded from a
+/// scene — component name → the shape of the patch: `true` where it set a value, `null` where
+/// it removed the component, an object where it went into one
+/// (`{"Health": {"max": true}, "Speed": null}`).
 ///
 /// Hot reload leaves every place an override sets alone, the way Unity treats prefab instance
-/// overrides. The values themselves live in the entity's components; the shape is shared by
-/// every entity with the same one (an `Arc`), so an override costs an entity a pointer. Only
-/// entities that have overrides carry this component.
+/// overrides. The values themselves live in the entity's components; the shape is kept once
+/// by the library and shared by every entity with the same one, which names it by an
+/// [`OverridesId`] in its [`ArchetypeInstance`] marker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InstanceOverrides(pub Arc<Map<String, Value>>);
 
@@ -68,76 +92,105 @@ pub(crate) fn override_shape(patch: &Value) -> Value {
     }
 }
 
-/// The override shapes in use, each kept once and shared by every entity that has it.
+/// The override shapes in use, each kept once (for as long as the library) and named by its
+/// [`OverridesId`]: its place in the table, plus one.
 #[derive(Debug, Default)]
 pub(crate) struct OverrideShapes {
-    shapes: Mutex<FxHashMap<String, Arc<Map<String, Value>>>>,
+    table: Mutex<ShapeTable>,
+}
+
+#[derive(Debug, Default)]
+struct ShapeTable {
+    /// Each shape, in the order met: [`OverridesId`] `n` is `shapes[n - 1]`.
+    shapes: Vec<InstanceOverrides>,
+    /// A shape's JSON text → its ID.
+    by_text: FxHashMap<String, OverridesId>,
     /// Shapes that set whole components (typed spawn parameters), by their sorted components.
-    whole: Mutex<FxHashMap<Vec<ComponentId>, InstanceOverrides>>,
+    whole: FxHashMap<Vec<ComponentId>, OverridesId>,
+}
+
+impl ShapeTable {
+    /// The ID of `shape` (component name → shape), added if new; [`OverridesId::NONE`] for
+    /// a shape that overrides nothing.
+    fn intern(&mut self, shape: Map<String, Value>) -> OverridesId {
+        if shape.is_empty() {
+            return OverridesId::NONE;
+        }
+        // A map of JSON values always serializes.
+        let text = serde_json::to_string(&shape).unwrap_or_default();
+        if let Some(id) = self.by_text.get(&text) {
+            return *id;
+        }
+        // IDs run out after 2³² − 1 shapes, far past what memory holds (a shape's text alone
+        // is dozens of bytes); past that, new shapes would share the last ID.
+        let id = OverridesId(u32::try_from(self.shapes.len() + 1).unwrap_or(u32::MAX));
+        self.shapes.push(InstanceOverrides(Arc::new(shape)));
+        self.by_text.insert(text, id);
+        id
+    }
 }
 
 impl OverrideShapes {
-    /// The shared copy of `shape` (component name → shape).
-    pub fn intern(&self, shape: Map<String, Value>) -> InstanceOverrides {
-        // A map of JSON values always serializes.
-        let key = serde_json::to_string(&shape).unwrap_or_default();
-        let mut shapes = match self.shapes.lock() {
-            Ok(shapes) => shapes,
+    fn table(&self) -> std::sync::MutexGuard<'_, ShapeTable> {
+        match self.table.lock() {
+            Ok(table) => table,
             // A panic elsewhere while holding the lock leaves the table as it was: use it.
             Err(poisoned) => poisoned.into_inner(),
-        };
-        let shared = shapes.entry(key).or_insert_with(|| Arc::new(shape));
-        InstanceOverrides(shared.clone())
+        }
     }
 
-    /// The shared shape setting each of `components` (sorted) whole, named by `name`.
+    /// The ID of `shape` (component name → shape), the same for every equal shape.
+    pub fn intern(&self, shape: Map<String, Value>) -> OverridesId {
+        self.table().intern(shape)
+    }
+
+    /// The ID of the shape setting each of `components` (sorted) whole, named by `name`.
     pub fn whole(
         &self,
         components: &[ComponentId],
         name: impl Fn(ComponentId) -> String,
-    ) -> InstanceOverrides {
-        let mut whole = match self.whole.lock() {
-            Ok(whole) => whole,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some(shared) = whole.get(components) {
-            return shared.clone();
+    ) -> OverridesId {
+        let mut table = self.table();
+        if let Some(id) = table.whole.get(components) {
+            return *id;
         }
         let shape = components
             .iter()
             .map(|id| (name(*id), Value::Bool(true)))
             .collect();
-        let shared = self.intern(shape);
-        whole.insert(components.to_vec(), shared.clone());
-        shared
+        let id = table.intern(shape);
+        table.whole.insert(components.to_vec(), id);
+        id
+    }
+
+    /// The shape `id` names (`None` for [`OverridesId::NONE`] or an ID from another library).
+    pub fn get(&self, id: OverridesId) -> Option<InstanceOverrides> {
+        let index = usize::try_from(id.0).ok()?.checked_sub(1)?;
+        self.table().shapes.get(index).cloned()
     }
 }
 
-/// The few override shapes one operation (a scene load) met last, with their shared records:
+/// The few override shapes one operation (a scene load) met last, with their IDs:
 /// instances mostly have one of a few shapes, so most need neither [`OverrideShapes`]' table
 /// nor its lock.
 #[derive(Debug, Default)]
 pub(crate) struct ShapesAtHand {
-    known: Vec<(Map<String, Value>, InstanceOverrides)>,
+    known: Vec<(Map<String, Value>, OverridesId)>,
 }
 
 impl ShapesAtHand {
     /// How many shapes are kept at hand.
     const KEPT: usize = 16;
 
-    /// The shared record of `shape`, from those at hand or from `shapes`.
-    pub fn intern(
-        &mut self,
-        shapes: &OverrideShapes,
-        shape: Map<String, Value>,
-    ) -> InstanceOverrides {
-        if let Some((_, shared)) = self.known.iter().find(|(known, _)| *known == shape) {
-            return shared.clone();
+    /// The ID of `shape`, from those at hand or from `shapes`.
+    pub fn intern(&mut self, shapes: &OverrideShapes, shape: Map<String, Value>) -> OverridesId {
+        if let Some((_, id)) = self.known.iter().find(|(known, _)| *known == shape) {
+            return *id;
         }
-        let shared = shapes.intern(shape.clone());
+        let id = shapes.intern(shape.clone());
         if self.known.len() < Self::KEPT {
-            self.known.push((shape, shared.clone()));
+            self.known.push((shape, id));
         }
-        shared
+        id
     }
 }

@@ -17,7 +17,7 @@ use crate::archetype::compiled::{check_partial, compile, CompileProblem};
 use crate::archetype::doc_summary::{Dependencies, DocSummary};
 use crate::archetype::file::ArchetypeDoc;
 use crate::archetype::instance::{
-    ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes,
+    ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes, OverridesId,
 };
 use crate::archetype::loaded::Archetype;
 use crate::archetype::name::name_from_relative_path;
@@ -352,6 +352,28 @@ impl ArchetypeLibrary {
     /// The shapes of instances' overrides, shared by the entities that have the same.
     pub(crate) fn override_shapes(&self) -> &OverrideShapes {
         &self.override_shapes
+    }
+
+    /// Which fields an instance overrides, as its marker names them: the shape kept by this
+    /// library, `None` for an instance without overrides (or a marker of another library's).
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeInstance, ArchetypeLibrary, ComponentRegistry, LoadOptions};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("enemies/goblin.json", Some(r#"{ "components": { "Name": "goblin", "Transform": {} } }"#));
+    /// let mut world = hecs::World::new();
+    /// let grukk = library.spawn_with(&mut world, "enemies/goblin", &serde_json::json!({ "Name": "Grukk" }))?;
+    /// let marker = *world.get::<&ArchetypeInstance>(grukk)?;
+    /// let overrides = library.instance_overrides(&marker).expect("Grukk has a name of his own");
+    /// assert_eq!(serde_json::to_string(&*overrides.0)?, r#"{"Name":true}"#);
+    ///
+    /// let goblin = library.spawn(&mut world, "enemies/goblin")?;
+    /// assert!(library.instance_overrides(&*world.get::<&ArchetypeInstance>(goblin)?).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn instance_overrides(&self, instance: &ArchetypeInstance) -> Option<InstanceOverrides> {
+        self.override_shapes.get(instance.overrides)
     }
 
     /// Restarts the random numbers that spawn-time variations (`$range`, `$pick`) are rolled
@@ -1916,8 +1938,9 @@ impl ArchetypeLibrary {
 
     /// Spawns an instance with per-entity overrides: `overrides` maps component names to merge
     /// patches applied on top of the archetype's root for this one entity (`null` leaves a
-    /// component out). The overrides are recorded on the entity
-    /// ([`InstanceOverrides`]), so hot reload never overwrites them.
+    /// component out). Which fields they set is recorded in the entity's [`ArchetypeInstance`]
+    /// marker ([`instance_overrides`](Self::instance_overrides)), so hot reload never
+    /// overwrites them.
     ///
     /// # Example
     /// ```
@@ -1991,14 +2014,14 @@ impl ArchetypeLibrary {
     /// have (`(Transform::from_translation(at),)` spawns a goblin at a place). No JSON is read.
     ///
     /// The registered components given are recorded as the instance's overrides
-    /// ([`InstanceOverrides`]), whole: hot reload never overwrites
+    /// ([`instance_overrides`](Self::instance_overrides)), whole: hot reload never overwrites
     /// them (an archetype edit of a goblin's `Transform` does not move goblins spawned at their
     /// places), and a scene saves them as the instance's differences from its archetype.
     ///
     /// For a single-entity archetype whose values do not vary per spawn, the first spawn with a
-    /// bundle type makes a template for it (the archetype's other values, the marker, the
-    /// override record), and every spawn after is one entity spawned from it with the bundle:
-    /// about a plain [`spawn`](Self::spawn) plus the override record's component.
+    /// bundle type makes a template for it (the archetype's other values, the marker naming
+    /// the overrides), and every spawn after is one entity spawned from it with the bundle:
+    /// the cost of a plain [`spawn`](Self::spawn).
     ///
     /// # Example
     /// ```
@@ -2068,7 +2091,7 @@ impl ArchetypeLibrary {
             &self.rng,
             bundle,
             &components,
-            overrides.clone(),
+            overrides,
         );
         match spawned {
             Ok(entity) => entity.map_err(|error| SpawnError::internal(name, error)),
@@ -2079,8 +2102,14 @@ impl ArchetypeLibrary {
                     .map_err(|error| SpawnError::internal(name, error))?;
                 let mut builder = hecs::EntityBuilder::new();
                 builder.add_bundle(bundle);
-                if let Some(overrides) = overrides {
-                    builder.add(overrides);
+                let marker = world
+                    .get::<&ArchetypeInstance>(entity)
+                    .map(|marker| *marker);
+                if let Ok(marker) = marker {
+                    builder.add(ArchetypeInstance {
+                        overrides,
+                        ..marker
+                    });
                 }
                 // The entity was just spawned: it is there to take the components.
                 let _ = world.insert(entity, builder.build());
@@ -2100,10 +2129,13 @@ impl ArchetypeLibrary {
         (!managed).then(|| sorted(components))
     }
 
-    /// The shared override shape setting each of `shape` (sorted) whole, `None` for none.
-    fn bundle_overrides(&self, shape: &[ComponentId]) -> Option<InstanceOverrides> {
+    /// The override shape setting each of `shape` (sorted) whole, `NONE` for none.
+    fn bundle_overrides(&self, shape: &[ComponentId]) -> OverridesId {
         let name = |id| self.registry.name(id).to_string();
-        (!shape.is_empty()).then(|| self.override_shapes.whole(shape, name))
+        match shape.is_empty() {
+            true => OverridesId::NONE,
+            false => self.override_shapes.whole(shape, name),
+        }
     }
 
     /// Spawns `count` instances of `name` at once (as one column batch when the archetype is a

@@ -32,7 +32,7 @@ pub use asset_path::{AnyAsset, AssetKind, AssetPath};
 pub(crate) use compiled::{resolve_ref_path, suggest_field, CompiledArchetype, CompiledNode};
 pub use file::{keys, FORMAT_VERSION};
 pub(crate) use instance::{override_shape, ShapesAtHand};
-pub use instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+pub use instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
 pub(crate) use library::{map_on_threads, worker_threads};
 pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
 pub use loaded::Archetype;

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::component::registry::{ComponentOptions, ComponentRegistry};
-use crate::{ArchetypeInstance, EntityRef, InstanceOverrides, StableId, Transform};
+use crate::{ArchetypeInstance, EntityRef, StableId, Transform};
 
 /// A display name, written as a plain string: `"Name": "Grukk"`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -48,12 +48,6 @@ pub(super) fn register_builtins(registry: &mut ComponentRegistry) {
         registry.insert::<ArchetypeInstance>(
             ComponentOptions::new()
                 .name("ArchetypeInstance")
-                .runtime_only(),
-            true,
-        ),
-        registry.insert::<InstanceOverrides>(
-            ComponentOptions::new()
-                .name("InstanceOverrides")
                 .runtime_only(),
             true,
         ),

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::archetype::Archetype;
 use crate::archetype::{resolve_ref_path, CompiledArchetype, CompiledNode};
-use crate::archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides};
+use crate::archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
 use crate::archetype::{ArchetypeLibrary, LibraryUpdate};
 use crate::component::MapError;
 use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
@@ -93,8 +93,8 @@ impl fmt::Display for ReloadReport {
 /// For every archetype whose content changed, each live instance (roots and children, found
 /// through their [`ArchetypeInstance`] markers) gets only the fields that changed; all other
 /// fields keep their live values. Components the archetype gained are inserted, components it
-/// lost are removed, children it gained or lost are spawned or despawned. Fields set by the
-/// entity's [`InstanceOverrides`] are left alone.
+/// lost are removed, children it gained or lost are spawned or despawned. Fields the instance
+/// overrides ([`ArchetypeLibrary::instance_overrides`]) are left alone.
 ///
 /// # Example
 /// ```no_run
@@ -129,18 +129,21 @@ fn apply_update_checked(
     // One pass over the world finds every live instance of every changed archetype.
     let mut instances: FxHashMap<(ArchetypeId, u32), Vec<Entity>> = FxHashMap::default();
     let mut overrides: FxHashMap<Entity, Arc<Map<String, Value>>> = FxHashMap::default();
+    // The shapes met, each looked up in the library once.
+    let mut shapes: FxHashMap<OverridesId, Option<InstanceOverrides>> = FxHashMap::default();
     if !changed.is_empty() {
-        for (entity, marker, entity_overrides) in world
-            .query::<(Entity, &ArchetypeInstance, Option<&InstanceOverrides>)>()
-            .iter()
-        {
+        for (entity, marker) in world.query::<(Entity, &ArchetypeInstance)>().iter() {
             if changed.contains(&marker.archetype) {
                 instances
                     .entry((marker.archetype, marker.node))
                     .or_default()
                     .push(entity);
-                if let Some(InstanceOverrides(map)) = entity_overrides {
-                    overrides.insert(entity, map.clone());
+                if marker.has_overrides() {
+                    let shape = (shapes.entry(marker.overrides))
+                        .or_insert_with(|| library.instance_overrides(marker));
+                    if let Some(InstanceOverrides(map)) = shape {
+                        overrides.insert(entity, map.clone());
+                    }
                 }
             }
         }

@@ -36,7 +36,7 @@ use serde_json::Map;
 
 use crate::archetype::Archetype;
 use crate::archetype::ShapesAtHand;
-use crate::archetype::{override_shape, ArchetypeInstance, CompiledNode, InstanceOverrides};
+use crate::archetype::{override_shape, ArchetypeInstance, CompiledNode, OverridesId};
 use crate::component::ComponentId;
 use crate::component::ComponentRegistry;
 use crate::component::StableId;
@@ -246,11 +246,11 @@ struct Pristine<'a> {
     diffed_by_key: FxHashMap<(usize, Vec<ComponentId>), usize>,
     /// The key of each archetype value (by pristine group), made at the first diff of it.
     keys: FxHashMap<(usize, ComponentId), Option<u64>>,
-    /// The override shapes met last, with their shared records.
+    /// The override shapes met last, with their IDs.
     shapes: ShapesAtHand,
-    /// The override record of an instance whose one diff of a component has the shape written
+    /// The override shape of an instance whose one diff of a component has the shape written
     /// as these bytes ([`Diff::leaves`](crate::scene::instance_diff::Diff::leaves)).
-    records: FxHashMap<(ComponentId, &'a [u8]), InstanceOverrides>,
+    records: FxHashMap<(ComponentId, &'a [u8]), OverridesId>,
     /// (pristine group, the one component diffed, the key of the archetype value it was taken
     /// against) → its group in `diffed`, once the general path took such a diff.
     diffed_by_one: FxHashMap<(usize, ComponentId, u64), usize>,
@@ -268,8 +268,8 @@ struct DiffedGroup<'a> {
     handles: Vec<Entity>,
     /// The diffed values: `components.len()` per instance, in their order.
     values: Vec<Diffed<'a>>,
-    /// Each instance's override record (made when the values are decoded, for patches).
-    overrides: Vec<Option<InstanceOverrides>>,
+    /// Each instance's override shape (found when the values are decoded, for patches).
+    overrides: Vec<Option<OverridesId>>,
 }
 
 /// A diffed value of an instance, as a [`DiffedGroup`] holds it.
@@ -730,7 +730,7 @@ fn take_diffed<'a>(
         if let Some(component) = scene_component(registry, name) {
             let at = diffed_group_index(&mut load.pristine, group, vec![component]);
             (load.pristine.diffed_by_one).insert((group, component, diff.key), at);
-            (load.pristine.records).insert((component, diff.leaves), record.clone());
+            (load.pristine.records).insert((component, diff.leaves), *record);
         }
     }
     let diffed = diffed_group(&mut load.pristine, group, components);
@@ -756,7 +756,7 @@ fn take_one_diff<'a>(
     let registry = load.context.registry;
     let pristine = &mut load.pristine;
     let component = scene_component(registry, name)?;
-    let record = pristine.records.get(&(component, diff.leaves))?.clone();
+    let record = *pristine.records.get(&(component, diff.leaves))?;
     // Found only for a diff the general path took with this key: against the archetype's
     // value of now, of a component its entity holds as a typed value.
     let at = *pristine.diffed_by_one.get(&(group, component, diff.key))?;
@@ -849,10 +849,10 @@ fn pristine_group<'a>(load: &mut Load<'_, 'a>, name: &'a str) -> Result<Option<u
     Ok(group)
 }
 
-/// Puts the untouched instances into the world on their handles: a column batch per
-/// archetype, its values cloned into each column as `spawn_many` fills them; or, when hecs's
-/// free list still holds IDs after the reservations, one entity at a time (see
-/// [`spawn_binary`]).
+/// Puts the instances of one-entity archetypes into the world on their handles: a column
+/// batch per archetype (see [`spawn_archetype_batch`]), its values cloned into each column as
+/// `spawn_many` fills them, or decoded into it for diffed instances; or, when hecs's free list
+/// still holds IDs after the reservations, one entity at a time (see [`spawn_binary`]).
 fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), GiveUp> {
     if load.pristine.groups.is_empty() {
         return Ok(());
@@ -860,16 +860,11 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), Give
     let registry = load.context.registry;
     world.flush();
     let by_batch = world.freelist().len() == 0;
-    let mut builder = EntityBuilder::new();
     let groups = std::mem::take(&mut load.pristine.groups);
-    for group in &groups {
-        let node = &group
-            .archetype
-            .compiled
-            .as_ref()
-            .ok_or(GiveUp::Instances)?
-            .nodes[0];
-        if !by_batch {
+    if !by_batch {
+        let mut builder = EntityBuilder::new();
+        for group in &groups {
+            let node = single_node(group)?;
             for (id, handle) in group.ids.iter().zip(&group.handles) {
                 for (component, typed) in &node.typed {
                     registry.ops(*component).add_to_builder(typed, &mut builder);
@@ -879,38 +874,15 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), Give
                     .insert(*handle, builder.build())
                     .map_err(|_| GiveUp::BatchMismatch)?;
             }
-            continue;
         }
-        let count = u32::try_from(group.handles.len()).map_err(|_| GiveUp::TooLarge)?;
-        let mut batch = node.batch_type(registry).into_batch(count);
-        for (component, typed) in &node.typed {
-            registry
-                .ops(*component)
-                .fill_column(typed, &mut batch, count);
-        }
-        {
-            let mut ids = batch.writer::<StableId>().ok_or(GiveUp::BatchMismatch)?;
-            for id in &group.ids {
-                ids.push(*id).map_err(|_| GiveUp::BatchMismatch)?;
-            }
-            let mut markers = batch
-                .writer::<ArchetypeInstance>()
-                .ok_or(GiveUp::BatchMismatch)?;
-            for _ in 0..count {
-                markers
-                    .push(group.marker)
-                    .map_err(|_| GiveUp::BatchMismatch)?;
-            }
-        }
-        let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
-        world.spawn_column_batch_at(&group.handles, batch);
     }
     spawn_diffed(load, world, &groups, by_batch)
 }
 
-/// Puts the instances of [`DiffedGroup`]s into the world on their handles, as
-/// [`spawn_pristine`] puts untouched ones (`by_batch`: a column batch per group), each diffed
-/// value decoded straight into its column, references read as stable IDs.
+/// Puts the instances of [`DiffedGroup`]s into the world on their handles, each diffed value
+/// decoded straight into its column, references read as stable IDs: with their archetype's
+/// untouched instances, a batch per archetype (`by_batch`), or one entity at a time after them
+/// (see [`spawn_pristine`]).
 fn spawn_diffed(
     load: &mut Load<'_, '_>,
     world: &mut World,
@@ -918,7 +890,7 @@ fn spawn_diffed(
     by_batch: bool,
 ) -> Result<(), GiveUp> {
     let mut diffed = std::mem::take(&mut load.pristine.diffed);
-    if diffed.is_empty() {
+    if diffed.is_empty() && !by_batch {
         return Ok(());
     }
     let registry = load.context.registry;
@@ -935,21 +907,34 @@ fn spawn_diffed(
         instance: None,
     };
     let (spawned, _) = with_mapper(mapper, || {
-        diffed.iter_mut().try_for_each(|group| {
+        for group in &mut diffed {
             let pristine = groups.get(group.archetype).ok_or(GiveUp::Instances)?;
             decode_patches(load.context, pristine, group, &mut shapes)?;
-            match by_batch {
-                true => spawn_diffed_batch(registry, world, pristine, group),
-                false => spawn_diffed_one_by_one(registry, world, pristine, group),
-            }
-        })
+        }
+        if !by_batch {
+            return diffed.iter_mut().try_for_each(|group| {
+                let pristine = groups.get(group.archetype).ok_or(GiveUp::Instances)?;
+                spawn_diffed_one_by_one(registry, world, pristine, group)
+            });
+        }
+        // Each archetype's diffed groups, in the order met.
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+        for (at, group) in diffed.iter().enumerate() {
+            (members.get_mut(group.archetype).ok_or(GiveUp::Instances)?).push(at);
+        }
+        groups
+            .iter()
+            .zip(&members)
+            .try_for_each(|(pristine, members)| {
+                spawn_archetype_batch(registry, world, pristine, &mut diffed, members)
+            })
     });
     load.refs.ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
     spawned
 }
 
 /// Decodes the JSON merge patches of a [`DiffedGroup`], each merged onto its archetype's
-/// value, and makes the override records of their instances: each read by [`parse_patch`] and
+/// value, and finds the override shapes of their instances: each read by [`parse_patch`] and
 /// decoded by [`decode_instance_value`], as the careful path reads and decodes it.
 /// [`GiveUp::Value`] for a patch that does not read or decode, or names a field its type does
 /// not have: the careful path says why, or what it warns of.
@@ -1008,52 +993,84 @@ fn single_node(pristine: &PristineGroup) -> Result<&CompiledNode, GiveUp> {
         .ok_or(GiveUp::Instances)
 }
 
-/// A [`DiffedGroup`] as one column batch.
-fn spawn_diffed_batch(
+/// The instances of one archetype as one column batch: its untouched ones, then those of its
+/// [`DiffedGroup`]s `members` (indices into `diffed`). They all have the same components (an
+/// instance's overrides are named by its marker), so one hecs archetype holds them, and one
+/// batch of their total fills it at its size: a second batch into it would grow it by
+/// doubling.
+fn spawn_archetype_batch(
     registry: &ComponentRegistry,
     world: &mut World,
     pristine: &PristineGroup,
-    group: &mut DiffedGroup<'_>,
+    diffed: &mut [DiffedGroup<'_>],
+    members: &[usize],
 ) -> Result<(), GiveUp> {
     let node = single_node(pristine)?;
-    let count = u32::try_from(group.handles.len()).map_err(|_| GiveUp::TooLarge)?;
-    let stride = group.components.len();
-    let mut batch_type = node.batch_type(registry);
-    batch_type.add::<InstanceOverrides>();
-    let mut batch = batch_type.into_batch(count);
-    for (k, component) in group.components.iter().enumerate() {
-        let sink = registry.ops(*component).postcard_sink(&batch);
-        let mut sink = sink.ok_or(GiveUp::BatchMismatch)?;
-        for value in group.values.iter_mut().skip(k).step_by(stride) {
-            match std::mem::replace(value, Diffed::Taken) {
-                Diffed::Postcard(bytes) => sink.push_postcard(bytes)?,
-                Diffed::Typed(typed) => sink.push_typed(typed)?,
-                Diffed::Patch(_) | Diffed::Taken => return Err(GiveUp::BatchMismatch),
+    let rows = |group: &DiffedGroup<'_>| u32::try_from(group.handles.len());
+    let mut count = u32::try_from(pristine.handles.len()).map_err(|_| GiveUp::TooLarge)?;
+    for &at in members {
+        let group = diffed.get(at).ok_or(GiveUp::Instances)?;
+        let known = |component| node.typed.iter().any(|(c, _)| c == component);
+        if !group.components.iter().all(known) {
+            // A diffed component the archetype does not have: not this batch's column.
+            return Err(GiveUp::BatchMismatch);
+        }
+        let more = rows(group).map_err(|_| GiveUp::TooLarge)?;
+        count = count.checked_add(more).ok_or(GiveUp::TooLarge)?;
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    let untouched = u32::try_from(pristine.handles.len()).map_err(|_| GiveUp::TooLarge)?;
+    let mut batch = node.batch_type(registry).into_batch(count);
+    for (component, typed) in &node.typed {
+        let ops = registry.ops(*component);
+        ops.fill_column(typed, &mut batch, untouched);
+        for &at in members {
+            let group = diffed.get_mut(at).ok_or(GiveUp::Instances)?;
+            let Ok(k) = group.components.binary_search(component) else {
+                let more = rows(group).map_err(|_| GiveUp::TooLarge)?;
+                ops.fill_column(typed, &mut batch, more);
+                continue;
+            };
+            let stride = group.components.len();
+            let mut sink = ops.postcard_sink(&batch).ok_or(GiveUp::BatchMismatch)?;
+            for value in group.values.iter_mut().skip(k).step_by(stride) {
+                match std::mem::replace(value, Diffed::Taken) {
+                    Diffed::Postcard(bytes) => sink.push_postcard(bytes)?,
+                    Diffed::Typed(typed) => sink.push_typed(typed)?,
+                    Diffed::Patch(_) | Diffed::Taken => return Err(GiveUp::BatchMismatch),
+                }
             }
         }
     }
-    for (component, typed) in &node.typed {
-        if group.components.binary_search(component).is_err() {
-            registry
-                .ops(*component)
-                .fill_column(typed, &mut batch, count);
-        }
-    }
+    let changed = || members.iter().filter_map(|&at| diffed.get(at));
     {
         let mut ids = batch.writer::<StableId>().ok_or(GiveUp::BatchMismatch)?;
         let mut markers = (batch.writer::<ArchetypeInstance>()).ok_or(GiveUp::BatchMismatch)?;
-        let mut overrides = (batch.writer::<InstanceOverrides>()).ok_or(GiveUp::BatchMismatch)?;
-        for (id, record) in group.ids.iter().zip(&group.overrides) {
-            let record = record.clone().ok_or(GiveUp::BatchMismatch)?;
-            let pushed = (ids.push(*id).is_ok() && markers.push(pristine.marker).is_ok())
-                && overrides.push(record).is_ok();
-            if !pushed {
+        let untouched = pristine.ids.iter().map(|id| (id, Some(OverridesId::NONE)));
+        let changed =
+            changed().flat_map(|group| group.ids.iter().zip(group.overrides.iter().copied()));
+        for (id, overrides) in untouched.chain(changed) {
+            let overrides = overrides.ok_or(GiveUp::BatchMismatch)?;
+            let marker = ArchetypeInstance {
+                overrides,
+                ..pristine.marker
+            };
+            if !(ids.push(*id).is_ok() && markers.push(marker).is_ok()) {
                 return Err(GiveUp::BatchMismatch);
             }
         }
     }
     let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
-    world.spawn_column_batch_at(&group.handles, batch);
+    let handles: Cow<'_, [Entity]> = match members {
+        [] => Cow::Borrowed(&pristine.handles),
+        _ => (pristine.handles.iter())
+            .chain(changed().flat_map(|group| &group.handles))
+            .copied()
+            .collect(),
+    };
+    world.spawn_column_batch_at(&handles, batch);
     Ok(())
 }
 
@@ -1084,8 +1101,12 @@ fn spawn_diffed_one_by_one(
                 Diffed::Patch(_) | Diffed::Taken => return Err(GiveUp::BatchMismatch),
             }
         }
-        let record = record.clone().ok_or(GiveUp::BatchMismatch)?;
-        builder.add(pristine.marker).add(*id).add(record);
+        let overrides = record.ok_or(GiveUp::BatchMismatch)?;
+        let marker = ArchetypeInstance {
+            overrides,
+            ..pristine.marker
+        };
+        builder.add(marker).add(*id);
         world
             .insert(*handle, builder.build())
             .map_err(|_| GiveUp::BatchMismatch)?;

@@ -2459,11 +2459,11 @@ impl Instances<'_, '_> {
             }
             self.add_component(&values, component, &mut overrides, builder)?;
         }
-        builder.add(*marker);
-        if !overrides.is_empty() {
-            let shapes = context.library.override_shapes();
-            builder.add(self.shapes.intern(shapes, overrides));
-        }
+        let shapes = context.library.override_shapes();
+        builder.add(ArchetypeInstance {
+            overrides: self.shapes.intern(shapes, overrides),
+            ..*marker
+        });
         sink(handle, builder);
         Ok(())
     }

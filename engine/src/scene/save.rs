@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::archetype::{override_shape, ArchetypeId, ArchetypeInstance};
+use crate::archetype::{override_shape, ArchetypeId, ArchetypeInstance, OverridesId};
 use crate::archetype::{worker_threads, ArchetypeLibrary};
 use crate::component::MapError;
 use crate::component::StableId;
@@ -1098,9 +1098,11 @@ impl<'a> Saver<'a> {
         if node == ArchetypeInstance::ROOT {
             return None;
         }
-        self.config
-            .library
-            .node_path(ArchetypeInstance { archetype, node })
+        self.config.library.node_path(ArchetypeInstance {
+            archetype,
+            node,
+            overrides: OverridesId::NONE,
+        })
     }
 }
 

@@ -16,13 +16,12 @@
 
 use std::fs;
 
-use archetype_engine::{ArchetypeInstance, InstanceOverrides, StableId, Transform};
+use archetype_engine::{ArchetypeInstance, StableId};
 use hecs::World;
 
 use crate::bench::load::LoadFixture;
 use crate::bench::scene_instances::InstanceWorlds;
 use crate::bench::spawn::{PodGoblin, SixComponents, SpawnFixture};
-use crate::demo::components::{Faction, Glyph, Health, Speed, Velocity};
 
 /// Reads how much memory the process holds, in bytes.
 #[derive(Clone, Copy, Debug)]
@@ -103,17 +102,8 @@ pub fn library_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
 /// As [`library_overhead`].
 pub fn override_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
     type Plain = <PodGoblin as SixComponents>::WithLibraryComponents;
-    type Overridden = (
-        Velocity,
-        Transform,
-        Health,
-        Speed,
-        Faction,
-        Glyph,
-        StableId,
-        ArchetypeInstance,
-        InstanceOverrides,
-    );
+    // The overrides' shape is named by the marker: the same columns as a plain spawn.
+    type Overridden = Plain;
     let fixture = SpawnFixture::pod_goblin();
     let reserve = u32::try_from(n).expect("bench: too many entities");
     compare(n, rounds, meter, |ours, world| {

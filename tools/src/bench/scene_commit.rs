@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use archetype_engine::{
-    ArchetypeInstance, ArchetypeLibrary, InstanceOverrides, Name, PrepareProgress, PreparedScene,
-    SceneLoadOptions, StableId, Transform,
+    ArchetypeInstance, ArchetypeLibrary, Name, PrepareProgress, PreparedScene, SceneLoadOptions,
+    StableId, Transform,
 };
 use hecs::World;
 
@@ -26,23 +26,13 @@ pub type Instance<Own> = (
     Own,
     StableId,
     ArchetypeInstance,
-    InstanceOverrides,
 );
 /// A unit's components.
 pub type Unit = Instance<Loot>;
 /// A follower's components.
 pub type Follower = Instance<Follow>;
-/// An untouched unit's: no overrides.
-pub type Pristine = (
-    Name,
-    Transform,
-    Health,
-    Velocity,
-    Faction,
-    Loot,
-    StableId,
-    ArchetypeInstance,
-);
+/// An untouched unit's: its marker names no overrides.
+pub type Pristine = Instance<Loot>;
 
 /// The scene's component values, by shape.
 pub type Values = (Vec<Unit>, Vec<Follower>, Vec<Pristine>);
@@ -76,9 +66,9 @@ impl CommitFixture {
             _dir: dir,
         };
         let (loaded, ..) = fixture.commit(fixture.prepare());
-        fixture.units = values::<Loot>(&loaded);
-        fixture.followers = values::<Follow>(&loaded);
-        fixture.pristine = pristine(&loaded);
+        fixture.units = values::<Loot>(&loaded, true);
+        fixture.followers = values::<Follow>(&loaded, true);
+        fixture.pristine = values::<Loot>(&loaded, false);
         assert_eq!(
             fixture.entities(),
             n,
@@ -140,8 +130,9 @@ impl CommitFixture {
     }
 }
 
-/// The values of the entities with `Own` (`Loot` or `Follow`) beside the shared components.
-fn values<Own: hecs::Component + Clone>(world: &World) -> Vec<Instance<Own>> {
+/// The values of the entities with `Own` (`Loot` or `Follow`) beside the shared components,
+/// with overrides or without (`overridden`).
+fn values<Own: hecs::Component + Clone>(world: &World, overridden: bool) -> Vec<Instance<Own>> {
     let mut query = world.query::<(
         &Name,
         &Transform,
@@ -151,12 +142,12 @@ fn values<Own: hecs::Component + Clone>(world: &World) -> Vec<Instance<Own>> {
         &Own,
         &StableId,
         &ArchetypeInstance,
-        &InstanceOverrides,
     )>();
     query
         .iter()
+        .filter(|(.., instance)| instance.has_overrides() == overridden)
         .map(
-            |(name, transform, health, velocity, faction, own, id, instance, overrides)| {
+            |(name, transform, health, velocity, faction, own, id, instance)| {
                 (
                     name.clone(),
                     *transform,
@@ -164,41 +155,6 @@ fn values<Own: hecs::Component + Clone>(world: &World) -> Vec<Instance<Own>> {
                     *velocity,
                     *faction,
                     own.clone(),
-                    *id,
-                    *instance,
-                    overrides.clone(),
-                )
-            },
-        )
-        .collect()
-}
-
-/// The values of the untouched units (no `InstanceOverrides`).
-fn pristine(world: &World) -> Vec<Pristine> {
-    let mut query = world.query::<hecs::Without<
-        (
-            &Name,
-            &Transform,
-            &Health,
-            &Velocity,
-            &Faction,
-            &Loot,
-            &StableId,
-            &ArchetypeInstance,
-        ),
-        &InstanceOverrides,
-    >>();
-    query
-        .iter()
-        .map(
-            |(name, transform, health, velocity, faction, loot, id, instance)| {
-                (
-                    name.clone(),
-                    *transform,
-                    health.clone(),
-                    *velocity,
-                    *faction,
-                    loot.clone(),
                     *id,
                     *instance,
                 )
