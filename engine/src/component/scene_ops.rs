@@ -243,6 +243,7 @@ impl<T: Component> PostcardSink for BatchWriter<'_, T> {
 impl<T: Component> Ops<T> {
     /// Deserializes `T` from postcard bytes, then checks it as
     /// [`check_read`](crate::component::value_check::check_read) does.
+    #[inline]
     fn read_postcard_typed(bytes: &[u8]) -> Result<T, (FieldPath, String)> {
         crate::component::entity_ref::take_last_read_error();
         let typed = crate::component::binary_codec::from_bytes::<T>(bytes).map_err(|error| {

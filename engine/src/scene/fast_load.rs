@@ -1048,17 +1048,21 @@ fn spawn_archetype_batch(
     {
         let mut ids = batch.writer::<StableId>().ok_or(GiveUp::BatchMismatch)?;
         let mut markers = (batch.writer::<ArchetypeInstance>()).ok_or(GiveUp::BatchMismatch)?;
-        let untouched = pristine.ids.iter().map(|id| (id, Some(OverridesId::NONE)));
-        let changed =
-            changed().flat_map(|group| group.ids.iter().zip(group.overrides.iter().copied()));
-        for (id, overrides) in untouched.chain(changed) {
-            let overrides = overrides.ok_or(GiveUp::BatchMismatch)?;
-            let marker = ArchetypeInstance {
-                overrides,
-                ..pristine.marker
-            };
-            if !(ids.push(*id).is_ok() && markers.push(marker).is_ok()) {
+        for id in &pristine.ids {
+            if !(ids.push(*id).is_ok() && markers.push(pristine.marker).is_ok()) {
                 return Err(GiveUp::BatchMismatch);
+            }
+        }
+        for group in changed() {
+            for (id, overrides) in group.ids.iter().zip(&group.overrides) {
+                let overrides = overrides.ok_or(GiveUp::BatchMismatch)?;
+                let marker = ArchetypeInstance {
+                    overrides,
+                    ..pristine.marker
+                };
+                if !(ids.push(*id).is_ok() && markers.push(marker).is_ok()) {
+                    return Err(GiveUp::BatchMismatch);
+                }
             }
         }
     }
