@@ -1007,7 +1007,8 @@ fn spawn_archetype_batch(
 ) -> Result<(), GiveUp> {
     let node = single_node(pristine)?;
     let rows = |group: &DiffedGroup<'_>| u32::try_from(group.handles.len());
-    let mut count = u32::try_from(pristine.handles.len()).map_err(|_| GiveUp::TooLarge)?;
+    let untouched = u32::try_from(pristine.handles.len()).map_err(|_| GiveUp::TooLarge)?;
+    let mut count = untouched;
     for &at in members {
         let group = diffed.get(at).ok_or(GiveUp::Instances)?;
         let known = |component| node.typed.iter().any(|(c, _)| c == component);
@@ -1021,7 +1022,6 @@ fn spawn_archetype_batch(
     if count == 0 {
         return Ok(());
     }
-    let untouched = u32::try_from(pristine.handles.len()).map_err(|_| GiveUp::TooLarge)?;
     let mut batch = node.batch_type(registry).into_batch(count);
     for (component, typed) in &node.typed {
         let ops = registry.ops(*component);
