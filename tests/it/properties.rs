@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use archetype_engine::{
-    load_scene, merge_patch, save_scene, ArchetypeLibrary, ComponentRegistry, EntityRef,
-    LoadOptions, SceneEncoding, SceneLoadOptions, SceneSaveOptions, StableId,
+    load_scene, merge_patch, save_scene, ArchetypeInstance, ArchetypeLibrary, ComponentRegistry,
+    EntityRef, LoadOptions, SceneEncoding, SceneLoadOptions, SceneSaveOptions, StableId,
 };
 use hecs::{Entity, World};
 use proptest::prelude::*;
@@ -225,6 +225,19 @@ proptest! {
     }
 }
 
+/// Each instance's override shape (by stable ID) as the library keeps it: which places its
+/// overrides set.
+fn override_shapes(world: &World, library: &ArchetypeLibrary) -> BTreeMap<StableId, Value> {
+    world
+        .query::<(&StableId, &ArchetypeInstance)>()
+        .iter()
+        .filter_map(|(id, marker)| {
+            let shape = library.instance_overrides(marker)?;
+            Some((*id, Value::Object((*shape.0).clone())))
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -247,6 +260,12 @@ proptest! {
             load_scene(&saved, None, &mut careful, &library, &options).unwrap();
             prop_assert_eq!(graph(&fast), graph(&careful), "{:?}", encoding);
             prop_assert_eq!(fast.len(), careful.len(), "{:?}", encoding);
+            prop_assert_eq!(
+                override_shapes(&fast, &library),
+                override_shapes(&careful, &library),
+                "{:?}",
+                encoding
+            );
             // Instances, their archetypes and overrides: what a save writes of each world.
             let resave = |world: &World| {
                 save_scene(world, &library, encoding, &SceneSaveOptions::default()).unwrap()
