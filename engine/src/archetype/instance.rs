@@ -32,7 +32,9 @@ pub struct ArchetypeInstance {
     pub archetype: ArchetypeId,
     /// Which entity of the archetype: `0` for the root, otherwise an interned child path.
     pub node: u32,
-    /// The shape of the instance's overrides, [`OverridesId::NONE`] for none.
+    /// The shape of the instance's overrides, [`OverridesId::NONE`] for none. A number in the
+    /// table of the library that spawned or loaded the instance: it means nothing to another
+    /// library or process (scenes save the overrides themselves, as differences).
     #[serde(default)]
     pub overrides: OverridesId,
 }
@@ -53,7 +55,8 @@ impl ArchetypeInstance {
 }
 
 /// Names the shape of an instance's overrides in its library: the same number for every
-/// instance with the same shape. [`ArchetypeLibrary::instance_overrides`] gives the shape.
+/// instance with the same shape, for as long as the library lives.
+/// [`ArchetypeLibrary::instance_overrides`] gives the shape.
 ///
 /// [`ArchetypeLibrary::instance_overrides`]: crate::ArchetypeLibrary::instance_overrides
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
