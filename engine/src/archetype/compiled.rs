@@ -935,6 +935,7 @@ pub(super) struct CheckedOverrides {
 
 impl CompiledArchetype {
     /// Spawns one instance. `overrides` apply to the root.
+    #[inline]
     pub(super) fn spawn(
         &self,
         world: &mut World,

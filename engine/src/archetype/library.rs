@@ -1746,6 +1746,7 @@ impl ArchetypeLibrary {
 
     /// The archetype `name` if it can be instantiated now (by spawning, or by a scene), or why
     /// not: unknown (with a suggestion), deleted, without a version free of errors, abstract.
+    #[inline]
     pub(crate) fn spawnable(&self, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
         // A former name (`formerly`) stands for the archetype under its current one: names in
         // saved component values (a spawner's archetype) keep working after a rename.
@@ -1847,6 +1848,7 @@ impl ArchetypeLibrary {
     /// assert_eq!(error.to_string(), "unknown archetype `enemies/gobln`; did you mean `enemies/goblin`?");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn spawn(&self, world: &mut World, name: &str) -> Result<Entity, SpawnError> {
         let archetype = self.spawnable(name)?;
         match &archetype.compiled {
