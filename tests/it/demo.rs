@@ -257,9 +257,8 @@ fn the_arena_scene_uses_inheritance_children_references_and_overrides() {
     let boss = named("enemies/goblin_chief")[0];
     assert_eq!(get::<Name>(&world, boss).0, "Grukk the Boss");
     assert_eq!(get::<Health>(&world, boss).max, 60.0);
-    let marker = get::<ArchetypeInstance>(&world, boss);
-    let overrides = library.instance_overrides(&marker).unwrap().0;
-    assert!(overrides.contains_key("Health"), "{overrides:?}");
+    let overrides = crate::support::overrides_of(&world, &library, boss).unwrap();
+    assert!(overrides.get("Health").is_some(), "{overrides:?}");
     let camps = named("spawners/goblin_camp");
     let barracks: Vec<Entity> = camps
         .into_iter()
