@@ -125,7 +125,8 @@ impl ShapeTable {
             return *id;
         }
         // IDs run out after 2³² − 1 shapes, far past what memory holds (a shape's text alone
-        // is dozens of bytes); past that, new shapes would share the last ID.
+        // is dozens of bytes); past that, every new shape would be named by the last ID and
+        // read back as the first shape given it.
         let id = OverridesId(u32::try_from(self.shapes.len() + 1).unwrap_or(u32::MAX));
         self.shapes.push(InstanceOverrides(Arc::new(shape)));
         self.by_text.insert(text, id);
