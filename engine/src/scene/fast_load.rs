@@ -477,21 +477,23 @@ fn read_json_entity<'a>(
     scan.key(keys::ID)?;
     let offset = scan.value_start();
     let id = scan.string()?.parse::<StableId>().map_err(|_| LAYOUT)?;
-    let mut instance = None;
+    let mut names = Names::default();
+    let mut key = read_json_names(scan, &mut names)?;
+    // Most entries of a level: an untouched instance, its archetype's name and nothing else.
+    if let (Some(archetype), None, "") = (names.archetype, names.child, key) {
+        return finish_untouched(load, world, (id, offset), archetype);
+    }
+    let mut instance = names.entry(id, offset);
     seen.clear();
     reserve_ahead(world);
-    if !scan.eat_close(b'}')? {
-        let key = scan.string()?;
-        let mut key = read_json_names(scan, (id, offset), key, &mut instance)?;
-        if key == keys::COMPONENTS {
-            scan.eat(b':')?;
-            read_json_components(load, scan, world, builder, seen, instance.as_mut())?;
-            key = scan.next_key(b'}')?;
-        }
-        // Anything else (an unknown key, keys out of order) is for the careful path.
-        if !key.is_empty() {
-            return Err(LAYOUT);
-        }
+    if key == keys::COMPONENTS {
+        scan.eat(b':')?;
+        read_json_components(load, scan, world, builder, seen, instance.as_mut())?;
+        key = scan.next_key(b'}')?;
+    }
+    // Anything else (an unknown key, keys out of order) is for the careful path.
+    if !key.is_empty() {
+        return Err(LAYOUT);
     }
     finish_entity(load, world, id, instance, builder)
 }
@@ -568,56 +570,90 @@ fn finish_entity<'a>(
     builder: &mut EntityBuilder,
 ) -> Result<(), GiveUp> {
     let own_id = own_id(load, id).ok_or(GiveUp::Id)?;
-    let (handle, pending_instance) =
-        scan_state(|state| place_entry(state, world, id, own_id, instance, builder))
-            .ok_or(GiveUp::MapperMissing)??;
-    if let Some(entry) = pending_instance {
+    let handle = match instance {
+        Some(_) => scan_state(|state| place_instance(state, world, id)),
+        None => scan_state(|state| place_entity(state, world, (id, own_id), builder)),
+    };
+    let handle = handle.ok_or(GiveUp::MapperMissing)??;
+    if let Some(entry) = instance {
         take_instance(load, entry, own_id, handle)?;
     }
     load.entities.push(handle);
     Ok(())
 }
 
-/// The handle of the entry with stable ID `id`: a plain entity goes into the world now (on
-/// the handle reserved for it if something referred to it earlier); an archetype instance
-/// gets a handle and is handed back.
-fn place_entry<'a>(
-    state: &mut RefState,
+/// Ends an entry that is an untouched instance of archetype `name` (as written, at byte
+/// `at`) without an entry made for it, as [`finish_entity`] ends any other.
+fn finish_untouched<'a>(
+    load: &mut Load<'_, 'a>,
     world: &mut World,
-    id: StableId,
-    own_id: StableId,
-    instance: Option<Entry<'a>>,
-    builder: &mut EntityBuilder,
-) -> Result<(Entity, Option<Entry<'a>>), GiveUp> {
+    (id, offset): (StableId, usize),
+    archetype: (&'a str, usize),
+) -> Result<(), GiveUp> {
+    let own_id = own_id(load, id).ok_or(GiveUp::Id)?;
+    let handle =
+        scan_state(|state| place_instance(state, world, id)).ok_or(GiveUp::MapperMissing)??;
+    load.entities.push(handle);
+    let group = pristine_group(load, archetype.0)?;
+    if group.is_some_and(|group| join_pristine(load, group, own_id, handle)) {
+        return Ok(());
+    }
+    let names = Names {
+        archetype: Some(archetype),
+        child: None,
+    };
+    load.instances.extend(names.entry(id, offset));
+    load.instance_handles.push(handle);
+    Ok(())
+}
+
+/// The handle of the archetype instance with stable ID `id`: the one reserved for it if
+/// something referred to it earlier, or a new reserved one.
+#[inline]
+fn place_instance(state: &mut RefState, world: &World, id: StableId) -> Result<Entity, GiveUp> {
     // An ID twice.
     if !state.ids.is_new(&id) {
         return Err(GiveUp::Id);
     }
-    // Referred to before: it has a reserved handle.
-    let reserved = match state.pending.is_empty() {
-        true => None,
-        false => state.pending.remove(&id),
-    };
-    let (handle, pending_instance) = match (reserved, instance) {
-        (reserved, Some(entry)) => (
-            reserved.unwrap_or_else(|| world.reserve_entity()),
-            Some(entry),
-        ),
-        (Some(handle), None) => {
-            builder.add(own_id);
+    let handle = referred_to(state, id).unwrap_or_else(|| world.reserve_entity());
+    state.ids.insert(id, handle);
+    Ok(handle)
+}
+
+/// Puts the plain entity with stable ID `id` (its components in `builder`) into the world:
+/// on the handle reserved for it if something referred to it earlier; its handle.
+fn place_entity(
+    state: &mut RefState,
+    world: &mut World,
+    (id, own_id): (StableId, StableId),
+    builder: &mut EntityBuilder,
+) -> Result<Entity, GiveUp> {
+    // An ID twice.
+    if !state.ids.is_new(&id) {
+        return Err(GiveUp::Id);
+    }
+    builder.add(own_id);
+    let handle = match referred_to(state, id) {
+        Some(handle) => {
             world
                 .insert(handle, builder.build())
                 .map_err(|_| GiveUp::Id)?;
-            (handle, None)
+            handle
         }
-        (None, None) => {
-            builder.add(own_id);
-            // Not `spawn_at`: it searches hecs's whole free list for the handle.
-            (world.spawn(builder.build()), None)
-        }
+        // Not `spawn_at`: it searches hecs's whole free list for the handle.
+        None => world.spawn(builder.build()),
     };
     state.ids.insert(id, handle);
-    Ok((handle, pending_instance))
+    Ok(handle)
+}
+
+/// The handle reserved for `id` when something referred to it before its entry.
+#[inline]
+fn referred_to(state: &mut RefState, id: StableId) -> Option<Entity> {
+    match state.pending.is_empty() {
+        true => None,
+        false => state.pending.remove(&id),
+    }
 }
 
 /// An archetype instance entry with its handle: an untouched instance of a single-entity
@@ -1221,37 +1257,51 @@ struct Groups {
 /// [`Groups::group_of`] an archetype instance.
 const INSTANCE: u32 = u32::MAX;
 
-/// Reads an entity's `archetype` and `child`, if `key` (the key after its ID) is the first of
-/// them: an archetype instance entry for entity `id` (at `offset`) goes into `instance`.
-/// Returns the key after them.
-fn read_json_names<'a>(
-    scan: &mut Scanner<'a>,
-    (id, offset): (StableId, usize),
-    mut key: &'a str,
-    instance: &mut Option<Entry<'a>>,
-) -> Result<&'a str, GiveUp> {
+/// The names an entry makes an archetype instance by, as written, each with where its value
+/// starts.
+#[derive(Clone, Copy, Default)]
+struct Names<'a> {
+    archetype: Option<(&'a str, usize)>,
+    child: Option<(&'a str, usize)>,
+}
+
+impl<'a> Names<'a> {
+    /// The archetype instance entry of entity `id` (at `offset`), if it names an archetype.
+    fn entry(self, id: StableId, offset: usize) -> Option<Entry<'a>> {
+        let span = |(name, at): (&str, usize)| at..at + name.len() + 2;
+        let (archetype, at) = self.archetype?;
+        Some(Entry {
+            id,
+            offset,
+            archetype: Some(Cow::Borrowed(archetype)),
+            child: self.child.map(|(child, _)| Cow::Borrowed(child)),
+            name_spans: (
+                span((archetype, at)),
+                self.child.map_or(offset..offset, span),
+            ),
+            components: Vec::new(),
+        })
+    }
+}
+
+/// Reads the rest of an entry's first member after its ID up to its components: its
+/// `archetype` and `child` (into `names`). Returns the key after them, `""` at the entry's end.
+fn read_json_names<'a>(scan: &mut Scanner<'a>, names: &mut Names<'a>) -> Result<&'a str, GiveUp> {
+    let mut key = scan.next_key(b'}')?;
     if key == keys::ARCHETYPE {
         scan.eat(b':')?;
         let at = scan.value_start();
-        let name = scan.string()?;
-        *instance = Some(Entry {
-            id,
-            offset,
-            archetype: Some(Cow::Borrowed(name)),
-            child: None,
-            name_spans: (at..at + name.len() + 2, offset..offset),
-            components: Vec::new(),
-        });
+        names.archetype = Some((scan.string()?, at));
         key = scan.next_key(b'}')?;
     }
     if key == keys::CHILD {
         // Only archetype instances have children.
-        let entry = instance.as_mut().ok_or(LAYOUT)?;
+        if names.archetype.is_none() {
+            return Err(LAYOUT);
+        }
         scan.eat(b':')?;
         let at = scan.value_start();
-        let name = scan.string()?;
-        entry.name_spans.1 = at..at + name.len() + 2;
-        entry.child = Some(Cow::Borrowed(name));
+        names.child = Some((scan.string()?, at));
         key = scan.next_key(b'}')?;
     }
     Ok(key)
@@ -1641,6 +1691,7 @@ struct Scanner<'a> {
 }
 
 impl<'a> Scanner<'a> {
+    #[inline]
     fn skip_whitespace(&mut self) {
         let bytes = self.text.as_bytes();
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
@@ -1654,11 +1705,13 @@ impl<'a> Scanner<'a> {
         self.pos
     }
 
+    #[inline]
     fn peek(&mut self) -> Result<u8, GiveUp> {
         self.skip_whitespace();
         self.text.as_bytes().get(self.pos).copied().ok_or(LAYOUT)
     }
 
+    #[inline]
     fn eat(&mut self, byte: u8) -> Result<(), GiveUp> {
         (self.peek()? == byte).then(|| self.pos += 1).ok_or(LAYOUT)
     }
@@ -1672,6 +1725,7 @@ impl<'a> Scanner<'a> {
 
     /// After a member or element: `true` at the closing `close` (eaten), `false` after a comma
     /// (eaten), [`GiveUp::Layout`] otherwise.
+    #[inline]
     fn eat_close(&mut self, close: u8) -> Result<bool, GiveUp> {
         match self.peek()? {
             b',' => {
@@ -1687,6 +1741,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next member's key, or `""` at the object's end (both eaten).
+    #[inline]
     fn next_key(&mut self, close: u8) -> Result<&'a str, GiveUp> {
         if self.eat_close(close)? {
             return Ok("");
@@ -1695,12 +1750,14 @@ impl<'a> Scanner<'a> {
     }
 
     /// `"key":`, exactly.
+    #[inline]
     fn key(&mut self, key: &str) -> Result<(), GiveUp> {
         (self.string()? == key).then_some(()).ok_or(LAYOUT)?;
         self.eat(b':')
     }
 
     /// A string without escapes or control characters; its contents.
+    #[inline]
     fn string(&mut self) -> Result<&'a str, GiveUp> {
         self.eat(b'"')?;
         let bytes = self.text.as_bytes();
