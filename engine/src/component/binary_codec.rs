@@ -19,6 +19,41 @@ pub(crate) fn crc32(bytes: &[u8]) -> u32 {
 #[cfg(not(feature = "binary"))]
 pub(crate) use stand_ins::*;
 
+/// Whether `value` serializes to exactly `expected` in postcard: each byte is compared as it
+/// is made, nothing is written, and the comparison stops at the first that differs. `false`
+/// also for a value that cannot be serialized.
+#[cfg(feature = "binary")]
+pub(crate) fn serializes_to<T: serde::Serialize + ?Sized>(value: &T, expected: &[u8]) -> bool {
+    postcard::serialize_with_flavor(value, Compare { rest: expected }).unwrap_or(false)
+}
+
+/// A postcard output that compares what is written with the bytes still expected, and fails
+/// at the first that differs (which ends the serialization).
+#[cfg(feature = "binary")]
+struct Compare<'e> {
+    rest: &'e [u8],
+}
+
+#[cfg(feature = "binary")]
+impl postcard::ser_flavors::Flavor for Compare<'_> {
+    /// Whether every expected byte was written.
+    type Output = bool;
+
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        self.try_extend(&[byte])
+    }
+
+    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
+        let rest = self.rest.strip_prefix(data);
+        self.rest = rest.ok_or(postcard::Error::SerializeBufferFull)?;
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<bool> {
+        Ok(self.rest.is_empty())
+    }
+}
+
 #[cfg(not(feature = "binary"))]
 mod stand_ins {
     use std::fmt;
@@ -48,6 +83,12 @@ mod stand_ins {
 
     pub(crate) fn from_bytes<'a, T: serde::Deserialize<'a>>(_: &'a [u8]) -> Result<T, Unavailable> {
         Err(Unavailable)
+    }
+
+    /// Never true, so a save writes every instance's component it compares through JSON (the
+    /// same result, more slowly).
+    pub(crate) fn serializes_to<T: serde::Serialize + ?Sized>(_: &T, _: &[u8]) -> bool {
+        false
     }
 
     /// Never called: nothing writes or opens a binary scene in this build.
@@ -94,5 +135,25 @@ mod tests {
         assert_eq!(scene.len(), 1);
         let entity = scene.entities()[0];
         assert_eq!(world.get::<&crate::Name>(entity).unwrap().as_str(), "Grukk");
+    }
+}
+
+#[cfg(all(test, feature = "binary"))]
+mod compare_tests {
+    use super::*;
+
+    #[test]
+    fn a_value_serializes_to_its_own_bytes_and_to_no_others() {
+        let value = ("goblin", 7u32, [1.5f32, -2.0]);
+        let bytes = to_allocvec(&value).unwrap();
+        assert!(serializes_to(&value, &bytes));
+        assert!(!serializes_to(&value, &bytes[..bytes.len() - 1]));
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(!serializes_to(&value, &longer));
+        let mut changed = bytes.clone();
+        changed[1] ^= 1;
+        assert!(!serializes_to(&value, &changed));
+        assert!(!serializes_to(&value, &[]));
     }
 }

@@ -40,10 +40,11 @@ pub(crate) trait LiveColumn {
     fn write_json(&self, row: usize, out: &mut Vec<u8>, depth: usize) -> Result<(), WriteError>;
     /// Appends the value in `row` in postcard's binary form, checking it first.
     fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError>;
-    /// Appends the value in `row` in postcard's binary form, unchecked: to compare with bytes
-    /// of a value known good (a value that fails the check is written differently from any
-    /// such value, or not at all).
-    fn write_postcard_unchecked(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError>;
+    /// Whether the value in `row` has exactly the postcard bytes `expected`, compared as it is
+    /// serialized, without writing it. Unchecked: to compare with the bytes of a value known
+    /// good (a value that fails the check serializes differently from any such value, or not
+    /// at all).
+    fn has_postcard(&self, row: usize, expected: &[u8]) -> bool;
 }
 
 impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
@@ -66,15 +67,16 @@ impl<T: Component> LiveColumn for hecs::ArchetypeColumn<'_, T> {
     fn write_postcard(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError> {
         let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
         value_check::check(component).map_err(WriteError::Check)?;
-        self.write_postcard_unchecked(row, out)
-    }
-
-    fn write_postcard_unchecked(&self, row: usize, out: &mut Vec<u8>) -> Result<(), WriteError> {
-        let component = self.get(row).ok_or(WriteError::Write(NO_ROW.to_string()))?;
         let bytes = crate::component::binary_codec::to_extend(component, std::mem::take(out))
             .map_err(WriteError::write)?;
         *out = bytes;
         Ok(())
+    }
+
+    fn has_postcard(&self, row: usize, expected: &[u8]) -> bool {
+        self.get(row).is_some_and(|component| {
+            crate::component::binary_codec::serializes_to(component, expected)
+        })
     }
 }
 

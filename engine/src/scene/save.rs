@@ -491,8 +491,6 @@ struct Saver<'a> {
     canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
     /// Archetypes the scene has instances of, in table order (sorted by name).
     archetypes: Vec<ArchetypeId>,
-    /// Live values' postcard bytes, compared with the archetype's.
-    scratch: Vec<u8>,
 }
 
 /// One component of one entity, as it will be written.
@@ -512,7 +510,6 @@ impl<'a> Saver<'a> {
             config,
             canonical: FxHashMap::default(),
             archetypes: Vec::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -526,16 +523,14 @@ impl<'a> Saver<'a> {
         }
     }
 
-    fn entry(&mut self, entity: Entity, instances: bool) -> Entry {
-        if !instances {
-            return Entry::Plain;
-        }
+    /// How the entity at `row` of `columns` is written: as an instance of the archetype its
+    /// marker names (read from the marker column, not looked up by entity), or plain.
+    fn entry(&mut self, (columns, row): (&Columns<'_>, usize)) -> Entry {
         // Full saves still name the archetype, so instances stay instances on load.
-        let Ok(marker) = self
-            .config
-            .world
-            .get::<&ArchetypeInstance>(entity)
-            .map(|m| *m)
+        let Some(&marker) = columns
+            .markers
+            .as_ref()
+            .and_then(|markers| markers.get(row))
         else {
             return Entry::Plain;
         };
@@ -628,7 +623,7 @@ impl<'a> Saver<'a> {
     /// when the bytes cannot be made: the JSON comparison then decides, and reports the
     /// problem.
     fn untouched(
-        &mut self,
+        &self,
         canonical: &Canonical,
         component: ComponentId,
         column: &dyn LiveColumn,
@@ -637,9 +632,7 @@ impl<'a> Saver<'a> {
         let Some(archetype_bytes) = canonical.bytes.get(&component) else {
             return false;
         };
-        self.scratch.clear();
-        let written = column.write_postcard_unchecked(row, &mut self.scratch);
-        written.is_ok() && self.scratch == *archetype_bytes
+        column.has_postcard(row, archetype_bytes)
     }
 
     /// An archetype value holding `#` references, with the references pointing at this
@@ -843,7 +836,7 @@ impl<'a> Saver<'a> {
         written: &mut Vec<(ComponentId, Written)>,
         out: &mut Vec<u8>,
     ) -> Result<(), SceneSaveError> {
-        let entry = self.entry(entity, columns.instances);
+        let entry = self.entry((columns, row));
         self.components(id, entity, &entry, (columns, row), written)?;
         out.extend_from_slice(b"{");
         out.extend_from_slice(b"\n      \"id\": \"");
@@ -999,7 +992,7 @@ impl<'a> Saver<'a> {
         body: &mut BinaryWriter,
         (components, scratch): (&mut Vec<(ComponentId, Written)>, &mut Vec<u8>),
     ) -> Result<(), SceneSaveError> {
-        let entry = self.entry(entity, columns.instances);
+        let entry = self.entry((columns, row));
         self.components(id, entity, &entry, (columns, row), components)?;
         body.u64_le(id.0);
         match &entry {
@@ -1142,8 +1135,8 @@ struct Blocks {
 struct Columns<'w> {
     /// The columns of the components scenes write, in name order.
     of: Vec<(ComponentId, Box<dyn LiveColumn + 'w>)>,
-    /// Whether its entities may be archetype instances (it has the marker).
-    instances: bool,
+    /// Its entities' archetype-instance markers, where it has them.
+    markers: Option<hecs::ArchetypeColumn<'w, ArchetypeInstance>>,
     /// How its instances of each archetype entity are written, made at the first one.
     plans: RefCell<Plans>,
 }
@@ -1255,7 +1248,7 @@ fn columns<'w>(config: &SaveConfig<'w>, run: &[(usize, Place)]) -> Vec<Option<Co
             Some(Columns {
                 plans: RefCell::default(),
                 of,
-                instances: archetype.has::<ArchetypeInstance>(),
+                markers: archetype.get::<&ArchetypeInstance>(),
             })
         })
         .collect()
