@@ -107,6 +107,14 @@ impl<'a, T: Component> BytePatch<'a, T> {
     /// Patches `component` by its bytes; `false` if it must go through JSON (a value that
     /// cannot be serialized takes that path, which reports why).
     fn patch(&mut self, component: &mut T) -> bool {
+        // Most instances are untouched: compared as they serialize, not written.
+        if crate::component::binary_codec::serializes_to(&*component, &self.before) {
+            *component = self.after.clone();
+            return true;
+        }
+        let Some(splice) = &self.splice else {
+            return false;
+        };
         self.live.clear();
         let Ok(live) =
             crate::component::binary_codec::to_extend(&*component, std::mem::take(&mut self.live))
@@ -114,13 +122,6 @@ impl<'a, T: Component> BytePatch<'a, T> {
             return false;
         };
         self.live = live;
-        if self.live == self.before {
-            *component = self.after.clone();
-            return true;
-        }
-        let Some(splice) = &self.splice else {
-            return false;
-        };
         self.spliced.clear();
         // Both parts are values already checked (the live one and the archetype's): read
         // back as they are.
