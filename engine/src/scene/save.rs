@@ -205,7 +205,7 @@ fn save_scene_untraced(
     let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
     let config = save_config(world, library, encoding, options, ids);
     let mut saver = Saver::new(&config);
-    saver.archetypes = saver.instanced_archetypes(&entities);
+    saver.archetypes = saver.instanced_archetypes(&entities, options.selection.is_none());
     let nodes = archetype_nodes(library, &saver.archetypes);
     let mapper = saver.mapper();
     // The shared table comes before the entities in the file, but is only known once they are
@@ -895,13 +895,16 @@ impl<'a> Saver<'a> {
 
     /// The archetypes the scene has instances of, sorted by name (the binary archetype table's
     /// order, so the bytes do not depend on the world's storage order).
-    fn instanced_archetypes(&self, entities: &[(StableId, Entity)]) -> Vec<ArchetypeId> {
+    /// `whole`: `entities` is every entity with a stable ID (no selection), whose markers are
+    /// then read column by column instead of looked up one entity at a time.
+    fn instanced_archetypes(
+        &self,
+        entities: &[(StableId, Entity)],
+        whole: bool,
+    ) -> Vec<ArchetypeId> {
         let (world, library) = (self.config.world, self.config.library);
         let mut archetypes: Vec<ArchetypeId> = Vec::new();
-        for &(_, entity) in entities {
-            let Ok(marker) = world.get::<&ArchetypeInstance>(entity) else {
-                continue;
-            };
+        let mut note = |marker: &ArchetypeInstance| {
             // Those an entry can be an instance of (see `canonical_for`); the values
             // themselves are read later, with the save's shared table installed.
             let usable = !library.is_deleted(marker.archetype)
@@ -910,6 +913,16 @@ impl<'a> Saver<'a> {
                     .is_some_and(|archetype| archetype.compiled.is_some());
             if usable && archetypes.last() != Some(&marker.archetype) {
                 archetypes.push(marker.archetype);
+            }
+        };
+        if whole {
+            let mut markers = world.query::<&ArchetypeInstance>().with::<&StableId>();
+            markers.iter().for_each(&mut note);
+        } else {
+            for &(_, entity) in entities {
+                if let Ok(marker) = world.get::<&ArchetypeInstance>(entity) {
+                    note(&marker);
+                }
             }
         }
         archetypes.sort_unstable_by(|a, b| library.name_of(*a).cmp(&library.name_of(*b)));
