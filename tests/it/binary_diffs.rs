@@ -120,6 +120,23 @@ fn a_binary_save_writes_changed_instance_values_without_json_and_loads_as_json_d
 }
 
 #[test]
+fn a_difference_json_cannot_see_is_no_override_in_binary_either() {
+    // `-0.0` and `0.0` are one JSON number: the JSON scene records no override for a goblin
+    // whose health went from one to the other, and the binary scene, which finds its diffs
+    // from the bytes, records none either.
+    let (_dir, library) = library(r#"{ "components": { "Health": { "current": 0, "max": 7 } } }"#);
+    let mut world = World::new();
+    let goblin = library.spawn(&mut world, "goblin").unwrap();
+    world.insert_one(goblin, StableId(0xa1)).unwrap();
+    world.get::<&mut Health>(goblin).unwrap().current = -0.0;
+    for encoding in [SceneEncoding::Json, SceneEncoding::Binary] {
+        let (loaded, scene) = load(&save(&world, &library, encoding), &library);
+        let (_, _, overrides) = state(&loaded, &library, &scene, 0xa1);
+        assert_eq!(overrides, "None", "{encoding:?}");
+    }
+}
+
+#[test]
 fn a_binary_diff_follows_an_archetype_changed_since_the_save_as_a_json_patch_does() {
     let (_dir, library) = library(GOBLIN);
     let world = mid_fight(&library);

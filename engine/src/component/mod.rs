@@ -50,6 +50,6 @@ pub(crate) use shared::{
 pub use stable_id::{ParseStableIdError, StableId};
 pub use transform::Transform;
 pub(crate) use value_check::CheckError;
-pub(crate) use value_layout::{read_value, Layout};
+pub(crate) use value_layout::{changed_fields, read_value, Layout};
 pub(crate) use value_ops::ValueError;
 pub(crate) use value_reader::{is_operator_object, ReadErrorKind};

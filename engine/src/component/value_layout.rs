@@ -812,6 +812,111 @@ fn plan_at<'l>(
     }
 }
 
+// ---- the fields two values differ in ----
+
+/// The fields in which postcard value `new` differs from `old` (both laid out as `layout`),
+/// each as its path of field names, in the order the JSON merge patch from one value to the
+/// other lists them: what that patch sets, found from the bytes alone. Refused (the caller
+/// diffs through JSON) where the values differ in anything but struct fields holding numbers,
+/// strings, booleans, characters, or sequences and tuples of those: an option, a map, an enum
+/// or a shared value is compared by its JSON.
+pub(crate) fn changed_fields<'l>(
+    layout: &'l Layout,
+    old: &[u8],
+    new: &[u8],
+) -> Result<Vec<Vec<&'l str>>, NoSplice> {
+    let (mut old, mut new) = (old, new);
+    let mut changed = Vec::new();
+    changed_at(
+        layout,
+        (&mut old, &mut new),
+        &mut Vec::new(),
+        &mut changed,
+        0,
+    )?;
+    if !old.is_empty() || !new.is_empty() {
+        return Err(NoSplice::BytesDoNotFit);
+    }
+    // A merge patch's members are sorted by key at every level.
+    changed.sort_unstable();
+    Ok(changed)
+}
+
+fn changed_at<'l>(
+    layout: &'l Layout,
+    (old, new): (&mut &[u8], &mut &[u8]),
+    path: &mut Vec<&'l str>,
+    changed: &mut Vec<Vec<&'l str>>,
+    depth: usize,
+) -> Result<(), NoSplice> {
+    if depth > MAX_DEPTH {
+        return Err(NoSplice::TooDeep);
+    }
+    match layout {
+        // JSON writes a newtype as its content, a struct as an object the patch goes into.
+        Layout::Newtype(inner) => changed_at(inner, (old, new), path, changed, depth + 1),
+        Layout::Struct(fields) => {
+            for (name, field) in fields {
+                path.push(name);
+                changed_at(field, (&mut *old, &mut *new), path, changed, depth + 1)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        leaf => {
+            let (before, after) = (skipped(leaf, old)?, skipped(leaf, new)?);
+            if !same_json(leaf, before, after)? {
+                changed.push(path.clone());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Whether two postcard values of a leaf layout are the same JSON value, as a merge patch
+/// compares them (`-0.0` is `0.0`).
+fn same_json(layout: &Layout, old: &[u8], new: &[u8]) -> Result<bool, NoSplice> {
+    if !plain(layout, 0) {
+        return match old == new {
+            true => Ok(true),
+            false => Err(NoSplice::NotAStructPath),
+        };
+    }
+    if old == new {
+        return Ok(true);
+    }
+    match layout {
+        // One encoding per value.
+        Layout::Bool | Layout::Char | Layout::Str => Ok(false),
+        Layout::U8 | Layout::U16 | Layout::U32 | Layout::U64 => Ok(false),
+        Layout::I8 | Layout::I16 | Layout::I32 | Layout::I64 => Ok(false),
+        // Floats, and sequences that may hold them: by their JSON.
+        _ => {
+            let read = |mut bytes: &[u8]| read_value(layout, &mut bytes);
+            let (old, new) = (read(old), read(new));
+            old.and_then(|old| Ok(old == new?))
+                .map_err(|_| NoSplice::BytesDoNotFit)
+        }
+    }
+}
+
+/// Whether values of `layout` are JSON numbers, strings, booleans, or arrays and objects of
+/// those, with one postcard encoding per JSON value but for the sign of a zero.
+fn plain(layout: &Layout, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match layout {
+        Layout::Bool | Layout::Char | Layout::Str | Layout::F32 | Layout::F64 => true,
+        Layout::U8 | Layout::U16 | Layout::U32 | Layout::U64 => true,
+        Layout::I8 | Layout::I16 | Layout::I32 | Layout::I64 => true,
+        Layout::Newtype(inner) | Layout::Seq(inner) => plain(inner, depth + 1),
+        Layout::Tuple(items) => items.iter().all(|item| plain(item, depth + 1)),
+        Layout::Struct(fields) => fields.iter().all(|(_, field)| plain(field, depth + 1)),
+        _ => false,
+    }
+}
+
 /// Moves `bytes` past one value laid out as `layout`; returns the bytes it took.
 fn skipped<'a>(layout: &Layout, bytes: &mut &'a [u8]) -> Result<&'a [u8], NoSplice> {
     let start = *bytes;
@@ -1174,5 +1279,92 @@ mod tests {
         }
         assert_eq!(trace::<Either>(), None);
         assert_eq!(trace::<u32>(), Some(Layout::U32));
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Fighter {
+        health: Vitals,
+        speed: f32,
+        name: String,
+        path: Vec<(f32, f32)>,
+        level: Wrapper,
+        alive: bool,
+        target: Option<u32>,
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    struct Vitals {
+        max: u32,
+        current: f64,
+    }
+
+    /// The fields the JSON merge patch from `old` to `new` sets, as paths.
+    fn patched_fields(old: &Fighter, new: &Fighter) -> Vec<Vec<String>> {
+        let (old, new) = (serde_json::to_value(old), serde_json::to_value(new));
+        let patch = crate::json::merge_patch::diff(&old.unwrap(), &new.unwrap());
+        let mut fields = Vec::new();
+        fn walk(value: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+            match value {
+                Value::Object(members) => members.iter().for_each(|(key, member)| {
+                    path.push(key.clone());
+                    walk(member, path, out);
+                    path.pop();
+                }),
+                _ => out.push(path.clone()),
+            }
+        }
+        if let Some(patch) = patch {
+            walk(&patch, &mut Vec::new(), &mut fields);
+        }
+        fields
+    }
+
+    #[test]
+    #[cfg(feature = "binary")]
+    fn the_fields_found_from_the_bytes_are_those_the_json_patch_sets() {
+        let layout = trace::<Fighter>().expect("traceable");
+        let base = Fighter {
+            health: Vitals {
+                max: 10,
+                current: 10.0,
+            },
+            speed: 0.0,
+            name: "goblin".into(),
+            path: vec![(1.0, 2.0)],
+            level: Wrapper(3),
+            alive: true,
+            target: None,
+        };
+        let changes: [fn(&mut Fighter); 8] = [
+            |s| s.health.current = 4.5,
+            |s| (s.health.max, s.alive) = (12, false),
+            |s| s.speed = -0.0,
+            |s| s.path = vec![(1.0, -0.0)],
+            |s| s.path.push((0.0, 0.0)),
+            |s| (s.name, s.level) = ("hobgoblin".into(), Wrapper(-4)),
+            |s| s.health.current = -0.0,
+            |_| {},
+        ];
+        let bytes = |stats: &Fighter| postcard::to_allocvec(stats).unwrap();
+        for change in changes {
+            let mut live = base.clone();
+            change(&mut live);
+            let found = changed_fields(&layout, &bytes(&base), &bytes(&live)).unwrap();
+            let found: Vec<Vec<String>> = (found.iter())
+                .map(|path| path.iter().map(|s| s.to_string()).collect())
+                .collect();
+            assert_eq!(found, patched_fields(&base, &live), "{live:?}");
+        }
+        // An option that changed is compared by its JSON.
+        let mut live = base.clone();
+        live.target = Some(7);
+        assert_eq!(
+            changed_fields(&layout, &bytes(&base), &bytes(&live)),
+            Err(NoSplice::NotAStructPath)
+        );
+        assert_eq!(
+            changed_fields(&layout, &bytes(&base), &bytes(&base)[1..]),
+            Err(NoSplice::BytesDoNotFit)
+        );
     }
 }

@@ -94,22 +94,50 @@ fn content_key(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Writes a diff's payload: `key`, the leaves of `shape`, then the postcard `value`.
-pub(super) fn write_diff(out: &mut BinaryWriter, key: u64, shape: &Value, value: &[u8]) {
-    let mut leaves = Vec::new();
-    collect_leaves(shape, &mut Vec::new(), &mut leaves);
+/// A diff's leaves (the paths of its shape, each setting or removing a value), encoded as its
+/// payload holds them.
+pub(super) struct Leaves(Vec<u8>);
+
+impl Leaves {
+    /// The leaves of an override shape.
+    pub(super) fn of_shape(shape: &Value) -> Leaves {
+        let mut leaves = Vec::new();
+        collect_leaves(shape, &mut Vec::new(), &mut leaves);
+        Leaves::encode(leaves.iter().map(|(path, kind)| (path.as_slice(), *kind)))
+    }
+
+    /// Leaves that set the fields at `paths` (in the order a shape lists them, its keys sorted
+    /// at every level).
+    pub(super) fn setting(paths: &[Vec<&str>]) -> Leaves {
+        Leaves::encode(paths.iter().map(|path| (path.as_slice(), LEAF_SET)))
+    }
+
+    /// Whether there are none (the value is its archetype's).
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.first() == Some(&0)
+    }
+
+    fn encode<'p>(leaves: impl ExactSizeIterator<Item = (&'p [&'p str], u8)>) -> Leaves {
+        let mut out = BinaryWriter { out: Vec::new() };
+        out.varint(leaves.len() as u64);
+        for (path, kind) in leaves {
+            out.varint(path.len() as u64);
+            for segment in path {
+                out.str(segment);
+            }
+            out.out.push(kind);
+        }
+        Leaves(out.out)
+    }
+}
+
+/// Writes a diff's payload: `key`, its `leaves`, then the postcard `value`.
+pub(super) fn write_diff(out: &mut BinaryWriter, key: u64, leaves: &Leaves, value: &[u8]) {
     let mut payload = BinaryWriter {
-        out: Vec::with_capacity(16 + value.len()),
+        out: Vec::with_capacity(8 + leaves.0.len() + value.len()),
     };
     payload.u64_le(key);
-    payload.varint(leaves.len() as u64);
-    for (path, kind) in &leaves {
-        payload.varint(path.len() as u64);
-        for segment in path {
-            payload.str(segment);
-        }
-        payload.out.push(*kind);
-    }
+    payload.out.extend_from_slice(&leaves.0);
     payload.out.extend_from_slice(value);
     out.bytes(&payload.out);
 }
@@ -267,7 +295,7 @@ mod tests {
 
     fn round_trip(shape: &Value) -> Diff<'static> {
         let mut out = BinaryWriter { out: Vec::new() };
-        write_diff(&mut out, 7, shape, &[1, 2, 3]);
+        write_diff(&mut out, 7, &Leaves::of_shape(shape), &[1, 2, 3]);
         let bytes: &'static [u8] = Vec::leak(out.out);
         let mut reader = BinaryReader::new(bytes);
         let payload = reader.bytes("payload").unwrap();

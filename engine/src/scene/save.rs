@@ -17,9 +17,11 @@ use crate::archetype::{override_shape, ArchetypeId, ArchetypeInstance, Overrides
 use crate::archetype::{worker_threads, ArchetypeLibrary};
 use crate::component::MapError;
 use crate::component::StableId;
+use crate::component::{
+    changed_fields, ComponentId, ComponentRegistry, Layout, LiveColumn, WriteError,
+};
 use crate::component::{mark_used_in, with_save_table, SaveTable};
 use crate::component::{with_installed_mapper, with_mapper, EntityMapper, RefIn, RefOut, RefWire};
-use crate::component::{ComponentId, ComponentRegistry, LiveColumn, WriteError};
 use crate::fs::write_atomically;
 use crate::json::merge_patch;
 use crate::json::FieldPath;
@@ -29,7 +31,7 @@ use crate::scene::format::{
     KIND_DIFF, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
 };
 use crate::scene::header::{archetype_nodes, write_json_header, ArchetypeNodes};
-use crate::scene::instance_diff::{archetype_value_key, write_diff};
+use crate::scene::instance_diff::{archetype_value_key, write_diff, Leaves};
 
 /// How a scene is encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -491,6 +493,8 @@ struct Saver<'a> {
     canonical: FxHashMap<(ArchetypeId, u32), Option<Rc<Canonical>>>,
     /// Archetypes the scene has instances of, in table order (sorted by name).
     archetypes: Vec<ArchetypeId>,
+    /// Component layouts met in binary diffs (`None`: the type has none).
+    layouts: FxHashMap<ComponentId, Option<Layout>>,
 }
 
 /// One component of one entity, as it will be written.
@@ -500,6 +504,8 @@ enum Written {
     Typed(usize),
     /// A merge patch from the archetype; the live value is in the `column`th column.
     Patch { column: usize, patch: Value },
+    /// A binary diff found from the bytes: the fields set, and the live value's bytes.
+    Diff { leaves: Leaves, value: Vec<u8> },
     /// The archetype has it, the entity does not.
     Removed,
 }
@@ -510,6 +516,7 @@ impl<'a> Saver<'a> {
             config,
             canonical: FxHashMap::default(),
             archetypes: Vec::new(),
+            layouts: FxHashMap::default(),
         }
     }
 
@@ -575,7 +582,15 @@ impl<'a> Saver<'a> {
                 Step::Removed(component) => out.push((component, Written::Removed)),
                 Step::Own(component, k) => out.push((component, Written::Typed(k))),
                 Step::Compare(component, k) => {
-                    if self.untouched(canonical, component, &*columns.of[k].1, row) {
+                    let column = &*columns.of[k].1;
+                    if self.untouched(canonical, component, column, row) {
+                        continue;
+                    }
+                    if let Some((leaves, value)) = self.byte_diff(canonical, component, column, row)
+                    {
+                        if !leaves.is_empty() {
+                            out.push((component, Written::Diff { leaves, value }));
+                        }
                         continue;
                     }
                     if let Some(patch) = self.patch(id, entity, entry, canonical, component)? {
@@ -633,6 +648,40 @@ impl<'a> Saver<'a> {
             return false;
         };
         column.has_postcard(row, archetype_bytes)
+    }
+
+    /// For a binary scene: the fields in which the live value of `component` (in `column`, at
+    /// `row`) differs from the archetype's, found from the bytes of both by the component's
+    /// layout, with the live value's bytes. `None` where the JSON comparison decides: in a JSON
+    /// scene, without a layout or the archetype's bytes, for a difference the bytes do not
+    /// place (see [`changed_fields`]), or a value that cannot be written (the JSON path
+    /// reports why).
+    fn byte_diff(
+        &mut self,
+        canonical: &Canonical,
+        component: ComponentId,
+        column: &dyn LiveColumn,
+        row: usize,
+    ) -> Option<(Leaves, Vec<u8>)> {
+        if self.config.wire != RefWire::Number {
+            return None;
+        }
+        let archetype_bytes = canonical.bytes.get(&component)?;
+        let mut live = Vec::new();
+        column.write_postcard(row, &mut live).ok()?;
+        let layout = self.layout(component)?;
+        let fields = changed_fields(layout, archetype_bytes, &live).ok()?;
+        Some((Leaves::setting(&fields), live))
+    }
+
+    /// The layout of `component`'s values, decoded once per save and thread.
+    fn layout(&mut self, component: ComponentId) -> Option<&Layout> {
+        let registry = self.config.registry;
+        let layout = self.layouts.entry(component).or_insert_with(|| {
+            let bytes = registry.layout_bytes(component)?;
+            crate::component::from_bytes(bytes).ok()
+        });
+        layout.as_ref()
     }
 
     /// An archetype value holding `#` references, with the references pointing at this
@@ -882,6 +931,11 @@ impl<'a> Saver<'a> {
                         .map_err(|e| self.unwritable(id, *component, e.to_string()))?;
                 }
                 Written::Removed => out.extend_from_slice(b"null"),
+                // Only a binary save finds its diffs from the bytes.
+                Written::Diff { .. } => {
+                    let message = "a binary diff in a JSON scene (internal error)".to_string();
+                    return Err(self.unwritable(id, *component, message));
+                }
             }
         }
         out.extend_from_slice(if written.is_empty() {
@@ -1041,7 +1095,17 @@ impl<'a> Saver<'a> {
                         .map_err(|error| self.write_failed(id, *component, error))?;
                     let key = canonical_key(&entry, *component);
                     body.out.push(KIND_DIFF);
-                    write_diff(body, key, &override_shape(patch), scratch);
+                    write_diff(
+                        body,
+                        key,
+                        &Leaves::of_shape(&override_shape(patch)),
+                        scratch,
+                    );
+                }
+                Written::Diff { leaves, value } => {
+                    let key = canonical_key(&entry, *component);
+                    body.out.push(KIND_DIFF);
+                    write_diff(body, key, leaves, value);
                 }
                 Written::Removed => {
                     body.out.push(KIND_REMOVED);
