@@ -1,6 +1,6 @@
 //! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`; binary
 //! instance diffs: `instance_diff`), the read
-//! model tools use (`document`), saving (`save`), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
+//! model tools use (`document`), saving (`save`, with `entity_table` for its lookups by entity), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
 //! `follow` for references; the rules both routes apply, from one copy: `binary_entry`, a
 //! binary entry's layout, `scene_ids`, the stable ID each entity gets, `scene_budget`, the
 //! size limits, `id_index`, stable ID → entity), migrating old files (`migration`), preparing scenes off the game thread
@@ -15,6 +15,7 @@ mod api;
 mod binary_entry;
 mod commit_error;
 mod document;
+mod entity_table;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod fast_load;
 mod follow;

@@ -26,6 +26,7 @@ use crate::fs::write_atomically;
 use crate::json::merge_patch;
 use crate::json::FieldPath;
 use crate::reload::{instance_entities, instance_root, LiveRefs};
+use crate::scene::entity_table::EntityTable;
 use crate::scene::format::{
     append_checksum, BinaryWriter, ScenePretty, BINARY_MAGIC, BINARY_SCENE_FORMAT_VERSION,
     KIND_DIFF, KIND_REMOVED, KIND_TYPED, SCENE_FORMAT_VERSION,
@@ -204,7 +205,7 @@ fn save_scene_untraced(
     options: &SceneSaveOptions,
 ) -> Result<Vec<u8>, SceneSaveError> {
     let entities = collect_entities(world, options)?;
-    let ids: FxHashMap<Entity, StableId> = entities.iter().map(|(id, e)| (*e, *id)).collect();
+    let ids = EntityTable::new(entities.iter().map(|(id, e)| (e.id(), (*e, *id))));
     let config = save_config(world, library, encoding, options, ids);
     let mut saver = Saver::new(&config);
     saver.archetypes = saver.instanced_archetypes(&entities, options.selection.is_none());
@@ -372,7 +373,7 @@ pub(super) fn component_order(registry: &ComponentRegistry) -> Vec<ComponentId> 
 
 /// Writes references as stable IDs (hex text in JSON, numbers in binary).
 struct SaveRefs {
-    ids: Arc<FxHashMap<Entity, StableId>>,
+    ids: Arc<EntityTable<(Entity, StableId)>>,
     wire: RefWire,
     policy: DanglingReferences,
     /// The entity the last reference that could not be written pointed at.
@@ -384,10 +385,10 @@ impl EntityMapper for SaveRefs {
         self.wire
     }
     fn write(&mut self, entity: Entity) -> Result<RefOut, MapError> {
-        match (self.ids.get(&entity), self.policy) {
+        match (self.ids.of(entity), self.policy) {
             (Some(id), _) => Ok(match self.wire {
                 RefWire::Number => RefOut::Number(id.0),
-                _ => RefOut::Hex(*id),
+                _ => RefOut::Hex(id),
             }),
             (None, DanglingReferences::WriteNull) => Ok(RefOut::Null),
             (None, DanglingReferences::Error) => {
@@ -432,7 +433,7 @@ fn save_config<'a>(
     library: &'a ArchetypeLibrary,
     encoding: SceneEncoding,
     options: &SceneSaveOptions,
-    ids: FxHashMap<Entity, StableId>,
+    ids: EntityTable<(Entity, StableId)>,
 ) -> SaveConfig<'a> {
     let order = component_order(library.registry());
     let mut rank = vec![None; library.registry().len()];
@@ -482,7 +483,7 @@ struct SaveConfig<'a> {
     /// A component's key in a JSON scene (`"Name": `, by `ComponentId`).
     keys: Vec<Vec<u8>>,
     /// The stable ID of every entity saved, and how references are written.
-    ids: Arc<FxHashMap<Entity, StableId>>,
+    ids: Arc<EntityTable<(Entity, StableId)>>,
     wire: RefWire,
     policy: DanglingReferences,
 }
@@ -949,6 +950,7 @@ impl<'a> Saver<'a> {
 
     /// The archetypes the scene has instances of, sorted by name (the binary archetype table's
     /// order, so the bytes do not depend on the world's storage order).
+    ///
     /// `whole`: `entities` is every entity with a stable ID (no selection), whose markers are
     /// then read column by column instead of looked up one entity at a time.
     fn instanced_archetypes(
@@ -1280,15 +1282,11 @@ struct Place {
 fn storage_order(world: &World, entities: &[(StableId, Entity)]) -> Vec<(usize, Place)> {
     // Every entity to save is alive (it has a stable ID), so it is in exactly one archetype,
     // under its index.
-    let position: FxHashMap<u32, usize> = entities
-        .iter()
-        .enumerate()
-        .map(|(i, (_, e))| (e.id(), i))
-        .collect();
+    let position = EntityTable::new((entities.iter().enumerate()).map(|(i, (_, e))| (e.id(), i)));
     let mut order = Vec::with_capacity(entities.len());
     for (archetype, table) in world.archetypes().enumerate() {
         for (row, id) in table.ids().iter().enumerate() {
-            if let Some(&index) = position.get(id) {
+            if let Some(index) = position.get(*id) {
                 order.push((index, Place { archetype, row }));
             }
         }
