@@ -766,8 +766,7 @@ impl<'a> Saver<'a> {
         entities: &[(StableId, Entity)],
         out: &mut Vec<u8>,
     ) -> Result<Vec<SaveTable>, SceneSaveError> {
-        let write =
-            |saver: &mut Saver<'_>, run: &[(usize, Place)]| saver.json_blocks(entities, run);
+        let write = |saver: &mut Saver<'_>, run: &[(usize, Place)]| saver.json_blocks(run);
         let (parts, placed, tables) = self.blocks(entities, &write)?;
         out.reserve(parts.iter().map(|p| p.blocks.len()).sum::<usize>() + entities.len() * 8);
         for (index, (number, range)) in placed.into_iter().enumerate() {
@@ -844,7 +843,7 @@ impl<'a> Saver<'a> {
 
     /// The blocks of a run of entities (indices into `entities`, with where their values are),
     /// written one after the other, with the range of each.
-    fn json_blocks(&mut self, entities: &[(StableId, Entity)], run: &[(usize, Place)]) -> Blocks {
+    fn json_blocks(&mut self, run: &[(usize, Place)]) -> Blocks {
         let tables = columns(self.config, run);
         let mut blocks = Blocks {
             blocks: Vec::new(),
@@ -859,7 +858,7 @@ impl<'a> Saver<'a> {
                 let estimate = blocks.blocks.len() / k * (run.len() - k) * 3 / 2;
                 blocks.blocks.reserve(estimate);
             }
-            let (id, entity) = entities[index];
+            let (id, entity) = (place.id, place.entity);
             let start = blocks.blocks.len();
             // `columns` borrowed every archetype the run reads from.
             if let Some(columns) = &tables[place.archetype] {
@@ -999,7 +998,7 @@ impl<'a> Saver<'a> {
             .map(|(i, archetype)| (*archetype, i as u64 + 1))
             .collect();
         let write = |saver: &mut Saver<'_>, run: &[(usize, Place)]| {
-            saver.binary_blocks(entities, run, &archetype_index)
+            saver.binary_blocks(run, &archetype_index)
         };
         // As for JSON: blocks written in storage order (on every core), put in stable-ID order
         // afterwards.
@@ -1018,7 +1017,6 @@ impl<'a> Saver<'a> {
     /// JSON ones.
     fn binary_blocks(
         &mut self,
-        entities: &[(StableId, Entity)],
         run: &[(usize, Place)],
         archetype_index: &FxHashMap<ArchetypeId, u64>,
     ) -> Blocks {
@@ -1031,7 +1029,7 @@ impl<'a> Saver<'a> {
         let mut scratch = Vec::new();
         let mut written = Vec::new();
         for &(index, place) in run {
-            let (id, entity) = entities[index];
+            let (id, entity) = (place.id, place.entity);
             let start = out.out.len();
             if let Some(columns) = &tables[place.archetype] {
                 let at = (columns, place.row);
@@ -1268,26 +1266,37 @@ impl Columns<'_> {
     }
 }
 
-/// Where an entity's values are: its hecs archetype (by its place in
-/// [`World::archetypes`]) and its row there.
+/// A saved entity (its stable ID and handle) and where its values are: its hecs archetype (by
+/// its place in [`World::archetypes`]) and its row there.
 #[derive(Clone, Copy)]
 struct Place {
+    id: StableId,
+    entity: Entity,
     archetype: usize,
     row: usize,
 }
 
 /// The entities to save in the order hecs stores them, as indices into `entities` with where
 /// their values are. Reading components in this order walks memory sequentially, where the
-/// file's stable-ID order jumps around it.
+/// file's stable-ID order jumps around it; each entity's ID and handle come along, so nothing
+/// is looked up in `entities` in that order.
 fn storage_order(world: &World, entities: &[(StableId, Entity)]) -> Vec<(usize, Place)> {
     // Every entity to save is alive (it has a stable ID), so it is in exactly one archetype,
     // under its index.
-    let position = EntityTable::new((entities.iter().enumerate()).map(|(i, (_, e))| (e.id(), i)));
+    let position = EntityTable::new(
+        (entities.iter().enumerate()).map(|(i, &(id, entity))| (entity.id(), (i, id, entity))),
+    );
     let mut order = Vec::with_capacity(entities.len());
     for (archetype, table) in world.archetypes().enumerate() {
-        for (row, id) in table.ids().iter().enumerate() {
-            if let Some(index) = position.get(*id) {
-                order.push((index, Place { archetype, row }));
+        for (row, index) in table.ids().iter().enumerate() {
+            if let Some((index, id, entity)) = position.get(*index) {
+                let place = Place {
+                    id,
+                    entity,
+                    archetype,
+                    row,
+                };
+                order.push((index, place));
             }
         }
     }
