@@ -925,6 +925,31 @@ impl EntityMapper for SpawnRefs {
     }
 }
 
+/// Writes `root`'s values that vary per spawn over the template's first outcome in `entity`,
+/// just spawned (in place: same components); on a failed roll the entity is despawned. Kept
+/// out of [`CompiledArchetype::spawn`], so the common spawn stays small enough to inline.
+fn roll_in_place(
+    root: &CompiledNode,
+    world: &mut World,
+    registry: &ComponentRegistry,
+    entity: Entity,
+    rng: &SpawnRng,
+) -> Result<Entity, ValueError> {
+    for (component, varied) in &root.varied {
+        let ops = registry.ops(*component);
+        match varied.roll(ops, rng) {
+            Ok(value) => {
+                ops.overwrite_typed(world, entity, value.typed());
+            }
+            Err(error) => {
+                let _ = world.despawn(entity);
+                return Err(error);
+            }
+        }
+    }
+    Ok(entity)
+}
+
 /// Overrides for one spawn, already checked: component → merged value to use instead (or
 /// `None` to leave the component out), plus the shape of the patch, recorded in the entity's
 /// marker.
@@ -947,23 +972,10 @@ impl CompiledArchetype {
             let root = &self.nodes[0];
             let variant = root.variant_template(registry, rng);
             let entity = variant.unwrap_or(&root.template).spawn(world, rng)?;
-            if variant.is_some() {
+            if variant.is_some() || root.varied.is_empty() {
                 return Ok(entity);
             }
-            // Values that vary replace the template's first outcome (in place: same components).
-            for (component, varied) in &root.varied {
-                let ops = registry.ops(*component);
-                match varied.roll(ops, rng) {
-                    Ok(value) => {
-                        ops.overwrite_typed(world, entity, value.typed());
-                    }
-                    Err(error) => {
-                        let _ = world.despawn(entity);
-                        return Err(error);
-                    }
-                }
-            }
-            return Ok(entity);
+            return roll_in_place(root, world, registry, entity, rng);
         }
         self.spawn_general(world, registry, overrides, rng)
     }

@@ -1748,6 +1748,17 @@ impl ArchetypeLibrary {
     /// not: unknown (with a suggestion), deleted, without a version free of errors, abstract.
     #[inline]
     pub(crate) fn spawnable(&self, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
+        // Spawns mostly repeat a name: the archetype found last is compared first. (A live
+        // archetype's name is no former name, so that comes before the renames.)
+        if let Some(archetype) = self.last_spawnable(name) {
+            return Ok(archetype);
+        }
+        self.spawnable_by_name(name)
+    }
+
+    /// [`spawnable`](Self::spawnable) past the archetype found last, kept out of it so the
+    /// common spawn stays small enough to inline.
+    fn spawnable_by_name(&self, name: &str) -> Result<&Arc<Archetype>, SpawnError> {
         // A former name (`formerly`) stands for the archetype under its current one: names in
         // saved component values (a spawner's archetype) keep working after a rename.
         let name = self.renamed(name).unwrap_or(name);
