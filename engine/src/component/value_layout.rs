@@ -876,12 +876,6 @@ fn changed_at<'l>(
 /// Whether two postcard values of a leaf layout are the same JSON value, as a merge patch
 /// compares them (`-0.0` is `0.0`).
 fn same_json(layout: &Layout, old: &[u8], new: &[u8]) -> Result<bool, NoSplice> {
-    if !plain(layout, 0) {
-        return match old == new {
-            true => Ok(true),
-            false => Err(NoSplice::NotAStructPath),
-        };
-    }
     if old == new {
         return Ok(true);
     }
@@ -891,12 +885,13 @@ fn same_json(layout: &Layout, old: &[u8], new: &[u8]) -> Result<bool, NoSplice> 
         Layout::U8 | Layout::U16 | Layout::U32 | Layout::U64 => Ok(false),
         Layout::I8 | Layout::I16 | Layout::I32 | Layout::I64 => Ok(false),
         // Floats, and sequences that may hold them: by their JSON.
-        _ => {
+        _ if plain(layout, 0) => {
             let read = |mut bytes: &[u8]| read_value(layout, &mut bytes);
             let (old, new) = (read(old), read(new));
             old.and_then(|old| Ok(old == new?))
                 .map_err(|_| NoSplice::BytesDoNotFit)
         }
+        _ => Err(NoSplice::NotAStructPath),
     }
 }
 

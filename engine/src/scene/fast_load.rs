@@ -582,8 +582,9 @@ fn finish_entity<'a>(
     Ok(())
 }
 
-/// Ends an entry that is an untouched instance of archetype `name` (as written, at byte
-/// `at`) without an entry made for it, as [`finish_entity`] ends any other.
+/// Ends an entry that is an untouched instance of an archetype (its name as written, with
+/// where it is) as [`finish_entity`] ends any other, but with no entry made for it when it
+/// joins its archetype's batch (most entries of a level).
 fn finish_untouched<'a>(
     load: &mut Load<'_, 'a>,
     world: &mut World,
@@ -598,13 +599,13 @@ fn finish_untouched<'a>(
     if group.is_some_and(|group| join_pristine(load, group, own_id, handle)) {
         return Ok(());
     }
+    // An archetype whose instances are built one by one: as any other entry.
     let names = Names {
         archetype: Some(archetype),
         child: None,
     };
-    load.instances.extend(names.entry(id, offset));
-    load.instance_handles.push(handle);
-    Ok(())
+    let entry = names.entry(id, offset).ok_or(LAYOUT)?;
+    take_instance(load, entry, own_id, handle)
 }
 
 /// The handle of the archetype instance with stable ID `id`: the one reserved for it if
