@@ -9,8 +9,8 @@ use std::path::Path;
 
 use archetool::demo::components::registry;
 use archetype_engine::{
-    apply_update, load_scene, save_scene, ArchetypeLibrary, LoadOptions, SceneEncoding,
-    SceneLoadOptions, SceneSaveOptions,
+    apply_update, load_scene, save_scene, ArchetypeLibrary, LoadOptions, LoadedScene, SceneChange,
+    SceneEncoding, SceneLoadOptions, SceneSaveOptions,
 };
 use hecs::World;
 
@@ -82,15 +82,49 @@ fn spawn_every_concrete(library: &ArchetypeLibrary, world: &mut World) {
     }
 }
 
-/// The `scene_json` and `scene_binary` targets: loads `bytes` as a scene with the demo library;
-/// if it loads, it must save, the save must load, and saving that must give the same bytes.
-pub fn scene(bytes: &[u8]) {
+/// The `scene_binary_checked` target's input as a binary scene: the magic bytes, then `body`
+/// (the format version onwards, without the checksum), then the checksum of both, so
+/// mutations reach the reader past the checksum check of formats 3 and 4.
+pub fn checked_binary(body: &[u8]) -> Vec<u8> {
+    let mut bytes = BINARY_MAGIC.to_vec();
+    bytes.extend_from_slice(body);
+    let checksum = crc32fast::hash(&bytes);
+    bytes.extend_from_slice(&checksum.to_le_bytes());
+    bytes
+}
+
+/// The scene targets: loads `bytes` as a scene with the demo library. The careful reader
+/// (check mode, `all_errors`, always takes it) must agree with the default load, which takes
+/// the one-pass reader where it can: both refuse the scene, or both load it into the same world
+/// (see [`comparable`]). A scene that loads must save, the save must load, and saving that
+/// must give the same bytes. Returns whether the scene loaded.
+pub fn scene(bytes: &[u8]) -> bool {
     DEMO.with(|library| {
         let options = SceneLoadOptions::default();
         let mut world = World::new();
-        if load_scene(bytes, None, &mut world, library, &options).is_err() {
-            return;
-        }
+        let loaded = load_scene(bytes, None, &mut world, library, &options);
+        let mut check = SceneLoadOptions::default();
+        check.all_errors = true;
+        let mut careful = World::new();
+        let checked = load_scene(bytes, None, &mut careful, library, &check);
+        let (loaded, checked) = match (loaded, checked) {
+            (Ok(loaded), Ok(checked)) => (loaded, checked),
+            (Err(_), Err(_)) => return false,
+            (Ok(_), Err(error)) => {
+                panic!("the default load accepts a scene check mode refuses: {error}")
+            }
+            (Err(error), Ok(_)) => {
+                panic!("check mode accepts a scene the default load refuses: {error}")
+            }
+        };
+        let (ours, theirs) = (
+            comparable(&world, &loaded, library),
+            comparable(&careful, &checked, library),
+        );
+        assert!(
+            ours == theirs,
+            "the default load and check mode build different worlds:\n{ours:#?}\n---\n{theirs:#?}"
+        );
         let encoding = SceneEncoding::detect(bytes);
         let save = |world: &World| {
             save_scene(world, library, encoding, &SceneSaveOptions::default())
@@ -111,5 +145,44 @@ pub fn scene(bytes: &[u8]) {
             String::from_utf8_lossy(&saved),
             String::from_utf8_lossy(&resaved)
         );
-    });
+        true
+    })
+}
+
+/// `world` (just loaded as `loaded`) saved as JSON, in the form two loads of one file must
+/// agree on: a child its archetype gained since the scene was saved gets a fresh stable ID at
+/// each load, so each such ID is named by its instance and child instead, and the entities are
+/// put in the order of those names. A world JSON cannot hold (a NaN read from a binary scene)
+/// is its save's error message.
+fn comparable(
+    world: &World,
+    loaded: &LoadedScene,
+    library: &ArchetypeLibrary,
+) -> Result<serde_json::Value, String> {
+    let saved = save_scene(
+        world,
+        library,
+        SceneEncoding::Json,
+        &SceneSaveOptions::default(),
+    )
+    .map_err(|error| error.to_string())?;
+    let mut text = String::from_utf8(saved)
+        .unwrap_or_else(|error| panic!("a JSON save is not UTF-8: {error}"));
+    for change in loaded.changes() {
+        if let SceneChange::ChildSpawned {
+            instance,
+            child,
+            id,
+            ..
+        } = change
+        {
+            text = text.replace(&id.to_string(), &format!("{instance}/{child}"));
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|error| panic!("a JSON save does not parse: {error}"));
+    if let Some(serde_json::Value::Array(entities)) = value.get_mut("entities") {
+        entities.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    }
+    Ok(value)
 }

@@ -106,6 +106,55 @@ fn binary_scene_inputs_found_by_fuzzing_are_handled() {
     }
 }
 
+/// The scene targets' checks over every scene file of the repository: the bad-input
+/// catalogue, the demo's arena, the old saves and the old format. The default load and check
+/// mode (which always reads the careful way) agree on each, refusing it or building the same
+/// world, and each that loads saves stably.
+#[test]
+fn every_scene_of_the_repository_passes_the_scene_checks() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let folders = [
+        "tests/fixtures/bad/scenes",
+        "tests/fixtures/saves/demo-0.1",
+        "tests/fixtures/scenes",
+        "assets/scenes",
+    ];
+    let (mut scenes, mut loaded) = (0, Vec::new());
+    for folder in folders {
+        let entries = std::fs::read_dir(repo.join(folder)).unwrap();
+        let mut paths: Vec<PathBuf> = entries.map(|entry| entry.unwrap().path()).collect();
+        paths.sort();
+        for path in paths {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !(name.ends_with(".scene.json") || name.ends_with(".scene.bin")) {
+                continue;
+            }
+            scenes += 1;
+            if checks::scene(&std::fs::read(&path).unwrap()) {
+                loaded.push(format!("{folder}/{name}"));
+            }
+        }
+    }
+    assert!(scenes > 80, "{scenes} scenes");
+    assert_eq!(
+        loaded,
+        [
+            // The catalogue's scenes that load (with warnings, or to show what is accepted).
+            "tests/fixtures/bad/scenes/bin_checked_valid.scene.bin",
+            "tests/fixtures/bad/scenes/bin_valid.scene.bin",
+            "tests/fixtures/bad/scenes/bom_accepted.scene.json",
+            "tests/fixtures/bad/scenes/removed_child.scene.json",
+            "tests/fixtures/bad/scenes/removed_child_without_table.scene.json",
+            "tests/fixtures/saves/demo-0.1/arena-full.scene.bin",
+            "tests/fixtures/saves/demo-0.1/arena-full.scene.json",
+            "tests/fixtures/saves/demo-0.1/arena.scene.bin",
+            "tests/fixtures/saves/demo-0.1/arena.scene.json",
+            "tests/fixtures/scenes/format1.scene.json",
+            "assets/scenes/arena.scene.json",
+        ]
+    );
+}
+
 /// Writes seed corpora for the fuzz targets into `fuzz/corpus/<target>/` (ignored: run it by
 /// hand before fuzzing; the corpus directory is not checked in).
 #[test]
@@ -168,6 +217,9 @@ fn write_fuzz_seeds() {
                     // mutations of the latter reach the reader past the checksum check.
                     let body = &bytes[checks::BINARY_MAGIC.len()..];
                     write("scene_binary", &format!("{label}.bin"), body);
+                    // Without its checksum, which `scene_binary_checked` appends itself.
+                    let unsummed = &body[..body.len() - 4];
+                    write("scene_binary_checked", &format!("{label}.bin"), unsummed);
                     let mut unchecked = body[..body.len() - 4].to_vec();
                     unchecked[0] = 2;
                     write("scene_binary", &format!("{label}_format2.bin"), &unchecked);
