@@ -96,8 +96,8 @@ pub fn checked_binary(body: &[u8]) -> Vec<u8> {
 /// The scene targets: loads `bytes` as a scene with the demo library. The careful reader
 /// (check mode, `all_errors`, always takes it) must agree with the default load, which takes
 /// the one-pass reader where it can: both refuse the scene, or both load it into the same world
-/// (see [`comparable`]) with as many warnings and changes. A scene that loads must save, the save must load, and saving that
-/// must give the same bytes. Returns whether the scene loaded.
+/// (see [`comparable`]) with as many warnings and changes. A scene that loads must save, the
+/// save must load, and saving that must give the same bytes. Returns whether the scene loaded.
 pub fn scene(bytes: &[u8]) -> bool {
     DEMO.with(|library| {
         let options = SceneLoadOptions::default();

@@ -220,7 +220,7 @@ fn write_fuzz_seeds() {
                     // Without its checksum, which `scene_binary_checked` appends itself.
                     let unsummed = &body[..body.len() - 4];
                     write("scene_binary_checked", &format!("{label}.bin"), unsummed);
-                    let mut unchecked = body[..body.len() - 4].to_vec();
+                    let mut unchecked = unsummed.to_vec();
                     unchecked[0] = 2;
                     write("scene_binary", &format!("{label}_format2.bin"), &unchecked);
                 }
