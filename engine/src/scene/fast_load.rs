@@ -45,6 +45,7 @@ use crate::component::{with_installed_mapper, PushError};
 use crate::component::{with_load_table, LoadTable};
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{MapError, ReadOnly};
+use crate::diagnostic::DiagnosticCode;
 use crate::json::merge_patch;
 use crate::scene::binary_entry::{
     read_component_head, read_entry_head, ComponentHead, EntryHead, MIN_ENTRY_BYTES,
@@ -57,9 +58,10 @@ use crate::scene::format::{
 use crate::scene::id_index::IdIndex;
 use crate::scene::instance_diff::{archetype_value_key, Diff};
 use crate::scene::load::{
-    build_instances, decode_instance_value, evolved_layouts, parse_patch, plan_entry, read_tables,
-    roll_back, scene_component, scene_ref_id, shared_key, Build, Context, Entry, LoadRefs,
-    LoadedScene, Payload, SceneHead, Source,
+    build_instances, decode_instance_value, decode_payload_into, evolved_layouts, parse_patch,
+    plan_entry, read_tables, report_unknown_shared_fields, roll_back, scene_component,
+    scene_ref_id, shared_key, Build, Context, Entry, LoadRefs, LoadedScene, Payload, Plan,
+    SceneError, SceneHead, Source, ValueAt,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 use crate::scene::scene_budget::SceneBudget;
@@ -104,6 +106,29 @@ pub(super) enum GiveUp {
     BatchMismatch,
     /// The reference mapper this load installs was not found installed (not expected).
     MapperMissing,
+    /// Only in a careful load ([`build_checked`]): the scene has a problem, and the load's
+    /// error says which, placed.
+    Refused,
+}
+
+/// How a load through the back-end ended without a scene.
+pub(super) enum Stopped {
+    /// The one-pass route gave up: the careful route reads the file again.
+    GaveUp(GiveUp),
+    /// The careful route refused the scene: the load's error.
+    Refused(SceneError),
+}
+
+/// What the careful route hands the back-end: the document's entries, read whole and checked
+/// (IDs, names), each with its plan and its reserved handle, and how errors are placed in the
+/// file.
+pub(super) struct Checked<'c> {
+    pub entries: &'c [Entry<'c>],
+    pub plans: &'c [Plan],
+    pub source: Source<'c>,
+    pub place: &'c dyn Fn(&mut SceneError, usize),
+    /// Where each shared value is (byte offset).
+    pub shared_at: &'c FxHashMap<u64, usize>,
 }
 
 impl From<PushError> for GiveUp {
@@ -127,9 +152,11 @@ pub(super) fn load_json_fast(
 
 /// [`load_json_fast`], saying why it gave up.
 fn json_fast(context: &Context<'_>, world: &mut World, text: &str) -> Result<LoadedScene, GiveUp> {
-    load_fast(context, world, RefWire::Text, |load, world| {
+    let ids = one_pass_ids(context, world);
+    let loaded = load_fast(context, world, (RefWire::Text, ids, None), |load, world| {
         read_json(load, &mut Scanner { text, pos: 0 }, world)
-    })
+    });
+    loaded.map_err(Stopped::reason)
 }
 
 /// Loads a binary scene in one pass, or returns `None` (with the world as it was) for the
@@ -148,20 +175,141 @@ fn binary_fast(
     world: &mut World,
     bytes: &[u8],
 ) -> Result<LoadedScene, GiveUp> {
-    load_fast(context, world, RefWire::Number, |load, world| {
-        read_binary(load, bytes, world)
+    let ids = one_pass_ids(context, world);
+    let loaded = load_fast(
+        context,
+        world,
+        (RefWire::Number, ids, None),
+        |load, world| read_binary(load, bytes, world),
+    );
+    loaded.map_err(Stopped::reason)
+}
+
+/// The rule the one-pass route gives stable IDs by.
+fn one_pass_ids<'c>(context: &'c Context<'c>, world: &World) -> SceneIds<'c> {
+    let policy = context.options.on_id_conflict;
+    SceneIds::new(world, policy, context.library.spawn_rng())
+}
+
+impl Stopped {
+    /// Why the one-pass route gave up (it refuses nothing itself).
+    fn reason(self) -> GiveUp {
+        match self {
+            Stopped::GaveUp(why) => why,
+            Stopped::Refused(_) => GiveUp::Refused,
+        }
+    }
+}
+
+/// Builds the entries the careful route read and checked (see [`Checked`]) through the same
+/// back-end as the one-pass route: each plain entity decoded into its reserved handle with
+/// every error placed, the archetype instances built at the end, the shared values' unknown
+/// fields reported. `ids` gives the entities their stable IDs. All of the entities, or none:
+/// the world is left as it was on any error.
+pub(super) fn build_checked<'c>(
+    context: &'c Context<'c>,
+    world: &mut World,
+    ids: SceneIds<'c>,
+    checked: &'c Checked<'c>,
+    shared: FxHashMap<u64, String>,
+    head: SceneHead,
+) -> Result<LoadedScene, SceneError> {
+    let wire = match checked.source {
+        Source::Binary => RefWire::Number,
+        Source::Json(_) | Source::Unplaced => RefWire::Text,
+    };
+    let loaded = load_fast(context, world, (wire, ids, Some(checked)), |load, world| {
+        load.head = head;
+        // Every entry's handle first, so a reference to any of them resolves (and one to an
+        // entity the scene does not hold is refused where it is).
+        let handles = world.reserve_entities(checked.entries.len() as u32);
+        let entries = checked.entries.iter();
+        load.refs.pending = entries.map(|entry| entry.id).zip(handles).collect();
+        read_entities_with(load, world, shared, |load, world| {
+            read_checked(load, checked, world)
+        })
+    });
+    loaded.map_err(|stopped| match stopped {
+        Stopped::Refused(error) => error,
+        // Not expected: the entries were checked.
+        Stopped::GaveUp(why) => context.error(
+            DiagnosticCode::Malformed,
+            format!("the scene could not be built ({why:?})"),
+        ),
     })
 }
 
-/// Runs `read`; undoes everything it did to the world if it gives up.
+/// The careful route's plain entities, decoded from the read values into their handles in the
+/// file's order; every other entry (an archetype instance, an entry left out or with a
+/// problem) takes its handle for [`build_all_instances`].
+fn read_checked(
+    load: &mut Load<'_, '_>,
+    checked: &Checked<'_>,
+    world: &mut World,
+) -> Result<(), GiveUp> {
+    let context = load.context;
+    let build = Build {
+        context,
+        entries: checked.entries,
+        plans: checked.plans,
+        handles: &[],
+        source: checked.source,
+        place: checked.place,
+        remapped: &FxHashMap::default(),
+    };
+    let mut builder = EntityBuilder::new();
+    for (i, (entry, plan)) in checked.entries.iter().zip(checked.plans).enumerate() {
+        if i.is_multiple_of(REPORT_EVERY) && !report_offset(entry.offset) {
+            let cancelled = context.error(DiagnosticCode::Io, "scene preparation cancelled");
+            return refuse(load, cancelled);
+        }
+        let own_id = own_id(load, entry.id).ok_or(GiveUp::Id)?;
+        let decoded = match plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
+            true => Ok(true),
+            false => {
+                let mut values = entry.components.iter().zip(&plan.components);
+                let decoded = values.try_for_each(|((name, offset, payload), component)| {
+                    let at = ValueAt {
+                        entry,
+                        name,
+                        offset: *offset,
+                    };
+                    decode_payload_into(&build, at, payload, *component, &mut builder)
+                });
+                context.entity_result(decoded)
+            }
+        };
+        let handle = match decoded {
+            Err(error) => return refuse(load, error),
+            Ok(false) => {
+                scan_state(|state| place_entity(state, world, (entry.id, own_id), &mut builder))
+            }
+            // Not built here (or not at all): it keeps its handle.
+            Ok(true) => {
+                builder.clear();
+                scan_state(|state| place_instance(state, world, entry.id))
+            }
+        };
+        load.entities.push(handle.ok_or(GiveUp::MapperMissing)??);
+    }
+    Ok(())
+}
+
+/// Stops a careful load with `error`, the load's.
+fn refuse(load: &mut Load<'_, '_>, error: SceneError) -> Result<(), GiveUp> {
+    load.refused = Some(error);
+    Err(GiveUp::Refused)
+}
+
+/// Runs `read` with the wire references are written in, the rule stable IDs are given by,
+/// and, for a careful load, its checked entries; undoes everything it did to the world if it
+/// stops.
 fn load_fast<'c, 'a>(
     context: &'c Context<'c>,
     world: &mut World,
-    wire: RefWire,
+    (wire, ids, careful): (RefWire, SceneIds<'c>, Option<&'c Checked<'c>>),
     read: impl FnOnce(&mut Load<'c, 'a>, &mut World) -> Result<(), GiveUp>,
-) -> Result<LoadedScene, GiveUp> {
-    let policy = context.options.on_id_conflict;
-    let ids = SceneIds::new(world, policy, context.library.spawn_rng());
+) -> Result<LoadedScene, Stopped> {
     let mut load = Load {
         context,
         wire,
@@ -174,13 +322,17 @@ fn load_fast<'c, 'a>(
         instances: Vec::new(),
         instance_handles: Vec::new(),
         pristine: Pristine::default(),
+        careful,
+        refused: None,
     };
     let loaded = read(&mut load, world);
-    // This path does not place what it warns about: the careful path reports it, placed.
-    let warned = !context.take_warnings().is_empty();
-    let loaded = match (loaded, warned) {
-        (Ok(()), true) => Err(GiveUp::Warning),
-        (read, _) => read,
+    let loaded = match careful {
+        Some(_) => with_all_errors(&mut load, loaded),
+        // This path does not place what it warns about: the careful path reports it, placed.
+        None => match (loaded, !context.take_warnings().is_empty()) {
+            (Ok(()), true) => Err(GiveUp::Warning),
+            (read, _) => read,
+        },
     };
     let mut state = std::mem::take(&mut load.refs);
     // Handles reserved ahead and never taken are released either way.
@@ -188,7 +340,10 @@ fn load_fast<'c, 'a>(
     if let Err(why) = loaded {
         let handles = (state.ids.values()).chain(state.pending.values()).copied();
         roll_back(world, handles.chain(load.followed.handles()));
-        return Err(why);
+        return Err(match load.refused {
+            Some(error) => Stopped::Refused(error),
+            None => Stopped::GaveUp(why),
+        });
     }
     let mut loaded = LoadedScene {
         entities: load.entities,
@@ -200,6 +355,24 @@ fn load_fast<'c, 'a>(
     };
     follow_archetypes(context, world, &mut loaded, load.followed, load.head.meta);
     Ok(loaded)
+}
+
+/// A careful load's outcome in check mode ([`SceneLoadOptions::all_errors`]): every entity's
+/// problem found (the one that stopped the load among them) refuses the scene, as one error.
+///
+/// [`SceneLoadOptions::all_errors`]: crate::scene::SceneLoadOptions::all_errors
+fn with_all_errors(load: &mut Load<'_, '_>, read: Result<(), GiveUp>) -> Result<(), GiveUp> {
+    let context = load.context;
+    if !context.options.all_errors {
+        return read;
+    }
+    if let Some(error) = load.refused.take() {
+        let _ = context.entity_result(Err(error));
+    }
+    match context.take_errors() {
+        Some(errors) => refuse(load, errors),
+        None => read,
+    }
 }
 
 /// What one load has built so far.
@@ -226,6 +399,10 @@ struct Load<'c, 'a> {
     instance_handles: Vec<Entity>,
     /// Untouched instances of single-entity archetypes, spawned a batch per archetype.
     pristine: Pristine<'a>,
+    /// A careful load's entries (`None`: the one-pass route).
+    careful: Option<&'c Checked<'c>>,
+    /// The error a careful load stopped with.
+    refused: Option<SceneError>,
 }
 
 /// Untouched instances (no values of their own) of archetypes that are one entity without
@@ -311,6 +488,9 @@ struct RefState {
 struct ScanRefs {
     state: RefState,
     wire: RefWire,
+    /// A careful load: every entry has its handle already, so an ID not seen is an entity the
+    /// scene does not hold, refused where it is; and a reference may be written either way.
+    known_only: bool,
 }
 
 /// Gives `f` the reference state of the [`ScanRefs`] installed while the entries are read;
@@ -329,14 +509,22 @@ impl EntityMapper for ScanRefs {
     fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
         // A reference written the other encoding's way is for the careful path.
         let id = match (&reference, self.wire) {
+            (RefIn::Text(text), _) if text.starts_with('#') => {
+                // Only an archetype's values refer to its entities by path.
+                return Err(MapError::ArchetypeRelative(text.to_string()));
+            }
             (RefIn::Text(_), RefWire::Text) | (RefIn::Number(_), RefWire::Number) => {
                 scene_ref_id(reference)?
             }
+            _ if self.known_only => scene_ref_id(reference)?,
             _ => return Err(MapError::NotAStableId),
         };
         let state = &mut self.state;
         if let Some(entity) = state.ids.get(&id).or_else(|| state.pending.get(&id)) {
             return Ok(*entity);
+        }
+        if self.known_only {
+            return Err(MapError::NotInScene(id));
         }
         let Some(handle) = state.pool.pop() else {
             state.starved = true;
@@ -359,6 +547,7 @@ fn read_entities_with<'a>(
         let mapper = ScanRefs {
             state: std::mem::take(&mut load.refs),
             wire: load.wire,
+            known_only: load.careful.is_some(),
         };
         let (read, mapper) = with_mapper(mapper, || read(load, world));
         load.refs = mapper.state;
@@ -371,10 +560,19 @@ fn read_entities_with<'a>(
         build_all_instances(load, world)
     });
     // A shared value with a field its type does not have: the careful path reports it.
-    built.and_then(|()| match table.unknown_fields().is_empty() {
-        true => Ok(()),
-        false => Err(GiveUp::UnknownSharedField),
-    })
+    built.and_then(
+        |()| match (table.unknown_fields().is_empty(), load.careful) {
+            (true, _) => Ok(()),
+            (false, None) => Err(GiveUp::UnknownSharedField),
+            (false, Some(checked)) => {
+                let (context, shared_at) = (load.context, checked.shared_at);
+                match report_unknown_shared_fields(context, &table, shared_at, checked.place) {
+                    Ok(()) => Ok(()),
+                    Err(error) => refuse(load, error),
+                }
+            }
+        },
+    )
 }
 
 /// `{"format": 2, ("shared": {...},)? "entities": [...]}` and nothing after it.
@@ -1628,40 +1826,62 @@ fn write_entities<'a>(
     Ok(handles)
 }
 
-/// Archetype instances, once every entity has its handle: planned and built by the careful
-/// path's code, then inserted.
+/// Archetype instances, once every entity has its handle: built by [`build_instances`], then
+/// inserted. The one-pass route plans the instances it kept here (and gives up on one the
+/// careful route is to report or warn of); a careful load's entries come planned, each error
+/// placed.
 fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), GiveUp> {
-    if load.instances.is_empty() {
-        return Ok(());
-    }
-    let plans = load
-        .instances
-        .iter()
-        .map(|entry| {
-            let plan = plan_entry(load.context, entry, load.head.nodes.as_ref()).ok()?;
-            // An entry to leave out, or an old name: the careful path says so, placed.
-            (plan.left_out.is_none() && plan.renamed.is_empty()).then_some(plan)
-        })
-        .collect::<Option<Vec<_>>>()
-        .ok_or(GiveUp::Instances)?;
+    let context = load.context;
+    let planned;
+    let (entries, plans, handles, source, place): (_, &[Plan], &[Entity], _, _) = match load.careful
+    {
+        Some(checked) => (
+            checked.entries,
+            checked.plans,
+            &load.entities,
+            checked.source,
+            checked.place,
+        ),
+        None if load.instances.is_empty() => return Ok(()),
+        None => {
+            planned = (load.instances.iter())
+                .map(|entry| {
+                    let plan = plan_entry(context, entry, load.head.nodes.as_ref()).ok()?;
+                    // An entry to leave out, or an old name: the careful path says so,
+                    // placed.
+                    (plan.left_out.is_none() && plan.renamed.is_empty()).then_some(plan)
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or(GiveUp::Instances)?;
+            let source = match load.wire {
+                RefWire::Number => Source::Binary,
+                _ => Source::Unplaced,
+            };
+            let place: &dyn Fn(&mut SceneError, usize) = &|_, _| {};
+            let handles = &load.instance_handles;
+            (
+                &load.instances[..],
+                &planned[..],
+                &handles[..],
+                source,
+                place,
+            )
+        }
+    };
     // The map is lent to the instance builder's mappers (no copy) and taken back after.
     let ids = Arc::new(std::mem::take(&mut load.refs.ids));
-    let source = match load.wire {
-        RefWire::Number => Source::Binary,
-        _ => Source::Unplaced,
-    };
-    let mut follow = Follow::new(load.context, load.head.nodes.as_ref(), &plans);
+    let mut follow = Follow::new(context, load.head.nodes.as_ref(), plans);
     follow.spare = world
-        .reserve_entities(follow.handles_needed(&plans))
+        .reserve_entities(follow.handles_needed(plans))
         .collect();
     let mut inserted = true;
     let build = Build {
-        context: load.context,
-        entries: &load.instances,
-        plans: &plans,
-        handles: &load.instance_handles,
+        context,
+        entries,
+        plans,
+        handles,
         source,
-        place: &|_, _| {},
+        place,
         remapped: load.ids.remapped(),
     };
     let built = build_instances(
@@ -1674,9 +1894,10 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
     );
     load.followed = follow.finish();
     load.refs.ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
-    match built.is_ok() && inserted {
-        true => Ok(()),
-        false => Err(GiveUp::Instances),
+    match (built, inserted, load.careful.is_some()) {
+        (Ok(()), true, _) => Ok(()),
+        (Err(error), _, true) => refuse(load, error),
+        _ => Err(GiveUp::Instances),
     }
 }
 

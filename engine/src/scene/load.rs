@@ -39,7 +39,8 @@ use crate::json::FieldPath;
 use crate::json::{SourceText, TextError};
 use crate::limits::Limits;
 use crate::scene::binary_entry::{read_component_head, read_entry_head, MIN_ENTRY_BYTES};
-use crate::scene::follow::{follow_archetypes, Follow};
+use crate::scene::fast_load::{build_checked, Checked};
+use crate::scene::follow::Follow;
 use crate::scene::format::{
     is_readable_binary, open_binary, BinaryReader, BINARY_FORMAT_JSON_PATCHES, BINARY_MAGIC,
     BINARY_SCENE_FORMAT_VERSION, SCENE_FORMAT_VERSION,
@@ -1552,7 +1553,11 @@ impl Source<'_> {
 }
 
 /// Builds a read scene's entities into the world (all of them, or none: the world is left as
-/// it was on any error).
+/// it was on any error). Every problem is checked for in the order it is reported in
+/// (duplicate IDs, IDs already in the world, names) before the world is touched; the entities
+/// are then built by the back-end every load goes through
+/// ([`build_checked`](crate::scene::fast_load::build_checked)), which places each value's
+/// error.
 fn instantiate(
     context: &Context<'_>,
     world: &mut World,
@@ -1571,54 +1576,24 @@ fn instantiate(
     }
     // Check IDs and resolve names before touching the world.
     check_duplicate_ids(context, &entries, source)?;
-    let remapped = remap_ids(context, world, &entries, source)?;
+    let ids = check_ids_in_world(context, world, &entries, source)?;
     let (plans, changes) = plan_all(context, &entries, head.nodes.as_ref(), source)?;
-
-    // Phase one: every entity exists (reserved) before any value is read.
-    let handles: Vec<Entity> = world.reserve_entities(entries.len() as u32).collect();
-    let mut follow = Follow::new(context, head.nodes.as_ref(), &plans);
-    follow.spare = world
-        .reserve_entities(follow.handles_needed(&plans))
-        .collect();
-    let by_id = Arc::new(handles_by_id(&entries, &handles));
     let place = |error: &mut SceneError, offset: usize| source.place(error, offset);
-    let build = Build {
-        context,
+    let checked = Checked {
         entries: &entries,
         plans: &plans,
-        handles: &handles,
         source,
         place: &place,
-        remapped: &remapped,
+        shared_at: &shared_at,
     };
-    let result = decode_scene(
-        &build,
-        by_id.clone(),
-        shared,
-        &shared_at,
-        &mut follow,
-        world,
-    );
-    let followed = follow.finish();
-    if let Err(error) = result {
-        // Some entities may be complete already: all go, and the world is as it was.
-        roll_back(world, handles.into_iter().chain(followed.handles()));
-        return Err(error);
-    }
-    let mut by_id = Arc::try_unwrap(by_id).unwrap_or_else(|shared| (*shared).clone());
-    let mut entities = handles;
+    let mut loaded = build_checked(context, world, ids, &checked, shared, head)?;
     if !changes.is_empty() {
-        leave_out(world, &entries, &plans, &mut entities, &mut by_id);
+        let LoadedScene {
+            entities, by_id, ..
+        } = &mut loaded;
+        leave_out(world, &entries, &plans, entities, by_id);
     }
-    let mut loaded = LoadedScene {
-        entities,
-        by_id,
-        remapped,
-        warnings: Vec::new(),
-        changes,
-        meta: None,
-    };
-    follow_archetypes(context, world, &mut loaded, followed, head.meta);
+    loaded.changes.splice(0..0, changes);
     loaded.warnings = context.take_warnings();
     Ok(loaded)
 }
@@ -1630,15 +1605,6 @@ pub(super) fn roll_back(world: &mut World, handles: impl IntoIterator<Item = Ent
     for handle in handles {
         let _ = world.despawn(handle);
     }
-}
-
-/// Each entry's handle, by its stable ID.
-fn handles_by_id(entries: &[Entry<'_>], handles: &[Entity]) -> IdIndex {
-    entries
-        .iter()
-        .zip(handles)
-        .map(|(e, h)| (e.id, *h))
-        .collect()
 }
 
 /// Refuses a scene that has an entity twice.
@@ -1666,19 +1632,19 @@ fn check_duplicate_ids(
     Ok(())
 }
 
-/// The fresh stable IDs of the scene's entities, by their own, where the world has some of
-/// their IDs already: refused, or each entity given a fresh one (by
-/// [`SceneLoadOptions::on_id_conflict`], see [`SceneIds`]). Empty when the world has none.
-fn remap_ids(
-    context: &Context<'_>,
+/// Refuses a scene with an entity whose stable ID is already in the world, unless the load
+/// gives every entity a fresh one (by [`SceneLoadOptions::on_id_conflict`], see [`SceneIds`]):
+/// the IDs' rule, for the back-end to give the IDs by.
+fn check_ids_in_world<'c>(
+    context: &'c Context<'c>,
     world: &World,
     entries: &[Entry<'_>],
     source: Source<'_>,
-) -> Result<FxHashMap<StableId, StableId>, SceneError> {
+) -> Result<SceneIds<'c>, SceneError> {
     let policy = context.options.on_id_conflict;
-    let mut ids = SceneIds::new(world, policy, context.library.spawn_rng());
+    let ids = SceneIds::new(world, policy, context.library.spawn_rng());
     for entry in entries {
-        if let Err(InWorld(id)) = ids.assign(entry.id) {
+        if let Err(InWorld(id)) = ids.check(entry.id) {
             let mut error = context.error(
                 DiagnosticCode::DuplicateKey,
                 format!("entity {id} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs"),
@@ -1688,7 +1654,7 @@ fn remap_ids(
             return Err(error);
         }
     }
-    Ok(ids.into_remapped())
+    Ok(ids)
 }
 
 /// Plans every entry (see [`plan_entry`]): the plans, and what the load changed from the file
@@ -1801,31 +1767,6 @@ fn rename_warnings(
     renamed
 }
 
-/// Phase two: decodes every entity into its reserved handle, with the shared table installed;
-/// then reports the shared values' unknown fields. In check mode, fails with every entity's
-/// problem.
-fn decode_scene(
-    build: &Build<'_>,
-    by_id: Arc<IdIndex>,
-    shared: FxHashMap<u64, String>,
-    shared_at: &FxHashMap<u64, usize>,
-    follow: &mut Follow<'_>,
-    world: &mut World,
-) -> Result<(), SceneError> {
-    let context = build.context;
-    let (result, table) = with_load_table(LoadTable::new(shared), || {
-        decode_all(build, by_id, follow, world)
-    });
-    let result =
-        result.and_then(|()| report_unknown_shared_fields(context, &table, shared_at, build.place));
-    // In check mode, every entity's problem was kept: the load fails with them all.
-    match result {
-        Err(error) if context.options.all_errors => context.entity_result(Err(error)).map(drop),
-        other => other,
-    }
-    .and_then(|()| context.take_errors().map_or(Ok(()), Err))
-}
-
 /// Counts `change` (a rename of entry `index`) into `renames`: one change per old name, with
 /// the first entry that wrote it.
 fn count_rename(renames: &mut Vec<(SceneChange, usize)>, change: &SceneChange, index: usize) {
@@ -1895,7 +1836,7 @@ fn leave_out(
 
 /// Reports the fields of shared values their types do not have (met while the values were
 /// built), at their place in the shared table; see [`Context::unknown_field`].
-fn report_unknown_shared_fields(
+pub(super) fn report_unknown_shared_fields(
     context: &Context<'_>,
     table: &LoadTable,
     shared_at: &FxHashMap<u64, usize>,
@@ -1949,7 +1890,8 @@ fn place_in_value(
 
 /// What an entry is, once names are resolved.
 pub(super) struct Plan {
-    components: Vec<ComponentId>,
+    /// The components the entry names, in its order.
+    pub components: Vec<ComponentId>,
     /// For archetype instances: the marker, and the archetype entity's values.
     pub instance: Option<(ArchetypeInstance, Arc<crate::archetype::Archetype>, usize)>,
     /// For an entry of a child its archetype no longer has: why it is left out.
@@ -2251,70 +2193,10 @@ impl Build<'_> {
 /// Where a component value of an entry is, to place its errors: the entry, the component's
 /// name, and the value's byte offset in the file.
 #[derive(Clone, Copy)]
-struct ValueAt<'v> {
-    entry: &'v Entry<'v>,
-    name: &'v str,
-    offset: usize,
-}
-
-/// Decodes every entity of the scene into the world: the plain entities first, then the
-/// archetype instances.
-fn decode_all(
-    build: &Build<'_>,
-    by_id: Arc<IdIndex>,
-    follow: &mut Follow<'_>,
-    world: &mut World,
-) -> Result<(), SceneError> {
-    let mapper = LoadRefs {
-        ids: by_id,
-        wire: build.wire(),
-        instance: None,
-    };
-    let (result, mapper) = with_mapper(mapper, || decode_plain(build, world));
-    result?;
-    // Archetype instances, after every plain entity, in the order of the file.
-    build_instances(build, &mapper.ids, follow, &mut |handle, builder| {
-        let _ = world.insert(handle, builder.build());
-    })
-}
-
-/// Plain entities: values are decoded straight from the file's text or bytes into one reused
-/// builder, and each entity is complete at once (the caller despawns every handle if anything
-/// fails later). References resolve through the mapper the caller installed.
-fn decode_plain(build: &Build<'_>, world: &mut World) -> Result<(), SceneError> {
-    let mut builder = EntityBuilder::new();
-    let entities = build.entries.iter().zip(build.plans).zip(build.handles);
-    for (i, ((entry, plan), handle)) in entities.enumerate() {
-        if i.is_multiple_of(crate::scene::prepare_progress::REPORT_EVERY)
-            && !crate::scene::prepare_progress::report_offset(entry.offset)
-        {
-            let cancelled = "scene preparation cancelled";
-            return Err(build.context.error(DiagnosticCode::Io, cancelled));
-        }
-        if plan.failed || plan.instance.is_some() || plan.left_out.is_some() {
-            continue;
-        }
-        let decoded = entry.components.iter().zip(&plan.components).try_for_each(
-            |((name, offset, payload), component)| {
-                let at = ValueAt {
-                    entry,
-                    name,
-                    offset: *offset,
-                };
-                decode_payload_into(build, at, payload, *component, &mut builder)
-            },
-        );
-        if build.context.entity_result(decoded)? {
-            builder.clear();
-            continue;
-        }
-        builder.add(build.stable_id(entry));
-        // Not `spawn_at`, though it is cheaper here: it searches hecs's whole free list
-        // for the handle, which after a big level was cleared costs per entity what the
-        // old level had.
-        let _ = world.insert(*handle, builder.build());
-    }
-    Ok(())
+pub(super) struct ValueAt<'v> {
+    pub entry: &'v Entry<'v>,
+    pub name: &'v str,
+    pub offset: usize,
 }
 
 /// Builds the archetype instance entries (those whose plan has an instance; the others are
@@ -2872,7 +2754,7 @@ fn build_gained(
 
 /// Decodes one component value of a plain entity from the file's text or bytes straight into
 /// `builder` (no box in between); `Removed` adds nothing.
-fn decode_payload_into(
+pub(super) fn decode_payload_into(
     build: &Build<'_>,
     at: ValueAt<'_>,
     payload: &Payload<'_>,

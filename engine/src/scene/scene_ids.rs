@@ -45,14 +45,24 @@ impl<'r> SceneIds<'r> {
         if self.existing.is_empty() {
             return Ok(id);
         }
+        self.check(id)?;
         match self.policy {
             IdConflict::Remap => {
                 let fresh = self.rng.next_id();
                 self.remapped.insert(id, fresh);
                 Ok(fresh)
             }
-            IdConflict::Error if self.existing.contains(&id) => Err(InWorld(id)),
             IdConflict::Error => Ok(id),
+        }
+    }
+
+    /// Whether [`assign`](Self::assign) will refuse the scene's entity `id` (without giving
+    /// it an ID: the careful loader checks every entry before the entities are built).
+    #[inline]
+    pub fn check(&self, id: StableId) -> Result<(), InWorld> {
+        match self.policy {
+            IdConflict::Error if self.existing.contains(&id) => Err(InWorld(id)),
+            IdConflict::Error | IdConflict::Remap => Ok(()),
         }
     }
 
@@ -97,9 +107,11 @@ mod tests {
         let world = world_with(5);
         let mut ids = SceneIds::new(&world, IdConflict::Error, &rng);
         assert_eq!(ids.assign(StableId(6)), Ok(StableId(6)));
+        assert_eq!(ids.check(StableId(5)), Err(InWorld(StableId(5))));
         assert_eq!(ids.assign(StableId(5)), Err(InWorld(StableId(5))));
 
         let mut ids = SceneIds::new(&world, IdConflict::Remap, &rng);
+        assert_eq!(ids.check(StableId(5)), Ok(()));
         let fresh = ids.assign(StableId(6)).expect("remapped");
         assert_ne!(fresh, StableId(6));
         assert_eq!(ids.get(StableId(6)), fresh);
