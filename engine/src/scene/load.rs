@@ -1,10 +1,15 @@
-//! Loading scenes into a world: two phases (create every entity, then resolve references
-//! through the stable-ID map), transactional (any error leaves the world as it was).
+//! Loading scenes into a world, transactional (any error leaves the world as it was): the
+//! entry point ([`load_scene`]), the careful readers of both encodings, and the checks and
+//! plans every entry goes through.
 //!
-//! This is the careful path: it reads the whole file before touching the world and places
-//! every error at its file, line and column (or byte offset), entity, component and field.
-//! Files in the layout the library writes are first tried by the one-pass fast path
-//! ([`scene_fast_load`](crate::scene::fast_load)); whatever it does not take comes here.
+//! This is the careful route: it reads the whole file before touching the world, checks it in
+//! the order problems are reported (duplicate IDs, IDs already in the world, names: an entry's
+//! components, archetype and child), and places every error at its file, line and column (or
+//! byte offset), entity, component and field. The entities are then built by the back-end
+//! every load goes through ([`back_end`](crate::scene::back_end)). Files in the layout the
+//! library writes are first read by the one-pass readers
+//! ([`fast_load`](crate::scene::fast_load)) into the same back-end; whatever they give up on
+//! comes here.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -38,8 +43,8 @@ use crate::json::merge_patch;
 use crate::json::FieldPath;
 use crate::json::{SourceText, TextError};
 use crate::limits::Limits;
+use crate::scene::back_end::{build_checked, Checked};
 use crate::scene::binary_entry::{read_component_head, read_entry_head, MIN_ENTRY_BYTES};
-use crate::scene::fast_load::{build_checked, Checked};
 use crate::scene::follow::Follow;
 use crate::scene::format::{
     is_readable_binary, open_binary, BinaryReader, BINARY_FORMAT_JSON_PATCHES, BINARY_MAGIC,
@@ -1502,11 +1507,8 @@ impl EntityMapper for LoadRefs {
         Err(MapError::NotWritten(ReadOnly::Loading))
     }
     fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
-        if let RefIn::Text(text) = reference {
+        if let (RefIn::Text(text), Some((paths, base))) = (&reference, &self.instance) {
             if text.starts_with('#') {
-                let Some((paths, base)) = &self.instance else {
-                    return Err(MapError::ArchetypeRelative(text.to_string()));
-                };
                 let path = resolve_ref_path(text, base)?;
                 return paths
                     .get(&path)
@@ -1520,11 +1522,15 @@ impl EntityMapper for LoadRefs {
 }
 
 /// The stable ID a scene's reference names: a number in binary, the ID's text in JSON. Both
-/// loading routes read a reference by this.
+/// loading routes read a reference by this. A `#` path names an entity of an archetype's own
+/// instance, which only the archetype's values may do (their mapper resolves it first).
 #[inline]
 pub(super) fn scene_ref_id(reference: RefIn<'_>) -> Result<StableId, MapError> {
     Ok(match reference {
         RefIn::Number(id) => StableId(id),
+        RefIn::Text(text) if text.starts_with('#') => {
+            return Err(MapError::ArchetypeRelative(text.to_string()))
+        }
         RefIn::Text(text) => text.parse::<StableId>()?,
     })
 }
@@ -1556,7 +1562,7 @@ impl Source<'_> {
 /// it was on any error). Every problem is checked for in the order it is reported in
 /// (duplicate IDs, IDs already in the world, names) before the world is touched; the entities
 /// are then built by the back-end every load goes through
-/// ([`build_checked`](crate::scene::fast_load::build_checked)), which places each value's
+/// ([`build_checked`]), which places each value's
 /// error.
 fn instantiate(
     context: &Context<'_>,

@@ -1,16 +1,26 @@
-//! Scenes: entity graphs with stable IDs in a file. The format (`format`, `header`; binary
-//! instance diffs: `instance_diff`), the read
-//! model tools use (`document`), saving (`save`, with `entity_table` for its lookups by entity), loading (`load`, with `fast_load` and `json_scan` for the one-pass routes and
-//! `follow` for references; the rules both routes apply, from one copy: `binary_entry`, a
-//! binary entry's layout, `scene_ids`, the stable ID each entity gets, `scene_budget`, the
-//! size limits, `id_index`, stable ID → entity), migrating old files (`migration`), preparing scenes off the game thread
-//! and committing them (`prepared`, `prepared_batch`, `prepare_progress`, `commit_error`; handles
-//! reserved before the commit so a worker decodes references: `reservation`, `reserved`), and
-//! the `Scenes` facade (`api`).
+//! Scenes: entity graphs with stable IDs in a file.
+//!
+//! - The format: `format` (keys, binary layout), `header`, `instance_diff` (binary instance
+//!   diffs), and `document`, the read model tools use.
+//! - Saving: `save`, with `entity_table` for its lookups by entity.
+//! - Loading, two routes into one back-end: `load` (the entry point, the careful readers of
+//!   both encodings, and the checks and plans of every entry), `json_scan` (the careful JSON
+//!   reader's first pass), `fast_load` (the one-pass readers), `back_end` (what every load
+//!   builds the world through), `follow` (the children archetypes gained), `sub_scene`
+//!   (entries that place other scene files), `migration` (old files), `logging`.
+//! - The rules both routes apply, from one copy: `binary_entry` (a binary entry's layout),
+//!   `scene_ids` (the stable ID each entity gets), `scene_budget` (the size limits),
+//!   `id_index` (stable ID → entity).
+//! - Preparing scenes off the game thread and committing them: `prepared`, `prepared_batch`,
+//!   `prepare_progress`, `commit_error`; handles reserved before the commit so a worker
+//!   decodes references: `reservation`, `reserved`.
+//! - The `Scenes` facade: `api`.
 
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
 // component/binary_codec.rs); the default build checks it for dead code.
 mod api;
+#[cfg_attr(not(feature = "binary"), allow(dead_code))]
+mod back_end;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod binary_entry;
 mod commit_error;
