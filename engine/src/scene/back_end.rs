@@ -109,8 +109,7 @@ pub(super) enum Stopped {
 }
 
 /// What the careful route hands the back-end: the document's entries, read whole and checked
-/// (IDs, names), each with its plan and its reserved handle, and how errors are placed in the
-/// file.
+/// (IDs, names), each with its plan, and how errors are placed in the file.
 pub(super) struct Checked<'c> {
     pub entries: &'c [Entry<'c>],
     pub plans: &'c [Plan],
@@ -166,7 +165,8 @@ pub(super) fn build_checked<'c>(
         load.head = head;
         // Every entry's handle first, so a reference to any of them resolves (and one to an
         // entity the scene does not hold is refused where it is).
-        let handles = world.reserve_entities(checked.entries.len() as u32);
+        let count = u32::try_from(checked.entries.len()).map_err(|_| GiveUp::TooLarge)?;
+        let handles = world.reserve_entities(count);
         let entries = checked.entries.iter();
         load.refs.pending = entries.map(|entry| entry.id).zip(handles).collect();
         read_entities_with(load, world, shared, |load, world| {
@@ -175,10 +175,10 @@ pub(super) fn build_checked<'c>(
     });
     loaded.map_err(|stopped| match stopped {
         Stopped::Refused(error) => error,
-        // Not expected: the entries were checked.
+        // Not expected: the entries were checked, and the careful route refuses with an error.
         Stopped::GaveUp(why) => context.error(
             DiagnosticCode::Malformed,
-            format!("the scene could not be built ({why:?})"),
+            format!("the scene could not be built ({why:?}); this is a bug, please report it"),
         ),
     })
 }

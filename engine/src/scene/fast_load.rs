@@ -41,17 +41,12 @@ use crate::scene::back_end::{
     pristine_group, read_entities_with, reserve_ahead, scan_state, take_handle, take_instance,
     take_value, GiveUp, Load, Stopped,
 };
-use crate::scene::binary_entry::{
-    read_component_head, read_entry_head, ComponentHead, EntryHead, MIN_ENTRY_BYTES,
-};
-use crate::scene::format::{
-    is_readable_binary, open_binary, scene_keys as keys, BinaryReader, KIND_TYPED,
-    SCENE_FORMAT_VERSION,
-};
+use crate::scene::binary_entry::{read_component_head, read_entry_head, ComponentHead, EntryHead};
+use crate::scene::format::{scene_keys as keys, BinaryReader, KIND_TYPED, SCENE_FORMAT_VERSION};
 use crate::scene::id_index::IdIndex;
 use crate::scene::load::{
-    evolved_layouts, read_tables, scene_component, shared_key, Context, Entry, LoadedScene,
-    Payload, SceneHead,
+    open_scene_binary, scene_component, shared_key, Context, Entry, LoadedScene, NotOpened,
+    OpenedBinary, Payload, SceneHead,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 
@@ -281,14 +276,18 @@ fn read_binary<'a>(
     bytes: &'a [u8],
     world: &mut World,
 ) -> Result<(), GiveUp> {
-    let (mut reader, version) = open_binary(bytes).map_err(|_| LAYOUT)?;
-    if !is_readable_binary(version) {
-        return Err(LAYOUT);
-    }
-    let mut header = read_tables(&mut reader, version).map_err(|_| LAYOUT)?;
+    let opened = open_scene_binary(load.context.registry, bytes, &mut load.budget);
+    let OpenedBinary {
+        mut reader,
+        mut header,
+        evolved,
+        count,
+    } = opened.map_err(|why| match why {
+        NotOpened::TooMany(_) => GiveUp::TooLarge,
+        NotOpened::Malformed(_) | NotOpened::Version(_) => LAYOUT,
+    })?;
     // Values of a component that changed since the save are read by their saved layout: the
     // careful path does that.
-    let evolved = evolved_layouts(load.context.registry, &header.components, &header.layouts);
     if evolved.iter().any(Option::is_some) {
         return Err(GiveUp::ChangedComponent);
     }
@@ -296,10 +295,6 @@ fn read_binary<'a>(
         meta: header.meta.take(),
         nodes: header.nodes.take(),
     };
-    let count = reader
-        .count("entity count", MIN_ENTRY_BYTES)
-        .map_err(|_| LAYOUT)?;
-    (load.budget.take_entities(count)).map_err(|_| GiveUp::TooLarge)?;
     let tables = Tables {
         plain: header
             .components

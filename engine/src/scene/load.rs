@@ -1136,6 +1136,50 @@ pub(super) fn read_tables<'a>(
     })
 }
 
+/// A binary scene opened ([`open_scene_binary`]): its reader at the first entry, its header,
+/// each component's saved layout where it differs from its type's now, and its entry count.
+pub(super) struct OpenedBinary<'a> {
+    pub reader: BinaryReader<'a>,
+    pub header: Header<'a>,
+    pub evolved: Vec<Option<Arc<Layout>>>,
+    pub count: usize,
+}
+
+/// Why a binary scene does not open.
+pub(super) enum NotOpened {
+    /// Bytes the format refuses: no magic, a bad checksum, tables cut short, ...
+    Malformed(crate::scene::format::BinaryError),
+    /// A format version this library does not read.
+    Version(u64),
+    /// More entries than [`Limits::max_scene_entities`](crate::Limits::max_scene_entities).
+    TooMany(usize),
+}
+
+/// Opens a binary scene as both routes read it: the container and its checksum, the version,
+/// the tables, the layouts that changed, and the entry count, taken from `budget`.
+pub(super) fn open_scene_binary<'a>(
+    registry: &ComponentRegistry,
+    bytes: &'a [u8],
+    budget: &mut SceneBudget,
+) -> Result<OpenedBinary<'a>, NotOpened> {
+    let (mut reader, version) = open_binary(bytes).map_err(NotOpened::Malformed)?;
+    if !is_readable_binary(version) {
+        return Err(NotOpened::Version(version));
+    }
+    let header = read_tables(&mut reader, version).map_err(NotOpened::Malformed)?;
+    let evolved = evolved_layouts(registry, &header.components, &header.layouts);
+    let count = reader
+        .count("entity count", MIN_ENTRY_BYTES)
+        .map_err(NotOpened::Malformed)?;
+    (budget.take_entities(count)).map_err(|_| NotOpened::TooMany(count))?;
+    Ok(OpenedBinary {
+        reader,
+        header,
+        evolved,
+        count,
+    })
+}
+
 /// The `meta` of a binary scene: JSON text, empty for none.
 fn binary_meta(
     reader: &mut BinaryReader<'_>,
@@ -1165,34 +1209,34 @@ pub(super) fn load_binary(
 
 /// Reads a binary scene whole: the header, the tables, every entry (its values left as bytes).
 fn parse_binary<'a>(context: &Context<'_>, bytes: &'a [u8]) -> Result<Document<'a>, SceneError> {
-    let fail = |error| binary_error(context, error);
-    let (mut reader, version) = open_binary(bytes).map_err(fail)?;
-    if !is_readable_binary(version) {
-        let mut error = context.error(
-            DiagnosticCode::UnsupportedFormat,
-            format!("binary scene format {version} is not one this library reads (up to {BINARY_SCENE_FORMAT_VERSION}); convert it with a matching version"),
-        );
-        error.offset = Some(BINARY_MAGIC.len());
-        return Err(error);
-    }
+    let mut budget = SceneBudget::new(&context.options.limits);
+    let opened = open_scene_binary(context.registry, bytes, &mut budget);
+    let OpenedBinary {
+        reader,
+        header,
+        evolved,
+        count,
+    } = opened.map_err(|why| match why {
+        NotOpened::Malformed(error) => binary_error(context, error),
+        NotOpened::Version(version) => {
+            let mut error = context.error(
+                DiagnosticCode::UnsupportedFormat,
+                format!("binary scene format {version} is not one this library reads (up to {BINARY_SCENE_FORMAT_VERSION}); convert it with a matching version"),
+            );
+            error.offset = Some(BINARY_MAGIC.len());
+            error
+        }
+        NotOpened::TooMany(count) => too_many(context, count),
+    })?;
     let Header {
         meta,
         components,
-        layouts,
         archetypes,
         nodes,
         shared,
         shared_at,
         ..
-    } = read_tables(&mut reader, version).map_err(fail)?;
-    let evolved = evolved_layouts(context.registry, &components, &layouts);
-    let count = reader
-        .count("entity count", MIN_ENTRY_BYTES)
-        .map_err(fail)?;
-    let mut budget = SceneBudget::new(&context.options.limits);
-    if budget.take_entities(count).is_err() {
-        return Err(too_many(context, count));
-    }
+    } = header;
     let mut body = BinaryBody {
         context,
         reader,
