@@ -4,7 +4,10 @@
 //! stable ID is random: a hash map of a big scene's IDs touches a random place of a big table
 //! per entity, which is most of what loading an untouched instance costs. So the index is a
 //! list while the IDs come in ascending order, looked up by binary search, and becomes a hash
-//! map at the first ID out of order (a file written by hand, a gained child, a sub-scene).
+//! map at the first ID out of order (a file written by hand, a gained child, a sub-scene). A
+//! long list (4,096 entries on) also keeps a small table of where its IDs start by their top
+//! bits, so a lookup reads about one cache line of the list: a reference is looked up this
+//! way as each value that holds one is decoded.
 
 use std::cmp::Ordering;
 
@@ -16,13 +19,71 @@ use crate::component::StableId;
 /// How many times [`IdIndex::position`] guesses before it searches by halves.
 const GUESSES: usize = 6;
 
+/// A list shorter than this is searched without a [`Directory`].
+const DIRECTORY_FROM: usize = 4096;
+
 /// Stable ID → entity (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct IdIndex {
     /// Every entry while `map` is empty, strictly ascending by ID; empty after.
     sorted: Vec<(StableId, Entity)>,
+    /// Where the list's IDs start by their top bits, once the list is long.
+    directory: Option<Directory>,
     /// Every entry, once one came out of order.
     map: FxHashMap<StableId, Entity>,
+}
+
+/// Where the IDs of a long sorted list start, by their top `bits` bits (a bucket), so that a
+/// lookup reads one entry of this small table and then a few neighbouring entries of the list:
+/// about one cache miss, where guessing its place in the whole list costs two or three.
+/// Stable IDs are random, so a bucket holds about two; IDs bunched otherwise (written by hand,
+/// all small) fall in few buckets, each searched by halves.
+#[derive(Clone, Debug)]
+struct Directory {
+    /// How many top bits of an ID make its bucket.
+    bits: u32,
+    /// Per bucket (up to the last entry's): the position of its first entry, or of the next
+    /// bucket's when it has none.
+    starts: Vec<u32>,
+}
+
+impl Directory {
+    /// An empty directory for a list of about `len` entries (two per bucket).
+    fn new(len: usize) -> Self {
+        let bits = (len / 2).max(2).ilog2().min(24);
+        Directory {
+            bits,
+            starts: Vec::with_capacity(1 << bits),
+        }
+    }
+
+    /// The bucket of `id`.
+    #[inline]
+    fn bucket(&self, id: StableId) -> usize {
+        (id.0 >> (64 - self.bits)) as usize
+    }
+
+    /// Notes the entry appended at `position` with `id` (after every other).
+    #[inline]
+    fn push(&mut self, id: StableId, position: usize) {
+        let bucket = self.bucket(id);
+        let position = u32::try_from(position).unwrap_or(u32::MAX);
+        while self.starts.len() <= bucket {
+            self.starts.push(position);
+        }
+    }
+
+    /// The part of a list of `len` entries where `id` would be.
+    #[inline]
+    fn range(&self, id: StableId, len: usize) -> std::ops::Range<usize> {
+        let bucket = self.bucket(id);
+        let Some(&start) = self.starts.get(bucket) else {
+            // After the last entry's bucket: not in the list.
+            return len..len;
+        };
+        let end = self.starts.get(bucket + 1).map_or(len, |end| *end as usize);
+        start as usize..end
+    }
 }
 
 impl IdIndex {
@@ -30,6 +91,7 @@ impl IdIndex {
     pub fn with_capacity(count: usize) -> Self {
         IdIndex {
             sorted: Vec::with_capacity(count),
+            directory: (count >= DIRECTORY_FROM).then(|| Directory::new(count)),
             map: FxHashMap::default(),
         }
     }
@@ -52,6 +114,12 @@ impl IdIndex {
     #[inline]
     fn position(&self, id: StableId) -> Option<usize> {
         let list = &self.sorted;
+        if let Some(directory) = &self.directory {
+            let range = directory.range(id, list.len());
+            let start = range.start;
+            let at = list.get(range)?.binary_search_by_key(&id, |(key, _)| *key);
+            return Some(start + at.ok()?);
+        }
         let (mut low, mut high) = (0, list.len().checked_sub(1)?);
         for _ in 0..GUESSES {
             let (first, last) = (list.get(low)?.0, list.get(high)?.0);
@@ -99,7 +167,7 @@ impl IdIndex {
             match self.sorted.last() {
                 Some((last, _)) if *last >= id => self.spill(),
                 _ => {
-                    self.sorted.push((id, entity));
+                    self.push(id, entity);
                     return None;
                 }
             }
@@ -123,8 +191,29 @@ impl IdIndex {
         self.iter().map(|(_, entity)| entity)
     }
 
+    /// Appends an entry after every other, keeping the directory: made once the list is
+    /// long, made again when the list has grown to four times what it was made for.
+    #[inline]
+    fn push(&mut self, id: StableId, entity: Entity) {
+        let position = self.sorted.len();
+        self.sorted.push((id, entity));
+        match &mut self.directory {
+            // Made for two per bucket: eight is four times that.
+            Some(directory) if position < 8 << directory.bits => directory.push(id, position),
+            _ if position + 1 >= DIRECTORY_FROM => {
+                let mut directory = Directory::new(position + 1);
+                for (at, (id, _)) in self.sorted.iter().enumerate() {
+                    directory.push(*id, at);
+                }
+                self.directory = Some(directory);
+            }
+            _ => {}
+        }
+    }
+
     /// Moves the list into the hash map (once an entry comes out of order).
     fn spill(&mut self) {
+        self.directory = None;
         if !self.sorted.is_empty() {
             self.map.reserve(self.sorted.len());
             self.map.extend(self.sorted.drain(..));
@@ -205,6 +294,70 @@ mod tests {
         let mut values: Vec<Entity> = index.values().copied().collect();
         values.sort_by_key(|entity| entity.to_bits());
         assert_eq!(values, vec![e[0], e[1], e[3]]);
+    }
+
+    #[test]
+    fn a_long_list_is_searched_through_its_directory_with_the_same_answers() {
+        let handles = entities(64);
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let random: Vec<u64> = {
+            let mut ids: Vec<u64> = (0..20_000).map(|_| next()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        };
+        let small: Vec<u64> = (1..=20_000).collect();
+        // Random IDs, then a run of small ones at the top (bunched in the last bucket).
+        let mixed: Vec<u64> = (random.iter().copied().take(10_000))
+            .chain((1..=10_000).map(|i| u64::MAX - 10_000 + i))
+            .collect();
+        for ids in [&random, &small, &mixed] {
+            let entity = |i: usize| handles[i % 64];
+            // Sized ahead (the binary reader), and grown one by one (the JSON reader): the
+            // directory is made at 4,096 entries and made again as the list grows.
+            let sized: IdIndex = (ids.iter().enumerate())
+                .map(|(i, id)| (StableId(*id), entity(i)))
+                .collect();
+            let mut grown = IdIndex::default();
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(grown.insert(StableId(*id), entity(i)), None);
+                if i % 997 == 0 {
+                    // Found while the list grows, and the next ID not yet.
+                    assert_eq!(grown.get(&StableId(*id)), Some(&entity(i)));
+                    if let Some(later) = ids.get(i + 1) {
+                        assert!(grown.is_new(&StableId(*later)));
+                    }
+                }
+            }
+            for index in [&sized, &grown] {
+                assert!(index.directory.is_some() && index.map.is_empty());
+                for (i, id) in ids.iter().enumerate() {
+                    assert_eq!(index.get(&StableId(*id)), Some(&entity(i)), "{id}");
+                    let next = id.wrapping_add(1);
+                    let listed = ids.get(i + 1) == Some(&next);
+                    assert_eq!(index.get(&StableId(next)).is_some(), listed, "{next}");
+                }
+                assert_eq!(index.get(&StableId(0)), None);
+                let last = ids.last() == Some(&u64::MAX);
+                assert_eq!(index.get(&StableId(u64::MAX)).is_some(), last);
+            }
+        }
+        // Out of order: a map, the directory dropped, every entry still found.
+        let mut index: IdIndex = (random.iter().enumerate())
+            .map(|(i, id)| (StableId(*id), handles[i % 64]))
+            .collect();
+        index.insert(StableId(random[0] - 1), handles[0]);
+        assert!(index.directory.is_none() && index.sorted.is_empty());
+        assert_eq!(
+            index.get(&StableId(random[5000])),
+            Some(&handles[5000 % 64])
+        );
     }
 
     #[test]
