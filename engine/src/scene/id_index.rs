@@ -106,11 +106,12 @@ impl IdIndex {
         self.sorted.get(at).map(|(_, entity)| entity)
     }
 
-    /// Where `id` is in the list. Stable IDs are random (evenly spread), so it is found by
-    /// interpolation: its place guessed from its value between the IDs at the ends of the
-    /// range left, a few times (each a cache line or two, where a binary search of a big list
-    /// misses the cache at most of its steps); then, for IDs bunched otherwise, a binary
-    /// search of what is left.
+    /// Where `id` is in the list: in a long list, among the few entries of its bucket of the
+    /// [`Directory`], searched by halves. In a shorter one (stable IDs are random, evenly
+    /// spread) it is found by interpolation: its place guessed from its value between the IDs
+    /// at the ends of the range left, a few times (each a cache line or two, where a binary
+    /// search misses the cache at most of its steps); then, for IDs bunched otherwise, a
+    /// binary search of what is left.
     #[inline]
     fn position(&self, id: StableId) -> Option<usize> {
         let list = &self.sorted;
