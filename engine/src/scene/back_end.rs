@@ -128,8 +128,10 @@ impl From<PushError> for GiveUp {
     }
 }
 
-/// The rule the one-pass route gives stable IDs by.
-pub(super) fn one_pass_ids<'c>(context: &'c Context<'c>, world: &World) -> SceneIds<'c> {
+/// The rule a load into `world` gives stable IDs by (its options' [`IdConflict`]).
+///
+/// [`IdConflict`]: crate::scene::IdConflict
+pub(super) fn load_ids<'c>(context: &'c Context<'c>, world: &World) -> SceneIds<'c> {
     let policy = context.options.on_id_conflict;
     SceneIds::new(world, policy, context.library.spawn_rng())
 }
@@ -157,10 +159,7 @@ pub(super) fn build_checked<'c>(
     shared: FxHashMap<u64, String>,
     head: SceneHead,
 ) -> Result<LoadedScene, SceneError> {
-    let wire = match checked.source {
-        Source::Binary => RefWire::Number,
-        Source::Json(_) | Source::Unplaced => RefWire::Text,
-    };
+    let wire = checked.source.wire();
     let loaded = build_scene(context, world, (wire, ids, Some(checked)), |load, world| {
         load.head = head;
         // Every entry's handle first, so a reference to any of them resolves (and one to an
@@ -192,15 +191,6 @@ fn read_checked(
     world: &mut World,
 ) -> Result<(), GiveUp> {
     let context = load.context;
-    let build = Build {
-        context,
-        entries: checked.entries,
-        plans: checked.plans,
-        handles: &[],
-        source: checked.source,
-        place: checked.place,
-        remapped: &FxHashMap::default(),
-    };
     let mut builder = EntityBuilder::new();
     for (i, (entry, plan)) in checked.entries.iter().zip(checked.plans).enumerate() {
         if i.is_multiple_of(REPORT_EVERY) && !report_offset(entry.offset) {
@@ -218,7 +208,8 @@ fn read_checked(
                         name,
                         offset: *offset,
                     };
-                    decode_payload_into(&build, at, payload, *component, &mut builder)
+                    let placing = (context, checked);
+                    decode_payload_into(placing, at, payload, *component, &mut builder)
                 });
                 context.entity_result(decoded)
             }

@@ -37,7 +37,7 @@ use crate::component::ComponentRegistry;
 use crate::component::RefWire;
 use crate::component::StableId;
 use crate::scene::back_end::{
-    build_scene, decode, finish_entity, join_pristine, one_pass_ids, own_id, place_instance,
+    build_scene, decode, finish_entity, join_pristine, load_ids, own_id, place_instance,
     pristine_group, read_entities_with, reserve_ahead, scan_state, take_handle, take_instance,
     take_value, GiveUp, Load, Stopped,
 };
@@ -62,7 +62,7 @@ pub(super) fn load_json_fast(
 
 /// [`load_json_fast`], saying why it gave up.
 fn json_fast(context: &Context<'_>, world: &mut World, text: &str) -> Result<LoadedScene, GiveUp> {
-    let ids = one_pass_ids(context, world);
+    let ids = load_ids(context, world);
     let loaded = build_scene(context, world, (RefWire::Text, ids, None), |load, world| {
         read_json(load, &mut Scanner { text, pos: 0 }, world)
     });
@@ -85,7 +85,7 @@ fn binary_fast(
     world: &mut World,
     bytes: &[u8],
 ) -> Result<LoadedScene, GiveUp> {
-    let ids = one_pass_ids(context, world);
+    let ids = load_ids(context, world);
     let loaded = build_scene(
         context,
         world,

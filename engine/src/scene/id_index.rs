@@ -238,6 +238,16 @@ impl FromIterator<(StableId, Entity)> for IdIndex {
 mod tests {
     use super::*;
 
+    /// A xorshift generator of pseudo-random IDs from `state` (not zero).
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     fn entities(count: usize) -> Vec<Entity> {
         let mut world = hecs::World::new();
         (0..count).map(|_| world.spawn(())).collect()
@@ -300,13 +310,7 @@ mod tests {
     #[test]
     fn a_long_list_is_searched_through_its_directory_with_the_same_answers() {
         let handles = entities(64);
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         let random: Vec<u64> = {
             let mut ids: Vec<u64> = (0..20_000).map(|_| next()).collect();
             ids.sort_unstable();
@@ -364,13 +368,7 @@ mod tests {
     #[test]
     fn answers_as_a_hash_map_does_whatever_the_order() {
         let handles = entities(64);
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for round in 0..200 {
             let mut index = IdIndex::default();
             let mut model = FxHashMap::default();

@@ -43,7 +43,7 @@ use crate::json::merge_patch;
 use crate::json::FieldPath;
 use crate::json::{SourceText, TextError};
 use crate::limits::Limits;
-use crate::scene::back_end::{build_checked, Checked};
+use crate::scene::back_end::{build_checked, load_ids, Checked};
 use crate::scene::binary_entry::{read_component_head, read_entry_head, MIN_ENTRY_BYTES};
 use crate::scene::follow::Follow;
 use crate::scene::format::{
@@ -1580,6 +1580,15 @@ pub(super) fn scene_ref_id(reference: RefIn<'_>) -> Result<StableId, MapError> {
 }
 
 impl Source<'_> {
+    /// How references are written in values from this source: as stable IDs' text in JSON, as
+    /// numbers in binary.
+    pub(super) fn wire(self) -> RefWire {
+        match self {
+            Source::Json(_) | Source::Unplaced => RefWire::Text,
+            Source::Binary => RefWire::Number,
+        }
+    }
+
     /// Places `error` at byte `offset` of the file: its line and column in JSON text (and an
     /// empty span there, unless it has one), its byte offset in a binary scene.
     fn place(self, error: &mut SceneError, offset: usize) {
@@ -1605,9 +1614,8 @@ impl Source<'_> {
 /// Builds a read scene's entities into the world (all of them, or none: the world is left as
 /// it was on any error). Every problem is checked for in the order it is reported in
 /// (duplicate IDs, IDs already in the world, names) before the world is touched; the entities
-/// are then built by the back-end every load goes through
-/// ([`build_checked`]), which places each value's
-/// error.
+/// are then built by the back-end every load goes through ([`build_checked`]), which places
+/// each value's error.
 fn instantiate(
     context: &Context<'_>,
     world: &mut World,
@@ -1683,16 +1691,15 @@ fn check_duplicate_ids(
 }
 
 /// Refuses a scene with an entity whose stable ID is already in the world, unless the load
-/// gives every entity a fresh one (by [`SceneLoadOptions::on_id_conflict`], see [`SceneIds`]):
-/// the IDs' rule, for the back-end to give the IDs by.
+/// gives every entity a fresh one (by [`SceneLoadOptions::on_id_conflict`], see [`SceneIds`]).
+/// Returns the rule, which the back-end then gives the IDs by.
 fn check_ids_in_world<'c>(
     context: &'c Context<'c>,
     world: &World,
     entries: &[Entry<'_>],
     source: Source<'_>,
 ) -> Result<SceneIds<'c>, SceneError> {
-    let policy = context.options.on_id_conflict;
-    let ids = SceneIds::new(world, policy, context.library.spawn_rng());
+    let ids = load_ids(context, world);
     for entry in entries {
         if let Err(InWorld(id)) = ids.check(entry.id) {
             let mut error = context.error(
@@ -2228,10 +2235,7 @@ pub(super) struct Build<'b> {
 impl Build<'_> {
     /// How references are written in the scene's values.
     fn wire(&self) -> RefWire {
-        match self.source {
-            Source::Json(_) | Source::Unplaced => RefWire::Text,
-            Source::Binary => RefWire::Number,
-        }
+        self.source.wire()
     }
 
     /// The stable ID `entry` gets in the world: a fresh one if remapped, else its own.
@@ -2805,20 +2809,21 @@ fn build_gained(
 /// Decodes one component value of a plain entity from the file's text or bytes straight into
 /// `builder` (no box in between); `Removed` adds nothing.
 pub(super) fn decode_payload_into(
-    build: &Build<'_>,
+    (context, checked): (&Context<'_>, &Checked<'_>),
     at: ValueAt<'_>,
     payload: &Payload<'_>,
     component: ComponentId,
     builder: &mut EntityBuilder,
 ) -> Result<(), SceneError> {
-    let context = build.context;
     let ops = context.registry.ops(component);
     match payload {
         Payload::Removed => Ok(()),
         Payload::Json(text) => {
             let mut unknown = Vec::new();
             ops.read_json_into(text, builder, &mut unknown)
-                .map_err(|(path, error)| json_value_error(build, at, text, path, error))?;
+                .map_err(|(path, error)| {
+                    json_value_error((context, checked), at, text, path, error)
+                })?;
             for field in unknown {
                 if context.registry.is_removed_field(component, &field) {
                     continue;
@@ -2829,7 +2834,7 @@ pub(super) fn decode_payload_into(
                     .field
                     .as_ref()
                     .and_then(|f| key_of(text, f));
-                place_in_value(&mut error, at.offset, key, build.place);
+                place_in_value(&mut error, at.offset, key, checked.place);
                 context.unknown_field(error)?;
             }
             Ok(())
@@ -2838,12 +2843,14 @@ pub(super) fn decode_payload_into(
         // gone), that value is the entity's.
         Payload::Postcard(bytes) | Payload::Diff(Diff { value: bytes, .. }, None) => ops
             .read_postcard_into(bytes, builder)
-            .map_err(|(path, message)| binary_value_error(context, at, build.place, path, message)),
+            .map_err(|(path, message)| {
+                binary_value_error(context, at, checked.place, path, message)
+            }),
         Payload::Evolved(bytes, layout)
         | Payload::Diff(Diff { value: bytes, .. }, Some(layout)) => {
             let typed =
                 decode_evolved(context, component, bytes, layout).map_err(|(path, message)| {
-                    binary_value_error(context, at, build.place, path, message)
+                    binary_value_error(context, at, checked.place, path, message)
                 })?;
             ops.add_owned(typed, builder);
             Ok(())
@@ -2866,7 +2873,7 @@ fn binary_value_error(
 
 /// The error for a component value `text` (at `at` in the file) that did not decode.
 fn json_value_error(
-    build: &Build<'_>,
+    (context, checked): (&Context<'_>, &Checked<'_>),
     at: ValueAt<'_>,
     text: &str,
     path: FieldPath,
@@ -2891,9 +2898,9 @@ fn json_value_error(
             (offset + at..offset + at, message)
         }
     };
-    let mut scene_error = component_error(build.context, at.entry, at.name, path, message);
-    (build.place)(&mut scene_error, span.start);
-    if matches!(build.source, Source::Json(_)) {
+    let mut scene_error = component_error(context, at.entry, at.name, path, message);
+    (checked.place)(&mut scene_error, span.start);
+    if matches!(checked.source, Source::Json(_)) {
         scene_error.diagnostic.span = Some(span);
     }
     scene_error
