@@ -9,10 +9,9 @@
 //! exactly. Most files are fine, so these read them once instead and give up at the first
 //! thing they do not expect (a syntax error, an unknown key or component, an escaped name, a
 //! value that does not decode, a dangling reference, a duplicate or colliding ID, keys out of
-//! the written order, a binary file cut short, ...), with a typed reason
-//! ([`GiveUp`]). Giving up undoes everything the load did to
-//! the world, and the careful route then reads the file again and loads it or reports the
-//! problem.
+//! the written order, a binary file cut short, ...), with a typed reason ([`GiveUp`]). Giving
+//! up undoes everything the load did to the world, and the careful route then reads the file
+//! again and loads it or reports the problem.
 //!
 //! Invariant: whatever this route accepts, the careful route accepts too and builds the same
 //! entities (tests load each fixture both ways, and a property test random scenes); it only
