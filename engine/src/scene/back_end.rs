@@ -168,6 +168,8 @@ pub(super) fn build_checked<'c>(
         let handles = world.reserve_entities(count);
         let entries = checked.entries.iter();
         load.refs.pending = entries.map(|entry| entry.id).zip(handles).collect();
+        // Every entry is indexed as it is placed: sized once, as the binary reader sizes it.
+        load.refs.ids = IdIndex::with_capacity(checked.entries.len());
         read_entities_with(load, world, shared, |load, world| {
             read_checked(load, checked, world)
         })
