@@ -47,6 +47,7 @@ fn check_line(figure: &Figure) {
         Measured::Latency { .. } => &["p50_ms", "p99_ms"],
         Measured::Bytes { .. } => &["bytes_per_entity"],
         Measured::Bounded { unit, .. } => &[unit],
+        Measured::Scaling { .. } => &["exponent"],
         Measured::Skipped { .. } => &[],
     };
     assert_eq!(keys, expected, "{line}");

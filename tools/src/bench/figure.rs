@@ -17,6 +17,7 @@ use std::time::Duration;
 /// diagnostics_40k_errors_ms ms=112.40 (target<=200 met, file_bytes=760083, n=40000)
 /// diagnostics_minified_2k_errors_bytes bytes=570000 (target<=1024000 met, file_bytes=22049, n=2000)
 /// scene_load_peak_1m_instances peak_mb=934 (target<=1536 met, after_mb=740, input_mb=94, n=1000000)
+/// scaling_pick_length exponent=1.02 (n 11.80 ms, 2n 23.90 ms, 4n 48.70 ms, target<=1.2 met, n=50000)
 /// cdda_load skipped (no CDDA data at repo/../shared/data/cdda-monsters; set ARCHETOOL_CDDA_DIR to its directory)
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -98,6 +99,16 @@ pub enum Measured {
         /// Every measured round, in `unit`.
         rounds: Vec<f64>,
     },
+    /// How a cost grows with one input dimension: the median time at `n`, `2n` and `4n` items,
+    /// and the growth exponent they give (1 for linear, 2 for quadratic).
+    Scaling {
+        /// The medians at `n`, `2n` and `4n`.
+        times: [Duration; 3],
+        /// The highest exponent the project promises (1.2: linear, with room for noise).
+        bound: f64,
+        /// Every measured round: the times at `n`, `2n` and `4n`, run one after the other.
+        rounds: Vec<[Duration; 3]>,
+    },
     /// Not measured, and why (e.g. the data it needs is missing).
     Skipped {
         /// Why, for the reader.
@@ -147,6 +158,15 @@ impl Figure {
         }
     }
 
+    /// The growth exponent of a scaling figure: the slope of log(time) against log(n) through
+    /// the medians at `n` and `4n` (the least-squares slope of the three evenly spaced points).
+    pub fn exponent(&self) -> Option<f64> {
+        match &self.measured {
+            Measured::Scaling { times, .. } => Some(exponent_of(times)),
+            _ => None,
+        }
+    }
+
     /// Whether the result is within its target (`true` when there is none, or it was skipped).
     pub fn meets_target(&self) -> bool {
         match &self.measured {
@@ -158,6 +178,7 @@ impl Figure {
                 p50, p99, target, ..
             } => target.is_none_or(|(t50, t99)| *p50 <= t50 && *p99 <= t99),
             Measured::Bounded { value, bound, .. } => value <= bound,
+            Measured::Scaling { bound, .. } => self.exponent().is_some_and(|e| e <= *bound),
             Measured::Load { .. } | Measured::Bytes { .. } | Measured::Skipped { .. } => true,
         }
     }
@@ -174,6 +195,7 @@ impl Figure {
                 rounds.iter().map(|t| ms(*t)).collect()
             }
             Measured::Bounded { rounds, .. } => rounds.clone(),
+            Measured::Scaling { rounds, .. } => rounds.iter().map(exponent_of).collect(),
             _ => return None,
         };
         values.iter().fold(None, |range, &v| match range {
@@ -185,6 +207,13 @@ impl Figure {
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
+}
+
+/// log₂(t(4n) / t(n)) / 2: the growth exponent of three times at `n`, `2n` and `4n`.
+fn exponent_of(times: &[Duration; 3]) -> f64 {
+    let first = times[0].as_secs_f64().max(1e-9);
+    let last = times[2].as_secs_f64().max(1e-9);
+    (last / first).log2() / 2.0
 }
 
 impl fmt::Display for Figure {
@@ -259,6 +288,19 @@ impl fmt::Display for Figure {
                     write!(f, "{what}={count}, ")?;
                 }
                 write!(f, "n={})", self.n)
+            }
+            Measured::Scaling { times, bound, .. } => {
+                let met = if self.meets_target() { "met" } else { "missed" };
+                write!(
+                    f,
+                    "{} exponent={:.2} (n {:.2} ms, 2n {:.2} ms, 4n {:.2} ms, target<={bound} {met}, n={})",
+                    self.name,
+                    exponent_of(times),
+                    ms(times[0]),
+                    ms(times[1]),
+                    ms(times[2]),
+                    self.n
+                )
             }
             Measured::Skipped { reason } => write!(f, "{} skipped ({reason})", self.name),
         }

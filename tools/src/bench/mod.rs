@@ -59,6 +59,7 @@ pub mod lsp;
 pub mod memory;
 mod quick;
 pub mod reload;
+pub mod scaling;
 pub mod scene;
 pub mod scene_commit;
 pub mod scene_instances;

@@ -11,6 +11,7 @@ use crate::bench::figure::{median, percentile, Figure, Measured};
 use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
+use crate::bench::scaling::{scaling_figure, DIMENSIONS};
 use crate::bench::scene::SceneFixture;
 use crate::bench::scene_commit::CommitFixture;
 use crate::bench::scene_instances::{instance_scene, PristineScene};
@@ -46,7 +47,7 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
-pub const FIGURES: [&str; 44] = [
+pub const FIGURES: &[&str] = &[
     "memory",
     "memory_override_bytes",
     "scene_load_peak_1m_instances",
@@ -126,6 +127,8 @@ pub struct QuickSizes {
     pub rounds: usize,
     /// Measured rounds of the slow ones.
     pub slow_rounds: usize,
+    /// What the scaling dimensions' own `n` is divided by (1 at the standard sizes).
+    pub scaling_divisor: usize,
     /// Measured rounds of the scene workloads (each round saves or loads the whole world once
     /// per side and format).
     pub scene_rounds: usize,
@@ -151,6 +154,7 @@ impl QuickSizes {
             minified_fields: MINIFIED_FIELDS,
             rounds: 11,
             slow_rounds: 5,
+            scaling_divisor: 1,
             scene_rounds: 3,
         }
     }
@@ -173,6 +177,7 @@ impl QuickSizes {
             minified_fields: 20,
             rounds: 1,
             slow_rounds: 1,
+            scaling_divisor: 100,
             scene_rounds: 1,
         }
     }
@@ -286,6 +291,15 @@ pub fn run_quick_with(
 
     cdda_figures(sizes, &wanted, &mut push);
     diagnostics_figures(sizes, &wanted, &mut push);
+    for dimension in DIMENSIONS {
+        if wanted(dimension.name) {
+            push(scaling_figure(
+                dimension,
+                sizes.scaling_divisor,
+                sizes.slow_rounds,
+            ));
+        }
+    }
     figures
 }
 
