@@ -75,7 +75,6 @@ pub use limits::Limits;
 pub use reload::{apply_update, ReloadReport};
 #[cfg(feature = "hot-reload")]
 pub use reload::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
-pub use scene::sub_scene_id;
 pub use scene::Scenes;
 #[cfg(feature = "binary")]
 pub use scene::BINARY_SCENE_FORMAT_VERSION;
@@ -89,6 +88,7 @@ pub use scene::{
     SceneSaveOptions,
 };
 pub use scene::{scene_keys, SCENE_FORMAT_VERSION};
+pub use scene::{sub_scene_id, PlacedScenes, SubScenes};
 pub use scene::{
     CommitError, PrepareError, PrepareProgress, PreparedScene, ReservedScene, ResolvedScene,
 };
@@ -126,10 +126,10 @@ struct ReadmeDoctests;
 /// let _ = archetype_engine::HotReloadOptions { debounce: Duration::ZERO, max_wait: Duration::ZERO, force_polling: false, poll_interval: Duration::ZERO };
 /// ```
 /// ```compile_fail,E0639
-/// let _ = archetype_engine::Limits { max_file_bytes: 1, max_depth: 1, max_children_depth: 1, max_scene_entities: 1, max_scene_values: 1, max_scene_bytes: 1 };
+/// let _ = archetype_engine::Limits { max_file_bytes: 1, max_depth: 1, max_children_depth: 1, max_scene_entities: 1, max_scene_values: 1, max_scene_bytes: 1, max_sub_scene_depth: 1 };
 /// ```
 /// ```compile_fail,E0639
-/// let _ = archetype_engine::SceneLoadOptions { on_id_conflict: Default::default(), limits: Default::default(), migration: None, unknown_fields: archetype_engine::Severity::Error };
+/// let _ = archetype_engine::SceneLoadOptions { on_id_conflict: Default::default(), limits: Default::default(), migration: None, unknown_fields: archetype_engine::Severity::Error, removed_children: Default::default(), all_errors: false, sub_scenes: Default::default() };
 /// ```
 /// ```compile_fail,E0639
 /// let _ = archetype_engine::SceneSaveOptions { full: false, dangling_references: Default::default(), selection: None, max_threads: 0 };

@@ -31,6 +31,9 @@ pub struct Limits {
     pub max_scene_values: usize,
     /// Largest scene file read, in bytes (default 512 MiB).
     pub max_scene_bytes: u64,
+    /// Deepest nesting of scenes placed inside scenes: a scene that places one that places
+    /// one is nested 2 deep (default 32, as an archetype's chain of `extends`; at most 64).
+    pub max_sub_scene_depth: usize,
 }
 
 impl Default for Limits {
@@ -42,6 +45,7 @@ impl Default for Limits {
             max_scene_entities: 1_000_000,
             max_scene_values: 16_000_000,
             max_scene_bytes: 512 * 1024 * 1024,
+            max_sub_scene_depth: 32,
         }
     }
 }

@@ -4,6 +4,7 @@
 // A test fails by panicking; `unwrap` says so most plainly.
 #![allow(clippy::unwrap_used)]
 
+mod sub_scene_bounds; // sub-scenes bounded and contained: the file rule, depth, flattened size
 mod sub_scenes; // scenes placed inside scenes: derived IDs, references, overrides, cycles
 mod support; // shared test components, temp archetype dirs, check helpers
 

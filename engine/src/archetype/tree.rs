@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap;
 use crate::archetype::name::name_from_relative_path;
 use crate::archetype::{map_on_threads, worker_threads};
 use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
-use crate::fs::FileKind;
+use crate::fs::{is_inside, FileKind};
 
 /// What one path under the root is, by the rule.
 pub(super) enum Entry {
@@ -126,7 +126,7 @@ fn follow_link(
     let followed =
         fs::canonicalize(path).and_then(|target| Ok((fs::metadata(&target)?.file_type(), target)));
     match followed {
-        Ok((file_type, target)) if target.starts_with(real_root) => {
+        Ok((file_type, target)) if is_inside(real_root, &target) => {
             Ok((target, FileKind::of(file_type)))
         }
         Ok((file_type, _)) if json_name || file_type.is_dir() => Err(Box::new(Entry::Refused(
@@ -164,7 +164,7 @@ pub(super) fn examine_path(root: &Path, real_root: &Path, relative: &Path) -> En
     // A directory that is gone took the file with it; one reached through a link out of the
     // root is not looked into (the link itself is what gets reported).
     let dir = match fs::canonicalize(root.join(parent)) {
-        Ok(real) if real.starts_with(real_root) => Dir {
+        Ok(real) if is_inside(real_root, &real) => Dir {
             linked: real != real_root.join(parent),
             real,
         },

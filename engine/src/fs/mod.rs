@@ -1,9 +1,11 @@
-//! Files: reading a data file that must be a regular file within a size limit, and writing one
-//! so that a failure never leaves it half-written.
+//! Files: the one file rule (a data file is a regular file within a size limit, inside the root
+//! it belongs to), and writing one so that a failure never leaves it half-written.
 
 mod atomic_file;
 mod regular_file;
+mod root;
 
 pub use atomic_file::{create_atomically, write_atomically};
 pub(crate) use regular_file::read_typed_file;
 pub use regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
+pub(crate) use root::{is_inside, Refused, Root};

@@ -98,6 +98,28 @@ pub struct SceneLoadOptions {
     /// whole (its syntax, its format, a limit) still stop at once. Off by default: a game
     /// wants the first error fast.
     pub all_errors: bool,
+    /// Where the scene files a scene places (sub-scenes) may be read from: under the loaded
+    /// scene's directory (the default), under a scenes root the game names, or nowhere (a
+    /// scene from an untrusted source, such as a player's save). A path that leaves the root,
+    /// by `..`, by being absolute or through a symbolic link, is refused without being opened.
+    pub sub_scenes: SubScenes,
+}
+
+/// Where the scene files a scene places (its sub-scenes) may be read from
+/// ([`SceneLoadOptions::sub_scenes`]). Whatever the root, a placed file's real path (links
+/// resolved) must be inside it, the path is written relative to the placing file, and the file
+/// must be a regular file within [`Limits::max_scene_bytes`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SubScenes {
+    /// Under the directory of the scene file being loaded (the default). A scene loaded from
+    /// memory (no file) places none.
+    #[default]
+    InSceneDirectory,
+    /// Under this directory, e.g. the game's `assets/scenes`.
+    InRoot(PathBuf),
+    /// Nowhere: a scene that places one is refused. For scenes from an untrusted source.
+    Refused,
 }
 
 /// What to do with a scene entry for a child its archetype no longer has.
@@ -346,15 +368,7 @@ pub(crate) fn load_scene_untraced(
         Err(error) => error,
         loaded => return loaded,
     };
-    let mut nesting = crate::scene::sub_scene::Nesting {
-        library,
-        options,
-        stack: file
-            .map(|file| std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()))
-            .into_iter()
-            .collect(),
-    };
-    crate::scene::sub_scene::load_with_sub_scenes(bytes, file, world, &mut nesting)
+    crate::scene::sub_scene::load_with_sub_scenes(bytes, file, world, library, options)
         .unwrap_or(Err(error))
 }
 

@@ -7,7 +7,8 @@
 //!   both encodings, and the checks and plans of every entry), `json_scan` (the careful JSON
 //!   reader's first pass), `fast_load` (the one-pass readers), `back_end` (what every load
 //!   builds the world through), `follow` (the children archetypes gained), `sub_scene`
-//!   (entries that place other scene files), `migration` (old files), `logging`.
+//!   (entries that place other scene files) with `sub_scene_plan` (the files they place, read
+//!   first by the file rule and bounded), `migration` (old files), `logging`.
 //! - The rules both routes apply, from one copy: `binary_entry` (a binary entry's layout),
 //!   `scene_ids` (the stable ID each entity gets), `scene_budget` (the size limits),
 //!   `id_index` (stable ID → entity).
@@ -51,6 +52,7 @@ mod save;
 mod scene_budget;
 mod scene_ids;
 mod sub_scene;
+mod sub_scene_plan;
 
 pub use api::Scenes;
 pub use commit_error::{CommitError, PrepareError};
@@ -61,7 +63,7 @@ pub use format::{scene_keys, SCENE_FORMAT_VERSION};
 pub use header::{read_scene_header, ArchetypeNodes, SceneHeader};
 pub use load::{
     load_scene, load_scene_from_path, IdConflict, LoadedScene, RemovedChildren, SceneChange,
-    SceneError, SceneLoadOptions,
+    SceneError, SceneLoadOptions, SubScenes,
 };
 #[cfg(feature = "binary")]
 pub use load::{read_binary_scene_header, BinarySceneHeader};
@@ -74,3 +76,4 @@ pub use save::{
     SceneSaveOptions,
 };
 pub use sub_scene::sub_scene_id;
+pub use sub_scene_plan::PlacedScenes;

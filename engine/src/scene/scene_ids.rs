@@ -16,8 +16,12 @@ use crate::scene::load::IdConflict;
 
 /// The world's stable IDs as a load found them, and the fresh ones it gave.
 pub(super) struct SceneIds<'r> {
-    /// The stable IDs in the world before the load.
+    /// With [`IdConflict::Error`], the stable IDs in the world before the load (a remapping
+    /// load needs only to know whether there are any: it does not look at each, so its cost
+    /// does not grow with the world).
     existing: FxHashSet<StableId>,
+    /// Whether the world held any stable ID before the load.
+    any: bool,
     policy: IdConflict,
     rng: &'r SpawnRng,
     /// Scene ID → the fresh ID it got.
@@ -31,8 +35,14 @@ pub(super) struct InWorld(pub StableId);
 impl<'r> SceneIds<'r> {
     /// The rule for a load into `world` by `policy`, fresh IDs drawn from `rng`.
     pub fn new(world: &World, policy: IdConflict, rng: &'r SpawnRng) -> Self {
+        let existing: FxHashSet<StableId> = match policy {
+            IdConflict::Error => world.query::<&StableId>().iter().copied().collect(),
+            IdConflict::Remap => FxHashSet::default(),
+        };
+        let any = !existing.is_empty() || world.query::<&StableId>().iter().next().is_some();
         SceneIds {
-            existing: world.query::<&StableId>().iter().copied().collect(),
+            existing,
+            any,
             policy,
             rng,
             remapped: FxHashMap::default(),
@@ -42,7 +52,7 @@ impl<'r> SceneIds<'r> {
     /// The stable ID the scene's entity `id` gets (call once per entity, in the file's order).
     #[inline]
     pub fn assign(&mut self, id: StableId) -> Result<StableId, InWorld> {
-        if self.existing.is_empty() {
+        if !self.any {
             return Ok(id);
         }
         self.check(id)?;

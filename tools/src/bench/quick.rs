@@ -92,6 +92,9 @@ pub const FIGURES: &[&str] = &[
     "diagnostics_200k_keys_ms",
     "diagnostics_fmt_check_200k_keys_ms",
     "diagnostics_minified_2k_errors_bytes",
+    "scaling_scene_entities",
+    "scaling_sub_scene_placements",
+    "scaling_sub_scene_depth",
 ];
 
 /// How big each workload of the quick mode is and how often it runs.

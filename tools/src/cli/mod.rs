@@ -65,7 +65,6 @@ pub mod scene_diff;
 pub mod schema;
 mod snippet;
 pub mod style;
-mod sub_scenes;
 pub mod tree;
 pub mod validate;
 

@@ -17,14 +17,13 @@ use std::path::{Path, PathBuf};
 use archetype_engine::tooling::read_regular_file;
 use archetype_engine::{
     load_scene_from_path, read_scene_header, save_scene, ArchetypeLibrary, ComponentRegistry,
-    Diagnostic, LoadOptions, SceneDocument, SceneEncoding, SceneEntry, SceneError,
+    Diagnostic, LoadOptions, PlacedScenes, SceneDocument, SceneEncoding, SceneEntry, SceneError,
     SceneLoadOptions, SceneSaveOptions, SCENE_FORMAT_VERSION,
 };
 use clap::{Args, Subcommand};
 use hecs::World;
 use serde_json::Value;
 
-use super::sub_scenes::SubScenes;
 use super::validate::{write_human, SourceTexts};
 use super::{count, scene_diff, CliError, Context, DirArg, Exit};
 
@@ -117,13 +116,27 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         )?;
     }
     writeln!(out, "entities:  {}", summary.entities)?;
-    let sub_scenes = SubScenes::of(&args.file, scene.document.entries());
-    if let Some(sub_scenes) = &sub_scenes {
-        match &sub_scenes.flattened {
-            Ok(total) => writeln!(out, "flattened: {total} (with the sub-scenes placed)")?,
-            Err(why) => writeln!(out, "flattened: unknown ({why})")?,
+    // Sub-scenes are read as a load reads them (the file rule, the limits), without archetypes:
+    // counting their entries needs none.
+    let placed = PlacedScenes::read(
+        &scene.bytes,
+        Some(&args.file),
+        &as_written(Path::new(".")),
+        &SceneLoadOptions::default(),
+    );
+    let placed_files = match &placed {
+        Ok(Some(placed)) => {
+            let total = placed.entities();
+            writeln!(out, "flattened: {total} (with the sub-scenes placed)")?;
+            Some(placed.placed().clone())
         }
-    }
+        Ok(None) => None,
+        Err(error) => {
+            let why = &error.diagnostic.message;
+            writeln!(out, "flattened: unknown ({why})")?;
+            Some(placements_as_written(&scene.document))
+        }
+    };
     writeln!(
         out,
         "shared:    {}",
@@ -154,9 +167,8 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         rows.push(("(no archetype)".to_string(), summary.plain.to_string()));
     }
     write_table(out, "per archetype:", &rows)?;
-    if let Some(sub_scenes) = &sub_scenes {
-        let rows: Vec<(String, String)> = sub_scenes
-            .placed
+    if let Some(placed) = &placed_files {
+        let rows: Vec<(String, String)> = placed
             .iter()
             .map(|(file, &times)| (file.clone(), count(times, "placement")))
             .collect();
@@ -176,6 +188,15 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         .collect();
     write_table(out, "components used (by how many entities):", &rows)?;
     Ok(Exit::Success)
+}
+
+/// Each sub-scene `document` places, as written, with how many times.
+fn placements_as_written(document: &SceneDocument) -> BTreeMap<String, usize> {
+    let mut placed = BTreeMap::new();
+    for scene in document.entries().iter().filter_map(|e| e.scene.as_ref()) {
+        *placed.entry(scene.clone()).or_insert(0) += 1;
+    }
+    placed
 }
 
 /// A heading, then `  name  value` rows with the values lined up (nothing if there are no rows).
@@ -340,6 +361,8 @@ pub(crate) struct ReadScene {
     pub format: u64,
     /// What it holds, in the current format.
     pub document: SceneDocument,
+    /// The file's bytes, as read.
+    pub bytes: Vec<u8>,
 }
 
 /// Reads a scene file as a [`ReadScene`]; `Ok(Err(..))` if it does not load.
@@ -357,6 +380,7 @@ pub(crate) fn read_scene(
             encoding: SceneEncoding::Json,
             format: SCENE_FORMAT_VERSION,
             document,
+            bytes,
         }));
     }
     let library = archetypes.get(context)?;
@@ -376,6 +400,7 @@ pub(crate) fn read_scene(
         encoding: SceneEncoding::detect(&bytes),
         format: header.map_or(1, |header| header.format),
         document,
+        bytes,
     }))
 }
 

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::bench::figure::{median, Figure, Measured};
 
+mod scenes;
+
 /// The highest growth exponent a dimension may show: linear, with room for noise.
 pub const LINEAR: f64 = 1.2;
 
@@ -29,7 +31,24 @@ pub struct Dimension {
 }
 
 /// Every dimension, in the order the quick mode prints them.
-pub const DIMENSIONS: &[Dimension] = &[];
+pub const DIMENSIONS: &[Dimension] = &[
+    Dimension {
+        name: "scaling_scene_entities",
+        n: 25_000,
+        setup: scenes::scene_entities,
+    },
+    Dimension {
+        name: "scaling_sub_scene_placements",
+        n: 5_000,
+        setup: scenes::sub_scene_placements,
+    },
+    // The depth limit (at most 64) bounds the chain: 16, 32 and 64 levels.
+    Dimension {
+        name: "scaling_sub_scene_depth",
+        n: 16,
+        setup: scenes::sub_scene_depth,
+    },
+];
 
 /// Times `dimension` at `n`, `2n` and `4n` (`n` is the dimension's own divided by `divisor`,
 /// at least 1): one unmeasured round, then `rounds` rounds of the three sizes one after the
