@@ -5,8 +5,8 @@
 //! nothing, with cleared worlds and lost handles refused and reservations released.
 
 use archetype_engine::{
-    load_scene, save_scene, ArchetypeLibrary, CommitError, IdConflict, LoadedScene, PrepareError,
-    PrepareProgress, PreparedScene, ResolvedScene, SceneEncoding, SceneLoadOptions,
+    load_scene, save_scene, ArchetypeLibrary, CommitError, IdConflict, LoadedScene, Name,
+    PrepareError, PrepareProgress, PreparedScene, ResolvedScene, SceneEncoding, SceneLoadOptions,
     SceneSaveOptions, StableId,
 };
 use hecs::World;
@@ -560,7 +560,7 @@ fn a_reserved_entity_despawned_or_given_components_is_refused_and_the_rest_relea
         let resolved = reserve_and_resolve(&bytes, &library, &options, &mut world);
         let taken = empty_entities(&world)[3];
         if given_components {
-            world.insert_one(taken, 9u8).unwrap();
+            world.insert_one(taken, Name::from("squatter")).unwrap();
         } else {
             world.despawn(taken).unwrap();
         }
@@ -570,10 +570,56 @@ fn a_reserved_entity_despawned_or_given_components_is_refused_and_the_rest_relea
             error.to_string(),
             format!("entity {taken:?}, reserved for the scene, was despawned or given components before the commit; prepare the scene again")
         );
-        // As before the reservation: the handles reserved are released.
-        assert_eq!(world.len(), 1);
+        // The scene's handles are released; what the game made of one is the game's.
         assert!(world.contains(mine));
+        if given_components {
+            assert_eq!(world.len(), 2);
+            assert_eq!(world.get::<&Name>(taken).unwrap().as_str(), "squatter");
+            assert_eq!(world.entity(taken).unwrap().len(), 1);
+        } else {
+            assert_eq!(world.len(), 1);
+        }
     }
+}
+
+#[test]
+fn a_failed_commit_after_a_first_slice_takes_back_the_slice_and_leaves_the_games_entity() {
+    let (_dir, library) = archetypes();
+    let bytes = save(&level(&library, 4), &library, SceneEncoding::Json);
+    let mut world = World::new();
+    let mut resolved =
+        reserve_and_resolve(&bytes, &library, &SceneLoadOptions::default(), &mut world);
+    assert!(resolved
+        .commit_slice(&mut world, &library, 1)
+        .unwrap()
+        .is_none());
+    let committed = world.iter().filter(|entity| !entity.is_empty()).count();
+    assert!(committed > 1, "the slice and the reservation's mark");
+    let squatter = empty_entities(&world)[0];
+    world.insert_one(squatter, Name::from("squatter")).unwrap();
+    let error = resolved
+        .commit_slice(&mut world, &library, usize::MAX)
+        .unwrap_err();
+    assert_eq!(error, CommitError::ReservedEntityLost { entity: squatter });
+    assert_eq!(world.len(), 1, "the slice and the empty handles are gone");
+    assert_eq!(world.get::<&Name>(squatter).unwrap().as_str(), "squatter");
+
+    // The same when the scene is dropped after its first slice: the next reservation releases
+    // it and leaves the game's entity.
+    let mut world = World::new();
+    let mut resolved =
+        reserve_and_resolve(&bytes, &library, &SceneLoadOptions::default(), &mut world);
+    assert!(resolved
+        .commit_slice(&mut world, &library, 1)
+        .unwrap()
+        .is_none());
+    let squatter = empty_entities(&world)[0];
+    world.insert_one(squatter, Name::from("squatter")).unwrap();
+    drop(resolved);
+    let next = reserve_and_resolve(&bytes, &library, &SceneLoadOptions::default(), &mut world);
+    assert!(world.contains(squatter));
+    next.commit(&mut world, &library).unwrap();
+    assert_eq!(world.get::<&Name>(squatter).unwrap().as_str(), "squatter");
 }
 
 #[test]

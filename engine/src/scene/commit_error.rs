@@ -60,8 +60,10 @@ pub enum CommitError {
     /// again.
     WorldCleared,
     /// A handle reserved for the scene is no longer an empty entity: it was despawned, or given
-    /// components, between the reservation and the commit. The scene's other reserved handles
-    /// are released; prepare the scene again.
+    /// components, between the reservation and the commit. What is the scene's is despawned:
+    /// the entities its earlier slices committed, and its reserved handles still empty. A
+    /// handle the game gave components to is left as the game left it, an entity of the game's
+    /// own now. Prepare the scene again.
     ReservedEntityLost {
         /// The reserved handle.
         entity: Entity,

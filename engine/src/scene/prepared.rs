@@ -284,6 +284,9 @@ impl PreparedScene {
                     let targets: Vec<Entity> =
                         indices.iter().map(|&i| state.handles[i as usize]).collect();
                     world.spawn_column_batch_at(&targets, batch);
+                    if let Some(reservation) = &self.reservation {
+                        reservation.committed(&indices);
+                    }
                 }
                 Err(component) => {
                     self.commit = Some(state);

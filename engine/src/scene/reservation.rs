@@ -9,8 +9,13 @@
 //! the sentinel, which no one else can recreate. While the sentinel is there, a reserved handle
 //! the world still contains was never despawned (a despawn changes the handle's generation), so
 //! it is the scene's; if it is still empty, nothing was put on it.
+//!
+//! Releasing a reservation despawns what is the scene's and nothing else: the entities its
+//! commit spawned on its handles (recorded as each slice goes in) and the handles still empty.
+//! A handle the game gave components to is the game's entity now, and stays as the game left
+//! it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use hecs::{Entity, World};
@@ -27,12 +32,15 @@ struct ReservationMark {
     /// abandoned: the next reservation or commit into the world releases the handles.
     owner: Weak<()>,
     handles: Arc<[Entity]>,
+    committed: Arc<[AtomicBool]>,
 }
 
 /// Handles reserved in a world for every entity of a scene (by scene index), and the sentinel
 /// that says whether they are still the scene's.
 pub(super) struct Reservation {
     pub(super) handles: Arc<[Entity]>,
+    /// Per handle, whether the scene's commit spawned its entity on it.
+    committed: Arc<[AtomicBool]>,
     sentinel: Entity,
     token: u64,
     /// Keeps the sentinel's `owner` alive while the scene holds the reservation.
@@ -48,14 +56,17 @@ impl Reservation {
         let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
         let handles: Arc<[Entity]> = world.reserve_entities(count as u32).collect();
         world.flush();
+        let committed: Arc<[AtomicBool]> = (0..count).map(|_| AtomicBool::new(false)).collect();
         let mark = ReservationMark {
             token,
             owner: Arc::downgrade(&owner),
             handles: handles.clone(),
+            committed: committed.clone(),
         };
         let sentinel = world.spawn((mark,));
         Reservation {
             handles,
+            committed,
             sentinel,
             token,
             _owner: owner,
@@ -91,6 +102,16 @@ impl Reservation {
         }
     }
 
+    /// Records that the commit spawned the scene's entities at the scene indices `indices` on
+    /// their handles.
+    pub(super) fn committed(&self, indices: &[u32]) {
+        for &index in indices {
+            if let Some(flag) = self.committed.get(index as usize) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// The scene is in the world: its handles are its entities now; the sentinel goes.
     pub(super) fn finish(&self, world: &mut World) {
         if self.intact(world) {
@@ -98,32 +119,37 @@ impl Reservation {
         }
     }
 
-    /// Despawns every handle (spawned or still empty) and the sentinel, unless the world was
-    /// cleared since: then none of them is the scene's any more, and nothing is despawned.
+    /// Despawns the scene's entities (those its commit spawned, and the handles still empty)
+    /// and the sentinel, unless the world was cleared since: then none of them is the scene's
+    /// any more, and nothing is despawned. A handle the game gave components to stays.
     pub(super) fn release(&self, world: &mut World) {
         if self.intact(world) {
-            despawn_all(world, self.sentinel, &self.handles);
+            despawn_ours(world, self.sentinel, &self.handles, &self.committed);
         }
     }
 }
 
 /// Releases the reservations of scenes dropped without being committed or abandoned: their
-/// handles (and entities committed in slices) are despawned.
+/// entities committed in slices and their handles still empty are despawned.
 pub(super) fn release_dropped(world: &mut World) {
-    let dropped: Vec<(Entity, Arc<[Entity]>)> = world
+    let dropped: Vec<(Entity, Arc<[Entity]>, Arc<[AtomicBool]>)> = world
         .query::<(Entity, &ReservationMark)>()
         .iter()
         .filter(|(_, mark)| mark.owner.strong_count() == 0)
-        .map(|(sentinel, mark)| (sentinel, mark.handles.clone()))
+        .map(|(sentinel, mark)| (sentinel, mark.handles.clone(), mark.committed.clone()))
         .collect();
-    for (sentinel, handles) in dropped {
-        despawn_all(world, sentinel, &handles);
+    for (sentinel, handles, committed) in dropped {
+        despawn_ours(world, sentinel, &handles, &committed);
     }
 }
 
-fn despawn_all(world: &mut World, sentinel: Entity, handles: &[Entity]) {
-    for handle in handles {
-        let _ = world.despawn(*handle);
+/// Despawns each handle the commit spawned on or that is still empty, then the sentinel.
+fn despawn_ours(world: &mut World, sentinel: Entity, handles: &[Entity], committed: &[AtomicBool]) {
+    for (handle, committed) in handles.iter().zip(committed) {
+        let empty = world.entity(*handle).is_ok_and(|entity| entity.is_empty());
+        if empty || committed.load(Ordering::Relaxed) {
+            let _ = world.despawn(*handle);
+        }
     }
     let _ = world.despawn(sentinel);
 }
