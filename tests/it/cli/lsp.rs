@@ -477,6 +477,36 @@ fn lsp_checks_scene_buffers_against_the_archetypes() {
     assert_eq!(client.diagnostics(SCENE_FILE)["diagnostics"], json!([]));
 }
 
+/// A scene buffer is checked as a load checks it: a sub-scene outside the scenes' directory is
+/// refused without being opened, and nothing of that file reaches the editor.
+#[test]
+fn lsp_refuses_a_scene_buffers_sub_scene_outside_its_directory_unopened() {
+    let project = project();
+    project.write(
+        "secret.scene.json",
+        r#"{ "format": 2, "entities": [ { "id": "SECRET-TOKEN-42", "components": { "api_key": "x" } } ] }"#,
+    );
+    let mut client = Client::initialized(&project);
+    let escape = "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"00000000000000c1\", \"scene\": \"../../secret.scene.json\" }\n  ]\n}\n";
+    client.open(SCENE_FILE, escape);
+    let scene = client.uri(SCENE_FILE);
+    let root = client.root.clone();
+    assert_eq!(
+        client.diagnostics(SCENE_FILE),
+        json!({
+            "uri": scene,
+            "version": 1,
+            "diagnostics": [{
+                "range": range(3, 41, 3, 66),
+                "severity": 1,
+                "code": "io",
+                "source": "archetool",
+                "message": format!("entity 00000000000000c1: sub-scene `../../secret.scene.json` leads outside the scenes root `{root}/assets/scenes`; sub-scenes are read only from files under it (SceneLoadOptions::sub_scenes sets the root)"),
+            }]
+        })
+    );
+}
+
 /// Every component the demo registers, in the order completion lists them.
 const DEMO_COMPONENTS: [&str; 21] = [
     "Armor",
