@@ -192,3 +192,95 @@ fn comparable(
     }
     Ok(value)
 }
+
+/// What a scene file outside the scenes directory holds in the `sub_scenes` target: a refused
+/// load must never quote it.
+pub const OUTSIDE_MARKER: &str = "OUTSIDE-MARKER";
+
+/// The `sub_scenes` target: the input is up to eight scene files separated by NUL bytes,
+/// written as `scenes/0.scene.json`, `scenes/1.scene.json`, ... beside a scene outside the
+/// scenes directory (`outside.scene.json`) and, on Unix, a link to it
+/// (`scenes/link.scene.json`). Loads `scenes/0.scene.json` with small limits, by default and
+/// in check mode. Both refuse it or both load it; a refused load leaves the world empty and no
+/// message quotes the outside file; [`PlacedScenes`](archetype_engine::PlacedScenes) refuses
+/// with the load's own error where the plan of sub-scenes is what is wrong; a scene that
+/// loads saves, and the save (its sub-scenes placed) loads into as many entities.
+pub fn sub_scenes(data: &[u8]) {
+    use archetype_engine::{load_scene_from_path, PlacedScenes};
+
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let scenes = dir.path().join("scenes");
+    if std::fs::create_dir(&scenes).is_err() {
+        return;
+    }
+    let outside = format!(
+        r#"{{ "format": 2, "entities": [ {{ "id": "{OUTSIDE_MARKER}", "components": {{ "{OUTSIDE_MARKER}": 1 }} }} ] }}"#
+    );
+    let _ = std::fs::write(dir.path().join("outside.scene.json"), outside);
+    #[cfg(unix)]
+    let _ = std::os::unix::fs::symlink(
+        dir.path().join("outside.scene.json"),
+        scenes.join("link.scene.json"),
+    );
+    for (i, file) in data.split(|b| *b == 0).take(8).enumerate() {
+        let _ = std::fs::write(scenes.join(format!("{i}.scene.json")), file);
+    }
+    let top = scenes.join("0.scene.json");
+    DEMO.with(|library| {
+        let mut options = SceneLoadOptions::default();
+        options.limits.max_scene_entities = 5_000;
+        options.limits.max_scene_values = 50_000;
+        let mut world = World::new();
+        let loaded = load_scene_from_path(&top, &mut world, library, &options);
+        let mut check = options.clone();
+        check.all_errors = true;
+        let checked = load_scene_from_path(&top, &mut World::new(), library, &check);
+        assert_eq!(
+            loaded.is_ok(),
+            checked.is_ok(),
+            "the default load and check mode disagree: {loaded:?} / {checked:?}"
+        );
+        let bytes = std::fs::read(&top).unwrap_or_default();
+        let placed = PlacedScenes::read(&bytes, Some(&top), library, &options);
+        let loaded = match loaded {
+            Err(error) => {
+                assert_eq!(world.len(), 0, "a refused load left entities: {error}");
+                let message = format!("{error} {:?}", error.others);
+                assert!(
+                    !message.contains(OUTSIDE_MARKER),
+                    "a message quotes a file outside the root: {message}"
+                );
+                if let Err(refused) = placed {
+                    assert_eq!(refused, error, "the plan and the load refuse differently");
+                }
+                return;
+            }
+            Ok(loaded) => loaded,
+        };
+        if let Err(refused) = placed {
+            panic!("the load accepts sub-scenes the plan refuses: {refused}");
+        }
+        let saved = save_scene(
+            &world,
+            library,
+            SceneEncoding::Json,
+            &SceneSaveOptions::default(),
+        );
+        let Ok(saved) = saved else {
+            return; // a value JSON cannot hold, as in `scene`
+        };
+        let mut again = World::new();
+        match load_scene(
+            &saved,
+            None,
+            &mut again,
+            library,
+            &SceneLoadOptions::default(),
+        ) {
+            Ok(reloaded) => assert_eq!(reloaded.len(), loaded.len()),
+            Err(error) => panic!("a saved scene with its sub-scenes placed does not load: {error}"),
+        }
+    });
+}

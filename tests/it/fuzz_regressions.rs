@@ -106,6 +106,34 @@ fn binary_scene_inputs_found_by_fuzzing_are_handled() {
     }
 }
 
+/// Inputs of the `sub_scenes` target, each the top scene and the files it places (split at NUL
+/// bytes): a level placing a room twice, a path out of the scenes directory, an absolute
+/// path, a link out, a cycle, files placing each other over the entity limit, and a placing
+/// entry without an ID. The target's checks hold on each, and on every input the fuzzer found
+/// a problem with.
+pub(crate) const SUB_SCENE_INPUTS: [&str; 7] = [
+    "{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000c1\", \"scene\": \"1.scene.json\" }, { \"id\": \"00000000000000c2\", \"scene\": \"1.scene.json\", \"overrides\": { \"00000000000000a1\": { \"Name\": \"west\" } } } ] }\0{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000a1\", \"components\": { \"Name\": \"room\" } } ] }",
+    "{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000c1\", \"scene\": \"../outside.scene.json\" } ] }",
+    "{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000c1\", \"scene\": \"/etc/passwd\" } ] }",
+    "{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000c1\", \"scene\": \"link.scene.json\" } ] }",
+    "{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000c1\", \"scene\": \"1.scene.json\" } ] }\0{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000b1\", \"scene\": \"0.scene.json\" } ] }",
+    "{ \"format\": 2, \"entities\": [ { \"id\": \"0000000000000001\", \"scene\": \"1.scene.json\" }, { \"id\": \"0000000000000002\", \"scene\": \"1.scene.json\" }, { \"id\": \"0000000000000003\", \"scene\": \"1.scene.json\" } ] }\0{ \"format\": 2, \"entities\": [ { \"id\": \"0000000000000001\", \"scene\": \"2.scene.json\" }, { \"id\": \"0000000000000002\", \"scene\": \"2.scene.json\" } ] }\0{ \"format\": 2, \"entities\": [ { \"id\": \"0000000000000001\", \"scene\": \"3.scene.json\" } ] }\0{ \"format\": 2, \"entities\": [ { \"id\": \"00000000000000a1\", \"components\": { \"Name\": \"x\" } } ] }",
+    "{ \"format\": 2, \"entities\": [ { \"scene\": \"1.scene.json\" } ] }\0{ \"format\": 2, \"entities\": [] }",
+];
+
+#[test]
+fn sub_scene_inputs_pass_the_sub_scene_checks() {
+    for input in SUB_SCENE_INPUTS {
+        checks::sub_scenes(input.as_bytes());
+    }
+    let found = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fuzz/sub_scenes");
+    if found.is_dir() {
+        for path in fixtures("sub_scenes") {
+            checks::sub_scenes(&std::fs::read(&path).unwrap());
+        }
+    }
+}
+
 /// The scene targets' checks over every scene file of the repository: the bad-input
 /// catalogue, the demo's arena, the old saves and the old format. The default load and check
 /// mode (which always reads the careful way) agree on each, refusing it or building the same
@@ -237,5 +265,8 @@ fn write_fuzz_seeds() {
             let body = bytes.strip_prefix(checks::BINARY_MAGIC).unwrap_or(&bytes);
             write("scene_binary", &name, body);
         }
+    }
+    for (i, input) in SUB_SCENE_INPUTS.iter().enumerate() {
+        write("sub_scenes", &format!("input{i}"), input.as_bytes());
     }
 }
