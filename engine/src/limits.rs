@@ -23,9 +23,10 @@ pub struct Limits {
     pub max_depth: usize,
     /// Deepest nesting of `children` in an archetype (default 8).
     pub max_children_depth: usize,
-    /// Most entities one scene may hold (default 1,000,000).
+    /// Most entities one scene may hold, with every scene it places placed (default 1,000,000).
     pub max_scene_entities: usize,
-    /// Most component values one scene may hold, all entities together (default 16,000,000:
+    /// Most component values one scene may hold, all entities together and with every scene it
+    /// places placed (default 16,000,000:
     /// 16 per entity at the entity limit). Checked as the scene is read, like the entity
     /// count, so a refused scene never costs more memory than the limits allow.
     pub max_scene_values: usize,
