@@ -136,6 +136,21 @@ fn game() -> Game {
     Game::start(HotReloadOptions::default())
 }
 
+/// More new files between two frames than the reloader keeps one by one: they are read by a
+/// rescan of the root, and every one is in the library after.
+#[test]
+fn a_flood_of_new_files_is_applied_whole() {
+    let mut game = game();
+    for i in 0..4_200 {
+        fs::write(game.path(&format!("enemies/imp{i}.json")), GOBLIN).unwrap();
+    }
+    game.settle("4,200 new archetypes", |game| game.library.len() == 4_201);
+    assert!(game
+        .library
+        .spawn(&mut game.world, "enemies/imp4199")
+        .is_ok());
+}
+
 #[test]
 fn write_in_place() {
     let mut game = game();

@@ -79,9 +79,18 @@ pub struct WatchError {
     pub source: notify::Error,
 }
 
+/// More changed files than this between two `apply` calls are read by a rescan of the whole
+/// root (which reads every file once) rather than kept one by one: a flood of events costs
+/// bounded memory.
+const MAX_PENDING_PATHS: usize = 4096;
+
+/// The most watcher errors kept between two `apply` calls (each is logged once).
+const MAX_WATCH_ERRORS: usize = 64;
+
 /// Changes seen by the watcher thread and not yet applied.
 #[derive(Default)]
 struct Pending {
+    /// Changed archetype files, each once (at most [`MAX_PENDING_PATHS`]: past it, a rescan).
     paths: BTreeSet<PathBuf>,
     /// A directory appeared or vanished: rescan everything.
     rescan: bool,
@@ -373,6 +382,10 @@ fn event_handler(
                     match classify(&path) {
                         Relevance::Archetype => {
                             pending.paths.insert(path);
+                            if pending.paths.len() > MAX_PENDING_PATHS {
+                                pending.paths.clear();
+                                pending.rescan = true;
+                            }
                             relevant = true;
                         }
                         Relevance::Directory => {
@@ -388,7 +401,10 @@ fn event_handler(
                     pending.last_event = Some(now);
                 }
             }
-            Err(error) => pending.watch_errors.push(error.to_string()),
+            Err(error) if pending.watch_errors.len() < MAX_WATCH_ERRORS => {
+                pending.watch_errors.push(error.to_string())
+            }
+            Err(_) => {}
         }
     }
 }
