@@ -13,7 +13,7 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::archetype::name::name_from_relative_path;
 use crate::archetype::{map_on_threads, worker_threads};
@@ -226,7 +226,7 @@ pub(super) fn scan(root: &Path) -> Scan {
     }
     // Directories reached through links, so a link to a directory above it is not followed
     // round and round.
-    let mut visited = vec![real_root.clone()];
+    let mut visited: FxHashSet<PathBuf> = std::iter::once(real_root.clone()).collect();
     let mut pending = Vec::new();
     enqueue(subdirs, Some(&mut visited), &mut pending);
     walk(&real_root, pending, Some(&mut visited), &mut scan);
@@ -265,7 +265,7 @@ fn walk_apart(real_root: &Path, subdirs: &[Subdir], threads: usize) -> Option<Ve
 fn walk(
     real_root: &Path,
     mut pending: Vec<Subdir>,
-    mut visited: Option<&mut Vec<PathBuf>>,
+    mut visited: Option<&mut FxHashSet<PathBuf>>,
     scan: &mut Scan,
 ) -> bool {
     while let Some(Subdir { at, .. }) = pending.pop() {
@@ -282,7 +282,7 @@ fn walk(
 /// first link.
 fn enqueue(
     found: Vec<Subdir>,
-    mut visited: Option<&mut Vec<PathBuf>>,
+    mut visited: Option<&mut FxHashSet<PathBuf>>,
     pending: &mut Vec<Subdir>,
 ) -> bool {
     for sub in found {
@@ -290,10 +290,9 @@ fn enqueue(
             let Some(visited) = visited.as_deref_mut() else {
                 return false;
             };
-            if visited.contains(&sub.at.2.real) {
+            if !visited.insert(sub.at.2.real.clone()) {
                 continue;
             }
-            visited.push(sub.at.2.real.clone());
         }
         pending.push(sub);
     }

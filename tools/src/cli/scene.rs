@@ -506,25 +506,26 @@ pub(crate) fn scene_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     Ok(files)
 }
 
-/// Adds the scene files under `dir` to `files`, depth first, each directory's entries by name.
+/// Adds the scene files under `dir` to `files` (in no particular order), without recursion.
 fn collect_scene_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
-    let read = std::fs::read_dir(dir)
-        .map_err(|error| CliError::io(format!("cannot read `{}`", dir.display()), error))?;
-    let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') {
-            continue;
-        }
-        let path = entry.path();
-        // Not following directory links: a link back up would never end.
-        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-        if is_dir {
-            collect_scene_files(&path, files)?;
-        } else if name.ends_with(".scene.json") || name.ends_with(".scene.bin") {
-            files.push(path);
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let read = std::fs::read_dir(&dir)
+            .map_err(|error| CliError::io(format!("cannot read `{}`", dir.display()), error))?;
+        for entry in read.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            // Not following directory links: a link back up would never end.
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            if is_dir {
+                pending.push(path);
+            } else if name.ends_with(".scene.json") || name.ends_with(".scene.bin") {
+                files.push(path);
+            }
         }
     }
     Ok(())
