@@ -15,7 +15,8 @@ pub use crate::archetype::{
     check_archetype_name, NameProblem, NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
 };
 pub use crate::fs::{
-    create_atomically, read_regular_file, write_atomically, FileKind, FileTooLarge, NotRegularFile,
+    create_atomically, read_regular_file, real_path_inside, write_atomically, FileKind,
+    FileTooLarge, NotRegularFile,
 };
 pub use crate::json::did_you_mean;
 #[cfg(feature = "binary")]

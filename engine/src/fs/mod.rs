@@ -8,4 +8,5 @@ mod root;
 pub use atomic_file::{create_atomically, write_atomically};
 pub(crate) use regular_file::read_typed_file;
 pub use regular_file::{read_regular_file, FileKind, FileTooLarge, NotRegularFile};
+pub use root::real_path_inside;
 pub(crate) use root::{is_inside, Refused, Root};

@@ -18,6 +18,25 @@ pub(crate) fn is_inside(real_root: &Path, real: &Path) -> bool {
     real.starts_with(real_root)
 }
 
+/// The real path of `path` (every link followed), if it is inside the real path of `root`: the
+/// file rule's test, for a tool that lists files under a root (`archetool`'s scene search)
+/// and must not read or rewrite one that leads out of it.
+///
+/// # Example
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("level.scene.json"), "{}")?;
+/// let inside = archetype_engine::tooling::real_path_inside(dir.path(), &dir.path().join("level.scene.json"));
+/// assert!(inside.is_some());
+/// assert_eq!(archetype_engine::tooling::real_path_inside(dir.path(), std::path::Path::new("/")), None);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn real_path_inside(root: &Path, path: &Path) -> Option<PathBuf> {
+    let real_root = std::fs::canonicalize(root).ok()?;
+    let real = std::fs::canonicalize(path).ok()?;
+    is_inside(&real_root, &real).then_some(real)
+}
+
 /// A directory files are read under, by its real path.
 #[derive(Clone, Debug)]
 pub(crate) struct Root {

@@ -101,6 +101,33 @@ fn scene_commands_refuse_a_fifo_without_hanging() {
     );
 }
 
+/// A scene file linked from outside the scenes directory is not one of its scenes: `migrate`
+/// never rewrites it and `scene check` never reads it.
+#[cfg(unix)]
+#[test]
+fn scene_links_out_of_the_scenes_directory_are_neither_read_nor_rewritten() {
+    let project = project();
+    let old = include_str!("../../fixtures/scenes/format1.scene.json");
+    project.write("outside/old.scene.json", old);
+    project.write(
+        "scenes/level.scene.json",
+        r#"{ "format": 2, "entities": [] }"#,
+    );
+    symlink(
+        "../outside/old.scene.json",
+        project.path("scenes/old.scene.json"),
+    );
+    check(&project.run(&["migrate", "--scenes", "scenes"]), 0, "", "");
+    let outside = std::fs::read_to_string(project.path("outside/old.scene.json")).unwrap();
+    assert_eq!(outside, old);
+    check(
+        &project.run(&["scene", "check", "scenes"]),
+        0,
+        "scenes/level.scene.json: ok (0 entities: 0 from archetypes, 0 plain)\n",
+        "",
+    );
+}
+
 /// `fmt` and `migrate` write the file a link points to; the link stays a link. A file read
 /// under two names (its own and a link's) is formatted once, under its own.
 #[cfg(unix)]

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::tooling::read_regular_file;
+use archetype_engine::tooling::{read_regular_file, real_path_inside};
 use archetype_engine::{
     load_scene_from_path, read_scene_header, save_scene, ArchetypeLibrary, ComponentRegistry,
     Diagnostic, LoadOptions, PlacedScenes, SceneDocument, SceneEncoding, SceneEntry, SceneError,
@@ -506,8 +506,11 @@ pub(crate) fn scene_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     Ok(files)
 }
 
-/// Adds the scene files under `dir` to `files` (in no particular order), without recursion.
+/// Adds the scene files under `dir` to `files` (in no particular order), without recursion. A
+/// symbolic link named like a scene file counts only if its target is inside `dir` (the file
+/// rule): one leading out is never read or rewritten.
 fn collect_scene_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
+    let root = dir;
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let read = std::fs::read_dir(&dir)
@@ -524,7 +527,10 @@ fn collect_scene_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliEr
             if is_dir {
                 pending.push(path);
             } else if name.ends_with(".scene.json") || name.ends_with(".scene.bin") {
-                files.push(path);
+                let link = entry.file_type().is_ok_and(|kind| kind.is_symlink());
+                if !link || real_path_inside(root, &path).is_some() {
+                    files.push(path);
+                }
             }
         }
     }
