@@ -132,13 +132,18 @@ impl Reservation {
 /// Releases the reservations of scenes dropped without being committed or abandoned: their
 /// entities committed in slices and their handles still empty are despawned.
 pub(super) fn release_dropped(world: &mut World) {
-    let dropped: Vec<(Entity, Arc<[Entity]>, Arc<[AtomicBool]>)> = world
+    let dropped: Vec<Entity> = world
         .query::<(Entity, &ReservationMark)>()
         .iter()
         .filter(|(_, mark)| mark.owner.strong_count() == 0)
-        .map(|(sentinel, mark)| (sentinel, mark.handles.clone(), mark.committed.clone()))
+        .map(|(sentinel, _)| sentinel)
         .collect();
-    for (sentinel, handles, committed) in dropped {
+    for sentinel in dropped {
+        let Ok(mark) = world.get::<&ReservationMark>(sentinel) else {
+            continue;
+        };
+        let (handles, committed) = (mark.handles.clone(), mark.committed.clone());
+        drop(mark);
         despawn_ours(world, sentinel, &handles, &committed);
     }
 }

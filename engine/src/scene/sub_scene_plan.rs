@@ -49,6 +49,10 @@ impl Counts {
     }
 }
 
+/// One override of a placement: the sub-scene entity's path, its key's offset, and component →
+/// merge patch.
+pub(super) type Override = (String, usize, Map<String, Value>);
+
 /// One entry placing a sub-scene.
 pub(super) struct Placement {
     /// The placing entry's stable ID, as the file writes it.
@@ -58,7 +62,7 @@ pub(super) struct Placement {
     pub scene_at: usize,
     /// The `overrides`: entity path, its key's offset, and component → merge patch, in the
     /// file's order.
-    pub overrides: Vec<(String, usize, Map<String, Value>)>,
+    pub overrides: Vec<Override>,
     /// The placed file ([`Plan::files`] index), once it is read.
     pub file: usize,
 }
@@ -492,11 +496,7 @@ impl std::fmt::Display for BadOverrides {
 }
 
 /// The `overrides` of entry `i`: path → component → patch, with the offset of each path key.
-fn overrides(
-    text: &SourceText,
-    entry: &Value,
-    i: usize,
-) -> Result<Vec<(String, usize, Map<String, Value>)>, BadOverrides> {
+fn overrides(text: &SourceText, entry: &Value, i: usize) -> Result<Vec<Override>, BadOverrides> {
     let Some(overrides) = entry.get(keys::OVERRIDES) else {
         return Ok(Vec::new());
     };
