@@ -17,6 +17,6 @@ pub use crate::archetype::{
 pub use crate::fs::{
     create_atomically, read_regular_file, write_atomically, FileKind, FileTooLarge, NotRegularFile,
 };
-pub use crate::json::did_you_mean;
+pub use crate::json::{did_you_mean, TextLines};
 #[cfg(feature = "binary")]
 pub use crate::scene::{read_binary_scene_header, BinarySceneHeader};

@@ -43,7 +43,7 @@ use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
 };
 use crate::json::did_you_mean;
-use crate::json::FieldPath;
+use crate::json::{FieldPath, SourceText, TextLines};
 use crate::limits::Limits;
 
 /// How a library reads its files.
@@ -569,6 +569,18 @@ impl ArchetypeLibrary {
             .text
             .as_deref()
             .map(|text| text.text())
+    }
+
+    /// [`source_text`](Self::source_text) with where its lines start: the index the library
+    /// placed the file's problems with (built on first use, kept until the text changes), so a
+    /// tool placing them again in other units (an editor's UTF-16 columns) does not index the
+    /// text again.
+    pub fn source_lines(&self, name: &str) -> Option<TextLines<'_>> {
+        self.sources
+            .get(name)?
+            .text
+            .as_deref()
+            .map(SourceText::lines)
     }
 
     /// The file an archetype is read from, as shown in messages.
