@@ -120,9 +120,14 @@ impl Client {
     }
 
     fn next(&mut self) -> Value {
+        self.next_within(WAIT)
+    }
+
+    /// The next message, waiting up to `wait` for it.
+    fn next_within(&mut self, wait: Duration) -> Value {
         self.messages
-            .recv_timeout(WAIT)
-            .expect("the server answers within 10 s")
+            .recv_timeout(wait)
+            .unwrap_or_else(|_| panic!("the server answers within {wait:?}"))
     }
 
     /// Sends a request and waits for its response (the whole message).
@@ -148,6 +153,11 @@ impl Client {
 
     /// The next diagnostics published for `relative` (the params: uri, version, diagnostics).
     fn diagnostics(&mut self, relative: &str) -> Value {
+        self.diagnostics_within(relative, WAIT)
+    }
+
+    /// [`diagnostics`](Self::diagnostics), waiting up to `wait` for each message.
+    fn diagnostics_within(&mut self, relative: &str, wait: Duration) -> Value {
         let uri = self.uri(relative);
         let matches = |message: &Value| {
             message["method"] == "textDocument/publishDiagnostics"
@@ -157,7 +167,7 @@ impl Client {
             return self.notifications.remove(at)["params"].clone();
         }
         loop {
-            let message = self.next();
+            let message = self.next_within(wait);
             if matches(&message) {
                 return message["params"].clone();
             }
@@ -1219,4 +1229,39 @@ fn lsp_places_are_in_utf16_columns() {
         client.at("archetypes/goblin.json", 0, 36),
     );
     assert_eq!(names[0]["textEdit"]["range"], range(0, 33, 0, 40));
+}
+
+/// 65,536 unknown fields on one line after a string of wide characters (a minified file): every
+/// problem is published, each at its place in UTF-16 columns. The wait is a guard against a
+/// hang, not a speed target (the bench's `scaling_lsp_errors_per_file` is that).
+#[test]
+fn lsp_publishes_every_problem_of_a_minified_file_at_its_place() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let fields: Vec<String> = (0..65_536).map(|i| format!("\"x{i:05}\":0")).collect();
+    let text = format!(
+        "{{\"components\":{{\"Name\":\"é😀\",\"Health\":{{\"current\":10,\"max\":10,{}}}}}}}",
+        fields.join(",")
+    );
+    client.open("archetypes/goblin.json", &text);
+    let published = client.diagnostics_within("archetypes/goblin.json", Duration::from_secs(120));
+    let found = published["diagnostics"].as_array().unwrap();
+    assert_eq!(found.len(), 65_536);
+    // `{"components":{"Name":"é😀","Health":{"current":10,"max":10,` is 60 UTF-16 units; each
+    // field (`"x00000":0,`) 11.
+    let unknown = |range: Value, field: &str| {
+        json!({
+            "range": range,
+            "severity": 1,
+            "code": "unknown-field",
+            "source": "archetool",
+            "message": format!("unknown field `{field}` in component `Health`"),
+        })
+    };
+    assert_eq!(found[0], unknown(range(0, 60, 0, 68), "x00000"));
+    let last = 60 + 65_535 * 11;
+    assert_eq!(
+        found[65_535],
+        unknown(range(0, last, 0, last + 8), "x65535")
+    );
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::tooling::check_archetype_name;
+use archetype_engine::tooling::{check_archetype_name, TextLines};
 use archetype_engine::{keys, scene_keys};
 use lsp_types::{
     DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
@@ -25,7 +25,7 @@ use super::super::raw_json::{self, Node, NodeKind};
 use super::super::scene;
 use super::component_schema::{ComponentSchema, ARCHETYPE_REF, ENTITY_REF};
 use super::cursor::{cursor_at, place_of, Place, Target};
-use super::documents::{is_scene, uri_of, FileKind, LineIndex};
+use super::documents::{is_scene, uri_of, FileKind, ProtocolPlaces};
 use super::server::{failed, Answer, State};
 
 /// The file of the archetype named at the position.
@@ -61,9 +61,9 @@ pub(super) fn references(
         let (Some(uri), Some(text)) = (state.uri(&file), state.text(&file)) else {
             continue;
         };
-        let index = LineIndex::new(&text);
+        let index = TextLines::new(&text);
         for span in spans {
-            locations.push(Location::new(uri.clone(), index.range(span)));
+            locations.push(Location::new(uri.clone(), index.lsp_range(span)));
         }
     }
     Ok(Some(locations))
@@ -113,10 +113,10 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
         let (Some(uri), Some(text)) = (state.uri(&file), state.text(&file)) else {
             continue;
         };
-        let index = LineIndex::new(&text);
+        let index = TextLines::new(&text);
         let edits = file_edits
             .into_iter()
-            .map(|(span, new_text)| OneOf::Left(TextEdit::new(index.range(span), new_text)))
+            .map(|(span, new_text)| OneOf::Left(TextEdit::new(index.lsp_range(span), new_text)))
             .collect();
         let version = state.documents.get(&file).map(|document| document.version);
         operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
@@ -197,8 +197,8 @@ fn keep_former_name(text: &str, old: &str) -> Option<(Range<usize>, String)> {
 /// a scene entity's `archetype`, a key of a scene's `archetypes`.
 pub(super) fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
     let (_, kind, text) = state.document(&position.text_document.uri)?;
-    let index = LineIndex::new(&text);
-    let cursor = cursor_at(&text, index.offset(position.position));
+    let index = TextLines::new(&text);
+    let cursor = cursor_at(&text, index.lsp_offset(position.position));
     let keys = cursor.keys();
     let name = match (place_of(&keys, kind == FileKind::Scene), &cursor.target) {
         (Place::Extends | Place::Archetype, Target::String { text, .. }) => text,
@@ -227,8 +227,8 @@ fn child_at(state: &State, position: &TextDocumentPositionParams) -> Option<Loca
     let (path, kind) = state.file(&position.text_document.uri)?;
     let name = state.name_at(&path)?;
     let text = state.text(&path)?;
-    let index = LineIndex::new(&text);
-    let cursor = cursor_at(&text, index.offset(position.position));
+    let index = TextLines::new(&text);
+    let cursor = cursor_at(&text, index.lsp_offset(position.position));
     let keys = cursor.keys();
     let (
         Place::Component {
@@ -267,7 +267,7 @@ fn child_at(state: &State, position: &TextDocumentPositionParams) -> Option<Loca
     let text = state.text(&file)?;
     Some(Location::new(
         state.uri(&file)?,
-        LineIndex::new(&text).range(span),
+        TextLines::new(&text).lsp_range(span),
     ))
 }
 
