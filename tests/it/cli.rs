@@ -14,6 +14,8 @@ mod formats; // --format github and sarif: annotations and a SARIF log, places w
 mod language; // the designer's language through the CLI: notes, operators, references, the schema
 #[cfg(unix)] // the test client names files by `file://` + their Unix path
 mod lsp; // `archetool lsp` over stdio: diagnostics, completion, hover, navigation, rename, fixes, formatting
+#[cfg(target_os = "linux")] // reads the server's peak memory from /proc
+mod lsp_input; // `archetool lsp` given frames it cannot read: a clear line and exit 2, never a hang or a big allocation
 mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate
 mod scene_check; // scene check over files and directories, every failing scene, every format
 

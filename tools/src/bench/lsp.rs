@@ -19,6 +19,7 @@ use lsp_server::{Message, Notification};
 use serde_json::{json, Value};
 
 use crate::bench::load::{mid_path, LoadFixture};
+use crate::cli::lsp::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::cli::lsp::{serve, LspArgs};
 use crate::cli::DirArg;
 use crate::demo::components;
@@ -36,6 +37,7 @@ pub fn diagnostics_after_edit(files: usize, edits: usize) -> Result<Vec<Duration
     let args = LspArgs {
         dir: DirArg { dir: root.clone() },
         scenes: root.join("no-scenes"),
+        max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
     };
     let (server_in, mut to_server) = io::pipe().map_err(|e| e.to_string())?;
     let (from_server, server_out) = io::pipe().map_err(|e| e.to_string())?;

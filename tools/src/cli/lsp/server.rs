@@ -6,7 +6,8 @@
 //! nothing to gain from a second thread. A request before `initialize` gets the protocol's
 //! `ServerNotInitialized` error, one after `shutdown` `InvalidRequest`, and any request the
 //! server cannot read (bad parameters, a URI it does not serve) an error or an empty answer:
-//! nothing a client sends makes it panic or stop, except `exit` or the end of its input.
+//! nothing a client sends makes it panic or stop, except `exit`, the end of its input, or
+//! input that breaks the framing (after which no message can be found again).
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
@@ -41,6 +42,7 @@ use serde::Serialize;
 
 use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
+use super::framing::{Frame, FrameReader};
 use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
 
 /// What a request that made the server fail is answered.
@@ -164,19 +166,23 @@ impl<'a> Server<'a> {
         }
     }
 
-    /// Serves until `exit` or the end of `input`.
+    /// Serves until `exit`, the end of `input`, or a frame it cannot read.
     pub fn run(mut self, input: &mut dyn BufRead) -> Exit {
+        let mut frames = FrameReader::new(input, self.args.max_message_bytes);
         loop {
-            let message = match Message::read(&mut &mut *input) {
-                Ok(Some(message)) => message,
+            let message = match frames.read() {
+                Ok(Some(Frame::Message(message))) => message,
                 Ok(None) => return self.exit_code(),
-                // A message that is not JSON-RPC: its frame was read whole, so the next one can be.
-                Err(error) if error.kind() == io::ErrorKind::InvalidData => {
-                    let _ = writeln!(self.log, "archetool lsp: ignored a message: {error}");
+                // Its frame was read whole, so the next one can be.
+                Ok(Some(Frame::NotJsonRpc(error))) => {
+                    let _ = writeln!(
+                        self.log,
+                        "archetool lsp: ignored a message that is not JSON-RPC: {error}"
+                    );
                     continue;
                 }
                 Err(error) => {
-                    let _ = writeln!(self.log, "archetool lsp: cannot read input: {error}");
+                    let _ = writeln!(self.log, "archetool lsp: cannot read a message: {error}");
                     return Exit::Error;
                 }
             };
