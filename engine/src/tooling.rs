@@ -12,7 +12,8 @@
 //! ```
 
 pub use crate::archetype::{
-    check_archetype_name, NameProblem, NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
+    check_archetype_name, NameProblem, NewNameError, MAX_NAME_BYTES as MAX_ARCHETYPE_NAME_BYTES,
+    NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
 };
 pub use crate::fs::{
     create_atomically, read_regular_file, write_atomically, FileKind, FileTooLarge, NotRegularFile,

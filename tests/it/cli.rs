@@ -1240,6 +1240,25 @@ fn new_refuses_existing_names_bad_names_and_unknown_parents() {
         "error: no archetype `enemies/gobiln` in `archetypes`; did you mean `enemies/goblin`?\n",
     );
     assert!(!project.path("archetypes/enemies/troll.json").exists());
+    // What the loader would refuse in the new file: a name over the length limit, another
+    // archetype's former name.
+    check(
+        &project.run(&["new", &"t".repeat(251)]),
+        2,
+        "",
+        &format!("error: archetype name `{}…` (251 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name\n", "t".repeat(64)),
+    );
+    project.write(
+        "archetypes/enemies/orc.json",
+        "{ \"formerly\": [\"enemies/grunt\"] }",
+    );
+    check(
+        &project.run(&["new", "enemies/grunt"]),
+        2,
+        "",
+        "error: `enemies/grunt` is a former name of archetype `enemies/orc` (in its `formerly`), so it still names that archetype; choose another name\n",
+    );
+    assert!(!project.path("archetypes/enemies/grunt.json").exists());
 }
 
 // ---------------------------------------------------------------------------------------------
