@@ -827,7 +827,7 @@ fn lsp_renames_an_archetype_in_files_and_scenes_and_moves_its_file() {
     let refused = client.request("textDocument/rename", taken);
     assert_eq!(
         refused["error"],
-        json!({ "code": -32803, "message": "there is already an archetype `base`" })
+        json!({ "code": -32803, "message": format!("archetype `base` already exists (`{}/archetypes/base.json`)", client.root) })
     );
 }
 
@@ -1263,5 +1263,78 @@ fn lsp_publishes_every_problem_of_a_minified_file_at_its_place() {
     assert_eq!(
         found[65_535],
         unknown(range(0, last, 0, last + 8), "x65535")
+    );
+}
+/// Rename refuses a name the loader would refuse, saying why: one differing only in letter
+/// case from an archetype's or from a directory's, one over the length limit, one breaking the
+/// character rule, one taken, and another archetype's former name. A name differing from the
+/// renamed archetype's own only in case is its to take.
+#[test]
+fn lsp_rename_refuses_names_the_loader_refuses() {
+    let project = project();
+    project.write("archetypes/enemies/orc.json", "{ \"formerly\": \"grunt\" }");
+    let mut client = Client::initialized(&project);
+    let root = client.root.clone();
+    let refusal = |client: &mut Client, new_name: &str| {
+        let mut params = client.at("archetypes/goblin.json", 1, 2);
+        params["newName"] = json!(new_name);
+        client.request("textDocument/rename", params)["error"].clone()
+    };
+    let refused = |message: String| json!({ "code": -32803, "message": message });
+    assert_eq!(
+        refusal(&mut client, "enemies/Orc"),
+        refused(format!(
+            "archetype `enemies/orc` (`{root}/archetypes/enemies/orc.json`) already exists; names that differ only in letter case clash on Windows and macOS"
+        ))
+    );
+    assert_eq!(
+        refusal(&mut client, "Base"),
+        refused(format!(
+            "archetype `base` (`{root}/archetypes/base.json`) already exists; names that differ only in letter case clash on Windows and macOS"
+        ))
+    );
+    assert_eq!(
+        refusal(&mut client, "Enemies/goblin"),
+        refused(
+            "archetype `Enemies/goblin` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge; did you mean `enemies/goblin`?".to_string()
+        )
+    );
+    let long = "g".repeat(5_000);
+    assert_eq!(
+        refusal(&mut client, &long),
+        refused(format!(
+            "archetype name `{}…` (5000 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name",
+            "g".repeat(64)
+        ))
+    );
+    assert_eq!(
+        refusal(&mut client, "enemies\\goblin"),
+        refused(
+            "archetype name `enemies\\goblin` uses `\\`; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`; did you mean `enemies/goblin`?".to_string()
+        )
+    );
+    assert_eq!(
+        refusal(&mut client, "camp"),
+        refused(format!(
+            "archetype `camp` already exists (`{root}/archetypes/camp.json`)"
+        ))
+    );
+    assert_eq!(
+        refusal(&mut client, "grunt"),
+        refused(
+            "`grunt` is a former name of archetype `enemies/orc` (in its `formerly`), so it still names that archetype; choose another name".to_string()
+        )
+    );
+    // The goblin's own name in other letters: nothing else has it.
+    let mut params = client.at("archetypes/goblin.json", 1, 2);
+    params["newName"] = json!("Goblin");
+    let renamed = client.result("textDocument/rename", params);
+    assert_eq!(
+        renamed["documentChanges"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["newUri"],
+        json!(client.uri("archetypes/Goblin.json"))
     );
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::tooling::{check_archetype_name, TextLines};
+use archetype_engine::tooling::TextLines;
 use archetype_engine::{keys, scene_keys};
 use lsp_types::{
     DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
@@ -73,22 +73,18 @@ pub(super) fn references(
 /// and its file.
 ///
 /// # Errors
-/// If the new name is not an archetype name, or is taken.
+/// If the library would refuse the new name for the archetype
+/// ([`check_rename`](archetype_engine::ArchetypeLibrary::check_rename): the naming rules, a
+/// name taken, a clash by letter case with an archetype or a directory, another archetype's
+/// former name), saying why.
 pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<WorkspaceEdit>> {
     let position = &params.text_document_position;
     let Some(name) = named_at(state, position).or_else(|| own_name(state, position)) else {
         return Ok(None);
     };
     let new_name = params.new_name.as_str();
-    if let Err(problem) = check_archetype_name(new_name) {
-        return Err(failed(format!(
-            "`{new_name}` is not an archetype name: {problem}"
-        )));
-    }
-    if state.library.file_of(new_name).is_some() {
-        return Err(failed(format!(
-            "there is already an archetype `{new_name}`"
-        )));
+    if let Err(refusal) = state.library.check_rename(&name, new_name) {
+        return Err(failed(refusal.to_string()));
     }
     let Some(old_file) = state.library.file_of(&name).map(Path::to_path_buf) else {
         return Ok(None);
