@@ -92,6 +92,8 @@ pub const FIGURES: &[&str] = &[
     "diagnostics_200k_keys_ms",
     "diagnostics_fmt_check_200k_keys_ms",
     "diagnostics_minified_2k_errors_bytes",
+    "scaling_validate_errors_per_file",
+    "scaling_lsp_errors_per_file",
 ];
 
 /// How big each workload of the quick mode is and how often it runs.

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::bench::figure::{median, Figure, Measured};
 
+pub mod diagnostics;
+
 /// The highest growth exponent a dimension may show: linear, with room for noise.
 pub const LINEAR: f64 = 1.2;
 
@@ -29,7 +31,18 @@ pub struct Dimension {
 }
 
 /// Every dimension, in the order the quick mode prints them.
-pub const DIMENSIONS: &[Dimension] = &[];
+pub const DIMENSIONS: &[Dimension] = &[
+    Dimension {
+        name: "scaling_validate_errors_per_file",
+        n: 4_000,
+        setup: diagnostics::validate_errors_per_file,
+    },
+    Dimension {
+        name: "scaling_lsp_errors_per_file",
+        n: 4_000,
+        setup: diagnostics::lsp_errors_per_file,
+    },
+];
 
 /// Times `dimension` at `n`, `2n` and `4n` (`n` is the dimension's own divided by `divisor`,
 /// at least 1): one unmeasured round, then `rounds` rounds of the three sizes one after the
