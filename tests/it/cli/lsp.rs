@@ -1280,51 +1280,37 @@ fn lsp_rename_refuses_names_the_loader_refuses() {
         params["newName"] = json!(new_name);
         client.request("textDocument/rename", params)["error"].clone()
     };
-    let refused = |message: String| json!({ "code": -32803, "message": message });
-    assert_eq!(
-        refusal(&mut client, "enemies/Orc"),
-        refused(format!(
-            "archetype `enemies/orc` (`{root}/archetypes/enemies/orc.json`) already exists; names that differ only in letter case clash on Windows and macOS"
-        ))
-    );
-    assert_eq!(
-        refusal(&mut client, "Base"),
-        refused(format!(
-            "archetype `base` (`{root}/archetypes/base.json`) already exists; names that differ only in letter case clash on Windows and macOS"
-        ))
-    );
-    assert_eq!(
-        refusal(&mut client, "Enemies/goblin"),
-        refused(
-            "archetype `Enemies/goblin` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge; did you mean `enemies/goblin`?".to_string()
-        )
-    );
+    let clash = "names that differ only in letter case clash on Windows and macOS";
+    let rule = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
     let long = "g".repeat(5_000);
-    assert_eq!(
-        refusal(&mut client, &long),
-        refused(format!(
-            "archetype name `{}…` (5000 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name",
-            "g".repeat(64)
-        ))
-    );
-    assert_eq!(
-        refusal(&mut client, "enemies\\goblin"),
-        refused(
-            "archetype name `enemies\\goblin` uses `\\`; names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`; did you mean `enemies/goblin`?".to_string()
-        )
-    );
-    assert_eq!(
-        refusal(&mut client, "camp"),
-        refused(format!(
-            "archetype `camp` already exists (`{root}/archetypes/camp.json`)"
-        ))
-    );
-    assert_eq!(
-        refusal(&mut client, "grunt"),
-        refused(
-            "`grunt` is a former name of archetype `enemies/orc` (in its `formerly`), so it still names that archetype; choose another name".to_string()
-        )
-    );
+    let cases = [
+        ("enemies/Orc", format!("archetype `enemies/orc` (`{root}/archetypes/enemies/orc.json`) already exists; {clash}")),
+        ("Base", format!("archetype `base` (`{root}/archetypes/base.json`) already exists; {clash}")),
+        (
+            "Enemies/goblin",
+            "archetype `Enemies/goblin` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge; did you mean `enemies/goblin`?".to_string(),
+        ),
+        (
+            &long,
+            format!("archetype name `{}…` (5000 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name", "g".repeat(64)),
+        ),
+        (
+            "enemies\\goblin",
+            format!("archetype name `enemies\\goblin` uses `\\`; {rule}; did you mean `enemies/goblin`?"),
+        ),
+        ("camp", format!("archetype `camp` already exists (`{root}/archetypes/camp.json`)")),
+        (
+            "grunt",
+            "`grunt` is a former name of archetype `enemies/orc` (in its `formerly`), so it still names that archetype; choose another name".to_string(),
+        ),
+    ];
+    for (new_name, message) in cases {
+        assert_eq!(
+            refusal(&mut client, new_name),
+            json!({ "code": -32803, "message": message }),
+            "{new_name}"
+        );
+    }
     // The goblin's own name in other letters: nothing else has it.
     let mut params = client.at("archetypes/goblin.json", 1, 2);
     params["newName"] = json!("Goblin");
