@@ -144,9 +144,8 @@ impl LineIndex {
     }
 }
 
-/// A text and the index of where its lines start ([`LineIndex`]), built on first use: the
-/// one conversion between byte offsets and lines and columns the library and its tools place
-/// problems with.
+/// A text and the index of where its lines start, built on first use: the one conversion
+/// between byte offsets and lines and columns the library and its tools place problems with.
 ///
 /// Lines end at `\n`; a `\r` before it is not part of the line's text. Every method is
 /// clamped to the text: an offset past its end is its end, an offset inside a multi-byte
