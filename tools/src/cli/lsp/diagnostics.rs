@@ -12,9 +12,11 @@ use std::path::{Path, PathBuf};
 
 use archetype_engine::tooling::TextLines;
 use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Related, Severity};
+use lsp_types::notification::{Notification as _, PublishDiagnostics};
 use lsp_types::{
-    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range,
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range, Uri,
 };
+use serde::Serialize;
 use serde_json::json;
 
 use super::super::scene_check;
@@ -188,26 +190,66 @@ pub(super) struct Published {
 }
 
 impl Published {
-    /// The notifications that bring the editor from what it was sent to `now`: files whose
-    /// diagnostics changed, and an empty list for files that have none any more.
+    /// Takes `now` as what is published, and returns the files whose diagnostics it changes
+    /// (a file that has none any more among them), sorted: each is sent
+    /// [`of`](Self::of) it.
     pub fn update(
         &mut self,
         mut now: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
-    ) -> Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> {
-        let mut changes: Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> = Vec::new();
-        for file in self.by_file.keys() {
-            if !now.contains_key(file) {
-                changes.push((file.clone(), Vec::new()));
-            }
-        }
+    ) -> Vec<PathBuf> {
+        let mut changed: Vec<PathBuf> = (self.by_file.keys())
+            .filter(|file| !now.contains_key(*file))
+            .cloned()
+            .collect();
         for (file, diagnostics) in &now {
             if self.by_file.get(file) != Some(diagnostics) {
-                changes.push((file.clone(), diagnostics.clone()));
+                changed.push(file.clone());
             }
         }
         now.retain(|_, diagnostics| !diagnostics.is_empty());
         self.by_file = now;
-        changes.sort_by(|a, b| a.0.cmp(&b.0));
-        changes
+        changed.sort();
+        changed
+    }
+
+    /// The diagnostics published for `file`.
+    pub fn of(&self, file: &Path) -> &[lsp_types::Diagnostic] {
+        self.by_file.get(file).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A `textDocument/publishDiagnostics` notification, borrowing what it sends: serialized
+/// straight from the published lists, which are neither copied nor made a `serde_json::Value`
+/// first.
+#[derive(Serialize)]
+pub(super) struct Publish<'a> {
+    method: &'static str,
+    params: PublishParams<'a>,
+}
+
+/// [`Publish`]'s parameters, as `lsp_types::PublishDiagnosticsParams` writes them.
+#[derive(Serialize)]
+struct PublishParams<'a> {
+    uri: &'a Uri,
+    diagnostics: &'a [lsp_types::Diagnostic],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<i32>,
+}
+
+impl<'a> Publish<'a> {
+    /// The diagnostics of the file at `uri` (an open buffer's `version`).
+    pub fn new(
+        uri: &'a Uri,
+        diagnostics: &'a [lsp_types::Diagnostic],
+        version: Option<i32>,
+    ) -> Self {
+        Publish {
+            method: PublishDiagnostics::METHOD,
+            params: PublishParams {
+                uri,
+                diagnostics,
+                version,
+            },
+        }
     }
 }

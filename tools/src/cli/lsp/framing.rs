@@ -10,12 +10,15 @@
 //! come. After a frame that breaks these rules the reader cannot know where the next message
 //! starts, so each is a [`FrameError`] that ends the session; a body framed correctly that is
 //! not JSON-RPC is only that message's problem ([`Frame::NotJsonRpc`]).
+//!
+//! [`write_message`] frames what the server sends.
 
 use std::fmt;
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Write};
 
 use archetype_engine::printable;
 use lsp_server::Message;
+use serde::Serialize;
 
 /// The largest message body read unless `--max-message-bytes` says otherwise: 64 MiB (a buffer
 /// of an archetype file sixteen times over the library's own file size limit).
@@ -287,6 +290,29 @@ impl<R: BufRead> FrameReader<R> {
     }
 }
 
+/// Writes `message` (a [`Message`], or any value that serializes as one) framed as the
+/// protocol says: its JSON, with `"jsonrpc": "2.0"`, after its `Content-Length` header; then
+/// flushes `output`. The message is serialized straight to its bytes, through no
+/// `serde_json::Value`.
+///
+/// # Errors
+/// If `output` cannot be written (or `message` does not serialize: a bug).
+pub fn write_message(output: &mut dyn Write, message: &impl Serialize) -> io::Result<()> {
+    #[derive(Serialize)]
+    struct JsonRpc<'a, T> {
+        jsonrpc: &'static str,
+        #[serde(flatten)]
+        message: &'a T,
+    }
+    let body = serde_json::to_vec(&JsonRpc {
+        jsonrpc: "2.0",
+        message,
+    })?;
+    write!(output, "Content-Length: {}\r\n\r\n", body.len())?;
+    output.write_all(&body)?;
+    output.flush()
+}
+
 /// Bytes of a header as they may be shown in a log line: as UTF-8 (a byte that is not, as
 /// U+FFFD), control characters escaped.
 fn shown_text(bytes: &[u8]) -> String {
@@ -344,6 +370,25 @@ mod tests {
         assert_eq!(
             refused(b"Content-Length: 1\r\n"),
             Some("the input ended inside a message's headers".to_string())
+        );
+    }
+
+    #[test]
+    fn a_message_written_reads_back() {
+        let message = Message::Notification(lsp_server::Notification::new(
+            "exit".to_string(),
+            serde_json::json!({ "a": [1] }),
+        ));
+        let mut written = Vec::new();
+        write_message(&mut written, &message).unwrap();
+        let body = r#"{"jsonrpc":"2.0","method":"exit","params":{"a":[1]}}"#;
+        assert_eq!(
+            String::from_utf8(written.clone()).unwrap(),
+            format!("Content-Length: {}\r\n\r\n{body}", body.len())
+        );
+        let read = FrameReader::new(&written[..], 100).read().unwrap();
+        assert!(
+            matches!(read, Some(Frame::Message(Message::Notification(n))) if n.method == "exit")
         );
     }
 
