@@ -849,7 +849,10 @@ impl ArchetypeLibrary {
 
     /// Replaces the content of one archetype file without touching the disk (`None` deletes
     /// it), then rebuilds what it affects. `relative_path` is relative to the root, e.g.
-    /// `enemies/goblin.json`. For tests and tools that generate archetypes.
+    /// `enemies/goblin.json`. A text over the file size limit
+    /// ([`Limits::max_file_bytes`](crate::Limits::max_file_bytes)) is refused as the file
+    /// would be (a `too-large` error). For tests and tools that generate archetypes, and
+    /// editors' unsaved buffers.
     pub fn set_source(
         &mut self,
         relative_path: impl AsRef<Path>,
@@ -870,10 +873,10 @@ impl ArchetypeLibrary {
                 continue;
             };
             let source = text.map(|text| {
-                SourceFile::from_bytes(
+                SourceFile::from_text(
                     self.root.join(relative),
                     &name,
-                    text.as_ref().as_bytes().to_vec(),
+                    text.as_ref(),
                     &self.registry,
                     &self.options.limits,
                 )

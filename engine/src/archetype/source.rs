@@ -116,6 +116,42 @@ impl SourceFile {
         source
     }
 
+    /// Reads an archetype from `text` given for `file` without reading the file (an editor's
+    /// unsaved buffer, a generated file): as [`from_bytes`](Self::from_bytes), held to the size
+    /// limit a file read from disk is (a text over it is refused as that file would be).
+    pub fn from_text(
+        file: PathBuf,
+        name: &str,
+        text: &str,
+        registry: &ComponentRegistry,
+        limits: &Limits,
+    ) -> SourceFile {
+        let size = text.len() as u64;
+        if size > limits.max_file_bytes {
+            let too_large = FileTooLarge {
+                size,
+                limit: limits.max_file_bytes,
+            };
+            let problem = Diagnostic::error(DiagnosticCode::TooLarge, too_large.to_string());
+            return SourceFile::unread(file, name, problem);
+        }
+        SourceFile::from_bytes(file, name, text.as_bytes().to_vec(), registry, limits)
+    }
+
+    /// An archetype whose file was not read, for `problem`.
+    fn unread(file: PathBuf, name: &str, problem: Diagnostic) -> SourceFile {
+        SourceFile {
+            problems: vec![problem.with_file(file.clone()).with_archetype(name)],
+            file,
+            real: None,
+            linked: false,
+            text: None,
+            summary: None,
+            fresh: None,
+            name_problems: Vec::new(),
+        }
+    }
+
     /// Reads the file the rule found (whose type it checked: a special file is refused
     /// without being opened). Anything but a regular file within the size limit is refused;
     /// problems reading it become the source's problems.
@@ -132,18 +168,7 @@ impl SourceFile {
         let file = found.file.clone();
         let mut source = match read {
             Ok(bytes) => SourceFile::from_bytes(file, name, bytes, registry, limits),
-            Err(error) => SourceFile {
-                problems: vec![read_problem(&error)
-                    .with_file(file.clone())
-                    .with_archetype(name)],
-                file,
-                real: None,
-                linked: false,
-                text: None,
-                summary: None,
-                fresh: None,
-                name_problems: Vec::new(),
-            },
+            Err(error) => SourceFile::unread(file, name, read_problem(&error)),
         };
         source.real = Some(found.real.clone());
         source.linked = found.linked;

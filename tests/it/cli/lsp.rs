@@ -1324,3 +1324,35 @@ fn lsp_rename_refuses_names_the_loader_refuses() {
         json!(client.uri("archetypes/Goblin.json"))
     );
 }
+
+/// A buffer over the library's file size limit (4 MiB) is refused as `validate` refuses the
+/// file: one `too-large` error, and nothing read from it.
+#[test]
+fn lsp_refuses_a_buffer_over_the_file_size_limit_as_validate_does() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let start = "{\"components\": {\"Helth\": {}, \"Name\": \"";
+    let padding = 4 * 1024 * 1024 + 1 - start.len() - 3;
+    let text = format!("{start}{}\"}}}}", "a".repeat(padding));
+    assert_eq!(text.len(), 4 * 1024 * 1024 + 1);
+    client.open("archetypes/goblin.json", &text);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json")["diagnostics"],
+        json!([{
+            "range": range(0, 0, 0, 0),
+            "severity": 1,
+            "code": "too-large",
+            "source": "archetool",
+            "message": "file is 4194305 bytes, over the limit of 4194304 bytes"
+        }])
+    );
+    project.write("archetypes/goblin.json", &text);
+    let validated = super::run_in(project.dir.path(), &["validate", "--format", "json"]);
+    assert!(
+        validated
+            .stdout
+            .contains("\"message\":\"file is 4194305 bytes, over the limit of 4194304 bytes\""),
+        "{}",
+        validated.stdout
+    );
+}
