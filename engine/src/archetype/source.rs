@@ -76,16 +76,7 @@ impl SourceFile {
         registry: &ComponentRegistry,
         limits: &Limits,
     ) -> SourceFile {
-        let mut source = SourceFile {
-            file,
-            real: None,
-            linked: false,
-            text: None,
-            summary: None,
-            fresh: None,
-            problems: Vec::new(),
-            name_problems: Vec::new(),
-        };
+        let mut source = SourceFile::unread(file);
         let text = match SourceText::from_bytes(bytes) {
             Ok(text) => Arc::new(text),
             Err(error) => {
@@ -133,23 +124,31 @@ impl SourceFile {
                 limit: limits.max_file_bytes,
             };
             let problem = Diagnostic::error(DiagnosticCode::TooLarge, too_large.to_string());
-            return SourceFile::unread(file, name, problem);
+            return SourceFile::refused(file, name, problem);
         }
         SourceFile::from_bytes(file, name, text.as_bytes().to_vec(), registry, limits)
     }
 
-    /// An archetype whose file was not read, for `problem`.
-    fn unread(file: PathBuf, name: &str, problem: Diagnostic) -> SourceFile {
+    /// An archetype of `file` with nothing read yet, and no problems.
+    fn unread(file: PathBuf) -> SourceFile {
         SourceFile {
-            problems: vec![problem.with_file(file.clone()).with_archetype(name)],
             file,
             real: None,
             linked: false,
             text: None,
             summary: None,
             fresh: None,
+            problems: Vec::new(),
             name_problems: Vec::new(),
         }
+    }
+
+    /// An archetype of `file` that is not read, for `problem`.
+    fn refused(file: PathBuf, name: &str, problem: Diagnostic) -> SourceFile {
+        let mut source = SourceFile::unread(file);
+        let problem = problem.with_file(source.file.clone()).with_archetype(name);
+        source.problems.push(problem);
+        source
     }
 
     /// Reads the file the rule found (whose type it checked: a special file is refused
@@ -168,7 +167,7 @@ impl SourceFile {
         let file = found.file.clone();
         let mut source = match read {
             Ok(bytes) => SourceFile::from_bytes(file, name, bytes, registry, limits),
-            Err(error) => SourceFile::unread(file, name, read_problem(&error)),
+            Err(error) => SourceFile::refused(file, name, read_problem(&error)),
         };
         source.real = Some(found.real.clone());
         source.linked = found.linked;
