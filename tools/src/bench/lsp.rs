@@ -16,6 +16,8 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use lsp_server::{Message, Notification, Request};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::bench::load::{mid_path, LoadFixture};
@@ -141,9 +143,18 @@ impl Session {
     /// If the server stops.
     pub fn diagnostics_for(&mut self, uri: &str) -> Result<usize, String> {
         loop {
-            if let Message::Notification(n) = self.next()? {
-                if n.method == "textDocument/publishDiagnostics" && n.params["uri"] == uri {
-                    return Ok(n.params["diagnostics"].as_array().map_or(0, Vec::len));
+            let body = match self.from_server.read_body() {
+                Ok(Some(body)) => body,
+                Ok(None) => return Err("the server stopped".to_string()),
+                Err(error) => return Err(error.to_string()),
+            };
+            // The diagnostics are counted, not built: the figure is the server's time.
+            let message: Published = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+            if let (Some("textDocument/publishDiagnostics"), Some(params)) =
+                (message.method.as_deref(), message.params)
+            {
+                if params.uri.as_deref() == Some(uri) {
+                    return Ok(params.diagnostics.map_or(0, |found| found.len()));
                 }
             }
         }
@@ -192,6 +203,21 @@ impl Session {
             Err(error) => Err(error.to_string()),
         }
     }
+}
+
+/// What [`Session::diagnostics_for`] reads of a message from the server: which notification
+/// it is, and of a `publishDiagnostics` its file and how many diagnostics it lists.
+#[derive(Deserialize)]
+struct Published {
+    method: Option<String>,
+    params: Option<PublishedParams>,
+}
+
+/// [`Published`]'s parameters.
+#[derive(Deserialize)]
+struct PublishedParams {
+    uri: Option<String>,
+    diagnostics: Option<Vec<IgnoredAny>>,
 }
 
 impl Drop for Session {

@@ -39,7 +39,7 @@ pub const DIMENSIONS: &[Dimension] = &[
     },
     Dimension {
         name: "scaling_lsp_errors_per_file",
-        n: 2_000,
+        n: 4_000,
         setup: diagnostics::lsp_errors_per_file,
     },
 ];
