@@ -12,12 +12,13 @@
 //! ```
 
 pub use crate::archetype::{
-    check_archetype_name, NameProblem, NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
+    check_archetype_name, NameProblem, NewNameError, MAX_NAME_BYTES as MAX_ARCHETYPE_NAME_BYTES,
+    NAME_PATTERN as ARCHETYPE_NAME_PATTERN,
 };
 pub use crate::fs::{
     create_atomically, read_regular_file, real_path_inside, write_atomically, FileKind,
     FileTooLarge, NotRegularFile,
 };
-pub use crate::json::did_you_mean;
+pub use crate::json::{did_you_mean, TextLines};
 #[cfg(feature = "binary")]
 pub use crate::scene::{read_binary_scene_header, BinarySceneHeader};

@@ -5,8 +5,11 @@
 //! Every function must return normally for any input: an `Err` from the library is fine (that
 //! is the clear error a bad file gets); a panic, a hang or a failed assertion is a bug.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use archetool::cli::lsp::framing::FrameReader;
+use archetool::cli::lsp::{serve, LspArgs};
+use archetool::cli::DirArg;
 use archetool::demo::components::registry;
 use archetype_engine::{
     apply_update, load_scene, save_scene, ArchetypeLibrary, LoadOptions, LoadedScene, SceneChange,
@@ -80,6 +83,38 @@ fn spawn_every_concrete(library: &ArchetypeLibrary, world: &mut World) {
             let _ = library.spawn(world, &name);
         }
     }
+}
+
+/// The largest message body in the `lsp_frames` target: small, so that a reader allocating
+/// past its limit shows at once (run with `-malloc_limit_mb`, libFuzzer fails on any
+/// allocation over it).
+pub const LSP_MAX_BODY: u64 = 4096;
+
+/// The `lsp_frames` target: the input as what a client writes to `archetool lsp`. The framed
+/// reader reads every frame it holds, each body within the limit (its buffer too), up to the
+/// end or the first frame it refuses; then the server's own loop serves the whole input, its
+/// output and log in memory, with a library from a directory that does not exist (an empty
+/// one, read in no time). Neither may panic.
+pub fn lsp_frames(data: &[u8]) {
+    let mut frames = FrameReader::new(data, LSP_MAX_BODY);
+    while let Ok(Some(body)) = frames.read_body() {
+        assert!(
+            body.len() as u64 <= LSP_MAX_BODY && body.capacity() as u64 <= LSP_MAX_BODY,
+            "a body of {} bytes (capacity {}) over the limit of {LSP_MAX_BODY}",
+            body.len(),
+            body.capacity()
+        );
+    }
+    let nowhere = PathBuf::from("/nonexistent/archetool-fuzz");
+    let args = LspArgs {
+        dir: DirArg {
+            dir: nowhere.join("archetypes"),
+        },
+        scenes: nowhere.join("scenes"),
+        max_message_bytes: LSP_MAX_BODY,
+    };
+    let (mut output, mut log) = (Vec::new(), Vec::new());
+    serve(&args, registry(), &mut &data[..], &mut output, &mut log);
 }
 
 /// The `scene_binary_checked` target's input as a binary scene: the magic bytes, then `body`

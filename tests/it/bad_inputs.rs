@@ -562,7 +562,7 @@ fn a_one_megabyte_name_under_the_limit_gives_a_short_message() {
     assert_eq!(
         messages,
         "archetypes/goblin.json:1:19: error[unknown-component]: unknown component `HelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelt…` (1000000 bytes)\n\
-         archetypes/goblin.json:1:1000040: error[unknown-archetype]: archetype `HelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelt…` (1000000 bytes) does not exist\n"
+         archetypes/goblin.json:1:1000040: error[invalid-name]: archetype name `HelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelthHelt…` (1000000 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name\n"
     );
 }
 

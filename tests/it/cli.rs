@@ -14,6 +14,8 @@ mod formats; // --format github and sarif: annotations and a SARIF log, places w
 mod language; // the designer's language through the CLI: notes, operators, references, the schema
 #[cfg(unix)] // the test client names files by `file://` + their Unix path
 mod lsp; // `archetool lsp` over stdio: diagnostics, completion, hover, navigation, rename, fixes, formatting
+#[cfg(target_os = "linux")] // reads the server's peak memory from /proc
+mod lsp_input; // `archetool lsp` given frames it cannot read: a clear line and exit 2, never a hang or a big allocation
 mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate
 mod scene_check; // scene check over files and directories, every failing scene, every format
 
@@ -1238,6 +1240,25 @@ fn new_refuses_existing_names_bad_names_and_unknown_parents() {
         "error: no archetype `enemies/gobiln` in `archetypes`; did you mean `enemies/goblin`?\n",
     );
     assert!(!project.path("archetypes/enemies/troll.json").exists());
+    // What the loader would refuse in the new file: a name over the length limit, another
+    // archetype's former name.
+    check(
+        &project.run(&["new", &"t".repeat(251)]),
+        2,
+        "",
+        &format!("error: archetype name `{}…` (251 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name\n", "t".repeat(64)),
+    );
+    project.write(
+        "archetypes/enemies/orc.json",
+        "{ \"formerly\": [\"enemies/grunt\"] }",
+    );
+    check(
+        &project.run(&["new", "enemies/grunt"]),
+        2,
+        "",
+        "error: `enemies/grunt` is a former name of archetype `enemies/orc` (in its `formerly`), so it still names that archetype; choose another name\n",
+    );
+    assert!(!project.path("archetypes/enemies/grunt.json").exists());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 //! Inputs live in `tests/fixtures/fuzz/<target>/`, as the fuzzer wrote them (for
 //! `scene_binary`, the bytes after the magic). `cargo test -p archetool --test it
 //! fuzz_regressions -- --ignored write_fuzz_seeds` fills `fuzz/corpus/` with seeds from the
-//! repository's data before a fuzzing session.
+//! repository's data (and, for `lsp_frames`, a session and every kind of frame the server
+//! refuses) before a fuzzing session.
 
 use std::path::{Path, PathBuf};
 
@@ -134,6 +135,75 @@ fn sub_scene_inputs_pass_the_sub_scene_checks() {
     }
 }
 
+/// Inputs of the `lsp_frames` target, by name: a whole session as an editor writes it (every
+/// request the server answers, a buffer with problems), a body that is not JSON-RPC, and each
+/// kind of frame the reader refuses. The seeds of its corpus, and a test of their own.
+fn lsp_inputs() -> Vec<(&'static str, Vec<u8>)> {
+    let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    let uri = "file:///nonexistent/archetool-fuzz/archetypes/goblin.json";
+    let at = format!(
+        r#""textDocument": {{ "uri": "{uri}" }}, "position": {{ "line": 0, "character": 20 }}"#
+    );
+    let requests = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#
+            .to_string(),
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#.to_string(),
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{{"textDocument":{{"uri":"{uri}","languageId":"json","version":1,"text":"{{ \"extends\": \"base\", \"components\": {{ \"Helth\": {{}} }} }}"}}}}}}"#
+        ),
+        format!(r#"{{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{{{at}}}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"textDocument/completion","params":{{{at}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"textDocument/rename","params":{{{at},"newName":"Enemies/goblin"}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"textDocument/formatting","params":{{"textDocument":{{"uri":"{uri}"}},"options":{{"tabSize":2,"insertSpaces":true}}}}}}"#
+        ),
+        r#"{"jsonrpc":"2.0","id":6,"method":"shutdown"}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"exit"}"#.to_string(),
+    ];
+    let session: String = requests.iter().map(|body| frame(body)).collect();
+    let inputs: [(&str, String); 9] = [
+        ("session", session),
+        (
+            "not_json_rpc",
+            frame("{ not json") + &frame(r#"{"jsonrpc":"2.0","method":"exit"}"#),
+        ),
+        (
+            "over_the_limit",
+            "Content-Length: 18446744073709551615\r\n\r\n".to_string(),
+        ),
+        ("bare_line_feed", "Content-Length: 2\n\n{}".to_string()),
+        ("no_colon", "Content-Length 2\r\n\r\n{}".to_string()),
+        (
+            "length_not_a_number",
+            "Content-Length: two\r\n\r\n{}".to_string(),
+        ),
+        ("no_length", "Content-Type: x\r\n\r\n{}".to_string()),
+        (
+            "body_cut_short",
+            "Content-Length: 100\r\n\r\n{}".to_string(),
+        ),
+        ("header_cut_short", "Content-Length: 10".to_string()),
+    ];
+    inputs
+        .into_iter()
+        .map(|(name, text)| (name, text.into_bytes()))
+        .collect()
+}
+
+/// The `lsp_frames` target's checks over a whole session and every kind of frame the reader
+/// refuses: the reader keeps each body within its limit, and neither it nor the server's loop
+/// panics.
+#[test]
+fn language_server_inputs_pass_the_frame_checks() {
+    for (_, input) in lsp_inputs() {
+        checks::lsp_frames(&input);
+    }
+}
+
 /// The scene targets' checks over every scene file of the repository: the bad-input
 /// catalogue, the demo's arena, the old saves and the old format. The default load and check
 /// mode (which always reads the careful way) agree on each, refusing it or building the same
@@ -254,6 +324,9 @@ fn write_fuzz_seeds() {
                 }
             }
         }
+    }
+    for (name, input) in lsp_inputs() {
+        write("lsp_frames", name, &input);
     }
     for entry in std::fs::read_dir(repo.join("tests/fixtures/bad/scenes")).unwrap() {
         let path = entry.unwrap().path();

@@ -20,7 +20,7 @@ use crate::archetype::instance::{
     ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes, OverridesId,
 };
 use crate::archetype::loaded::Archetype;
-use crate::archetype::name::name_from_relative_path;
+use crate::archetype::name::{check_name, name_from_relative_path, NewNameError};
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
 use crate::archetype::rebuild_job::{
     run_queued, CompileDone, Compiled, JobDone, LeafDone, RebuildJob,
@@ -36,14 +36,14 @@ use crate::archetype::source::SourceFile;
 use crate::archetype::spawn_error::SpawnError;
 use crate::archetype::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
 use crate::archetype::tree::{
-    case_conflict_problem, case_conflicts, examine_path, scan, Entry, FoundFile,
+    case_conflict_problem, case_conflicts, examine_path, scan, CaseConflict, Entry, FoundFile,
 };
 use crate::component::{ComponentId, ComponentRegistry};
 use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
 };
 use crate::json::did_you_mean;
-use crate::json::FieldPath;
+use crate::json::{FieldPath, SourceText, TextLines};
 use crate::limits::Limits;
 
 /// How a library reads its files.
@@ -571,6 +571,18 @@ impl ArchetypeLibrary {
             .map(|text| text.text())
     }
 
+    /// [`source_text`](Self::source_text) with where its lines start: the index the library
+    /// placed the file's problems with (built on first use, kept until the text changes), so a
+    /// tool placing them again in other units (an editor's UTF-16 columns) does not index the
+    /// text again.
+    pub fn source_lines(&self, name: &str) -> Option<TextLines<'_>> {
+        self.sources
+            .get(name)?
+            .text
+            .as_deref()
+            .map(SourceText::lines)
+    }
+
     /// The file an archetype is read from, as shown in messages.
     pub fn file_of(&self, name: &str) -> Option<&Path> {
         self.sources.get(name).map(|source| source.file.as_path())
@@ -589,13 +601,119 @@ impl ArchetypeLibrary {
     /// another's, as `Enemies/troll` beside `enemies/goblin`), or `None`. For tools that
     /// create archetype files.
     pub fn case_conflict_of(&self, name: &str) -> Option<Diagnostic> {
-        let names = self.names().filter(|other| *other != name);
-        let conflicts = case_conflicts(names.chain(std::iter::once(name)));
-        let (_, conflict) = conflicts.iter().find(|(other, _)| other == name)?;
+        let conflict = self.case_conflict_among(name, None)?;
         let mut file = self.root.clone();
         file.extend(name.split('/'));
         file.set_extension("json");
-        Some(case_conflict_problem(&file, name, conflict))
+        Some(case_conflict_problem(&file, name, &conflict))
+    }
+
+    /// How a new archetype `name` would clash by letter case with the archetypes here, but
+    /// `leaving` (an archetype to be renamed `name`).
+    fn case_conflict_among(&self, name: &str, leaving: Option<&str>) -> Option<CaseConflict> {
+        let names = self
+            .names()
+            .filter(|other| *other != name && Some(*other) != leaving);
+        let conflicts = case_conflicts(names.chain(std::iter::once(name)));
+        let (_, conflict) = conflicts.into_iter().find(|(other, _)| other == name)?;
+        Some(conflict)
+    }
+
+    /// Whether a new archetype may be named `name` here, by the rules a load would hold its
+    /// file to: the naming rules ([`check_archetype_name`](crate::tooling::check_archetype_name),
+    /// length included), no archetype of that name or of one differing only in letter case,
+    /// no directory on its path differing only in letter case from another archetype's, and
+    /// not a former name of another archetype. For tools that create archetype files.
+    ///
+    /// # Errors
+    /// A [`NewNameError`] saying which rule the name breaks (with the name probably meant,
+    /// when there is one).
+    ///
+    /// # Example
+    /// ```
+    /// use archetype_engine::tooling::NewNameError;
+    /// use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
+    ///
+    /// let mut library =
+    ///     ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// library.set_source("enemies/orc.json", Some("{}"));
+    /// assert!(library.check_new_name("enemies/goblin").is_ok());
+    /// let clash = library.check_new_name("Enemies/goblin").unwrap_err();
+    /// assert!(matches!(clash, NewNameError::DirectoryCase { .. }));
+    /// assert!(clash.to_string().ends_with("did you mean `enemies/goblin`?"));
+    /// ```
+    pub fn check_new_name(&self, name: &str) -> Result<(), NewNameError> {
+        self.check_name_taking(name, None)
+    }
+
+    /// Whether archetype `old` may be renamed `new` here: as
+    /// [`check_new_name`](Self::check_new_name), with `old`'s own name and directories given
+    /// up (a rename may change only their letter case).
+    ///
+    /// # Errors
+    /// As [`check_new_name`](Self::check_new_name).
+    pub fn check_rename(&self, old: &str, new: &str) -> Result<(), NewNameError> {
+        self.check_name_taking(new, Some(old))
+    }
+
+    /// [`check_rename`](Self::check_rename) of `leaving` (`None`: a new archetype), with the
+    /// name probably meant for a directory spelt differently.
+    fn check_name_taking(&self, name: &str, leaving: Option<&str>) -> Result<(), NewNameError> {
+        let Some(mut refusal) = self.refusal_of(name, leaving) else {
+            return Ok(());
+        };
+        if let NewNameError::DirectoryCase {
+            directory,
+            others,
+            suggestion,
+            ..
+        } = &mut refusal
+        {
+            if let [other] = others.as_slice() {
+                let fixed = format!("{other}{}", &name[directory.len()..]);
+                if self.refusal_of(&fixed, leaving).is_none() {
+                    *suggestion = Some(fixed);
+                }
+            }
+        }
+        Err(refusal)
+    }
+
+    /// The first rule `name` breaks as the new name of `leaving` (or of a new archetype).
+    fn refusal_of(&self, name: &str, leaving: Option<&str>) -> Option<NewNameError> {
+        if let Err(problem) = check_name(name) {
+            return Some(NewNameError::Invalid(problem));
+        }
+        if let Some(file) = self.file_of(name) {
+            let (name, file) = (name.to_string(), file.to_path_buf());
+            return Some(NewNameError::Taken { name, file });
+        }
+        let twin = (self.names()).find(|other| {
+            Some(*other) != leaving && other.len() == name.len() && other.eq_ignore_ascii_case(name)
+        });
+        if let Some(existing) = twin {
+            let file = self
+                .file_of(existing)
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let existing = existing.to_string();
+            return Some(NewNameError::CaseTwin { existing, file });
+        }
+        if let Some(conflict) = self.case_conflict_among(name, leaving) {
+            return Some(NewNameError::DirectoryCase {
+                name: name.to_string(),
+                directory: conflict.part,
+                others: conflict.others,
+                suggestion: None,
+            });
+        }
+        match self.renamed(name) {
+            Some(current) if Some(current) != leaving => Some(NewNameError::FormerName {
+                name: name.to_string(),
+                current: current.to_string(),
+            }),
+            _ => None,
+        }
     }
 
     /// Which archetype's file wrote `field` of `component` on the entity at `entity_path`
@@ -731,7 +849,10 @@ impl ArchetypeLibrary {
 
     /// Replaces the content of one archetype file without touching the disk (`None` deletes
     /// it), then rebuilds what it affects. `relative_path` is relative to the root, e.g.
-    /// `enemies/goblin.json`. For tests and tools that generate archetypes.
+    /// `enemies/goblin.json`. A text over the file size limit
+    /// ([`Limits::max_file_bytes`](crate::Limits::max_file_bytes)) is refused as the file
+    /// would be (a `too-large` error). For tests and tools that generate archetypes, and
+    /// editors' unsaved buffers.
     pub fn set_source(
         &mut self,
         relative_path: impl AsRef<Path>,
@@ -752,10 +873,10 @@ impl ArchetypeLibrary {
                 continue;
             };
             let source = text.map(|text| {
-                SourceFile::from_bytes(
+                SourceFile::from_text(
                     self.root.join(relative),
                     &name,
-                    text.as_ref().as_bytes().to_vec(),
+                    text.as_ref(),
                     &self.registry,
                     &self.options.limits,
                 )
@@ -1797,7 +1918,7 @@ impl ArchetypeLibrary {
         SpawnError::UnknownArchetype {
             name: name.to_string(),
             // `enemies/goblin.json`, `enemies\goblin`: the naming rules know the fix.
-            suggestion: crate::archetype::name::check_name(name)
+            suggestion: check_name(name)
                 .err()
                 .and_then(|problem| problem.suggestion)
                 .filter(|fixed| self.ids.contains_key(fixed.as_str()))

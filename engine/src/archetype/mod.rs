@@ -36,7 +36,7 @@ pub use instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesI
 pub(crate) use library::{map_on_threads, worker_threads};
 pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
 pub use loaded::Archetype;
-pub use name::{check_archetype_name, NameProblem, NAME_PATTERN};
+pub use name::{check_archetype_name, NameProblem, NewNameError, MAX_NAME_BYTES, NAME_PATTERN};
 pub use resolver::ResolvedEntity;
 pub(crate) use source::read_limited;
 pub use spawn_error::SpawnError;

@@ -1,12 +1,14 @@
 //! Archetype names: `enemies/goblin` for `archetypes/enemies/goblin.json`.
 //!
-//! A name is a path relative to the archetypes root, without `.json`, with `/` separators. Each
-//! segment uses ASCII letters, digits, `_` and `-`, and is not a device name Windows reserves
-//! (`con`, `nul`, `com1`, ...). That keeps names portable (no `..`, no absolute paths, no
-//! Windows separators, no file Windows cannot create, nothing a shell or URL would mangle).
+//! A name is a path relative to the archetypes root, without `.json`, with `/` separators, at
+//! most [`MAX_NAME_BYTES`] long. Each segment uses ASCII letters, digits, `_` and `-`, and is
+//! not a device name Windows reserves (`con`, `nul`, `com1`, ...). That keeps names portable
+//! (no `..`, no absolute paths, no Windows separators, no file Windows cannot create or a file
+//! system cannot name, nothing a shell or URL would mangle).
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
+use super::tree::case_conflict_message;
 use crate::diagnostic::quoted;
 
 /// Why a string or a file path is not a usable archetype name.
@@ -30,6 +32,88 @@ impl std::fmt::Display for NameProblem {
 }
 
 impl std::error::Error for NameProblem {}
+
+/// Why a new archetype, or an archetype renamed, cannot take a name in a library: what
+/// [`ArchetypeLibrary::check_new_name`](crate::ArchetypeLibrary::check_new_name) and
+/// [`check_rename`](crate::ArchetypeLibrary::check_rename) find. Each is an error the loader
+/// would report once the file had the name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NewNameError {
+    /// Not an archetype name: the naming rules of [`check_archetype_name`].
+    Invalid(NameProblem),
+    /// An archetype has the name already.
+    Taken {
+        /// The name.
+        name: String,
+        /// That archetype's file.
+        file: PathBuf,
+    },
+    /// An archetype's name differs from it only in letter case (`enemies/Orc` beside
+    /// `enemies/orc`): on a case-insensitive file system the two would be one file.
+    CaseTwin {
+        /// That archetype's name.
+        existing: String,
+        /// That archetype's file.
+        file: PathBuf,
+    },
+    /// A directory on its path differs only in letter case from a directory of other
+    /// archetypes (`Enemies/troll` beside `enemies/goblin`): on a case-insensitive file system
+    /// the two would merge.
+    DirectoryCase {
+        /// The name.
+        name: String,
+        /// The directory, as the name spells it.
+        directory: String,
+        /// The other spellings of the directory, sorted.
+        others: Vec<String>,
+        /// The name with the directory spelt as the other archetypes spell it, when there is
+        /// one other spelling and that name is free.
+        suggestion: Option<String>,
+    },
+    /// It is a former name of another archetype (in that archetype's `formerly`), which it
+    /// still names.
+    FormerName {
+        /// The name.
+        name: String,
+        /// The archetype it names.
+        current: String,
+    },
+}
+
+impl std::fmt::Display for NewNameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NewNameError::Invalid(problem) => write!(f, "{problem}"),
+            NewNameError::Taken { name, file } => {
+                write!(f, "archetype `{name}` already exists (`{}`)", file.display())
+            }
+            NewNameError::CaseTwin { existing, file } => write!(
+                f,
+                "archetype `{existing}` (`{}`) already exists; names that differ only in letter case clash on Windows and macOS",
+                file.display()
+            ),
+            NewNameError::DirectoryCase {
+                name,
+                directory,
+                others,
+                suggestion,
+            } => {
+                f.write_str(&case_conflict_message(name, directory, true, others))?;
+                match suggestion {
+                    Some(suggestion) => write!(f, "; did you mean `{suggestion}`?"),
+                    None => Ok(()),
+                }
+            }
+            NewNameError::FormerName { name, current } => write!(
+                f,
+                "`{name}` is a former name of archetype `{current}` (in its `formerly`), so it still names that archetype; choose another name"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NewNameError {}
 
 /// Checks an archetype name (as written in `extends`, or for a new file) against the naming
 /// rules the loader applies.
@@ -55,10 +139,24 @@ pub const NAME_PATTERN: &str = "^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$";
 
 const RULE: &str = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
 
+/// The longest archetype name, in bytes: the file of a name this long, `.json` added, fits in
+/// the 255 bytes file systems allow for one file name (ext4, NTFS, APFS), whatever its
+/// directories.
+pub const MAX_NAME_BYTES: usize = 250;
+
 /// Checks a name as written in `extends` or a child's `archetype`.
 pub(super) fn check_name(name: &str) -> Result<(), NameProblem> {
     if name.is_empty() {
         return problem("archetype name is empty".to_string(), None);
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return problem(
+            format!(
+                "archetype name {} is over the limit of {MAX_NAME_BYTES} bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name",
+                quoted(name)
+            ),
+            None,
+        );
     }
     if name.contains('\\') {
         let fixed = name.replace('\\', "/");
@@ -228,6 +326,21 @@ mod tests {
         ] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn refuses_names_over_the_length_limit() {
+        let longest = format!("{}/{}", "a".repeat(124), "b".repeat(125));
+        assert_eq!(longest.len(), MAX_NAME_BYTES);
+        assert!(check_name(&longest).is_ok());
+        let problem = check_name(&format!("{longest}c")).unwrap_err();
+        assert_eq!(
+            problem.message,
+            format!(
+                "archetype name `{}…` (251 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name",
+                "a".repeat(64)
+            )
+        );
     }
 
     #[test]

@@ -76,16 +76,7 @@ impl SourceFile {
         registry: &ComponentRegistry,
         limits: &Limits,
     ) -> SourceFile {
-        let mut source = SourceFile {
-            file,
-            real: None,
-            linked: false,
-            text: None,
-            summary: None,
-            fresh: None,
-            problems: Vec::new(),
-            name_problems: Vec::new(),
-        };
+        let mut source = SourceFile::unread(file);
         let text = match SourceText::from_bytes(bytes) {
             Ok(text) => Arc::new(text),
             Err(error) => {
@@ -116,6 +107,50 @@ impl SourceFile {
         source
     }
 
+    /// Reads an archetype from `text` given for `file` without reading the file (an editor's
+    /// unsaved buffer, a generated file): as [`from_bytes`](Self::from_bytes), held to the size
+    /// limit a file read from disk is (a text over it is refused as that file would be).
+    pub fn from_text(
+        file: PathBuf,
+        name: &str,
+        text: &str,
+        registry: &ComponentRegistry,
+        limits: &Limits,
+    ) -> SourceFile {
+        let size = text.len() as u64;
+        if size > limits.max_file_bytes {
+            let too_large = FileTooLarge {
+                size,
+                limit: limits.max_file_bytes,
+            };
+            let problem = Diagnostic::error(DiagnosticCode::TooLarge, too_large.to_string());
+            return SourceFile::refused(file, name, problem);
+        }
+        SourceFile::from_bytes(file, name, text.as_bytes().to_vec(), registry, limits)
+    }
+
+    /// An archetype of `file` with nothing read yet, and no problems.
+    fn unread(file: PathBuf) -> SourceFile {
+        SourceFile {
+            file,
+            real: None,
+            linked: false,
+            text: None,
+            summary: None,
+            fresh: None,
+            problems: Vec::new(),
+            name_problems: Vec::new(),
+        }
+    }
+
+    /// An archetype of `file` that is not read, for `problem`.
+    fn refused(file: PathBuf, name: &str, problem: Diagnostic) -> SourceFile {
+        let mut source = SourceFile::unread(file);
+        let problem = problem.with_file(source.file.clone()).with_archetype(name);
+        source.problems.push(problem);
+        source
+    }
+
     /// Reads the file the rule found (whose type it checked: a special file is refused
     /// without being opened). Anything but a regular file within the size limit is refused;
     /// problems reading it become the source's problems.
@@ -132,18 +167,7 @@ impl SourceFile {
         let file = found.file.clone();
         let mut source = match read {
             Ok(bytes) => SourceFile::from_bytes(file, name, bytes, registry, limits),
-            Err(error) => SourceFile {
-                problems: vec![read_problem(&error)
-                    .with_file(file.clone())
-                    .with_archetype(name)],
-                file,
-                real: None,
-                linked: false,
-                text: None,
-                summary: None,
-                fresh: None,
-                name_problems: Vec::new(),
-            },
+            Err(error) => SourceFile::refused(file, name, read_problem(&error)),
         };
         source.real = Some(found.real.clone());
         source.linked = found.linked;

@@ -443,26 +443,32 @@ pub(super) fn case_conflict_problem(
     name: &str,
     conflict: &CaseConflict,
 ) -> Diagnostic {
-    let others: Vec<String> = conflict
-        .others
-        .iter()
-        .map(|other| format!("`{other}`"))
-        .collect();
+    let message = case_conflict_message(name, &conflict.part, conflict.directory, &conflict.others);
+    Diagnostic::error(DiagnosticCode::CaseConflict, message)
+        .with_file(file)
+        .with_archetype(name)
+        .with_severity(Severity::Error)
+}
+
+/// What is wrong with archetype `name` whose `part` (a directory on its path, or the whole
+/// name) differs from `others` only in letter case.
+pub(super) fn case_conflict_message(
+    name: &str,
+    part: &str,
+    directory: bool,
+    others: &[String],
+) -> String {
+    let others: Vec<String> = others.iter().map(|other| format!("`{other}`")).collect();
     let others = others.join(", ");
-    let message = if conflict.directory {
+    if directory {
         format!(
-            "archetype `{name}` is in directory `{}`, which differs from {others} only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge",
-            conflict.part
+            "archetype `{name}` is in directory `{part}`, which differs from {others} only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge"
         )
     } else {
         format!(
             "archetype `{name}` differs from {others} only in letter case; file names must stay distinct on case-insensitive file systems"
         )
-    };
-    Diagnostic::error(DiagnosticCode::CaseConflict, message)
-        .with_file(file)
-        .with_archetype(name)
-        .with_severity(Severity::Error)
+    }
 }
 
 #[cfg(test)]

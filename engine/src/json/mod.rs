@@ -4,6 +4,7 @@
 
 mod field_path;
 mod field_probe;
+mod lines;
 pub mod merge_patch;
 mod pretty;
 mod serde_message;
@@ -13,6 +14,7 @@ mod text;
 
 pub use field_path::{FieldPath, PathSegment};
 pub(crate) use field_probe::{probe, suggest_field_in, suggest_with, tag_of, Shape};
+pub use lines::TextLines;
 pub(crate) use merge_patch::remove_overridden;
 pub(crate) use pretty::Pretty;
 pub(crate) use serde_message::{

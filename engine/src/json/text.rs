@@ -1,5 +1,5 @@
 //! The text of designer-edited JSON files: UTF-8 checking, byte offset to
-//! line/column mapping, a strict JSON parse (no duplicate keys, bounded
+//! line/column mapping (with [`crate::json::lines`]), a strict JSON parse (no duplicate keys, bounded
 //! nesting) and finding the text of the value at a path (with [`crate::json::span_index`]).
 //!
 //! Offsets are byte offsets into [`SourceText::text`], which has any BOM
@@ -15,6 +15,7 @@ use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use crate::json::field_path::PathSegment;
+use crate::json::lines::{LineIndex, TextLines};
 use crate::json::serde_message::{
     explain_syntax_error, is_control_character, strip_position, syntax_error_kind,
 };
@@ -72,66 +73,6 @@ pub struct SourceText {
     spans: OnceLock<Option<SpanIndex>>,
 }
 
-/// Bytes between two checkpoints of [`LineIndex::chars`]: a column is counted from the nearest
-/// checkpoint, so placing many errors on one long line (a minified file) costs no more per
-/// error than on a short one.
-const CHECKPOINT: usize = 256;
-
-/// Where the lines of a text start, and how many characters precede each checkpoint.
-#[derive(Debug, Clone)]
-struct LineIndex {
-    /// Byte offset of the start of each line; the first is always 0.
-    starts: Vec<usize>,
-    /// Characters before byte `k * CHECKPOINT`, for each `k` up to the end of the text.
-    chars: Vec<usize>,
-    /// Whether the text is ASCII (then a byte is a character).
-    ascii: bool,
-}
-
-impl LineIndex {
-    fn new(text: &str) -> LineIndex {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        let mut chars = Vec::with_capacity(text.len() / CHECKPOINT + 1);
-        let mut count = 0;
-        for block in text.as_bytes().chunks(CHECKPOINT) {
-            chars.push(count);
-            count += char_starts(block);
-        }
-        chars.push(count);
-        let ascii = count == text.len();
-        LineIndex {
-            starts,
-            chars,
-            ascii,
-        }
-    }
-
-    /// Characters between the byte offsets `start` and `end` (character boundaries) of `text`.
-    fn chars_between(&self, text: &str, start: usize, end: usize) -> usize {
-        if self.ascii {
-            return end - start;
-        }
-        if end - start <= CHECKPOINT {
-            return text.as_bytes().get(start..end).map_or(0, char_starts);
-        }
-        self.chars_before(text, end) - self.chars_before(text, start)
-    }
-
-    /// Characters before the byte `offset` (a character boundary) of `text`.
-    fn chars_before(&self, text: &str, offset: usize) -> usize {
-        let checkpoint = offset / CHECKPOINT;
-        let counted = self.chars.get(checkpoint).copied().unwrap_or_default();
-        let rest = text.as_bytes().get(checkpoint * CHECKPOINT..offset);
-        counted + rest.map_or(0, char_starts)
-    }
-}
-
-/// How many UTF-8 characters start in `bytes` (the bytes that are not continuation bytes).
-fn char_starts(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&byte| byte & 0xC0 != 0x80).count()
-}
-
 impl SourceText {
     /// Checks that `bytes` are UTF-8 (after removing a leading BOM).
     pub fn from_bytes(mut bytes: Vec<u8>) -> Result<SourceText, TextError> {
@@ -173,12 +114,10 @@ impl SourceText {
         }
     }
 
-    fn lines(&self) -> &LineIndex {
-        self.lines.get_or_init(|| LineIndex::new(&self.text))
-    }
-
-    fn line_starts(&self) -> &[usize] {
-        &self.lines().starts
+    /// The text and where its lines start (found the first time a position is asked for, and
+    /// kept for the text's lifetime).
+    pub fn lines(&self) -> TextLines<'_> {
+        TextLines::shared(&self.text, &self.lines)
     }
 
     /// Finds the value at `path`, exactly as [`locate`] does, from an index of the whole text
@@ -199,50 +138,28 @@ impl SourceText {
     /// The line and column of a byte offset. An offset past the end maps to
     /// the end; one inside a multi-byte character maps to that character.
     pub fn position(&self, byte_offset: usize) -> Position {
-        let offset = self.char_boundary_at_or_before(byte_offset);
-        let line = self
-            .line_starts()
-            .partition_point(|&start| start <= offset)
-            .max(1);
-        let start = self
-            .line_starts()
-            .get(line - 1)
-            .copied()
-            .unwrap_or_default();
-        let column = self.lines().chars_between(&self.text, start, offset) + 1;
-        Position { line, column }
+        self.lines().position(byte_offset)
     }
 
     #[cfg(test)]
     /// The text of a 1-based line without its line ending; empty if there is no such line.
     pub fn line_text(&self, line: usize) -> &str {
-        let Some(&start) = line.checked_sub(1).and_then(|i| self.line_starts().get(i)) else {
-            return "";
-        };
-        let end = self
-            .line_starts()
-            .get(line)
-            .map_or(self.text.len(), |&next| next - 1);
-        let text = self.text.get(start..end).unwrap_or_default();
-        text.strip_suffix('\r').unwrap_or(text)
+        let lines = self.lines();
+        let range = line.checked_sub(1).and_then(|i| lines.line_range(i));
+        range
+            .and_then(|range| self.text.get(range))
+            .unwrap_or_default()
     }
 
     /// The byte offset of a serde_json error position: `line` is 1-based,
     /// `column` counts bytes since the last `\n` up to and including the byte
     /// at fault, and 0 means nothing on that line was read yet.
     pub fn offset_of_serde_position(&self, line: usize, column: usize) -> usize {
-        let Some(&start) = self.line_starts().get(line.saturating_sub(1)) else {
+        let lines = self.lines();
+        let Some(range) = lines.line_range(line.saturating_sub(1)) else {
             return self.text.len();
         };
-        self.char_boundary_at_or_before(start.saturating_add(column.saturating_sub(1)))
-    }
-
-    fn char_boundary_at_or_before(&self, offset: usize) -> usize {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        offset
+        lines.char_boundary_at_or_before(range.start.saturating_add(column.saturating_sub(1)))
     }
 
     fn error(&self, kind: TextErrorKind, offset: usize, message: String) -> TextError {

@@ -201,7 +201,7 @@ fn new_refuses_device_names_and_directories_differing_in_case() {
         &project.run(&["new", "Enemies/troll"]),
         2,
         "",
-        "error: archetype `Enemies/troll` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge\n",
+        "error: archetype `Enemies/troll` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge; did you mean `enemies/troll`?\n",
     );
     assert!(!project.path("archetypes/Enemies").exists());
 }

@@ -120,9 +120,14 @@ impl Client {
     }
 
     fn next(&mut self) -> Value {
+        self.next_within(WAIT)
+    }
+
+    /// The next message, waiting up to `wait` for it.
+    fn next_within(&mut self, wait: Duration) -> Value {
         self.messages
-            .recv_timeout(WAIT)
-            .expect("the server answers within 10 s")
+            .recv_timeout(wait)
+            .unwrap_or_else(|_| panic!("the server answers within {wait:?}"))
     }
 
     /// Sends a request and waits for its response (the whole message).
@@ -148,6 +153,11 @@ impl Client {
 
     /// The next diagnostics published for `relative` (the params: uri, version, diagnostics).
     fn diagnostics(&mut self, relative: &str) -> Value {
+        self.diagnostics_within(relative, WAIT)
+    }
+
+    /// [`diagnostics`](Self::diagnostics), waiting up to `wait` for each message.
+    fn diagnostics_within(&mut self, relative: &str, wait: Duration) -> Value {
         let uri = self.uri(relative);
         let matches = |message: &Value| {
             message["method"] == "textDocument/publishDiagnostics"
@@ -157,7 +167,7 @@ impl Client {
             return self.notifications.remove(at)["params"].clone();
         }
         loop {
-            let message = self.next();
+            let message = self.next_within(wait);
             if matches(&message) {
                 return message["params"].clone();
             }
@@ -847,7 +857,7 @@ fn lsp_renames_an_archetype_in_files_and_scenes_and_moves_its_file() {
     let refused = client.request("textDocument/rename", taken);
     assert_eq!(
         refused["error"],
-        json!({ "code": -32803, "message": "there is already an archetype `base`" })
+        json!({ "code": -32803, "message": format!("archetype `base` already exists (`{}/archetypes/base.json`)", client.root) })
     );
 }
 
@@ -1249,4 +1259,130 @@ fn lsp_places_are_in_utf16_columns() {
         client.at("archetypes/goblin.json", 0, 36),
     );
     assert_eq!(names[0]["textEdit"]["range"], range(0, 33, 0, 40));
+}
+
+/// 65,536 unknown fields on one line after a string of wide characters (a minified file): every
+/// problem is published, each at its place in UTF-16 columns. The wait is a guard against a
+/// hang, not a speed target (the bench's `scaling_lsp_errors_per_file` is that).
+#[test]
+fn lsp_publishes_every_problem_of_a_minified_file_at_its_place() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let fields: Vec<String> = (0..65_536).map(|i| format!("\"x{i:05}\":0")).collect();
+    let text = format!(
+        "{{\"components\":{{\"Name\":\"é😀\",\"Health\":{{\"current\":10,\"max\":10,{}}}}}}}",
+        fields.join(",")
+    );
+    client.open("archetypes/goblin.json", &text);
+    let published = client.diagnostics_within("archetypes/goblin.json", Duration::from_secs(120));
+    let found = published["diagnostics"].as_array().unwrap();
+    assert_eq!(found.len(), 65_536);
+    // `{"components":{"Name":"é😀","Health":{"current":10,"max":10,` is 60 UTF-16 units; each
+    // field (`"x00000":0,`) 11.
+    let unknown = |range: Value, field: &str| {
+        json!({
+            "range": range,
+            "severity": 1,
+            "code": "unknown-field",
+            "source": "archetool",
+            "message": format!("unknown field `{field}` in component `Health`"),
+        })
+    };
+    assert_eq!(found[0], unknown(range(0, 60, 0, 68), "x00000"));
+    let last = 60 + 65_535 * 11;
+    assert_eq!(
+        found[65_535],
+        unknown(range(0, last, 0, last + 8), "x65535")
+    );
+}
+/// Rename refuses a name the loader would refuse, saying why: one differing only in letter
+/// case from an archetype's or from a directory's, one over the length limit, one breaking the
+/// character rule, one taken, and another archetype's former name. A name differing from the
+/// renamed archetype's own only in case is its to take.
+#[test]
+fn lsp_rename_refuses_names_the_loader_refuses() {
+    let project = project();
+    project.write("archetypes/enemies/orc.json", "{ \"formerly\": \"grunt\" }");
+    let mut client = Client::initialized(&project);
+    let root = client.root.clone();
+    let refusal = |client: &mut Client, new_name: &str| {
+        let mut params = client.at("archetypes/goblin.json", 1, 2);
+        params["newName"] = json!(new_name);
+        client.request("textDocument/rename", params)["error"].clone()
+    };
+    let clash = "names that differ only in letter case clash on Windows and macOS";
+    let rule = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
+    let long = "g".repeat(5_000);
+    let cases = [
+        ("enemies/Orc", format!("archetype `enemies/orc` (`{root}/archetypes/enemies/orc.json`) already exists; {clash}")),
+        ("Base", format!("archetype `base` (`{root}/archetypes/base.json`) already exists; {clash}")),
+        (
+            "Enemies/goblin",
+            "archetype `Enemies/goblin` is in directory `Enemies`, which differs from `enemies` only in letter case; directory names must stay distinct on case-insensitive file systems, where the two would merge; did you mean `enemies/goblin`?".to_string(),
+        ),
+        (
+            &long,
+            format!("archetype name `{}…` (5000 bytes) is over the limit of 250 bytes; a name's file, `.json` added, must fit in the 255 bytes file systems allow for a file name", "g".repeat(64)),
+        ),
+        (
+            "enemies\\goblin",
+            format!("archetype name `enemies\\goblin` uses `\\`; {rule}; did you mean `enemies/goblin`?"),
+        ),
+        ("camp", format!("archetype `camp` already exists (`{root}/archetypes/camp.json`)")),
+        (
+            "grunt",
+            "`grunt` is a former name of archetype `enemies/orc` (in its `formerly`), so it still names that archetype; choose another name".to_string(),
+        ),
+    ];
+    for (new_name, message) in cases {
+        assert_eq!(
+            refusal(&mut client, new_name),
+            json!({ "code": -32803, "message": message }),
+            "{new_name}"
+        );
+    }
+    // The goblin's own name in other letters: nothing else has it.
+    let mut params = client.at("archetypes/goblin.json", 1, 2);
+    params["newName"] = json!("Goblin");
+    let renamed = client.result("textDocument/rename", params);
+    assert_eq!(
+        renamed["documentChanges"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["newUri"],
+        json!(client.uri("archetypes/Goblin.json"))
+    );
+}
+
+/// A buffer over the library's file size limit (4 MiB) is refused as `validate` refuses the
+/// file: one `too-large` error, and nothing read from it.
+#[test]
+fn lsp_refuses_a_buffer_over_the_file_size_limit_as_validate_does() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let start = "{\"components\": {\"Helth\": {}, \"Name\": \"";
+    let padding = 4 * 1024 * 1024 + 1 - start.len() - 3;
+    let text = format!("{start}{}\"}}}}", "a".repeat(padding));
+    assert_eq!(text.len(), 4 * 1024 * 1024 + 1);
+    client.open("archetypes/goblin.json", &text);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json")["diagnostics"],
+        json!([{
+            "range": range(0, 0, 0, 0),
+            "severity": 1,
+            "code": "too-large",
+            "source": "archetool",
+            "message": "file is 4194305 bytes, over the limit of 4194304 bytes"
+        }])
+    );
+    project.write("archetypes/goblin.json", &text);
+    let validated = super::run_in(project.dir.path(), &["validate", "--format", "json"]);
+    assert!(
+        validated
+            .stdout
+            .contains("\"message\":\"file is 4194305 bytes, over the limit of 4194304 bytes\""),
+        "{}",
+        validated.stdout
+    );
 }

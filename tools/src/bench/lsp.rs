@@ -2,25 +2,28 @@
 //! arrive, in the load workload's tree of generated archetype files ([`LoadFixture`]).
 //!
 //! The server (`archetool::cli::lsp::serve`, with the demo's components) runs on a thread of
-//! this process, over pipes, exactly as `archetool lsp` runs over stdio. The buffer is a
-//! mid-level archetype that 1% of the tree (100 archetypes of 10,000) extends; each edit
-//! alternately writes a component name wrong (an error in it, and its dependants held back)
-//! and right again (every problem cleared). A sample runs from the `didChange` written to the
-//! `publishDiagnostics` for the buffer read. The first two edits are not measured: the first
-//! edit after the buffer opens takes about twice as long as the rest (56 ms against 22–35 ms
-//! here), as the first round of every quick figure would.
+//! this process, over pipes, exactly as `archetool lsp` runs over stdio ([`Session`]). The
+//! buffer is a mid-level archetype that 1% of the tree (100 archetypes of 10,000) extends; each
+//! edit alternately writes a component name wrong (an error in it, and its dependants held
+//! back) and right again (every problem cleared). A sample runs from the `didChange` written to
+//! the `publishDiagnostics` for the buffer read. The first two edits are not measured: the
+//! first edit after the buffer opens takes about twice as long as the rest (56 ms against
+//! 22–35 ms here), as the first round of every quick figure would.
 
-use std::io::{self, BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::thread;
+use std::io::{self, BufReader, PipeReader, PipeWriter, Write};
+use std::path::{Path, PathBuf};
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use lsp_server::{Message, Notification};
+use lsp_server::{Message, Notification, Request};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::bench::load::{mid_path, LoadFixture};
+use crate::cli::lsp::framing::{Frame, FrameReader, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::cli::lsp::{serve, LspArgs};
-use crate::cli::DirArg;
+use crate::cli::{DirArg, Exit};
 use crate::demo::components;
 
 /// Edits made before the measured ones.
@@ -32,89 +35,195 @@ const WARM_UP: usize = 2;
 /// If the server stops answering or publishes nothing for the buffer (a bug).
 pub fn diagnostics_after_edit(files: usize, edits: usize) -> Result<Vec<Duration>, String> {
     let fixture = LoadFixture::generate(files);
-    let root = std::fs::canonicalize(fixture.root()).map_err(|e| e.to_string())?;
-    let args = LspArgs {
-        dir: DirArg { dir: root.clone() },
-        scenes: root.join("no-scenes"),
-    };
-    let (server_in, mut to_server) = io::pipe().map_err(|e| e.to_string())?;
-    let (from_server, server_out) = io::pipe().map_err(|e| e.to_string())?;
-    let server = thread::spawn(move || {
-        let mut input = BufReader::new(server_in);
-        let mut output = server_out;
-        serve(
-            &args,
-            components::registry(),
-            &mut input,
-            &mut output,
-            &mut io::sink(),
-        )
-    });
-    let mut from_server = BufReader::new(from_server);
-    let mut send = |method: &str, id: Option<i32>, params: Value| -> Result<(), String> {
-        let message = match id {
-            Some(id) => {
-                Message::Request(lsp_server::Request::new(id.into(), method.into(), params))
-            }
-            None => Message::Notification(Notification::new(method.into(), params)),
-        };
-        message.write(&mut to_server).map_err(|e| e.to_string())?;
-        to_server.flush().map_err(|e| e.to_string())
-    };
-    let file: PathBuf = root.join(mid_path(0));
-    let uri = format!("file://{}", file.display());
+    let mut session = Session::start(fixture.root())?;
+    let file: PathBuf = session.root().join(mid_path(0));
     let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
     let broken = text.replacen("\"Health\"", "\"Helth\"", 1);
     if broken == text {
         return Err("bench setup: the mid-level archetype has no `Health`".to_string());
     }
-    send("initialize", Some(1), json!({ "capabilities": {} }))?;
-    send("initialized", None, json!({}))?;
-    let open =
-        json!({ "textDocument": { "uri": uri, "languageId": "json", "version": 1, "text": text } });
-    send("textDocument/didOpen", None, open)?;
+    let uri = session.open(&file, &text)?;
     let mut samples = Vec::with_capacity(edits);
-    // The answer to `initialize` comes once the library is loaded.
-    loop {
-        match Message::read(&mut from_server).map_err(|e| e.to_string())? {
-            Some(Message::Response(_)) => break,
-            Some(_) => {}
-            None => return Err("the server stopped".to_string()),
-        }
-    }
     for version in 0..edits + WARM_UP {
         let text = if version % 2 == 0 { &broken } else { &text };
-        let change = json!({
-            "textDocument": { "uri": uri, "version": version + 2 },
-            "contentChanges": [{ "text": text }]
-        });
         let start = Instant::now();
-        send("textDocument/didChange", None, change)?;
-        diagnostics_for(&mut from_server, &uri)?;
+        session.change(&uri, version as i32 + 2, text)?;
+        session.diagnostics_for(&uri)?;
         // The first two edits (one break, one fix) warm the server up, unmeasured, as every
         // quick figure's first round is.
         if version >= WARM_UP {
             samples.push(start.elapsed());
         }
     }
-    send("shutdown", Some(2), Value::Null)?;
-    send("exit", None, Value::Null)?;
-    let _ = server.join();
+    session.close()?;
     Ok(samples)
 }
 
-/// Reads messages until the diagnostics published for `uri`.
-fn diagnostics_for(from_server: &mut impl BufRead, uri: &str) -> Result<(), String> {
-    loop {
-        match Message::read(from_server) {
-            Ok(Some(Message::Notification(n))) if n.method == "textDocument/publishDiagnostics" => {
-                if n.params["uri"] == uri {
-                    return Ok(());
+/// A language server serving an archetypes directory on a thread of this process, over pipes,
+/// initialized; it is shut down when the session is closed or dropped, its output read to the
+/// end first (a server blocked writing to a full pipe never stops).
+pub struct Session {
+    root: PathBuf,
+    to_server: PipeWriter,
+    from_server: FrameReader<BufReader<PipeReader>>,
+    server: Option<JoinHandle<Exit>>,
+}
+
+impl Session {
+    /// Starts a server for the archetypes in `root` and waits for its answer to `initialize`
+    /// (the library loaded).
+    ///
+    /// # Errors
+    /// If the pipes cannot be made or the server stops answering.
+    pub fn start(root: &Path) -> Result<Session, String> {
+        let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+        let args = LspArgs {
+            dir: DirArg { dir: root.clone() },
+            scenes: root.join("no-scenes"),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        };
+        let (server_in, to_server) = io::pipe().map_err(|e| e.to_string())?;
+        let (from_server, server_out) = io::pipe().map_err(|e| e.to_string())?;
+        let server = thread::spawn(move || {
+            let mut input = BufReader::new(server_in);
+            let mut output = server_out;
+            serve(
+                &args,
+                components::registry(),
+                &mut input,
+                &mut output,
+                &mut io::sink(),
+            )
+        });
+        let mut session = Session {
+            root,
+            to_server,
+            // The server's own output: no limit but memory.
+            from_server: FrameReader::new(BufReader::new(from_server), u64::MAX),
+            server: Some(server),
+        };
+        let initialize = Request::new(1.into(), "initialize".into(), json!({ "capabilities": {} }));
+        session.send(initialize.into())?;
+        session.notify("initialized", json!({}))?;
+        while !matches!(session.next()?, Message::Response(_)) {}
+        Ok(session)
+    }
+
+    /// The archetypes root, its links resolved (as the server names files).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Opens `file` in a buffer holding `text`; returns its URI.
+    ///
+    /// # Errors
+    /// If the server no longer reads.
+    pub fn open(&mut self, file: &Path, text: &str) -> Result<String, String> {
+        let uri = format!("file://{}", file.display());
+        let document = json!({ "uri": uri, "languageId": "json", "version": 1, "text": text });
+        self.notify("textDocument/didOpen", json!({ "textDocument": document }))?;
+        Ok(uri)
+    }
+
+    /// Replaces the text of the buffer at `uri` (version `version`).
+    ///
+    /// # Errors
+    /// If the server no longer reads.
+    pub fn change(&mut self, uri: &str, version: i32, text: &str) -> Result<(), String> {
+        let change = json!({
+            "textDocument": { "uri": uri, "version": version },
+            "contentChanges": [{ "text": text }]
+        });
+        self.notify("textDocument/didChange", change)
+    }
+
+    /// Reads messages until the diagnostics published for `uri`; returns how many there are.
+    ///
+    /// # Errors
+    /// If the server stops.
+    pub fn diagnostics_for(&mut self, uri: &str) -> Result<usize, String> {
+        loop {
+            let body = match self.from_server.read_body() {
+                Ok(Some(body)) => body,
+                Ok(None) => return Err("the server stopped".to_string()),
+                Err(error) => return Err(error.to_string()),
+            };
+            // The diagnostics are counted, not built: the figure is the server's time.
+            let message: Published = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+            if let (Some("textDocument/publishDiagnostics"), Some(params)) =
+                (message.method.as_deref(), message.params)
+            {
+                if params.uri.as_deref() == Some(uri) {
+                    return Ok(params.diagnostics.map_or(0, |found| found.len()));
                 }
             }
-            Ok(Some(_)) => {}
-            Ok(None) => return Err("the server stopped".to_string()),
-            Err(error) => return Err(error.to_string()),
         }
+    }
+
+    /// Shuts the server down: `shutdown` and `exit`, its output read to the end, its thread
+    /// joined.
+    ///
+    /// # Errors
+    /// If the server did not exit cleanly.
+    pub fn close(&mut self) -> Result<(), String> {
+        let Some(server) = self.server.take() else {
+            return Ok(());
+        };
+        let shutdown = Request::new(2.into(), "shutdown".into(), Value::Null);
+        let sent = self.send(shutdown.into());
+        let sent = sent.and_then(|()| self.notify("exit", Value::Null));
+        while let Ok(Some(_)) = self.from_server.read() {}
+        let exit = server
+            .join()
+            .map_err(|_| "the server panicked".to_string())?;
+        sent?;
+        match exit {
+            Exit::Success => Ok(()),
+            exit => Err(format!("the server exited with code {}", exit.code())),
+        }
+    }
+
+    fn notify(&mut self, method: &str, params: Value) -> Result<(), String> {
+        self.send(Notification::new(method.into(), params).into())
+    }
+
+    fn send(&mut self, message: Message) -> Result<(), String> {
+        message
+            .write(&mut self.to_server)
+            .map_err(|e| e.to_string())?;
+        self.to_server.flush().map_err(|e| e.to_string())
+    }
+
+    /// The server's next message.
+    fn next(&mut self) -> Result<Message, String> {
+        match self.from_server.read() {
+            Ok(Some(Frame::Message(message))) => Ok(message),
+            Ok(Some(Frame::NotJsonRpc(error))) => Err(error.to_string()),
+            Ok(None) => Err("the server stopped".to_string()),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+}
+
+/// What [`Session::diagnostics_for`] reads of a message from the server: which notification
+/// it is, and of a `publishDiagnostics` its file and how many diagnostics it lists.
+#[derive(Deserialize)]
+struct Published {
+    method: Option<String>,
+    params: Option<PublishedParams>,
+}
+
+/// [`Published`]'s parameters.
+#[derive(Deserialize)]
+struct PublishedParams {
+    uri: Option<String>,
+    diagnostics: Option<Vec<IgnoredAny>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A failure to shut down was the caller's to see by closing; here only the thread
+        // matters, and it is joined.
+        let _ = self.close();
     }
 }

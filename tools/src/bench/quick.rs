@@ -95,6 +95,8 @@ pub const FIGURES: &[&str] = &[
     "scaling_scene_entities",
     "scaling_sub_scene_placements",
     "scaling_sub_scene_depth",
+    "scaling_validate_errors_per_file",
+    "scaling_lsp_errors_per_file",
 ];
 
 /// How big each workload of the quick mode is and how often it runs.

@@ -38,33 +38,18 @@ pub struct NewArgs {
 /// again (as `archetool schema --out` would), so editors suggest the new archetype too.
 ///
 /// # Errors
-/// [`CliError::Usage`] if the name is not a valid archetype name, the archetype (or one whose
-/// name, or a directory on whose path, differs only in letter case) already exists, a
-/// directory on its path is one a load refuses (a symbolic link out of the root), or a parent
-/// does not exist;
+/// [`CliError::Usage`] if the library refuses the name for a new archetype
+/// ([`check_new_name`](archetype_engine::ArchetypeLibrary::check_new_name): not a valid
+/// archetype name, the archetype or one whose name, or a directory on whose path, differs only
+/// in letter case already exists, another archetype's former name), a directory on its path is
+/// one a load refuses (a symbolic link out of the root), or a parent does not exist;
 /// [`CliError::Io`] if the file cannot be written.
 pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
     check_archetype_name(&args.name).map_err(|problem| CliError::Usage(problem.to_string()))?;
     let library = context.load(&args.dir.dir)?;
-    if let Some(existing) = library
-        .names()
-        .find(|existing| existing.eq_ignore_ascii_case(&args.name))
-    {
-        let file = library
-            .file_of(existing)
-            .map(|file| file.display().to_string())
-            .unwrap_or_default();
-        return Err(CliError::Usage(if existing == args.name {
-            format!("archetype `{existing}` already exists (`{file}`)")
-        } else {
-            format!(
-                "archetype `{existing}` (`{file}`) already exists; names that differ only in letter case clash on Windows and macOS"
-            )
-        }));
-    }
-    if let Some(conflict) = library.case_conflict_of(&args.name) {
-        return Err(CliError::Usage(conflict.message));
-    }
+    library
+        .check_new_name(&args.name)
+        .map_err(|refusal| CliError::Usage(refusal.to_string()))?;
     for parent in &args.extends {
         if !library.names().any(|name| name == parent) {
             return Err(unknown_archetype(parent, &library));

@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use archetype_engine::keys;
+use archetype_engine::tooling::TextLines;
 use jsonc_parser::ast;
 use jsonc_parser::common::{Range as AstRange, Ranged};
 use jsonc_parser::tokens::Token;
@@ -19,8 +20,6 @@ use jsonc_parser::{
     parse_to_ast, CollectOptions, CommentCollectionStrategy, ParseOptions, Scanner, ScannerOptions,
 };
 use serde_json::Value;
-
-use super::snippet::FileLines;
 
 /// How deep objects and arrays may nest (the engine's own parser refuses deeper files before
 /// this matters; the limit keeps the recursion bounded for any input).
@@ -240,9 +239,10 @@ fn string_text(text: &str, range: AstRange) -> Result<String, ParseError> {
 }
 
 /// The 1-based line and column (in characters) of a byte offset in `text` (the one rule of
-/// `archetool`'s reports, [`FileLines::position_of`]).
+/// `archetool`'s reports, [`TextLines::position`]).
 pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    FileLines::new(text).position_of(offset)
+    let position = TextLines::new(text).position(offset);
+    (position.line, position.column)
 }
 
 /// The span of the JSON value (or object key) that starts at `offset`, or an empty span there

@@ -18,12 +18,12 @@
 //! once sliced codespan-reporting's output by string offsets to do that). The window, the
 //! escaping and the underline under wide characters are the whole job, and they are here.
 
-use std::cell::OnceCell;
 use std::fmt;
 use std::io::{self, Write};
 use std::ops::Range;
 
 use archetype_engine::printable;
+use archetype_engine::tooling::TextLines;
 use unicode_width::UnicodeWidthChar;
 
 use super::style::{paint, Style};
@@ -42,94 +42,29 @@ const END_CONTEXT: usize = 1;
 /// Marks where a line was cut.
 const CUT: &str = "…";
 
-/// A file's text and where its lines start (found on first use, once for all its snippets).
-pub(crate) struct FileLines<'a> {
-    text: &'a str,
-    starts: OnceCell<Vec<usize>>,
+/// Where line `index` of `file` starts, and its text without the line ending (the end of the
+/// text, and nothing, past the last line).
+fn line_at<'a>(file: &TextLines<'a>, index: usize) -> (usize, &'a str) {
+    let text = file.text();
+    match file.line_range(index) {
+        Some(range) => (range.start, text.get(range).unwrap_or_default()),
+        None => (text.len(), ""),
+    }
 }
 
-impl<'a> FileLines<'a> {
-    pub(crate) fn new(text: &'a str) -> Self {
-        FileLines {
-            text,
-            starts: OnceCell::new(),
-        }
+/// `span` on character boundaries of `file`, if it is in the text.
+fn checked(file: &TextLines<'_>, span: &Range<usize>) -> Option<Range<usize>> {
+    if span.start > span.end || span.end > file.text().len() {
+        return None;
     }
-
-    /// The text.
-    pub(crate) fn text(&self) -> &'a str {
-        self.text
-    }
-
-    fn starts(&self) -> &[usize] {
-        self.starts.get_or_init(|| {
-            let mut starts = vec![0];
-            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
-            starts
-        })
-    }
-
-    /// The 0-based line holding byte `offset`.
-    fn line_of(&self, offset: usize) -> usize {
-        self.starts()
-            .partition_point(|&start| start <= offset)
-            .saturating_sub(1)
-    }
-
-    /// Where line `index` starts, and its text without the line ending.
-    fn line(&self, index: usize) -> (usize, &'a str) {
-        let starts = self.starts();
-        let start = starts.get(index).copied().unwrap_or(self.text.len());
-        let end = starts.get(index + 1).copied().unwrap_or(self.text.len());
-        let line = self.text.get(start..end).unwrap_or_default();
-        (start, line.trim_end_matches(['\n', '\r']))
-    }
-
-    /// The byte offset of a 1-based line and column (in characters), clamped to the line.
-    pub(crate) fn offset_of(&self, line: usize, column: usize) -> usize {
-        let (start, text) = self.line(line.saturating_sub(1));
-        let within = text
-            .char_indices()
-            .nth(column.saturating_sub(1))
-            .map_or(text.len(), |(at, _)| at);
-        start + within
-    }
-
-    /// The 1-based line and column (in characters) of byte `offset`: the inverse of
-    /// [`offset_of`](Self::offset_of).
-    pub(crate) fn position_of(&self, offset: usize) -> (usize, usize) {
-        let offset = self.char_boundary_at_or_before(offset);
-        let index = self.line_of(offset);
-        let start = self.starts()[index];
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(0, |before| before.chars().count());
-        (index + 1, column + 1)
-    }
-
-    /// `span` on character boundaries, if it is in the text.
-    fn checked(&self, span: &Range<usize>) -> Option<Range<usize>> {
-        if span.start > span.end || span.end > self.text.len() {
-            return None;
-        }
-        Some(self.char_boundary_at_or_before(span.start)..self.char_boundary_at_or_before(span.end))
-    }
-
-    fn char_boundary_at_or_before(&self, offset: usize) -> usize {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        offset
-    }
+    Some(file.char_boundary_at_or_before(span.start)..file.char_boundary_at_or_before(span.end))
 }
 
 /// The snippet for `span` of `file`, ending with `help` as a note, its underline drawn in
 /// `underline`'s colour (when colour is on). `None` if the span is not in the text.
 #[cfg(test)]
 fn snippet(
-    file: &FileLines<'_>,
+    file: &TextLines<'_>,
     span: Range<usize>,
     help: Option<&str>,
     underline: Style,
@@ -151,8 +86,8 @@ fn snippet(
 
 /// The width of the line-number column a snippet of `span` needs (the digits of its last
 /// line's number); `None` if the span is not in the text.
-pub(crate) fn gutter_width(file: &FileLines<'_>, span: &Range<usize>) -> Option<usize> {
-    let span = file.checked(span)?;
+pub(crate) fn gutter_width(file: &TextLines<'_>, span: &Range<usize>) -> Option<usize> {
+    let span = checked(file, span)?;
     Some((file.line_of(span.end) + 1).to_string().len())
 }
 
@@ -189,8 +124,8 @@ impl Snippets {
 
     /// Draws the lines of `span` with the span underlined as `mark` says; `false` (and nothing
     /// drawn) if the span is not in the text.
-    pub(crate) fn place(&mut self, file: &FileLines<'_>, span: Range<usize>, mark: Mark) -> bool {
-        let Some(span) = file.checked(&span) else {
+    pub(crate) fn place(&mut self, file: &TextLines<'_>, span: Range<usize>, mark: Mark) -> bool {
+        let Some(span) = checked(file, &span) else {
             return false;
         };
         let (first, last) = (file.line_of(span.start), file.line_of(span.end));
@@ -357,8 +292,8 @@ impl Drawing {
 }
 
 /// A span on one line: the line, then `^` under the span.
-fn single_line(file: &FileLines<'_>, index: usize, span: Range<usize>, out: &mut Drawing) {
-    let (start, line) = file.line(index);
+fn single_line(file: &TextLines<'_>, index: usize, span: Range<usize>, out: &mut Drawing) {
+    let (start, line) = line_at(file, index);
     let (from, to) = (span.start - start, span.end - start);
     let shown = Shown::around(line, from);
     out.source(index, "", &shown);
@@ -374,9 +309,9 @@ fn single_line(file: &FileLines<'_>, index: usize, span: Range<usize>, out: &mut
 
 /// A span over lines `lines.start..=lines.end`: the first line with `/` and `-` up to the
 /// start, the lines between (some, with `|`), the last line with `\` and `-` up to the end.
-fn several_lines(file: &FileLines<'_>, lines: Range<usize>, span: Range<usize>, out: &mut Drawing) {
+fn several_lines(file: &TextLines<'_>, lines: Range<usize>, span: Range<usize>, out: &mut Drawing) {
     let (first, last) = (lines.start, lines.end);
-    let (start, line) = file.line(first);
+    let (start, line) = line_at(file, first);
     let from = span.start - start;
     let shown = Shown::around(line, from);
     let indent = line.len() - line.trim_start().len();
@@ -397,11 +332,11 @@ fn several_lines(file: &FileLines<'_>, lines: Range<usize>, span: Range<usize>, 
     let mut previous = first;
     for &index in &shown_lines {
         between(file, previous, index, out);
-        out.source(index, " |", &Shown::around(file.line(index).1, 0));
+        out.source(index, " |", &Shown::around(line_at(file, index).1, 0));
         previous = index;
     }
     between(file, previous, last, out);
-    let (start, line) = file.line(last);
+    let (start, line) = line_at(file, last);
     let to = span.end - start;
     let shown = Shown::around(line, to.saturating_sub(1));
     out.source(last, " |", &shown);
@@ -411,13 +346,13 @@ fn several_lines(file: &FileLines<'_>, lines: Range<usize>, span: Range<usize>, 
 
 /// What goes between two shown lines of a span over several lines: nothing when they follow
 /// each other, the one line between them, or a break (`.`) for more.
-fn between(file: &FileLines<'_>, previous: usize, next: usize, out: &mut Drawing) {
+fn between(file: &TextLines<'_>, previous: usize, next: usize, out: &mut Drawing) {
     match next - previous {
         0 | 1 => {}
         2 => out.source(
             previous + 1,
             " |",
-            &Shown::around(file.line(previous + 1).1, 0),
+            &Shown::around(line_at(file, previous + 1).1, 0),
         ),
         _ => out.gutter('.', " |"),
     }
@@ -562,13 +497,15 @@ fn push_cell(text: &mut String, ch: char, column: usize) {
 
 #[cfg(test)]
 mod tests {
+    use archetype_engine::Position;
+
     use super::*;
 
     /// The snippet of the first occurrence of `what` in `text`.
     fn shown(text: &str, what: &str, help: Option<&str>) -> String {
         let start = text.find(what).expect("in the text");
         snippet(
-            &FileLines::new(text),
+            &TextLines::new(text),
             start..start + what.len(),
             help,
             Style::Error,
@@ -583,7 +520,7 @@ mod tests {
         let expected = "  |\n1 | {\"a\": 1, \"bad\": 2}\n  |          ^^^^^\n  |\n  = help: did you mean `a`?\n";
         assert_eq!(shown(text, "\"bad\"", Some("did you mean `a`?")), expected);
         // An empty span at the end of a line is underlined there.
-        let file = FileLines::new("{\n  \"a\": 1\r\n}");
+        let file = TextLines::new("{\n  \"a\": 1\r\n}");
         let expected = "  |\n2 |   \"a\": 1\n  |         ^\n";
         assert_eq!(
             snippet(&file, 10..10, None, Style::Error)
@@ -598,7 +535,7 @@ mod tests {
     fn related_places_follow_with_their_labels_and_one_gutter_width() {
         let a = "{ \"extends\": \"b\" }\n";
         let b = format!("{}{{ \"extends\": [\n  \"a\"\n] }}\n", "\n".repeat(9));
-        let (a_lines, b_lines) = (FileLines::new(a), FileLines::new(&b));
+        let (a_lines, b_lines) = (TextLines::new(a), TextLines::new(&b));
         let a_span = a.find("\"b\"").expect("b")..a.find("\"b\"").expect("b") + 3;
         let b_span = b.find('[').expect("[")..b.find(']').expect("]") + 1;
         let pad = [(&a_lines, &a_span), (&b_lines, &b_span)]
@@ -656,7 +593,7 @@ mod tests {
         let start = text.find("{\n      ").expect("the value");
         let span = start..text.rfind('}').expect("the end") - 1;
         assert_eq!(
-            snippet(&FileLines::new(text), span, None, Style::Error)
+            snippet(&TextLines::new(text), span, None, Style::Error)
                 .map(|s| s.to_string())
                 .as_deref(),
             Some(expected)
@@ -680,7 +617,7 @@ mod tests {
    = help: remove some
 "#;
         let span = text.find('0').expect("0")..text.find(']').expect("]");
-        let file = FileLines::new(&text);
+        let file = TextLines::new(&text);
         assert_eq!(
             snippet(&file, span, Some("remove some"), Style::Error)
                 .map(|s| s.to_string())
@@ -718,7 +655,7 @@ mod tests {
         }
         let start = text.find("{\"Health").expect("Health");
         let whole = snippet(
-            &FileLines::new(&text),
+            &TextLines::new(&text),
             start..text.len() - 1,
             None,
             Style::Error,
@@ -751,11 +688,9 @@ mod tests {
         let expected =
             "  |\n2 |     \"é\\u{1b}]0;x\\u{7}漢\": tru\n  |                           ^^^\n";
         assert_eq!(shown(text, "tru", None), expected);
-        let file = FileLines::new(text);
-        assert_eq!(file.offset_of(2, 10), text.find('漢').expect("漢"));
-        assert_eq!(
-            (file.offset_of(2, 99), file.offset_of(9, 1)),
-            (text.len() - 2, text.len())
-        );
+        let file = TextLines::new(text);
+        let at = |line, column| file.offset(Position { line, column });
+        assert_eq!(at(2, 10), text.find('漢').expect("漢"));
+        assert_eq!((at(2, 99), at(9, 1)), (text.len() - 2, text.len()));
     }
 }

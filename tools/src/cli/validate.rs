@@ -7,11 +7,12 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
+use archetype_engine::tooling::TextLines;
 use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Related, Severity};
 use clap::{Args, ValueEnum};
 
 use super::raw_json::value_span_at;
-use super::snippet::{gutter_width, FileLines, Mark, Snippets};
+use super::snippet::{gutter_width, Mark, Snippets};
 use super::style::{paint, Style};
 use super::{count, report, CliError, Context, DirArg, Exit};
 
@@ -103,18 +104,17 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
     })
 }
 
-/// The text of every file the library read, by the path diagnostics name it with.
-pub(crate) struct SourceTexts<'a>(HashMap<&'a Path, FileLines<'a>>);
+/// The text of every file the library read, by the path diagnostics name it with, each with
+/// where its lines start (the library's own index of it, built once, whatever the number of
+/// problems placed in it).
+pub(crate) struct SourceTexts<'a>(HashMap<&'a Path, TextLines<'a>>);
 
 impl<'a> SourceTexts<'a> {
     pub(crate) fn of(library: &'a ArchetypeLibrary) -> Self {
         SourceTexts(
             library
                 .names()
-                .filter_map(|name| {
-                    let text = library.source_text(name)?;
-                    Some((library.file_of(name)?, FileLines::new(text)))
-                })
+                .filter_map(|name| Some((library.file_of(name)?, library.source_lines(name)?)))
                 .collect(),
         )
     }
@@ -126,24 +126,27 @@ impl<'a> SourceTexts<'a> {
 
     /// Just one file's text (a scene's).
     pub(crate) fn one(file: &'a Path, text: &'a str) -> Self {
-        SourceTexts(HashMap::from([(file, FileLines::new(text))]))
+        SourceTexts(HashMap::from([(file, TextLines::new(text))]))
     }
 
-    /// The text of `file`, if it is one of these.
-    pub(crate) fn text_of(&self, file: &Path) -> Option<&'a str> {
-        self.0.get(file).map(FileLines::text)
+    /// The text of `file` and where its lines start, if it is one of these.
+    pub(crate) fn lines_of(&self, file: &Path) -> Option<&TextLines<'a>> {
+        self.0.get(file)
     }
 
     /// The file's lines and the byte range a diagnostic points at, when the file is known.
     /// Without a span (scene errors have only a position), the JSON value or key at the
     /// position.
-    fn span_of(&self, diagnostic: &Diagnostic) -> Option<(&FileLines<'a>, Range<usize>)> {
+    pub(crate) fn span_of(
+        &self,
+        diagnostic: &Diagnostic,
+    ) -> Option<(&TextLines<'a>, Range<usize>)> {
         let file = diagnostic.file.as_deref()?;
         self.place(file, diagnostic.span.as_ref(), diagnostic.position)
     }
 
     /// [`span_of`](Self::span_of) for a related place.
-    fn related_span(&self, related: &Related) -> Option<(&FileLines<'a>, Range<usize>)> {
+    pub(crate) fn related_span(&self, related: &Related) -> Option<(&TextLines<'a>, Range<usize>)> {
         self.place(&related.file, related.span.as_ref(), related.position)
     }
 
@@ -152,13 +155,11 @@ impl<'a> SourceTexts<'a> {
         file: &Path,
         span: Option<&Range<usize>>,
         position: Option<Position>,
-    ) -> Option<(&FileLines<'a>, Range<usize>)> {
+    ) -> Option<(&TextLines<'a>, Range<usize>)> {
         let file = self.0.get(file)?;
         let span = match (span, position) {
             (Some(span), _) => span.clone(),
-            (None, Some(position)) => {
-                value_span_at(file.text(), file.offset_of(position.line, position.column))
-            }
+            (None, Some(position)) => value_span_at(file.text(), file.offset(position)),
             (None, None) => return None,
         };
         Some((file, span))
@@ -166,19 +167,15 @@ impl<'a> SourceTexts<'a> {
 
     /// Where a diagnostic's place ends: the position just after its span.
     pub(crate) fn end_of(&self, diagnostic: &Diagnostic) -> Option<Position> {
-        end(self.span_of(diagnostic)?)
+        let (file, span) = self.span_of(diagnostic)?;
+        Some(file.position(span.end))
     }
 
     /// Where a related place ends: the position just after its span.
     pub(crate) fn related_end(&self, related: &Related) -> Option<Position> {
-        end(self.related_span(related)?)
+        let (file, span) = self.related_span(related)?;
+        Some(file.position(span.end))
     }
-}
-
-/// The position just after `span`.
-fn end((file, span): (&FileLines<'_>, Range<usize>)) -> Option<Position> {
-    let (line, column) = file.position_of(span.end);
-    Some(Position { line, column })
 }
 
 /// Writes the first line of a report: `path:line:col: error[code]: message` (as much of the

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::bench::figure::{median, Figure, Measured};
 
+pub mod diagnostics;
 mod scenes;
 
 /// The highest growth exponent a dimension may show: linear, with room for noise.
@@ -47,6 +48,16 @@ pub const DIMENSIONS: &[Dimension] = &[
         name: "scaling_sub_scene_depth",
         n: 16,
         setup: scenes::sub_scene_depth,
+    },
+    Dimension {
+        name: "scaling_validate_errors_per_file",
+        n: 4_000,
+        setup: diagnostics::validate_errors_per_file,
+    },
+    Dimension {
+        name: "scaling_lsp_errors_per_file",
+        n: 4_000,
+        setup: diagnostics::lsp_errors_per_file,
     },
 ];
 

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use archetype_engine::tooling::TextLines;
 use archetype_engine::{keys, scene_keys, ResolvedEntity};
 use lsp_types::{
     CompletionItem, CompletionItemKind, CompletionParams, CompletionResponse, CompletionTextEdit,
@@ -13,7 +14,7 @@ use lsp_types::{
 
 use super::component_schema::{ComponentSchema, ARCHETYPE_REF, ENTITY_REF};
 use super::cursor::{cursor_at, place_of, Place, Target};
-use super::documents::{FileKind, LineIndex};
+use super::documents::{FileKind, ProtocolPlaces};
 use super::server::{Answer, State};
 
 /// The completions at the position, or `None` where the server has none.
@@ -25,8 +26,8 @@ pub(super) fn completion(
     let Some((path, kind, text)) = state.document(&place.text_document.uri) else {
         return Ok(None);
     };
-    let index = LineIndex::new(&text);
-    let offset = index.offset(place.position);
+    let index = TextLines::new(&text);
+    let offset = index.lsp_offset(place.position);
     let cursor = cursor_at(&text, offset);
     let keys = cursor.keys();
     let scene = kind == FileKind::Scene;
@@ -89,14 +90,14 @@ pub(super) fn completion(
 fn items(
     target: &Target,
     offset: usize,
-    index: &LineIndex<'_>,
+    index: &TextLines<'_>,
     names: Vec<Candidate>,
 ) -> CompletionResponse {
     let span = match target {
         Target::Key { span, .. } | Target::String { span, .. } => span.clone(),
         Target::NewKey | Target::NewValue => offset..offset,
     };
-    let range = index.range(span);
+    let range = index.lsp_range(span);
     let items = names
         .into_iter()
         .map(|candidate| {

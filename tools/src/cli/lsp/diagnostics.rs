@@ -10,44 +10,47 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Severity};
+use archetype_engine::tooling::TextLines;
+use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Related, Severity};
+use lsp_types::notification::{Notification as _, PublishDiagnostics};
 use lsp_types::{
-    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range,
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range, Uri,
 };
+use serde::Serialize;
 use serde_json::json;
 
 use super::super::scene_check;
 use super::super::validate::SourceTexts;
-use super::documents::{path_of, uri_of, LineIndex};
+use super::documents::{path_of, uri_of, ProtocolPlaces};
 
 /// What the server says its diagnostics come from.
 pub(super) const SOURCE: &str = "archetool";
 
 /// The protocol's form of `diagnostic`, its places read in `sources`.
 pub(super) fn to_lsp(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> lsp_types::Diagnostic {
-    let text = diagnostic
-        .file
-        .as_deref()
-        .and_then(|file| sources.text_of(file));
-    let range = range_of(text, diagnostic.position, sources.end_of(diagnostic));
+    let range = range_of(
+        diagnostic
+            .file
+            .as_deref()
+            .and_then(|file| sources.lines_of(file)),
+        diagnostic.position,
+        sources.span_of(diagnostic).map(|(_, span)| span.end),
+    );
     let mut related = Vec::new();
-    let uri = diagnostic.file.as_deref().and_then(uri_of);
-    if let (Some(help), Some(uri)) = (diagnostic.help(), &uri) {
-        related.push(DiagnosticRelatedInformation {
-            location: Location::new(uri.clone(), range),
-            message: help,
-        });
+    if let Some(help) = diagnostic.help() {
+        if let Some(uri) = diagnostic.file.as_deref().and_then(uri_of) {
+            related.push(DiagnosticRelatedInformation {
+                location: Location::new(uri, range),
+                message: help,
+            });
+        }
     }
     for place in &diagnostic.related {
         let Some(uri) = uri_of(&place.file) else {
             continue;
         };
-        let text = sources.text_of(&place.file);
         related.push(DiagnosticRelatedInformation {
-            location: Location::new(
-                uri,
-                range_of(text, place.position, sources.related_end(place)),
-            ),
+            location: Location::new(uri, related_range(place, sources)),
             message: place.message.clone(),
         });
     }
@@ -68,13 +71,31 @@ pub(super) fn to_lsp(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> lsp_
     }
 }
 
-/// The protocol range from a start and an end in lines and character columns.
-fn range_of(text: Option<&str>, start: Option<Position>, end: Option<Position>) -> Range {
-    let index = LineIndex::new(text.unwrap_or_default());
-    let at = |position: Position| index.position_of_column(position.line, position.column);
-    let start = start.map(at).unwrap_or_default();
-    let end = end.map(at).filter(|end| *end >= start).unwrap_or(start);
-    Range::new(start, end)
+/// The protocol range of a place: from its start (a line and a column in characters) to the
+/// end of its span (a byte offset), in `lines`, the text of its file, when it is known.
+/// Without the text the start is taken as it is and the range is empty.
+fn range_of(lines: Option<&TextLines<'_>>, start: Option<Position>, end: Option<usize>) -> Range {
+    let Some(lines) = lines else {
+        let at = |position: Position| {
+            let count = |n: usize| u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
+            lsp_types::Position::new(count(position.line), count(position.column))
+        };
+        let start = start.map(at).unwrap_or_default();
+        return Range::new(start, start);
+    };
+    let start =
+        (start.map(|position| lines.lsp_position(lines.offset(position)))).unwrap_or_default();
+    let end = end.map(|offset| lines.lsp_position(offset));
+    Range::new(start, end.filter(|end| *end >= start).unwrap_or(start))
+}
+
+/// The protocol range of a related place, in its file's text.
+fn related_range(place: &Related, sources: &SourceTexts<'_>) -> Range {
+    range_of(
+        sources.lines_of(&place.file),
+        place.position,
+        sources.related_span(place).map(|(_, span)| span.end),
+    )
 }
 
 /// The library's diagnostics by file.
@@ -94,8 +115,7 @@ pub(super) fn of_library(
             .iter()
             .filter(|place| place.file != *file)
         {
-            let text = sources.text_of(&place.file);
-            let at = range_of(text, place.position, sources.related_end(place));
+            let at = related_range(place, &sources);
             by_file
                 .entry(place.file.clone())
                 .or_default()
@@ -170,26 +190,66 @@ pub(super) struct Published {
 }
 
 impl Published {
-    /// The notifications that bring the editor from what it was sent to `now`: files whose
-    /// diagnostics changed, and an empty list for files that have none any more.
+    /// Takes `now` as what is published, and returns the files whose diagnostics it changes
+    /// (a file that has none any more among them), sorted: each is sent
+    /// [`of`](Self::of) it.
     pub fn update(
         &mut self,
         mut now: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
-    ) -> Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> {
-        let mut changes: Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> = Vec::new();
-        for file in self.by_file.keys() {
-            if !now.contains_key(file) {
-                changes.push((file.clone(), Vec::new()));
-            }
-        }
+    ) -> Vec<PathBuf> {
+        let mut changed: Vec<PathBuf> = (self.by_file.keys())
+            .filter(|file| !now.contains_key(*file))
+            .cloned()
+            .collect();
         for (file, diagnostics) in &now {
             if self.by_file.get(file) != Some(diagnostics) {
-                changes.push((file.clone(), diagnostics.clone()));
+                changed.push(file.clone());
             }
         }
         now.retain(|_, diagnostics| !diagnostics.is_empty());
         self.by_file = now;
-        changes.sort_by(|a, b| a.0.cmp(&b.0));
-        changes
+        changed.sort();
+        changed
+    }
+
+    /// The diagnostics published for `file`.
+    pub fn of(&self, file: &Path) -> &[lsp_types::Diagnostic] {
+        self.by_file.get(file).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A `textDocument/publishDiagnostics` notification, borrowing what it sends: serialized
+/// straight from the published lists, which are neither copied nor made a `serde_json::Value`
+/// first.
+#[derive(Serialize)]
+pub(super) struct Publish<'a> {
+    method: &'static str,
+    params: PublishParams<'a>,
+}
+
+/// [`Publish`]'s parameters, as `lsp_types::PublishDiagnosticsParams` writes them.
+#[derive(Serialize)]
+struct PublishParams<'a> {
+    uri: &'a Uri,
+    diagnostics: &'a [lsp_types::Diagnostic],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<i32>,
+}
+
+impl<'a> Publish<'a> {
+    /// The diagnostics of the file at `uri` (an open buffer's `version`).
+    pub fn new(
+        uri: &'a Uri,
+        diagnostics: &'a [lsp_types::Diagnostic],
+        version: Option<i32>,
+    ) -> Self {
+        Publish {
+            method: PublishDiagnostics::METHOD,
+            params: PublishParams {
+                uri,
+                diagnostics,
+                version,
+            },
+        }
     }
 }

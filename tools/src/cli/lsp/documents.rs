@@ -1,12 +1,14 @@
 //! The open buffers, what file a URI names, and positions between the protocol's and ours.
 //!
 //! The protocol counts columns in UTF-16 code units; the library counts bytes (spans) and
-//! characters (diagnostic columns). [`LineIndex`] converts between them for one text.
+//! characters (diagnostic columns). [`ProtocolPlaces`] converts between them, with the engine's
+//! index of a text's lines.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::str::FromStr;
 
+use archetype_engine::tooling::TextLines;
 use lsp_types::{Position, Range, Uri};
 
 /// A buffer the editor has open: its unsaved text.
@@ -145,79 +147,41 @@ fn percent_decode(text: &str) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Where each line of a text starts, to convert positions.
-pub(super) struct LineIndex<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
-}
-
-impl<'a> LineIndex<'a> {
-    pub fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
-    }
-
-    /// The text of 0-based line `line` (without its line break), and where it starts.
-    fn line(&self, line: usize) -> Option<(usize, &'a str)> {
-        let start = *self.starts.get(line)?;
-        let end = self
-            .starts
-            .get(line + 1)
-            .copied()
-            .unwrap_or(self.text.len());
-        let text = self.text.get(start..end)?;
-        Some((start, text.trim_end_matches(['\n', '\r'])))
-    }
-
+/// The protocol's places in a text: 0-based lines, columns in UTF-16 code units, converted by
+/// the engine's index of the text's lines ([`TextLines`]), in a binary search and a few hundred
+/// bytes of counting each, however long the line.
+pub(super) trait ProtocolPlaces {
     /// The protocol position of a byte offset (clamped to the text).
-    pub fn position(&self, offset: usize) -> Position {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = self.starts.partition_point(|&start| start <= offset) - 1;
-        let before = self.text.get(self.starts[line]..offset).unwrap_or_default();
-        Position::new(line as u32, utf16_len(before))
-    }
+    fn lsp_position(&self, offset: usize) -> Position;
 
     /// The protocol range of a byte range.
-    pub fn range(&self, span: std::ops::Range<usize>) -> Range {
-        Range::new(self.position(span.start), self.position(span.end))
-    }
-
-    /// The protocol position of a 1-based line and column counted in characters (a
-    /// diagnostic's), clamped to the line.
-    pub fn position_of_column(&self, line: usize, column: usize) -> Position {
-        let index = line.saturating_sub(1);
-        let Some((_, text)) = self.line(index) else {
-            return Position::new(index as u32, column.saturating_sub(1) as u32);
-        };
-        let before: String = text.chars().take(column.saturating_sub(1)).collect();
-        Position::new(index as u32, utf16_len(&before))
+    fn lsp_range(&self, span: std::ops::Range<usize>) -> Range {
+        Range::new(self.lsp_position(span.start), self.lsp_position(span.end))
     }
 
     /// The byte offset of a protocol position (clamped to its line, and to the text).
-    pub fn offset(&self, position: Position) -> usize {
-        let Some((start, text)) = self.line(position.line as usize) else {
-            return self.text.len();
-        };
-        let mut units = 0;
-        for (at, c) in text.char_indices() {
-            if units >= position.character as usize {
-                return start + at;
-            }
-            units += c.len_utf16();
-        }
-        start + text.len()
-    }
+    fn lsp_offset(&self, position: Position) -> usize;
 
     /// The range of the whole text.
-    pub fn whole(&self) -> Range {
-        Range::new(Position::new(0, 0), self.position(self.text.len()))
+    fn lsp_whole(&self) -> Range;
+}
+
+impl ProtocolPlaces for TextLines<'_> {
+    fn lsp_position(&self, offset: usize) -> Position {
+        let line = saturated(self.line_of(offset));
+        Position::new(line, saturated(self.utf16_column(offset)))
+    }
+
+    fn lsp_offset(&self, position: Position) -> usize {
+        self.utf16_offset(position.line as usize, position.character as usize)
+    }
+
+    fn lsp_whole(&self) -> Range {
+        Range::new(Position::new(0, 0), self.lsp_position(self.text().len()))
     }
 }
 
-fn utf16_len(text: &str) -> u32 {
-    text.chars().map(char::len_utf16).sum::<usize>() as u32
+/// A count as the protocol's `u32` (the largest one for a count past it).
+fn saturated(count: usize) -> u32 {
+    u32::try_from(count).unwrap_or(u32::MAX)
 }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use archetype_engine::tooling::TextLines;
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
     DocumentFormattingParams, TextEdit, WorkspaceEdit,
@@ -10,7 +11,7 @@ use lsp_types::{
 
 use super::super::fmt::format_text;
 use super::diagnostics::SOURCE;
-use super::documents::{FileKind, LineIndex};
+use super::documents::{FileKind, ProtocolPlaces};
 use super::server::{Answer, State};
 
 /// The edit that gives an archetype file its canonical layout: the whole text replaced, or
@@ -32,7 +33,7 @@ pub(super) fn formatting(
     if formatted == *text {
         return Ok(Some(Vec::new()));
     }
-    let whole = LineIndex::new(&text).whole();
+    let whole = TextLines::new(&text).lsp_whole();
     Ok(Some(vec![TextEdit::new(whole, formatted)]))
 }
 
@@ -46,7 +47,7 @@ pub(super) fn code_actions(
     let Some((_, _, text)) = state.document(&uri) else {
         return Ok(None);
     };
-    let index = LineIndex::new(&text);
+    let index = TextLines::new(&text);
     let mut actions = Vec::new();
     for diagnostic in params.context.diagnostics {
         if diagnostic.source.as_deref() != Some(SOURCE) {
@@ -58,7 +59,7 @@ pub(super) fn code_actions(
         else {
             continue;
         };
-        let start = index.offset(diagnostic.range.start);
+        let start = index.lsp_offset(diagnostic.range.start);
         let quoted = text.get(start..).is_some_and(|rest| rest.starts_with('"'));
         let replacement = match quoted {
             true => serde_json::Value::String(suggestion.to_string()).to_string(),

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use archetype_engine::tooling::TextLines;
 use archetype_engine::{FieldPath, ResolvedEntity};
 use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 use serde_json::Value;
@@ -13,7 +14,7 @@ use super::super::inspect::leaves_of;
 use super::super::one_line;
 use super::component_schema::ComponentSchema;
 use super::cursor::{cursor_at, place_of, Place, Target};
-use super::documents::{FileKind, LineIndex};
+use super::documents::{FileKind, ProtocolPlaces};
 use super::navigation;
 use super::server::{Answer, State};
 
@@ -23,11 +24,11 @@ pub(super) fn hover(state: &mut State, params: HoverParams) -> Answer<Option<Hov
     let Some((path, kind, text)) = state.document(&place.text_document.uri) else {
         return Ok(None);
     };
-    let index = LineIndex::new(&text);
-    let cursor = cursor_at(&text, index.offset(place.position));
+    let index = TextLines::new(&text);
+    let cursor = cursor_at(&text, index.lsp_offset(place.position));
     if let Target::String { span, .. } = &cursor.target {
         let named = navigation::named_at(state, &place);
-        return Ok(named.map(|name| archetype_hover(state, &name, index.range(span.clone()))));
+        return Ok(named.map(|name| archetype_hover(state, &name, index.lsp_range(span.clone()))));
     }
     let Target::Key { text: key, span } = &cursor.target else {
         return Ok(None);
@@ -69,7 +70,7 @@ pub(super) fn hover(state: &mut State, params: HoverParams) -> Answer<Option<Hov
             kind: MarkupKind::Markdown,
             value: sections.join("\n\n"),
         }),
-        range: Some(index.range(span.clone())),
+        range: Some(index.lsp_range(span.clone())),
     }))
 }
 

@@ -12,10 +12,13 @@
 //! provenance `inspect`'s.
 //!
 //! The files:
-//! - `server.rs`: the message loop (JSON-RPC framed by `Content-Length` headers, on the
-//!   calling thread), the initialize and shutdown handshake, and the dispatch of each request
-//!   and notification to the file that answers it (a panic answering one costs that answer,
-//!   not the session);
+//! - `framing.rs`: the messages read from the input (JSON-RPC framed by `Content-Length`
+//!   headers) within bounds: header lines bounded in length and number, a body over the limit
+//!   refused from its header and any other read as it arrives; a frame it cannot read ends
+//!   the session with a line saying why;
+//! - `server.rs`: the message loop (on the calling thread), the initialize and shutdown
+//!   handshake, and the dispatch of each request and notification to the file that answers it
+//!   (a panic answering one costs that answer, not the session);
 //! - `documents.rs`: the open buffers, which file a URI is (an archetype under the root, a
 //!   scene, or neither), and positions between the protocol's (UTF-16) and byte offsets;
 //! - `diagnostics.rs`: the library's diagnostics and the open scenes' problems as the
@@ -47,6 +50,7 @@ mod cursor;
 mod diagnostics;
 mod documents;
 mod edits;
+pub mod framing;
 mod hover;
 mod navigation;
 mod server;
@@ -62,14 +66,24 @@ pub struct LspArgs {
     /// rename), relative like `--dir`.
     #[arg(long, value_name = "DIR", default_value = super::migrate::DEFAULT_SCENES_DIR)]
     pub scenes: PathBuf,
+    /// The largest message read, in bytes. A longer one ends the session (exit code 2), refused
+    /// from its header before any of its body is read.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = framing::DEFAULT_MAX_MESSAGE_BYTES,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_message_bytes: u64,
 }
 
 /// Serves the protocol: messages are read from `input` and written to `output` until the
 /// client sends `exit` (or closes `input`); what the server has to say outside the protocol
-/// (a message it cannot read) goes to `log`.
+/// (a message it skips, a frame it cannot read) goes to `log`, a line each.
 ///
-/// Exit code 0 after `shutdown` then `exit`, 2 otherwise (the protocol asks for 1; 2 is this
-/// command line's code for an I/O error).
+/// Exit code 0 after `shutdown` then `exit`; 2 otherwise, and when the input is not framed as
+/// the protocol says or holds a message over `--max-message-bytes` (the protocol asks for 1;
+/// 2 is this command line's code for an I/O error).
 pub fn serve(
     args: &LspArgs,
     registry: ComponentRegistry,

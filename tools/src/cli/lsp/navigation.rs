@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::tooling::check_archetype_name;
+use archetype_engine::tooling::TextLines;
 use archetype_engine::{keys, scene_keys};
 use lsp_types::{
     DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
@@ -25,7 +25,7 @@ use super::super::raw_json::{self, Node, NodeKind};
 use super::super::scene;
 use super::component_schema::{ComponentSchema, ARCHETYPE_REF, ENTITY_REF};
 use super::cursor::{cursor_at, place_of, Place, Target};
-use super::documents::{is_scene, uri_of, FileKind, LineIndex};
+use super::documents::{is_scene, uri_of, FileKind, ProtocolPlaces};
 use super::server::{failed, Answer, State};
 
 /// The file of the archetype named at the position.
@@ -61,9 +61,9 @@ pub(super) fn references(
         let (Some(uri), Some(text)) = (state.uri(&file), state.text(&file)) else {
             continue;
         };
-        let index = LineIndex::new(&text);
+        let index = TextLines::new(&text);
         for span in spans {
-            locations.push(Location::new(uri.clone(), index.range(span)));
+            locations.push(Location::new(uri.clone(), index.lsp_range(span)));
         }
     }
     Ok(Some(locations))
@@ -73,22 +73,18 @@ pub(super) fn references(
 /// and its file.
 ///
 /// # Errors
-/// If the new name is not an archetype name, or is taken.
+/// If the library would refuse the new name for the archetype
+/// ([`check_rename`](archetype_engine::ArchetypeLibrary::check_rename): the naming rules, a
+/// name taken, a clash by letter case with an archetype or a directory, another archetype's
+/// former name), saying why.
 pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<WorkspaceEdit>> {
     let position = &params.text_document_position;
     let Some(name) = named_at(state, position).or_else(|| own_name(state, position)) else {
         return Ok(None);
     };
     let new_name = params.new_name.as_str();
-    if let Err(problem) = check_archetype_name(new_name) {
-        return Err(failed(format!(
-            "`{new_name}` is not an archetype name: {problem}"
-        )));
-    }
-    if state.library.file_of(new_name).is_some() {
-        return Err(failed(format!(
-            "there is already an archetype `{new_name}`"
-        )));
+    if let Err(refusal) = state.library.check_rename(&name, new_name) {
+        return Err(failed(refusal.to_string()));
     }
     let Some(old_file) = state.library.file_of(&name).map(Path::to_path_buf) else {
         return Ok(None);
@@ -113,10 +109,10 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
         let (Some(uri), Some(text)) = (state.uri(&file), state.text(&file)) else {
             continue;
         };
-        let index = LineIndex::new(&text);
+        let index = TextLines::new(&text);
         let edits = file_edits
             .into_iter()
-            .map(|(span, new_text)| OneOf::Left(TextEdit::new(index.range(span), new_text)))
+            .map(|(span, new_text)| OneOf::Left(TextEdit::new(index.lsp_range(span), new_text)))
             .collect();
         let version = state.documents.get(&file).map(|document| document.version);
         operations.push(DocumentChangeOperation::Edit(TextDocumentEdit {
@@ -197,8 +193,8 @@ fn keep_former_name(text: &str, old: &str) -> Option<(Range<usize>, String)> {
 /// a scene entity's `archetype`, a key of a scene's `archetypes`.
 pub(super) fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
     let (_, kind, text) = state.document(&position.text_document.uri)?;
-    let index = LineIndex::new(&text);
-    let cursor = cursor_at(&text, index.offset(position.position));
+    let index = TextLines::new(&text);
+    let cursor = cursor_at(&text, index.lsp_offset(position.position));
     let keys = cursor.keys();
     let name = match (place_of(&keys, kind == FileKind::Scene), &cursor.target) {
         (Place::Extends | Place::Archetype, Target::String { text, .. }) => text,
@@ -227,8 +223,8 @@ fn child_at(state: &State, position: &TextDocumentPositionParams) -> Option<Loca
     let (path, kind) = state.file(&position.text_document.uri)?;
     let name = state.name_at(&path)?;
     let text = state.text(&path)?;
-    let index = LineIndex::new(&text);
-    let cursor = cursor_at(&text, index.offset(position.position));
+    let index = TextLines::new(&text);
+    let cursor = cursor_at(&text, index.lsp_offset(position.position));
     let keys = cursor.keys();
     let (
         Place::Component {
@@ -267,7 +263,7 @@ fn child_at(state: &State, position: &TextDocumentPositionParams) -> Option<Loca
     let text = state.text(&file)?;
     Some(Location::new(
         state.uri(&file)?,
-        LineIndex::new(&text).range(span),
+        TextLines::new(&text).lsp_range(span),
     ))
 }
 

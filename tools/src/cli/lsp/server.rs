@@ -6,7 +6,8 @@
 //! nothing to gain from a second thread. A request before `initialize` gets the protocol's
 //! `ServerNotInitialized` error, one after `shutdown` `InvalidRequest`, and any request the
 //! server cannot read (bad parameters, a URI it does not serve) an error or an empty answer:
-//! nothing a client sends makes it panic or stop, except `exit` or the end of its input.
+//! nothing a client sends makes it panic or stop, except `exit`, the end of its input, or
+//! input that breaks the framing (after which no message can be found again).
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, Write};
@@ -21,7 +22,7 @@ use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response,
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
     DidDeleteFiles, DidOpenTextDocument, DidRenameFiles, DidSaveTextDocument, Initialized,
-    Notification as _, PublishDiagnostics,
+    Notification as _,
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Initialize,
@@ -30,17 +31,17 @@ use lsp_types::request::{
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
     FileOperationFilter, FileOperationPattern, FileOperationPatternKind,
-    FileOperationRegistrationOptions, InitializeParams, InitializeResult, OneOf,
-    PublishDiagnosticsParams, RenameOptions, SaveOptions, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
-    TextDocumentSyncSaveOptions, Uri, WorkspaceFileOperationsServerCapabilities,
-    WorkspaceServerCapabilities,
+    FileOperationRegistrationOptions, InitializeParams, InitializeResult, OneOf, RenameOptions,
+    SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+    WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
+use super::framing::{write_message, Frame, FrameReader};
 use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
 
 /// What a request that made the server fail is answered.
@@ -164,19 +165,23 @@ impl<'a> Server<'a> {
         }
     }
 
-    /// Serves until `exit` or the end of `input`.
+    /// Serves until `exit`, the end of `input`, or a frame it cannot read.
     pub fn run(mut self, input: &mut dyn BufRead) -> Exit {
+        let mut frames = FrameReader::new(input, self.args.max_message_bytes);
         loop {
-            let message = match Message::read(&mut &mut *input) {
-                Ok(Some(message)) => message,
+            let message = match frames.read() {
+                Ok(Some(Frame::Message(message))) => message,
                 Ok(None) => return self.exit_code(),
-                // A message that is not JSON-RPC: its frame was read whole, so the next one can be.
-                Err(error) if error.kind() == io::ErrorKind::InvalidData => {
-                    let _ = writeln!(self.log, "archetool lsp: ignored a message: {error}");
+                // Its frame was read whole, so the next one can be.
+                Ok(Some(Frame::NotJsonRpc(error))) => {
+                    let _ = writeln!(
+                        self.log,
+                        "archetool lsp: ignored a message that is not JSON-RPC: {error}"
+                    );
                     continue;
                 }
                 Err(error) => {
-                    let _ = writeln!(self.log, "archetool lsp: cannot read input: {error}");
+                    let _ = writeln!(self.log, "archetool lsp: cannot read a message: {error}");
                     return Exit::Error;
                 }
             };
@@ -218,7 +223,7 @@ impl<'a> Server<'a> {
     }
 
     fn send(&mut self, message: Message) -> io::Result<()> {
-        message.write(&mut &mut *self.output)
+        write_message(&mut *self.output, &message)
     }
 
     fn request(&mut self, request: Request) -> Response {
@@ -431,11 +436,10 @@ impl<'a> Server<'a> {
                 diagnostics::count_bom(path, &document.text, found);
             }
         }
-        let mut changes = self.published.update(now);
+        let mut changed = self.published.update(now);
         // The open buffers' first: the one just edited is what the designer is looking at.
-        changes.sort_by_key(|(path, _)| state.documents.get(path).is_none());
-        let mut messages = Vec::new();
-        for (path, diagnostics) in changes {
+        changed.sort_by_key(|path| state.documents.get(path).is_none());
+        for path in changed {
             // An open buffer under the URI the editor gave it.
             let (uri, version) = match state.documents.get(&path) {
                 Some(document) => (document.uri.clone(), Some(document.version)),
@@ -444,14 +448,8 @@ impl<'a> Server<'a> {
                     None => continue,
                 },
             };
-            let params = PublishDiagnosticsParams::new(uri, diagnostics, version);
-            messages.push(Notification::new(
-                PublishDiagnostics::METHOD.to_string(),
-                params,
-            ));
-        }
-        for message in messages {
-            self.send(message.into())?;
+            let publish = diagnostics::Publish::new(&uri, self.published.of(&path), version);
+            write_message(&mut *self.output, &publish)?;
         }
         Ok(())
     }
