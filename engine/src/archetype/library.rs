@@ -886,17 +886,14 @@ impl ArchetypeLibrary {
     /// whose name problems, changed.
     fn update_renames(&mut self, touched: &mut BTreeSet<Arc<str>>) {
         let (renames, mut clashes) = Renames::find(&self.sources);
-        let changed: FxHashSet<Arc<str>> = renames
-            .differences(&self.renames)
-            .into_iter()
-            .map(Arc::from)
-            .collect();
-        self.renames = Arc::new(renames);
+        let renames = Arc::new(renames);
+        let before = std::mem::replace(&mut self.renames, renames.clone());
+        let changed: FxHashSet<&str> = renames.differences(&before).into_iter().collect();
         if !changed.is_empty() {
             self.targets_stale = true;
             // `ArchetypeRef`s naming a former name that changed meaning are checked again.
             for (name, state) in &self.states {
-                if state.references.iter().any(|r| changed.contains(r)) {
+                if state.references.iter().any(|r| changed.contains(&**r)) {
                     touched.insert(name.clone());
                 }
             }

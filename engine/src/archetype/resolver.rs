@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::archetype::file::{keys, ArchetypeDoc, EntitySpec};
@@ -167,10 +167,14 @@ impl ResolvedEntity {
     }
 }
 
-/// Adds the former names of `more` not in `names` yet.
+/// Adds the former names of `more` not in `names` yet, in their order.
 fn add_former_names(names: &mut Vec<Arc<str>>, more: &[Arc<str>]) {
+    if more.is_empty() {
+        return;
+    }
+    let mut known: FxHashSet<Arc<str>> = names.iter().cloned().collect();
     for name in more {
-        if !names.contains(name) {
+        if known.insert(name.clone()) {
             names.push(name.clone());
         }
     }
