@@ -303,6 +303,9 @@ pub(super) const MAX_ARCHETYPE_DEPTH: usize = 32;
 /// children multiply: twenty small files could otherwise describe a million entities.
 pub(super) const MAX_INSTANCE_ENTITIES: usize = 10_000;
 
+/// Up to this many dependencies, [`resolve_alone`] finds one by a scan of them.
+const FEW_DEPENDENCIES: usize = 8;
+
 /// An archetype a resolution alone ([`resolve_alone`]) reads: its name, resolved tree and depth.
 pub(super) type DependencyTree = (Arc<str>, Arc<ResolvedEntity>, usize);
 
@@ -320,11 +323,24 @@ pub(super) fn resolve_alone(
     deps: &[DependencyTree],
     shapes: &dyn ValueShapes,
 ) -> Option<ResolvedAlone> {
+    // An archetype extending many parents finds each by name in a map, not by a scan each.
+    let index: Option<FxHashMap<&str, &DependencyTree>> =
+        (deps.len() > FEW_DEPENDENCIES).then(|| {
+            let mut index = FxHashMap::default();
+            for dep in deps {
+                index.entry(&*dep.0).or_insert(dep);
+            }
+            index
+        });
     let lookup = |wanted: &str| {
         if wanted == name {
             return Lookup::Doc(doc.clone());
         }
-        match deps.iter().find(|(dep, _, _)| &**dep == wanted) {
+        let found = match &index {
+            Some(index) => index.get(wanted).copied(),
+            None => deps.iter().find(|(dep, _, _)| &**dep == wanted),
+        };
+        match found {
             Some((_, tree, depth)) => Lookup::Resolved(tree.clone(), *depth),
             None => Lookup::Missing,
         }
