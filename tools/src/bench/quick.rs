@@ -92,6 +92,13 @@ pub const FIGURES: &[&str] = &[
     "diagnostics_200k_keys_ms",
     "diagnostics_fmt_check_200k_keys_ms",
     "diagnostics_minified_2k_errors_bytes",
+    "scaling_pick_length",
+    "scaling_formerly_count",
+    "scaling_renamed_archetypes",
+    "scaling_extends_fanout",
+    "scaling_extends_count",
+    "scaling_children_count",
+    "scaling_variation_sites",
 ];
 
 /// How big each workload of the quick mode is and how often it runs.

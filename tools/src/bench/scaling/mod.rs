@@ -6,6 +6,8 @@
 //! A new surface that takes a count from its input adds its dimension to [`DIMENSIONS`], with a
 //! workload in the file of its subsystem.
 
+mod language;
+
 use std::time::{Duration, Instant};
 
 use crate::bench::figure::{median, Figure, Measured};
@@ -29,7 +31,15 @@ pub struct Dimension {
 }
 
 /// Every dimension, in the order the quick mode prints them.
-pub const DIMENSIONS: &[Dimension] = &[];
+pub const DIMENSIONS: &[Dimension] = &[
+    language::PICK_LENGTH,
+    language::FORMERLY_COUNT,
+    language::RENAMED_ARCHETYPES,
+    language::EXTENDS_FANOUT,
+    language::EXTENDS_COUNT,
+    language::CHILDREN_COUNT,
+    language::VARIATION_SITES,
+];
 
 /// Times `dimension` at `n`, `2n` and `4n` (`n` is the dimension's own divided by `divisor`,
 /// at least 1): one unmeasured round, then `rounds` rounds of the three sizes one after the
