@@ -27,6 +27,8 @@ use archetype_engine::{
 use hecs::World;
 
 use crate::support::varint;
+#[cfg(unix)]
+use crate::support::within;
 
 #[cfg(unix)]
 use crate::support::mkfifo;
@@ -695,17 +697,6 @@ fn symbolic_links_out_of_the_root_are_refused_and_dangling_ones_reported() {
     );
 }
 
-/// What `work` gives, run on another thread; fails the test if it takes over ten seconds. (A
-/// read blocked on a FIFO never returns: its thread is left behind, blocked, and ends with the
-/// test process.)
-fn within_ten_seconds<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, result) = std::sync::mpsc::channel();
-    std::thread::spawn(move || done.send(work()));
-    result
-        .recv_timeout(std::time::Duration::from_secs(10))
-        .expect("still blocked after ten seconds")
-}
-
 /// A FIFO or a socket named like an archetype file is refused by its type, without being
 /// opened (opening a FIFO to read waits for a writer, forever if none comes).
 #[cfg(unix)]
@@ -716,7 +707,9 @@ fn special_files_named_like_archetype_files_are_refused_without_being_opened() {
     mkfifo(&temp.path().join("pipe.json"));
     let _socket = std::os::unix::net::UnixListener::bind(temp.path().join("socket.json")).unwrap();
     let root = temp.path().to_path_buf();
-    let messages = within_ten_seconds(move || archetype_messages(&root, LoadOptions::default()));
+    let messages = within(10, move || {
+        archetype_messages(&root, LoadOptions::default())
+    });
     assert_eq!(
         messages,
         "archetypes/pipe.json: error[io]: is a FIFO (named pipe), not a regular file; only regular files are read (replace it with a file or remove it)\n\
@@ -730,7 +723,7 @@ fn a_fifo_named_like_a_scene_file_is_an_io_error_naming_it() {
     let temp = tempfile::tempdir().unwrap();
     let path = temp.path().join("level.scene.json");
     mkfifo(&path);
-    let outcome = within_ten_seconds(move || {
+    let outcome = within(10, move || {
         scene_outcome(&path, &demo_library(), &SceneLoadOptions::default())
     });
     assert_eq!(

@@ -123,6 +123,61 @@ fn a_former_name_that_could_stand_for_two_archetypes_is_an_error() {
     assert!(library.get("c").is_some());
 }
 
+/// A former name many archetypes claim is an error in each, listing the first eight others by
+/// name and counting the rest (each listing all of them made the errors of k claimants k × k
+/// names long).
+#[test]
+fn a_former_name_claimed_by_many_archetypes_lists_a_few_of_the_others() {
+    let files: Vec<(String, String)> = (0..12)
+        .map(|i| {
+            let text = r#"{ "formerly": ["old"], "components": {} }"#.to_string();
+            (format!("claim_{i:02}.json"), text)
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (&**p, &**t)).collect();
+    let (_dir, messages, library) = load_partial(&files);
+    assert_eq!(messages.len(), 12);
+    assert_eq!(
+        messages[0],
+        "archetypes/claim_00.json:1:16: error[former-name-clash]: former name `old` is also a former name of `claim_01`, `claim_02`, `claim_03`, `claim_04`, `claim_05`, `claim_06`, `claim_07`, `claim_08` and 3 more: it cannot stand for both; keep it in one `formerly`"
+    );
+    assert_eq!(
+        messages[11],
+        "archetypes/claim_11.json:1:16: error[former-name-clash]: former name `old` is also a former name of `claim_00`, `claim_01`, `claim_02`, `claim_03`, `claim_04`, `claim_05`, `claim_06`, `claim_07` and 3 more: it cannot stand for both; keep it in one `formerly`"
+    );
+    assert_eq!(library.renamed("old"), None);
+}
+
+/// A `formerly` list of 300,000 names (3 MB) loads in the time of its names: each stands for
+/// the archetype, and a name listed twice is an error at its second place. (Finding the
+/// repeats compared each name with those before it: minutes.)
+#[test]
+fn a_formerly_list_of_hundreds_of_thousands_of_names_loads_and_places_a_repeat() {
+    const NAMES: usize = 300_000;
+    let mut text = String::from("{\n  \"formerly\": [");
+    for i in 0..NAMES {
+        if i % 1000 == 0 {
+            text.push_str("\n    ");
+        }
+        text.push_str(&format!("\"o{i}\", "));
+    }
+    text.push_str("\"o7\"\n  ],\n  \"components\": {}\n}\n");
+    let at = text.rfind("\"o7\"").unwrap();
+    let line = text[..at].matches('\n').count() + 1;
+    let column = at - text[..at].rfind('\n').unwrap();
+    let (messages, renamed) = crate::support::within(60, move || {
+        let (_dir, messages, library) = load_partial(&[("goblin.json", &text)]);
+        let renamed = [0, NAMES / 2, NAMES - 1]
+            .map(|i| (library.renamed(&format!("o{i}"))).map(str::to_string));
+        (messages, renamed)
+    });
+    assert_messages(
+        &messages,
+        &[&format!("archetypes/goblin.json:{line}:{column}: error[malformed]: `o7` is listed twice in `formerly`")],
+    );
+    assert_eq!(renamed, [0, 1, 2].map(|_| Some("goblin".to_string())));
+}
+
 /// The library follows renames as files change: a dependent that named a missing archetype
 /// resolves once a file lists that name under `formerly`, and breaks again when it no longer
 /// does.

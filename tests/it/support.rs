@@ -397,6 +397,17 @@ pub fn binary_format_2(binary: &[u8]) -> Vec<u8> {
     out
 }
 
+/// What `work` gives, run on another thread; fails the test if it takes over `seconds`: a hang
+/// guard, never a timing (a blocked or runaway thread is left behind and ends with the test
+/// process).
+pub fn within<T: Send + 'static>(seconds: u64, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(work()));
+    result
+        .recv_timeout(std::time::Duration::from_secs(seconds))
+        .unwrap_or_else(|_| panic!("not finished after {seconds} seconds"))
+}
+
 /// A LEB128 varint at `at` (moved past it).
 pub fn varint(bytes: &[u8], at: &mut usize) -> usize {
     let mut value = 0usize;

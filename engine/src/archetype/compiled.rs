@@ -9,7 +9,8 @@
 //! - anything with children, `#` references or overrides goes through an `EntityBuilder` per
 //!   entity, with all entity handles reserved first so references can point anywhere.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hecs::{
@@ -27,7 +28,7 @@ use crate::archetype::reference_context::ReferenceContext;
 use crate::archetype::resolver::{ResolvedEntity, UnusedOperator};
 use crate::archetype::spawn_rng::SpawnRng;
 use crate::archetype::value_merge::ValueShapes;
-use crate::archetype::variation::{rolled_value, Rolled, Spec, SpecProblem, Variants, Varied};
+use crate::archetype::variation::{rolled_value, RollError, Rolled, Spec, SpecProblem, Varied};
 use crate::component::ReadErrorKind;
 use crate::component::StableId;
 use crate::component::{
@@ -88,16 +89,22 @@ pub(crate) struct CompiledNode {
     /// The same component values, for builders and column batches.
     pub typed: Vec<(ComponentId, TypedValue)>,
     /// Components holding `#` references: decoded per spawn, once the entities exist (their
-    /// variations rolled first).
+    /// variations rolled first, from `ref_specs`).
     pub with_refs: Vec<(ComponentId, Value)>,
+    /// The variations of the components of `with_refs` that have some.
+    ref_specs: Vec<(ComponentId, Spec)>,
     /// Components of `typed` whose values vary per spawn (`$range`, `$pick`): `typed` and the
     /// template hold their first outcome, each spawn rolls its own.
     pub varied: Vec<(ComponentId, Varied)>,
-    /// For an entity whose varied components have few outcomes together: a template per
-    /// combination of outcomes, built when first spawned, so a spawn clones one like a fixed
-    /// entity (`None` when there are none or too many: spawns write the rolled values in place).
-    pub variants: Option<Variants>,
+    /// Where in the template each component of `varied` is, in the same order (ascending), so a
+    /// spawn clones the template with the rolled values in their places; `None` when the
+    /// template cannot take them (hecs's own, for big values): spawns write them in place.
+    varied_places: Option<Box<[usize]>>,
 }
+
+/// At most this many varied components of one entity are rolled into its template's places
+/// without allocating; an entity with more writes its rolled values in place after the spawn.
+const ROLLED_IN_TEMPLATE: usize = 4;
 
 /// How a node's entity spawns when nothing about it needs a builder.
 pub(crate) enum NodeTemplate {
@@ -132,6 +139,25 @@ impl NodeTemplate {
         built.add(marker);
         built.add(StableId(0));
         NodeTemplate::Built(built.build())
+    }
+
+    /// Where the values of types `types` are among the template's, in order; `None` unless each
+    /// is there, after the one before (hecs's own template takes no other values).
+    fn places(&self, types: impl Iterator<Item = TypeId>) -> Option<Box<[usize]>> {
+        let NodeTemplate::Fast(template) = self else {
+            return None;
+        };
+        let mut after = None;
+        let mut places = Vec::new();
+        for type_id in types {
+            let place = template.part_of(type_id)?;
+            if after.is_some_and(|after| place <= after) {
+                return None;
+            }
+            after = Some(place);
+            places.push(place);
+        }
+        Some(places.into())
     }
 
     /// Spawns one entity of the template with a fresh stable ID from `rng`.
@@ -200,63 +226,58 @@ impl CompiledNode {
             }
             let ops = registry.ops(*id);
             match rolled.iter().find(|(varied, _)| varied == id) {
-                Some((_, value)) => ops.add_to_builder(value.typed(), builder),
+                Some((_, value)) => value.add_to_builder(ops, builder),
                 None => ops.add_to_builder(value, builder),
             }
         }
     }
 
-    /// A template for one spawn of an entity whose components vary, its outcomes rolled;
-    /// `None` when the entity has no such templates (spawns write rolled values in place).
-    #[inline]
-    fn variant_template(
+    /// The value of `component` (held in `with_refs` as `value`) for one spawn: its variations
+    /// rolled when it has some.
+    pub(crate) fn ref_value<'v>(
         &self,
-        registry: &ComponentRegistry,
+        component: ComponentId,
+        value: &'v Value,
         rng: &SpawnRng,
-    ) -> Option<&NodeTemplate> {
-        let variants = self.variants.as_ref()?;
-        let templates = variants
-            .templates
-            .get_or_init(|| self.build_variant_templates(registry, &variants.counts))
-            .as_deref()?;
-        let mut index = 0u64;
-        for count in &variants.counts {
-            index = index * count + rng.below(*count);
+    ) -> Cow<'v, Value> {
+        match self.ref_specs.iter().find(|(id, _)| *id == component) {
+            Some((_, spec)) => Cow::Owned(spec.rolled(rng)),
+            None => Cow::Borrowed(value),
         }
-        templates.get(index as usize)
     }
 
-    /// One template per combination of the varied components' outcomes (the first varied
-    /// component most significant); `None` if an outcome does not decode.
-    fn build_variant_templates(
+    /// Spawns one entity of this node (the root of a simple archetype) with its varied
+    /// components rolled: the template cloned with each rolled value in its place, or, when the
+    /// template cannot take them, spawned and then written over. Kept out of
+    /// [`CompiledArchetype::spawn`], so the common spawn stays small enough to inline.
+    fn spawn_rolled(
         &self,
+        world: &mut World,
         registry: &ComponentRegistry,
-        counts: &[u64],
-    ) -> Option<Vec<NodeTemplate>> {
-        let outcomes: Vec<&[Option<TypedValue>]> = self
-            .varied
-            .iter()
-            .map(|(id, varied)| varied.outcomes(registry.ops(*id)))
-            .collect::<Option<_>>()?;
-        let total: u64 = counts.iter().product();
-        let mut templates = Vec::with_capacity(total as usize);
-        for combination in 0..total {
-            let mut chosen = vec![0u64; counts.len()];
-            let mut rest = combination;
-            for (slot, count) in chosen.iter_mut().zip(counts).rev() {
-                *slot = rest % count;
-                rest /= count;
-            }
-            let mut values = Vec::with_capacity(self.typed.len());
-            for (id, value) in &self.typed {
-                match self.varied.iter().position(|(varied, _)| varied == id) {
-                    Some(v) => values.push((*id, outcomes[v].get(chosen[v] as usize)?.as_ref()?)),
-                    None => values.push((*id, value)),
-                }
-            }
-            templates.push(NodeTemplate::new(registry, &values, self.marker));
+        rng: &SpawnRng,
+    ) -> Result<Entity, ValueError> {
+        let (NodeTemplate::Fast(template), Some(places)) = (&self.template, &self.varied_places)
+        else {
+            let entity = self.template.spawn(world, rng)?;
+            return roll_in_place(self, world, registry, entity, rng);
+        };
+        if places.len() > ROLLED_IN_TEMPLATE {
+            let entity = self.template.spawn(world, rng)?;
+            return roll_in_place(self, world, registry, entity, rng);
         }
-        Some(templates)
+        let mut rolled: [Option<Rolled<'_>>; ROLLED_IN_TEMPLATE] = Default::default();
+        for (slot, (id, varied)) in rolled.iter_mut().zip(&self.varied) {
+            *slot = Some(varied.roll(registry.ops(*id), rng)?);
+        }
+        let mut replaced: [(usize, &(dyn Any + Send + Sync)); ROLLED_IN_TEMPLATE] =
+            [(0, &()); ROLLED_IN_TEMPLATE];
+        for ((slot, place), value) in replaced.iter_mut().zip(places.iter()).zip(&rolled) {
+            let value = value.as_ref().and_then(Rolled::value);
+            *slot = (*place, value.ok_or_else(misplaced_outcome)?);
+        }
+        template
+            .spawn_replacing(world, || rng.next_id(), &replaced[..places.len()])
+            .ok_or_else(misplaced_outcome)
     }
 
     /// The changes of `component` that hot reload leaves to the values each entity rolled.
@@ -266,6 +287,15 @@ impl CompiledNode {
             .find(|(id, _)| *id == component)
             .map(|(_, varied)| varied.mask())
     }
+}
+
+/// The error of a rolled value that its spawn template does not take (a bug, not bad data).
+#[cold]
+fn misplaced_outcome() -> ValueError {
+    ValueError::invalid(
+        FieldPath::root(),
+        "internal error: a rolled value that does not fit its spawn template",
+    )
 }
 
 /// The problem of a component value that does not decode: an entity reference naming no child
@@ -301,6 +331,9 @@ pub(super) struct CompileProblem {
     pub node: Vec<Arc<str>>,
     pub component: Arc<str>,
     pub field: FieldPath,
+    /// Where in the component as written the problem is, when that is more precise than
+    /// `field`: the value of a `$pick` (or the end of a `$range`) that does not decode.
+    pub written: Option<FieldPath>,
     pub code: DiagnosticCode,
     pub message: String,
     pub suggestion: Option<String>,
@@ -319,6 +352,7 @@ impl CompileProblem {
             node: unused.node,
             component: unused.component,
             field: unused.field,
+            written: None,
             code: DiagnosticCode::UnusedOperator,
             message: unused.message,
             suggestion: None,
@@ -404,6 +438,7 @@ struct NodeCompiler<'a> {
 struct NodeParts {
     typed: Vec<(ComponentId, TypedValue)>,
     with_refs: Vec<(ComponentId, Value)>,
+    ref_specs: Vec<(ComponentId, Spec)>,
     varied: Vec<(ComponentId, Varied)>,
 }
 
@@ -445,6 +480,7 @@ impl NodeCompiler<'_> {
         let mut parts = NodeParts {
             typed: Vec::with_capacity(node.entity.components.len()),
             with_refs: Vec::new(),
+            ref_specs: Vec::new(),
             varied: Vec::new(),
         };
         for (name, value) in &node.entity.components {
@@ -453,6 +489,7 @@ impl NodeCompiler<'_> {
         let NodeParts {
             typed,
             with_refs,
+            ref_specs,
             varied,
         } = parts;
         let marker = ArchetypeInstance {
@@ -463,7 +500,14 @@ impl NodeCompiler<'_> {
         let values: Vec<(ComponentId, &TypedValue)> =
             typed.iter().map(|(id, value)| (*id, value)).collect();
         let template = NodeTemplate::new(self.registry, &values, marker);
-        let variants = Variants::plan(&varied);
+        let varied_types = (varied.iter()).filter_map(|(varied, _)| {
+            let (_, value) = typed.iter().find(|(id, _)| id == varied)?;
+            Some(Any::type_id(&**value))
+        });
+        let varied_places = match varied.is_empty() {
+            true => None,
+            false => template.places(varied_types),
+        };
         CompiledNode {
             path: node.path.clone(),
             marker,
@@ -473,8 +517,9 @@ impl NodeCompiler<'_> {
             template,
             typed,
             with_refs,
+            ref_specs,
             varied,
-            variants,
+            varied_places,
         }
     }
 
@@ -519,8 +564,7 @@ impl NodeCompiler<'_> {
             }
         };
         // A varying value is checked and kept as its first outcome.
-        let first = spec.as_ref().map(|spec| spec.first(value));
-        let checked = first.as_ref().unwrap_or(value);
+        let checked = spec.as_ref().map_or(value, Spec::first);
         let mut unknown = Vec::new();
         forget_reference_failure();
         let decoded = registry.ops(id).decode(checked, &mut unknown);
@@ -533,16 +577,22 @@ impl NodeCompiler<'_> {
             Ok(typed) => {
                 // Every value a variation can roll is checked now; a component holding
                 // references rolls when it is decoded, per spawn.
-                let compiled = spec.map(|spec| Varied::compile(spec, value, registry.ops(id)));
-                if let Some(Err(error)) = compiled {
-                    let failure =
-                        with_installed_mapper(|check: &mut CheckRefs| check.failure.take())
-                            .flatten();
-                    self.refuse(decode_problem(registry, id, node, name, error, failure));
-                } else if used {
-                    parts.with_refs.push((id, value.clone()));
-                } else {
-                    parts.add(id, typed, compiled.and_then(Result::ok));
+                let compiled = spec.map(|spec| Varied::compile(spec, registry.ops(id)));
+                match compiled {
+                    Some(Err(RollError { error, written })) => {
+                        let failure =
+                            with_installed_mapper(|check: &mut CheckRefs| check.failure.take())
+                                .flatten();
+                        let problem = decode_problem(registry, id, node, name, error, failure);
+                        self.refuse(CompileProblem { written, ..problem });
+                    }
+                    compiled if used => {
+                        parts.with_refs.push((id, value.clone()));
+                        if let Some(Ok(varied)) = compiled {
+                            parts.ref_specs.push((id, varied.into_spec()));
+                        }
+                    }
+                    compiled => parts.add(id, typed, compiled.and_then(Result::ok)),
                 }
             }
             Err(error) => self.refuse(decode_problem(registry, id, node, name, error, failure)),
@@ -717,6 +767,7 @@ fn problem(
         node: node.names.clone(),
         component: Arc::from(component),
         field,
+        written: None,
         code,
         message,
         suggestion,
@@ -926,8 +977,7 @@ impl EntityMapper for SpawnRefs {
 }
 
 /// Writes `root`'s values that vary per spawn over the template's first outcome in `entity`,
-/// just spawned (in place: same components); on a failed roll the entity is despawned. Kept
-/// out of [`CompiledArchetype::spawn`], so the common spawn stays small enough to inline.
+/// just spawned (in place: same components); on a failed roll the entity is despawned.
 fn roll_in_place(
     root: &CompiledNode,
     world: &mut World,
@@ -939,7 +989,7 @@ fn roll_in_place(
         let ops = registry.ops(*component);
         match varied.roll(ops, rng) {
             Ok(value) => {
-                ops.overwrite_typed(world, entity, value.typed());
+                value.overwrite(ops, world, entity);
             }
             Err(error) => {
                 let _ = world.despawn(entity);
@@ -970,12 +1020,10 @@ impl CompiledArchetype {
     ) -> Result<Entity, ValueError> {
         if self.simple && overrides.is_none() {
             let root = &self.nodes[0];
-            let variant = root.variant_template(registry, rng);
-            let entity = variant.unwrap_or(&root.template).spawn(world, rng)?;
-            if variant.is_some() || root.varied.is_empty() {
-                return Ok(entity);
+            if root.varied.is_empty() {
+                return root.template.spawn(world, rng);
             }
-            return roll_in_place(root, world, registry, entity, rng);
+            return root.spawn_rolled(world, registry, rng);
         }
         self.spawn_general(world, registry, overrides, rng)
     }
@@ -1159,31 +1207,27 @@ impl CompiledArchetype {
             };
             let rolled = node.rolled(registry, rng)?;
             node.add_values(registry, &rolled, &mut builder, replaced);
-            let mut decode_list: Vec<(ComponentId, &Value)> = node
+            let mut decode_list: Vec<(ComponentId, Cow<'_, Value>)> = node
                 .with_refs
                 .iter()
                 .filter(|(id, _)| !replaced(*id))
-                .map(|(id, v)| (*id, v))
+                .map(|(id, value)| (*id, node.ref_value(*id, value, rng)))
                 .collect();
-            if i == 0 {
-                if let Some(overrides) = overrides {
-                    decode_list.extend(
-                        overrides
-                            .replace
-                            .iter()
-                            .filter_map(|(id, v)| v.as_ref().map(|v| (*id, v))),
-                    );
-                }
+            if let (0, Some(overrides)) = (i, overrides) {
+                let overridden = overrides.replace.iter();
+                decode_list.extend(overridden.filter_map(|(id, value)| {
+                    let value = value.as_ref()?;
+                    Some((*id, rolled_value(value, registry.name(*id), registry, rng)))
+                }));
             }
             for (id, value) in decode_list {
-                let value = &*rolled_value(value, registry.name(id), registry, rng);
                 let mapper = SpawnRefs {
                     index: self.index.clone(),
                     base: self.nodes[node.base].path.clone(),
                     entities: entities.clone(),
                 };
                 let (decoded, _) =
-                    with_mapper(mapper, || registry.ops(id).decode(value, &mut Vec::new()));
+                    with_mapper(mapper, || registry.ops(id).decode(&value, &mut Vec::new()));
                 registry.ops(id).add_to_builder(&decoded?, &mut builder);
             }
             builder.add(rng.next_id());
@@ -1230,7 +1274,7 @@ impl CompiledArchetype {
             match root.varied.iter().find(|(varied, _)| varied == id) {
                 Some((_, varied)) => {
                     for _ in 0..count {
-                        ops.fill_column(varied.roll(ops, rng)?.typed(), &mut batch, 1);
+                        varied.roll(ops, rng)?.push_to_column(ops, &mut batch);
                     }
                 }
                 None => ops.fill_column(value, &mut batch, count),
@@ -1331,26 +1375,26 @@ impl CompiledArchetype {
         let integer = |path: &[PathSegment]| registry.is_integer(name, path);
         crate::archetype::operator::settle(&mut merged, name, &integer);
         // Variations are rolled when spawning; their first outcome is checked here.
-        let (first, others) = match Spec::find(&merged, name, registry) {
-            Ok(Some(spec)) => (Some(spec.first(&merged)), spec.probes(&merged)),
-            Ok(None) => (None, Vec::new()),
+        let spec = match Spec::find(&merged, name, registry) {
+            Ok(spec) => spec,
             Err(SpecProblem { field, message }) => {
                 let message = format!("invalid value for {}: {message}", place(name, &field));
                 return refused(Some(name.to_string()), field, message, None);
             }
         };
-        let checked = first.as_ref().unwrap_or(&merged);
+        let checked = spec.as_ref().map_or(&merged, Spec::first);
         let unknown = self.decode_override(registry, id, name, checked)?;
         // Every other value a variation could roll.
-        for other in &others {
-            if let Err(error) = registry.ops(id).decode(other, &mut Vec::new()) {
-                let message = format!(
-                    "invalid value for {}: {}",
-                    place(name, &error.path),
-                    error.message
-                );
-                return refused(Some(name.to_string()), error.path, message, None);
-            }
+        let others = spec.as_ref().map_or(Ok(()), |spec| {
+            spec.check(|other| registry.ops(id).decode(other, &mut Vec::new()).map(drop))
+        });
+        if let Err((error, _)) = others {
+            let message = format!(
+                "invalid value for {}: {}",
+                place(name, &error.path),
+                error.message
+            );
+            return refused(Some(name.to_string()), error.path, message, None);
         }
         if let Some(field) = unknown.into_iter().next() {
             let suggestion = suggest_field(registry, id, &field);

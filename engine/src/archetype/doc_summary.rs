@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
+
 use crate::archetype::file::{ArchetypeDoc, EntitySpec};
 
 /// The archetypes a file builds on: its parents (`extends`, in order), then the archetypes of
@@ -23,18 +25,25 @@ pub(super) struct Dependencies {
 impl Dependencies {
     /// The dependencies `doc` names.
     pub fn of(doc: &ArchetypeDoc) -> Dependencies {
-        fn children(spec: &EntitySpec, out: &mut Vec<String>) {
+        /// The archetypes of `spec`'s children (and theirs), in order, repeats included.
+        fn children<'d>(spec: &'d EntitySpec, out: &mut Vec<&'d String>) {
             for child in spec.children.values().flatten() {
-                if let Some(archetype) = &child.archetype {
-                    if !out.contains(archetype) {
-                        out.push(archetype.clone());
-                    }
-                }
+                out.extend(&child.archetype);
                 children(child, out);
             }
         }
         let mut names = doc.extends.clone();
-        children(&doc.root, &mut names);
+        let mut found = Vec::new();
+        children(&doc.root, &mut found);
+        if !found.is_empty() {
+            // Each once: found through a set, not a scan of the names so far each.
+            let mut listed: FxHashSet<&str> = doc.extends.iter().map(String::as_str).collect();
+            for archetype in found {
+                if listed.insert(archetype) {
+                    names.push(archetype.clone());
+                }
+            }
+        }
         Dependencies {
             names: names.into(),
             extends: doc.extends.len(),

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 
 use crate::archetype::name::{check_local_name, check_name};
@@ -247,6 +248,8 @@ impl Reader<'_> {
             }
         };
         let mut out: Vec<String> = Vec::new();
+        // The names kept so far, so a repeated one is found without a scan of `out`.
+        let mut kept: FxHashSet<&str> = FxHashSet::default();
         for (item, item_path) in names {
             let Value::String(name) = item else {
                 self.malformed(
@@ -275,7 +278,7 @@ impl Reader<'_> {
             };
             if let Err(diagnostic) = checked {
                 self.problem(item_path, false, diagnostic);
-            } else if out.contains(name) {
+            } else if !kept.insert(name) {
                 self.malformed(item_path, format!("`{name}` is listed twice in `{key}`"));
             } else {
                 out.push(name.clone());

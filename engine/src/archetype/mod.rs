@@ -44,4 +44,3 @@ pub(crate) use spawn_rng::SpawnRng;
 pub use spawn_rng::DEFAULT_SPAWN_SEED;
 #[cfg(feature = "hot-reload")]
 pub(crate) use tree::is_archetype_file_name;
-pub(crate) use variation::rolled_value;

@@ -16,7 +16,9 @@
 //! `$remove`, with nothing to scale or remove from, leave nothing (a warning says so).
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
+use rustc_hash::{FxHashMap, FxHasher};
 use serde_json::{Map, Number, Value};
 
 use crate::archetype::file::{keys, kind_of};
@@ -325,12 +327,16 @@ pub(super) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<
         *target = patch.clone();
         return Ok(());
     }
-    if let Some(earlier) = Operator::of(target) {
-        *target = combine(&earlier, &operators)?;
-        return Ok(());
+    if Operator::of(target).is_some() {
+        return combine(target, &operators);
     }
     for (operator, operand) in operators {
-        *target = applied(target, operator, operand, integer)?;
+        // A list is edited in place: a chain of parents appending to one list costs what they
+        // append, not a copy of the list each.
+        match target {
+            Value::Array(items) if operator.on_lists() => edit_list(operator, items, operand),
+            _ => *target = applied(target, operator, operand, integer)?,
+        }
     }
     Ok(())
 }
@@ -362,7 +368,9 @@ fn applied(
             Value::Object(scaled)
         }
         (_, Value::Array(items)) if operator.on_lists() => {
-            Value::Array(edit_list(operator, items, operand))
+            let mut items = items.clone();
+            edit_list(operator, &mut items, operand);
+            Value::Array(items)
         }
         (_, other) => {
             let wanted = match operator {
@@ -379,37 +387,40 @@ fn applied(
     })
 }
 
-/// Waiting operators followed by more: one operator of one kind each combine (`$add 1` then
-/// `$add 2` is `$add 3`); anything else is an error.
-fn combine(earlier: &Operators<'_>, later: &Operators<'_>) -> Result<Value, OperatorError> {
-    let cannot_follow = || OperatorError::CannotFollow {
-        later: later.iter().map(|(operator, _)| *operator).collect(),
-        earlier: earlier.iter().map(|(operator, _)| *operator).collect(),
+/// Waiting operators (`target`) followed by more: one operator of one kind each combine (`$add
+/// 1` then `$add 2` is `$add 3`, `$append [a]` then `$append [b]` is `$append [a, b]`, made
+/// in place); anything else is an error.
+fn combine(target: &mut Value, later: &Operators<'_>) -> Result<(), OperatorError> {
+    let earlier = Operator::of(target).unwrap_or_default();
+    let (then, base) = match (earlier.as_slice(), later.as_slice()) {
+        (&[(first, first_operand)], &[(then, _)]) if first == then => {
+            (then, first_operand.as_number().cloned())
+        }
+        _ => {
+            return Err(OperatorError::CannotFollow {
+                later: later.iter().map(|(operator, _)| *operator).collect(),
+                earlier: earlier.iter().map(|(operator, _)| *operator).collect(),
+            })
+        }
     };
-    let (&[(first, first_operand)], &[(then, operand)]) = (earlier.as_slice(), later.as_slice())
-    else {
-        return Err(cannot_follow());
-    };
-    if first != then {
-        return Err(cannot_follow());
+    let operand = later[0].1;
+    if let Operator::Add | Operator::Mul = then {
+        let base = base.unwrap_or(Number::from(0));
+        let combined = Value::Number(arithmetic(then, &base, operand, false)?);
+        let mut object = Map::new();
+        object.insert(then.key().to_string(), combined);
+        *target = Value::Object(object);
+        return Ok(());
     }
-    let list = |value: &Value| value.as_array().cloned().unwrap_or_default();
-    let operand = match then {
-        Operator::Add | Operator::Mul => {
-            let base = first_operand
-                .as_number()
-                .cloned()
-                .unwrap_or(Number::from(0));
-            Value::Number(arithmetic(then, &base, operand, false)?)
+    let given = operand.as_array().map(Vec::as_slice).unwrap_or_default();
+    // Operands were checked when the files were read: a list operator's is a list.
+    if let Some(Value::Array(items)) = target.get_mut(then.key()) {
+        match then {
+            Operator::Prepend => drop(items.splice(0..0, given.iter().cloned())),
+            _ => items.extend(given.iter().cloned()),
         }
-        Operator::Prepend => Value::Array([list(operand), list(first_operand)].concat()),
-        Operator::Append | Operator::Union | Operator::Remove => {
-            Value::Array([list(first_operand), list(operand)].concat())
-        }
-    };
-    let mut object = Map::new();
-    object.insert(then.key().to_string(), operand);
-    Ok(Value::Object(object))
+    }
+    Ok(())
 }
 
 /// `base + operand` or `base * operand`: integers stay integers while they can (checked), else
@@ -447,27 +458,94 @@ fn arithmetic(
     Number::from_f64(result).ok_or_else(out_of_range)
 }
 
-/// A list edited by a list operator.
-fn edit_list(operator: Operator, items: &[Value], operand: &Value) -> Vec<Value> {
+/// Edits `items` in place by a list operator. `$union` and `$remove` find the values they
+/// compare by a hash of what [`same`] compares, so they cost the lists' lengths, not their
+/// product (but for `$remove`'s object patterns, each tried on every object of the list).
+fn edit_list(operator: Operator, items: &mut Vec<Value>, operand: &Value) {
     let given = operand.as_array().map(Vec::as_slice).unwrap_or_default();
     match operator {
-        Operator::Append => [items, given].concat(),
-        Operator::Prepend => [given, items].concat(),
+        Operator::Append => items.extend(given.iter().cloned()),
+        Operator::Prepend => drop(items.splice(0..0, given.iter().cloned())),
         Operator::Union => {
-            let mut out = items.to_vec();
+            let mut known = SameIndex::default();
+            for (i, item) in items.iter().enumerate() {
+                known.insert(item, i);
+            }
             for item in given {
-                if !out.iter().any(|existing| same(existing, item)) {
-                    out.push(item.clone());
+                if !known.find(item).any(|i| same(&items[i], item)) {
+                    known.insert(item, items.len());
+                    items.push(item.clone());
                 }
             }
-            out
         }
-        _ => items
-            .iter()
-            .filter(|item| !given.iter().any(|pattern| matches(item, pattern)))
-            .cloned()
-            .collect(),
+        _ => {
+            let mut patterns = SameIndex::default();
+            let mut objects = Vec::new();
+            for (i, pattern) in given.iter().enumerate() {
+                match pattern {
+                    Value::Object(_) => objects.push(pattern),
+                    _ => patterns.insert(pattern, i),
+                }
+            }
+            items.retain(|item| {
+                let removed = match item {
+                    Value::Object(_) => objects.iter().any(|pattern| matches(item, pattern)),
+                    _ => patterns.find(item).any(|i| same(item, &given[i])),
+                };
+                !removed
+            });
+        }
     }
+}
+
+/// Places of values by a hash of what [`same`] compares: the values it finds for a value are
+/// those that may be the same (each to be compared).
+#[derive(Default)]
+struct SameIndex(FxHashMap<u64, Vec<usize>>);
+
+impl SameIndex {
+    /// Records `value` at place `i`.
+    fn insert(&mut self, value: &Value, i: usize) {
+        self.0.entry(same_hash(value)).or_default().push(i);
+    }
+
+    /// The places of the values recorded that may be the same as `value`.
+    fn find(&self, value: &Value) -> impl Iterator<Item = usize> + '_ {
+        let found = self.0.get(&same_hash(value));
+        found.into_iter().flatten().copied()
+    }
+}
+
+/// A hash of `value` equal for values [`same`] finds the same: numbers by value (`1` is
+/// `1.0`), objects whatever the order of their members.
+fn same_hash(value: &Value) -> u64 {
+    let mut hasher = FxHasher::default();
+    match value {
+        Value::Null => 0u8.hash(&mut hasher),
+        Value::Bool(flag) => (1u8, flag).hash(&mut hasher),
+        Value::Number(number) => {
+            // `0.0` and `-0.0` are the same number.
+            let x = number.as_f64().unwrap_or(0.0);
+            (2u8, if x == 0.0 { 0 } else { x.to_bits() }).hash(&mut hasher);
+        }
+        Value::String(text) => (3u8, text).hash(&mut hasher),
+        Value::Array(items) => {
+            4u8.hash(&mut hasher);
+            for item in items {
+                same_hash(item).hash(&mut hasher);
+            }
+        }
+        Value::Object(members) => {
+            let mut sum = 0u64;
+            for (key, member) in members {
+                let mut entry = FxHasher::default();
+                (key, same_hash(member)).hash(&mut entry);
+                sum = sum.wrapping_add(entry.finish());
+            }
+            (5u8, members.len(), sum).hash(&mut hasher);
+        }
+    }
+    hasher.finish()
 }
 
 /// JSON equality with numbers compared by value (`1` is `1.0`).
@@ -626,6 +704,38 @@ mod tests {
         assert_eq!(
             applied(json!([1, 2.0, 3]), json!({ "$remove": [2] }), false),
             Ok(json!([1, 3]))
+        );
+        // Numbers compare by value and objects whatever the order of their members, as the
+        // hash that finds them says.
+        assert_eq!(
+            applied(
+                json!([1, -0.0, { "a": 1, "b": [2] }]),
+                json!({ "$union": [1.0, 0, { "b": [2.0], "a": 1 }, { "a": 1 }] }),
+                false
+            ),
+            Ok(json!([1, -0.0, { "a": 1, "b": [2] }, { "a": 1 }]))
+        );
+        assert_eq!(
+            applied(
+                json!([1, 0.0, [1, 2], { "a": 1, "b": 2 }, "x"]),
+                json!({ "$remove": [1.0, -0.0, [1.0, 2], { "b": 2 }] }),
+                false
+            ),
+            Ok(json!(["x"]))
+        );
+    }
+
+    #[test]
+    fn waiting_list_operators_combine_in_order() {
+        let waiting = applied(Value::Null, json!({ "$append": ["a"] }), false).unwrap();
+        let twice = applied(waiting, json!({ "$append": ["b", "c"] }), false).unwrap();
+        assert_eq!(twice, json!({ "$append": ["a", "b", "c"] }));
+        let waiting = applied(Value::Null, json!({ "$prepend": ["a"] }), false).unwrap();
+        let twice = applied(waiting, json!({ "$prepend": ["b", "c"] }), false).unwrap();
+        assert_eq!(twice, json!({ "$prepend": ["b", "c", "a"] }));
+        assert_eq!(
+            applied(twice, json!({ "$append": ["d"] }), false),
+            Err("`$append` cannot follow the `$prepend` it applies to, which has no value to work on yet; give a value first".to_string())
         );
     }
 

@@ -25,7 +25,20 @@ use crate::json::FieldPath;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Renames {
     current: FxHashMap<Arc<str>, Arc<str>>,
+    /// The other way round: each current name with its former names, sorted.
+    formers: FxHashMap<Arc<str>, Vec<Arc<str>>>,
 }
+
+/// The archetypes whose `formerly` lists one name, each with the name's place in the list: the
+/// first found, and any more (a clash).
+struct Claims<'a> {
+    first: (&'a Arc<str>, usize),
+    more: Vec<(&'a Arc<str>, usize)>,
+}
+
+/// How many of the other archetypes claiming a former name its clash error lists; the rest are
+/// counted (so the errors of k claimants cost k times this much, not k × k).
+const CLAIMANTS_LISTED: usize = 8;
 
 impl Renames {
     /// The renames the files in `sources` declare, and per archetype the problems with its
@@ -33,56 +46,77 @@ impl Renames {
     pub fn find(
         sources: &FxHashMap<Arc<str>, SourceFile>,
     ) -> (Renames, FxHashMap<Arc<str>, Vec<DocProblem>>) {
-        let mut claims: FxHashMap<&str, Vec<(&Arc<str>, usize)>> = FxHashMap::default();
-        for (name, source) in sources {
-            let Some(summary) = source.summary.as_deref() else {
-                continue;
-            };
+        let summaries = || {
+            (sources.iter()).filter_map(|(name, source)| Some((name, source.summary.as_deref()?)))
+        };
+        let listed: usize = summaries().map(|(_, summary)| summary.formerly.len()).sum();
+        let mut claims: FxHashMap<&str, Claims<'_>> = FxHashMap::default();
+        claims.reserve(listed);
+        for (name, summary) in summaries() {
             for (index, former) in summary.formerly.iter().enumerate() {
                 // Its own name stands for itself already: a file may list the name it has
                 // before it is moved.
-                if **name != **former {
-                    claims.entry(former).or_default().push((name, index));
+                if **name == **former {
+                    continue;
+                }
+                match claims.get_mut(former.as_str()) {
+                    Some(claims) => claims.more.push((name, index)),
+                    None => {
+                        let first = (name, index);
+                        claims.insert(
+                            former,
+                            Claims {
+                                first,
+                                more: Vec::new(),
+                            },
+                        );
+                    }
                 }
             }
         }
         let mut renames = Renames::default();
+        renames.current.reserve(claims.len());
         let mut problems: FxHashMap<Arc<str>, Vec<DocProblem>> = FxHashMap::default();
-        for (former, claimants) in claims {
-            let clash = |name: &Arc<str>| -> Option<String> {
-                if sources.contains_key(former) {
-                    return Some(format!(
-                        "former name `{former}` is the name of a live archetype, so it cannot also stand for this one; remove it from `formerly`, or rename that archetype"
-                    ));
-                }
-                let others: Vec<String> = claimants
-                    .iter()
-                    .filter(|(other, _)| *other != name)
-                    .map(|(other, _)| format!("`{other}`"))
-                    .collect();
-                (!others.is_empty()).then(|| {
-                    format!(
-                        "former name `{former}` is also a former name of {}: it cannot stand for both; keep it in one `formerly`",
-                        others.join(", ")
-                    )
-                })
-            };
-            let mut clashed = false;
-            for &(name, index) in &claimants {
-                if let Some(message) = clash(name) {
-                    clashed = true;
-                    problems.entry(name.clone()).or_default().push(DocProblem {
-                        path: FieldPath::root().key(keys::FORMERLY).index(index),
-                        at_key: false,
-                        diagnostic: Diagnostic::error(DiagnosticCode::FormerNameClash, message),
-                    });
-                }
+        for (former, claims) in claims {
+            let live = sources.contains_key(former);
+            if !live && claims.more.is_empty() {
+                renames.insert(Arc::from(former), claims.first.0.clone());
+                continue;
             }
-            if let (false, [(name, _)]) = (clashed, claimants.as_slice()) {
-                renames.current.insert(Arc::from(former), (*name).clone());
+            // By name, so each clash error lists the others in the same order.
+            let mut claimants: Vec<(&Arc<str>, usize)> =
+                std::iter::once(claims.first).chain(claims.more).collect();
+            claimants.sort_unstable();
+            for (at, &(name, index)) in claimants.iter().enumerate() {
+                let message = match live {
+                    true => format!(
+                        "former name `{former}` is the name of a live archetype, so it cannot also stand for this one; remove it from `formerly`, or rename that archetype"
+                    ),
+                    false => format!(
+                        "former name `{former}` is also a former name of {}: it cannot stand for both; keep it in one `formerly`",
+                        other_claimants(&claimants, at)
+                    ),
+                };
+                problems.entry(name.clone()).or_default().push(DocProblem {
+                    path: FieldPath::root().key(keys::FORMERLY).index(index),
+                    at_key: false,
+                    diagnostic: Diagnostic::error(DiagnosticCode::FormerNameClash, message),
+                });
             }
         }
+        for formers in renames.formers.values_mut() {
+            formers.sort_unstable();
+        }
         (renames, problems)
+    }
+
+    /// Records that `former` stands for `current`.
+    fn insert(&mut self, former: Arc<str>, current: Arc<str>) {
+        self.formers
+            .entry(current.clone())
+            .or_default()
+            .push(former.clone());
+        self.current.insert(former, current);
     }
 
     /// Every former name with the current one.
@@ -113,14 +147,10 @@ impl Renames {
 
     /// The former names of the archetype now called `name`, sorted.
     pub fn former_names(&self, name: &str) -> Vec<&str> {
-        let mut names: Vec<&str> = self
-            .current
-            .iter()
-            .filter(|(_, current)| ***current == *name)
-            .map(|(former, _)| &**former)
-            .collect();
-        names.sort_unstable();
-        names
+        self.formers
+            .get(name)
+            .map(|formers| formers.iter().map(|former| &**former).collect())
+            .unwrap_or_default()
     }
 
     /// Whether no archetype has a former name.
@@ -170,6 +200,21 @@ impl Renames {
             diagnostic: old_name_warning(name, current),
         });
         *name = current.to_string();
+    }
+}
+
+/// The archetypes of `claimants` but the one at `at`, quoted and joined for a clash error: the
+/// first [`CLAIMANTS_LISTED`], and how many more.
+fn other_claimants(claimants: &[(&Arc<str>, usize)], at: usize) -> String {
+    let others = claimants.len().saturating_sub(1);
+    let listed: Vec<String> = (claimants.iter().enumerate())
+        .filter(|(i, _)| *i != at)
+        .take(CLAIMANTS_LISTED)
+        .map(|(_, (other, _))| format!("`{other}`"))
+        .collect();
+    match others.saturating_sub(listed.len()) {
+        0 => listed.join(", "),
+        more => format!("{} and {more} more", listed.join(", ")),
     }
 }
 

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::archetype::file::{keys, ArchetypeDoc, EntitySpec};
@@ -167,10 +167,14 @@ impl ResolvedEntity {
     }
 }
 
-/// Adds the former names of `more` not in `names` yet.
+/// Adds the former names of `more` not in `names` yet, in their order.
 fn add_former_names(names: &mut Vec<Arc<str>>, more: &[Arc<str>]) {
+    if more.is_empty() {
+        return;
+    }
+    let mut known: FxHashSet<Arc<str>> = names.iter().cloned().collect();
     for name in more {
-        if !names.contains(name) {
+        if known.insert(name.clone()) {
             names.push(name.clone());
         }
     }
@@ -299,6 +303,9 @@ pub(super) const MAX_ARCHETYPE_DEPTH: usize = 32;
 /// children multiply: twenty small files could otherwise describe a million entities.
 pub(super) const MAX_INSTANCE_ENTITIES: usize = 10_000;
 
+/// Up to this many dependencies, [`resolve_alone`] finds one by a scan of them.
+const FEW_DEPENDENCIES: usize = 8;
+
 /// An archetype a resolution alone ([`resolve_alone`]) reads: its name, resolved tree and depth.
 pub(super) type DependencyTree = (Arc<str>, Arc<ResolvedEntity>, usize);
 
@@ -316,11 +323,24 @@ pub(super) fn resolve_alone(
     deps: &[DependencyTree],
     shapes: &dyn ValueShapes,
 ) -> Option<ResolvedAlone> {
+    // An archetype extending many parents finds each by name in a map, not by a scan each.
+    let index: Option<FxHashMap<&str, &DependencyTree>> =
+        (deps.len() > FEW_DEPENDENCIES).then(|| {
+            let mut index = FxHashMap::default();
+            for dep in deps {
+                index.entry(&*dep.0).or_insert(dep);
+            }
+            index
+        });
     let lookup = |wanted: &str| {
         if wanted == name {
             return Lookup::Doc(doc.clone());
         }
-        match deps.iter().find(|(dep, _, _)| &**dep == wanted) {
+        let found = match &index {
+            Some(index) => index.get(wanted).copied(),
+            None => deps.iter().find(|(dep, _, _)| &**dep == wanted),
+        };
+        match found {
             Some((_, tree, depth)) => Lookup::Resolved(tree.clone(), *depth),
             None => Lookup::Missing,
         }

@@ -5,39 +5,68 @@
 //! `$range` in a place of an integer type rolls a whole number in `low..=high`; in any other
 //! number place, a number in `[low, high]`. A `$pick` rolls one of its values, each as likely.
 //!
-//! Compiled once ([`Varied`]) so that spawning stays close to spawning a fixed value: a
-//! component's outcomes (each pick's values, each whole number of a range) are decoded to typed
-//! values the first time it is spawned, and a spawn clones one. A range of fractional numbers
-//! rolls one of evenly spaced values from its low end to its high end, both included: 256 of
-//! them when it is the component's only variation; when a component has several, they share
-//! that budget ([`MAX_OUTCOMES`] outcomes per component, e.g. 16 steps each for two ranges). A
-//! component whose picks and whole-number ranges alone have more outcomes than that is decoded
-//! per spawn instead, from its value with the rolls put in (exact, and ~10× slower). An entity
-//! whose varied components have at most [`MAX_VARIANT_TEMPLATES`] combinations of outcomes
-//! together gets a spawn template per combination ([`Variants`]), so a spawn clones one as a
-//! fixed entity's spawn does; with more, the rolled values are written in place. The
+//! Compiled once ([`Varied`]) so that spawning stays close to spawning a fixed value. The
 //! archetype's own value (what scenes compare against and what a scene entry without changes
-//! loads as) is the first outcome: each `$pick`'s first value, each `$range`'s low end.
+//! loads as) is the first outcome: each `$pick`'s first value, each `$range`'s low end; the
+//! entity's spawn template holds it. A component's outcomes (each pick's values, each whole
+//! number of a range) are decoded to typed values the first time it is spawned, kept side by
+//! side in one list ([`TypedList`]), and a spawn clones the template with the rolled outcome
+//! in place of the first ([`SpawnTemplate::spawn_replacing`]), as fast as a fixed entity's
+//! spawn (an entity of more than four varied components, or of values too big for such a
+//! template, is spawned and then has its rolled values written in place). A range of fractional numbers rolls one of evenly spaced values from its low end to
+//! its high end, both included: 256 of them when it is the component's only variation; when a
+//! component has several, they share that budget ([`MAX_OUTCOMES`] outcomes per component, e.g.
+//! 16 steps each for two ranges), and a big component has fewer ([`MAX_OUTCOME_NODES`] values
+//! in all its outcomes together). A component whose picks and whole-number ranges alone have
+//! more outcomes than that is decoded per spawn instead, from its value with the rolls put in
+//! (exact, ~10× slower, and independent of how long its picks are).
+//!
+//! **Memory.** On top of a fixed archetype's, each varied component of type `T` costs its
+//! variations as written (the value with each first outcome, [`Spec`], plus each pick's values:
+//! about what serde_json holds of the written value) and, once spawned, its kept outcomes:
+//! `outcomes × (size_of::<T>() + the heap a T owns)`, where `outcomes` is at most
+//! `min(256, 4096 / values in the component)` (the product of its variations' counts, 0 when
+//! it decodes per spawn). A `Speed { value: f32 }` with a `$range` costs 256 × 4 bytes once
+//! spawned; there is no template per combination of outcomes.
+//!
+//! **Time.** Loading checks every value a variation can roll by decoding the component with it
+//! in place ([`Spec::check`]), in rounds: as many decodes as the longest variation has values,
+//! each of the whole component, plus the values themselves. A component for which that would
+//! decode more than [`MAX_CHECKED_NODES`] values is refused. Making each outcome, each roll and
+//! each try starts from one copy of the value with the first outcomes in place, never from the
+//! written value with its lists.
 //!
 //! Inheritance treats a variation like a value: a child's value replaces it, and `$add` or `$mul`
 //! apply to both ends of a range or to each value of a pick. Hot reload leaves the places a
 //! variation rolls alone on live entities (they keep what they rolled); later spawns roll from
 //! the new version.
 
+use std::any::Any;
 use std::sync::OnceLock;
 
+use hecs::{ColumnBatchBuilder, Entity, EntityBuilder, World};
 use serde_json::{Map, Number, Value};
 
-use crate::archetype::compiled::NodeTemplate;
 use crate::archetype::file::{keys, kind_of};
 use crate::archetype::reference_context::{ReferenceContext, ReferenceTargets};
 use crate::archetype::spawn_rng::SpawnRng;
 use crate::archetype::value_merge::ValueShapes;
-use crate::component::{ComponentOps, TypedValue, ValueError};
+#[cfg(doc)]
+use crate::component::SpawnTemplate;
+use crate::component::{ComponentOps, TypedList, TypedValue, ValueError};
 use crate::json::{FieldPath, PathSegment};
 
-/// At most this many outcomes of one component are decoded (once, when first spawned).
+/// At most this many outcomes of one component are kept decoded (once, when first spawned).
 pub(super) const MAX_OUTCOMES: u64 = 256;
+
+/// At most this many values (JSON nodes: each object, list, number, string...) are in the
+/// outcomes of one component kept decoded, together: a component of more than 16 values keeps
+/// fewer than [`MAX_OUTCOMES`].
+pub(super) const MAX_OUTCOME_NODES: u64 = 4096;
+
+/// The most values (JSON nodes) checking a component's variations may decode, all tries
+/// together ([`Spec::check`]): about a second.
+pub(super) const MAX_CHECKED_NODES: u64 = 1 << 24;
 
 /// Whether `key` writes a variation.
 pub(super) fn is_key(key: &str) -> bool {
@@ -189,11 +218,31 @@ impl SiteKind {
         self.outcome(0)
     }
 
-    fn last(&self) -> Value {
+    /// How many values checking the site tries: each value of a pick, both ends of a range
+    /// (one for a range of one number).
+    fn tries(&self) -> usize {
         match self {
-            SiteKind::Pick(values) => values.last().cloned().unwrap_or(Value::Null),
-            SiteKind::Whole(_, high) => Value::from(*high),
-            SiteKind::Fraction(_, high, _) => number(*high),
+            SiteKind::Pick(values) => values.len(),
+            SiteKind::Whole(low, high) => 1 + usize::from(low != high),
+            SiteKind::Fraction(low, high, _) => 1 + usize::from(low != high),
+        }
+    }
+
+    /// Try `k` (of [`tries`](Self::tries)): value `k` of a pick, a range's low end then its high
+    /// end.
+    fn tried(&self, k: usize) -> Value {
+        match self {
+            SiteKind::Pick(values) => values.get(k).cloned().unwrap_or(Value::Null),
+            SiteKind::Whole(low, high) => Value::from(if k == 0 { *low } else { *high }),
+            SiteKind::Fraction(low, high, _) => number(if k == 0 { *low } else { *high }),
+        }
+    }
+
+    /// How many values (JSON nodes) the tries other than the first hold together.
+    fn tried_nodes(&self) -> u64 {
+        match self {
+            SiteKind::Pick(values) => values.iter().skip(1).map(nodes).sum(),
+            _ => self.tries().saturating_sub(1) as u64,
         }
     }
 
@@ -211,10 +260,25 @@ fn number(x: f64) -> Value {
     Number::from_f64(x).map_or(Value::Null, Value::Number)
 }
 
+/// How many values (JSON nodes) `value` is made of: itself and everything inside it.
+fn nodes(value: &Value) -> u64 {
+    match value {
+        Value::Object(object) => 1 + object.values().map(nodes).sum::<u64>(),
+        Value::Array(items) => 1 + items.iter().map(nodes).sum::<u64>(),
+        _ => 1,
+    }
+}
+
 /// The variations of one component value.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Spec {
     sites: Vec<Site>,
+    /// The value with each variation's first outcome in its place (the archetype's own
+    /// value): what every outcome and every roll is made from, so none of them copies the
+    /// lists of the picks.
+    base: Value,
+    /// How many values (JSON nodes) `base` is made of.
+    nodes: u64,
 }
 
 /// A variation that cannot be rolled in its place.
@@ -226,7 +290,8 @@ pub(crate) struct SpecProblem {
 
 impl Spec {
     /// The variations of `value` (of `component`), `None` if it has none. Operands were checked
-    /// when the file was read; a range of whole numbers holding none is a problem here.
+    /// when the file was read; a range of whole numbers holding none is a problem here, and so
+    /// is a value too big to check with all its variations ([`MAX_CHECKED_NODES`]).
     pub fn find(
         value: &Value,
         component: &str,
@@ -237,15 +302,39 @@ impl Spec {
         }
         let mut sites = Vec::new();
         let mut path = Vec::new();
-        collect(value, component, shapes, &mut path, &mut sites)?;
-        let mut spec = Spec { sites };
+        let base = collect(value, component, shapes, &mut path, &mut sites)?;
+        let nodes = self::nodes(&base);
+        let mut spec = Spec { sites, base, nodes };
+        spec.check_size(component)?;
         spec.plan_steps();
         Ok(Some(spec))
     }
 
-    /// `template` with `outcomes` (one per site) put in place of its variations.
-    fn filled(&self, template: &Value, outcomes: impl IntoIterator<Item = Value>) -> Value {
-        let mut value = template.clone();
+    /// A problem if checking every value the variations can roll ([`check`](Self::check))
+    /// would decode more than [`MAX_CHECKED_NODES`] values.
+    fn check_size(&self, component: &str) -> Result<(), SpecProblem> {
+        let rounds = self.sites.iter().map(|site| site.kind.tries()).max();
+        let rounds = rounds.unwrap_or(1).saturating_sub(1) as u64;
+        let tried: u64 = self.sites.iter().map(|site| site.kind.tried_nodes()).sum();
+        let checked = rounds.saturating_mul(self.nodes).saturating_add(tried);
+        if checked <= MAX_CHECKED_NODES {
+            return Ok(());
+        }
+        let longest = self.sites.iter().max_by_key(|site| site.kind.tries());
+        let field = FieldPath(longest.map(|site| site.path.clone()).unwrap_or_default());
+        Err(SpecProblem {
+            message: format!(
+                "`{component}` is too big to check with its variations: each value a variation can roll is checked in the whole component, and {} values in a component of {} parts are more than {MAX_CHECKED_NODES} parts to read; give the longest `$pick` a component of its own, or shorten it",
+                rounds + 1,
+                self.nodes
+            ),
+            field,
+        })
+    }
+
+    /// `self.base` with `outcomes` (one per site) put in place of its variations.
+    fn filled(&self, outcomes: impl IntoIterator<Item = Value>) -> Value {
+        let mut value = self.base.clone();
         for (site, outcome) in self.sites.iter().zip(outcomes) {
             if let Some(place) = place_mut(&mut value, &site.path) {
                 *place = outcome;
@@ -255,18 +344,19 @@ impl Spec {
     }
 
     /// The archetype's own value: every variation's first outcome.
-    pub fn first(&self, template: &Value) -> Value {
-        self.filled(template, self.sites.iter().map(|site| site.kind.first()))
+    pub fn first(&self) -> &Value {
+        &self.base
     }
 
     /// A freshly rolled value.
-    pub fn rolled(&self, template: &Value, rng: &SpawnRng) -> Value {
-        self.filled(template, self.sites.iter().map(|site| site.kind.roll(rng)))
+    pub fn rolled(&self, rng: &SpawnRng) -> Value {
+        self.filled(self.sites.iter().map(|site| site.kind.roll(rng)))
     }
 
-    /// Gives each fractional range its steps, sharing [`MAX_OUTCOMES`] with the other
-    /// variations; if picks and whole-number ranges alone have more outcomes than that, every
-    /// range stays exact (decoded per spawn).
+    /// Gives each fractional range its steps, sharing the outcomes kept decoded
+    /// ([`kept_outcomes`](Self::kept_outcomes)) with the other variations; if picks and
+    /// whole-number ranges alone have more outcomes than that, every range stays exact (decoded
+    /// per spawn).
     fn plan_steps(&mut self) {
         let fractions = self
             .sites
@@ -279,7 +369,7 @@ impl Spec {
                 others = others.saturating_mul(site.kind.count().unwrap_or(u64::MAX));
             }
         }
-        let budget = MAX_OUTCOMES / others.max(1);
+        let budget = self.kept_outcomes() / others.max(1);
         let mut steps = 0;
         if fractions > 0 && budget >= 2 {
             steps = (1..=budget)
@@ -303,48 +393,90 @@ impl Spec {
         }
     }
 
-    /// How many outcomes the value has, when they are few enough to decode each once.
+    /// How many outcomes of the value may be kept decoded: [`MAX_OUTCOMES`], fewer for a value
+    /// so big that they would hold more than [`MAX_OUTCOME_NODES`] values together.
+    fn kept_outcomes(&self) -> u64 {
+        MAX_OUTCOMES.min(MAX_OUTCOME_NODES / self.nodes.max(1))
+    }
+
+    /// How many outcomes the value has, when they are few enough to keep decoded.
     fn enumerable(&self) -> Option<usize> {
         let mut total: u64 = 1;
         for site in &self.sites {
             total = total.checked_mul(site.kind.count()?)?;
         }
-        (total <= MAX_OUTCOMES).then_some(total as usize)
+        (total <= self.kept_outcomes()).then_some(total as usize)
     }
 
     /// Outcome number `index` (mixed radix, the first site most significant).
-    fn outcome(&self, template: &Value, mut index: u64) -> Value {
+    fn outcome(&self, mut index: u64) -> Value {
         let mut outcomes = vec![Value::Null; self.sites.len()];
         for (site, slot) in self.sites.iter().zip(&mut outcomes).rev() {
             let count = site.kind.count().unwrap_or(1).max(1);
             *slot = site.kind.outcome(index % count);
             index /= count;
         }
-        self.filled(template, outcomes)
+        self.filled(outcomes)
     }
 
-    /// Values that between them try every outcome of a site that cannot be enumerated: each
-    /// site's ends and picks in turn, the others at their first outcome.
-    pub fn probes(&self, template: &Value) -> Vec<Value> {
-        let mut probes = Vec::new();
-        for (i, site) in self.sites.iter().enumerate() {
-            let mut tries = match &site.kind {
-                SiteKind::Pick(values) => values.clone(),
-                _ => vec![site.kind.first(), site.kind.last()],
-            };
-            for outcome in tries.drain(..) {
-                let outcomes = self
-                    .sites
-                    .iter()
-                    .enumerate()
-                    .map(|(j, other)| match i == j {
-                        true => outcome.clone(),
-                        false => other.kind.first(),
-                    });
-                probes.push(self.filled(template, outcomes.collect::<Vec<_>>()));
+    /// Calls `check` with values that between them try every value each variation can roll
+    /// but its first: each value of a pick, the high end of a range. They are tried in rounds,
+    /// round `k` putting every variation's value `k` in its place at once (a variation with no
+    /// value `k` at its first), so a value with many variations is checked in as many rounds as
+    /// its longest has values, not once per value of each. The value with every first outcome
+    /// ([`first`](Self::first)) is the caller's to check. Stops at the first error, with the
+    /// round it came in.
+    ///
+    /// One copy of the value is made; each round puts its values in their places in it.
+    pub fn check<E>(
+        &self,
+        mut check: impl FnMut(&Value) -> Result<(), E>,
+    ) -> Result<(), (E, usize)> {
+        // The sites by how many values they try, most first: round `k` puts values in the
+        // sites before the first with `k` tries, and puts back the first outcome of those with
+        // exactly `k`.
+        let mut order: Vec<usize> = (0..self.sites.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.sites[i].kind.tries()));
+        let rounds = order.first().map_or(0, |&i| self.sites[i].kind.tries());
+        let mut value = self.base.clone();
+        let mut active = order.len();
+        for k in 1..rounds {
+            while active > 0 && self.sites[order[active - 1]].kind.tries() <= k {
+                active -= 1;
+                let site = &self.sites[order[active]];
+                if let Some(place) = place_mut(&mut value, &site.path) {
+                    *place = site.kind.first();
+                }
             }
+            for &i in &order[..active] {
+                let site = &self.sites[i];
+                if let Some(place) = place_mut(&mut value, &site.path) {
+                    *place = site.kind.tried(k);
+                }
+            }
+            check(&value).map_err(|error| (error, k))?;
         }
-        probes
+        Ok(())
+    }
+
+    /// Where the file writes the value round `round` of [`check`](Self::check) put in the
+    /// variation holding `path` (a place in the component): the value of its `$pick`, or the
+    /// end of its `$range`, and `path`'s place inside it. `None` when `path` is in no variation
+    /// that round put a value in.
+    pub fn written_at(&self, round: usize, path: &[PathSegment]) -> Option<FieldPath> {
+        let site = self
+            .sites
+            .iter()
+            .find(|site| path.starts_with(&site.path) && site.kind.tries() > round)?;
+        let key = match site.kind {
+            SiteKind::Pick(_) => keys::PICK,
+            _ => keys::RANGE,
+        };
+        let mut written = site.path.clone();
+        written.push(PathSegment::Key(key.to_string()));
+        written.push(PathSegment::Index(round));
+        written.extend(path[site.path.len()..].iter().cloned());
+        Some(FieldPath(written))
     }
 
     /// The places that vary, as an object with `true` at each (for leaving them out of hot-reload
@@ -382,74 +514,89 @@ impl Spec {
     }
 }
 
+/// Finds the variations of `value` (at `path` in `component`) into `sites`, and returns the
+/// value with each one's first outcome in its place.
 fn collect(
     value: &Value,
     component: &str,
     shapes: &dyn ValueShapes,
     path: &mut Vec<PathSegment>,
     sites: &mut Vec<Site>,
-) -> Result<(), SpecProblem> {
+) -> Result<Value, SpecProblem> {
     if is_variation(value) {
         let Some((key, operand)) = value.as_object().and_then(|o| o.iter().next()) else {
-            return Ok(());
+            return Ok(value.clone());
         };
-        let items = operand.as_array().cloned().unwrap_or_default();
-        let kind = if key == keys::PICK {
-            SiteKind::Pick(items)
-        } else {
-            let bound = |i: usize| items.get(i).and_then(Value::as_f64).unwrap_or(0.0);
-            let (low, high) = (bound(0), bound(1));
-            if shapes.is_integer(component, path) {
-                let exact = |i: usize| items.get(i).and_then(Value::as_i64);
-                if let (Some(low), Some(high)) = (exact(0), exact(1)) {
-                    SiteKind::Whole(low, high)
-                } else {
-                    let (whole_low, whole_high) = (low.ceil(), high.floor());
-                    let fits = |x: f64| x >= -(2f64.powi(63)) && x < 2f64.powi(63);
-                    if whole_low > whole_high || !fits(whole_low) || !fits(whole_high) {
-                        let field = FieldPath(path.clone());
-                        let place = match field.is_empty() {
-                            true => format!("`{component}`"),
-                            false => format!("`{component}.{field}`"),
-                        };
-                        let (first, second) = (&operand[0], &operand[1]);
-                        return Err(SpecProblem {
-                            message: format!("`$range` from {first} to {second} holds no whole number that fits, and {place} takes whole numbers"),
-                            field,
-                        });
-                    }
-                    SiteKind::Whole(whole_low as i64, whole_high as i64)
-                }
-            } else {
-                SiteKind::Fraction(low, high, 0)
-            }
-        };
+        let kind = site_kind(key, operand, component, shapes, path)?;
+        let first = kind.first();
         sites.push(Site {
             path: path.clone(),
             kind,
         });
-        return Ok(());
+        return Ok(first);
     }
     match value {
         Value::Object(object) => {
+            let mut base = Map::new();
             for (key, member) in object {
                 path.push(PathSegment::Key(key.clone()));
                 let found = collect(member, component, shapes, path, sites);
                 path.pop();
-                found?;
+                base.insert(key.clone(), found?);
             }
+            Ok(Value::Object(base))
         }
         Value::Array(items) => {
+            let mut base = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 path.push(PathSegment::Index(i));
                 let found = collect(item, component, shapes, path, sites);
                 path.pop();
-                found?;
+                base.push(found?);
             }
+            Ok(Value::Array(base))
         }
-        _ => {}
+        other => Ok(other.clone()),
     }
-    Ok(())
+}
+
+/// What the variation `key` (`$range` or `$pick`) with `operand`, at `path` in `component`,
+/// rolls.
+fn site_kind(
+    key: &str,
+    operand: &Value,
+    component: &str,
+    shapes: &dyn ValueShapes,
+    path: &[PathSegment],
+) -> Result<SiteKind, SpecProblem> {
+    let items = operand.as_array().map(Vec::as_slice).unwrap_or_default();
+    if key == keys::PICK {
+        return Ok(SiteKind::Pick(items.to_vec()));
+    }
+    let bound = |i: usize| items.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+    let (low, high) = (bound(0), bound(1));
+    if !shapes.is_integer(component, path) {
+        return Ok(SiteKind::Fraction(low, high, 0));
+    }
+    let exact = |i: usize| items.get(i).and_then(Value::as_i64);
+    if let (Some(low), Some(high)) = (exact(0), exact(1)) {
+        return Ok(SiteKind::Whole(low, high));
+    }
+    let (whole_low, whole_high) = (low.ceil(), high.floor());
+    let fits = |x: f64| x >= -(2f64.powi(63)) && x < 2f64.powi(63);
+    if whole_low > whole_high || !fits(whole_low) || !fits(whole_high) {
+        let field = FieldPath(path.to_vec());
+        let place = match field.is_empty() {
+            true => format!("`{component}`"),
+            false => format!("`{component}.{field}`"),
+        };
+        let (first, second) = (&operand[0], &operand[1]);
+        return Err(SpecProblem {
+            message: format!("`$range` from {first} to {second} holds no whole number that fits, and {place} takes whole numbers"),
+            field,
+        });
+    }
+    Ok(SiteKind::Whole(whole_low as i64, whole_high as i64))
 }
 
 fn place_mut<'v>(value: &'v mut Value, path: &[PathSegment]) -> Option<&'v mut Value> {
@@ -464,34 +611,37 @@ fn place_mut<'v>(value: &'v mut Value, path: &[PathSegment]) -> Option<&'v mut V
     Some(at)
 }
 
+/// A value a variation can roll that does not decode: the error, and where the file writes the
+/// value rolled ([`Spec::written_at`]) when the error is inside it.
+pub(crate) struct RollError {
+    pub error: ValueError,
+    pub written: Option<FieldPath>,
+}
+
 /// A component of a compiled entity whose value varies: what a spawn clones or decodes.
 pub(crate) struct Varied {
     spec: Spec,
-    /// The value with its variations in place.
-    template: Value,
     /// Outcomes per site (mixed radix, the first site most significant); empty when every spawn
     /// decodes.
     counts: Vec<u64>,
-    /// Every outcome, decoded the first time one is rolled (`None` for one that does not
-    /// decode: rolling it decodes again, for the error).
-    outcomes: OnceLock<Vec<Option<TypedValue>>>,
+    /// Every outcome, decoded the first time one is rolled (`None` if one does not decode:
+    /// then every spawn decodes its own, for the error).
+    outcomes: OnceLock<Option<Box<dyn TypedList>>>,
     /// What `ArchetypeRef` and `AssetPath` fields were read against when the archetype
     /// compiled, so outcomes decoded later hold the same (an `ArchetypeRef` its ID).
     references: Option<ReferenceTargets>,
 }
 
 impl Varied {
-    /// Compiles the variations `spec` of `template` for the component of `ops`, checking what
-    /// each variation can roll (each value of a pick, both ends of a range, the other
-    /// variations at their first outcome). The first error found is returned (its path is
-    /// inside the component).
-    pub fn compile(
-        spec: Spec,
-        template: &Value,
-        ops: &dyn ComponentOps,
-    ) -> Result<Varied, ValueError> {
-        for value in spec.probes(template) {
-            ops.decode(&value, &mut Vec::new())?;
+    /// Compiles the variations `spec` of a value of the component of `ops`, checking what each
+    /// variation can roll ([`Spec::check`]; the value with every first outcome is the caller's
+    /// to check). The first error found is returned (its path is inside the component), with
+    /// where the file writes the value that gave it.
+    pub fn compile(spec: Spec, ops: &dyn ComponentOps) -> Result<Varied, RollError> {
+        let checked = spec.check(|value| ops.decode(value, &mut Vec::new()).map(drop));
+        if let Err((error, round)) = checked {
+            let written = spec.written_at(round, error.path.segments());
+            return Err(RollError { error, written });
         }
         let counts = match spec.enumerable() {
             Some(_) => spec
@@ -503,11 +653,15 @@ impl Varied {
         };
         Ok(Varied {
             spec,
-            template: template.clone(),
             counts,
             outcomes: OnceLock::new(),
             references: ReferenceContext::current().map(|context| context.targets()),
         })
+    }
+
+    /// The variations, for a component holding references, which rolls from them per spawn.
+    pub fn into_spec(self) -> Spec {
+        self.spec
     }
 
     /// Decodes an outcome as the archetype's values were read.
@@ -525,101 +679,102 @@ impl Varied {
     }
 
     /// How many outcomes the component has, when each is decoded once (else `None`).
-    pub fn outcome_count(&self) -> Option<u64> {
+    fn outcome_count(&self) -> Option<u64> {
         (!self.counts.is_empty()).then(|| self.counts.iter().product())
     }
 
     /// Every outcome, decoded (the first call decodes them), in the order of
     /// [`outcome_count`](Self::outcome_count); `None` when they are decoded per spawn.
-    pub fn outcomes(&self, ops: &dyn ComponentOps) -> Option<&[Option<TypedValue>]> {
+    fn outcomes(&self, ops: &dyn ComponentOps) -> Option<&dyn TypedList> {
         let total = self.outcome_count()?;
         let outcomes = self.outcomes.get_or_init(|| {
             let decode_all = || {
-                (0..total)
-                    .map(|i| {
-                        ops.decode(&self.spec.outcome(&self.template, i), &mut Vec::new())
-                            .ok()
-                    })
-                    .collect()
+                let mut values = (0..total).map(|i| self.spec.outcome(i));
+                ops.decode_list(&mut values)
             };
             match &self.references {
                 Some(targets) => targets.context().install(decode_all),
                 None => decode_all(),
             }
         });
-        Some(outcomes)
+        outcomes.as_deref()
     }
 
     /// A value for one spawned entity: one of the outcomes decoded once, or one decoded now.
     #[inline]
     pub fn roll(&self, ops: &dyn ComponentOps, rng: &SpawnRng) -> Result<Rolled<'_>, ValueError> {
         if self.counts.is_empty() {
-            let value = self.spec.rolled(&self.template, rng);
+            let value = self.spec.rolled(rng);
             return self.decode(ops, &value).map(Rolled::Decoded);
         }
         let mut index = 0u64;
         for count in &self.counts {
             index = index * count + rng.below(*count);
         }
-        let outcomes = self.outcomes(ops).unwrap_or_default();
-        match outcomes.get(index as usize) {
-            Some(Some(outcome)) => Ok(Rolled::Compiled(outcome)),
-            _ => self
-                .decode(ops, &self.spec.outcome(&self.template, index))
+        match self.outcomes(ops) {
+            Some(outcomes) => Ok(Rolled::Kept(outcomes, index as usize)),
+            None => self
+                .decode(ops, &self.spec.outcome(index))
                 .map(Rolled::Decoded),
         }
     }
-}
 
-/// At most this many templates are kept for one entity whose components vary (one per
-/// combination of their outcomes); with more, spawns write the rolled values in place.
-pub(super) const MAX_VARIANT_TEMPLATES: u64 = 512;
-
-/// The templates of an entity whose varied components have few outcomes together.
-pub(crate) struct Variants {
-    /// Outcomes of each varied component, in the entity's order.
-    pub counts: Vec<u64>,
-    /// One per combination, built when first spawned (`None` if an outcome does not decode).
-    pub(super) templates: OnceLock<Option<Vec<NodeTemplate>>>,
-}
-
-impl Variants {
-    /// Templates for `varied`, if it has any and their combinations are few enough.
-    pub fn plan<C>(varied: &[(C, Varied)]) -> Option<Variants> {
-        if varied.is_empty() {
-            return None;
+    /// How many outcomes are kept decoded now, and the bytes their list holds for them (none
+    /// before the first roll, nor when every spawn decodes its own).
+    #[cfg(test)]
+    pub fn kept(&self) -> (usize, usize) {
+        match self.outcomes.get() {
+            Some(Some(outcomes)) => (outcomes.len(), outcomes.bytes()),
+            _ => (0, 0),
         }
-        let counts: Vec<u64> = varied
-            .iter()
-            .map(|(_, varied)| varied.outcome_count())
-            .collect::<Option<_>>()?;
-        let total = counts
-            .iter()
-            .try_fold(1u64, |total, count| total.checked_mul(*count))?;
-        (total <= MAX_VARIANT_TEMPLATES).then(|| Variants {
-            counts,
-            templates: OnceLock::new(),
-        })
     }
 }
 
-/// A rolled value: borrowed from the outcomes compiled up front, or decoded for this spawn.
+/// A rolled value: one of the outcomes kept decoded, or one decoded for this spawn.
 pub(crate) enum Rolled<'a> {
-    Compiled(&'a TypedValue),
+    /// Outcome `.1` of the kept outcomes `.0`.
+    Kept(&'a dyn TypedList, usize),
     Decoded(TypedValue),
 }
 
 impl Rolled<'_> {
-    pub fn typed(&self) -> &TypedValue {
+    /// The value, for a spawn template to clone (`None` only for an outcome past the end).
+    #[inline]
+    pub fn value(&self) -> Option<&(dyn Any + Send + Sync)> {
         match self {
-            Rolled::Compiled(value) => value,
-            Rolled::Decoded(value) => value,
+            Rolled::Kept(outcomes, i) => outcomes.value(*i),
+            Rolled::Decoded(value) => Some(&**value),
+        }
+    }
+
+    /// Adds a clone of the value (of the component of `ops`) to a builder.
+    pub fn add_to_builder(&self, ops: &dyn ComponentOps, builder: &mut EntityBuilder) {
+        match self {
+            Rolled::Kept(outcomes, i) => outcomes.add_to_builder(*i, builder),
+            Rolled::Decoded(value) => ops.add_to_builder(value, builder),
+        }
+    }
+
+    /// Appends a clone of the value (of the component of `ops`) to its column of `batch`.
+    pub fn push_to_column(&self, ops: &dyn ComponentOps, batch: &mut ColumnBatchBuilder) {
+        match self {
+            Rolled::Kept(outcomes, i) => outcomes.push_to_column(*i, batch),
+            Rolled::Decoded(value) => ops.fill_column(value, batch, 1),
+        }
+    }
+
+    /// Overwrites the component (of `ops`) of `entity` with a clone of the value.
+    #[inline]
+    pub fn overwrite(&self, ops: &dyn ComponentOps, world: &mut World, entity: Entity) -> bool {
+        match self {
+            Rolled::Kept(outcomes, i) => outcomes.overwrite(*i, world, entity),
+            Rolled::Decoded(value) => ops.overwrite_typed(world, entity, value),
         }
     }
 }
 
-/// `value` with its variations rolled (for values decoded per spawn: components holding `#`
-/// references, spawn-time overrides); `value` itself when it has none.
+/// `value` with its variations rolled (for spawn-time overrides, decoded per spawn); `value`
+/// itself when it has none.
 pub(crate) fn rolled_value<'v>(
     value: &'v Value,
     component: &str,
@@ -627,7 +782,7 @@ pub(crate) fn rolled_value<'v>(
     rng: &SpawnRng,
 ) -> std::borrow::Cow<'v, Value> {
     match Spec::find(value, component, shapes) {
-        Ok(Some(spec)) => std::borrow::Cow::Owned(spec.rolled(value, rng)),
+        Ok(Some(spec)) => std::borrow::Cow::Owned(spec.rolled(rng)),
         _ => std::borrow::Cow::Borrowed(value),
     }
 }
@@ -658,17 +813,17 @@ mod tests {
         let value = json!({ "hp": { "$range": [8.5, 12] }, "speed": { "$range": [1, 2] }, "tags": ["a", { "$pick": ["b", "c"] }] });
         let spec = Spec::find(&value, "Stats", &Integers).unwrap().unwrap();
         assert_eq!(
-            spec.first(&value),
+            *spec.first(),
             json!({ "hp": 9, "speed": 1.0, "tags": ["a", "b"] })
         );
         // 4 whole numbers × 2 picks leave 256 / 8 = 32 steps for the fractional range.
         assert_eq!(spec.enumerable(), Some(256));
         assert_eq!(
-            spec.outcome(&value, 255),
+            spec.outcome(255),
             json!({ "hp": 12, "speed": 2.0, "tags": ["a", "c"] })
         );
         assert_eq!(
-            spec.outcome(&value, 2),
+            spec.outcome(2),
             json!({ "hp": 9, "speed": 1.0 + 1.0 / 31.0, "tags": ["a", "b"] })
         );
         assert_eq!(
@@ -677,7 +832,7 @@ mod tests {
         );
         let rng = SpawnRng::new(3);
         for _ in 0..50 {
-            let rolled = spec.rolled(&value, &rng);
+            let rolled = spec.rolled(&rng);
             let hp = rolled["hp"].as_i64().unwrap();
             assert!((9..=12).contains(&hp));
             let speed = rolled["speed"].as_f64().unwrap();
@@ -695,19 +850,81 @@ mod tests {
         let spec = Spec::find(&two, "Stats", &Integers).unwrap().unwrap();
         assert_eq!(spec.enumerable(), Some(256));
         assert_eq!(
-            spec.outcome(&two, 17),
+            spec.outcome(17),
             json!({ "a": 1.0 / 15.0, "b": 1.0 / 15.0 })
         );
         let whole = json!({ "hp": { "$range": [1, 3] }, "kind": { "$pick": ["x", "y"] } });
         let spec = Spec::find(&whole, "Stats", &Integers).unwrap().unwrap();
-        assert_eq!(spec.outcome(&whole, 5), json!({ "hp": 3, "kind": "y" }));
-        assert_eq!(spec.outcome(&whole, 1), json!({ "hp": 1, "kind": "y" }));
+        assert_eq!(spec.outcome(5), json!({ "hp": 3, "kind": "y" }));
+        assert_eq!(spec.outcome(1), json!({ "hp": 1, "kind": "y" }));
         let empty = json!({ "hp": { "$range": [0.2, 0.8] } });
         let problem = Spec::find(&empty, "Stats", &Integers).unwrap_err();
         assert_eq!(
             problem.message,
             "`$range` from 0.2 to 0.8 holds no whole number that fits, and `Stats.hp` takes whole numbers"
         );
+    }
+
+    #[test]
+    fn checks_try_every_value_in_rounds_and_say_where_each_is_written() {
+        let value = json!({ "hp": { "$range": [1, 3] }, "tags": [{ "$pick": ["a", "b", "c"] }, { "$pick": ["x"] }] });
+        let spec = Spec::find(&value, "Stats", &Integers).unwrap().unwrap();
+        let mut tried = Vec::new();
+        let checked = spec.check(|value| {
+            tried.push(value.clone());
+            Ok::<(), ()>(())
+        });
+        assert_eq!(checked, Ok(()));
+        // Round 1 puts every variation's second value in; round 2 the pick's third, the range
+        // back at its low end.
+        assert_eq!(
+            tried,
+            [
+                json!({ "hp": 3, "tags": ["b", "x"] }),
+                json!({ "hp": 1, "tags": ["c", "x"] }),
+            ]
+        );
+        let refused = spec.check(|value| match value["tags"][0] == "c" {
+            true => Err("c"),
+            false => Ok(()),
+        });
+        assert_eq!(refused, Err(("c", 2)));
+        let at = |round, path: &[PathSegment]| spec.written_at(round, path).map(|p| p.to_string());
+        let tag = [PathSegment::Key("tags".into()), PathSegment::Index(0)];
+        assert_eq!(at(2, &tag).as_deref(), Some("tags[0].$pick[2]"));
+        assert_eq!(
+            at(1, &[PathSegment::Key("hp".into())]).as_deref(),
+            Some("hp.$range[1]")
+        );
+        // The range has no third value; the root is in no variation.
+        assert_eq!(at(2, &[PathSegment::Key("hp".into())]), None);
+        assert_eq!(at(1, &[]), None);
+    }
+
+    #[test]
+    fn a_value_too_big_to_check_with_its_variations_is_a_problem() {
+        let picks: Vec<u64> = (0..1000).collect();
+        let big = json!({ "list": vec![0; 20_000], "hp": { "$pick": picks } });
+        let problem = Spec::find(&big, "Stats", &Integers).unwrap_err();
+        assert_eq!(problem.field.to_string(), "hp");
+        // A component of 20,000 values with a pick of two, or 400,000 values picked from in a
+        // small component, is checked.
+        let two = json!({ "list": vec![0; 20_000], "hp": { "$pick": [1, 2] } });
+        assert!(Spec::find(&two, "Stats", &Integers).is_ok());
+        let picks: Vec<u64> = (0..400_000).collect();
+        let long = json!({ "hp": { "$pick": picks } });
+        let spec = Spec::find(&long, "Stats", &Integers).unwrap().unwrap();
+        // Too many to keep decoded: every spawn decodes its own.
+        assert_eq!(spec.enumerable(), None);
+    }
+
+    #[test]
+    fn big_values_keep_fewer_outcomes() {
+        // The object, `x`, the list and its 100 values: 4096 / 103 = 39 outcomes kept, all for
+        // the one range.
+        let value = json!({ "x": { "$range": [0, 1] }, "list": vec![0; 100] });
+        let spec = Spec::find(&value, "Stats", &Integers).unwrap().unwrap();
+        assert_eq!(spec.enumerable(), Some(39));
     }
 
     #[test]

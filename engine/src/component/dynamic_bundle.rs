@@ -199,6 +199,60 @@ impl SpawnTemplate {
     }
 }
 
+impl SpawnTemplate {
+    /// The place among the template's values of the value of type `type_id`, if it has one:
+    /// where [`spawn_replacing`](Self::spawn_replacing) puts another value of that type.
+    pub fn part_of(&self, type_id: TypeId) -> Option<usize> {
+        self.parts.iter().position(|part| part.info.id() == type_id)
+    }
+
+    /// Spawns one entity as [`spawn`](Self::spawn) does with no bundle, but with each value of
+    /// `replaced` (place, value; places ascending) cloned in place of the template's own at
+    /// that place: a varied component's rolled outcome, spawned as fast as the template's own.
+    /// `None`, nothing spawned and `id` not called, when the template was made for a bundle or
+    /// a place is out of order, past the end, or given a value of another type.
+    #[inline]
+    pub fn spawn_replacing(
+        &self,
+        world: &mut World,
+        id: impl FnOnce() -> StableId,
+        replaced: &[(usize, &(dyn Any + Send + Sync))],
+    ) -> Option<Entity> {
+        if !self.extra.is_empty() {
+            return None;
+        }
+        let mut after = None;
+        for &(place, value) in replaced {
+            let part = self.parts.get(place)?;
+            if part.info.id() != Any::type_id(value) || after.is_some_and(|after| place <= after) {
+                return None;
+            }
+            after = Some(place);
+        }
+        let mut scratch = Scratch([MaybeUninit::uninit(); SCRATCH_BYTES]);
+        let base = scratch.0.as_mut_ptr().cast::<u8>();
+        let mut replaced = replaced.iter().peekable();
+        for (place, (own, part)) in self.values.iter().zip(self.parts.iter()).enumerate() {
+            let value: &(dyn Any + Send + Sync) = match replaced.next_if(|(at, _)| *at == place) {
+                Some((_, value)) => *value,
+                None => &**own,
+            };
+            let source = (value as *const (dyn Any + Send + Sync)).cast::<u8>();
+            // SAFETY: as in `spawn`: `own` holds the type `part.clone_into` was made for, and a
+            // value of `replaced` at this place was checked above to be of the part's type
+            // (its `TypeId` is the part's); `offset` is inside the buffer, aligned for that
+            // type, apart from every other part's.
+            unsafe { (part.clone_into)(source, base.add(part.offset)) };
+        }
+        Some(world.spawn(TemplateSpawn {
+            template: self,
+            clones: base,
+            id: id(),
+            extra: (),
+        }))
+    }
+}
+
 /// One spawn of a [`SpawnTemplate`]: the clones of its values (at their offsets from `clones`),
 /// the stable ID, and the bundle `extra` (whose types [`SpawnTemplate::spawn`] checked).
 struct TemplateSpawn<'a, B> {
@@ -436,6 +490,44 @@ mod tests {
         assert_eq!(Arc::strong_count(&count), 2);
         drop(template);
         assert_eq!(Arc::strong_count(&count), 1);
+    }
+
+    #[test]
+    fn values_given_for_a_spawn_are_cloned_in_place_of_the_templates() {
+        let template = goblin("goblin", &());
+        let (health, name) = (Health(9), Name("grukk".into()));
+        let places = [
+            template.part_of(TypeId::of::<Health>()).expect("a Health"),
+            template.part_of(TypeId::of::<Name>()).expect("a Name"),
+        ];
+        assert_eq!(places, [0, 1]);
+        let mut world = World::new();
+        let replaced: [(usize, &(dyn Any + Send + Sync)); 2] = [(0, &health), (1, &name)];
+        let rolled = template
+            .spawn_replacing(&mut world, || StableId(1), &replaced)
+            .expect("values of the parts' types");
+        let entity = world.entity(rolled).expect("spawned");
+        assert_eq!(*entity.get::<&Health>().expect("health"), Health(9));
+        assert_eq!(entity.get::<&Name>().expect("name").0, "grukk");
+        assert_eq!(*entity.get::<&Wide>().expect("wide"), Wide(1));
+        assert_eq!(*entity.get::<&StableId>().expect("id"), StableId(1));
+        // The template keeps its own values.
+        let plain = template.spawn_replacing(&mut world, || StableId(2), &[]);
+        let plain = plain.expect("nothing replaced");
+        assert_eq!(*world.get::<&Health>(plain).expect("health"), Health(7));
+        // A value of another type, a place past the end or out of order spawns nothing.
+        let refused: [&[(usize, &(dyn Any + Send + Sync))]; 3] =
+            [&[(0, &name)], &[(3, &health)], &[(1, &name), (0, &health)]];
+        for replaced in refused {
+            let spawned = template.spawn_replacing(&mut world, || unreachable!(), replaced);
+            assert!(spawned.is_none());
+        }
+        // A template made for a bundle takes one.
+        let placed = goblin("placed", &(Place([0.0; 2]),));
+        assert!(placed
+            .spawn_replacing(&mut world, || unreachable!(), &[])
+            .is_none());
+        assert_eq!(world.len(), 2);
     }
 
     #[test]

@@ -44,6 +44,19 @@ pub(crate) trait EntityOps {
     ) -> Result<(), CopyRowsError>;
 }
 
+/// Overwrites the `T` `entity` has with a clone of `value`, in place (inserts it if the entity
+/// lacks it); `false` if the entity is gone.
+#[inline]
+pub(super) fn overwrite<T: Component>(world: &mut World, entity: Entity, value: &T) -> bool {
+    match world.query_one_mut::<&mut T>(entity) {
+        Ok(place) => {
+            place.clone_from(value);
+            true
+        }
+        Err(_) => world.insert_one(entity, value.clone()).is_ok(),
+    }
+}
+
 /// Why rows were not copied into a batch column (never expected: the caller built both from
 /// the same archetype).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,16 +123,7 @@ impl<T: Component> EntityOps for Ops<T> {
 
     #[inline]
     fn overwrite_typed(&self, world: &mut World, entity: Entity, value: &TypedValue) -> bool {
-        let Some(typed) = Self::typed(value) else {
-            return false;
-        };
-        match world.query_one_mut::<&mut T>(entity) {
-            Ok(place) => {
-                place.clone_from(typed);
-                true
-            }
-            Err(_) => world.insert_one(entity, typed.clone()).is_ok(),
-        }
+        Self::typed(value).is_some_and(|typed| overwrite(world, entity, typed))
     }
 
     fn remove(&self, world: &mut World, entity: Entity) -> bool {

@@ -24,6 +24,7 @@ mod serde_schema;
 mod shared;
 mod stable_id;
 mod transform;
+mod typed_list;
 mod value_check;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod value_layout;
@@ -49,6 +50,7 @@ pub(crate) use shared::{
 };
 pub use stable_id::{ParseStableIdError, StableId};
 pub use transform::Transform;
+pub(crate) use typed_list::TypedList;
 pub(crate) use value_check::CheckError;
 pub(crate) use value_layout::{changed_fields, read_value, Layout};
 pub(crate) use value_ops::ValueError;

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::component::map_error::{MapError, ReadOnly};
 use crate::component::ops::{Ops, TypedValue};
 use crate::component::registry::Component;
+use crate::component::typed_list::TypedList;
 use crate::component::value_layout::Layout;
 use crate::component::value_reader::{ReadErrorKind, Reading, ValueReader};
 use crate::json::{probe, tag_of, Shape};
@@ -59,6 +60,9 @@ pub(crate) trait ValueOps {
     /// Deserializes a typed value; unknown fields are reported through `unknown`.
     fn decode(&self, value: &Value, unknown: &mut Vec<FieldPath>)
         -> Result<TypedValue, ValueError>;
+    /// Deserializes each of `values` as [`decode`](Self::decode) does, into one list in their
+    /// order; `None` if one does not decode.
+    fn decode_list(&self, values: &mut dyn Iterator<Item = Value>) -> Option<Box<dyn TypedList>>;
     /// Whether the type is a unit struct (a marker component).
     fn is_marker(&self) -> bool;
     /// Checks a value that may be partial as far as it goes ([`check_partial_value`]).
@@ -85,6 +89,17 @@ impl<T: Component> ValueOps for Ops<T> {
         let typed = deserialize_value::<T>(value, unknown)?;
         check_read_value(&typed)?;
         Ok(Box::new(typed))
+    }
+
+    fn decode_list(&self, values: &mut dyn Iterator<Item = Value>) -> Option<Box<dyn TypedList>> {
+        let mut list: Vec<T> = Vec::with_capacity(values.size_hint().0);
+        for value in values {
+            let typed = deserialize_value::<T>(&value, &mut Vec::new()).ok()?;
+            check_read_value(&typed).ok()?;
+            list.push(typed);
+        }
+        list.shrink_to_fit();
+        Some(Box::new(list))
     }
 
     fn is_marker(&self) -> bool {

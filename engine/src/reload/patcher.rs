@@ -527,12 +527,7 @@ pub(super) fn spawn_nodes(
         };
         node.add_values(registry, &rolled, &mut builder, |_| false);
         for (component, value) in &node.with_refs {
-            let value = &*crate::archetype::rolled_value(
-                value,
-                registry.name(*component),
-                registry,
-                library.spawn_rng(),
-            );
+            let value = &*node.ref_value(*component, value, library.spawn_rng());
             let mapper = LiveRefs {
                 paths: paths.clone(),
                 base: compiled.nodes[node.base].path.to_string(),

@@ -253,3 +253,39 @@ fn spawn_time_overrides_take_operators() {
     let loot: Loot = (*world.get::<&Loot>(entity).unwrap()).clone();
     assert_eq!((loot.items.len(), loot.gold), (2, 8));
 }
+
+/// `$union` and `$remove` find the values they compare through a hash: a long list edited by
+/// long operands costs their lengths, not their product (a minute and more, compared pair by
+/// pair).
+#[test]
+fn long_lists_are_united_and_removed_from_in_time() {
+    const ITEMS: usize = 60_000;
+    let quoted = |range: std::ops::Range<usize>| {
+        let names: Vec<String> = range.map(|i| format!("\"i{i}\"")).collect();
+        names.join(", ")
+    };
+    let base = format!(
+        r#"{{ "components": {{ "Loot": {{ "items": [{}], "gold": 1 }} }} }}"#,
+        quoted(0..ITEMS)
+    );
+    // Half of the union is there already; the removal takes every other one of the first half.
+    let removed: Vec<String> = (0..ITEMS / 2)
+        .step_by(2)
+        .map(|i| format!("\"i{i}\""))
+        .collect();
+    let child = format!(
+        r#"{{ "extends": "base", "components": {{ "Loot": {{ "items": {{ "$union": [{}], "$remove": [{}] }} }} }} }}"#,
+        quoted(ITEMS / 2..ITEMS + ITEMS / 2),
+        removed.join(", ")
+    );
+    let items = crate::support::within(60, move || {
+        spawn(&[("base.json", &base), ("child.json", &child)], "child")
+            .get::<Loot>()
+            .items
+    });
+    let expected: Vec<String> = (0..ITEMS + ITEMS / 2)
+        .filter(|&i| i >= ITEMS / 2 || i % 2 == 1)
+        .map(|i| format!("i{i}"))
+        .collect();
+    assert_eq!(items, expected);
+}

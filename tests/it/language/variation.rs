@@ -2,14 +2,15 @@
 //! entity from the library's seedable random numbers; scenes keep what was rolled, hot reload
 //! leaves it alone.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use archetype_engine::{apply_update, load_scene, save_scene, SceneEncoding, StableId};
 use archetype_engine::{SceneLoadOptions, SceneSaveOptions};
 use hecs::{Entity, World};
 use serde_json::json;
 
-use crate::support::{assert_messages, load, load_errors, Health, Loot};
+use crate::support::{assert_messages, load, load_errors, within, Health, Loot};
 
 const GOBLIN: (&str, &str) = (
     "goblin.json",
@@ -166,7 +167,7 @@ fn variations_written_wrong_are_errors_where_they_are() {
         ],
     );
     // Checked against the component's type when the archetype compiles: every value a pick
-    // could roll, and a range of whole numbers that holds one.
+    // could roll (an error placed at the value), and a range of whole numbers that holds one.
     let text = r#"{
   "components": {
     "Loot": { "items": { "$pick": [["apple"], "bone"] }, "gold": 1 },
@@ -183,7 +184,7 @@ fn variations_written_wrong_are_errors_where_they_are() {
     assert_messages(
         &[wrong_pick, no_whole_number].concat(),
         &[
-            "archetypes/goblin.json:3:24: error[invalid-component]: invalid value for `Loot.items`: invalid type: string \"bone\", expected a sequence",
+            "archetypes/goblin.json:3:47: error[invalid-component]: invalid value for `Loot.items`: invalid type: string \"bone\", expected a sequence",
             "archetypes/goblin.json:3:36: error[invalid-operator]: invalid value for `Loot.gold`: `$range` from 0.2 to 0.8 holds no whole number that fits, and `Loot.gold` takes whole numbers",
         ],
     );
@@ -293,7 +294,7 @@ fn few_and_many_combinations_roll_alike() {
 }
 
 /// A component holding `#` references rolls when it is decoded for each spawn; every value it
-/// can roll is still checked when the archetype loads.
+/// can roll is still checked when the archetype loads (an error placed at the value).
 #[test]
 fn components_holding_references_roll_too() {
     let (_dir, library) = load(&[(
@@ -317,6 +318,133 @@ fn components_holding_references_roll_too() {
     )]);
     assert_messages(
         &errors,
-        &["archetypes/linked.json:1:40: error[unknown-child]: invalid value for `Links.target`: entity reference `#nowhere` names no child of this archetype"],
+        &["archetypes/linked.json:1:57: error[unknown-child]: invalid value for `Links.target`: entity reference `#nowhere` names no child of this archetype"],
+    );
+}
+
+/// Line and column (1-based, in characters) where `needle` first starts in `text`.
+fn line_and_column(text: &str, needle: &str) -> (usize, usize) {
+    let at = text.find(needle).unwrap();
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    (line, column)
+}
+
+/// A `$pick` of 400,000 values (2.8 MB) loads with every value checked against the component's
+/// type, each in the time of one value: spawns roll its values, and a wrong value at its very
+/// end is an error placed where it is written. (Checking once copied the whole list per value:
+/// minutes.)
+#[test]
+fn a_pick_of_hundreds_of_thousands_of_values_loads_rolls_and_places_its_errors() {
+    const VALUES: usize = 400_000;
+    let file = |last: &str| {
+        let mut text = String::from(
+            "{\n  \"components\": {\n    \"Health\": { \"current\": 1, \"max\": { \"$pick\": [",
+        );
+        for i in 0..VALUES - 1 {
+            if i % 1000 == 0 {
+                text.push_str("\n      ");
+            }
+            let _ = write!(text, "{i}, ");
+        }
+        text.push_str(last);
+        text.push_str("] } }\n  }\n}\n");
+        text
+    };
+    let (good, bad) = (file("399999"), file("\"lots\""));
+    let place = line_and_column(&bad, "\"lots\"");
+    let (maxes, messages) = within(60, move || {
+        let (_dir, library) = load(&[("hoard.json", &good)]);
+        let mut world = World::new();
+        let maxes: Vec<f32> = (0..1000)
+            .map(|_| {
+                let hoard = library.spawn(&mut world, "hoard").unwrap();
+                world.get::<&Health>(hoard).unwrap().max
+            })
+            .collect();
+        (maxes, load_errors(&[("hoard.json", &bad)]))
+    });
+    assert!(maxes
+        .iter()
+        .all(|max| max.fract() == 0.0 && (0.0..VALUES as f32).contains(max)));
+    let distinct: BTreeSet<u32> = maxes.iter().map(|max| *max as u32).collect();
+    assert!(distinct.len() > 900, "{} distinct rolls", distinct.len());
+    assert_messages(
+        &messages,
+        &[&format!(
+            "archetypes/hoard.json:{}:{}: error[invalid-component]: invalid value for `Health.max`: invalid type: string \"lots\", expected f32",
+            place.0, place.1
+        )],
+    );
+}
+
+/// A component with 20,000 variations is checked in as many decodes as its longest variation
+/// has values (here two), not one per value of each (minutes); every spawn rolls each of them,
+/// and a wrong value in the last is placed where it is written.
+#[test]
+fn a_component_of_thousands_of_variations_loads_and_rolls_each() {
+    const PICKS: usize = 20_000;
+    let file = |last: &str| {
+        let mut items = String::new();
+        for i in 0..PICKS - 1 {
+            let _ = write!(items, "\n        {{ \"$pick\": [\"a{i}\", \"b{i}\"] }},");
+        }
+        format!(
+            "{{\n  \"components\": {{\n    \"Loot\": {{\n      \"items\": [{items}\n        {{ \"$pick\": [\"a\", {last}] }}\n      ]\n    }}\n  }}\n}}\n"
+        )
+    };
+    let (good, bad) = (file("\"b\""), file("5"));
+    let place = line_and_column(&bad, "5] }");
+    let (items, messages) = within(60, move || {
+        let (_dir, library) = load(&[("stash.json", &good)]);
+        let mut world = World::new();
+        let items: Vec<Vec<String>> = (0..3)
+            .map(|_| {
+                let stash = library.spawn(&mut world, "stash").unwrap();
+                world.get::<&Loot>(stash).unwrap().items.clone()
+            })
+            .collect();
+        (items, load_errors(&[("stash.json", &bad)]))
+    });
+    for rolled in &items {
+        assert_eq!(rolled.len(), PICKS);
+        for (i, item) in rolled[..PICKS - 1].iter().enumerate() {
+            assert!(
+                *item == format!("a{i}") || *item == format!("b{i}"),
+                "{item}"
+            );
+        }
+        assert!(rolled.iter().any(|item| item.starts_with('a')));
+        assert!(rolled.iter().any(|item| item.starts_with('b')));
+    }
+    assert_messages(
+        &messages,
+        &[&format!(
+            "archetypes/stash.json:{}:{}: error[invalid-component]: invalid value for `Loot.items[{}]`: invalid type: integer `5`, expected a string",
+            place.0, place.1, PICKS - 1
+        )],
+    );
+}
+
+/// Checking a component's variations decodes the whole component once per value of its longest
+/// variation: a component for which that would read more than 16,777,216 values is refused
+/// where its longest `$pick` is, instead of taking minutes to load.
+#[test]
+fn a_component_too_big_to_check_with_its_variations_is_refused() {
+    let items: Vec<String> = (0..20_000).map(|i| format!("\"i{i}\"")).collect();
+    let golds: Vec<String> = (0..1_000).map(|i| i.to_string()).collect();
+    let text = format!(
+        "{{\n  \"components\": {{\n    \"Loot\": {{ \"items\": [{}],\n      \"gold\": {{ \"$pick\": [{}] }} }}\n  }}\n}}\n",
+        items.join(", "),
+        golds.join(", ")
+    );
+    let messages = within(60, move || load_errors(&[("hoard.json", &text)]));
+    assert_messages(
+        &messages,
+        &["archetypes/hoard.json:4:15: error[invalid-operator]: invalid value for `Loot.gold`: `Loot` is too big to check with its variations: each value a variation can roll is checked in the whole component, and 1000 values in a component of 20003 parts are more than 16777216 parts to read; give the longest `$pick` a component of its own, or shorten it"],
     );
 }

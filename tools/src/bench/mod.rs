@@ -12,7 +12,7 @@
 //! | `spawn_with_vs_spawn_by_name` | `library.spawn_with(world, name, overrides)` × n | `library.spawn(world, name)` × n | — |
 //! | `spawn_with_bundle_vs_spawn_by_name` | `library.spawn_with_bundle(world, name, (Transform,))` × n | `library.spawn(world, name)` × n | ≤ 1.15× (19) |
 //! | `spawn_varied_vs_spawn_by_name` | `library.spawn(world, name)` × n of the goblin with a `$range` and a `$pick` | `library.spawn(world, name)` × n of the goblin | ≤ 1.3× (18) |
-//! | `spawn_varied_in_place_vs_spawn_by_name` | the same with more combinations of outcomes than templates are kept for (values written in place) | the same | — |
+//! | `spawn_varied_in_place_vs_spawn_by_name` | the same with 768 combinations of outcomes (written in place when a template was kept per combination, up to 512; now spawned as the one above) | the same | — |
 //! | `spawn_varied_decoded_vs_spawn_by_name` | the same with a component of more than 256 outcomes (decoded per spawn) | the same | — |
 //! | `load_vs_parse` | `ArchetypeLibrary::load` of 10,000 files | read + `serde_json::Value` parse of each | ≤ 2.5× (2) |
 //! | `load_vs_parse_50k` | the same at 50,000 files | the same | ≤ 2.5× (19) |

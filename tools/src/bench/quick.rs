@@ -97,6 +97,13 @@ pub const FIGURES: &[&str] = &[
     "scaling_sub_scene_depth",
     "scaling_validate_errors_per_file",
     "scaling_lsp_errors_per_file",
+    "scaling_pick_length",
+    "scaling_formerly_count",
+    "scaling_renamed_archetypes",
+    "scaling_extends_fanout",
+    "scaling_extends_count",
+    "scaling_children_count",
+    "scaling_variation_sites",
 ];
 
 /// How big each workload of the quick mode is and how often it runs.

@@ -95,7 +95,8 @@ const POD_GOBLIN_FILE: &str = r#"{
 "#;
 
 /// The goblin with spawn-time variation as a designer writes it: a fractional range and a pick
-/// (one component each, so each has a few hundred outcomes at most, decoded once).
+/// (one component each, so each has a few hundred outcomes at most, decoded once; a spawn
+/// clones the goblin's template with the rolled outcomes in their places).
 pub const VARIED_GOBLIN: &str = "enemies/varied_goblin";
 const VARIED_GOBLIN_FILE: &str = r#"{
   "extends": "enemies/goblin",
@@ -106,8 +107,10 @@ const VARIED_GOBLIN_FILE: &str = r#"{
 }
 "#;
 
-/// The same two variations with more combinations than the templates kept for one entity
-/// (256 × 3 > 512): spawns write the rolled values in place.
+/// The same two variations with more combinations (256 × 3): once more than templates were
+/// kept for (one per combination, up to 512), so spawns wrote the rolled values in place. With
+/// no template per combination any more it spawns as [`VARIED_GOBLIN`] does; its figure stays
+/// for comparison with earlier runs.
 pub const IN_PLACE_GOBLIN: &str = "enemies/in_place_goblin";
 const IN_PLACE_GOBLIN_FILE: &str = r#"{
   "extends": "enemies/goblin",
@@ -121,9 +124,9 @@ const IN_PLACE_GOBLIN_FILE: &str = r#"{
 /// How a varied goblin is spawned (see [`SpawnFixture::spawn_varied`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Varied {
-    /// [`VARIED_GOBLIN`]: a template per combination of outcomes.
+    /// [`VARIED_GOBLIN`]: the template with the rolled outcomes in their places.
     Templates,
-    /// [`IN_PLACE_GOBLIN`]: rolled values written in place after the spawn.
+    /// [`IN_PLACE_GOBLIN`]: the same, with more combinations of outcomes.
     InPlace,
     /// [`DECODED_GOBLIN`]: a component decoded per spawn.
     Decoded,

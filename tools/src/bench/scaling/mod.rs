@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::bench::figure::{median, Figure, Measured};
 
 pub mod diagnostics;
+mod language;
 mod scenes;
 
 /// The highest growth exponent a dimension may show: linear, with room for noise.
@@ -59,6 +60,13 @@ pub const DIMENSIONS: &[Dimension] = &[
         n: 4_000,
         setup: diagnostics::lsp_errors_per_file,
     },
+    language::PICK_LENGTH,
+    language::FORMERLY_COUNT,
+    language::RENAMED_ARCHETYPES,
+    language::EXTENDS_FANOUT,
+    language::EXTENDS_COUNT,
+    language::CHILDREN_COUNT,
+    language::VARIATION_SITES,
 ];
 
 /// Times `dimension` at `n`, `2n` and `4n` (`n` is the dimension's own divided by `divisor`,
