@@ -571,6 +571,8 @@ fn blank_members(text: &SourceText, placements: &[Placement]) -> Vec<u8> {
 /// counts them (entries, and the components of each), read without building a value. What
 /// cannot be read counts as nothing: the load reports it.
 fn count(bytes: &[u8], library: &ArchetypeLibrary, limits: &Limits) -> Counts {
+    #[cfg(not(feature = "binary"))]
+    let _ = (library, limits);
     match SceneEncoding::detect(bytes) {
         SceneEncoding::Json => {
             let mut counts = Counts::default();
@@ -580,11 +582,6 @@ fn count(bytes: &[u8], library: &ArchetypeLibrary, limits: &Limits) -> Counts {
         }
         #[cfg(feature = "binary")]
         SceneEncoding::Binary => binary_counts(bytes, library, limits),
-        #[cfg(not(feature = "binary"))]
-        _ => {
-            let _ = (library, limits);
-            Counts::default()
-        }
     }
 }
 
