@@ -308,7 +308,7 @@ pub fn run_quick_with(
             push(scaling_figure(
                 dimension,
                 sizes.scaling_divisor,
-                sizes.slow_rounds,
+                sizes.rounds,
             ));
         }
     }
