@@ -70,8 +70,8 @@ pub const DIMENSIONS: &[Dimension] = &[
 ];
 
 /// Times `dimension` at `n`, `2n` and `4n` (`n` is the dimension's own divided by `divisor`,
-/// at least 1): one unmeasured round, then `rounds` rounds (the quick mode's 11) of the three sizes one after the
-/// other, so machine noise reaches all three alike.
+/// at least 1): one unmeasured round, then `rounds` rounds (the quick mode's 11) of the three
+/// sizes one after the other, so machine noise reaches all three alike.
 pub fn scaling_figure(dimension: &Dimension, divisor: usize, rounds: usize) -> Figure {
     let n = (dimension.n / divisor.max(1)).max(1);
     let mut runs: Vec<Run> = [n, 2 * n, 4 * n]
