@@ -156,6 +156,37 @@ fn collect_json(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
+/// What `scene diff` prints for two scenes holding the same entities.
+const SAME_SCENES: &str = "0 added, 0 removed, 0 changed\n";
+
+/// `n` `thing`s, in the tool's words (`1 file`, `2 files`).
+fn counted(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// What `fmt` prints when every archetype file of `project` is formatted.
+fn all_formatted(project: &Project) -> String {
+    let files = counted(project.archetype_files().len(), "file");
+    format!("{files} checked, all formatted\n")
+}
+
+/// What `migrate` prints when nothing needs migrating: every archetype file of `project`
+/// checked, and `scenes` scene files (`None`: no scenes directory to read).
+fn none_to_migrate(project: &Project, scenes: Option<usize>) -> String {
+    let archetypes = counted(project.archetype_files().len(), "archetype file");
+    match scenes {
+        Some(scenes) => format!(
+            "{archetypes} and {} checked, none to migrate\n",
+            counted(scenes, "scene file")
+        ),
+        None => format!("{archetypes} checked, none to migrate\n"),
+    }
+}
+
 /// Asserts the exit code and the whole of stdout and stderr.
 #[track_caller]
 fn check(run: &Run, code: i32, stdout: &str, stderr: &str) {
@@ -741,12 +772,23 @@ fn the_checked_in_schema_is_up_to_date() {
 }
 
 #[test]
-fn schema_out_writes_the_same_text_as_stdout() {
+fn schema_out_writes_the_same_text_as_stdout_making_its_directory() {
     let project = Project::demo();
     let printed = project.run(&["schema"]);
     check(&project.run(&["schema", "--out", "schema.json"]), 0, "", "");
     assert_eq!(project.read("schema.json"), printed.stdout);
     assert!(printed.stdout.ends_with("}\n"));
+    // A directory that does not exist yet is made.
+    check(
+        &project.run(&["schema", "--out", "editor/schemas/archetype.json"]),
+        0,
+        "",
+        "",
+    );
+    assert_eq!(
+        project.read("editor/schemas/archetype.json"),
+        printed.stdout
+    );
 }
 
 #[test]
@@ -910,8 +952,13 @@ fn fmt_keeps_the_meaning_of_every_demo_file_and_is_idempotent() {
         .map(|f| project.read(f))
         .collect();
 
-    check(&project.run(&["fmt", "--check"]), 0, "", "");
-    check(&project.run(&["fmt"]), 0, "", "");
+    check(
+        &project.run(&["fmt", "--check"]),
+        0,
+        &all_formatted(&project),
+        "",
+    );
+    check(&project.run(&["fmt"]), 0, &all_formatted(&project), "");
     let twice: Vec<String> = project
         .archetype_files()
         .iter()
@@ -1005,8 +1052,13 @@ fn fmt_keeps_the_meaning_of_tricky_files() {
             !once.contains('\r') && !once.starts_with('\u{feff}'),
             "{once:?}"
         );
-        check(&project.run(&["fmt", "--check"]), 0, "", "");
-        check(&project.run(&["fmt"]), 0, "", "");
+        check(
+            &project.run(&["fmt", "--check"]),
+            0,
+            &all_formatted(&project),
+            "",
+        );
+        check(&project.run(&["fmt"]), 0, &all_formatted(&project), "");
         assert_eq!(project.read("archetypes/tricky.json"), once);
     }
     // Spelling kept, exactly.
@@ -1037,13 +1089,15 @@ fn fmt_keeps_the_meaning_of_tricky_files() {
 #[test]
 fn the_repository_archetypes_are_formatted() {
     let dir = repo_root().join("archetypes");
+    let mut files = Vec::new();
+    collect_json(&dir, &mut files);
     check(
         &run_in(
             &repo_root(),
             &["fmt", "--check", "--dir", dir.to_str().unwrap()],
         ),
         0,
-        "",
+        &format!("{} checked, all formatted\n", counted(files.len(), "file")),
         "",
     );
 }
@@ -1110,7 +1164,12 @@ fn fmt_check_lists_unformatted_files_and_changes_nothing() {
         "",
     );
     assert_eq!(project.read("archetypes/a.json"), pretty);
-    check(&project.run(&["fmt", "--check"]), 0, "", "");
+    check(
+        &project.run(&["fmt", "--check"]),
+        0,
+        &all_formatted(&project),
+        "",
+    );
 }
 
 #[test]
@@ -1148,9 +1207,13 @@ fn new_scaffolds_a_file_that_loads() {
     check(
         &project.run(&["new", "enemies/troll", "--extends", "enemies/goblin"]),
         0,
-        "archetypes/enemies/troll.json\n",
+        "archetypes/enemies/troll.json\nwrote assets/schema/archetype.schema.json\n",
         "",
     );
+    // The `$schema` it writes names a file that exists: the schema, made with its directory.
+    assert!(project
+        .path("archetypes/enemies/../../assets/schema/archetype.schema.json")
+        .is_file());
     assert_eq!(
         project.read("archetypes/enemies/troll.json"),
         "{\n  \"$schema\": \"../../assets/schema/archetype.schema.json\",\n  \"extends\": \"enemies/goblin\",\n  \"components\": {}\n}\n"
@@ -1165,7 +1228,7 @@ fn new_scaffolds_a_file_that_loads() {
             "traits/leader",
         ]),
         0,
-        "archetypes/bosses/ogre/king.json\n",
+        "archetypes/bosses/ogre/king.json\nrefreshed assets/schema/archetype.schema.json\n",
         "",
     );
     assert_eq!(
@@ -1175,7 +1238,7 @@ fn new_scaffolds_a_file_that_loads() {
     check(
         &project.run(&["new", "rock"]),
         0,
-        "archetypes/rock.json\n",
+        "archetypes/rock.json\nrefreshed assets/schema/archetype.schema.json\n",
         "",
     );
     assert_eq!(
@@ -1300,15 +1363,27 @@ archetypes/enemies/goblin.json:6:32: component `MoveSpeed` is now `Speed`
         project.read("archetypes/enemies/goblin.json"),
         old.replace("MoveSpeed", "Speed")
     );
-    check(&project.run(&["migrate"]), 0, "", "");
-    check(&project.run(&["migrate", "--check"]), 0, "", "");
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &none_to_migrate(&project, None),
+        "",
+    );
+    check(
+        &project.run(&["migrate", "--check"]),
+        0,
+        &none_to_migrate(&project, None),
+        "",
+    );
     assert_eq!(project.run(&["validate"]).code, 0);
 }
 
 #[test]
 fn migrate_leaves_the_demo_alone() {
-    check(&Project::demo().run(&["migrate", "--check"]), 0, "", "");
-    check(&Project::demo().run(&["migrate"]), 0, "", "");
+    let project = Project::demo();
+    let nothing = none_to_migrate(&project, None);
+    check(&project.run(&["migrate", "--check"]), 0, &nothing, "");
+    check(&project.run(&["migrate"]), 0, &nothing, "");
 }
 
 #[test]
@@ -1791,13 +1866,18 @@ fn scene_diff_lists_entity_differences_by_id() {
 "#,
         "",
     );
-    check(&project.run(&["scene", "diff", LEVEL, LEVEL]), 0, "", "");
+    check(
+        &project.run(&["scene", "diff", LEVEL, LEVEL]),
+        0,
+        SAME_SCENES,
+        "",
+    );
     // A binary scene of the same world is the same scene.
     project.save("assets/scenes/level.scene.bin", &level(&library), &library);
     check(
         &project.run(&["scene", "diff", LEVEL, "assets/scenes/level.scene.bin"]),
         0,
-        "",
+        SAME_SCENES,
         "",
     );
     project.save("assets/scenes/after.scene.bin", &world, &library);
@@ -1852,7 +1932,7 @@ fn scene_diff_compares_shared_values_by_content() {
     check(
         &project.run(&["scene", "diff", "a.scene.json", "c.scene.json"]),
         0,
-        "",
+        SAME_SCENES,
         "",
     );
     let run = project.run(&["scene", "info", "a.scene.json"]);
@@ -1961,7 +2041,7 @@ fn migrate_upgrades_old_scenes_through_the_library() {
     check(
         &project.run(&["scene", "diff", original.to_str().unwrap(), FIXTURE]),
         0,
-        "",
+        SAME_SCENES,
         "",
     );
     check(
@@ -1970,8 +2050,9 @@ fn migrate_upgrades_old_scenes_through_the_library() {
         &format!("{FIXTURE}: ok (3 entities: 3 from archetypes, 0 plain)\n"),
         "",
     );
-    check(&project.run(&["migrate", "--check"]), 0, "", "");
-    check(&project.run(&["migrate"]), 0, "", "");
+    let nothing = none_to_migrate(&project, Some(1));
+    check(&project.run(&["migrate", "--check"]), 0, &nothing, "");
+    check(&project.run(&["migrate"]), 0, &nothing, "");
 }
 
 #[test]
@@ -2017,7 +2098,12 @@ fn migrate_renames_components_in_binary_scenes() {
     let world = project.load("assets/scenes/old.scene.bin", &library);
     let snail = by_id(&world, 0x40);
     assert_eq!(world.get::<&Speed>(snail).unwrap().value, 0.5);
-    check(&project.run(&["migrate"]), 0, "", "");
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &none_to_migrate(&project, Some(1)),
+        "",
+    );
 }
 
 /// Binary format 2 had no checksum: it still loads, and `migrate` rewrites it in the current
@@ -2048,7 +2134,12 @@ fn migrate_adds_a_checksum_to_binary_scenes_of_format_2() {
     assert_eq!(std::fs::read(project.path(path)).unwrap(), current);
     let loaded = project.load(path, &library);
     assert_eq!(loaded.len(), loaded_old.len());
-    check(&project.run(&["migrate"]), 0, "", "");
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &none_to_migrate(&project, Some(2)),
+        "",
+    );
 }
 
 #[test]
@@ -2073,8 +2164,18 @@ fn migrate_leaves_current_scenes_alone() {
         .iter()
         .map(|f| std::fs::read(project.path(f)).unwrap())
         .collect();
-    check(&project.run(&["migrate", "--check"]), 0, "", "");
-    check(&project.run(&["migrate"]), 0, "", "");
+    check(
+        &project.run(&["migrate", "--check"]),
+        0,
+        &none_to_migrate(&project, Some(3)),
+        "",
+    );
+    check(
+        &project.run(&["migrate"]),
+        0,
+        &none_to_migrate(&project, Some(3)),
+        "",
+    );
     let after: Vec<Vec<u8>> = files
         .iter()
         .map(|f| std::fs::read(project.path(f)).unwrap())
@@ -2108,7 +2209,12 @@ fn migrate_reports_old_scenes_that_do_not_load_and_leaves_them() {
 fn migrate_takes_the_scenes_directory_from_scenes() {
     let project = old_scene_project();
     std::fs::rename(project.path("assets/scenes"), project.path("levels")).unwrap();
-    check(&project.run(&["migrate", "--check"]), 0, "", "");
+    check(
+        &project.run(&["migrate", "--check"]),
+        0,
+        &none_to_migrate(&project, None),
+        "",
+    );
     let run = project.run(&["migrate", "--check", "--scenes", "levels"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(

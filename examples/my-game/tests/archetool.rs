@@ -45,7 +45,7 @@ fn the_games_archetypes_validate_and_are_formatted() {
     assert_eq!(validate.status.code(), Some(0));
 
     let fmt = archetool(game_dir(), &["fmt", "--check"]);
-    assert_eq!(text(&fmt.stdout), "");
+    assert_eq!(text(&fmt.stdout), "2 files checked, all formatted\n");
     assert_eq!(fmt.status.code(), Some(0));
 }
 

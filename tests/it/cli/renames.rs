@@ -5,7 +5,7 @@
 use archetype_engine::{ArchetypeLibrary, LoadOptions, SceneLoadOptions};
 use hecs::World;
 
-use super::{check, Project};
+use super::{check, none_to_migrate, Project};
 use crate::support::{registry, Health};
 
 const GOBLIN: &str =
@@ -156,7 +156,12 @@ fn migrate_rewrites_archetype_files_and_scenes_to_current_names() {
         "2 archetypes, 0 errors, 0 warnings\n",
         "",
     );
-    check(&project.run(&["migrate", "--check"]), 0, "", "");
+    check(
+        &project.run(&["migrate", "--check"]),
+        0,
+        &none_to_migrate(&project, Some(2)),
+        "",
+    );
     // The scenes load with nothing to say, as the goblins they were.
     let library = ArchetypeLibrary::load_with(
         project.path("archetypes"),

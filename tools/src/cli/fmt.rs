@@ -52,13 +52,15 @@ pub struct FmtArgs {
 }
 
 /// Formats every archetype file under `--dir` in place (atomically), or with `--check` lists
-/// those that are not formatted.
+/// those that are not formatted. When every file is formatted already, says so in one line
+/// (`12 files checked, all formatted`).
 ///
 /// # Errors
 /// If the directory does not exist, or a file cannot be written.
 pub fn fmt(args: &FmtArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
     let library = context.load(&args.dir.dir)?;
     let (sources, unreadable) = rewritable_sources(&library);
+    let files = sources.len() + unreadable.len();
     let mut tally = Rewrites::starting_with(&unreadable, context.out)?;
     for source in sources {
         let formatted = match format_text(source.text) {
@@ -92,6 +94,13 @@ pub fn fmt(args: &FmtArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
             "{} not formatted; run `archetool fmt` to format {}",
             count(tally.changed, "file"),
             tally.them()
+        )?;
+    }
+    if tally.all_done() {
+        writeln!(
+            context.out,
+            "{} checked, all formatted",
+            count(files, "file")
         )?;
     }
     Ok(tally.exit(args.check))

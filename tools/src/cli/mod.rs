@@ -552,6 +552,11 @@ impl Rewrites {
         }
     }
 
+    /// Nothing to change and nothing in the way: the command says so in one line.
+    pub fn all_done(&self) -> bool {
+        self.problems == 0 && self.changed == 0
+    }
+
     /// "it" or "them", for the changed files.
     pub fn them(&self) -> &'static str {
         if self.changed == 1 {

@@ -8,10 +8,8 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use super::raw_json::{to_canonical_string, Layout, Node};
-use super::schema::schema_text;
-use super::{
-    create_atomically, unknown_archetype, write_atomically, CliError, Context, DirArg, Exit,
-};
+use super::schema::{schema_text, write_schema};
+use super::{create_atomically, unknown_archetype, CliError, Context, DirArg, Exit};
 
 /// Where `archetool schema` output is kept in a project (the default `$schema` of new files).
 pub const DEFAULT_SCHEMA_PATH: &str = "assets/schema/archetype.schema.json";
@@ -25,7 +23,7 @@ pub struct NewArgs {
     #[arg(long, value_name = "PARENT")]
     pub extends: Vec<String>,
     /// The JSON Schema file the new file's `$schema` points to (written relative to the new
-    /// file).
+    /// file); generated, with its directory, when it does not exist.
     #[arg(long, value_name = "FILE", default_value = DEFAULT_SCHEMA_PATH)]
     pub schema: PathBuf,
     /// The archetypes root.
@@ -34,8 +32,9 @@ pub struct NewArgs {
 }
 
 /// Creates `DIR/NAME.json` with `$schema`, `extends` (if given) and empty `components`, and
-/// prints its path. Never overwrites a file. When the `--schema` file exists, it is generated
-/// again (as `archetool schema --out` would), so editors suggest the new archetype too.
+/// prints its path. Never overwrites a file. The `--schema` file is generated (again, when it
+/// exists; as `archetool schema --out` would), so the new file's `$schema` names a file that
+/// exists and editors suggest the new archetype too.
 ///
 /// # Errors
 /// [`CliError::Usage`] if the library refuses the name for a new archetype
@@ -94,23 +93,23 @@ pub fn new(args: &NewArgs, context: &mut Context<'_>) -> Result<Exit, CliError> 
     Ok(Exit::Success)
 }
 
-/// Rewrites the project's schema (the `--schema` file, when it exists) so editors suggest the
-/// new archetype too.
+/// Writes the project's schema (the `--schema` file) so the new file's `$schema` names a file
+/// that exists and editors suggest the new archetype too: `refreshed` when it was there,
+/// `wrote` when this made it.
 fn refresh_schema(
     args: &NewArgs,
     library: &ArchetypeLibrary,
     context: &mut Context<'_>,
 ) -> Result<(), CliError> {
-    if !args.schema.is_file() {
-        return Ok(());
-    }
+    let existed = args.schema.is_file();
     let mut names: Vec<&str> = library.names().collect();
     if let Err(at) = names.binary_search(&args.name.as_str()) {
         names.insert(at, &args.name);
     }
     let text = schema_text(&context.registry, &names);
-    write_atomically(&args.schema, text.as_bytes())?;
-    writeln!(context.out, "refreshed {}", args.schema.display())?;
+    write_schema(&args.schema, &text)?;
+    let done = if existed { "refreshed" } else { "wrote" };
+    writeln!(context.out, "{done} {}", args.schema.display())?;
     Ok(())
 }
 

@@ -64,7 +64,8 @@ pub enum SceneCommand {
     /// (`~ ID ...`), sorted by ID; under a changed one, its components added (`+ C: value`),
     /// removed (`- C`) and changed (`~ C.field: old -> new`), then a summary line. For archetype
     /// instances the files store what differs from the archetype, and that is what is
-    /// compared. Exit code 0 when the scenes are the same, 1 when they differ.
+    /// compared. Ends with the counts (`0 added, 0 removed, 0 changed` for the same scenes).
+    /// Exit code 0 when the scenes are the same, 1 when they differ.
     Diff(scene_diff::DiffArgs),
 }
 

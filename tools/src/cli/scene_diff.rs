@@ -79,10 +79,10 @@ pub fn diff(args: &DiffArgs, context: &mut Context<'_>) -> Result<Exit, CliError
             _ => {}
         }
     }
+    writeln!(out, "{added} added, {removed} removed, {changed} changed")?;
     if added + removed + changed == 0 {
         return Ok(Exit::Success);
     }
-    writeln!(out, "{added} added, {removed} removed, {changed} changed")?;
     Ok(Exit::Findings)
 }
 

@@ -26,6 +26,8 @@
 //!
 //! The output is deterministic: keys sorted, two-space indentation, a final newline.
 
+use std::path::Path;
+
 use archetype_engine::schemars::generate::SchemaSettings;
 use archetype_engine::tooling::ARCHETYPE_NAME_PATTERN;
 use archetype_engine::{keys, ComponentRegistry, FORMAT_VERSION};
@@ -46,8 +48,8 @@ pub struct SchemaArgs {
     pub dir: DirArg,
 }
 
-/// Prints (or writes to `--out`) the JSON Schema of archetype files for the registry's
-/// components and the archetypes under `--dir`.
+/// Prints (or writes to `--out`, creating its directory) the JSON Schema of archetype files
+/// for the registry's components and the archetypes under `--dir`.
 ///
 /// # Errors
 /// If the directory does not exist, or the output cannot be written.
@@ -56,10 +58,22 @@ pub fn schema(args: &SchemaArgs, context: &mut Context<'_>) -> Result<Exit, CliE
     let names: Vec<&str> = library.names().collect();
     let text = schema_text(&context.registry, &names);
     match &args.out {
-        Some(path) => write_atomically(path, text.as_bytes())?,
+        Some(path) => write_schema(path, &text)?,
         None => context.out.write_all(text.as_bytes())?,
     }
     Ok(Exit::Success)
+}
+
+/// Writes a schema to `path` atomically, creating the directories on its way.
+///
+/// # Errors
+/// If a directory cannot be created or the file cannot be written.
+pub(crate) fn write_schema(path: &Path, text: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|error| CliError::io(format!("cannot create `{}`", dir.display()), error))?;
+    }
+    write_atomically(path, text.as_bytes())
 }
 
 /// Where the definitions of the archetype format itself live under `$defs`. The names contain
