@@ -130,3 +130,41 @@ fn auto_colours_on_a_terminal_unless_no_color_is_set() {
     assert_eq!(on_a_terminal(None), COLOURED);
     assert_eq!(on_a_terminal(Some("1")), PLAIN);
 }
+
+/// Every subcommand takes `--color`, and its help says so in one entry: the values in a
+/// sentence, not a list repeated under each command.
+#[test]
+fn every_subcommands_help_shows_color_in_one_entry() {
+    let project = project();
+    let entry = "      --color <WHEN>
+          Colour reports for people: `auto` when standard output is a terminal and NO_COLOR is not set, `always` (even with NO_COLOR), or `never`
+          
+          [default: auto]
+";
+    for command in [
+        "validate", "fmt", "migrate", "new", "schema", "inspect", "tree",
+    ] {
+        let run = project.run(&[command, "--help"]);
+        assert_eq!(run.code, 0, "{command}: {run:?}");
+        assert_eq!(
+            run.stdout.matches(entry).count(),
+            1,
+            "{command}:\n{}",
+            run.stdout
+        );
+        assert!(
+            !run.stdout.contains("- always:"),
+            "{command}:\n{}",
+            run.stdout
+        );
+    }
+    let refused = project.run(&["validate", "--color", "sometimes"]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.starts_with(
+            "error: invalid value 'sometimes' for '--color <WHEN>'\n  [possible values: auto, always, never]\n"
+        ),
+        "{}",
+        refused.stderr
+    );
+}

@@ -91,7 +91,15 @@ pub struct Cli {
     pub command: Command,
     /// Colour reports for people: `auto` when standard output is a terminal and NO_COLOR is not
     /// set, `always` (even with NO_COLOR), or `never`.
-    #[arg(long, global = true, value_enum, default_value_t = style::ColorChoice::Auto)]
+    // Global, so every subcommand's help shows it: in one entry, its values said once above.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        hide_possible_values = true,
+        default_value_t = style::ColorChoice::Auto
+    )]
     pub color: style::ColorChoice,
 }
 
