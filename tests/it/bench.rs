@@ -142,7 +142,7 @@ fn the_real_monster_data_converts_and_loads_with_zero_errors() {
     assert_eq!(library.len(), fixture.archetypes() + 1);
 }
 
-/// The real-data proof of the operators (issue 18): every CDDA modifier of the whole corpus
+/// The real-data proof of the operators: every CDDA modifier of the whole corpus
 /// becomes an operator, none is dropped, and every concrete monster spawns exactly as CDDA
 /// resolves it. The corpus's two misspelt modifiers are the warnings.
 #[test]

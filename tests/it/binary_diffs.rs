@@ -1,4 +1,4 @@
-//! Binary instance diffs (issue 16, point 4): a binary scene writes an archetype instance's
+//! Binary instance diffs: a binary scene writes an archetype instance's
 //! changed component in binary (the value whole, the shape of its difference, the key of the
 //! archetype value it was taken against), never as JSON text; it loads as the JSON scene of
 //! the same world loads, also after the archetype changed. Changed instances of one-entity

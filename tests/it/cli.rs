@@ -2381,7 +2381,7 @@ note: the archetypes have 3 errors; `archetool validate --dir archetypes` lists 
     assert!(!info.stdout.contains('\u{1b}'), "{}", info.stdout);
 }
 
-/// A level placing a room twice, the room placing a guard post (issue 23).
+/// A level placing a room twice, the room placing a guard post.
 fn nested_project(room_places: &str) -> Project {
     let project = Project::demo();
     for (path, text) in [

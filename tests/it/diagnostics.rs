@@ -1,7 +1,8 @@
 //! What a designer is told when files are wrong: every problem of a load, each as
 //! `file:line:column: severity[code]: message; did you mean ...?`.
 //!
-//! The numbered tests follow the error cases of the archetype library issue.
+//! In the order of a load: the file's text, its keys, components, values, fields, `extends`,
+//! cycles, names and paths, children and references, the format version, the limits.
 
 use archetype_engine::{
     ArchetypeLibrary, Diagnostic, DiagnosticCode, Limits, LoadOptions, Position, Severity,
@@ -31,7 +32,7 @@ const BASE: (&str, &str) = (
 // 1. Invalid JSON syntax.
 
 #[test]
-fn case_01_invalid_json_is_reported_where_the_parser_stopped() {
+fn invalid_json_is_reported_where_the_parser_stopped() {
     check_goblin(
         r#"{
   "components": {
@@ -63,7 +64,7 @@ fn case_01_invalid_json_is_reported_where_the_parser_stopped() {
 }
 
 #[test]
-fn case_01_a_key_written_twice_is_an_error() {
+fn a_key_written_twice_is_an_error() {
     check_goblin(
         r#"{
   "components": {
@@ -76,7 +77,7 @@ fn case_01_a_key_written_twice_is_an_error() {
 }
 
 #[test]
-fn case_01_a_file_that_is_not_utf8_is_an_error() {
+fn a_file_that_is_not_utf8_is_an_error() {
     let dir = ArchetypeDir::new(&[]);
     dir.write(
         "goblin.json",
@@ -89,7 +90,7 @@ fn case_01_a_file_that_is_not_utf8_is_an_error() {
 }
 
 #[test]
-fn case_01_positions_ignore_a_byte_order_mark_and_count_characters() {
+fn positions_ignore_a_byte_order_mark_and_count_characters() {
     let dir = ArchetypeDir::new(&[]);
     dir.write(
         "goblin.json",
@@ -104,7 +105,7 @@ fn case_01_positions_ignore_a_byte_order_mark_and_count_characters() {
 // 2. The top level is not an object, or has a key the format does not define.
 
 #[test]
-fn case_02_the_top_level_must_be_an_object() {
+fn the_top_level_must_be_an_object() {
     check_goblin(
         r#"["Health"]"#,
         "archetypes/goblin.json:1:1: error[not-an-object]: expected a JSON object at the top level of an archetype file, found an array",
@@ -116,7 +117,7 @@ fn case_02_the_top_level_must_be_an_object() {
 }
 
 #[test]
-fn case_02_an_unknown_top_level_key_is_an_error_with_a_suggestion() {
+fn an_unknown_top_level_key_is_an_error_with_a_suggestion() {
     check(
         &[
             BASE,
@@ -138,7 +139,7 @@ fn case_02_an_unknown_top_level_key_is_an_error_with_a_suggestion() {
 }
 
 #[test]
-fn case_02_an_unknown_key_in_a_child_entry_is_an_error_with_a_suggestion() {
+fn an_unknown_key_in_a_child_entry_is_an_error_with_a_suggestion() {
     check_goblin(
         r#"{
   "children": {
@@ -150,7 +151,7 @@ fn case_02_an_unknown_key_in_a_child_entry_is_an_error_with_a_suggestion() {
 }
 
 #[test]
-fn case_02_a_format_key_of_the_wrong_kind_is_an_error() {
+fn a_format_key_of_the_wrong_kind_is_an_error() {
     check(
         &[(
             "goblin.json",
@@ -186,7 +187,7 @@ fn case_02_a_format_key_of_the_wrong_kind_is_an_error() {
 // 3. Unknown component names.
 
 #[test]
-fn case_03_an_unknown_component_is_an_error_with_a_suggestion() {
+fn an_unknown_component_is_an_error_with_a_suggestion() {
     check(
         &[(
             "goblin.json",
@@ -211,7 +212,7 @@ fn case_03_an_unknown_component_is_an_error_with_a_suggestion() {
 }
 
 #[test]
-fn case_03_a_component_may_not_be_written_under_two_of_its_names() {
+fn a_component_may_not_be_written_under_two_of_its_names() {
     let messages = load_errors(&[(
         "goblin.json",
         r#"{ "components": { "Speed": { "value": 1 }, "MoveSpeed": { "value": 2 } } }"#,
@@ -229,7 +230,7 @@ fn case_03_a_component_may_not_be_written_under_two_of_its_names() {
 }
 
 #[test]
-fn case_03_a_component_written_under_its_name_and_an_old_name_is_an_error() {
+fn a_component_written_under_its_name_and_an_old_name_is_an_error() {
     check_goblin(
         r#"{
   "components": {
@@ -244,7 +245,7 @@ fn case_03_a_component_written_under_its_name_and_an_old_name_is_an_error() {
 // 4. Component values of the wrong shape or type, or missing a field.
 
 #[test]
-fn case_04_a_value_of_the_wrong_type_names_the_field() {
+fn a_value_of_the_wrong_type_names_the_field() {
     check(
         &[(
             "goblin.json",
@@ -265,7 +266,7 @@ fn case_04_a_value_of_the_wrong_type_names_the_field() {
 }
 
 #[test]
-fn case_04_a_bad_array_element_is_reported_at_the_element() {
+fn a_bad_array_element_is_reported_at_the_element() {
     check_goblin(
         r#"{
   "components": {
@@ -277,7 +278,7 @@ fn case_04_a_bad_array_element_is_reported_at_the_element() {
 }
 
 #[test]
-fn case_04_a_missing_field_is_reported_at_the_component() {
+fn a_missing_field_is_reported_at_the_component() {
     check_goblin(
         r#"{
   "components": {
@@ -289,7 +290,7 @@ fn case_04_a_missing_field_is_reported_at_the_component() {
 }
 
 #[test]
-fn case_04_a_value_of_the_wrong_shape_is_reported_at_the_value() {
+fn a_value_of_the_wrong_shape_is_reported_at_the_value() {
     check_goblin(
         r#"{
   "components": {
@@ -301,7 +302,7 @@ fn case_04_a_value_of_the_wrong_shape_is_reported_at_the_value() {
 }
 
 #[test]
-fn case_04_an_unknown_enum_variant_gets_a_suggestion() {
+fn an_unknown_enum_variant_gets_a_suggestion() {
     check(
         &[(
             "goblin.json",
@@ -332,7 +333,7 @@ const TYPO_MESSAGE: &str =
     "[unknown-field]: unknown field `glod` in component `Loot`; did you mean `gold`?";
 
 #[test]
-fn case_05_an_unknown_field_is_an_error_with_a_suggestion() {
+fn an_unknown_field_is_an_error_with_a_suggestion() {
     check_goblin(
         TYPO,
         "archetypes/goblin.json:3:28: error[unknown-field]: unknown field `glod` in component `Loot`; did you mean `gold`?",
@@ -340,7 +341,7 @@ fn case_05_an_unknown_field_is_an_error_with_a_suggestion() {
 }
 
 #[test]
-fn case_05_an_unknown_field_is_an_error_by_default() {
+fn an_unknown_field_is_an_error_by_default() {
     let messages = load_errors(&[("goblin.json", TYPO)]);
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert!(
@@ -352,7 +353,7 @@ fn case_05_an_unknown_field_is_an_error_by_default() {
 }
 
 #[test]
-fn case_05_an_unknown_field_is_a_warning_when_the_library_says_so() {
+fn an_unknown_field_is_a_warning_when_the_library_says_so() {
     let dir = ArchetypeDir::new(&[("goblin.json", TYPO)]);
     let mut options = LoadOptions::default();
     options.unknown_fields = Severity::Warning;
@@ -372,7 +373,7 @@ fn case_05_an_unknown_field_is_a_warning_when_the_library_says_so() {
 }
 
 #[test]
-fn case_05_an_unknown_nested_field_names_its_path() {
+fn an_unknown_nested_field_names_its_path() {
     check_goblin(
         r#"{
   "components": {
@@ -386,7 +387,7 @@ fn case_05_an_unknown_nested_field_names_its_path() {
 // 6. `extends` naming a missing archetype.
 
 #[test]
-fn case_06_extending_a_missing_archetype_is_an_error_with_a_suggestion() {
+fn extending_a_missing_archetype_is_an_error_with_a_suggestion() {
     check(
         &[
             BASE,
@@ -432,7 +433,7 @@ fn with_related(dir: &ArchetypeDir, diagnostics: &[Diagnostic]) -> Vec<String> {
 }
 
 #[test]
-fn case_07_an_inheritance_cycle_is_reported_once_with_every_member_labelled() {
+fn an_inheritance_cycle_is_reported_once_with_every_member_labelled() {
     let (messages, library) = load_with_related(&[
         ("a.json", r#"{ "extends": "b" }"#),
         ("b.json", "{\n  \"extends\": [\"c\"]\n}"),
@@ -481,7 +482,7 @@ fn case_07_an_inheritance_cycle_is_reported_once_with_every_member_labelled() {
 }
 
 #[test]
-fn case_07_a_two_member_cycle_is_placed_in_its_first_member_by_name_whichever_is_met_first() {
+fn a_two_member_cycle_is_placed_in_its_first_member_by_name_whichever_is_met_first() {
     // `a` is resolved first and meets the cycle at `z`: the cycle is still `m`'s.
     let (messages, _) = load_with_related(&[
         ("a.json", r#"{ "extends": "z" }"#),
@@ -500,7 +501,7 @@ fn case_07_a_two_member_cycle_is_placed_in_its_first_member_by_name_whichever_is
 }
 
 #[test]
-fn case_07_an_archetype_containing_itself_as_a_child_is_a_cycle() {
+fn an_archetype_containing_itself_as_a_child_is_a_cycle() {
     let (messages, _) = load_with_related(&[(
         "nest.json",
         r#"{ "children": { "egg": { "archetype": "nest" } } }"#,
@@ -515,7 +516,7 @@ fn case_07_an_archetype_containing_itself_as_a_child_is_a_cycle() {
 }
 
 #[test]
-fn case_07_a_cycle_through_a_childs_archetype_labels_the_child() {
+fn a_cycle_through_a_childs_archetype_labels_the_child() {
     let (messages, library) = load_with_related(&[
         (
             "rider.json",
@@ -540,7 +541,7 @@ fn case_07_a_cycle_through_a_childs_archetype_labels_the_child() {
 }
 
 #[test]
-fn case_07_an_archetype_in_two_cycles_is_in_both_reports() {
+fn an_archetype_in_two_cycles_is_in_both_reports() {
     let (messages, library) = load_with_related(&[
         ("a.json", r#"{ "extends": "b" }"#),
         ("b.json", r#"{ "extends": ["a", "c"] }"#),
@@ -561,7 +562,7 @@ fn case_07_an_archetype_in_two_cycles_is_in_both_reports() {
 }
 
 #[test]
-fn case_07_a_reload_touching_a_member_reports_the_cycle_again() {
+fn a_reload_touching_a_member_reports_the_cycle_again() {
     let dir = ArchetypeDir::new(&[
         ("a.json", r#"{ "extends": "b" }"#),
         (
@@ -595,7 +596,7 @@ fn case_07_a_reload_touching_a_member_reports_the_cycle_again() {
 // 8. Names that differ only in case.
 
 #[test]
-fn case_08_files_whose_names_differ_only_in_case_are_errors() {
+fn files_whose_names_differ_only_in_case_are_errors() {
     check(
         &[("enemies/Goblin.json", "{}"), ("enemies/goblin.json", "{}")],
         &[
@@ -610,7 +611,7 @@ fn case_08_files_whose_names_differ_only_in_case_are_errors() {
 const NAME_RULE: &str = "names are paths relative to the archetypes root, like `enemies/goblin`, made of ASCII letters, digits, `_` and `-`";
 
 #[test]
-fn case_09_a_name_must_stay_under_the_root_and_use_portable_characters() {
+fn a_name_must_stay_under_the_root_and_use_portable_characters() {
     let expected = [
         format!("archetypes/goblin.json:3:5: error[invalid-name]: archetype name `../outside` leaves the archetypes root; {NAME_RULE}"),
         format!("archetypes/goblin.json:4:5: error[invalid-name]: archetype name `/etc/creature` is an absolute path; {NAME_RULE}"),
@@ -639,7 +640,7 @@ fn case_09_a_name_must_stay_under_the_root_and_use_portable_characters() {
 }
 
 #[test]
-fn case_09_a_file_name_must_give_a_valid_archetype_name() {
+fn a_file_name_must_give_a_valid_archetype_name() {
     check(
         &[("enemies/big goblin.json", "{}")],
         &[&format!("archetypes/enemies/big goblin.json: error[invalid-name]: file `enemies/big goblin.json` does not give a valid archetype name: archetype name `enemies/big goblin` contains a space; {NAME_RULE}")],
@@ -647,7 +648,7 @@ fn case_09_a_file_name_must_give_a_valid_archetype_name() {
 }
 
 #[test]
-fn case_09_a_child_name_and_a_child_archetype_must_be_valid() {
+fn a_child_name_and_a_child_archetype_must_be_valid() {
     check(
         &[(
             "goblin.json",
@@ -667,7 +668,7 @@ fn case_09_a_child_name_and_a_child_archetype_must_be_valid() {
 
 #[cfg(unix)]
 #[test]
-fn case_09_a_symbolic_link_may_not_lead_out_of_the_root() {
+fn a_symbolic_link_may_not_lead_out_of_the_root() {
     let outside = ArchetypeDir::new(&[("goblin.json", "{}")]);
     let dir = ArchetypeDir::new(&[("inside.json", "{}")]);
     std::os::unix::fs::symlink(
@@ -691,7 +692,7 @@ fn case_09_a_symbolic_link_may_not_lead_out_of_the_root() {
 // 10. Children naming a missing archetype, references to missing children.
 
 #[test]
-fn case_10_a_child_naming_a_missing_archetype_is_an_error_with_a_suggestion() {
+fn a_child_naming_a_missing_archetype_is_an_error_with_a_suggestion() {
     check(
         &[
             ("parts/bow.json", r#"{ "components": { "Name": "Bow" } }"#),
@@ -709,7 +710,7 @@ fn case_10_a_child_naming_a_missing_archetype_is_an_error_with_a_suggestion() {
 }
 
 #[test]
-fn case_10_a_reference_to_a_missing_child_is_an_error_with_a_suggestion() {
+fn a_reference_to_a_missing_child_is_an_error_with_a_suggestion() {
     check(
         &[(
             "goblin.json",
@@ -736,7 +737,7 @@ fn case_10_a_reference_to_a_missing_child_is_an_error_with_a_suggestion() {
 }
 
 #[test]
-fn case_10_a_bad_reference_in_an_array_is_reported_at_the_element() {
+fn a_bad_reference_in_an_array_is_reported_at_the_element() {
     check_goblin(
         r##"{
   "components": {
@@ -751,7 +752,7 @@ fn case_10_a_bad_reference_in_an_array_is_reported_at_the_element() {
 // 11. A newer format version.
 
 #[test]
-fn case_11_a_newer_format_version_is_rejected() {
+fn a_newer_format_version_is_rejected() {
     // Nothing else in the file is checked: a newer version may use syntax this one lacks.
     check_goblin(
         r#"{
@@ -776,7 +777,7 @@ fn limits(change: impl FnOnce(&mut Limits)) -> LoadOptions {
 }
 
 #[test]
-fn case_12_a_file_over_the_size_limit_is_rejected() {
+fn a_file_over_the_size_limit_is_rejected() {
     let options = limits(|limits| limits.max_file_bytes = 64);
     let big = format!(r#"{{ "components": {{ "Name": "{}" }} }}"#, "x".repeat(50));
     assert_eq!(big.len(), 82);
@@ -787,7 +788,7 @@ fn case_12_a_file_over_the_size_limit_is_rejected() {
 }
 
 #[test]
-fn case_12_the_default_size_limit_is_a_few_mebibytes() {
+fn the_default_size_limit_is_a_few_mebibytes() {
     let max = Limits::default().max_file_bytes;
     assert!((1 << 20..=16 << 20).contains(&max), "{max}");
     let huge = format!(
@@ -804,7 +805,7 @@ fn case_12_the_default_size_limit_is_a_few_mebibytes() {
 }
 
 #[test]
-fn case_12_a_file_nested_deeper_than_the_limit_is_rejected() {
+fn a_file_nested_deeper_than_the_limit_is_rejected() {
     let options = limits(|limits| limits.max_depth = 4);
     assert_messages(
         &load_errors_with(
@@ -823,7 +824,7 @@ fn case_12_a_file_nested_deeper_than_the_limit_is_rejected() {
 }
 
 #[test]
-fn case_12_the_default_depth_limit_stops_absurd_nesting() {
+fn the_default_depth_limit_stops_absurd_nesting() {
     let deep = format!(
         r#"{{ "components": {{ "Loot": {{ "items": {}{} }} }} }}"#,
         "[".repeat(200),
@@ -837,7 +838,7 @@ fn case_12_the_default_depth_limit_stops_absurd_nesting() {
 }
 
 #[test]
-fn case_12_children_nested_deeper_than_the_limit_are_rejected() {
+fn children_nested_deeper_than_the_limit_are_rejected() {
     let options = limits(|limits| limits.max_children_depth = 2);
     assert_messages(
         &load_errors_with(

@@ -1,4 +1,4 @@
-//! The designer's language beyond plain merge patches (issue 18): nothing hidden behind a
+//! The designer's language beyond plain merge patches: nothing hidden behind a
 //! broken parent, abstract archetypes checked as far as they go, marker components, enum
 //! variant switches, list and number operators, checked references and spawn-time variation.
 //! Every error is asserted in full, with its file, line and column.

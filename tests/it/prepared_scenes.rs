@@ -1,5 +1,5 @@
 //! Scenes prepared off the game thread and committed into a world on it, in one call or in
-//! slices (issue 23): the same world as `load_scene`, the same errors, commit-time conflicts
+//! slices: the same world as `load_scene`, the same errors, commit-time conflicts
 //! and stale archetypes refused with the world unchanged, cancellation and progress; handles
 //! reserved on the game thread and references resolved on a worker, so the commit decodes
 //! nothing, with cleared worlds and lost handles refused and reservations released.

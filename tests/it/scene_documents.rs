@@ -1,4 +1,4 @@
-//! The public scene read model (issue 16, point 1): `SceneDocument` reads a scene file in
+//! The public scene read model: `SceneDocument` reads a scene file in
 //! either encoding without a world, entries with their IDs, archetypes, children, sub-scene
 //! placements and component values, and refuses a broken file as a load does, placed.
 

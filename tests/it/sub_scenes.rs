@@ -1,4 +1,4 @@
-//! Scenes placed inside scenes (issue 23, point 3): derived stable IDs, references kept inside
+//! Scenes placed inside scenes: derived stable IDs, references kept inside
 //! each copy, overrides by path, parents, cycles and missing files placed in the placing file.
 
 use std::path::Path;

@@ -231,7 +231,7 @@ fn scene(c: &mut Criterion) {
     compare(c, &fixture, fixture.entities(), &SCENE_COMPARISONS);
 }
 
-/// The instance-scene comparisons (issue 16).
+/// The instance-scene comparisons.
 const INSTANCE_COMPARISONS: [(&str, SceneRun, SceneRun); 5] = [
     (
         "scene_instances_json_save_vs_hecs_row",

@@ -1,5 +1,5 @@
 //! [`SpawnTemplate`]: component values that hecs spawns, clone by clone, about as fast as a
-//! static tuple. The one module of the engine with `unsafe` code (issue 19): it implements
+//! static tuple. The one module of the engine with `unsafe` code: it implements
 //! hecs's [`DynamicBundle`], an `unsafe` trait.
 //!
 //! hecs spawns a `&BuiltEntityClone` too, but finds its archetype by hashing the sorted list of

@@ -1,5 +1,5 @@
 //! [`PrepareError`] and [`CommitError`]: why a scene could not be prepared off the game thread,
-//! or committed into a world (issue 23).
+//! or committed into a world.
 
 use std::fmt;
 

@@ -56,7 +56,7 @@ pub mod scene_keys {
     pub const CHILD: &str = "child";
     /// Component name → value (full) or merge patch (archetype instances).
     pub const COMPONENTS: &str = "components";
-    /// In an entry placing another scene (issue 23): the scene file's path, relative to the
+    /// In an entry placing another scene: the scene file's path, relative to the
     /// placing file. The entry is an entity of its own; the sub-scene's entities are loaded
     /// with IDs derived from its ID and theirs.
     pub const SCENE: &str = "scene";

@@ -346,7 +346,7 @@ pub fn load_scene(
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
 ) -> Result<LoadedScene, SceneError> {
-    // Checked references (`ArchetypeRef`, `AssetPath`) are read against the library (issue 18).
+    // Checked references (`ArchetypeRef`, `AssetPath`) are read against the library.
     super::logging::scene_load(file, bytes.len(), || {
         let references = library.reference_targets().context();
         references.install(|| load_scene_untraced(bytes, file, world, library, options))

@@ -1,5 +1,5 @@
 //! [`PrepareProgress`]: how far a scene's preparation off the game thread has come, and the
-//! switch that cancels it (issue 23).
+//! switch that cancels it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

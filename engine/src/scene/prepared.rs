@@ -1,5 +1,5 @@
 //! [`PreparedScene`]: a scene loaded off the game thread, committed into the world in one
-//! call or in slices (issue 23).
+//! call or in slices.
 //!
 //! Preparation runs the loader itself ([`load_scene`]) into a private staging world: every
 //! parse, decode, reference check and diagnostic is the load's own. It then sorts the staging

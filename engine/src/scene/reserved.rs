@@ -1,5 +1,5 @@
 //! [`ReservedScene`] and [`ResolvedScene`]: the two steps that take the last decoding of a
-//! prepared scene off the game thread (issue 23). The game thread reserves handles
+//! prepared scene off the game thread. The game thread reserves handles
 //! ([`PreparedScene::reserve`]), a worker decodes the values that hold entity references with
 //! them ([`ReservedScene::resolve`]), and the game thread commits ([`ResolvedScene::commit`]),
 //! only moving built columns into the world. The order is in the types: only a resolved scene

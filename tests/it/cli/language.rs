@@ -1,4 +1,4 @@
-//! The designer's language (issue 18) through `archetool`: what `validate` says of archetypes
+//! The designer's language through `archetool`: what `validate` says of archetypes
 //! held back by a broken parent, checked references, operators and the schema.
 
 use super::{check, Project};

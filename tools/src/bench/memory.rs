@@ -94,7 +94,7 @@ pub fn library_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
     })
 }
 
-/// What an override costs an entity (issue 16): `n` plain-old-data goblins spawned with a
+/// What an override costs an entity: `n` plain-old-data goblins spawned with a
 /// one-field override (`spawn_with(.., {"Health": {"max": 50}})`) against `n` spawned by name,
 /// each world reserved for its entities; the median difference per entity.
 ///
@@ -117,7 +117,7 @@ pub fn override_overhead(n: usize, rounds: usize, meter: &Meter) -> Overhead {
     })
 }
 
-/// What a world loaded from a scene holds against the same world spawned (issue 16): the
+/// What a world loaded from a scene holds against the same world spawned: the
 /// instance scene's `n` entities loaded from JSON, and spawned as the game spawned them.
 ///
 /// # Panics

@@ -19,26 +19,25 @@ use crate::bench::scene_peak::{InstanceScene, LoadPeak};
 use crate::bench::spawn::Varied;
 use crate::bench::spawn::{SixComponents, SpawnFixture};
 
-/// Entities per spawn workload, as issue 2 states the targets.
+/// Entities per spawn workload (the spawn targets are stated at this size).
 pub const SPAWN_COUNT: usize = 100_000;
 /// Archetype files in the load workload.
 pub const LOAD_FILES: usize = 10_000;
-/// Archetype files in the large load workload (`load_vs_parse_50k`), as issue 19 states it.
+/// Archetype files in the large load workload (`load_vs_parse_50k`).
 pub const LOAD_FILES_LARGE: usize = 50_000;
-/// The most bytes the library may hold per loaded archetype (issue 19).
+/// The most bytes the library may hold per loaded archetype.
 const LIBRARY_BYTES_TARGET: f64 = 3072.0;
-/// Entities in the scene workloads' world, as issue 4 states the targets.
+/// Entities in the scene workloads' world (the scene targets are stated at this size).
 pub const SCENE_ENTITIES: usize = 100_000;
-/// Live instances patched by the reload workload, as issue 3 states the target.
+/// Live instances patched by the reload workload.
 pub const RELOAD_INSTANCES: usize = 100_000;
 /// Entities per world in the memory workload.
 pub const MEMORY_ENTITIES: usize = 1_000_000;
-/// Archetype instances in the scene of the peak-memory workload, as issue 24 states the target.
+/// Archetype instances in the scene of the peak-memory workload.
 pub const PEAK_INSTANCES: usize = 1_000_000;
-/// The most the load of that scene may take at its peak (issue 24): 1.5 GB.
+/// The most the load of that scene may take at its peak: 1.5 GB.
 const PEAK_TARGET_MB: f64 = 1536.0;
-/// Unknown fields, one per line, in the file of `diagnostics_40k_errors_ms` (760 KB), as
-/// issue 24 states the target.
+/// Unknown fields, one per line, in the file of `diagnostics_40k_errors_ms` (760 KB).
 pub const ERROR_FIELDS: usize = 40_000;
 /// Unknown fields on one line in the files of the 200k-keys figures (2.3 MB).
 pub const WIDE_FIELDS: usize = 200_000;
@@ -339,7 +338,7 @@ fn load_figure(name: &str, files: usize, sizes: &QuickSizes) -> Figure {
     Figure::ratio(name, files, Some(2.5), ours, baseline)
 }
 
-/// The bytes the library holds per loaded archetype (issue 19's bound: 3 KB), from
+/// The bytes the library holds per loaded archetype (its bound: 3 KB), from
 /// [`memory::library_bytes`] over the load workload's generated files.
 pub fn library_memory_figure(files: usize, rounds: usize, meter: &Meter) -> Figure {
     let fixture = LoadFixture::generate(files);
@@ -358,7 +357,7 @@ pub fn library_memory_figure(files: usize, rounds: usize, meter: &Meter) -> Figu
 }
 
 /// The bytes a one-field override adds to an entity, from [`memory::override_overhead`],
-/// against issue 16's bound of 64.
+/// against its bound of 64.
 pub fn override_memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure {
     let overhead = memory::override_overhead(n, rounds, meter);
     let per_round: Vec<f64> = (overhead.rounds.iter())
@@ -378,7 +377,7 @@ pub fn override_memory_figure(n: usize, rounds: usize, meter: &Meter) -> Figure 
 }
 
 /// The bytes a world loaded from the instance scene holds against the same world spawned, from
-/// [`memory::scene_loaded_overhead`], against issue 16's bound of 1.25×. Only in the memory
+/// [`memory::scene_loaded_overhead`], against its bound of 1.25×. Only in the memory
 /// benchmark (`cargo bench -p archetool --bench memory`), which counts allocations: loading and
 /// spawning reuse what saving the scene freed, which the quick mode's resident set cannot tell
 /// from nothing.
@@ -471,7 +470,7 @@ const SCENE_FIGURES: [(&str, &str, &str, Option<f64>); 6] = [
         "hecs_column_load",
         None,
     ),
-    // Issue 4: binary at least 3× faster to load than JSON, i.e. a ratio of at most 1/3.
+    // Binary at least 3× faster to load than JSON, i.e. a ratio of at most 1/3.
     (
         "scene_binary_load_vs_json_load",
         "load_binary",
@@ -519,7 +518,7 @@ fn scene_workloads(fixture: &SceneFixture) -> Vec<(&'static str, Workload<'_>)> 
     ]
 }
 
-/// The instance-scene comparisons (issue 16), as [`SCENE_FIGURES`], on the instance scene.
+/// The instance-scene comparisons, as [`SCENE_FIGURES`], on the instance scene.
 const INSTANCE_FIGURES: [(&str, &str, &str, Option<f64>); 5] = [
     (
         "scene_instances_json_save_vs_hecs_row",
@@ -616,7 +615,7 @@ fn scene_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut d
     }
 }
 
-/// `scene_commit_vs_spawn_batch` (issue 23): each round prepares the scene and clones the
+/// `scene_commit_vs_spawn_batch`: each round prepares the scene and clones the
 /// values off the clock, then times the game thread's part of the commit (reserving handles,
 /// then committing the scene whose references were resolved off the clock) and `spawn_batch`,
 /// alternating which goes first.
@@ -1015,7 +1014,7 @@ fn alternate<A, B>(
     times
 }
 
-/// The worst cases of reporting problems (issue 24), each against its bound: placing 40,000
+/// The worst cases of reporting problems, each against its bound: placing 40,000
 /// errors in a 760 KB file, 200,000 in a 2.3 MB one-line file (loading it, and `fmt --check`),
 /// and the bytes `validate` prints for 2,000 errors on one 22 KB line (without a window around
 /// the place, each snippet would repeat the whole line: 60 MB in all).

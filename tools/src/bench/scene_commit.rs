@@ -1,4 +1,4 @@
-//! The commit of a prepared scene (issue 23): the instance scene of
+//! The commit of a prepared scene: the instance scene of
 //! [`scene_instances`](crate::bench::scene_instances) (100,000 instances, 20% with a changed
 //! field, 10% a reference), prepared once per round off the clock, its handles reserved in a
 //! fresh world, its references resolved off the clock (a worker's step), then committed,

@@ -1,5 +1,5 @@
 //! Instance scenes: the realistic level, every entity an archetype instance, saved and loaded
-//! by the library beside hecs's own serializers on the same world (issue 16).
+//! by the library beside hecs's own serializers on the same world.
 //!
 //! The world: `n` instances of two archetypes with the components of the plain-entity scene
 //! ([`crate::bench::scene`]): `unit` (90%: `Name`, `Transform`, `Health`, `Velocity`, `Faction`,
