@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use crate::json::FieldPath;
 use crate::json::{Position, TextErrorKind};
 
-/// How serious a [`Diagnostic`] is.
+/// How serious a [`Diagnostic`] is. More may come: a `match` needs a `_` arm (treat what it
+/// does not know as a note).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum Severity {
     /// The file (or the archetype it defines) cannot be used.
     #[default]

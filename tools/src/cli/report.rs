@@ -127,7 +127,8 @@ pub(crate) fn write_github(
     let command = match diagnostic.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
-        Severity::Note => "notice",
+        // A note, and any severity a later engine adds.
+        _ => "notice",
     };
     writeln!(
         out,

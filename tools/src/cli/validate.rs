@@ -199,7 +199,8 @@ fn severity_style(severity: Severity) -> Style {
     match severity {
         Severity::Error => Style::Error,
         Severity::Warning => Style::Warning,
-        Severity::Note => Style::Help,
+        // A note, and any severity a later engine adds.
+        _ => Style::Help,
     }
 }
 

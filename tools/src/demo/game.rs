@@ -357,8 +357,8 @@ impl Game {
             Severity::Warning => self
                 .log
                 .push(LogKind::Info, self.frame, diagnostic.to_string()),
-            // "kept the last good version of ..." says it in one line for all of them.
-            Severity::Note => {}
+            // Notes: "kept the last good version of ..." says it in one line for all of them.
+            _ => {}
         }
     }
 

@@ -59,7 +59,8 @@ pub(super) fn to_lsp(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> lsp_
         severity: Some(match diagnostic.severity {
             Severity::Error => DiagnosticSeverity::ERROR,
             Severity::Warning => DiagnosticSeverity::WARNING,
-            Severity::Note => DiagnosticSeverity::INFORMATION,
+            // A note, and any severity a later engine adds: information.
+            _ => DiagnosticSeverity::INFORMATION,
         }),
         code: Some(NumberOrString::String(diagnostic.code.as_str().to_string())),
         source: Some(SOURCE.to_string()),
