@@ -37,7 +37,7 @@ use super::scene::{
     binary_header, is_binary, read_scene_file, resave, scene_error_line, scene_files,
 };
 use super::{
-    count, rewritable_sources, write_atomically, CliError, Context, DirArg, Exit, Rewrites,
+    count, rewritable_sources, write_atomically, CliError, Context, DirArg, Exit, Rewrites, Source,
 };
 
 /// Where a project keeps its scenes, unless `--scenes` says otherwise.
@@ -117,13 +117,13 @@ pub fn migrate(args: &MigrateArgs, context: &mut Context<'_>) -> Result<Exit, Cl
         None => Some(PathBuf::from(DEFAULT_SCENES_DIR)).filter(|dir| dir.is_dir()),
     };
     let library = context.load(&args.dir.dir)?;
-    let (mut migrations, unreadable) = plan_archetypes(&library);
-    let (sources, _) = rewritable_sources(&library);
+    let (sources, unreadable) = rewritable_sources(&library);
     let mut checked = count(sources.len() + unreadable.len(), "archetype file");
+    let mut migrations = plan_sources(sources, &library);
     if let Some(dir) = &scenes_dir {
-        migrations.extend(plan_scenes(dir, &library)?);
-        let scenes = scene_files(dir)?.len();
-        checked = format!("{checked} and {}", count(scenes, "scene file"));
+        let files = scene_files(dir)?;
+        checked = format!("{checked} and {}", count(files.len(), "scene file"));
+        migrations.extend(plan_scene_files(files, &library)?);
     }
     let mut tally = Rewrites::starting_with(&unreadable, context.out)?;
     for migration in &migrations {
@@ -172,6 +172,12 @@ pub fn migrate(args: &MigrateArgs, context: &mut Context<'_>) -> Result<Exit, Cl
 /// the one-line reports of the files that cannot be read.
 pub fn plan_archetypes(library: &ArchetypeLibrary) -> (Vec<FileMigration>, Vec<String>) {
     let (sources, unreadable) = rewritable_sources(library);
+    let unreadable = unreadable.iter().map(ToString::to_string).collect();
+    (plan_sources(sources, library), unreadable)
+}
+
+/// The migrations `sources` (the library's readable archetype files) need.
+fn plan_sources(sources: Vec<Source<'_>>, library: &ArchetypeLibrary) -> Vec<FileMigration> {
     let mut migrations = Vec::new();
     for source in sources {
         let file = source.file.display();
@@ -214,8 +220,7 @@ pub fn plan_archetypes(library: &ArchetypeLibrary) -> (Vec<FileMigration>, Vec<S
             migrated,
         });
     }
-    let unreadable = unreadable.iter().map(ToString::to_string).collect();
-    (migrations, unreadable)
+    migrations
 }
 
 /// The edits one archetype file needs, and what blocks others (as `line:col: message`).
@@ -379,8 +384,16 @@ impl From<Vec<Change>> for SceneNeeds {
 /// # Errors
 /// If a directory or file cannot be read, or a loaded scene cannot be saved again.
 pub fn plan_scenes(dir: &Path, library: &ArchetypeLibrary) -> Result<Vec<FileMigration>, CliError> {
+    plan_scene_files(scene_files(dir)?, library)
+}
+
+/// The migrations the scene `files` need.
+fn plan_scene_files(
+    files: Vec<PathBuf>,
+    library: &ArchetypeLibrary,
+) -> Result<Vec<FileMigration>, CliError> {
     let mut migrations = Vec::new();
-    for file in scene_files(dir)? {
+    for file in files {
         let bytes = read_scene_file(&file)?;
         let (encoding, needs) = if is_binary(&bytes) {
             (SceneEncoding::Binary, binary_scene_needs(&bytes, library))
