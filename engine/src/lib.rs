@@ -42,6 +42,7 @@ mod archetype;
 mod component;
 mod diagnostic;
 mod fs;
+pub mod guide;
 mod json;
 mod limits;
 mod logging;
