@@ -17,6 +17,7 @@ mod demo; // the live demo: headless run, hot reload mid-run, TUI rendering
 mod demo_content; // the repo's own `archetypes/` load cleanly and behave as documented
 mod diagnostics; // every error case, asserted in full with file:line:column
 mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replayed
+mod guide; // the guide's JSON examples load (or show their mistake); the README stays short
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
 mod language; // the designer's language: markers, variant switches, operators, checked references, variation
 mod logging; // what the library logs (spans and events), captured by a test subscriber
