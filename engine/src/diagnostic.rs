@@ -113,6 +113,85 @@ impl DiagnosticCode {
         )
     }
 
+    /// Every code, in the order the guide's errors chapter explains them.
+    pub const ALL: &'static [DiagnosticCode] = {
+        use DiagnosticCode::*;
+        &[
+            Io,
+            Encoding,
+            Syntax,
+            DuplicateKey,
+            TooLarge,
+            TooDeep,
+            NotAnObject,
+            UnknownKey,
+            Malformed,
+            UnsupportedFormat,
+            InvalidName,
+            CaseConflict,
+            UnknownComponent,
+            ReservedComponent,
+            InvalidComponent,
+            UnknownField,
+            UnknownArchetype,
+            InheritanceCycle,
+            UnknownChild,
+            BrokenDependency,
+            OldName,
+            FormerNameClash,
+            InvalidOperator,
+            UnusedOperator,
+            InvalidAsset,
+        ]
+    };
+
+    /// The code whose [`as_str`](Self::as_str) name is `name`, e.g. `unknown-component`.
+    ///
+    /// ```
+    /// use archetype_engine::DiagnosticCode;
+    ///
+    /// assert_eq!(DiagnosticCode::from_name("unknown-component"), Some(DiagnosticCode::UnknownComponent));
+    /// assert_eq!(DiagnosticCode::from_name("UnknownComponent"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|code| code.as_str() == name)
+    }
+
+    /// The code's entry in the guide's errors chapter
+    /// ([`guide::designer::errors`](crate::guide::designer::errors)), in Markdown: what the
+    /// problem is, an example, the message and how to fix it (`archetool explain CODE` prints it).
+    pub fn explanation(self) -> &'static str {
+        crate::guide::error_entry(self.as_str()).unwrap_or("")
+    }
+
+    /// The first sentence of the code's [`explanation`](Self::explanation), on one line: a
+    /// short description for a rule list (SARIF's `shortDescription`).
+    ///
+    /// ```
+    /// use archetype_engine::DiagnosticCode;
+    ///
+    /// assert!(!DiagnosticCode::UnknownComponent.summary().is_empty());
+    /// ```
+    pub fn summary(self) -> String {
+        crate::guide::entry_summary(self.explanation())
+    }
+
+    /// Where the code's explanation is published: its entry in the guide on docs.rs, for the
+    /// version of the crate that reported it.
+    ///
+    /// ```
+    /// use archetype_engine::DiagnosticCode;
+    ///
+    /// assert!(DiagnosticCode::UnknownField.help_uri().ends_with("/guide/designer/errors/index.html#unknown-field"));
+    /// ```
+    pub fn help_uri(self) -> String {
+        format!(
+            "https://docs.rs/archetype-engine/{}/archetype_engine/guide/designer/errors/index.html#{}",
+            env!("CARGO_PKG_VERSION"),
+            self.as_str()
+        )
+    }
+
     /// The stable kebab-case name of the code, e.g. `unknown-component`.
     pub fn as_str(self) -> &'static str {
         use DiagnosticCode::*;

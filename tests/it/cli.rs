@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 mod colour; // --color: colour for people on a terminal or when asked, never in machine formats
+mod explain; // explain CODE: the guide's entry for a code, or every code with its summary
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused
 mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends; a cycle's related places
 mod language; // the designer's language through the CLI: notes, operators, references, the schema

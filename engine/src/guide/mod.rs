@@ -74,3 +74,99 @@ pub mod architecture {}
 pub mod performance {}
 #[doc = include_str!("reliability.md")]
 pub mod reliability {}
+
+/// The errors chapter's source, read by [`DiagnosticCode::explanation`](crate::DiagnosticCode::explanation).
+const ERRORS_CHAPTER: &str = include_str!("designer/errors.md");
+
+/// The errors chapter's entry for the code named `code`: from its `` ### `code` `` heading up to
+/// the next `##` or `###` heading, trimmed.
+pub(crate) fn error_entry(code: &str) -> Option<&'static str> {
+    entry_in(ERRORS_CHAPTER, code)
+}
+
+fn entry_in<'a>(chapter: &'a str, code: &str) -> Option<&'a str> {
+    let heading = format!("### `{code}`");
+    let mut offset = 0;
+    let mut start = None;
+    let mut in_code_block = false;
+    for line in chapter.split_inclusive('\n') {
+        let text = line.trim_end();
+        if text.starts_with("```") {
+            in_code_block = !in_code_block;
+        } else if !in_code_block {
+            match start {
+                None if text == heading => start = Some(offset),
+                Some(begin) if text.starts_with("## ") || text.starts_with("### ") => {
+                    return Some(chapter[begin..offset].trim());
+                }
+                _ => {}
+            }
+        }
+        offset += line.len();
+    }
+    start.map(|begin| chapter[begin..].trim())
+}
+
+/// The first paragraph after an entry's heading, its lines joined by spaces.
+pub(crate) fn entry_summary(entry: &str) -> String {
+    entry
+        .lines()
+        .skip(1)
+        .skip_while(|line| line.trim().is_empty())
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{entry_in, entry_summary};
+    use crate::DiagnosticCode;
+
+    #[test]
+    fn every_code_has_an_entry_with_a_one_paragraph_summary() {
+        let missing: Vec<&str> = DiagnosticCode::ALL
+            .iter()
+            .map(|code| code.as_str())
+            .filter(|code| error_entry_summary(code).is_empty())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "codes without an entry (### `code` then a paragraph) in the errors chapter: {missing:?}"
+        );
+    }
+
+    fn error_entry_summary(code: &str) -> String {
+        super::error_entry(code)
+            .map(entry_summary)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_entry_runs_to_the_next_heading_and_skips_headings_inside_code_blocks() {
+        let chapter = "# Errors\n\n## Reading\n\n### `io`\n\nThe file could not\nbe read.\n\n```text\n### `syntax`\n```\n\nMore.\n\n### `syntax`\n\nNot JSON.\n\n## Next\n";
+        let io = entry_in(chapter, "io").expect("io has an entry");
+        assert!(io.starts_with("### `io`") && io.ends_with("More."), "{io}");
+        assert_eq!(entry_summary(io), "The file could not be read.");
+        assert_eq!(
+            entry_in(chapter, "syntax"),
+            Some("### `syntax`\n\nNot JSON.")
+        );
+        assert_eq!(entry_in(chapter, "too-deep"), None);
+    }
+
+    #[test]
+    fn every_code_is_listed_once_and_found_by_its_name() {
+        for code in DiagnosticCode::ALL {
+            assert_eq!(DiagnosticCode::from_name(code.as_str()), Some(*code));
+        }
+        let mut names: Vec<&str> = DiagnosticCode::ALL
+            .iter()
+            .map(|code| code.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), DiagnosticCode::ALL.len());
+    }
+}

@@ -2,6 +2,7 @@
 //! annotations) and `--format sarif`, with the start and end of each place; an inheritance
 //! cycle with its related places in every format.
 
+use archetype_engine::DiagnosticCode;
 use serde_json::{json, Value};
 
 use super::{check, Project};
@@ -40,9 +41,26 @@ fn sarif_is_one_log_with_a_rule_per_code_and_a_region_per_problem() {
     assert_eq!(log["version"], "2.1.0");
     let run0 = &log["runs"][0];
     assert_eq!(run0["tool"]["driver"]["name"], "archetool");
+    // Each rule carries its code's summary and the address of its entry in the guide.
+    let rule = |code: DiagnosticCode| json!({ "id": code.as_str(), "shortDescription": { "text": code.summary() }, "helpUri": code.help_uri() });
     assert_eq!(
         run0["tool"]["driver"]["rules"],
-        json!([{ "id": "invalid-name" }, { "id": "unknown-component" }])
+        json!([
+            rule(DiagnosticCode::InvalidName),
+            rule(DiagnosticCode::UnknownComponent)
+        ])
+    );
+    assert_eq!(
+        run0["tool"]["driver"]["rules"][1]["helpUri"],
+        format!(
+            "https://docs.rs/archetype-engine/{}/archetype_engine/guide/designer/errors/index.html#unknown-component",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    assert!(
+        DiagnosticCode::UnknownComponent.summary().len() > 20,
+        "{}",
+        DiagnosticCode::UnknownComponent.summary()
     );
     assert_eq!(run0["columnKind"], "unicodeCodePoints");
     assert_eq!(

@@ -7,6 +7,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use archetype_engine::DiagnosticCode;
 use serde_json::{json, Value};
 
 use super::Project;
@@ -156,8 +157,27 @@ impl Client {
         self.diagnostics_within(relative, WAIT)
     }
 
-    /// [`diagnostics`](Self::diagnostics), waiting up to `wait` for each message.
+    /// [`diagnostics`](Self::diagnostics), waiting up to `wait` for each message. Every
+    /// diagnostic must link its code to the code's entry in the guide
+    /// (`codeDescription.href`); the link is checked and taken out, so expectations show the rest.
     fn diagnostics_within(&mut self, relative: &str, wait: Duration) -> Value {
+        let mut params = self.diagnostics_with_links(relative, wait);
+        for diagnostic in params["diagnostics"].as_array_mut().into_iter().flatten() {
+            let code = diagnostic["code"]
+                .as_str()
+                .and_then(DiagnosticCode::from_name);
+            let href =
+                (diagnostic.as_object_mut()).and_then(|object| object.remove("codeDescription"));
+            assert_eq!(
+                href,
+                code.map(|code| json!({ "href": code.help_uri() })),
+                "{diagnostic}"
+            );
+        }
+        params
+    }
+
+    fn diagnostics_with_links(&mut self, relative: &str, wait: Duration) -> Value {
         let uri = self.uri(relative);
         let matches = |message: &Value| {
             message["method"] == "textDocument/publishDiagnostics"

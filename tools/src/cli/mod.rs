@@ -17,7 +17,7 @@
 //!
 //! # Subcommands
 //! One function per subcommand, one file each: [`validate`](validate::validate),
-//! [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
+//! [`explain`](explain::explain), [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
 //! [`fmt`](fmt::fmt), [`new`](new::new), [`scene`](scene::scene) (`info`, `check`, and `diff`
 //! in [`scene_diff`]), [`migrate`](migrate::migrate), [`demo`](demo::demo) (the live arena of
 //! [`crate::demo`]), [`bench`](bench::bench) (the quick benchmarks of [`crate::bench`]),
@@ -51,6 +51,7 @@ use printable_output::PrintableOutput;
 
 pub mod bench;
 pub mod demo;
+pub mod explain;
 pub mod fmt;
 pub mod inspect;
 pub mod lsp;
@@ -115,6 +116,12 @@ pub enum Command {
     /// of each place; `github`: workflow annotations; `sarif`: a SARIF 2.1.0 log. Exit code 1
     /// if there is any error.
     Validate(validate::ValidateArgs),
+    /// Explain a diagnostic code: what the problem is, an example, and how to fix it.
+    ///
+    /// Prints the code's entry of the guide's errors chapter (the code as diagnostics print it
+    /// in `error[CODE]`, e.g. `unknown-component`) and the address of its page online. Without
+    /// CODE, lists every code with a one-line summary.
+    Explain(explain::ExplainArgs),
     /// Print an archetype fully resolved, as JSON, or where each value comes from.
     ///
     /// The JSON has the archetype-file form (`archetype`, `components`, `children`) with every
@@ -402,6 +409,7 @@ where
 pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliError> {
     match command {
         Command::Validate(args) => validate::validate(&args, context),
+        Command::Explain(args) => explain::explain(&args, context),
         Command::Inspect(args) => inspect::inspect(&args, context),
         Command::Tree(args) => tree::tree(&args, context),
         Command::Schema(args) => schema::schema(&args, context),

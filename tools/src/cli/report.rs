@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
-use archetype_engine::{Diagnostic, Position, Related, Severity};
+use archetype_engine::{Diagnostic, DiagnosticCode, Position, Related, Severity};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -154,7 +154,7 @@ fn github_property(text: &str) -> String {
 /// Problems gathered for one SARIF log, written at the end (SARIF is one JSON document).
 #[derive(Default)]
 pub(crate) struct SarifLog {
-    rules: BTreeSet<&'static str>,
+    rules: BTreeSet<DiagnosticCode>,
     results: Vec<Value>,
 }
 
@@ -162,7 +162,7 @@ impl SarifLog {
     /// Adds a problem.
     pub(crate) fn push(&mut self, diagnostic: &Diagnostic, sources: &SourceTexts<'_>) {
         let code = diagnostic.code.as_str();
-        self.rules.insert(code);
+        self.rules.insert(diagnostic.code);
         let mut text = diagnostic.message.clone();
         if let Some(help) = diagnostic.help() {
             text.push_str(&format!("; {help}"));
@@ -186,9 +186,19 @@ impl SarifLog {
         self.results.push(result);
     }
 
-    /// Writes the log: one run of `archetool`, its rules (the codes met) and results.
+    /// Writes the log: one run of `archetool`, its rules (the codes met, each with the first
+    /// sentence of its entry in the guide's errors chapter and the address of that entry) and
+    /// results.
     pub(crate) fn write(self, out: &mut dyn Write) -> Result<(), CliError> {
-        let rules: Vec<Value> = self.rules.iter().map(|id| json!({ "id": id })).collect();
+        let rules: Vec<Value> = (self.rules.iter())
+            .map(|code| {
+                json!({
+                    "id": code.as_str(),
+                    "shortDescription": { "text": code.summary() },
+                    "helpUri": code.help_uri(),
+                })
+            })
+            .collect();
         let log = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",

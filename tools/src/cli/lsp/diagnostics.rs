@@ -14,7 +14,8 @@ use archetype_engine::tooling::TextLines;
 use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Related, Severity};
 use lsp_types::notification::{Notification as _, PublishDiagnostics};
 use lsp_types::{
-    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range, Uri,
+    CodeDescription, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString,
+    Range, Uri,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -63,6 +64,9 @@ pub(super) fn to_lsp(diagnostic: &Diagnostic, sources: &SourceTexts<'_>) -> lsp_
             _ => DiagnosticSeverity::INFORMATION,
         }),
         code: Some(NumberOrString::String(diagnostic.code.as_str().to_string())),
+        // The code's entry in the guide, which editors link from the code.
+        code_description: (diagnostic.code.help_uri().parse::<Uri>().ok())
+            .map(|href| CodeDescription { href }),
         source: Some(SOURCE.to_string()),
         message: diagnostic.message.clone(),
         related_information: (!related.is_empty()).then_some(related),
