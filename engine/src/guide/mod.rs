@@ -15,10 +15,15 @@
 //! | [Designers](designer) | [archetype files](designer::archetype_files), [inheritance](designer::inheritance), [operators](designer::operators), [variation](designer::variation), [children](designer::children), [scene files](designer::scene_files), [errors](designer::errors) |
 //! | [Programmers](programmer) | [components](programmer::components), [spawning](programmer::spawning), [hot reload](programmer::hot_reload), [scenes](programmer::scenes), [prepared scenes](programmer::prepared_scenes), [save compatibility](programmer::save_compatibility), [features](programmer::features), [logging](programmer::logging) |
 //! | [Tools](tools) | [archetool](tools::archetool), [editors](tools::editors), [the live demo](tools::demo) |
-//! | The project | [architecture](architecture), [performance](performance), [reliability](reliability) |
+//! | The project | [architecture], [performance], [reliability] |
 //!
 //! The chapters' sources are the Markdown files under `engine/src/guide/`;
 //! `cargo doc -p archetype-engine --open` shows them locally.
+
+// The JSON examples' fences say what each example is (`json file=archetypes/goblin.json`,
+// `json fragment`: see `tests/it/guide.rs`, which loads them); rustdoc reads a fence's words as
+// Rust code-block attributes and takes `=` for a mistake. JSON blocks are never Rust.
+#![allow(rustdoc::invalid_codeblock_attributes)]
 
 /// Designers: the archetype language and scene files, no Rust needed.
 pub mod designer {
