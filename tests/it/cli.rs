@@ -12,6 +12,7 @@ mod colour; // --color: colour for people on a terminal or when asked, never in 
 mod explain; // explain CODE: the guide's entry for a code, or every code with its summary
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused
 mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends; a cycle's related places
+mod game_archetool; // a game's own archetool (examples/my-game): no terminal UI or benchmark crates, and how many it pulls in
 mod language; // the designer's language through the CLI: notes, operators, references, the schema
 #[cfg(unix)] // the test client names files by `file://` + their Unix path
 mod lsp; // `archetool lsp` over stdio: diagnostics, completion, hover, navigation, rename, fixes, formatting

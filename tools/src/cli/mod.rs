@@ -19,9 +19,10 @@
 //! One function per subcommand, one file each: [`validate`](validate::validate),
 //! [`explain`](explain::explain), [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
 //! [`fmt`](fmt::fmt), [`new`](new::new), [`scene`](scene::scene) (`info`, `check`, and `diff`
-//! in [`scene_diff`]), [`migrate`](migrate::migrate), [`demo`](demo::demo) (the live arena of
-//! [`crate::demo`]), [`bench`](bench::bench) (the quick benchmarks of [`crate::bench`]),
-//! [`lsp`](lsp::serve) (a language server, in a folder of its own). Every one that reads
+//! in [`scene_diff`]), [`migrate`](migrate::migrate); with the crate's features of the same
+//! names, `demo` (the live arena of `archetool::demo`), `bench` (the quick benchmarks of
+//! `archetool::bench`) and `lsp` (a language server, in a folder of its own). A subcommand
+//! whose feature is off is not built: `--help` does not list it. Every one that reads
 //! archetypes takes `--dir DIR` (default `archetypes`).
 //!
 //! # Output and exit codes
@@ -49,11 +50,14 @@ use serde_json::Value;
 
 use printable_output::PrintableOutput;
 
+#[cfg(feature = "bench")]
 pub mod bench;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod explain;
 pub mod fmt;
 pub mod inspect;
+#[cfg(feature = "lsp")]
 pub mod lsp;
 pub mod migrate;
 pub mod new;
@@ -104,7 +108,8 @@ pub struct Cli {
     pub color: style::ColorChoice,
 }
 
-/// The subcommands. More (`demo`, `bench`) slot in as further variants.
+/// The subcommands: the data ones always; `demo`, `bench` and `lsp` with the crate's features of
+/// those names.
 #[derive(Debug, Subcommand)]
 #[non_exhaustive]
 pub enum Command {
@@ -181,6 +186,7 @@ pub enum Command {
     /// runs on the last good version. Keys: `s` save the scene, `l` load it, `r` reload every
     /// file, `p` pause, `q` quit. `--headless --frames N` runs the same simulation without a
     /// terminal and prints a summary line per simulated second.
+    #[cfg(feature = "demo")]
     Demo(demo::DemoArgs),
     /// Run the benchmarks briefly: one machine-readable line per figure.
     ///
@@ -190,6 +196,7 @@ pub enum Command {
     /// `reload_latency p50_ms=31.2 p99_ms=33.9 (max 35.0 ms, n=30)`. FILTER keeps the figures
     /// whose name contains it. Without `--quick`, prints how to run the criterion benchmarks.
     /// Build with `--release` for meaningful numbers.
+    #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
     /// Serve the Language Server Protocol on standard input and output, for editors.
     ///
@@ -199,6 +206,7 @@ pub enum Command {
     /// and where they come from, go to definition, references and rename of archetypes, quick
     /// fixes for suggestions, and `fmt`'s formatting. The README's "Editor set-up" shows how to
     /// start it from VS Code, Neovim and Helix.
+    #[cfg(feature = "lsp")]
     Lsp(lsp::LspArgs),
 }
 
@@ -358,6 +366,7 @@ where
     let cli = Cli::try_parse_from(args);
     // The language server's messages are JSON-RPC for an editor, written as they are (serde_json
     // escapes control characters inside strings; the framing's `\r\n` must stay).
+    #[cfg(feature = "lsp")]
     if let Ok(Cli {
         command: Command::Lsp(args),
         ..
@@ -417,9 +426,12 @@ pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliE
         Command::New(args) => new::new(&args, context),
         Command::Scene(args) => scene::scene(&args, context),
         Command::Migrate(args) => migrate::migrate(&args, context),
+        #[cfg(feature = "demo")]
         Command::Demo(args) => demo::demo(&args, context),
+        #[cfg(feature = "bench")]
         Command::Bench(args) => bench::bench(&args, context),
         // The protocol is not text for a terminal: `run` serves it on the raw streams.
+        #[cfg(feature = "lsp")]
         Command::Lsp(_) => Err(CliError::Usage(
             "`lsp` serves standard input and output; start it through `archetool::cli::run`"
                 .to_string(),
@@ -580,5 +592,78 @@ impl Rewrites {
         } else {
             "them"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `archetool ARGS` with no components: the exit code, standard output and standard error.
+    fn run_with(args: &[&str]) -> (Exit, String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let args = std::iter::once("archetool").chain(args.iter().copied());
+        let exit = run(args, ComponentRegistry::new(), &mut out, &mut err);
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("UTF-8 output");
+        (exit, text(out), text(err))
+    }
+
+    #[test]
+    fn help_lists_the_subcommands_this_build_has() {
+        let (exit, help, err) = run_with(&["--help"]);
+        assert_eq!((exit, err.as_str()), (Exit::Success, ""), "{help}");
+        let (_, commands) = help
+            .split_once("\nCommands:\n")
+            .unwrap_or_else(|| panic!("no `Commands:` section in\n{help}"));
+        // Each subcommand's line starts with two spaces and its name.
+        let listed: Vec<&str> = commands
+            .lines()
+            .take_while(|line| !line.is_empty())
+            .filter_map(|line| line.strip_prefix("  "))
+            .filter(|line| !line.starts_with(' '))
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        let mut expected = vec![
+            "validate", "inspect", "tree", "schema", "fmt", "new", "scene", "migrate",
+        ];
+        if cfg!(feature = "demo") {
+            expected.push("demo");
+        }
+        if cfg!(feature = "bench") {
+            expected.push("bench");
+        }
+        if cfg!(feature = "lsp") {
+            expected.push("lsp");
+        }
+        expected.push("help");
+        assert_eq!(listed, expected, "the subcommands in\n{help}");
+    }
+
+    /// Running `archetool NAME`, a subcommand this build leaves out, is a usage error that
+    /// names it.
+    #[cfg(not(all(feature = "demo", feature = "bench", feature = "lsp")))]
+    fn assert_unknown_subcommand(name: &str) {
+        let (exit, out, err) = run_with(&[name]);
+        assert_eq!((exit, out.as_str()), (Exit::Error, ""), "{err}");
+        let expected = format!("error: unrecognized subcommand '{name}'\n");
+        assert!(err.starts_with(&expected), "{err}");
+    }
+
+    #[cfg(not(feature = "demo"))]
+    #[test]
+    fn without_the_demo_feature_demo_is_an_unknown_subcommand() {
+        assert_unknown_subcommand("demo");
+    }
+
+    #[cfg(not(feature = "bench"))]
+    #[test]
+    fn without_the_bench_feature_bench_is_an_unknown_subcommand() {
+        assert_unknown_subcommand("bench");
+    }
+
+    #[cfg(not(feature = "lsp"))]
+    #[test]
+    fn without_the_lsp_feature_lsp_is_an_unknown_subcommand() {
+        assert_unknown_subcommand("lsp");
     }
 }

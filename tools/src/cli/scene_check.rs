@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use archetype_engine::{
-    load_scene, load_scene_from_path, ArchetypeInstance, ArchetypeLibrary, Diagnostic,
-    DiagnosticCode, LoadedScene, SceneChange, SceneError, SceneLoadOptions, Severity,
+    load_scene_from_path, ArchetypeInstance, ArchetypeLibrary, Diagnostic, DiagnosticCode,
+    LoadedScene, SceneChange, SceneError, SceneLoadOptions, Severity,
 };
 use clap::Args;
 use hecs::World;
@@ -112,13 +112,14 @@ fn check_one(file: &Path, library: &ArchetypeLibrary) -> Outcome {
 /// The problems checking finds in a JSON scene's text that is not (or not yet) saved, as if
 /// it were read from `file`: its errors when it does not load, else its warnings. For the
 /// language server, which checks open buffers.
+#[cfg(feature = "lsp")]
 pub(crate) fn problems_in_text(
     text: &str,
     file: &Path,
     library: &ArchetypeLibrary,
 ) -> Vec<SceneError> {
     let mut world = World::new();
-    let loaded = load_scene(
+    let loaded = archetype_engine::load_scene(
         text.as_bytes(),
         Some(file),
         &mut world,

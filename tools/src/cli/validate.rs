@@ -130,6 +130,7 @@ impl<'a> SourceTexts<'a> {
     }
 
     /// The text of `file` and where its lines start, if it is one of these.
+    #[cfg(feature = "lsp")]
     pub(crate) fn lines_of(&self, file: &Path) -> Option<&TextLines<'a>> {
         self.0.get(file)
     }

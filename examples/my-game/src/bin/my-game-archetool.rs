@@ -1,5 +1,6 @@
-//! The game's own `archetool`: every subcommand of the shipped one, knowing the game's
-//! components. `cargo run -p my-game --bin my-game-archetool -- validate --dir archetypes`.
+//! The game's own `archetool`: the shipped one's data subcommands and its language server,
+//! knowing the game's components (no `demo`, no `bench`: the manifest turns archetool's default
+//! features off). `cargo run -p my-game --bin my-game-archetool -- validate --dir archetypes`.
 
 use std::io::Write;
 use std::process::ExitCode;
