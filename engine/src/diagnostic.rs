@@ -42,7 +42,7 @@ impl fmt::Display for Severity {
 /// What kind of problem a [`Diagnostic`] reports.
 ///
 /// Each code has a stable kebab-case name ([`as_str`](Self::as_str)) used in messages, in
-/// `archetool validate --format json` and in the README's error catalogue.
+/// `archetool validate --format json` and in the guide's [errors chapter](crate::guide::designer::errors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum DiagnosticCode {

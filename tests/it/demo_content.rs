@@ -1,5 +1,5 @@
 //! The demo's archetypes (the repository's `archetypes/`): all valid, all spawnable, and using
-//! the format's inheritance features as the README says.
+//! the format's inheritance features as the guide's designer chapters say.
 
 use std::path::PathBuf;
 

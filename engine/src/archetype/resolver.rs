@@ -3,7 +3,7 @@
 //!
 //! Pure functions over parsed files: no I/O, no world, no typed components.
 //!
-//! Rules (documented in the README):
+//! Rules (documented for designers in `guide::designer::inheritance`):
 //! - parents are applied in `extends` order, each as its own resolved value, then the file's own
 //!   components; component values merge as JSON Merge Patch (RFC 7396), except that a value
 //!   naming another variant of an enum replaces the inherited one ([`value_merge`]);

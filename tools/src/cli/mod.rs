@@ -204,8 +204,9 @@ pub enum Command {
     /// `scene check`'s diagnostics as the buffer changes (unsaved text included, across files),
     /// completion of component, field, variant and archetype names, hover with resolved values
     /// and where they come from, go to definition, references and rename of archetypes, quick
-    /// fixes for suggestions, and `fmt`'s formatting. The README's "Editor set-up" shows how to
-    /// start it from VS Code, Neovim and Helix.
+    /// fixes for suggestions, and `fmt`'s formatting. The guide's editors chapter
+    /// (`archetype_engine::guide::tools::editors`) shows how to start it from VS Code, Neovim
+    /// and Helix.
     #[cfg(feature = "lsp")]
     Lsp(lsp::LspArgs),
 }
@@ -624,7 +625,7 @@ mod tests {
             .filter_map(|line| line.split_whitespace().next())
             .collect();
         let mut expected = vec![
-            "validate", "inspect", "tree", "schema", "fmt", "new", "scene", "migrate",
+            "validate", "explain", "inspect", "tree", "schema", "fmt", "new", "scene", "migrate",
         ];
         if cfg!(feature = "demo") {
             expected.push("demo");
