@@ -252,6 +252,19 @@ fn every_json_example_in_the_guide_loads_or_shows_the_mistake_it_names() {
 }
 
 #[test]
+fn every_json_example_in_the_readme_loads() {
+    let readme = repository().join("README.md");
+    let markdown = std::fs::read_to_string(&readme).expect("README reads");
+    let examples = fenced_blocks(&markdown)
+        .iter()
+        .filter(|block| json_block(&block.info).is_some())
+        .count();
+    assert!(examples >= 2, "the README's JSON examples are found");
+    let failures = check_chapter(&readme);
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
 fn the_checker_tells_a_good_file_from_a_mistake_and_refuses_untagged_blocks() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let chapter = dir.path().join("chapter.md");

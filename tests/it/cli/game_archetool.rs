@@ -78,6 +78,13 @@ fn the_games_archetool_pulls_in_no_terminal_ui_and_no_benchmarks() {
             "a game's own archetool (with `lsp`) lacks {wanted}:\n{crates:#?}"
         );
     }
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README reads");
+    let stated = format!("it pulls in {RECIPE_CRATES} crates");
+    assert!(
+        readme.contains(&stated),
+        "the README's recipe states how many crates a game's own archetool pulls in: \
+         `{stated}` is not in README.md"
+    );
     assert_eq!(
         crates.len(),
         RECIPE_CRATES,
