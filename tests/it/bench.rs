@@ -5,7 +5,9 @@
 use std::process::Command;
 
 use archetool::bench::cdda::{self, CddaFixture};
-use archetool::bench::{run_quick_with, Figure, Measured, QuickSizes, FIGURES};
+use archetool::bench::{
+    run_quick_with, stated_target, Figure, Measured, QuickSizes, StatedTarget, FIGURES,
+};
 
 /// Checks that `line` is `name key=value ... (..., n=N)` in the form its kind prints.
 fn check_line(figure: &Figure) {
@@ -97,6 +99,24 @@ fn every_quick_workload_runs_and_prints_a_stable_line() {
     );
     for figure in &figures {
         check_line(figure);
+    }
+    // `BENCHMARKS.md` takes the targets the lines do not print from `stated_target`: the ones
+    // the figures were measured against.
+    for figure in &figures {
+        let measured_against = match &figure.measured {
+            Measured::Ratio { target, .. } => target.map(StatedTarget::Ratio),
+            Measured::Time { target, .. } => target.map(StatedTarget::Time),
+            Measured::Latency { target, .. } => {
+                target.map(|(p50, p99)| StatedTarget::Latency(p50, p99))
+            }
+            _ => None,
+        };
+        assert_eq!(
+            stated_target(&figure.name),
+            measured_against,
+            "{}",
+            figure.name
+        );
     }
     // Only the real data may be skipped, and only when it is not there.
     for figure in &figures {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+mod bench_markdown; // bench --markdown --from: BENCHMARKS.md from saved runs, and the errors for a bad one
 mod colour; // --color: colour for people on a terminal or when asked, never in machine formats
 mod explain; // explain CODE: the guide's entry for a code, or every code with its summary
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused

@@ -49,6 +49,11 @@
 //! `with_ids` figures split `spawn_by_name_vs_static` in two: what the two components the library
 //! puts on every entity cost by themselves, and what spawning by name costs on top of a static
 //! tuple that has them too.
+//!
+//! `BENCHMARKS.md` is generated from the quick mode's lines: [`markdown`] parses several runs
+//! back and renders each figure's median, range and target over them
+//! (`archetool bench --quick --runs 5 --markdown`, or `--markdown --from FILE...` for saved
+//! runs). The targets its lines do not print come from [`stated_target`].
 
 pub mod cdda;
 pub mod cdda_rules;
@@ -56,6 +61,7 @@ pub mod diagnostics;
 mod figure;
 pub mod load;
 pub mod lsp;
+pub mod markdown;
 pub mod memory;
 mod quick;
 pub mod reload;
@@ -70,8 +76,9 @@ pub use figure::{median, percentile, Figure, Measured};
 pub use load::LoadFixture;
 pub use quick::{
     latency_figure, library_memory_figure, lsp_figure, memory_figure, override_memory_figure,
-    run_quick, run_quick_with, scene_memory_figure, QuickSizes, ERROR_FIELDS, FIGURES, LOAD_FILES,
-    MEMORY_ENTITIES, MINIFIED_FIELDS, RELOAD_INSTANCES, SCENE_ENTITIES, SPAWN_COUNT, WIDE_FIELDS,
+    run_quick, run_quick_with, scene_memory_figure, stated_target, QuickSizes, StatedTarget,
+    ERROR_FIELDS, FIGURES, LOAD_FILES, MEMORY_ENTITIES, MINIFIED_FIELDS, RELOAD_INSTANCES,
+    SCENE_ENTITIES, SPAWN_COUNT, WIDE_FIELDS,
 };
 pub use spawn::{Goblin, PodGoblin, SixComponents, SpawnFixture, Varied};
 

@@ -188,14 +188,24 @@ pub enum Command {
     /// terminal and prints a summary line per simulated second.
     #[cfg(feature = "demo")]
     Demo(demo::DemoArgs),
-    /// Run the benchmarks briefly: one machine-readable line per figure.
+    /// Run the benchmarks briefly: one machine-readable line per figure, or BENCHMARKS.md.
     ///
     /// `--quick` runs every comparison (ours against its baseline, alternating) in about half
     /// a minute and prints lines such as
     /// `spawn_by_name_vs_static ratio=1.12 (ours 1.83 ms, baseline 1.63 ms, n=100000)` or
     /// `reload_latency p50_ms=31.2 p99_ms=33.9 (max 35.0 ms, n=30)`. FILTER keeps the figures
-    /// whose name contains it. Without `--quick`, prints how to run the criterion benchmarks.
-    /// Build with `--release` for meaningful numbers.
+    /// whose name contains it; `--runs N` runs the suite N times (each run after the first in
+    /// a fresh process) and prints every run's lines.
+    ///
+    /// `--markdown` prints BENCHMARKS.md instead: for each figure, the median and range over
+    /// the runs, in how many it was measured, and its target with whether the median meets it;
+    /// with a header naming the command, the machine, the commit and the date. With
+    /// `--quick [--runs N]`, of the runs it makes; with `--from FILE...`, of saved runs, one file
+    /// per run as `archetool bench --quick > runK.txt` wrote it. `--machine`, `--commit` and
+    /// `--date` replace what it finds (/proc/cpuinfo, `git rev-parse --short HEAD`, today).
+    ///
+    /// Without `--quick` or `--from`, prints how to run the criterion benchmarks. Build with
+    /// `--release` for meaningful numbers.
     #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
     /// Serve the Language Server Protocol on standard input and output, for editors.
