@@ -44,6 +44,8 @@ mod diagnostic;
 mod fs;
 pub mod guide;
 mod json;
+#[cfg(test)]
+mod layering;
 mod limits;
 mod logging;
 mod reload;

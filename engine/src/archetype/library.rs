@@ -16,9 +16,7 @@ use crate::archetype::archetype_ref::ArchetypeRef;
 use crate::archetype::compiled::{check_partial, compile, CompileProblem};
 use crate::archetype::doc_summary::{Dependencies, DocSummary};
 use crate::archetype::file::ArchetypeDoc;
-use crate::archetype::instance::{
-    ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes, OverridesId,
-};
+use crate::archetype::instance::{InstanceOverrides, OverrideShapes};
 use crate::archetype::loaded::Archetype;
 use crate::archetype::name::{check_name, name_from_relative_path, NewNameError};
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
@@ -38,6 +36,7 @@ use crate::archetype::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
 use crate::archetype::tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, CaseConflict, Entry, FoundFile,
 };
+use crate::component::{ArchetypeId, ArchetypeInstance, OverridesId};
 use crate::component::{ComponentId, ComponentRegistry};
 use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,

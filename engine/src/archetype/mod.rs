@@ -27,12 +27,13 @@ mod tree;
 mod value_merge;
 mod variation;
 
+pub use crate::component::{ArchetypeId, ArchetypeInstance, OverridesId};
 pub use archetype_ref::ArchetypeRef;
 pub use asset_path::{AnyAsset, AssetKind, AssetPath};
 pub(crate) use compiled::{resolve_ref_path, suggest_field, CompiledArchetype, CompiledNode};
 pub use file::{keys, FORMAT_VERSION};
 pub(crate) use instance::{override_shape, ShapesAtHand};
-pub use instance::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
+pub use instance::InstanceOverrides;
 pub(crate) use library::{map_on_threads, worker_threads};
 pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
 pub use loaded::Archetype;
