@@ -24,6 +24,7 @@ pub struct ArchetypeId(pub u32);
 /// [`ArchetypeLibrary::node_path`]: crate::ArchetypeLibrary::node_path
 /// [`ArchetypeLibrary::instance_overrides`]: crate::ArchetypeLibrary::instance_overrides
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ArchetypeInstance {
     /// The archetype the entity was spawned from.
     pub archetype: ArchetypeId,
