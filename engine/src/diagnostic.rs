@@ -257,6 +257,7 @@ impl fmt::Display for DiagnosticCode {
 /// archetypes/a.json:1:14: error[inheritance-cycle]: inheritance cycle: a -> b -> a; see also archetypes/b.json:1:14
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,

@@ -44,6 +44,8 @@ mod diagnostic;
 mod fs;
 pub mod guide;
 mod json;
+#[cfg(test)]
+mod layering;
 mod limits;
 mod logging;
 mod reload;
@@ -61,6 +63,7 @@ pub use archetype::{keys, FORMAT_VERSION};
 pub use archetype::{AnyAsset, AssetKind, AssetPath};
 pub use archetype::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
 pub use archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
+pub use archetype::{HeldBack, HeldBackReason};
 pub use component::EntityRef;
 #[cfg(feature = "schema")]
 pub use component::SchemaFn;
@@ -73,7 +76,7 @@ pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Related
 pub use json::Position;
 pub use json::{FieldPath, PathSegment};
 pub use limits::Limits;
-pub use reload::{apply_update, ReloadReport};
+pub use reload::{apply_update, PatchAction, PatchFailure, ReloadReport};
 #[cfg(feature = "hot-reload")]
 pub use reload::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
 pub use scene::Scenes;
@@ -137,6 +140,36 @@ struct ReadmeDoctests;
 /// ```
 #[cfg(all(doctest, feature = "hot-reload"))]
 struct OptionStructsAreNonExhaustive;
+
+/// Reports and errors grow in minor versions too: their fields are read through methods
+/// (`ReloadReport`, `SceneError`), or code outside the crate cannot build them or match them
+/// without a `_` arm (`#[non_exhaustive]`).
+///
+/// ```compile_fail,E0616
+/// fn updated(report: &archetype_engine::ReloadReport) -> usize { report.entities_updated }
+/// ```
+/// ```compile_fail,E0616
+/// fn offset(error: &archetype_engine::SceneError) -> Option<usize> { error.offset }
+/// ```
+/// ```compile_fail,E0639
+/// use archetype_engine::{HeldBack, HeldBackReason};
+/// let reason = HeldBackReason::BrokenDependency { dependency: String::new() };
+/// let _ = HeldBack { archetype: String::new(), reason };
+/// ```
+/// ```compile_fail,E0639
+/// let _ = archetype_engine::ArchetypeInstance { archetype: archetype_engine::ArchetypeId(0), node: 0, overrides: Default::default() };
+/// ```
+/// ```compile_fail,E0004
+/// use archetype_engine::SceneEncoding;
+/// fn name(encoding: SceneEncoding) -> &'static str {
+///     match encoding {
+///         SceneEncoding::Json => "JSON",
+///         SceneEncoding::Binary => "binary",
+///     }
+/// }
+/// ```
+#[cfg(all(doctest, feature = "hot-reload"))]
+struct ReportsAndErrorsAreNonExhaustive;
 
 /// The crate's own README (the crates.io page), compiled by `cargo test` too.
 #[cfg(all(doctest, feature = "hot-reload"))]

@@ -282,7 +282,7 @@ pub fn sub_scenes(data: &[u8]) {
         let loaded = match loaded {
             Err(error) => {
                 assert_eq!(world.len(), 0, "a refused load left entities: {error}");
-                let message = format!("{error} {:?}", error.others);
+                let message = format!("{error} {:?}", error.others());
                 assert!(
                     !message.contains(OUTSIDE_MARKER),
                     "a message quotes a file outside the root: {message}"

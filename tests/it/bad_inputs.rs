@@ -1072,7 +1072,7 @@ fn scene_value_limit_lowered() {
     )
     .unwrap();
     let error = load_scene(&binary, None, &mut world, &library, &lowered).unwrap_err();
-    let offset = error.offset.unwrap();
+    let offset = error.offset().unwrap();
     assert_eq!(
         error.to_string(),
         format!(

@@ -322,6 +322,7 @@ fn write_fuzz_seeds() {
                     unchecked[0] = 2;
                     write("scene_binary", &format!("{label}_format2.bin"), &unchecked);
                 }
+                other => unreachable!("only JSON and binary are listed, not {other:?}"),
             }
         }
     }

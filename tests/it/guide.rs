@@ -157,7 +157,7 @@ impl Project {
             if let Err(error) =
                 load_scene_from_path(dir.path().join(path), &mut world, &library, &options)
             {
-                problems.push((*error.diagnostic).clone());
+                problems.push(error.diagnostic().clone());
             }
         }
         problems

@@ -2,8 +2,9 @@
 //! file system (files are replaced in memory with `set_source`).
 
 use archetype_engine::{
-    apply_update, ArchetypeInstance, ArchetypeLibrary, Children, ComponentRegistry, EntityRef,
-    LoadOptions, Parent, ReloadReport, SpawnError, StableId, Transform,
+    apply_update, ArchetypeInstance, ArchetypeLibrary, Children, ComponentRegistry, DiagnosticCode,
+    EntityRef, HeldBackReason, LoadOptions, Parent, PatchAction, ReloadReport, SpawnError,
+    StableId, Transform,
 };
 use glam::Vec3;
 use hecs::{Entity, World};
@@ -101,9 +102,9 @@ fn edits_reach_every_instance_and_keep_runtime_state() {
         ),
     );
 
-    assert_eq!(report.changed, ["goblin", "goblin_archer"]);
-    assert_eq!(report.entities_updated, 100);
-    assert!(report.errors.is_empty(), "{report}");
+    assert_eq!(report.changed(), ["goblin", "goblin_archer"]);
+    assert_eq!(report.entities_updated(), 100);
+    assert!(report.errors().is_empty(), "{report}");
     assert_eq!(
         health(&world, goblins[7]),
         Health {
@@ -154,7 +155,7 @@ fn an_edit_of_one_field_keeps_every_instances_own_other_fields() {
         ),
     );
     assert!(
-        report.errors.is_empty() && report.patch_failures.is_empty(),
+        report.errors().is_empty() && report.patch_failures().is_empty(),
         "{report}"
     );
     for (i, goblin) in goblins.iter().enumerate() {
@@ -176,7 +177,7 @@ fn an_edit_of_one_field_keeps_every_instances_own_other_fields() {
         "goblin.json",
         Some(&GOBLIN.replace(r#""max": 12"#, r#""max": 30"#)),
     );
-    assert!(report.patch_failures.is_empty(), "{report}");
+    assert!(report.patch_failures().is_empty(), "{report}");
     assert_eq!(health(&world, goblins[7]).max, 30.0);
     assert_eq!(health(&world, goblins[7]).current, 7.0);
 }
@@ -198,8 +199,8 @@ fn a_spelled_out_default_changes_nothing_live() {
         "Health": { "current": 12.0, "max": 12 }, "Speed": { "value": 2 } } }"#,
         ),
     );
-    assert_eq!(report.changed, ["goblin", "goblin_archer"]);
-    assert_eq!(report.entities_updated, 0);
+    assert_eq!(report.changed(), ["goblin", "goblin_archer"]);
+    assert_eq!(report.entities_updated(), 0);
     assert_eq!(
         world.get::<&Transform>(goblin).unwrap().translation,
         Vec3::new(4.0, 0.0, 4.0)
@@ -265,7 +266,7 @@ fn components_added_and_removed_by_an_edit() {
         ),
     );
 
-    assert_eq!(report.entities_updated, 2);
+    assert_eq!(report.entities_updated(), 2);
     assert_eq!(world.get::<&Armor>(goblin).unwrap().value, 2.0);
     assert!(world.get::<&Speed>(goblin).is_err());
     // An instance whose overrides removed the component does not get it back.
@@ -297,7 +298,10 @@ fn children_added_and_removed_by_an_edit() {
         ),
     );
 
-    assert_eq!((report.entities_spawned, report.entities_despawned), (2, 2));
+    assert_eq!(
+        (report.entities_spawned(), report.entities_despawned()),
+        (2, 2)
+    );
     assert_eq!(world.len(), before);
     for turret in turrets {
         let children: Vec<Entity> = world
@@ -349,7 +353,7 @@ fn a_parent_edit_reaches_descendants_and_children_built_from_it() {
     );
 
     assert_eq!(
-        report.changed,
+        report.changed(),
         ["creature", "goblin", "goblin_archer", "fort"]
     );
     assert_eq!(world.get::<&Armor>(archer).unwrap().value, 7.0);
@@ -386,8 +390,8 @@ fn a_broken_edit_keeps_the_last_good_version_and_the_fix_applies() {
 
     let broken = "{ \"extends\": \"creature\", \"components\": {\n  \"Health\": { \"current\": 12, \"max\": 30 },\n  \"Speed\": { \"value\": \"fast\" } } }";
     let report = edit(&mut world, &mut library, "goblin.json", Some(broken));
-    assert!(report.changed.is_empty());
-    let errors: Vec<String> = report.errors.iter().map(|e| e.to_string()).collect();
+    assert!(report.changed().is_empty());
+    let errors: Vec<String> = report.errors().iter().map(|e| e.to_string()).collect();
     assert_eq!(
         errors,
         [
@@ -395,13 +399,7 @@ fn a_broken_edit_keeps_the_last_good_version_and_the_fix_applies() {
             "archetypes/goblin_archer.json:1:14: note[broken-dependency]: not fully checked: it depends on `goblin`, which has errors; its own values were checked as far as they go",
         ]
     );
-    assert_eq!(
-        report.held_back,
-        [(
-            "goblin_archer".to_string(),
-            "it depends on `goblin`, which has errors".to_string()
-        )]
-    );
+    assert_held_back_by_goblin(&report);
     assert_eq!(health(&world, goblin).max, 12.0);
     // The game keeps spawning the last good version.
     let spawned = library.spawn(&mut world, "goblin").unwrap();
@@ -413,8 +411,8 @@ fn a_broken_edit_keeps_the_last_good_version_and_the_fix_applies() {
         "goblin.json",
         Some(&broken.replace("\"fast\"", "4")),
     );
-    assert!(report.errors.is_empty(), "{report}");
-    assert_eq!(report.changed, ["goblin", "goblin_archer"]);
+    assert!(report.errors().is_empty(), "{report}");
+    assert_eq!(report.changed(), ["goblin", "goblin_archer"]);
     assert_eq!(
         (health(&world, goblin).max, speed(&world, goblin)),
         (30.0, 4.0)
@@ -446,13 +444,7 @@ fn an_edit_elsewhere_applies_while_one_file_is_broken() {
         "goblin_archer.json",
         Some(&ARCHER.replace("3", "9")),
     );
-    assert_eq!(
-        report.held_back,
-        [(
-            "goblin_archer".to_string(),
-            "it depends on `goblin`, which has errors".to_string()
-        )]
-    );
+    assert_held_back_by_goblin(&report);
     assert_eq!(speed(&world, archer), 3.0);
     edit(&mut world, &mut library, "goblin.json", Some(GOBLIN));
     assert_eq!(speed(&world, archer), 9.0);
@@ -465,8 +457,8 @@ fn deleted_archetypes_orphan_their_instances_and_come_back() {
     let turret = library.spawn(&mut world, "turret").unwrap();
 
     let report = edit(&mut world, &mut library, "turret.json", None);
-    assert_eq!(report.changed, ["turret"]);
-    assert_eq!(report.entities_orphaned, 3);
+    assert_eq!(report.changed(), ["turret"]);
+    assert_eq!(report.entities_orphaned(), 3);
     assert_eq!(
         health(&world, turret).max,
         40.0,
@@ -485,7 +477,7 @@ fn deleted_archetypes_orphan_their_instances_and_come_back() {
         "turret.json",
         Some(&TURRET.replace("40", "50")),
     );
-    assert_eq!(report.entities_updated, 1);
+    assert_eq!(report.entities_updated(), 1);
     assert_eq!(health(&world, turret).max, 50.0);
 }
 
@@ -500,7 +492,81 @@ fn new_files_become_spawnable() {
         "orc.json",
         Some(r#"{ "extends": "creature" }"#),
     );
-    assert_eq!(report.changed, ["orc"]);
+    assert_eq!(report.changed(), ["orc"]);
     let orc = library.spawn(&mut world, "orc").unwrap();
     assert_eq!(health(&world, orc).max, 10.0);
+}
+
+/// The report holds `goblin_archer` back, and only it, because `goblin` has errors.
+fn assert_held_back_by_goblin(report: &ReloadReport) {
+    let [held] = report.held_back() else {
+        panic!("one archetype held back: {report}");
+    };
+    assert_eq!(held.archetype, "goblin_archer");
+    let dependency = "goblin".to_string();
+    assert_eq!(held.reason, HeldBackReason::BrokenDependency { dependency });
+    assert_eq!(held.reason.code(), DiagnosticCode::BrokenDependency);
+    assert_eq!(
+        held.to_string(),
+        "kept the last good version of `goblin_archer`: it depends on `goblin`, which has errors"
+    );
+}
+
+/// A value that must stay under its cap: a patch can give a live value that is not valid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawCapped")]
+struct Capped {
+    value: f32,
+    cap: f32,
+}
+
+#[derive(Deserialize)]
+struct RawCapped {
+    value: f32,
+    cap: f32,
+}
+
+impl TryFrom<RawCapped> for Capped {
+    type Error = String;
+    fn try_from(raw: RawCapped) -> Result<Self, String> {
+        if raw.value > raw.cap {
+            return Err(format!("value {} is above cap {}", raw.value, raw.cap));
+        }
+        Ok(Capped {
+            value: raw.value,
+            cap: raw.cap,
+        })
+    }
+}
+
+#[test]
+fn a_patch_a_live_value_cannot_take_is_a_typed_failure() {
+    let mut registry = ComponentRegistry::new();
+    registry.register::<Capped>().unwrap();
+    let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+    let file = r#"{ "components": { "Capped": { "value": 5, "cap": 10 } } }"#;
+    library.set_sources([("charm.json", Some(file))]);
+    let mut world = World::new();
+    let charm = library.spawn(&mut world, "charm").unwrap();
+    let untouched = library.spawn(&mut world, "charm").unwrap();
+    world.get::<&mut Capped>(charm).unwrap().value = 9.0;
+
+    let edited = file.replace("10", "8");
+    let report = edit(&mut world, &mut library, "charm.json", Some(&edited));
+    let [failure] = report.patch_failures() else {
+        panic!("one patch failure: {report}");
+    };
+    assert_eq!(failure.entity, charm);
+    assert_eq!(failure.archetype, "charm");
+    assert_eq!(failure.component, "Capped");
+    assert_eq!(failure.action, PatchAction::Patch);
+    assert_eq!(failure.error.code, DiagnosticCode::InvalidComponent);
+    assert_eq!(failure.error.component.as_deref(), Some("Capped"));
+    assert_eq!(
+        failure.to_string(),
+        format!("could not patch `Capped` on entity {charm:?} of `charm`: value 9 is above cap 8")
+    );
+    // The failed component is left as it was; the others take the edit.
+    assert_eq!(world.get::<&Capped>(charm).unwrap().cap, 10.0);
+    assert_eq!(world.get::<&Capped>(untouched).unwrap().cap, 8.0);
 }

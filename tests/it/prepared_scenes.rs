@@ -188,7 +188,7 @@ fn an_id_already_in_the_world_is_the_loads_error_and_leaves_the_world_unchanged(
     let CommitError::Scene(error) = error else {
         unreachable!()
     };
-    let first = error.entity.unwrap();
+    let first = error.entity().unwrap();
     let line = String::from_utf8(bytes.clone())
         .unwrap()
         .lines()
@@ -636,7 +636,7 @@ fn a_resolved_scene_refuses_what_a_prepared_one_refuses_with_the_world_as_before
     let error = resolved.commit(&mut world, &library).unwrap_err();
     let expected = load_scene(&bytes, None, &mut world, &library, &options).unwrap_err();
     assert_eq!(error, CommitError::Scene(expected.clone()));
-    let first = expected.entity.unwrap();
+    let first = expected.entity().unwrap();
     assert_eq!(
         error.to_string(),
         format!("error[duplicate-key]: entity {first} is already in the world; load with IdConflict::Remap to give the scene's entities fresh IDs")

@@ -527,7 +527,7 @@ fn an_old_value_the_type_cannot_read_any_more_is_named() {
     let file = Some(Path::new("old.scene.bin"));
     let options = SceneLoadOptions::default();
     let error = load_scene(&bytes, file, &mut World::new(), &new, &options).unwrap_err();
-    let offset = error.offset.unwrap();
+    let offset = error.offset().unwrap();
     assert_eq!(
         error.to_string(),
         format!("old.scene.bin (byte {offset}): error[invalid-component]: entity 0000000000000007: `Stats.speed`: invalid type: floating point `2.5`, expected a string (the component changed since the scene was saved)")

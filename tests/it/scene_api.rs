@@ -80,7 +80,7 @@ fn slice_errors_name_the_file_only_when_told() {
         "error[unknown-component]: entity 00000000000000a1: unknown component `Helth`; did you mean `Health`?"
     );
     // The place is kept though a message without a file does not show it.
-    let position = unnamed.diagnostic.position.unwrap();
+    let position = unnamed.diagnostic().position.unwrap();
     assert_eq!((position.line, position.column), (1, 74));
     let named = scenes
         .load_named_slice(text, "saves/slot1.scene.json", &mut world)

@@ -730,7 +730,7 @@ fn spawn_with_bundle_sets_typed_components_that_hot_reload_leaves_and_scenes_sav
         Some(r#"{ "components": { "Health": { "current": 10, "max": 20 }, "Speed": { "value": 3 } } }"#),
     );
     let report = archetype_engine::apply_update(&mut world, &library, &update);
-    assert!(report.errors.is_empty(), "{report}");
+    assert!(report.errors().is_empty(), "{report}");
     assert_eq!(get::<Speed>(&world, plain).value, 3.0);
     assert_eq!(get::<Speed>(&world, goblin).value, 9.0);
     assert_eq!(get::<Health>(&world, goblin).max, 20.0);

@@ -150,7 +150,7 @@ fn a_scene_from_memory_places_sub_scenes_only_under_a_root_it_is_given() {
         error.to_string(),
         "error[io]: entity 00000000000000c1: places sub-scene `rooms/hall.scene.json`, but the scene was not read from a file, so it has no directory to read sub-scenes from; set SceneLoadOptions::sub_scenes to SubScenes::InRoot(the scenes directory)"
     );
-    let position = error.diagnostic.position.unwrap();
+    let position = error.diagnostic().position.unwrap();
     assert_eq!((position.line, position.column), (2, 40));
     let mut options = SceneLoadOptions::default();
     options.sub_scenes = SubScenes::InRoot(dir.root().join("scenes"));
@@ -240,7 +240,7 @@ fn a_chain_of_thousands_of_scenes_is_a_clean_error_on_a_small_stack_and_in_scene
         let library =
             ArchetypeLibrary::empty(&root, crate::support::registry(), Default::default());
         let error = load_scene_from_path(&path, &mut world, &library, &options).unwrap_err();
-        error.diagnostic.message.clone()
+        error.diagnostic().message.clone()
     });
     assert_eq!(
         message,

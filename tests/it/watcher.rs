@@ -93,7 +93,7 @@ impl Game {
 
     /// Every error the reports carry, the root shown as `archetypes`.
     fn report_errors(&self, reports: &[ReloadReport]) -> Vec<String> {
-        self.shown(reports.iter().flat_map(|r| &r.errors))
+        self.shown(reports.iter().flat_map(|r| r.errors()))
     }
 
     /// Runs frames until `done` holds; returns every non-empty report seen.
@@ -158,8 +158,8 @@ fn write_in_place() {
     fs::write(game.path("enemies/goblin.json"), goblin_with_max(20)).unwrap();
     let reports = game.settle("max 20", |g| g.max() == 20.0);
     assert_eq!(reports.len(), 1, "one save, one reload: {reports:?}");
-    assert_eq!(reports[0].changed, ["enemies/goblin"]);
-    assert_eq!(reports[0].entities_updated, 50);
+    assert_eq!(reports[0].changed(), ["enemies/goblin"]);
+    assert_eq!(reports[0].entities_updated(), 50);
 }
 
 #[test]
@@ -187,7 +187,7 @@ fn vim_backup_then_write() {
     fs::remove_file(&backup).unwrap();
     let reports = game.settle("max 22", |g| g.max() == 22.0);
     assert!(
-        reports.iter().all(|r| r.entities_orphaned == 0),
+        reports.iter().all(|r| r.entities_orphaned() == 0),
         "{reports:?}"
     );
 }
@@ -241,7 +241,7 @@ fn deleted_file_orphans_instances() {
     let mut game = game();
     fs::remove_file(game.path("enemies/goblin.json")).unwrap();
     let reports = game.settle("goblin gone", |g| g.library.get("enemies/goblin").is_none());
-    let orphaned: usize = reports.iter().map(|r| r.entities_orphaned).sum();
+    let orphaned: usize = reports.iter().map(|r| r.entities_orphaned()).sum();
     assert_eq!(orphaned, 50);
     assert_eq!(game.max(), 12.0, "orphans keep their components");
     assert_eq!(
@@ -277,7 +277,7 @@ fn a_moved_archetype_that_lists_its_former_name_keeps_its_instances() {
         g.library.get("enemies/goblins/goblin").is_some()
             && g.library.get("enemies/goblin").is_none()
     });
-    let orphaned: usize = reports.iter().map(|r| r.entities_orphaned).sum();
+    let orphaned: usize = reports.iter().map(|r| r.entities_orphaned()).sum();
     assert_eq!(orphaned, 0, "{reports:?}");
     let marker = *game
         .world
@@ -304,7 +304,7 @@ fn half_written_file_then_complete() {
     let reports = game.settle("the half-written file's error", |g| {
         g.library.error_count() > 0
     });
-    let error = reports.last().unwrap().errors[0].to_string();
+    let error = reports.last().unwrap().errors()[0].to_string();
     assert!(error.contains("goblin.json:1:"), "{error}");
     assert!(
         error.contains("error[syntax]: unexpected end of file while parsing"),
@@ -314,7 +314,7 @@ fn half_written_file_then_complete() {
 
     fs::write(&file, &complete).unwrap();
     let reports = game.settle("max 25", |g| g.max() == 25.0);
-    assert!(reports.iter().all(|r| r.errors.is_empty()), "{reports:?}");
+    assert!(reports.iter().all(|r| r.errors().is_empty()), "{reports:?}");
     assert_eq!(game.library.error_count(), 0);
 }
 
@@ -350,7 +350,7 @@ fn reload_all_without_the_watcher() {
     let mut game = game();
     fs::write(game.path("enemies/goblin.json"), goblin_with_max(27)).unwrap();
     let report = game.reloader.reload_all(&mut game.world, &mut game.library);
-    assert_eq!(report.changed, ["enemies/goblin"]);
+    assert_eq!(report.changed(), ["enemies/goblin"]);
     assert_eq!(game.max(), 27.0);
 }
 
@@ -452,7 +452,7 @@ fn a_directory_link_out_of_the_root_refused_at_load_is_not_watched() {
         // caused would have been applied too.
         fs::write(game.path("enemies/goblin.json"), goblin_with_max(41)).unwrap();
         let reports = game.settle("max 41", |g| g.max() == 41.0);
-        let changed: Vec<&String> = reports.iter().flat_map(|r| &r.changed).collect();
+        let changed: Vec<&String> = reports.iter().flat_map(|r| r.changed()).collect();
         assert_eq!(changed, ["enemies/goblin"], "{backend:?}");
         let names: Vec<&str> = game.library.names().collect();
         assert_eq!(names, ["enemies/goblin"], "{backend:?}");
@@ -519,7 +519,7 @@ fn a_fifo_appearing_while_the_game_runs_is_an_error_not_a_hang() {
 
     // A full rescan reads the directory with both FIFOs in it, and returns.
     let report = game.reloader.reload_all(&mut game.world, &mut game.library);
-    assert!(report.changed.is_empty(), "{report}");
+    assert!(report.changed().is_empty(), "{report}");
     assert_eq!(
         game.diagnostics(),
         [

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::archetype::instance::ArchetypeId;
 use crate::archetype::name::check_name;
 use crate::archetype::reference_context::{RefFailure, ReferenceContext};
+use crate::component::ArchetypeId;
 use crate::diagnostic::DiagnosticCode;
 
 /// The name of an archetype, held in a component (a spawner's archetype, a weapon's

@@ -20,9 +20,7 @@ use hecs::{
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
-use crate::archetype::instance::{
-    override_shape, ArchetypeId, ArchetypeInstance, OverrideShapes, OverridesId,
-};
+use crate::archetype::instance::{override_shape, OverrideShapes};
 use crate::archetype::name::check_local_name;
 use crate::archetype::reference_context::ReferenceContext;
 use crate::archetype::resolver::{ResolvedEntity, UnusedOperator};
@@ -34,6 +32,7 @@ use crate::component::StableId;
 use crate::component::{
     with_installed_mapper, with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire,
 };
+use crate::component::{ArchetypeId, ArchetypeInstance, OverridesId};
 use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
 use crate::component::{MapError, ReadOnly, RefPathError};

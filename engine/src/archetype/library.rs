@@ -16,9 +16,8 @@ use crate::archetype::archetype_ref::ArchetypeRef;
 use crate::archetype::compiled::{check_partial, compile, CompileProblem};
 use crate::archetype::doc_summary::{Dependencies, DocSummary};
 use crate::archetype::file::ArchetypeDoc;
-use crate::archetype::instance::{
-    ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideShapes, OverridesId,
-};
+use crate::archetype::held_back::HeldBack;
+use crate::archetype::instance::{InstanceOverrides, OverrideShapes};
 use crate::archetype::loaded::Archetype;
 use crate::archetype::name::{check_name, name_from_relative_path, NewNameError};
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
@@ -38,6 +37,7 @@ use crate::archetype::spawn_rng::{SpawnRng, DEFAULT_SPAWN_SEED};
 use crate::archetype::tree::{
     case_conflict_problem, case_conflicts, examine_path, scan, CaseConflict, Entry, FoundFile,
 };
+use crate::component::{ArchetypeId, ArchetypeInstance, OverridesId};
 use crate::component::{ComponentId, ComponentRegistry};
 use crate::diagnostic::{
     quoted, sort_and_dedup, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity,
@@ -166,6 +166,7 @@ struct State {
 
 /// How one archetype changed in a reload: `old` is what was in effect, `new` what is now.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ArchetypeChange {
     /// The archetype.
     pub id: ArchetypeId,
@@ -179,11 +180,12 @@ pub struct ArchetypeChange {
 
 /// What a reload changed in a library.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct LibraryUpdate {
     /// Archetypes whose content in effect changed (including new and deleted ones).
     pub changes: Vec<ArchetypeChange>,
-    /// Archetypes that were touched but keep their last good version: name and reason.
-    pub held_back: Vec<(String, String)>,
+    /// Archetypes that were touched but keep their last good version, with the reason.
+    pub held_back: Vec<HeldBack>,
     /// Current problems of the files and archetypes the reload touched.
     pub errors: Vec<Diagnostic>,
 }
@@ -1456,10 +1458,7 @@ impl ArchetypeLibrary {
         }
         let status = self.status_of(outcome, depth, broken_dep, work, &mut found);
         if let Status::Dependency(dep) = &status {
-            work.update.held_back.push((
-                found.name.to_string(),
-                format!("it depends on `{dep}`, which has errors"),
-            ));
+            (work.update.held_back).push(HeldBack::broken_dependency(&*found.name, dep.as_str()));
             let (problems, named) = self.findings_despite(&found.name, dep);
             found.problems.extend(problems);
             found.references = named;

@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::archetype::compiled::CompiledArchetype;
-use crate::archetype::instance::ArchetypeId;
 use crate::archetype::resolved_tree::ResolvedTree;
 use crate::archetype::resolver::ResolvedEntity;
+use crate::component::ArchetypeId;
 
 /// A loaded archetype: its name, file, parents, and fully resolved content.
 ///

@@ -13,6 +13,7 @@ use crate::diagnostic::quoted;
 
 /// Why a string or a file path is not a usable archetype name.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NameProblem {
     /// What is wrong, with the naming rule.
     pub message: String,

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::archetype::instance::ArchetypeId;
 use crate::component::serde_context::{self, References};
+use crate::component::ArchetypeId;
 use crate::diagnostic::{quoted, DiagnosticCode};
 use crate::json::did_you_mean;
 

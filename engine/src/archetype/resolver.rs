@@ -26,6 +26,7 @@ use crate::json::{FieldPath, PathSegment};
 /// An archetype (or one of its children) with inheritance applied: every component's full JSON
 /// value, and its children.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ResolvedEntity {
     /// The archetype this entity is an instance of: the archetype itself for a root, the
     /// `archetype` of a child entry, `None` for a child described inline.

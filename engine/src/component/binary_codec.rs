@@ -115,47 +115,6 @@ mod stand_ins {
     }
 }
 
-#[cfg(all(test, not(feature = "binary")))]
-mod tests {
-    use std::path::Path;
-
-    use crate::{
-        load_scene, ArchetypeLibrary, ComponentRegistry, DiagnosticCode, LoadOptions,
-        SceneLoadOptions,
-    };
-
-    #[test]
-    fn a_binary_scene_is_refused_naming_the_feature() {
-        let registry = ComponentRegistry::new();
-        let library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
-        let mut world = hecs::World::new();
-        let file = Some(Path::new("saves/arena.scene.bin"));
-        let bytes = b"ARCHSCN\0\x03\x00\x00";
-        let options = SceneLoadOptions::default();
-        let error = load_scene(bytes, file, &mut world, &library, &options).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "saves/arena.scene.bin (byte 0): error[unsupported-format]: binary scenes need archetype-engine's `binary` feature (on by default); this build reads JSON scenes only"
-        );
-        assert_eq!(error.diagnostic.code, DiagnosticCode::UnsupportedFormat);
-        assert_eq!(error.offset, Some(0));
-        assert_eq!(world.len(), 0);
-    }
-
-    #[test]
-    fn a_json_scene_loads_without_the_feature() {
-        let registry = ComponentRegistry::new();
-        let library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
-        let mut world = hecs::World::new();
-        let text = r#"{ "format": 2, "entities": [ { "id": "00000000000000a1", "components": { "Name": "Grukk" } } ] }"#;
-        let options = SceneLoadOptions::default();
-        let scene = load_scene(text.as_bytes(), None, &mut world, &library, &options).unwrap();
-        assert_eq!(scene.len(), 1);
-        let entity = scene.entities()[0];
-        assert_eq!(world.get::<&crate::Name>(entity).unwrap().as_str(), "Grukk");
-    }
-}
-
 #[cfg(all(test, feature = "binary"))]
 mod compare_tests {
     use super::*;

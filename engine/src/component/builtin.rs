@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::component::instance_marker::ArchetypeInstance;
 use crate::component::registry::{ComponentOptions, ComponentRegistry};
-use crate::{ArchetypeInstance, EntityRef, StableId, Transform};
+use crate::component::{EntityRef, StableId, Transform};
 
 /// A display name, written as a plain string: `"Name": "Grukk"`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

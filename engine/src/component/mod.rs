@@ -11,6 +11,7 @@ mod dynamic_bundle;
 mod entity_ops;
 mod entity_ref;
 mod ignored_fields;
+mod instance_marker;
 mod map_error;
 mod ops;
 mod registry;
@@ -38,6 +39,7 @@ pub use entity_ref::EntityRef;
 pub(crate) use entity_ref::{
     with_installed_mapper, with_mapper, EntityMapper, RefIn, RefOut, RefWire,
 };
+pub use instance_marker::{ArchetypeId, ArchetypeInstance, OverridesId};
 pub(crate) use map_error::{MapError, ReadOnly, RefPathError};
 pub(crate) use ops::{ComponentOps, TypedValue};
 #[cfg(feature = "schema")]

@@ -77,7 +77,14 @@ impl fmt::Display for StableId {
 /// Why a string is not a stable ID.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not a stable ID: expected exactly 16 hex digits")]
-pub struct ParseStableIdError(pub String);
+pub struct ParseStableIdError(pub(crate) String);
+
+impl ParseStableIdError {
+    /// The text that is not a stable ID.
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+}
 
 impl FromStr for StableId {
     type Err = ParseStableIdError;

@@ -74,6 +74,7 @@ impl FileKind {
 /// `error.get_ref().and_then(|e| e.downcast_ref::<NotRegularFile>())`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("is {}, not a regular file; only regular files are read (replace it with a file or remove it)", kind.describe())]
+#[non_exhaustive]
 pub struct NotRegularFile {
     /// What the path is instead.
     pub kind: FileKind,
@@ -85,6 +86,7 @@ pub struct NotRegularFile {
 /// [`io::ErrorKind::FileTooLarge`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("file is {size} bytes, over the limit of {limit} bytes")]
+#[non_exhaustive]
 pub struct FileTooLarge {
     /// The file's size (or what was read of it, if it grew while being read).
     pub size: u64,

@@ -17,7 +17,8 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use crate::archetype::is_archetype_file_name;
 use crate::archetype::ArchetypeLibrary;
 use crate::diagnostic::Severity;
-use crate::reload::patcher::{apply_update, ReloadReport};
+use crate::reload::patcher::apply_update;
+use crate::reload::report::ReloadReport;
 
 /// How a [`HotReloader`] watches.
 ///
@@ -59,8 +60,9 @@ impl Default for HotReloadOptions {
     }
 }
 
-/// How file changes are being noticed.
+/// How file changes are being noticed. More ways may come: a `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WatchBackend {
     /// The operating system's file events (inotify, FSEvents, ReadDirectoryChangesW).
     Native,
@@ -71,6 +73,7 @@ pub enum WatchBackend {
 /// The archetypes directory could not be watched at all.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot watch `{}` for changes: {source}", root.display())]
+#[non_exhaustive]
 pub struct WatchError {
     /// The directory.
     pub root: PathBuf,
@@ -319,8 +322,8 @@ fn log_report(report: &ReloadReport) {
             "reloaded archetypes"
         );
     }
-    for (name, reason) in &report.held_back {
-        tracing::warn!("kept the last good version of `{name}`: {reason}");
+    for held in &report.held_back {
+        tracing::warn!("{held}");
     }
     for diagnostic in &report.errors {
         match diagnostic.severity {

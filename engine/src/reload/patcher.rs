@@ -1,9 +1,8 @@
 //! Applying archetype changes to live entities: field by field, keeping runtime state, letting
 //! per-instance overrides win.
 
-use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use hecs::{Entity, EntityBuilder, World};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -17,76 +16,9 @@ use crate::component::MapError;
 use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefWire};
 use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
-use crate::diagnostic::Diagnostic;
 use crate::json::remove_overridden;
 use crate::reload::diff::{diff_archetypes, ArchetypeDiff, ComponentChange, NodeDiff};
-
-/// What a reload did: which archetypes changed, how many live entities were touched, and what
-/// went wrong.
-#[derive(Clone, Debug, Default)]
-pub struct ReloadReport {
-    /// Archetypes whose content in effect changed (new, edited and deleted ones).
-    pub changed: Vec<String>,
-    /// Live entities that had at least one component written, inserted or removed.
-    pub entities_updated: usize,
-    /// Child entities spawned because archetypes gained children.
-    pub entities_spawned: usize,
-    /// Child entities despawned because archetypes lost children.
-    pub entities_despawned: usize,
-    /// Live instances of archetypes whose file was deleted: they keep their components.
-    pub entities_orphaned: usize,
-    /// Archetypes that were edited but keep their last good version, with the reason.
-    pub held_back: Vec<(String, String)>,
-    /// Problems in the files the reload touched (the last good versions stay in effect).
-    pub errors: Vec<Diagnostic>,
-    /// Live components a patch could not be applied to (the component is left as it was).
-    pub patch_failures: Vec<String>,
-    /// Time spent re-reading files and patching the world.
-    pub elapsed: Duration,
-}
-
-impl ReloadReport {
-    /// Whether the reload did nothing and found nothing wrong.
-    pub fn is_empty(&self) -> bool {
-        self.changed.is_empty()
-            && self.held_back.is_empty()
-            && self.errors.is_empty()
-            && self.patch_failures.is_empty()
-    }
-}
-
-impl fmt::Display for ReloadReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "reloaded {} archetype{}",
-            self.changed.len(),
-            if self.changed.len() == 1 { "" } else { "s" }
-        )?;
-        if !self.changed.is_empty() {
-            write!(f, " ({})", self.changed.join(", "))?;
-        }
-        write!(
-            f,
-            ": {} entities updated, {} spawned, {} despawned, {} orphaned in {:.1} ms",
-            self.entities_updated,
-            self.entities_spawned,
-            self.entities_despawned,
-            self.entities_orphaned,
-            self.elapsed.as_secs_f64() * 1000.0
-        )?;
-        for (name, reason) in &self.held_back {
-            write!(f, "\nkept the last good version of `{name}`: {reason}")?;
-        }
-        for error in &self.errors {
-            write!(f, "\n{error}")?;
-        }
-        for failure in &self.patch_failures {
-            write!(f, "\n{failure}")?;
-        }
-        Ok(())
-    }
-}
+use crate::reload::report::{PatchAction, PatchFailure, ReloadReport};
 
 /// Applies what a library reload changed to the live entities of `world`.
 ///
@@ -411,16 +343,15 @@ impl<'a> Patcher<'a> {
         name: &str,
         failures: Vec<(Entity, ValueError)>,
     ) {
+        let archetype = self.library.name_of(id).unwrap_or("?");
         for (entity, error) in failures {
-            self.report.patch_failures.push(format!(
-                "could not patch `{name}` on entity {entity:?} of `{}`: {}{}",
-                self.library.name_of(id).unwrap_or("?"),
-                if error.path.is_empty() {
-                    String::new()
-                } else {
-                    format!("{}: ", error.path)
-                },
-                error.message
+            self.report.patch_failures.push(PatchFailure::new(
+                entity,
+                archetype,
+                name,
+                PatchAction::Patch,
+                error.path,
+                &error.message,
             ));
         }
     }
@@ -462,9 +393,13 @@ impl<'a> Patcher<'a> {
         match decoded {
             Ok(typed) => ops.insert_typed(world, entity, &typed),
             Err(error) => {
-                self.report.patch_failures.push(format!(
-                    "could not add `{name}` to entity {entity:?}: {}",
-                    error.message
+                self.report.patch_failures.push(PatchFailure::new(
+                    entity,
+                    self.library.name_of(id).unwrap_or("?"),
+                    name,
+                    PatchAction::Add,
+                    error.path,
+                    &error.message,
                 ));
                 false
             }

@@ -58,8 +58,10 @@ use crate::scene::migration::SceneMigration;
 use crate::scene::scene_budget::SceneBudget;
 use crate::scene::scene_ids::{InWorld, SceneIds};
 
-/// What to do when an incoming stable ID is already used in the world.
+/// What to do when an incoming stable ID is already used in the world. More choices may come:
+/// a `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IdConflict {
     /// Refuse to load, naming the ID (the default).
     #[default]
@@ -122,8 +124,10 @@ pub enum SubScenes {
     Refused,
 }
 
-/// What to do with a scene entry for a child its archetype no longer has.
+/// What to do with a scene entry for a child its archetype no longer has. More choices may
+/// come: a `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RemovedChildren {
     /// Leave the entry out, and list it (the default).
     #[default]
@@ -297,17 +301,53 @@ impl LoadedScene {
 ///
 /// Displays like a compiler error: file, line and column (or byte offset for binary scenes),
 /// the entity, component and field, and what is wrong.
+///
+/// Read through its methods; it gains more as the engine does (so its fields are private).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SceneError {
-    /// Where and what (file, position, component, field, message, suggestion).
-    pub diagnostic: Box<Diagnostic>,
-    /// The entity concerned, when known.
-    pub entity: Option<StableId>,
-    /// The byte offset in a binary scene.
-    pub offset: Option<usize>,
+    pub(crate) diagnostic: Box<Diagnostic>,
+    pub(crate) entity: Option<StableId>,
+    pub(crate) offset: Option<usize>,
+    pub(crate) others: Vec<SceneError>,
+}
+
+impl SceneError {
+    /// Where and what: file, position, component, field, message, suggestion.
+    pub fn diagnostic(&self) -> &Diagnostic {
+        &self.diagnostic
+    }
+
+    /// The stable ID of the entity concerned, when known.
+    pub fn entity(&self) -> Option<StableId> {
+        self.entity
+    }
+
+    /// The byte offset of the problem in a binary scene (`None` for JSON scenes, which place
+    /// problems by line and column in the [`diagnostic`](Self::diagnostic)).
+    pub fn offset(&self) -> Option<usize> {
+        self.offset
+    }
+
     /// With [`SceneLoadOptions::all_errors`], the scene's other problems (after this one, in
     /// the file's order); empty otherwise.
-    pub others: Vec<SceneError>,
+    pub fn others(&self) -> &[SceneError] {
+        &self.others
+    }
+
+    /// This error followed by its [`others`](Self::others), each on its own (with no others
+    /// of its own): every problem of the scene, in the file's order.
+    pub fn into_all(mut self) -> Vec<SceneError> {
+        let others = std::mem::take(&mut self.others);
+        std::iter::once(self).chain(others).collect()
+    }
+
+    /// This error as a problem of another severity: a tool that holds a scene to a stricter
+    /// standard than a game reports the warnings a load gives
+    /// ([`LoadedScene::warnings`]) as errors.
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.diagnostic.severity = severity;
+        self
+    }
 }
 
 impl fmt::Display for SceneError {
@@ -1019,6 +1059,7 @@ pub(super) fn upgrade_layout(document: &mut Value, version: u64) {
 
 /// What the header of a binary scene says, read without loading the scene.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BinarySceneHeader {
     /// The format version.
     pub format: u64,

@@ -34,8 +34,9 @@ use crate::scene::format::{
 use crate::scene::header::{archetype_nodes, write_json_header, ArchetypeNodes};
 use crate::scene::instance_diff::{archetype_value_key, write_diff, Leaves};
 
-/// How a scene is encoded.
+/// How a scene is encoded. More encodings may come: a `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SceneEncoding {
     /// Pretty, deterministic, merge-friendly JSON (`*.scene.json`).
     Json,
@@ -77,8 +78,10 @@ impl SceneEncoding {
     }
 }
 
-/// What to do with a reference to an entity that is not being saved.
+/// What to do with a reference to an entity that is not being saved. More choices may come: a
+/// `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DanglingReferences {
     /// Refuse to save, naming the entity, component and field (the default).
     #[default]

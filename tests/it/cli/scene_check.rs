@@ -207,6 +207,6 @@ fn every_problem_of_one_scene_is_reported() {
         &archetype_engine::SceneLoadOptions::default(),
     )
     .unwrap_err();
-    assert!(error.others.is_empty());
+    assert!(error.others().is_empty());
     assert_eq!(world.len(), 0);
 }

@@ -225,7 +225,7 @@ fn hot_reload_and_scenes_see_the_results_as_values() {
         Some(r#"{ "components": { "Loot": { "items": [], "gold": 20 } } }"#),
     );
     let report = apply_update(&mut world, &library, &update);
-    assert!(report.errors.is_empty(), "{report}");
+    assert!(report.errors().is_empty(), "{report}");
     assert_eq!(world.get::<&Loot>(entity).unwrap().gold, 40);
     // A scene stores the instance's difference from the result: none, so no components.
     let bytes = save_scene(

@@ -124,7 +124,7 @@ fn hot_reload_checks_again_when_the_target_goes_and_comes_back() {
     let update = library.set_source("enemies/goblin.json", None::<&str>);
     let report = apply_update(&mut world, &library, &update);
     let errors: Vec<String> = report
-        .errors
+        .errors()
         .iter()
         .map(|d| _dir.tidy(&d.to_string()))
         .collect();

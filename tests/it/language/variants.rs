@@ -230,7 +230,7 @@ fn hot_reload_switches_live_instances_to_the_new_variant() {
         Some(r#"{ "components": { "Order": { "Chase": { "speed": 5 } } } }"#),
     );
     let report = apply_update(&mut world, &library, &update);
-    assert!(report.errors.is_empty(), "{report}");
+    assert!(report.errors().is_empty(), "{report}");
     assert_eq!(
         *world.get::<&Order>(entity).unwrap(),
         Order::Chase { speed: 5.0 }

@@ -236,10 +236,10 @@ fn hot_reload_keeps_what_each_entity_rolled() {
     );
     let report = apply_update(&mut world, &library, &update);
     assert!(
-        report.errors.is_empty() && report.patch_failures.is_empty(),
+        report.errors().is_empty() && report.patch_failures().is_empty(),
         "{report}"
     );
-    assert_eq!(report.entities_updated, 40);
+    assert_eq!(report.entities_updated(), 40);
     for goblin in &goblins {
         assert_eq!(world.get::<&Health>(*goblin).unwrap().current, 4.0);
     }

@@ -129,7 +129,8 @@ impl PatchFixture {
         let report = apply_update(&mut self.world, &self.library, &update);
         let applied = start.elapsed() - resolved;
         assert_eq!(
-            report.entities_updated, self.instances,
+            report.entities_updated(),
+            self.instances,
             "bench: the edit did not reach every instance: {report}"
         );
         let health = self
@@ -199,7 +200,7 @@ pub fn watch_latency(saves: usize, instances: usize) -> Result<LatencyRun, Strin
         let written = Instant::now();
         loop {
             let report = reloader.apply(&mut world, &mut library);
-            if !report.errors.is_empty() {
+            if !report.errors().is_empty() {
                 return Err(format!("save {save} did not apply cleanly: {report}"));
             }
             let applied = world

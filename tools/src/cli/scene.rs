@@ -102,8 +102,9 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
     let out = &mut *context.out;
     writeln!(out, "file:      {}", args.file.display())?;
     let encoding = match scene.encoding {
-        SceneEncoding::Json => "JSON",
-        SceneEncoding::Binary => "binary",
+        SceneEncoding::Json => "JSON".to_string(),
+        SceneEncoding::Binary => "binary".to_string(),
+        other => format!("{other:?}"),
     };
     writeln!(out, "encoding:  {encoding}")?;
     let current = scene.encoding.current_format();
@@ -133,7 +134,7 @@ fn info(args: &SceneFileArgs, context: &mut Context<'_>) -> Result<Exit, CliErro
         }
         Ok(None) => None,
         Err(error) => {
-            let why = &error.diagnostic.message;
+            let why = &error.diagnostic().message;
             writeln!(out, "flattened: unknown ({why})")?;
             Some(placements_as_written(&scene.document))
         }
@@ -312,10 +313,10 @@ pub(crate) fn scene_error_line(error: &SceneError) -> String {
 /// mark). `None` for binary scenes. (An error the library finds in the upgraded text of an older
 /// format has no position.)
 pub(crate) fn placed(error: &SceneError) -> Option<(Diagnostic, Option<String>)> {
-    if error.offset.is_some() {
+    if error.offset().is_some() {
         return None;
     }
-    let diagnostic = (*error.diagnostic).clone();
+    let diagnostic = error.diagnostic().clone();
     let bytes = diagnostic
         .file
         .as_ref()

@@ -141,20 +141,15 @@ fn check_options() -> SceneLoadOptions {
 /// What a load's result says of the scene.
 fn outcome(loaded: Result<LoadedScene, SceneError>, world: &World) -> Outcome {
     let loaded = match loaded {
-        Err(mut error) => {
-            let others = std::mem::take(&mut error.others);
-            return Outcome::Fails(std::iter::once(error).chain(others).collect());
-        }
+        Err(error) => return Outcome::Fails(error.into_all()),
         Ok(loaded) => loaded,
     };
     let (unknown, warnings): (Vec<SceneError>, Vec<SceneError>) = (loaded.warnings().iter())
         .cloned()
-        .partition(|warning| warning.diagnostic.code == DiagnosticCode::UnknownField);
+        .partition(|warning| warning.diagnostic().code == DiagnosticCode::UnknownField);
     if !unknown.is_empty() {
-        let errors = unknown.into_iter().map(|mut error| {
-            error.diagnostic.severity = Severity::Error;
-            error
-        });
+        let errors = unknown.into_iter();
+        let errors = errors.map(|error| error.with_severity(Severity::Error));
         return Outcome::UnknownFields(errors.collect());
     }
     let notes = (loaded.changes().iter())
@@ -251,7 +246,7 @@ fn write_problems(
     for (_, outcome) in outcomes {
         for error in outcome.problems() {
             let (diagnostic, text) =
-                placed(error).unwrap_or_else(|| ((*error.diagnostic).clone(), None));
+                placed(error).unwrap_or_else(|| (error.diagnostic().clone(), None));
             let diagnostic = with_offset(diagnostic, error);
             let file = diagnostic.file.clone().unwrap_or_default();
             let sources = match &text {
@@ -273,7 +268,7 @@ fn write_problems(
 
 /// A binary scene's error names the byte in its message (machine formats have no offset field).
 fn with_offset(mut diagnostic: Diagnostic, error: &SceneError) -> Diagnostic {
-    if let Some(offset) = error.offset {
+    if let Some(offset) = error.offset() {
         diagnostic.message = format!("at byte {offset}: {}", diagnostic.message);
     }
     diagnostic

@@ -310,22 +310,22 @@ impl Game {
     /// Logs a reload: what changed, how many entities were patched and how long it took; then
     /// each error (`file:line:col: error[code]: message`).
     fn record(&mut self, report: &ReloadReport, full: bool) {
-        let ms = report.elapsed.as_secs_f64() * 1000.0;
+        let ms = report.elapsed().as_secs_f64() * 1000.0;
         let was_broken = self.broken;
         self.broken = self.library.error_count() > 0;
-        if !report.changed.is_empty() {
+        if !report.changed().is_empty() {
             self.reloads += 1;
-            let patched = report.entities_updated;
+            let patched = report.entities_updated();
             let mut text = format!(
                 "reloaded {}: {patched} {} patched",
-                report.changed.join(", "),
+                report.changed().join(", "),
                 if patched == 1 { "entity" } else { "entities" }
             );
-            if report.entities_spawned > 0 {
-                text.push_str(&format!(", {} spawned", report.entities_spawned));
+            if report.entities_spawned() > 0 {
+                text.push_str(&format!(", {} spawned", report.entities_spawned()));
             }
-            if report.entities_despawned > 0 {
-                text.push_str(&format!(", {} despawned", report.entities_despawned));
+            if report.entities_despawned() > 0 {
+                text.push_str(&format!(", {} despawned", report.entities_despawned()));
             }
             text.push_str(&format!(" in {ms:.1} ms"));
             self.log.push(LogKind::Reload, self.frame, text);
@@ -333,14 +333,15 @@ impl Game {
             let text = format!("full reload: nothing changed ({ms:.1} ms)");
             self.log.push(LogKind::Info, self.frame, text);
         }
-        for diagnostic in &report.errors {
+        for diagnostic in report.errors() {
             self.log_diagnostic(diagnostic);
         }
-        for failure in &report.patch_failures {
-            self.log_error(failure.clone());
+        for failure in report.patch_failures() {
+            self.log_error(failure.to_string());
         }
-        if !report.held_back.is_empty() {
-            let names: Vec<&str> = report.held_back.iter().map(|(n, _)| n.as_str()).collect();
+        if !report.held_back().is_empty() {
+            let held_back = report.held_back().iter();
+            let names: Vec<&str> = held_back.map(|held| held.archetype.as_str()).collect();
             let text = format!("kept the last good version of {}", names.join(", "));
             self.log.push(LogKind::Info, self.frame, text);
         }

@@ -231,7 +231,8 @@ fn extends_fanout(n: usize) -> Run {
             apply_update(&mut world, &library, &update)
         });
         assert_eq!(
-            report.entities_updated, n,
+            report.entities_updated(),
+            n,
             "bench: the edit of the root did not reach every child: {report}"
         );
         let max = world

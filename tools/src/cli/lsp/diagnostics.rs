@@ -181,7 +181,7 @@ pub(super) fn of_scene(
     scene_check::problems_in_text(text, file, library)
         .iter()
         .map(|error| {
-            let mut diagnostic = (*error.diagnostic).clone();
+            let mut diagnostic = error.diagnostic().clone();
             diagnostic.file = Some(file.to_path_buf());
             to_lsp(&diagnostic, &sources)
         })
