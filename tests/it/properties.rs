@@ -1,5 +1,7 @@
-//! Property tests (proptest): random worlds round-trip through scenes and load the same through
-//! the fast and the careful reader, random merge patches obey RFC 7396, and random archetype trees resolve the same loaded at once or edit by edit.
+//! Property tests (proptest): random worlds round-trip through scenes, and every way of loading
+//! a scene (either reader, a file written another way, check mode) gives the world it was saved
+//! from; random merge patches obey RFC 7396; random archetype trees resolve the same loaded at
+//! once or edit by edit.
 //!
 //! Each property runs 64 cases by default, to keep CI quick; `PROPTEST_CASES=5000 cargo test
 //! -p archetool --test it properties` runs more. A failure prints the shrunk input.
@@ -8,7 +10,8 @@ use std::collections::BTreeMap;
 
 use archetype_engine::{
     load_scene, merge_patch, save_scene, ArchetypeInstance, ArchetypeLibrary, ComponentRegistry,
-    EntityRef, LoadOptions, SceneEncoding, SceneLoadOptions, SceneSaveOptions, StableId,
+    EntityRef, LoadOptions, SceneDocument, SceneEncoding, SceneLoadOptions, SceneSaveOptions,
+    StableId,
 };
 use hecs::{Entity, World};
 use proptest::prelude::*;
@@ -271,6 +274,105 @@ proptest! {
                 save_scene(world, &library, encoding, &SceneSaveOptions::default()).unwrap()
             };
             prop_assert!(resave(&fast) == resave(&careful), "{:?}: the worlds save differently", encoding);
+        }
+    }
+}
+
+/// The same JSON document written another way than the library writes it: keys sorted and
+/// pretty-printed (`escaped == false`), or keys in reverse order, compact, with every string's
+/// characters written as `\u` escapes (`escaped == true`). A reader may not count on the
+/// library's layout.
+fn written_another_way(saved: &[u8], escaped: bool) -> Vec<u8> {
+    let value: Value = serde_json::from_slice(saved).unwrap();
+    if !escaped {
+        return serde_json::to_vec_pretty(&value).unwrap();
+    }
+    fn string(out: &mut String, text: &str) {
+        out.push('"');
+        for unit in text.encode_utf16() {
+            out.push_str(&format!("\\u{unit:04x}"));
+        }
+        out.push('"');
+    }
+    fn write(out: &mut String, value: &Value) {
+        match value {
+            Value::Object(members) => {
+                out.push('{');
+                for (i, (key, member)) in members.iter().rev().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    string(out, key);
+                    out.push(':');
+                    write(out, member);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(out, item);
+                }
+                out.push(']');
+            }
+            Value::String(text) => string(out, text),
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(&mut out, &value);
+    out.into_bytes()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// The world a scene was saved from is the reference every way of loading the scene is held
+    /// to: the file as saved, written another way (key order, whitespace, escapes), and in
+    /// check mode. Each loads the saved world's entities, references and data, and saves again
+    /// to the very bytes first saved (instances, archetypes and overrides included).
+    #[test]
+    fn every_way_of_loading_a_scene_gives_the_world_it_was_saved_from(
+        plans in proptest::collection::vec(entity_plan(), 1..10)
+    ) {
+        let library = graph_library();
+        let world = build_world(&library, &plans);
+        let expected = graph(&world);
+        let save = |world: &World, encoding| {
+            save_scene(world, &library, encoding, &SceneSaveOptions::default()).unwrap()
+        };
+        let mut check_mode = SceneLoadOptions::default();
+        check_mode.all_errors = true;
+        let saved_json = save(&world, SceneEncoding::Json);
+        let files = [
+            (SceneEncoding::Json, saved_json.clone(), "as saved"),
+            (SceneEncoding::Json, written_another_way(&saved_json, false), "sorted, pretty"),
+            (SceneEncoding::Json, written_another_way(&saved_json, true), "reversed, escaped"),
+            (SceneEncoding::Binary, save(&world, SceneEncoding::Binary), "as saved"),
+        ];
+        for (encoding, file, how) in &files {
+            // The model tools read holds the same entities.
+            let document = SceneDocument::read(file, None, &library);
+            prop_assert!(document.is_ok(), "{:?} {}: {:?}", encoding, how, document.err());
+            let ids = document.iter().flat_map(|d| d.entries()).map(|entry| entry.id);
+            prop_assert!(ids.eq(expected.keys().copied()), "{:?} {}: document IDs", encoding, how);
+            for options in [&SceneLoadOptions::default(), &check_mode] {
+                let mut loaded = World::new();
+                let scene = load_scene(file, None, &mut loaded, &library, options);
+                prop_assert!(scene.is_ok(), "{:?} {}: {:?}", encoding, how, scene.err());
+                prop_assert_eq!(&graph(&loaded), &expected, "{:?} {}", encoding, how);
+                prop_assert_eq!(loaded.len(), world.len(), "{:?} {}", encoding, how);
+                prop_assert!(
+                    save(&loaded, *encoding) == save(&world, *encoding),
+                    "{:?} {} (all_errors: {}): the loaded world saves differently",
+                    encoding,
+                    how,
+                    options.all_errors
+                );
+            }
         }
     }
 }

@@ -281,6 +281,21 @@ fn a_hand_edited_layout_loads_the_same_world() {
 }
 
 #[test]
+fn an_entity_id_written_with_escapes_is_the_id_it_spells() {
+    // `\u0030` is `0`: JSON reads the string as the 16 hex digits it spells.
+    let library = demo_library();
+    let text = r#"{ "format": 2, "entities": [
+        { "id": "\u0030\u0030000000000000a1", "components": { "Name": "escaped" } }
+    ] }"#;
+    let mut world = World::new();
+    let scene = load(text.as_bytes(), &mut world, &library);
+    let entity = scene
+        .entity(StableId(0xa1))
+        .expect("the ID 00000000000000a1");
+    assert_eq!(world.get::<&Name>(entity).unwrap().0, "escaped");
+}
+
+#[test]
 fn the_file_is_sorted_and_stores_differences_from_archetypes() {
     let library = demo_library();
     let mut world = World::new();

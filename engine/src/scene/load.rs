@@ -973,12 +973,19 @@ impl fmt::Display for BadEntityId {
     }
 }
 
-/// The stable ID an entry's `"id"` (its raw JSON text) holds.
+/// The stable ID an entry's `"id"` (its raw JSON text) holds; escapes are read as JSON reads
+/// them (`"\u0030…"` is the ID `0…`).
 fn parse_id(text: &str) -> Result<StableId, BadEntityId> {
     let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
         return Err(BadEntityId::NotAString(text.to_string()));
     };
-    inner.parse::<StableId>().map_err(BadEntityId::Parse)
+    if !inner.contains('\\') {
+        return inner.parse::<StableId>().map_err(BadEntityId::Parse);
+    }
+    match serde_json::from_str::<String>(text) {
+        Ok(unescaped) => unescaped.parse::<StableId>().map_err(BadEntityId::Parse),
+        Err(_) => Err(BadEntityId::NotAString(text.to_string())),
+    }
 }
 
 fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> TextError {
