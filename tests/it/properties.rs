@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 
 use archetype_engine::{
-    load_scene, merge_patch, save_scene, ArchetypeInstance, ArchetypeLibrary, ComponentRegistry,
-    EntityRef, LoadOptions, SceneDocument, SceneEncoding, SceneLoadOptions, SceneSaveOptions,
-    StableId,
+    load_scene, load_scene_from_path, merge_patch, save_scene, sub_scene_id, ArchetypeInstance,
+    ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, SceneDocument, SceneEncoding,
+    SceneLoadOptions, SceneSaveOptions, StableId,
 };
 use hecs::{Entity, World};
 use proptest::prelude::*;
@@ -373,6 +373,61 @@ proptest! {
                     options.all_errors
                 );
             }
+        }
+    }
+}
+
+/// `graph` with every stable ID as the entity gets it placed by `placing` (a sub-scene).
+fn placed_graph(graph: &Graph, placing: StableId) -> Graph {
+    let id = |own: StableId| sub_scene_id(placing, own);
+    graph
+        .iter()
+        .map(|(own, (link, maybe, links, tag))| {
+            let links = links
+                .as_ref()
+                .map(|all| all.iter().copied().map(id).collect());
+            (
+                id(*own),
+                (link.map(id), maybe.map(|m| m.map(id)), links, tag.clone()),
+            )
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// A saved world placed twice as a sub-scene (JSON or binary) by a level loads as two copies
+    /// of that world, each entity with the ID its placement derives and its references inside
+    /// its copy, beside the two placing entities.
+    #[test]
+    fn a_scene_placed_twice_loads_as_two_copies_of_the_world_it_was_saved_from(
+        plans in proptest::collection::vec(entity_plan(), 1..8)
+    ) {
+        let library = graph_library();
+        let world = build_world(&library, &plans);
+        let dir = tempfile::tempdir().unwrap();
+        let (east, west) = (StableId(0xc1), StableId(0xc2));
+        for (encoding, part) in [(SceneEncoding::Json, "part.scene.json"), (SceneEncoding::Binary, "part.scene.bin")] {
+            let saved = save_scene(&world, &library, encoding, &SceneSaveOptions::default()).unwrap();
+            std::fs::write(dir.path().join(part), saved).unwrap();
+            let level = format!(
+                r#"{{ "format": 2, "entities": [
+                    {{ "id": "{east}", "scene": "{part}" }},
+                    {{ "id": "{west}", "scene": "{part}" }}
+                ] }}"#
+            );
+            let path = dir.path().join("level.scene.json");
+            std::fs::write(&path, level).unwrap();
+            let mut expected = placed_graph(&graph(&world), east);
+            expected.extend(placed_graph(&graph(&world), west));
+            expected.insert(east, (None, None, None, None));
+            expected.insert(west, (None, None, None, None));
+            let mut loaded = World::new();
+            let scene = load_scene_from_path(&path, &mut loaded, &library, &SceneLoadOptions::default());
+            prop_assert!(scene.is_ok(), "{:?}: {:?}", encoding, scene.err());
+            prop_assert_eq!(&graph(&loaded), &expected, "{:?}", encoding);
+            prop_assert_eq!(loaded.len(), 2 * world.len() + 2, "{:?}", encoding);
         }
     }
 }
