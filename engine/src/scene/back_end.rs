@@ -44,13 +44,14 @@ use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{MapError, ReadOnly};
 use crate::diagnostic::DiagnosticCode;
 use crate::json::merge_patch;
+use crate::scene::commit::{self, Identities, Identity};
 use crate::scene::follow::{follow_archetypes, Follow, Followed};
 use crate::scene::id_index::IdIndex;
 use crate::scene::instance_diff::{archetype_value_key, Diff};
 use crate::scene::load::{
     build_instances, decode_instance_value, decode_payload_into, parse_patch, plan_entry,
-    report_unknown_shared_fields, roll_back, scene_component, scene_ref_id, Build, Context, Entry,
-    LoadRefs, LoadedScene, Payload, Plan, SceneError, SceneHead, Source, ValueAt,
+    report_unknown_shared_fields, scene_component, scene_ref_id, Build, Context, Entry, LoadRefs,
+    LoadedScene, Payload, Plan, SceneError, SceneHead, Source, ValueAt,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 use crate::scene::scene_budget::SceneBudget;
@@ -117,6 +118,12 @@ pub(super) struct Checked<'c> {
     pub place: &'c dyn Fn(&mut SceneError, usize),
     /// Where each shared value is (byte offset).
     pub shared_at: &'c FxHashMap<u64, usize>,
+}
+
+impl From<commit::NotCommitted> for GiveUp {
+    fn from(_: commit::NotCommitted) -> Self {
+        GiveUp::BatchMismatch
+    }
 }
 
 impl From<PushError> for GiveUp {
@@ -273,10 +280,10 @@ pub(super) fn build_scene<'c, 'a>(
     };
     let mut state = std::mem::take(&mut load.refs);
     // Handles reserved ahead and never taken are released either way.
-    roll_back(world, state.pool.drain(..));
+    commit::roll_back(world, state.pool.drain(..));
     if let Err(why) = loaded {
         let handles = (state.ids.values()).chain(state.pending.values()).copied();
-        roll_back(world, handles.chain(load.followed.handles()));
+        commit::roll_back(world, handles.chain(load.followed.handles()));
         return Err(match load.refused {
             Some(error) => Stopped::Refused(error),
             None => Stopped::GaveUp(why),
@@ -599,17 +606,9 @@ fn place_entity(
     if !state.ids.is_new(&id) {
         return Err(GiveUp::Id);
     }
-    builder.add(own_id);
-    let handle = match referred_to(state, id) {
-        Some(handle) => {
-            world
-                .insert(handle, builder.build())
-                .map_err(|_| GiveUp::Id)?;
-            handle
-        }
-        // Not `spawn_at`: it searches hecs's whole free list for the handle.
-        None => world.spawn(builder.build()),
-    };
+    let reserved = referred_to(state, id);
+    let handle = commit::entity(world, reserved, Identity::plain(own_id), builder)
+        .map_err(|_| GiveUp::Id)?;
     state.ids.insert(id, handle);
     Ok(handle)
 }
@@ -881,9 +880,8 @@ fn spawn_pristine(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), Give
                 for (component, typed) in &node.typed {
                     registry.ops(*component).add_to_builder(typed, &mut builder);
                 }
-                builder.add(group.marker).add(*id);
-                world
-                    .insert(*handle, builder.build())
+                let identity = Identity::instance(*id, group.marker);
+                commit::entity(world, Some(*handle), identity, &mut builder)
                     .map_err(|_| GiveUp::BatchMismatch)?;
             }
         }
@@ -1058,12 +1056,9 @@ fn spawn_archetype_batch(
     }
     let changed = || members.iter().filter_map(|&at| diffed.get(at));
     {
-        let mut ids = batch.writer::<StableId>().ok_or(GiveUp::BatchMismatch)?;
-        let mut markers = (batch.writer::<ArchetypeInstance>()).ok_or(GiveUp::BatchMismatch)?;
+        let mut identities = Identities::of(&batch).ok_or(GiveUp::BatchMismatch)?;
         for id in &pristine.ids {
-            if !(ids.push(*id).is_ok() && markers.push(pristine.marker).is_ok()) {
-                return Err(GiveUp::BatchMismatch);
-            }
+            identities.push(Identity::instance(*id, pristine.marker))?;
         }
         for group in changed() {
             for (id, overrides) in group.ids.iter().zip(&group.overrides) {
@@ -1072,13 +1067,10 @@ fn spawn_archetype_batch(
                     overrides,
                     ..pristine.marker
                 };
-                if !(ids.push(*id).is_ok() && markers.push(marker).is_ok()) {
-                    return Err(GiveUp::BatchMismatch);
-                }
+                identities.push(Identity::instance(*id, marker))?;
             }
         }
     }
-    let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
     let handles: Cow<'_, [Entity]> = match members {
         [] => Cow::Borrowed(&pristine.handles),
         _ => (pristine.handles.iter())
@@ -1086,7 +1078,7 @@ fn spawn_archetype_batch(
             .copied()
             .collect(),
     };
-    world.spawn_column_batch_at(&handles, batch);
+    commit::batch_at(world, &handles, batch, count)?;
     Ok(())
 }
 
@@ -1122,10 +1114,8 @@ fn spawn_diffed_one_by_one(
             overrides,
             ..pristine.marker
         };
-        builder.add(marker).add(*id);
-        world
-            .insert(*handle, builder.build())
-            .map_err(|_| GiveUp::BatchMismatch)?;
+        let identity = Identity::instance(*id, marker);
+        commit::entity(world, Some(*handle), identity, &mut builder)?;
     }
     Ok(())
 }
@@ -1214,8 +1204,8 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
         &build,
         &ids,
         &mut follow,
-        &mut |handle, builder: &mut EntityBuilder| {
-            inserted &= world.insert(handle, builder.build()).is_ok();
+        &mut |handle, identity, builder: &mut EntityBuilder| {
+            inserted &= commit::entity(world, Some(handle), identity, builder).is_ok();
         },
     );
     load.followed = follow.finish();

@@ -41,6 +41,7 @@ use crate::scene::back_end::{
     take_value, GiveUp, Load, Stopped,
 };
 use crate::scene::binary_entry::{read_component_head, read_entry_head, ComponentHead, EntryHead};
+use crate::scene::commit::{self, Identities, Identity};
 use crate::scene::format::{scene_keys as keys, BinaryReader, KIND_TYPED, SCENE_FORMAT_VERSION};
 use crate::scene::id_index::IdIndex;
 use crate::scene::load::{
@@ -617,13 +618,7 @@ fn spawn_binary<'a>(
     let batches = column_batches(load.context.registry, batches);
     let handles = write_entities(load, world, reader, tables, found, &batches)?;
     for ((batch, handles), group) in batches.into_iter().zip(handles).zip(&found.groups) {
-        // hecs asserts a batch and its handles match; they do by construction, but a panic is
-        // not an answer to bad input.
-        if handles.len() != group.len as usize {
-            return Err(GiveUp::BatchMismatch);
-        }
-        let batch = batch.build().map_err(|_| GiveUp::BatchMismatch)?;
-        world.spawn_column_batch_at(&handles, batch);
+        commit::batch_at(world, &handles, batch, group.len)?;
     }
     Ok(())
 }
@@ -634,7 +629,7 @@ fn column_batches(registry: &ComponentRegistry, groups: &[Group]) -> Vec<ColumnB
         .iter()
         .map(|group| {
             let mut batch_type = ColumnBatchType::new();
-            batch_type.add::<StableId>();
+            commit::identity_columns(&mut batch_type, false);
             for component in &group.components {
                 registry.ops(*component).add_column(&mut batch_type);
             }
@@ -664,7 +659,7 @@ fn write_entities<'a>(
         .iter()
         .zip(&found.groups)
         .map(|(batch, group)| {
-            let ids = batch.writer::<StableId>()?;
+            let ids = Identities::of(batch)?;
             let sinks = group
                 .components
                 .iter()
@@ -687,7 +682,7 @@ fn write_entities<'a>(
         let handle = *load.entities.get(entry).ok_or(GiveUp::BatchMismatch)?;
         match columns.get_mut(*group as usize) {
             Some((ids, sinks)) => {
-                ids.push(id).map_err(|_| GiveUp::BatchMismatch)?;
+                ids.push(Identity::plain(id))?;
                 for sink in sinks {
                     let payload = read_component(&mut reader, tables)?.payload;
                     sink.push_postcard(payload)?;
@@ -704,10 +699,7 @@ fn write_entities<'a>(
                         .read_postcard_into(payload, &mut builder)
                         .map_err(|_| GiveUp::Value)?;
                 }
-                builder.add(id);
-                world
-                    .insert(handle, builder.build())
-                    .map_err(|_| GiveUp::BatchMismatch)?;
+                commit::entity(world, Some(handle), Identity::plain(id), &mut builder)?;
             }
         }
     }

@@ -20,9 +20,8 @@ use rustc_hash::FxHashMap;
 
 use crate::archetype::Archetype;
 use crate::archetype::ArchetypeId;
-use crate::component::Children;
-use crate::component::EntityRef;
 use crate::component::StableId;
+use crate::scene::commit;
 use crate::scene::header::ArchetypeNodes;
 use crate::scene::load::{saved_children, Context, LoadedScene, Plan, SceneChange};
 
@@ -197,16 +196,9 @@ pub(super) fn follow_archetypes(
     meta: Option<serde_json::Map<String, serde_json::Value>>,
 ) {
     loaded.meta = meta;
-    for handle in follow.spare {
-        let _ = world.despawn(handle);
-    }
+    commit::roll_back(world, follow.spare);
     for gained in follow.gained {
-        match world.query_one_mut::<&mut Children>(gained.parent) {
-            Ok(children) => children.0.push(EntityRef(gained.handle)),
-            Err(_) => {
-                let _ = world.insert_one(gained.parent, Children(vec![EntityRef(gained.handle)]));
-            }
-        }
+        commit::link_child(world, gained.parent, gained.handle);
         let instance = world
             .get::<&StableId>(gained.root_entity)
             .map_or(StableId(0), |id| *id);

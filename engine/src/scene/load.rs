@@ -45,6 +45,7 @@ use crate::json::{SourceText, TextError};
 use crate::limits::Limits;
 use crate::scene::back_end::{build_checked, load_ids, Checked};
 use crate::scene::binary_entry::{read_component_head, read_entry_head, MIN_ENTRY_BYTES};
+use crate::scene::commit::{self, Identity};
 use crate::scene::follow::Follow;
 use crate::scene::format::{
     is_readable_binary, open_binary, BinaryReader, BINARY_FORMAT_JSON_PATCHES, BINARY_MAGIC,
@@ -1718,15 +1719,6 @@ fn instantiate(
     Ok(loaded)
 }
 
-/// Undoes a load that failed: despawns every entity it made or reserved, so the world is as
-/// it was (a handle never used is released; one already gone is skipped). Both loading routes
-/// roll back by this.
-pub(super) fn roll_back(world: &mut World, handles: impl IntoIterator<Item = Entity>) {
-    for handle in handles {
-        let _ = world.despawn(handle);
-    }
-}
-
 /// Refuses a scene that has an entity twice.
 fn check_duplicate_ids(
     context: &Context<'_>,
@@ -1936,21 +1928,18 @@ fn leave_out(
     entities: &mut Vec<Entity>,
     by_id: &mut IdIndex,
 ) {
-    let mut gone = FxHashSet::default();
+    let mut gone = Vec::new();
     for (entry, plan) in entries.iter().zip(plans) {
         if plan.left_out.is_some() {
             if let Some(handle) = by_id.remove(&entry.id) {
-                let _ = world.despawn(handle);
-                gone.insert(handle);
+                gone.push(handle);
             }
         }
     }
+    commit::roll_back(world, gone.iter().copied());
+    let gone: FxHashSet<Entity> = gone.into_iter().collect();
     entities.retain(|entity| !gone.contains(entity));
-    for entity in entities.iter() {
-        if let Ok(children) = world.query_one_mut::<&mut crate::component::Children>(*entity) {
-            children.0.retain(|child| !gone.contains(&child.0));
-        }
-    }
+    commit::unlink(world, entities, &gone);
 }
 
 /// Reports the fields of shared values their types do not have (met while the values were
@@ -2317,14 +2306,15 @@ pub(super) struct ValueAt<'v> {
 
 /// Builds the archetype instance entries (those whose plan has an instance; the others are
 /// skipped): the archetype's values with the scene's patch applied, the instance marker and
-/// the overrides. Hands each entity's handle and builder to `sink` as soon as it is complete,
+/// the overrides. Hands each entity's handle, identity and builder to `sink` (the commit) as
+/// soon as it is complete,
 /// in the order of `entries` (one builder serves them all, so memory does not grow with the
 /// number of instances).
 pub(super) fn build_instances(
     build: &Build<'_>,
     ids: &Arc<IdIndex>,
     follow: &mut Follow<'_>,
-    sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+    sink: &mut dyn FnMut(Entity, Identity, &mut EntityBuilder),
 ) -> Result<(), SceneError> {
     let (context, plans) = (build.context, build.plans);
     // Children the archetypes gained since the scene was saved get their handles first, so
@@ -2342,11 +2332,10 @@ pub(super) fn build_instances(
         shapes: ShapesAtHand::default(),
     };
     let mut owned = EntityBuilder::new();
-    for (i, (entry, plan)) in build.entries.iter().zip(plans).enumerate() {
+    for (i, plan) in plans.iter().enumerate() {
         let Some(instance) = &plan.instance else {
             continue;
         };
-        owned.add(build.stable_id(entry));
         let built = instances.build_one(i, instance, &mut owned, sink);
         if context.entity_result(built)? {
             owned.clear();
@@ -2403,20 +2392,20 @@ struct InstanceValues<'v> {
 }
 
 impl Instances<'_, '_> {
-    /// Builds instance entry `i` into `builder` (which holds its stable ID already) and hands
-    /// it to the sink.
+    /// Builds instance entry `i` into `builder` and hands it to the sink with its identity.
     fn build_one(
         &mut self,
         i: usize,
         (marker, archetype, node_index): &PlannedInstance,
         builder: &mut EntityBuilder,
-        sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+        sink: &mut dyn FnMut(Entity, Identity, &mut EntityBuilder),
     ) -> Result<(), SceneError> {
         let build = self.build;
         let (context, entry, handle) = (build.context, &build.entries[i], build.handles[i]);
+        let id = build.stable_id(entry);
         let Some(compiled) = &archetype.compiled else {
             // Not reached: planning refuses abstract archetypes.
-            sink(handle, builder);
+            sink(handle, Identity::plain(id), builder);
             return Ok(());
         };
         let node = &compiled.nodes[*node_index];
@@ -2429,8 +2418,7 @@ impl Instances<'_, '_> {
                     .ops(*component)
                     .add_to_builder(typed, builder);
             }
-            builder.add(*marker);
-            sink(handle, builder);
+            sink(handle, Identity::instance(id, *marker), builder);
             return Ok(());
         }
         let resolved = archetype.resolved.entity_at(&node.path);
@@ -2458,11 +2446,11 @@ impl Instances<'_, '_> {
             self.add_component(&values, component, &mut overrides, builder)?;
         }
         let shapes = context.library.override_shapes();
-        builder.add(ArchetypeInstance {
+        let marker = ArchetypeInstance {
             overrides: self.shapes.intern(shapes, overrides),
             ..*marker
-        });
-        sink(handle, builder);
+        };
+        sink(handle, Identity::instance(id, marker), builder);
         Ok(())
     }
 
@@ -2816,7 +2804,7 @@ fn build_gained(
     entries: &[Entry<'_>],
     instance_paths: &FxHashMap<usize, Arc<FxHashMap<String, Entity>>>,
     follow: &Follow<'_>,
-    sink: &mut dyn FnMut(Entity, &mut EntityBuilder),
+    sink: &mut dyn FnMut(Entity, Identity, &mut EntityBuilder),
 ) -> Result<(), SceneError> {
     let mut builder = EntityBuilder::new();
     for gained in &follow.gained {
@@ -2860,10 +2848,12 @@ fn build_gained(
                 .ops(*component)
                 .add_owned(typed, &mut builder);
         }
-        builder.add(gained.id);
-        builder.add(node.marker);
         builder.add(Parent(EntityRef(gained.parent)));
-        sink(gained.handle, &mut builder);
+        sink(
+            gained.handle,
+            Identity::instance(gained.id, node.marker),
+            &mut builder,
+        );
     }
     Ok(())
 }

@@ -3,6 +3,8 @@
 //! - The format: `format` (keys, binary layout), `header`, `instance_diff` (binary instance
 //!   diffs), and `document`, the read model tools use.
 //! - Saving: `save`, with `entity_table` for its lookups by entity.
+//! - `commit`: the one place a scene's entities enter a world (and leave it when a load is
+//!   undone), their stable IDs, markers and parent links set there.
 //! - Loading, two routes into one back-end: `load` (the entry point, the careful readers of
 //!   both encodings, and the checks and plans of every entry), `json_scan` (the careful JSON
 //!   reader's first pass), `fast_load` (the one-pass readers), `back_end` (what every load
@@ -24,6 +26,7 @@ mod api;
 mod back_end;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod binary_entry;
+mod commit;
 mod commit_error;
 mod document;
 mod entity_table;

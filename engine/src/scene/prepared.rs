@@ -22,6 +22,7 @@ use crate::archetype::{ArchetypeId, ArchetypeInstance};
 use crate::component::ComponentRegistry;
 use crate::component::StableId;
 use crate::diagnostic::{Diagnostic, DiagnosticCode};
+use crate::scene::commit;
 use crate::scene::commit_error::{CommitError, PrepareError};
 use crate::scene::load::{load_scene, IdConflict, LoadedScene, SceneError, SceneLoadOptions};
 use crate::scene::prepare_progress::PrepareProgress;
@@ -283,7 +284,7 @@ impl PreparedScene {
                 Ok((indices, batch)) => {
                     let targets: Vec<Entity> =
                         indices.iter().map(|&i| state.handles[i as usize]).collect();
-                    world.spawn_column_batch_at(&targets, batch);
+                    commit::built_batch_at(world, &targets, batch);
                     if let Some(reservation) = &self.reservation {
                         reservation.committed(&indices);
                     }
@@ -322,9 +323,8 @@ impl PreparedScene {
         match self.reservation.take() {
             Some(reservation) => reservation.release(world),
             None => {
-                for handle in state.iter().flat_map(|state| state.handles.iter()) {
-                    let _ = world.despawn(*handle);
-                }
+                let handles = state.iter().flat_map(|state| state.handles.iter());
+                commit::roll_back(world, handles.copied());
             }
         }
     }
@@ -627,7 +627,7 @@ impl PreparedScene {
         for batch in plain {
             match batch.finish(&self.registry, &ids) {
                 Ok((indices, batch)) => {
-                    for (i, entity) in indices.into_iter().zip(world.spawn_column_batch(batch)) {
+                    for (i, entity) in indices.into_iter().zip(commit::batch(world, batch)) {
                         handles[i as usize] = entity;
                     }
                 }
@@ -649,15 +649,14 @@ impl PreparedScene {
                 Ok((indices, batch)) => {
                     let targets: Vec<Entity> =
                         indices.iter().map(|&i| handles[i as usize]).collect();
-                    world.spawn_column_batch_at(&targets, batch);
+                    commit::built_batch_at(world, &targets, batch);
                 }
                 Err(component) => failed = failed.or(Some(component)),
             }
         }
         if let Some(component) = failed {
-            for handle in handles.iter().filter(|h| **h != Entity::DANGLING) {
-                let _ = world.despawn(*handle);
-            }
+            let taken = handles.iter().filter(|h| **h != Entity::DANGLING);
+            commit::roll_back(world, taken.copied());
             return Err(CommitError::Scene(internal_error(&component)));
         }
         Ok(CommitState {

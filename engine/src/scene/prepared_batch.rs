@@ -18,6 +18,7 @@ use crate::component::MapError;
 use crate::component::StableId;
 use crate::component::{with_mapper, EntityMapper, RefIn, RefOut, RefWire};
 use crate::component::{ComponentId, ComponentRegistry};
+use crate::scene::commit;
 
 /// One batch: its rows' scene indices, the builder with the cloned columns filled, and the
 /// columns left for the commit.
@@ -239,12 +240,8 @@ impl PreparedBatch {
             return Err(BatchError::of(registry, column.component));
         }
         if has_ids {
-            let mut writer = builder
-                .writer::<StableId>()
-                .ok_or(BatchError::NoStableIds)?;
-            for &index in &indices {
-                let _ = writer.push(ids[index as usize]);
-            }
+            let ids = indices.iter().map(|&index| ids[index as usize]);
+            commit::stable_ids(&builder, ids).map_err(|_| BatchError::NoStableIds)?;
         }
         let batch = builder.build().map_err(|_| BatchError::Incomplete)?;
         Ok((indices, batch))

@@ -20,6 +20,7 @@ use std::sync::{Arc, Weak};
 
 use hecs::{Entity, World};
 
+use crate::scene::commit;
 use crate::scene::commit_error::CommitError;
 
 /// Tells reservations apart (a world may hold several at once).
@@ -115,7 +116,7 @@ impl Reservation {
     /// The scene is in the world: its handles are its entities now; the sentinel goes.
     pub(super) fn finish(&self, world: &mut World) {
         if self.intact(world) {
-            let _ = world.despawn(self.sentinel);
+            commit::roll_back(world, [self.sentinel]);
         }
     }
 
@@ -153,8 +154,8 @@ fn despawn_ours(world: &mut World, sentinel: Entity, handles: &[Entity], committ
     for (handle, committed) in handles.iter().zip(committed) {
         let empty = world.entity(*handle).is_ok_and(|entity| entity.is_empty());
         if empty || committed.load(Ordering::Relaxed) {
-            let _ = world.despawn(*handle);
+            commit::roll_back(world, [*handle]);
         }
     }
-    let _ = world.despawn(sentinel);
+    commit::roll_back(world, [sentinel]);
 }

@@ -29,11 +29,11 @@ use rustc_hash::FxHashSet;
 use serde_json::{Map, Value};
 
 use crate::archetype::ArchetypeLibrary;
-use crate::component::EntityRef;
+use crate::component::Parent;
 use crate::component::StableId;
-use crate::component::{Children, Parent};
 use crate::diagnostic::DiagnosticCode;
 use crate::json::SourceText;
+use crate::scene::commit;
 use crate::scene::load::{load_scene_flat, IdConflict, LoadedScene, SceneError, SceneLoadOptions};
 use crate::scene::sub_scene_plan::{scene_error, Placement, Plan};
 
@@ -130,9 +130,7 @@ impl Placing<'_> {
         let mut loaded = load_scene_flat(rest, path, world, self.library, options)?;
         for placement in &planned.placements {
             if let Err(error) = self.place(&mut loaded, placement, (text, path), world) {
-                for entity in &loaded.entities {
-                    let _ = world.despawn(*entity);
-                }
+                commit::roll_back(world, loaded.entities.iter().copied());
                 return Err(error);
             }
         }
@@ -207,9 +205,7 @@ fn adopt(
     for (own, entity) in sub.by_id.iter() {
         let key = derive_id(placement.id, *own);
         let id = derive_id(base, *own);
-        if let Ok(mut stable) = world.get::<&mut StableId>(*entity) {
-            *stable = id;
-        }
+        commit::reidentify(world, *entity, id);
         let given = loaded.by_id.insert(key, *entity);
         let refused = taken.is_some_and(|taken| given.is_some() || taken.contains(&id));
         if refused && clash.is_none() {
@@ -223,17 +219,7 @@ fn adopt(
         .filter(|entity| world.get::<&Parent>(**entity).is_err())
         .copied()
         .collect();
-    for root in &roots {
-        let _ = world.insert_one(*root, Parent(EntityRef(placing)));
-    }
-    if !roots.is_empty() {
-        let mut children = world
-            .get::<&Children>(placing)
-            .map(|children| children.0.clone())
-            .unwrap_or_default();
-        children.extend(roots.iter().map(|root| EntityRef(*root)));
-        let _ = world.insert_one(placing, Children(children));
-    }
+    commit::place_under(world, placing, &roots);
     loaded.entities.extend(sub.entities);
     loaded.warnings.extend(sub.warnings);
     clash.map_or(Ok(()), Err)
