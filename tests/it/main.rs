@@ -20,6 +20,7 @@ mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replaye
 mod guide; // the guide's JSON examples load (or show their mistake); the README stays short
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
 mod language; // the designer's language: markers, variant switches, operators, checked references, variation
+mod live_scenes; // live scenes: a scene file's edits carried into the world, watched as editors save
 mod logging; // what the library logs (spans and events), captured by a test subscriber
 mod prepared_scenes; // scenes prepared off the game thread, committed whole or in slices
 mod properties; // proptest: scene round trips of random graphs, RFC 7396, incremental = at once

@@ -88,6 +88,10 @@ const NOT_THIS_TYPE: &str = "the value is not of the component's type";
 pub(crate) trait SceneOps {
     /// Serializes the live component of `entity`, if it has one.
     fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, serde_json::Error>>;
+    /// Appends the live component of `entity` in postcard's binary form (references as the
+    /// installed mapper writes them) to `out`; `None` if it has none. For comparing values:
+    /// two values are the same if their bytes are.
+    fn postcard_of(&self, world: &World, entity: Entity, out: &mut Vec<u8>) -> Option<bool>;
     /// Checks the live component of `entity` can be written (no non-finite floats, every
     /// entity reference mappable under the installed mapper). `None` if it has none.
     fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>>;
@@ -131,6 +135,17 @@ impl<T: Component> SceneOps for Ops<T> {
     fn to_json(&self, world: &World, entity: Entity) -> Option<Result<Value, serde_json::Error>> {
         let component = world.get::<&T>(entity).ok()?;
         Some(serde_json::to_value(&*component))
+    }
+
+    fn postcard_of(&self, world: &World, entity: Entity, out: &mut Vec<u8>) -> Option<bool> {
+        let component = world.get::<&T>(entity).ok()?;
+        match crate::component::binary_codec::to_extend(&*component, std::mem::take(out)) {
+            Ok(bytes) => {
+                *out = bytes;
+                Some(true)
+            }
+            Err(_) => Some(false),
+        }
     }
 
     fn check_live(&self, world: &World, entity: Entity) -> Option<Result<Checked, CheckError>> {

@@ -5,18 +5,17 @@
 //! and patches live entities on the game's own thread. The world is never touched from
 //! another thread.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hecs::World;
-use notify::event::{AccessKind, AccessMode};
-use notify::{Event, EventKind, RecursiveMode, Watcher};
+use notify::RecursiveMode;
 
 use crate::archetype::is_archetype_file_name;
 use crate::archetype::ArchetypeLibrary;
 use crate::diagnostic::Severity;
+use crate::reload::file_watch::{is_editor_scratch, Classify, FileWatch, Relevance, Settled};
 use crate::reload::patcher::apply_update;
 use crate::reload::report::ReloadReport;
 
@@ -82,26 +81,6 @@ pub struct WatchError {
     pub source: notify::Error,
 }
 
-/// More changed files than this between two `apply` calls are read by a rescan of the whole
-/// root (which reads every file once) rather than kept one by one: a flood of events costs
-/// bounded memory.
-const MAX_PENDING_PATHS: usize = 4096;
-
-/// The most watcher errors kept between two `apply` calls (each is logged once).
-const MAX_WATCH_ERRORS: usize = 64;
-
-/// Changes seen by the watcher thread and not yet applied.
-#[derive(Default)]
-struct Pending {
-    /// Changed archetype files, each once (at most [`MAX_PENDING_PATHS`]: past it, a rescan).
-    paths: BTreeSet<PathBuf>,
-    /// A directory appeared or vanished: rescan everything.
-    rescan: bool,
-    first_event: Option<Instant>,
-    last_event: Option<Instant>,
-    watch_errors: Vec<String>,
-}
-
 /// Watches an archetypes directory and hot-reloads archetypes into a running world.
 ///
 /// An edit changes only the fields it changed on each live instance: runtime state (the
@@ -143,17 +122,14 @@ struct Pending {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct HotReloader {
-    // Kept alive for as long as we watch; dropping it stops the watcher thread.
-    _watcher: Box<dyn Watcher + Send>,
-    backend: WatchBackend,
-    pending: Arc<Mutex<Pending>>,
+    watch: FileWatch,
     options: HotReloadOptions,
 }
 
 impl std::fmt::Debug for HotReloader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HotReloader")
-            .field("backend", &self.backend)
+            .field("backend", &self.watch.backend())
             .field("options", &self.options)
             .finish_non_exhaustive()
     }
@@ -183,59 +159,19 @@ impl HotReloader {
         options: HotReloadOptions,
     ) -> Result<Self, WatchError> {
         let root = root.as_ref().to_path_buf();
-        let pending = Arc::new(Mutex::new(Pending::default()));
-        if !options.force_polling {
-            match native_watcher(&root, &pending) {
-                Ok(watcher) => {
-                    return Ok(HotReloader {
-                        _watcher: watcher,
-                        backend: WatchBackend::Native,
-                        pending,
-                        options,
-                    })
-                }
-                Err(error) => tracing::warn!(
-                    "native file events unavailable for `{}` ({error}); falling back to polling every {} ms",
-                    root.display(),
-                    options.poll_interval.as_millis()
-                ),
-            }
-        }
-        let handler = event_handler(pending.clone());
-        // notify's poller compares modification times in whole seconds, which misses a second
-        // save within the same second; comparing contents (hashing each file per poll, a few
-        // milliseconds for a typical archetypes tree) does not.
-        let config = watch_config()
-            .with_poll_interval(options.poll_interval)
-            .with_compare_contents(true);
-        let mut watcher =
-            notify::PollWatcher::new(handler, config).map_err(|source| WatchError {
-                root: root.clone(),
-                source,
-            })?;
-        watcher
-            .watch(&root, RecursiveMode::Recursive)
-            .map_err(|source| WatchError {
-                root: root.clone(),
-                source,
-            })?;
-        Ok(HotReloader {
-            _watcher: Box::new(watcher),
-            backend: WatchBackend::Polling,
-            pending,
-            options,
-        })
+        let classify: Classify = Arc::new(classify);
+        let watch = FileWatch::new(&[root], RecursiveMode::Recursive, &options, classify)?;
+        Ok(HotReloader { watch, options })
     }
 
     /// Whether native events or polling are in use.
     pub fn backend(&self) -> WatchBackend {
-        self.backend
+        self.watch.backend()
     }
 
     /// Whether changes have been seen that are not applied yet.
     pub fn has_pending(&self) -> bool {
-        let pending = lock(&self.pending);
-        !pending.paths.is_empty() || pending.rescan
+        self.watch.has_pending()
     }
 
     /// Applies every settled change: re-reads the changed files, rebuilds the affected
@@ -245,36 +181,9 @@ impl HotReloader {
     /// A file that fails to read, parse or validate changes nothing: its last good version
     /// stays in effect, and the report holds the error (which is also logged).
     pub fn apply(&mut self, world: &mut World, library: &mut ArchetypeLibrary) -> ReloadReport {
-        let (paths, rescan, watch_errors) = {
-            let mut pending = lock(&self.pending);
-            let now = Instant::now();
-            let settled = pending
-                .last_event
-                .is_some_and(|last| now.duration_since(last) >= self.options.debounce)
-                || pending
-                    .first_event
-                    .is_some_and(|first| now.duration_since(first) >= self.options.max_wait);
-            if !settled && pending.watch_errors.is_empty() {
-                return ReloadReport::default();
-            }
-            let taken = std::mem::take(&mut *pending);
-            if !settled {
-                // Only watcher errors to report: keep the unsettled changes for later.
-                pending.paths = taken.paths;
-                pending.rescan = taken.rescan;
-                pending.first_event = taken.first_event;
-                pending.last_event = taken.last_event;
-                (BTreeSet::new(), false, taken.watch_errors)
-            } else {
-                (taken.paths, taken.rescan, taken.watch_errors)
-            }
-        };
-        for error in &watch_errors {
-            tracing::warn!("file watcher: {error}");
-        }
-        if paths.is_empty() && !rescan {
+        let Some(Settled { paths, rescan }) = self.watch.take_settled(&self.options) else {
             return ReloadReport::default();
-        }
+        };
         let span = tracing::info_span!("hot_reload", files = paths.len(), rescan);
         let _entered = span.enter();
         let started = Instant::now();
@@ -297,7 +206,7 @@ impl HotReloader {
         world: &mut World,
         library: &mut ArchetypeLibrary,
     ) -> ReloadReport {
-        *lock(&self.pending) = Pending::default();
+        self.watch.clear();
         let span = tracing::info_span!("hot_reload", files = 0, rescan = true);
         let _entered = span.enter();
         let started = Instant::now();
@@ -337,87 +246,6 @@ fn log_report(report: &ReloadReport) {
     }
 }
 
-/// A poisoned lock only means the watcher thread panicked mid-update; the set of paths is still
-/// usable (at worst it holds an extra path, which only costs a re-read).
-fn lock(pending: &Mutex<Pending>) -> MutexGuard<'_, Pending> {
-    pending
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn native_watcher(
-    root: &Path,
-    pending: &Arc<Mutex<Pending>>,
-) -> notify::Result<Box<dyn Watcher + Send>> {
-    let mut watcher =
-        notify::RecommendedWatcher::new(event_handler(pending.clone()), watch_config())?;
-    watcher.watch(root, RecursiveMode::Recursive)?;
-    Ok(Box::new(watcher))
-}
-
-/// Links are not followed: a directory link out of the root is refused by the load, and must
-/// not be watched (an edit there would otherwise reach the library). Directories inside the
-/// root are watched under their own paths; the library re-reads archetypes read through a link
-/// when their target changes.
-fn watch_config() -> notify::Config {
-    notify::Config::default().with_follow_symlinks(false)
-}
-
-fn event_handler(
-    pending: Arc<Mutex<Pending>>,
-) -> impl FnMut(notify::Result<Event>) + Send + 'static {
-    move |result: notify::Result<Event>| {
-        let mut pending = lock(&pending);
-        match result {
-            Ok(event) => {
-                if matches!(
-                    event.kind,
-                    EventKind::Access(
-                        AccessKind::Open(_)
-                            | AccessKind::Read
-                            | AccessKind::Close(AccessMode::Read)
-                    )
-                ) {
-                    return;
-                }
-                let mut relevant = false;
-                for path in event.paths {
-                    match classify(&path) {
-                        Relevance::Archetype => {
-                            pending.paths.insert(path);
-                            if pending.paths.len() > MAX_PENDING_PATHS {
-                                pending.paths.clear();
-                                pending.rescan = true;
-                            }
-                            relevant = true;
-                        }
-                        Relevance::Directory => {
-                            pending.rescan = true;
-                            relevant = true;
-                        }
-                        Relevance::Ignore => {}
-                    }
-                }
-                if relevant {
-                    let now = Instant::now();
-                    pending.first_event.get_or_insert(now);
-                    pending.last_event = Some(now);
-                }
-            }
-            Err(error) if pending.watch_errors.len() < MAX_WATCH_ERRORS => {
-                pending.watch_errors.push(error.to_string())
-            }
-            Err(_) => {}
-        }
-    }
-}
-
-enum Relevance {
-    Archetype,
-    Directory,
-    Ignore,
-}
-
 /// Which file events matter: archetype files, and directories (whose contents may have come
 /// or gone in one move). Editor scratch files never do.
 fn classify(path: &Path) -> Relevance {
@@ -429,7 +257,7 @@ fn classify(path: &Path) -> Relevance {
     }
     if name.ends_with(".json") {
         return if is_archetype_file_name(name) {
-            Relevance::Archetype
+            Relevance::File
         } else {
             Relevance::Ignore
         };
@@ -438,22 +266,6 @@ fn classify(path: &Path) -> Relevance {
         return Relevance::Directory;
     }
     Relevance::Ignore
-}
-
-/// Temporary and backup files editors write next to the real one: vim (`.swp`, `~`, `4913`),
-/// Emacs (`.#` locks, `#autosave#`), JetBrains (`___jb_tmp___`, `___jb_old___`), VS Code and
-/// others' atomic-save temporaries (`.tmp`, hidden files).
-pub(super) fn is_editor_scratch(name: &str) -> bool {
-    name.starts_with('.')
-        || name.starts_with('#')
-        || name.ends_with('~')
-        || name == "4913"
-        || name.ends_with(".swp")
-        || name.ends_with(".swx")
-        || name.ends_with(".swo")
-        || name.ends_with(".tmp")
-        || name.contains("___jb_tmp___")
-        || name.contains("___jb_old___")
 }
 
 #[cfg(test)]
@@ -479,7 +291,7 @@ mod tests {
         }
         assert!(matches!(
             classify(Path::new("/nonexistent/goblin.json")),
-            Relevance::Archetype
+            Relevance::File
         ));
     }
 }

@@ -1,13 +1,17 @@
 //! Hot reload: what changed between two versions of an archetype (`diff`), carrying it into live
 //! entities while keeping their runtime state and overrides (`patcher`), and watching the
-//! archetypes directory (`hot_reloader`, feature `hot-reload`); what a reload did (`report`).
+//! archetypes directory (`hot_reloader` over `file_watch`, the watcher scene files share; feature `hot-reload`); what a reload did (`report`).
 
 mod diff;
+#[cfg(feature = "hot-reload")]
+mod file_watch;
 #[cfg(feature = "hot-reload")]
 mod hot_reloader;
 mod patcher;
 mod report;
 
+#[cfg(feature = "hot-reload")]
+pub(crate) use file_watch::{is_editor_scratch, Classify, FileWatch, Relevance};
 #[cfg(feature = "hot-reload")]
 pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
 pub use patcher::apply_update;

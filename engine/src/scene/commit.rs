@@ -6,7 +6,9 @@
 //! [`batch`]). An entity's identity, its stable ID and, for an archetype instance, its
 //! [`ArchetypeInstance`] marker, is added here ([`Identity`]; [`Identities`] writes a batch's
 //! columns), never by the caller; so are the `Parent`/`Children` links that place an entity
-//! under another ([`link_child`], [`reidentify`]). [`roll_back`] takes a failed load's entities
+//! under another ([`link_child`], [`reidentify`]), and the changes to the components of an
+//! entity in the world (a placement's overrides, a live scene's edits: [`patch_component`],
+//! [`insert_component`], [`remove_component`], [`set_marker`]). [`roll_back`] takes a failed load's entities
 //! out again. No other file in `scene/` spawns, inserts into or despawns from the world a scene
 //! is loaded into (checked by this file's unit test over the sources).
 //!
@@ -16,8 +18,11 @@ use hecs::{
     BatchWriter, ColumnBatch, ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World,
 };
 
+use serde_json::Value;
+
 use crate::archetype::ArchetypeInstance;
-use crate::component::{Children, EntityRef, Parent, StableId};
+use crate::component::{Children, ComponentId, ComponentRegistry, EntityRef, Parent, StableId};
+use crate::component::{TypedValue, ValueError};
 
 /// Who an entity of a scene is: its stable ID in the world and, for an entity of an archetype
 /// instance, its marker (archetype, node, overrides).
@@ -187,6 +192,51 @@ pub(super) fn reidentify(world: &mut World, entity: Entity, id: StableId) {
     }
 }
 
+/// Applies a merge patch to `entity`'s `component`, keeping every field it does not name (an
+/// edit of a scene file reaching a live entity; a sub-scene placement's overrides). `Ok(false)`
+/// if the entity has no such component; the error says why the patched value is refused.
+pub(super) fn patch_component(
+    world: &mut World,
+    registry: &ComponentRegistry,
+    component: ComponentId,
+    entity: Entity,
+    patch: &Value,
+) -> Result<bool, ValueError> {
+    let ops = registry.ops(component);
+    let (patched, mut failures) = ops.patch_entities(world, &[entity], patch, None);
+    match failures.pop() {
+        Some((_, error)) => Err(error),
+        None => Ok(patched.first().copied().unwrap_or(false)),
+    }
+}
+
+/// Gives `entity` a `component` value (replacing one it has).
+pub(super) fn insert_component(
+    world: &mut World,
+    registry: &ComponentRegistry,
+    component: ComponentId,
+    entity: Entity,
+    value: &TypedValue,
+) -> bool {
+    registry.ops(component).insert_typed(world, entity, value)
+}
+
+/// Takes `component` off `entity`.
+pub(super) fn remove_component(
+    world: &mut World,
+    registry: &ComponentRegistry,
+    component: ComponentId,
+    entity: Entity,
+) -> bool {
+    registry.ops(component).remove(world, entity)
+}
+
+/// Gives an archetype instance entity its marker as its file now says (another archetype, or
+/// other overrides).
+pub(super) fn set_marker(world: &mut World, entity: Entity, marker: ArchetypeInstance) -> bool {
+    world.insert_one(entity, marker).is_ok()
+}
+
 /// Takes entities out of the world again: those a load that failed made or reserved, so the
 /// world is as it was (a handle never used is released; one already gone is skipped), and the
 /// entries a load leaves out, with the links to them from their parents' `Children`.
@@ -227,21 +277,17 @@ mod tests {
         ".query_mut::<",
         ".get::<&mut",
         ".patch_entities(world",
+        ".insert_typed(world",
+        ".overwrite_typed(world",
+        ".remove(world",
     ];
 
-    /// Writes made elsewhere, each for a reason the commit does not cover (yet).
-    const ELSEWHERE: &[(&str, &str, &str)] = &[
-        (
-            "reservation.rs",
-            "world.spawn(",
-            "the sentinel that marks reserved handles is no entity of the scene",
-        ),
-        (
-            "sub_scene.rs",
-            ".patch_entities(world",
-            "a placement's overrides are applied to the placed entities after they enter",
-        ),
-    ];
+    /// Writes made elsewhere, each for a reason the commit does not cover.
+    const ELSEWHERE: &[(&str, &str, &str)] = &[(
+        "reservation.rs",
+        "world.spawn(",
+        "the sentinel that marks reserved handles is no entity of the scene",
+    )];
 
     /// The code of `text` before its unit tests, without `//` comments, whitespace left out
     /// (so a call broken over lines reads as one).

@@ -17,6 +17,7 @@
 //! - Preparing scenes off the game thread and committing them: `prepared`, `prepared_batch`,
 //!   `prepare_progress`, `commit_error`; handles reserved before the commit so a worker
 //!   decodes references: `reservation`, `reserved`.
+//! - Live scenes, kept in step with their files' edits: `live`.
 //! - The `Scenes` facade: `api`.
 
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
@@ -40,6 +41,7 @@ mod id_index;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod instance_diff;
 mod json_scan;
+mod live;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod load;
 mod logging;
@@ -64,6 +66,7 @@ pub use document::{SceneDocument, SceneEntry};
 pub use format::BINARY_SCENE_FORMAT_VERSION;
 pub use format::{scene_keys, SCENE_FORMAT_VERSION};
 pub use header::{read_scene_header, ArchetypeNodes, SceneHeader};
+pub use live::{LiveScene, LiveSceneReport};
 pub use load::{
     load_scene, load_scene_from_path, IdConflict, LoadedScene, RemovedChildren, SceneChange,
     SceneError, SceneLoadOptions, SubScenes,

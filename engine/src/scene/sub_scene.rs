@@ -259,18 +259,14 @@ fn override_entity(
                 path: path.to_string(),
                 name: name.clone(),
             })?;
-        let (patched, failures) =
-            registry
-                .ops(component)
-                .patch_entities(world, &[entity], patch, None);
-        if let Some((_, failure)) = failures.first() {
-            return Err(OverrideError::Invalid {
+        let patched = commit::patch_component(world, registry, component, entity, patch).map_err(
+            |failure| OverrideError::Invalid {
                 path: path.to_string(),
                 name: name.clone(),
-                why: failure.message.clone(),
-            });
-        }
-        if !patched.first().copied().unwrap_or(false) {
+                why: failure.message,
+            },
+        )?;
+        if !patched {
             return Err(OverrideError::NoComponent {
                 path: path.to_string(),
                 name: name.clone(),
