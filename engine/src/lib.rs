@@ -96,7 +96,7 @@ pub use scene::{sub_scene_id, PlacedScenes, SubScenes};
 pub use scene::{
     CommitError, PrepareError, PrepareProgress, PreparedScene, ReservedScene, ResolvedScene,
 };
-pub use scene::{LiveScene, LiveSceneReport};
+pub use scene::{LiveScene, LiveSceneFailure, LiveSceneReport};
 pub use scene::{MigrateFn, SceneMigration};
 pub use scene::{SceneDocument, SceneEntry};
 

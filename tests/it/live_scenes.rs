@@ -391,3 +391,24 @@ fn a_scene_not_watched_applies_nothing_and_says_so_by_an_empty_report() {
     let guard = game.entity(0xa1);
     assert_eq!(game.health(guard), (10.0, 10.0));
 }
+
+#[test]
+fn an_added_entity_whose_id_the_game_took_is_refused_by_name_and_the_rest_applies() {
+    let mut game = Game::level(false);
+    let own = game.world.spawn((StableId(0xb1), Name::from("the game's")));
+    let extra = r#",
+    { "id": "00000000000000b1", "components": { "Name": "beacon" } },
+    { "id": "00000000000000b2", "components": { "Name": "flare" } }"#;
+    fs::write(game.path("level.scene.json"), level(10, "guard", extra)).unwrap();
+    let report = game.reload();
+    let failures: Vec<String> = report.failures().iter().map(|f| f.to_string()).collect();
+    assert_eq!(
+        failures,
+        ["entity 00000000000000b1: the world has an entity with this stable ID already; load with IdConflict::Remap to give new entities fresh IDs"]
+    );
+    assert_eq!(report.spawned(), 1);
+    assert_eq!(game.name(game.entity(0xb2)), "flare");
+    assert_eq!(game.scene.entity(StableId(0xb1)), None);
+    assert_eq!(game.name(own), "the game's");
+    assert_eq!(game.world.len(), 5);
+}

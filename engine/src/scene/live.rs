@@ -102,8 +102,44 @@ pub struct LiveSceneReport {
     despawned: usize,
     updated: usize,
     error: Option<SceneError>,
-    failures: Vec<String>,
+    failures: Vec<LiveSceneFailure>,
     elapsed: Duration,
+}
+
+/// A change of an edit that could not be written into a live entity; the rest of the edit
+/// was applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LiveSceneFailure {
+    /// The entity, by its stable ID as the scene's files give it.
+    pub id: StableId,
+    /// The component whose change did not take (`None`: the entity could not be spawned).
+    pub component: Option<String>,
+    /// Why.
+    pub message: String,
+}
+
+impl LiveSceneFailure {
+    fn new(id: StableId, component: Option<&str>, message: impl Into<String>) -> Self {
+        LiveSceneFailure {
+            id,
+            component: component.map(str::to_string),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for LiveSceneFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.component {
+            Some(component) => write!(
+                f,
+                "entity {}: component `{component}`: {}",
+                self.id, self.message
+            ),
+            None => write!(f, "entity {}: {}", self.id, self.message),
+        }
+    }
 }
 
 impl LiveSceneReport {
@@ -130,7 +166,7 @@ impl LiveSceneReport {
 
     /// Changes that could not be written into a live entity (its runtime value does not take
     /// the patch), one message each; the rest of the edit was applied.
-    pub fn failures(&self) -> &[String] {
+    pub fn failures(&self) -> &[LiveSceneFailure] {
         &self.failures
     }
 
@@ -346,25 +382,27 @@ impl LiveScene {
         next: &World,
         (id, at_next, handle): (StableId, Entity, Entity),
         taken: &rustc_hash::FxHashSet<StableId>,
-    ) -> Result<(), String> {
+    ) -> Result<(), LiveSceneFailure> {
         let registry = library.registry();
         let mut builder = EntityBuilder::new();
         for component in registry.ids() {
             let Some(value) = json(registry, component, next, at_next, Side::New) else {
                 continue;
             };
-            let value = value.map_err(|e| format!("entity {id}: {e}"))?;
-            let typed = decode(registry, component, &value).map_err(|e| {
-                format!("entity {id}: component `{}`: {e}", registry.name(component))
-            })?;
+            let name = Some(registry.name(component));
+            let value = value.map_err(|e| LiveSceneFailure::new(id, name, e.to_string()))?;
+            let typed = decode(registry, component, &value)
+                .map_err(|e| LiveSceneFailure::new(id, name, e))?;
             registry.ops(component).add_owned(typed, &mut builder);
         }
         let own = match (taken.contains(&id), self.options.on_id_conflict) {
             (false, _) => id,
             (true, IdConflict::Remap) => library.spawn_rng().next_id(),
             (true, _) => {
-                return Err(format!(
-                    "entity {id}: the world has an entity with this stable ID already; load with IdConflict::Remap to give new entities fresh IDs"
+                return Err(LiveSceneFailure::new(
+                    id,
+                    None,
+                    "the world has an entity with this stable ID already; load with IdConflict::Remap to give new entities fresh IDs",
                 ))
             }
         };
@@ -372,7 +410,7 @@ impl LiveScene {
         let identity = Identity { id: own, marker };
         commit::entity(world, Some(handle), identity, &mut builder)
             .map(|_| ())
-            .map_err(|_| format!("entity {id}: its reserved handle was taken"))
+            .map_err(|_| LiveSceneFailure::new(id, None, "its reserved handle was taken"))
     }
 
     /// Watches the scene's files (the directories they are in), so that [`apply`](Self::apply)
@@ -563,7 +601,7 @@ impl Edit {
         registry: &ComponentRegistry,
         (old, new): (&World, &World),
         compared: &mut Compared,
-    ) -> Result<bool, Vec<String>> {
+    ) -> Result<bool, Vec<LiveSceneFailure>> {
         let mut changed = false;
         let mut failures = Vec::new();
         for component in registry.ids() {
@@ -579,7 +617,7 @@ impl Edit {
             changed = true;
             let name = registry.name(component);
             if let Err(why) = self.apply_component(world, registry, component, (old, new)) {
-                failures.push(format!("entity {}: component `{name}`: {why}", self.id));
+                failures.push(LiveSceneFailure::new(self.id, Some(name), why));
             }
         }
         let (before, after) = (marker(old, self.old), marker(new, self.new));

@@ -66,7 +66,7 @@ pub use document::{SceneDocument, SceneEntry};
 pub use format::BINARY_SCENE_FORMAT_VERSION;
 pub use format::{scene_keys, SCENE_FORMAT_VERSION};
 pub use header::{read_scene_header, ArchetypeNodes, SceneHeader};
-pub use live::{LiveScene, LiveSceneReport};
+pub use live::{LiveScene, LiveSceneFailure, LiveSceneReport};
 pub use load::{
     load_scene, load_scene_from_path, IdConflict, LoadedScene, RemovedChildren, SceneChange,
     SceneError, SceneLoadOptions, SubScenes,
