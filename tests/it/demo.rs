@@ -470,6 +470,176 @@ fn hot_reload_mid_run_a_broken_edit_and_the_fix() {
     }
 }
 
+/// The live entity with `id`, if any.
+fn by_id(world: &World, id: u64) -> Option<Entity> {
+    (world.query::<(Entity, &StableId)>().iter())
+        .find(|(_, own)| own.0 == id)
+        .map(|(entity, _)| entity)
+}
+
+#[test]
+fn editing_the_arena_scene_mid_run_moves_the_door_and_adds_a_goblin() {
+    let sandbox = Sandbox::new();
+    let mut game = sandbox.game();
+    for _ in 0..10 {
+        game.step(STEP);
+    }
+    let door = by_id(game.world(), 0x1bfd3af0dffc8630).unwrap();
+    let scene = sandbox.dir.path().join("arena.scene.json");
+    let text = fs::read_to_string(&scene).unwrap();
+    let door_at = "\"translation\": [\n            30.0,\n            10.0,";
+    assert!(text.contains(door_at), "the door is at (30, 10)");
+    let moved = text.replacen(
+        door_at,
+        "\"translation\": [\n            33.0,\n            11.0,",
+        1,
+    );
+    let goblin = r#"{
+      "id": "00000000000000e1",
+      "archetype": "enemies/goblin",
+      "components": { "Transform": { "translation": [40.0, 12.0, 0.0] } }
+    },
+    {
+      "id": "0638c2544ef198e3","#;
+    let edited = moved.replacen("{\n      \"id\": \"0638c2544ef198e3\",", goblin, 1);
+    assert_ne!(edited, moved, "the goblin went in");
+    // Saved as editors save: a temporary file renamed over the scene.
+    let temp = scene.with_file_name(".arena.scene.json.tmp");
+    fs::write(&temp, edited).unwrap();
+    fs::rename(temp, &scene).unwrap();
+    step_until(&mut game, "the scene edit", |game| {
+        by_id(game.world(), 0xe1).is_some()
+    });
+    let translation = get::<Transform>(game.world(), door).translation;
+    assert_eq!((translation.x, translation.y), (33.0, 11.0));
+    let added = by_id(game.world(), 0xe1).unwrap();
+    assert_eq!(get::<Glyph>(game.world(), added).ch, 'g');
+    assert!(instances(&game, "enemies/goblin").contains(&added));
+    let reload = game
+        .log()
+        .entries()
+        .rfind(|e| e.kind == LogKind::Reload)
+        .unwrap()
+        .text
+        .clone();
+    let expected = "reloaded arena.scene.json: 1 spawned, 0 despawned, 1 updated in ";
+    assert!(
+        reload.starts_with(expected) && reload.ends_with(" ms"),
+        "{reload}"
+    );
+}
+
+/// A tmux session running a command, killed when dropped.
+struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    /// `None` when there is no tmux (CI installs it: `.ci/run`).
+    fn start(command: &[&str], dir: &Path) -> Option<Tmux> {
+        let found = std::process::Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if !found {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI runs this test with tmux installed"
+            );
+            eprintln!("skipped: no `tmux` on PATH");
+            return None;
+        }
+        let session = format!("archetool-demo-{}", std::process::id());
+        let status = std::process::Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                "160",
+                "-y",
+                "48",
+                "-c",
+            ])
+            .arg(dir)
+            .args(command)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        Some(Tmux { session })
+    }
+
+    fn screen(&self) -> String {
+        let output = std::process::Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text`, failing with the screen after `TIMEOUT`.
+    fn wait_for(&self, text: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                started.elapsed() < TIMEOUT,
+                "timed out waiting for {text:?}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .status();
+    }
+}
+
+/// The real binary in a real terminal (tmux): a saved edit of the scene file shows up in the
+/// running arena's log, and a broken one shows its error placed while the arena runs on.
+#[test]
+fn the_running_demo_follows_edits_of_its_scene_file_in_a_terminal() {
+    let sandbox = Sandbox::new();
+    let archetool = env!("CARGO_BIN_EXE_archetool");
+    let command = [
+        archetool,
+        "demo",
+        "--dir",
+        "archetypes",
+        "--scene",
+        "arena.scene.json",
+        "--scene-out",
+        "saves/arena.scene.json",
+    ];
+    let Some(tmux) = Tmux::start(&command, sandbox.dir.path()) else {
+        return;
+    };
+    tmux.wait_for("loaded");
+    let scene = sandbox.dir.path().join("arena.scene.json");
+    let text = fs::read_to_string(&scene).unwrap();
+    let edited = text.replacen(
+        "{\n      \"id\": \"0638c2544ef198e3\",",
+        r#"{ "id": "00000000000000e1", "archetype": "enemies/goblin",
+      "components": { "Transform": { "translation": [40.0, 12.0, 0.0] } } },
+    {
+      "id": "0638c2544ef198e3","#,
+        1,
+    );
+    assert_ne!(edited, text);
+    fs::write(&scene, &edited).unwrap();
+    tmux.wait_for("reloaded arena.scene.json: 1 spawned, 0 despawned, 0 updated");
+    fs::write(&scene, "{ \"format\": 2, \"entities\": [").unwrap();
+    tmux.wait_for("arena.scene.json:1:28: error[syntax]");
+}
+
 #[test]
 fn undoing_a_broken_edit_says_the_files_load_again() {
     let sandbox = Sandbox::new();

@@ -214,20 +214,37 @@ impl LiveScene {
         library: &ArchetypeLibrary,
         options: &SceneLoadOptions,
     ) -> Result<(LiveScene, LoadedScene), SceneError> {
+        let loaded = load_scene_from_path(path.as_ref(), world, library, options)?;
+        let scene = LiveScene::follow(path, &loaded, library, options)?;
+        Ok((scene, loaded))
+    }
+
+    /// Follows the scene file at `path`, already in the world as `loaded` (by
+    /// [`load_scene_from_path`], or a [`PreparedScene`](crate::PreparedScene)'s commit), with
+    /// the options it was loaded with: its later edits are carried into the world.
+    ///
+    /// # Errors
+    /// If the file no longer loads as it did (it is read again, on its own, as the version the
+    /// next edit is compared with).
+    pub fn follow(
+        path: impl AsRef<Path>,
+        loaded: &LoadedScene,
+        library: &ArchetypeLibrary,
+        options: &SceneLoadOptions,
+    ) -> Result<LiveScene, SceneError> {
         let file = path.as_ref().to_path_buf();
-        let loaded = load_scene_from_path(&file, world, library, options)?;
         let options = SceneLoadOptions {
             all_errors: false,
             ..options.clone()
         };
         let (baseline, baseline_ids) = read_baseline(&file, library, &options)?;
-        let gained = gained_children(&loaded);
+        let gained = gained_children(loaded);
         let live = (loaded.by_id.iter())
             .filter(|(id, _)| !gained.contains(id))
             .map(|(id, entity)| (*id, *entity))
             .collect();
         let files = scene_files(&file, library, &options);
-        let scene = LiveScene {
+        Ok(LiveScene {
             file,
             options,
             baseline,
@@ -236,8 +253,7 @@ impl LiveScene {
             files,
             #[cfg(feature = "hot-reload")]
             watch: None,
-        };
-        Ok((scene, loaded))
+        })
     }
 
     /// The scene's top file.
@@ -489,8 +505,13 @@ fn watched(files: &[PathBuf]) -> (Vec<PathBuf>, crate::reload::Classify) {
 /// `file` with its directory's real path (the file itself may be gone for a moment).
 #[cfg(feature = "hot-reload")]
 fn real_path(file: &Path) -> Option<PathBuf> {
-    let dir = std::fs::canonicalize(file.parent()?).ok()?;
-    Some(dir.join(file.file_name()?))
+    let dir = match file.parent() {
+        // A bare file name is in the current directory.
+        Some(dir) if dir.as_os_str().is_empty() => Path::new("."),
+        Some(dir) => dir,
+        None => return None,
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(file.file_name()?))
 }
 
 /// Loads the scene's files on their own: the baseline an edit is compared with, and its

@@ -182,8 +182,9 @@ pub enum Command {
     /// Play the live demo: a terminal arena whose entities all come from `archetypes/`.
     ///
     /// Edit an archetype file while it runs (a goblin's glyph, colour or speed) and every live
-    /// instance changes; break the JSON and the error shows in the side panel while the game
-    /// runs on the last good version. Keys: `s` save the scene, `l` load it, `r` reload every
+    /// instance changes; edit the scene file (move the door, add a goblin) and the arena
+    /// follows; break the JSON and the error shows in the side panel while the game runs on the
+    /// last good version. Keys: `s` save the scene, `l` load it, `r` reload every
     /// file, `p` pause, `q` quit. `--headless --frames N` runs the same simulation without a
     /// terminal and prints a summary line per simulated second.
     #[cfg(feature = "demo")]

@@ -1,12 +1,14 @@
-//! [`Game`]: the demo's state and its frame: hot reload, then the systems.
+//! [`Game`]: the demo's state and its frame: hot reload (archetype files and the scene file the
+//! world came from), then the systems.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use archetype_engine::{
     save_scene_to_path, ArchetypeInstance, ArchetypeLibrary, CommitError, DanglingReferences,
-    Diagnostic, HotReloadOptions, HotReloader, PrepareError, PrepareProgress, PreparedScene,
-    ReloadReport, SceneLoadOptions, SceneSaveOptions, Severity,
+    Diagnostic, HotReloadOptions, HotReloader, LiveScene, LiveSceneReport, LoadedScene,
+    PrepareError, PrepareProgress, PreparedScene, ReloadReport, SceneLoadOptions, SceneSaveOptions,
+    Severity,
 };
 use hecs::World;
 
@@ -72,15 +74,18 @@ pub struct ArchetypeCount {
 }
 
 /// The demo game: a world started from a scene, the archetype library it spawns from, the
-/// watcher that hot-reloads that library, and what happened so far.
+/// watcher that hot-reloads that library, the live scene that follows the scene file's edits,
+/// and what happened so far.
 ///
-/// [`step`](Self::step) is one frame: apply settled archetype edits to the live entities, then
-/// run the systems for `dt` seconds (unless paused). The simulation depends only on the scene,
+/// [`step`](Self::step) is one frame: apply settled archetype and scene edits to the live
+/// entities, then run the systems for `dt` seconds (unless paused). The simulation depends only on the scene,
 /// the seed and the steps, so a test can drive it frame by frame.
 pub struct Game {
     world: World,
     library: ArchetypeLibrary,
     reloader: HotReloader,
+    /// The scene file the world was loaded from, followed (`None` if it cannot be watched).
+    scene: Option<LiveScene>,
     rng: Rng,
     options: DemoOptions,
     frame: u64,
@@ -131,6 +136,7 @@ impl Game {
             world: World::new(),
             library,
             reloader,
+            scene: None,
             rng: Rng::new(options.seed),
             options,
             frame: 0,
@@ -166,6 +172,12 @@ impl Game {
         let fixed = self.broken && self.library.error_count() == 0;
         if !report.is_empty() || fixed {
             self.record(&report, false);
+        }
+        if let Some(scene) = &mut self.scene {
+            let report = scene.apply(&mut self.world, &self.library);
+            if !report.is_empty() {
+                self.record_scene(&report);
+            }
         }
         if !self.paused {
             let dt = if dt.is_finite() {
@@ -292,13 +304,56 @@ impl Game {
             progress.fraction() * 100.0
         );
         self.log.push(LogKind::Info, self.frame, text);
-        resolved
+        let loaded = resolved
             .commit(&mut world, &self.library)
             .map_err(|error| match error {
                 CommitError::Scene(error) => DemoError::Scene(error),
                 other => DemoError::Commit(other),
             })?;
+        self.follow_scene(path, &loaded);
         Ok(world)
+    }
+
+    /// Follows the scene file the world was just loaded from: its saved edits reach the world
+    /// from the next frame on. A file that cannot be followed is logged; the game goes on.
+    fn follow_scene(&mut self, path: &Path, loaded: &LoadedScene) {
+        let options = SceneLoadOptions::default();
+        self.scene = match LiveScene::follow(path, loaded, &self.library, &options) {
+            Ok(mut scene) => match scene.watch(HotReloadOptions::default()) {
+                Ok(()) => Some(scene),
+                Err(error) => {
+                    self.log_error(error.to_string());
+                    None
+                }
+            },
+            Err(error) => {
+                self.log_error(error.to_string());
+                None
+            }
+        };
+    }
+
+    /// Logs what a scene edit did, or why it was not applied.
+    fn record_scene(&mut self, report: &LiveSceneReport) {
+        let file = (self.scene.as_ref())
+            .and_then(|scene| scene.file().file_name())
+            .map(|name| name.to_string_lossy().into_owned());
+        if let Some(error) = report.error() {
+            self.log_error(error.to_string());
+            return;
+        }
+        let ms = report.elapsed().as_secs_f64() * 1000.0;
+        let text = format!(
+            "reloaded {}: {} spawned, {} despawned, {} updated in {ms:.1} ms",
+            file.unwrap_or_default(),
+            report.spawned(),
+            report.despawned(),
+            report.updated()
+        );
+        self.log.push(LogKind::Reload, self.frame, text);
+        for failure in report.failures() {
+            self.log_error(failure.to_string());
+        }
     }
 
     /// Re-reads every archetype file now and applies the result (the `r` key).
