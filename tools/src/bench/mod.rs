@@ -59,6 +59,7 @@ pub mod cdda;
 pub mod cdda_rules;
 pub mod diagnostics;
 mod figure;
+pub mod live_scene;
 pub mod load;
 pub mod lsp;
 pub mod markdown;

@@ -8,6 +8,7 @@ use hecs::World;
 use crate::bench::cdda::{self, CddaFixture};
 use crate::bench::diagnostics::{FieldsFixture, Layout};
 use crate::bench::figure::{median, percentile, Figure, Measured};
+use crate::bench::live_scene;
 use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
@@ -55,6 +56,14 @@ const RELOAD_LATENCY_TARGET: (Duration, Duration) =
     (Duration::from_millis(60), Duration::from_millis(120));
 /// The longest (p50, p99) from an edit to the language server's diagnostics of it.
 const LSP_TARGET: (Duration, Duration) = (Duration::from_millis(50), Duration::from_millis(50));
+/// A scene file's edit of one entity in the world, from the write, 30 ms of it the debounce.
+const LIVE_SCENE_TARGET: (Duration, Duration) =
+    (Duration::from_millis(50), Duration::from_millis(50));
+/// The 100,000-entity level's edit against the 10,000-entity one's (medians).
+const LIVE_SCENE_GROWTH_TARGET: f64 = 1.5;
+/// Entities in the live-scene levels.
+pub const LIVE_ENTITIES: usize = 10_000;
+pub const LIVE_ENTITIES_LARGE: usize = 100_000;
 
 /// The figures in the order the quick mode prints them; a filter picks those whose name
 /// contains it.
@@ -96,6 +105,9 @@ pub const FIGURES: &[&str] = &[
     "reload_patch",
     "reload_patch_mid_fight",
     "reload_latency",
+    "scene_live_edit_one_entity",
+    "scene_live_edit_one_entity_100k",
+    "scene_live_edit_100k_vs_10k",
     "lsp_diagnostics_after_edit",
     "cdda_load_vs_parse",
     "cdda_load",
@@ -106,6 +118,7 @@ pub const FIGURES: &[&str] = &[
     "scaling_scene_entities",
     "scaling_sub_scene_placements",
     "scaling_sub_scene_depth",
+    "scaling_live_scene_entities",
     "scaling_validate_errors_per_file",
     "scaling_lsp_errors_per_file",
     "scaling_pick_length",
@@ -155,6 +168,11 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
             RELOAD_LATENCY_TARGET.1,
         )),
         "lsp_diagnostics_after_edit" => Some(StatedTarget::Latency(LSP_TARGET.0, LSP_TARGET.1)),
+        "scene_live_edit_one_entity" => Some(StatedTarget::Latency(
+            LIVE_SCENE_TARGET.0,
+            LIVE_SCENE_TARGET.1,
+        )),
+        "scene_live_edit_100k_vs_10k" => Some(StatedTarget::Ratio(LIVE_SCENE_GROWTH_TARGET)),
         _ => None,
     }
 }
@@ -176,6 +194,10 @@ pub struct QuickSizes {
     pub latency_saves: usize,
     /// Live instances during the latency measurement.
     pub latency_instances: usize,
+    /// Entities in the live-scene levels: the standard one and the large one.
+    pub live_entities: (usize, usize),
+    /// Saves of each live-scene level the latency is measured over.
+    pub live_saves: (usize, usize),
     /// Entities per world in the memory workload.
     pub memory_entities: usize,
     /// Archetype instances in the scene whose peak load memory is measured.
@@ -211,6 +233,8 @@ impl QuickSizes {
             reload_instances: RELOAD_INSTANCES,
             latency_saves: 30,
             latency_instances: 1_000,
+            live_entities: (LIVE_ENTITIES, LIVE_ENTITIES_LARGE),
+            live_saves: (30, 7),
             memory_entities: MEMORY_ENTITIES,
             peak_instances: PEAK_INSTANCES,
             cdda_limit: None,
@@ -234,6 +258,8 @@ impl QuickSizes {
             reload_instances: 200,
             latency_saves: 2,
             latency_instances: 10,
+            live_entities: (20, 200),
+            live_saves: (2, 2),
             memory_entities: 1_000,
             peak_instances: 1_000,
             cdda_limit: Some(40),
@@ -796,9 +822,68 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
     if wanted("reload_latency") {
         push(latency_figure(sizes.latency_saves, sizes.latency_instances));
     }
+    live_scene_figures(sizes, wanted, push);
     // As many edits as the watcher's latency has saves, in a library as big as the load's.
     if wanted("lsp_diagnostics_after_edit") {
         push(lsp_figure(sizes.load_files, sizes.latency_saves));
+    }
+}
+
+/// The live-scene figures ([`live_scene::edit_latency`]): one entity's edit in a level of
+/// 10,000 entities, the same in one of 100,000, and how the two compare.
+fn live_scene_figures(
+    sizes: &QuickSizes,
+    wanted: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(Figure),
+) {
+    let names = [
+        "scene_live_edit_one_entity",
+        "scene_live_edit_one_entity_100k",
+        "scene_live_edit_100k_vs_10k",
+    ];
+    if !names.iter().any(|name| wanted(name)) {
+        return;
+    }
+    let runs = [
+        live_scene::edit_latency(sizes.live_entities.0, sizes.live_saves.0),
+        live_scene::edit_latency(sizes.live_entities.1, sizes.live_saves.1),
+    ];
+    let targets = [Some(LIVE_SCENE_TARGET), None];
+    for ((name, run), target) in names.iter().zip(&runs).zip(targets) {
+        if !wanted(name) {
+            continue;
+        }
+        push(match run {
+            Ok((samples, _)) => Figure {
+                name: name.to_string(),
+                n: samples.len(),
+                measured: Measured::Latency {
+                    p50: percentile(samples, 50.0),
+                    p99: percentile(samples, 99.0),
+                    max: samples.iter().max().copied().unwrap_or_default(),
+                    target,
+                },
+            },
+            Err(error) => Figure::skipped(*name, format!("failed: {error}")),
+        });
+    }
+    if wanted(names[2]) {
+        push(match &runs {
+            [Ok((small, _)), Ok((large, _))] => Figure {
+                name: names[2].to_string(),
+                n: sizes.live_entities.1,
+                measured: Measured::Ratio {
+                    ours: median(large),
+                    baseline: median(small),
+                    target: Some(LIVE_SCENE_GROWTH_TARGET),
+                    rounds: large.iter().copied().zip(small.iter().copied()).collect(),
+                },
+            },
+            _ => Figure::skipped(
+                names[2],
+                "failed: a level did not apply its edits".to_string(),
+            ),
+        });
     }
 }
 

@@ -51,6 +51,11 @@ pub const DIMENSIONS: &[Dimension] = &[
         setup: scenes::sub_scene_depth,
     },
     Dimension {
+        name: "scaling_live_scene_entities",
+        n: 10_000,
+        setup: scenes::live_scene_entities,
+    },
+    Dimension {
         name: "scaling_validate_errors_per_file",
         n: 4_000,
         setup: diagnostics::validate_errors_per_file,

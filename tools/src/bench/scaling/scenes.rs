@@ -1,4 +1,5 @@
-//! The scene dimensions: entities in one scene, placements of a sub-scene, and nesting depth.
+//! The scene dimensions: entities in one scene, placements of a sub-scene, nesting depth, and
+//! entities in a live scene an edit is carried from.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -104,5 +105,25 @@ fn scene_files(files: Vec<(&str, String)>, entities: usize, times: usize) -> Run
             });
         }
         total
+    })
+}
+
+/// `scaling_live_scene_entities`: one entity of a live level of `n` entities moved in the file,
+/// carried into the world by `LiveScene::reload` (the file read again, compared, applied).
+pub fn live_scene_entities(n: usize) -> Run {
+    let mut level = crate::bench::live_scene::LiveLevel::new(n)
+        .unwrap_or_else(|error| panic!("bench setup: {error}"));
+    let mut x = 0.0;
+    Box::new(move || {
+        x -= 1.0;
+        level
+            .move_probe(x)
+            .unwrap_or_else(|error| panic!("bench setup: {error}"));
+        let elapsed = time(|| {
+            let report = level.scene.reload(&mut level.world, &level.library);
+            assert!(report.error().is_none(), "bench: {report}");
+        });
+        assert!(level.probe_at(x), "bench: the edit was not applied");
+        elapsed
     })
 }
