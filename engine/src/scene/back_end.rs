@@ -296,6 +296,7 @@ pub(super) fn build_scene<'c, 'a>(
         warnings: Vec::new(),
         changes: Vec::new(),
         meta: None,
+        sub_scenes: Vec::new(),
     };
     follow_archetypes(context, world, &mut loaded, load.followed, load.head.meta);
     Ok(loaded)

@@ -17,7 +17,7 @@ use hecs::{Entity, EntityBuilder, World};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use crate::archetype::{read_limited, ArchetypeInstance, ArchetypeLibrary};
+use crate::archetype::{ArchetypeInstance, ArchetypeLibrary};
 use crate::component::{with_installed_mapper, with_mapper, ComponentId, ComponentRegistry};
 use crate::component::{EntityMapper, MapError, ReadOnly, RefIn, RefOut, RefWire, StableId};
 use crate::json::merge_patch;
@@ -25,7 +25,6 @@ use crate::scene::commit::{self, Identity};
 use crate::scene::load::{
     load_scene_from_path, IdConflict, LoadedScene, SceneChange, SceneError, SceneLoadOptions,
 };
-use crate::scene::sub_scene_plan::Plan;
 
 /// A scene loaded from a file and kept in step with it: [`reload`](Self::reload) (or, watching,
 /// [`apply`](Self::apply) once per frame) carries each edit of the file, and of every
@@ -73,13 +72,9 @@ pub struct LiveScene {
     options: SceneLoadOptions,
     /// The scene as its files last gave it, loaded on its own (stable IDs as the files give
     /// them): what the next edit is compared with.
-    baseline: World,
-    /// The baseline's entities by stable ID.
-    baseline_ids: FxHashMap<StableId, Entity>,
+    baseline: Baseline,
     /// Each entity of the scene in the game's world, by its stable ID as the files give it.
     live: FxHashMap<StableId, Entity>,
-    /// The files the scene reads: the top file and every sub-scene it places.
-    files: Vec<PathBuf>,
     #[cfg(feature = "hot-reload")]
     watch: Option<(crate::reload::FileWatch, crate::reload::HotReloadOptions)>,
 }
@@ -89,7 +84,7 @@ impl std::fmt::Debug for LiveScene {
         f.debug_struct("LiveScene")
             .field("file", &self.file)
             .field("entities", &self.live.len())
-            .field("files", &self.files)
+            .field("files", &self.baseline.files)
             .finish_non_exhaustive()
     }
 }
@@ -237,20 +232,17 @@ impl LiveScene {
             all_errors: false,
             ..options.clone()
         };
-        let (baseline, baseline_ids) = read_baseline(&file, library, &options)?;
+        let baseline = read_baseline(&file, library, &options)?;
         let gained = gained_children(loaded);
         let live = (loaded.by_id.iter())
             .filter(|(id, _)| !gained.contains(id))
             .map(|(id, entity)| (*id, *entity))
             .collect();
-        let files = scene_files(&file, library, &options);
         Ok(LiveScene {
             file,
             options,
             baseline,
-            baseline_ids,
             live,
-            files,
             #[cfg(feature = "hot-reload")]
             watch: None,
         })
@@ -264,7 +256,7 @@ impl LiveScene {
     /// The files the scene reads: its top file, then every sub-scene file it places (at any
     /// depth), as of its last good version.
     pub fn files(&self) -> &[PathBuf] {
-        &self.files
+        &self.baseline.files
     }
 
     /// The live entity with stable ID `id` as the scene's files give it (a sub-scene's entity
@@ -279,11 +271,9 @@ impl LiveScene {
         let span = tracing::info_span!("live_scene", file = %self.file.display());
         let _entered = span.enter();
         let mut report = match read_baseline(&self.file, library, &self.options) {
-            Ok((next, next_ids)) => {
-                let report = self.update(world, library, &next, &next_ids);
+            Ok(next) => {
+                let report = self.update(world, library, &next);
                 self.baseline = next;
-                self.baseline_ids = next_ids;
-                self.files = scene_files(&self.file, library, &self.options);
                 report
             }
             Err(error) => LiveSceneReport {
@@ -302,13 +292,13 @@ impl LiveScene {
         &mut self,
         world: &mut World,
         library: &ArchetypeLibrary,
-        next: &World,
-        next_ids: &FxHashMap<StableId, Entity>,
+        next: &Baseline,
     ) -> LiveSceneReport {
+        let next_ids = &next.ids;
         let mut report = LiveSceneReport::default();
         // Removed: out of the world (unless the game despawned it already).
         let mut gone = Vec::new();
-        for id in self.baseline_ids.keys() {
+        for id in self.baseline.ids.keys() {
             if !next_ids.contains_key(id) {
                 if let Some(entity) = self.live.remove(id) {
                     gone.push(entity);
@@ -322,7 +312,7 @@ impl LiveScene {
         // Added: a handle each first, so references among them (and to them) resolve.
         let mut added: Vec<(StableId, Entity, Entity)> = next_ids
             .iter()
-            .filter(|(id, _)| !self.baseline_ids.contains_key(id))
+            .filter(|(id, _)| !self.baseline.ids.contains_key(id))
             .map(|(id, at)| (*id, *at, world.reserve_entity()))
             .collect();
         added.sort_unstable_by_key(|(id, ..)| *id);
@@ -332,11 +322,10 @@ impl LiveScene {
         let mapper = EditMapper {
             side: Side::Old,
             wire: RefWire::Text,
-            tables: EditRefs::new(&self.live, &self.baseline, next),
+            tables: EditRefs::new(&self.live, &self.baseline.world, &next.world),
         };
-        let ((), _) = with_mapper(mapper, || {
-            self.write_edit(world, library, next, next_ids, added, &mut report)
-        });
+        let write = || self.write_edit(world, library, next, added, &mut report);
+        let ((), _) = with_mapper(mapper, write);
         report
     }
 
@@ -346,28 +335,35 @@ impl LiveScene {
         &mut self,
         world: &mut World,
         library: &ArchetypeLibrary,
-        next: &World,
-        next_ids: &FxHashMap<StableId, Entity>,
+        next: &Baseline,
         added: Vec<(StableId, Entity, Entity)>,
         report: &mut LiveSceneReport,
     ) {
         let registry = library.registry();
+        let old = &self.baseline.world;
         // Changed: the fields the file changed, into the live entities still there.
         let mut compared = Compared::default();
-        for (id, at_next) in next_ids {
-            let (Some(at_old), Some(&live)) = (self.baseline_ids.get(id), self.live.get(id)) else {
+        // In the new version's storage order: both versions are stored as their files list
+        // their entities, so each side is read in order, not all over memory.
+        let mut in_order = next.world.query::<(Entity, &StableId)>();
+        for (at_next, id) in in_order.iter() {
+            let (Some(at_old), Some(&live)) = (self.baseline.ids.get(id), self.live.get(id)) else {
                 continue;
             };
+            if next.ids.get(id) != Some(&at_next) {
+                // A child an archetype gained since the file was written: the world's.
+                continue;
+            }
             if !world.contains(live) {
                 continue;
             }
             let edit = Edit {
                 id: *id,
                 old: *at_old,
-                new: *at_next,
+                new: at_next,
                 live,
             };
-            match edit.apply(world, registry, (&self.baseline, next), &mut compared) {
+            match edit.apply(world, registry, (old, &next.world), &mut compared) {
                 Ok(true) => report.updated += 1,
                 Ok(false) => {}
                 Err(failures) => {
@@ -379,7 +375,7 @@ impl LiveScene {
         // Added: built from the new version, into the world through the commit.
         let taken = taken_ids(world, &added);
         for (id, at_next, handle) in added {
-            match self.spawn(world, library, next, (id, at_next, handle), &taken) {
+            match self.spawn(world, library, &next.world, (id, at_next, handle), &taken) {
                 Ok(()) => report.spawned += 1,
                 Err(failure) => {
                     self.live.remove(&id);
@@ -442,7 +438,7 @@ impl LiveScene {
         &mut self,
         options: crate::reload::HotReloadOptions,
     ) -> Result<(), crate::reload::WatchError> {
-        let (dirs, classify) = watched(&self.files);
+        let (dirs, classify) = watched(&self.baseline.files);
         let watch = crate::reload::FileWatch::new(
             &dirs,
             notify::RecursiveMode::NonRecursive,
@@ -464,9 +460,9 @@ impl LiveScene {
         if watch.take_settled(options).is_none() {
             return LiveSceneReport::default();
         }
-        let before = self.files.clone();
+        let before = self.baseline.files.clone();
         let report = self.reload(world, library);
-        if self.files != before {
+        if self.baseline.files != before {
             // Sub-scenes placed or no longer placed: watch the files the scene reads now.
             if let Some((_, options)) = self.watch.take() {
                 if let Err(error) = self.watch(options) {
@@ -514,14 +510,15 @@ fn real_path(file: &Path) -> Option<PathBuf> {
     Some(std::fs::canonicalize(dir).ok()?.join(file.file_name()?))
 }
 
-/// Loads the scene's files on their own: the baseline an edit is compared with, and its
-/// entities by stable ID (without the children the archetypes gained since the files were
-/// written, which get fresh IDs at every load: they are the world's, not the file's).
+/// Loads the scene's files on their own: the baseline an edit is compared with, its entities
+/// by stable ID (without the children the archetypes gained since the files were written,
+/// which get fresh IDs at every load: they are the world's, not the file's), and the files it
+/// read.
 fn read_baseline(
     file: &Path,
     library: &ArchetypeLibrary,
     options: &SceneLoadOptions,
-) -> Result<(World, FxHashMap<StableId, Entity>), SceneError> {
+) -> Result<Baseline, SceneError> {
     let mut baseline = World::new();
     let own = SceneLoadOptions {
         on_id_conflict: IdConflict::Error,
@@ -533,7 +530,21 @@ fn read_baseline(
         .filter(|(id, _)| !gained.contains(id))
         .map(|(id, entity)| (*id, *entity))
         .collect();
-    Ok((baseline, ids))
+    let files = std::iter::once(file.to_path_buf()).chain(loaded.sub_scenes);
+    Ok(Baseline {
+        world: baseline,
+        ids,
+        files: files.collect(),
+    })
+}
+
+/// A scene's files loaded on their own ([`read_baseline`]).
+struct Baseline {
+    world: World,
+    /// Its entities by stable ID.
+    ids: FxHashMap<StableId, Entity>,
+    /// The files it read: the top file, then every sub-scene it places.
+    files: Vec<PathBuf>,
 }
 
 /// The stable IDs of the children a load spawned because their archetypes gained them.
@@ -544,28 +555,6 @@ fn gained_children(loaded: &LoadedScene) -> rustc_hash::FxHashSet<StableId> {
             _ => None,
         })
         .collect()
-}
-
-/// The files a load of `file` reads: itself, then every sub-scene it places. A file that no
-/// longer reads is still `file` (its next good version says what it places).
-fn scene_files(
-    file: &Path,
-    library: &ArchetypeLibrary,
-    options: &SceneLoadOptions,
-) -> Vec<PathBuf> {
-    let mut files = vec![file.to_path_buf()];
-    let Ok(bytes) = read_limited(file, options.limits.max_scene_bytes) else {
-        return files;
-    };
-    if let Ok(Some(plan)) = Plan::read(&bytes, Some(file), library, options) {
-        let placed = plan
-            .files
-            .into_iter()
-            .skip(1)
-            .filter_map(|placed| placed.path);
-        files.extend(placed);
-    }
-    files
 }
 
 /// The stable IDs in `world` besides the scene's entities being added (`added`): those an
@@ -611,6 +600,29 @@ struct Edit {
 struct Compared {
     old: Vec<u8>,
     new: Vec<u8>,
+    /// The registered components either version of the entity has.
+    components: Vec<ComponentId>,
+}
+
+impl Compared {
+    /// Lists the registered components `old` and `new` (an entity in each version) have.
+    fn components_of(
+        &mut self,
+        registry: &ComponentRegistry,
+        (old, at_old): (&World, Entity),
+        (new, at_new): (&World, Entity),
+    ) {
+        self.components.clear();
+        for (world, entity) in [(old, at_old), (new, at_new)] {
+            if let Ok(entity) = world.entity(entity) {
+                let types = entity.component_types();
+                let ids = types.filter_map(|type_id| registry.id_of_type_id(type_id));
+                self.components.extend(ids);
+            }
+        }
+        self.components.sort_unstable();
+        self.components.dedup();
+    }
 }
 
 impl Edit {
@@ -625,7 +637,9 @@ impl Edit {
     ) -> Result<bool, Vec<LiveSceneFailure>> {
         let mut changed = false;
         let mut failures = Vec::new();
-        for component in registry.ids() {
+        compared.components_of(registry, (old, self.old), (new, self.new));
+        let components = std::mem::take(&mut compared.components);
+        for &component in &components {
             if same(
                 registry,
                 component,
@@ -641,6 +655,7 @@ impl Edit {
                 failures.push(LiveSceneFailure::new(self.id, Some(name), why));
             }
         }
+        compared.components = components;
         let (before, after) = (marker(old, self.old), marker(new, self.new));
         if before != after {
             changed = true;

@@ -146,6 +146,9 @@ pub struct LoadedScene {
     pub(super) warnings: Vec<SceneError>,
     pub(super) changes: Vec<SceneChange>,
     pub(super) meta: Option<Map<String, Value>>,
+    /// The sub-scene files the load read (each once, at any depth), as placements name them
+    /// joined with their placing file's directory.
+    pub(super) sub_scenes: Vec<std::path::PathBuf>,
 }
 
 /// What a load changed from the file because the archetypes changed since it was saved.

@@ -725,6 +725,7 @@ impl PreparedScene {
             warnings: std::mem::take(&mut self.loaded.warnings),
             changes: std::mem::take(&mut self.loaded.changes),
             meta: self.loaded.meta.take(),
+            sub_scenes: std::mem::take(&mut self.loaded.sub_scenes),
         }
     }
 }

@@ -89,7 +89,12 @@ pub(super) fn load_with_sub_scenes(
             ..options.clone()
         },
     };
-    Some(load.file(0, bytes, world))
+    let loaded = load.file(0, bytes, world).map(|mut loaded| {
+        let placed = plan.files.iter().skip(1);
+        loaded.sub_scenes = placed.filter_map(|file| file.path.clone()).collect();
+        loaded
+    });
+    Some(loaded)
 }
 
 /// The stable IDs in the world before the load, when a placement's may not be among them
