@@ -9,12 +9,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use archetype_engine::{
-    sub_scene_id, ArchetypeLibrary, EntityRef, HotReloadOptions, LiveScene, LiveSceneReport, Name,
-    SceneLoadOptions, StableId,
+    save_scene, sub_scene_id, ArchetypeInstance, ArchetypeLibrary, EntityRef, HotReloadOptions,
+    LiveScene, LiveSceneReport, LoadOptions, Name, SceneEncoding, SceneLoadOptions,
+    SceneSaveOptions, StableId,
 };
 use hecs::{Entity, World};
 
-use crate::support::{registry, Health, Links};
+use crate::support::{registry, Armor, Health, Links};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -411,4 +412,98 @@ fn an_added_entity_whose_id_the_game_took_is_refused_by_name_and_the_rest_applie
     assert_eq!(game.scene.entity(StableId(0xb1)), None);
     assert_eq!(game.name(own), "the game's");
     assert_eq!(game.world.len(), 5);
+}
+
+const BARREL: &str = r#"{ "components": { "Name": "barrel", "Armor": { "value": 2 } } }"#;
+
+#[test]
+fn an_instances_override_and_archetype_edits_reach_its_marker_and_components() {
+    let mut game = Game::start(
+        &[("level.scene.json", &level(10, "guard", ""))],
+        "level.scene.json",
+        false,
+    );
+    fs::write(game.dir.path().join("archetypes/barrel.json"), BARREL).unwrap();
+    game.library = ArchetypeLibrary::load(game.dir.path().join("archetypes"), registry()).unwrap();
+    let crate_ = game.entity(0xa3);
+    game.world.get::<&mut Health>(crate_).unwrap().current = 1.0;
+    // An override of the instance's name.
+    let renamed = level(10, "guard", "").replace(
+        r#"{ "id": "00000000000000a3", "archetype": "crate" }"#,
+        r#"{ "id": "00000000000000a3", "archetype": "crate", "components": { "Name": "big crate" } }"#,
+    );
+    fs::write(game.path("level.scene.json"), &renamed).unwrap();
+    let report = game.reload();
+    assert_eq!(report.updated(), 1, "{report}");
+    assert_eq!(game.name(crate_), "big crate");
+    assert_eq!(game.health(crate_), (1.0, 5.0));
+    let marker = *game.world.get::<&ArchetypeInstance>(crate_).unwrap();
+    let overrides = game
+        .library
+        .instance_overrides(&marker)
+        .expect("an override");
+    assert_eq!(
+        serde_json::to_string(&*overrides.0).unwrap(),
+        r#"{"Name":true}"#
+    );
+    // The same entry, now a barrel: its marker and components follow the new archetype.
+    let barrel = renamed.replace(
+        r#""archetype": "crate", "components": { "Name": "big crate" }"#,
+        r#""archetype": "barrel""#,
+    );
+    fs::write(game.path("level.scene.json"), barrel).unwrap();
+    let report = game.reload();
+    assert_eq!(report.updated(), 1, "{report}");
+    let marker = *game.world.get::<&ArchetypeInstance>(crate_).unwrap();
+    assert_eq!(game.library.name_of(marker.archetype), Some("barrel"));
+    assert_eq!(game.name(crate_), "barrel");
+    assert!(
+        game.world.get::<&Health>(crate_).is_err(),
+        "a barrel has no health"
+    );
+    assert_eq!(game.world.get::<&Armor>(crate_).unwrap().value, 2.0);
+}
+
+#[test]
+fn a_binary_level_follows_its_edits_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = ArchetypeLibrary::empty(dir.path(), registry(), LoadOptions::default());
+    let mut authored = World::new();
+    let post = authored.spawn((StableId(0xa2), Name::from("post")));
+    let guard = Health {
+        current: 10.0,
+        max: 10.0,
+    };
+    authored.spawn((StableId(0xa1), Name::from("guard"), guard));
+    let save = |world: &World| {
+        save_scene(
+            world,
+            &library,
+            SceneEncoding::Binary,
+            &SceneSaveOptions::default(),
+        )
+        .unwrap()
+    };
+    let file = dir.path().join("level.scene.bin");
+    fs::write(&file, save(&authored)).unwrap();
+    let mut world = World::new();
+    let options = SceneLoadOptions::default();
+    let (mut scene, _) = LiveScene::load(&file, &mut world, &library, &options).unwrap();
+    let live_guard = scene.entity(StableId(0xa1)).unwrap();
+    world.get::<&mut Health>(live_guard).unwrap().current = 4.0;
+    // The authoring tool renames the post and raises the guard's max, then saves.
+    *authored.get::<&mut Name>(post).unwrap() = Name::from("watchtower");
+    for health in authored.query_mut::<&mut Health>() {
+        health.max = 40.0;
+    }
+    fs::write(&file, save(&authored)).unwrap();
+    let report = scene.reload(&mut world, &library);
+    assert_eq!(report.updated(), 2, "{report}");
+    let live_post = scene.entity(StableId(0xa2)).unwrap();
+    assert_eq!(
+        world.get::<&Name>(live_post).unwrap().as_str(),
+        "watchtower"
+    );
+    let health = world.get::<&Health>(live_guard).unwrap();
+    assert_eq!((health.current, health.max), (4.0, 40.0));
 }
