@@ -13,15 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hecs::{Entity, EntityBuilder, World};
+use hecs::{Entity, World};
 use rustc_hash::FxHashMap;
-use serde_json::Value;
 
-use crate::archetype::{ArchetypeInstance, ArchetypeLibrary};
-use crate::component::{with_installed_mapper, with_mapper, ComponentId, ComponentRegistry};
-use crate::component::{EntityMapper, MapError, ReadOnly, RefIn, RefOut, RefWire, StableId};
-use crate::json::merge_patch;
-use crate::scene::commit::{self, Identity};
+use crate::archetype::ArchetypeLibrary;
+use crate::component::StableId;
+use crate::scene::live_edit::{LiveEntities, SceneEdit, Version};
 use crate::scene::load::{
     load_scene_from_path, IdConflict, LoadedScene, SceneChange, SceneError, SceneLoadOptions,
 };
@@ -74,7 +71,7 @@ pub struct LiveScene {
     /// them): what the next edit is compared with.
     baseline: Baseline,
     /// Each entity of the scene in the game's world, by its stable ID as the files give it.
-    live: FxHashMap<StableId, Entity>,
+    live: LiveEntities,
     #[cfg(feature = "hot-reload")]
     watch: Option<(crate::reload::FileWatch, crate::reload::HotReloadOptions)>,
 }
@@ -93,12 +90,13 @@ impl std::fmt::Debug for LiveScene {
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct LiveSceneReport {
-    spawned: usize,
-    despawned: usize,
-    updated: usize,
-    error: Option<SceneError>,
-    failures: Vec<LiveSceneFailure>,
+    pub(super) spawned: usize,
+    pub(super) despawned: usize,
+    pub(super) updated: usize,
+    pub(super) error: Option<SceneError>,
+    pub(super) failures: Vec<LiveSceneFailure>,
     elapsed: Duration,
+    written: Duration,
 }
 
 /// A change of an edit that could not be written into a live entity; the rest of the edit
@@ -115,7 +113,7 @@ pub struct LiveSceneFailure {
 }
 
 impl LiveSceneFailure {
-    fn new(id: StableId, component: Option<&str>, message: impl Into<String>) -> Self {
+    pub(super) fn new(id: StableId, component: Option<&str>, message: impl Into<String>) -> Self {
         LiveSceneFailure {
             id,
             component: component.map(str::to_string),
@@ -168,6 +166,13 @@ impl LiveSceneReport {
     /// How long the update took on the calling thread.
     pub fn elapsed(&self) -> Duration {
         self.elapsed
+    }
+
+    /// How much of [`elapsed`](Self::elapsed) writing the edit into the world took: it costs
+    /// what the edit changes. The rest is reading the scene's files again and comparing them
+    /// with their last version, which costs what the scene holds and touches no world.
+    pub fn written_in(&self) -> Duration {
+        self.written
     }
 
     /// Whether nothing was seen to apply.
@@ -262,7 +267,7 @@ impl LiveScene {
     /// The live entity with stable ID `id` as the scene's files give it (a sub-scene's entity
     /// by its derived ID; see [`sub_scene_id`](crate::sub_scene_id)).
     pub fn entity(&self, id: StableId) -> Option<Entity> {
-        self.live.get(&id).copied()
+        self.live.get(id)
     }
 
     /// Reads the scene's files again now and carries what changed into `world`.
@@ -272,7 +277,22 @@ impl LiveScene {
         let _entered = span.enter();
         let mut report = match read_baseline(&self.file, library, &self.options) {
             Ok(next) => {
-                let report = self.update(world, library, &next);
+                let old = Version {
+                    world: &self.baseline.world,
+                    ids: &self.baseline.ids,
+                };
+                let new = Version {
+                    world: &next.world,
+                    ids: &next.ids,
+                };
+                let edit = SceneEdit::compare(library.registry(), &old, &new);
+                let writing = Instant::now();
+                let on_conflict = self.options.on_id_conflict;
+                let mut report = match edit.is_empty() {
+                    true => LiveSceneReport::default(),
+                    false => edit.apply(world, library, &mut self.live, on_conflict),
+                };
+                report.written = writing.elapsed();
                 self.baseline = next;
                 report
             }
@@ -284,145 +304,6 @@ impl LiveScene {
         report.elapsed = started.elapsed();
         log_report(&report);
         report
-    }
-
-    /// Compares the baseline with `next` (the files' new version) and writes the difference
-    /// into `world`.
-    fn update(
-        &mut self,
-        world: &mut World,
-        library: &ArchetypeLibrary,
-        next: &Baseline,
-    ) -> LiveSceneReport {
-        let next_ids = &next.ids;
-        let mut report = LiveSceneReport::default();
-        // Removed: out of the world (unless the game despawned it already).
-        let mut gone = Vec::new();
-        for id in self.baseline.ids.keys() {
-            if !next_ids.contains_key(id) {
-                if let Some(entity) = self.live.remove(id) {
-                    gone.push(entity);
-                }
-            }
-        }
-        gone.retain(|entity| world.contains(*entity));
-        gone.sort_unstable_by_key(|entity| entity.to_bits());
-        report.despawned = gone.len();
-        commit::roll_back(world, gone);
-        // Added: a handle each first, so references among them (and to them) resolve.
-        let mut added: Vec<(StableId, Entity, Entity)> = next_ids
-            .iter()
-            .filter(|(id, _)| !self.baseline.ids.contains_key(id))
-            .map(|(id, at)| (*id, *at, world.reserve_entity()))
-            .collect();
-        added.sort_unstable_by_key(|(id, ..)| *id);
-        for (id, _, handle) in &added {
-            self.live.insert(*id, *handle);
-        }
-        let mapper = EditMapper {
-            side: Side::Old,
-            wire: RefWire::Text,
-            tables: EditRefs::new(&self.live, &self.baseline.world, &next.world),
-        };
-        let write = || self.write_edit(world, library, next, added, &mut report);
-        let ((), _) = with_mapper(mapper, write);
-        report
-    }
-
-    /// Writes the edit into `world` (the edit's references installed): the fields changed,
-    /// then the entities `added`.
-    fn write_edit(
-        &mut self,
-        world: &mut World,
-        library: &ArchetypeLibrary,
-        next: &Baseline,
-        added: Vec<(StableId, Entity, Entity)>,
-        report: &mut LiveSceneReport,
-    ) {
-        let registry = library.registry();
-        let old = &self.baseline.world;
-        // Changed: the fields the file changed, into the live entities still there.
-        let mut compared = Compared::default();
-        // In the new version's storage order: both versions are stored as their files list
-        // their entities, so each side is read in order, not all over memory.
-        let mut in_order = next.world.query::<(Entity, &StableId)>();
-        for (at_next, id) in in_order.iter() {
-            let (Some(at_old), Some(&live)) = (self.baseline.ids.get(id), self.live.get(id)) else {
-                continue;
-            };
-            if next.ids.get(id) != Some(&at_next) {
-                // A child an archetype gained since the file was written: the world's.
-                continue;
-            }
-            if !world.contains(live) {
-                continue;
-            }
-            let edit = Edit {
-                id: *id,
-                old: *at_old,
-                new: at_next,
-                live,
-            };
-            match edit.apply(world, registry, (old, &next.world), &mut compared) {
-                Ok(true) => report.updated += 1,
-                Ok(false) => {}
-                Err(failures) => {
-                    report.updated += 1;
-                    report.failures.extend(failures);
-                }
-            }
-        }
-        // Added: built from the new version, into the world through the commit.
-        let taken = taken_ids(world, &added);
-        for (id, at_next, handle) in added {
-            match self.spawn(world, library, &next.world, (id, at_next, handle), &taken) {
-                Ok(()) => report.spawned += 1,
-                Err(failure) => {
-                    self.live.remove(&id);
-                    commit::roll_back(world, [handle]);
-                    report.failures.push(failure);
-                }
-            }
-        }
-    }
-
-    /// Spawns the entity `id` the edit added (at `at_next` in the new version) on `handle`.
-    fn spawn(
-        &self,
-        world: &mut World,
-        library: &ArchetypeLibrary,
-        next: &World,
-        (id, at_next, handle): (StableId, Entity, Entity),
-        taken: &rustc_hash::FxHashSet<StableId>,
-    ) -> Result<(), LiveSceneFailure> {
-        let registry = library.registry();
-        let mut builder = EntityBuilder::new();
-        for component in registry.ids() {
-            let Some(value) = json(registry, component, next, at_next, Side::New) else {
-                continue;
-            };
-            let name = Some(registry.name(component));
-            let value = value.map_err(|e| LiveSceneFailure::new(id, name, e.to_string()))?;
-            let typed = decode(registry, component, &value)
-                .map_err(|e| LiveSceneFailure::new(id, name, e))?;
-            registry.ops(component).add_owned(typed, &mut builder);
-        }
-        let own = match (taken.contains(&id), self.options.on_id_conflict) {
-            (false, _) => id,
-            (true, IdConflict::Remap) => library.spawn_rng().next_id(),
-            (true, _) => {
-                return Err(LiveSceneFailure::new(
-                    id,
-                    None,
-                    "the world has an entity with this stable ID already; load with IdConflict::Remap to give new entities fresh IDs",
-                ))
-            }
-        };
-        let marker = next.get::<&ArchetypeInstance>(at_next).ok().map(|m| *m);
-        let identity = Identity { id: own, marker };
-        commit::entity(world, Some(handle), identity, &mut builder)
-            .map(|_| ())
-            .map_err(|_| LiveSceneFailure::new(id, None, "its reserved handle was taken"))
     }
 
     /// Watches the scene's files (the directories they are in), so that [`apply`](Self::apply)
@@ -557,18 +438,6 @@ fn gained_children(loaded: &LoadedScene) -> rustc_hash::FxHashSet<StableId> {
         .collect()
 }
 
-/// The stable IDs in `world` besides the scene's entities being added (`added`): those an
-/// added entity's ID may not take.
-fn taken_ids(
-    world: &World,
-    added: &[(StableId, Entity, Entity)],
-) -> rustc_hash::FxHashSet<StableId> {
-    if added.is_empty() {
-        return rustc_hash::FxHashSet::default();
-    }
-    world.query::<&StableId>().iter().copied().collect()
-}
-
 fn log_report(report: &LiveSceneReport) {
     match &report.error {
         Some(error) => tracing::error!("{error}"),
@@ -583,284 +452,5 @@ fn log_report(report: &LiveSceneReport) {
     }
     for failure in &report.failures {
         tracing::error!("{failure}");
-    }
-}
-
-/// One entity of both versions: its stable ID, where it is in the old and new baseline, and
-/// its live entity.
-struct Edit {
-    id: StableId,
-    old: Entity,
-    new: Entity,
-    live: Entity,
-}
-
-/// Buffers reused from component to component.
-#[derive(Default)]
-struct Compared {
-    old: Vec<u8>,
-    new: Vec<u8>,
-    /// The registered components either version of the entity has.
-    components: Vec<ComponentId>,
-}
-
-impl Compared {
-    /// Lists the registered components `old` and `new` (an entity in each version) have.
-    fn components_of(
-        &mut self,
-        registry: &ComponentRegistry,
-        (old, at_old): (&World, Entity),
-        (new, at_new): (&World, Entity),
-    ) {
-        self.components.clear();
-        for (world, entity) in [(old, at_old), (new, at_new)] {
-            if let Ok(entity) = world.entity(entity) {
-                let types = entity.component_types();
-                let ids = types.filter_map(|type_id| registry.id_of_type_id(type_id));
-                self.components.extend(ids);
-            }
-        }
-        self.components.sort_unstable();
-        self.components.dedup();
-    }
-}
-
-impl Edit {
-    /// Writes what changed of this entity between the versions into its live entity:
-    /// `Ok(true)` if something did, the failures if something did not take.
-    fn apply(
-        &self,
-        world: &mut World,
-        registry: &ComponentRegistry,
-        (old, new): (&World, &World),
-        compared: &mut Compared,
-    ) -> Result<bool, Vec<LiveSceneFailure>> {
-        let mut changed = false;
-        let mut failures = Vec::new();
-        compared.components_of(registry, (old, self.old), (new, self.new));
-        let components = std::mem::take(&mut compared.components);
-        for &component in &components {
-            if same(
-                registry,
-                component,
-                (old, self.old),
-                (new, self.new),
-                compared,
-            ) {
-                continue;
-            }
-            changed = true;
-            let name = registry.name(component);
-            if let Err(why) = self.apply_component(world, registry, component, (old, new)) {
-                failures.push(LiveSceneFailure::new(self.id, Some(name), why));
-            }
-        }
-        compared.components = components;
-        let (before, after) = (marker(old, self.old), marker(new, self.new));
-        if before != after {
-            changed = true;
-            if let Some(after) = after {
-                commit::set_marker(world, self.live, after);
-            }
-        }
-        match failures.is_empty() {
-            true => Ok(changed),
-            false => Err(failures),
-        }
-    }
-
-    /// One component the versions give differently: added, removed, or patched with the
-    /// difference of its values (the fields the file changed, nothing else).
-    fn apply_component(
-        &self,
-        world: &mut World,
-        registry: &ComponentRegistry,
-        component: ComponentId,
-        (old, new): (&World, &World),
-    ) -> Result<(), String> {
-        let before = json(registry, component, old, self.old, Side::Old);
-        let after = json(registry, component, new, self.new, Side::New);
-        match (before, after) {
-            (_, None) => {
-                commit::remove_component(world, registry, component, self.live);
-                Ok(())
-            }
-            (None, Some(after)) => {
-                let after = after.map_err(|e| e.to_string())?;
-                let typed = decode(registry, component, &after)?;
-                if !commit::insert_component(world, registry, component, self.live, &typed) {
-                    return Err("the entity is gone".to_string());
-                }
-                Ok(())
-            }
-            (Some(before), Some(after)) => {
-                let before = before.map_err(|e| e.to_string())?;
-                let after = after.map_err(|e| e.to_string())?;
-                let Some(difference) = merge_patch::diff(&before, &after) else {
-                    return Ok(());
-                };
-                patch(world, registry, component, self.live, &difference)
-            }
-        }
-    }
-}
-
-/// An instance entity's marker.
-fn marker(world: &World, entity: Entity) -> Option<ArchetypeInstance> {
-    world.get::<&ArchetypeInstance>(entity).ok().map(|m| *m)
-}
-
-/// Which world's references an [`EditRefs`] writes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Old,
-    New,
-    Live,
-}
-
-/// The references of an edit, by stable ID: written from either version of the baseline (an
-/// entity → its stable ID) and from the live world (a scene entity → its stable ID as the
-/// files give it; any other entity → its raw bits, which read back as the same entity), and
-/// read into the live world (a stable ID → the scene's live entity).
-struct EditRefs {
-    old: FxHashMap<Entity, StableId>,
-    new: FxHashMap<Entity, StableId>,
-    live_ids: FxHashMap<Entity, StableId>,
-    live: FxHashMap<StableId, Entity>,
-}
-
-/// The mapper installed while an edit reads and writes values: [`EditRefs`]' tables, the
-/// side written, and the wire.
-struct EditMapper {
-    side: Side,
-    wire: RefWire,
-    tables: EditRefs,
-}
-
-impl EditRefs {
-    fn new(live: &FxHashMap<StableId, Entity>, old: &World, new: &World) -> EditRefs {
-        let ids = |world: &World| {
-            (world.query::<(Entity, &StableId)>().iter())
-                .map(|(entity, id)| (entity, *id))
-                .collect()
-        };
-        EditRefs {
-            old: ids(old),
-            new: ids(new),
-            live_ids: live.iter().map(|(id, entity)| (*entity, *id)).collect(),
-            live: live.clone(),
-        }
-    }
-}
-
-/// Runs `f` with the installed [`EditMapper`] writing `side`'s references in `wire`.
-fn on<R>(side: Side, wire: RefWire, f: impl FnOnce() -> R) -> R {
-    let _ = with_installed_mapper(|mapper: &mut EditMapper| {
-        mapper.side = side;
-        mapper.wire = wire;
-    });
-    f()
-}
-
-/// Whether `component` is the same in both versions of an entity (both without it, or values
-/// with the same bytes, references by stable ID).
-fn same(
-    registry: &ComponentRegistry,
-    component: ComponentId,
-    (old, at_old): (&World, Entity),
-    (new, at_new): (&World, Entity),
-    compared: &mut Compared,
-) -> bool {
-    let ops = registry.ops(component);
-    compared.old.clear();
-    compared.new.clear();
-    let before = on(Side::Old, RefWire::Number, || {
-        ops.postcard_of(old, at_old, &mut compared.old)
-    });
-    let after = on(Side::New, RefWire::Number, || {
-        ops.postcard_of(new, at_new, &mut compared.new)
-    });
-    match (before, after) {
-        (None, None) => true,
-        (Some(true), Some(true)) => compared.old == compared.new,
-        (Some(_), Some(_)) => {
-            // Not written as bytes (the `binary` feature is off): compared as JSON.
-            let before = json(registry, component, old, at_old, Side::Old);
-            let after = json(registry, component, new, at_new, Side::New);
-            matches!((before, after), (Some(Ok(a)), Some(Ok(b))) if a == b)
-        }
-        _ => false,
-    }
-}
-
-/// `component` of `entity` in `world` (one of the versions) as JSON, references as stable
-/// IDs; `None` if it has none.
-fn json(
-    registry: &ComponentRegistry,
-    component: ComponentId,
-    world: &World,
-    entity: Entity,
-    side: Side,
-) -> Option<Result<Value, serde_json::Error>> {
-    let ops = registry.ops(component);
-    on(side, RefWire::Text, || ops.to_json(world, entity))
-}
-
-/// A value of `component` read from JSON, references to the scene's live entities.
-fn decode(
-    registry: &ComponentRegistry,
-    component: ComponentId,
-    value: &Value,
-) -> Result<crate::component::TypedValue, String> {
-    let ops = registry.ops(component);
-    let decoded = on(Side::Live, RefWire::Any, || {
-        ops.decode(value, &mut Vec::new())
-    });
-    decoded.map_err(|error| error.message)
-}
-
-/// Applies `patch` to the live `component` of `entity`.
-fn patch(
-    world: &mut World,
-    registry: &ComponentRegistry,
-    component: ComponentId,
-    entity: Entity,
-    patch: &Value,
-) -> Result<(), String> {
-    let patched = on(Side::Live, RefWire::Any, || {
-        commit::patch_component(world, registry, component, entity, patch)
-    });
-    patched.map(|_| ()).map_err(|error| error.message)
-}
-
-impl EntityMapper for EditMapper {
-    fn wire(&self) -> RefWire {
-        self.wire
-    }
-
-    fn write(&mut self, entity: Entity) -> Result<RefOut, MapError> {
-        let tables = &self.tables;
-        let id = match self.side {
-            Side::Old => tables.old.get(&entity),
-            Side::New => tables.new.get(&entity),
-            Side::Live => tables.live_ids.get(&entity),
-        };
-        match (id, self.wire) {
-            (Some(id), RefWire::Number) => Ok(RefOut::Number(id.0)),
-            (Some(id), _) => Ok(RefOut::Hex(*id)),
-            // An entity of the game's own, in a live value: kept as it is.
-            (None, _) if self.side == Side::Live => Ok(RefOut::Number(entity.to_bits().get())),
-            (None, _) => Err(MapError::NotWritten(ReadOnly::Loading)),
-        }
-    }
-
-    fn read(&mut self, reference: RefIn<'_>) -> Result<Entity, MapError> {
-        match reference {
-            RefIn::Text(text) => {
-                let id = text.parse::<StableId>().map_err(MapError::BadStableId)?;
-                (self.tables.live.get(&id).copied()).ok_or(MapError::NotInScene(id))
-            }
-            RefIn::Number(bits) => Entity::from_bits(bits).ok_or(MapError::InvalidBits(bits)),
-        }
     }
 }

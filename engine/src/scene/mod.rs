@@ -17,7 +17,8 @@
 //! - Preparing scenes off the game thread and committing them: `prepared`, `prepared_batch`,
 //!   `prepare_progress`, `commit_error`; handles reserved before the commit so a worker
 //!   decodes references: `reservation`, `reserved`.
-//! - Live scenes, kept in step with their files' edits: `live`.
+//! - Live scenes, kept in step with their files' edits: `live`, with `live_edit` (what an edit
+//!   changes, and writing it into the world).
 //! - The `Scenes` facade: `api`.
 
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
@@ -42,6 +43,7 @@ mod id_index;
 mod instance_diff;
 mod json_scan;
 mod live;
+mod live_edit;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
 mod load;
 mod logging;

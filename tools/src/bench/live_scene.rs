@@ -101,7 +101,8 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 
 /// Saves the level `saves` times, each with the middle entity moved, and measures each save
 /// from the write until `LiveScene::apply` (polled every millisecond, as a game's frames
-/// would) has it in the world; with the time `apply` itself took each time.
+/// would) has it in the world; with the time writing the edit into the world took each time
+/// (`LiveSceneReport::written_in`).
 ///
 /// # Errors
 /// If the level cannot be set up or watched, or a save does not apply.
@@ -115,7 +116,7 @@ pub fn edit_latency(
         .watch(HotReloadOptions::default())
         .map_err(|e| format!("cannot watch the level: {e}"))?;
     let mut samples = Vec::with_capacity(saves);
-    let mut applies = Vec::with_capacity(saves);
+    let mut writes = Vec::with_capacity(saves);
     for save in 0..saves {
         let x = -1.0 - save as f32;
         level.move_probe(x)?;
@@ -126,7 +127,7 @@ pub fn edit_latency(
                 return Err(format!("save {save} did not apply: {error}"));
             }
             if !report.is_empty() {
-                applies.push(report.elapsed());
+                writes.push(report.written_in());
             }
             if level.probe_at(x) {
                 samples.push(written.elapsed());
@@ -141,5 +142,5 @@ pub fn edit_latency(
             thread::sleep(Duration::from_millis(1));
         }
     }
-    Ok((samples, applies))
+    Ok((samples, writes))
 }

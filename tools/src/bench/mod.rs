@@ -35,6 +35,7 @@
 //! | `scene_live_edit_one_entity` | a 10,000-entity level file's write (one entity moved) → `LiveScene::apply` applied it | — | p50, p99 ≤ 50 ms (40) |
 //! | `scene_live_edit_one_entity_100k` | the same, 100,000 entities | — | — |
 //! | `scene_live_edit_100k_vs_10k` | the 100k edit's median | the 10k edit's | ≤ 1.5× (40) |
+//! | `scene_live_write_100k_vs_10k` | writing the 100k edit into the world (`LiveSceneReport::written_in`), median | the 10k one's | ≤ 1.5× (40) |
 //! | `lsp_diagnostics_after_edit` | `didChange` of a buffer 100 archetypes of 10,000 extend → its `publishDiagnostics` from `archetool lsp` | — | p50, p99 ≤ 50 ms (22) |
 //! | `memory` | bytes per entity spawned by name | the same six components as a tuple | — |
 //! | `memory_override_bytes` | bytes per entity spawned with a one-field override | spawned by name | ≤ 64 (16) |

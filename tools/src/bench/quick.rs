@@ -108,6 +108,7 @@ pub const FIGURES: &[&str] = &[
     "scene_live_edit_one_entity",
     "scene_live_edit_one_entity_100k",
     "scene_live_edit_100k_vs_10k",
+    "scene_live_write_100k_vs_10k",
     "lsp_diagnostics_after_edit",
     "cdda_load_vs_parse",
     "cdda_load",
@@ -172,7 +173,9 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
             LIVE_SCENE_TARGET.0,
             LIVE_SCENE_TARGET.1,
         )),
-        "scene_live_edit_100k_vs_10k" => Some(StatedTarget::Ratio(LIVE_SCENE_GROWTH_TARGET)),
+        "scene_live_edit_100k_vs_10k" | "scene_live_write_100k_vs_10k" => {
+            Some(StatedTarget::Ratio(LIVE_SCENE_GROWTH_TARGET))
+        }
         _ => None,
     }
 }
@@ -840,6 +843,7 @@ fn live_scene_figures(
         "scene_live_edit_one_entity",
         "scene_live_edit_one_entity_100k",
         "scene_live_edit_100k_vs_10k",
+        "scene_live_write_100k_vs_10k",
     ];
     if !names.iter().any(|name| wanted(name)) {
         return;
@@ -881,6 +885,25 @@ fn live_scene_figures(
             },
             _ => Figure::skipped(
                 names[2],
+                "failed: a level did not apply its edits".to_string(),
+            ),
+        });
+    }
+    // Writing the edit into the world alone (the rest is reading and comparing the files).
+    if wanted(names[3]) {
+        push(match &runs {
+            [Ok((_, small)), Ok((_, large))] => Figure {
+                name: names[3].to_string(),
+                n: sizes.live_entities.1,
+                measured: Measured::Ratio {
+                    ours: median(large),
+                    baseline: median(small),
+                    target: Some(LIVE_SCENE_GROWTH_TARGET),
+                    rounds: large.iter().copied().zip(small.iter().copied()).collect(),
+                },
+            },
+            _ => Figure::skipped(
+                names[3],
                 "failed: a level did not apply its edits".to_string(),
             ),
         });
