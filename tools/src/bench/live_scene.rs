@@ -5,7 +5,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use archetype_engine::{
@@ -14,6 +13,7 @@ use archetype_engine::{
 };
 use hecs::{Entity, World};
 
+use crate::bench::reload::until_applied;
 use crate::bench::scene::registry;
 
 /// How long one save may take to show up before the run gives up.
@@ -121,7 +121,7 @@ pub fn edit_latency(
         let x = -1.0 - save as f32;
         level.move_probe(x)?;
         let written = Instant::now();
-        loop {
+        let latency = until_applied(save, written, SAVE_TIMEOUT, || {
             let report = level.scene.apply(&mut level.world, &level.library);
             if let Some(error) = report.error() {
                 return Err(format!("save {save} did not apply: {error}"));
@@ -129,18 +129,9 @@ pub fn edit_latency(
             if !report.is_empty() {
                 writes.push(report.written_in());
             }
-            if level.probe_at(x) {
-                samples.push(written.elapsed());
-                break;
-            }
-            if written.elapsed() > SAVE_TIMEOUT {
-                return Err(format!(
-                    "save {save} was not applied within {} s",
-                    SAVE_TIMEOUT.as_secs()
-                ));
-            }
-            thread::sleep(Duration::from_millis(1));
-        }
+            Ok(level.probe_at(x))
+        })?;
+        samples.push(latency);
     }
     Ok((samples, writes))
 }

@@ -871,44 +871,33 @@ fn live_scene_figures(
             Err(error) => Figure::skipped(*name, format!("failed: {error}")),
         });
     }
-    if wanted(names[2]) {
+    // The whole edit, then writing it into the world alone (the rest is reading and comparing
+    // the files).
+    let parts: [fn(&LiveRun) -> &Vec<Duration>; 2] = [|run| &run.0, |run| &run.1];
+    for (name, part) in names[2..].iter().zip(parts) {
+        if !wanted(name) {
+            continue;
+        }
         push(match &runs {
-            [Ok((small, _)), Ok((large, _))] => Figure {
-                name: names[2].to_string(),
+            [Ok(small), Ok(large)] => Figure {
+                name: name.to_string(),
                 n: sizes.live_entities.1,
                 measured: Measured::Ratio {
-                    ours: median(large),
-                    baseline: median(small),
+                    ours: median(part(large)),
+                    baseline: median(part(small)),
                     target: Some(LIVE_SCENE_GROWTH_TARGET),
-                    rounds: large.iter().copied().zip(small.iter().copied()).collect(),
+                    rounds: (part(large).iter().copied())
+                        .zip(part(small).iter().copied())
+                        .collect(),
                 },
             },
-            _ => Figure::skipped(
-                names[2],
-                "failed: a level did not apply its edits".to_string(),
-            ),
-        });
-    }
-    // Writing the edit into the world alone (the rest is reading and comparing the files).
-    if wanted(names[3]) {
-        push(match &runs {
-            [Ok((_, small)), Ok((_, large))] => Figure {
-                name: names[3].to_string(),
-                n: sizes.live_entities.1,
-                measured: Measured::Ratio {
-                    ours: median(large),
-                    baseline: median(small),
-                    target: Some(LIVE_SCENE_GROWTH_TARGET),
-                    rounds: large.iter().copied().zip(small.iter().copied()).collect(),
-                },
-            },
-            _ => Figure::skipped(
-                names[3],
-                "failed: a level did not apply its edits".to_string(),
-            ),
+            _ => Figure::skipped(*name, "failed: a level did not apply its edits".to_string()),
         });
     }
 }
+
+/// A live-scene latency run: each save's latency, and the part of it spent writing.
+type LiveRun = (Vec<Duration>, Vec<Duration>);
 
 /// The language server's figure from [`lsp::diagnostics_after_edit`](crate::bench::lsp).
 pub fn lsp_figure(files: usize, edits: usize) -> Figure {

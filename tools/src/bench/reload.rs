@@ -171,6 +171,31 @@ pub struct LatencyRun {
 /// How long to wait for one save to show before giving up.
 const SAVE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// Runs `frame` every millisecond, as a game runs its frames, until it says save number `save`
+/// (written at `written`) is applied; the time from the write to that frame's end.
+///
+/// # Errors
+/// What `frame` says, or that the save was not applied within `timeout`.
+pub(crate) fn until_applied(
+    save: usize,
+    written: Instant,
+    timeout: Duration,
+    mut frame: impl FnMut() -> Result<bool, String>,
+) -> Result<Duration, String> {
+    loop {
+        if frame()? {
+            return Ok(written.elapsed());
+        }
+        if written.elapsed() > timeout {
+            return Err(format!(
+                "save {save} was not applied within {} s",
+                timeout.as_secs()
+            ));
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Watcher latency with the real [`HotReloader`] and its default options: `saves` times,
 /// write the goblin's file in place (with a new `Health.max`), then call `apply` every
 /// millisecond, as a game calls it every frame, until the new value is visible on a live
@@ -198,26 +223,16 @@ pub fn watch_latency(saves: usize, instances: usize) -> Result<LatencyRun, Strin
         fs::write(&path, goblin_file(max))
             .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
         let written = Instant::now();
-        loop {
+        let latency = until_applied(save, written, SAVE_TIMEOUT, || {
             let report = reloader.apply(&mut world, &mut library);
             if !report.errors().is_empty() {
                 return Err(format!("save {save} did not apply cleanly: {report}"));
             }
-            let applied = world
+            Ok(world
                 .get::<&Health>(probe)
-                .is_ok_and(|health| health.max == max as f32);
-            if applied {
-                samples.push(written.elapsed());
-                break;
-            }
-            if written.elapsed() > SAVE_TIMEOUT {
-                return Err(format!(
-                    "save {save} was not applied within {} s",
-                    SAVE_TIMEOUT.as_secs()
-                ));
-            }
-            thread::sleep(Duration::from_millis(1));
-        }
+                .is_ok_and(|health| health.max == max as f32))
+        })?;
+        samples.push(latency);
     }
     Ok(LatencyRun {
         samples,
