@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use archetype_engine::{
     save_scene, sub_scene_id, ArchetypeInstance, ArchetypeLibrary, EntityRef, HotReloadOptions,
-    LiveScene, LiveSceneReport, LoadOptions, Name, SceneEncoding, SceneLoadOptions,
+    IdConflict, LiveScene, LiveSceneReport, LoadOptions, Name, SceneEncoding, SceneLoadOptions,
     SceneSaveOptions, StableId,
 };
 use hecs::{Entity, World};
@@ -506,4 +506,47 @@ fn a_binary_level_follows_its_edits_too() {
     );
     let health = world.get::<&Health>(live_guard).unwrap();
     assert_eq!((health.current, health.max), (4.0, 40.0));
+}
+
+#[test]
+fn a_level_loaded_twice_with_fresh_ids_follows_its_file_in_both_copies() {
+    let mut game = Game::level(false);
+    let mut options = SceneLoadOptions::default();
+    options.on_id_conflict = IdConflict::Remap;
+    let file = game.path("level.scene.json");
+    let (mut copy, loaded) =
+        LiveScene::load(&file, &mut game.world, &game.library, &options).unwrap();
+    let copied_guard = copy.entity(StableId(0xa1)).unwrap();
+    assert_ne!(copied_guard, game.entity(0xa1));
+    let fresh = *game.world.get::<&StableId>(copied_guard).unwrap();
+    assert_eq!(loaded.new_id(StableId(0xa1)), Some(fresh));
+    let extra = r#",
+    { "id": "00000000000000b1", "components": { "Name": "beacon", "Links": { "target": "00000000000000a1" } } }"#;
+    fs::write(&file, level(30, "guard", extra)).unwrap();
+    let first = game.reload();
+    let second = copy.reload(&mut game.world, &game.library);
+    for report in [&first, &second] {
+        assert_eq!((report.spawned(), report.updated()), (1, 1), "{report}");
+        assert!(report.failures().is_empty(), "{report}");
+    }
+    assert_eq!(game.health(game.entity(0xa1)), (10.0, 30.0));
+    assert_eq!(game.health(copied_guard), (10.0, 30.0));
+    // Each copy's beacon links to its own guard; the copy's got a fresh ID, as its load did.
+    let beacon = game.entity(0xb1);
+    let copied_beacon = copy.entity(StableId(0xb1)).unwrap();
+    assert_eq!(
+        game.world.get::<&Links>(beacon).unwrap().target,
+        EntityRef(game.entity(0xa1))
+    );
+    let copied_link = game.world.get::<&Links>(copied_beacon).unwrap().target;
+    assert_eq!(copied_link, EntityRef(copied_guard));
+    assert_eq!(
+        *game.world.get::<&StableId>(beacon).unwrap(),
+        StableId(0xb1)
+    );
+    assert_ne!(
+        *game.world.get::<&StableId>(copied_beacon).unwrap(),
+        StableId(0xb1)
+    );
+    assert_eq!(game.world.len(), 8);
 }
