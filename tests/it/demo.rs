@@ -512,6 +512,7 @@ fn editing_the_arena_scene_mid_run_moves_the_door_and_adds_a_goblin() {
     });
     let translation = get::<Transform>(game.world(), door).translation;
     assert_eq!((translation.x, translation.y), (33.0, 11.0));
+    assert_eq!(game.reloads(), 1, "the panel counts the scene's reload");
     let added = by_id(game.world(), 0xe1).unwrap();
     assert_eq!(get::<Glyph>(game.world(), added).ch, 'g');
     assert!(instances(&game, "enemies/goblin").contains(&added));

@@ -342,6 +342,7 @@ impl Game {
             self.log_error(error.to_string());
             return;
         }
+        self.reloads += 1;
         let ms = report.elapsed().as_secs_f64() * 1000.0;
         let text = format!(
             "reloaded {}: {} spawned, {} despawned, {} updated in {ms:.1} ms",
@@ -463,7 +464,7 @@ impl Game {
         self.paused
     }
 
-    /// Hot reloads that changed archetypes, so far.
+    /// Hot reloads that changed archetypes or the scene, so far.
     pub fn reloads(&self) -> u64 {
         self.reloads
     }
