@@ -22,4 +22,4 @@ pub(crate) use serde_message::{
 };
 pub use suggest::did_you_mean;
 pub use text::Position;
-pub(crate) use text::{locate, parse_json, SourceText, TextError, TextErrorKind};
+pub(crate) use text::{decoded_string, locate, parse_json, SourceText, TextError, TextErrorKind};

@@ -381,9 +381,15 @@ pub(super) fn key_is(text: &str, quoted: Range<usize>, name: &str) -> bool {
 
 /// What the quoted JSON string at `quoted` decodes to; `None` if its escapes are invalid.
 pub(super) fn decoded_key(text: &str, quoted: Range<usize>) -> Option<Cow<'_, str>> {
-    let raw = text.get(quoted.start + 1..quoted.end.saturating_sub(1))?;
+    decoded_string(text.get(quoted)?)
+}
+
+/// What `quoted`, a JSON string with its quotes, decodes to: borrowed when it has no escapes;
+/// `None` if it is not quoted or its escapes are invalid.
+pub(crate) fn decoded_string(quoted: &str) -> Option<Cow<'_, str>> {
+    let raw = quoted.strip_prefix('"')?.strip_suffix('"')?;
     if raw.contains('\\') {
-        let decoded = serde_json::from_str::<String>(text.get(quoted)?).ok()?;
+        let decoded = serde_json::from_str::<String>(quoted).ok()?;
         Some(Cow::Owned(decoded))
     } else {
         Some(Cow::Borrowed(raw))

@@ -980,15 +980,9 @@ impl fmt::Display for BadEntityId {
 /// The stable ID an entry's `"id"` (its raw JSON text) holds; escapes are read as JSON reads
 /// them (`"\u0030…"` is the ID `0…`).
 fn parse_id(text: &str) -> Result<StableId, BadEntityId> {
-    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
-        return Err(BadEntityId::NotAString(text.to_string()));
-    };
-    if !inner.contains('\\') {
-        return inner.parse::<StableId>().map_err(BadEntityId::Parse);
-    }
-    match serde_json::from_str::<String>(text) {
-        Ok(unescaped) => unescaped.parse::<StableId>().map_err(BadEntityId::Parse),
-        Err(_) => Err(BadEntityId::NotAString(text.to_string())),
+    match crate::json::decoded_string(text) {
+        Some(id) => id.parse::<StableId>().map_err(BadEntityId::Parse),
+        None => Err(BadEntityId::NotAString(text.to_string())),
     }
 }
 
