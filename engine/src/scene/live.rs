@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap;
 
 use crate::archetype::ArchetypeLibrary;
 use crate::component::StableId;
-use crate::scene::live_edit::{LiveEntities, SceneEdit, Version};
+use crate::scene::live_edit::{ids_by_entity, LiveEntities, SceneEdit, Version};
 use crate::scene::load::{
     load_scene_from_path, IdConflict, LoadedScene, SceneChange, SceneError, SceneLoadOptions,
 };
@@ -238,11 +238,7 @@ impl LiveScene {
             ..options.clone()
         };
         let baseline = read_baseline(&file, library, &options)?;
-        let gained = gained_children(loaded);
-        let live = (loaded.by_id.iter())
-            .filter(|(id, _)| !gained.contains(id))
-            .map(|(id, entity)| (*id, *entity))
-            .collect();
+        let live = file_entities(loaded).collect();
         Ok(LiveScene {
             file,
             options,
@@ -280,10 +276,12 @@ impl LiveScene {
                 let old = Version {
                     world: &self.baseline.world,
                     ids: &self.baseline.ids,
+                    by_entity: &self.baseline.by_entity,
                 };
                 let new = Version {
                     world: &next.world,
                     ids: &next.ids,
+                    by_entity: &next.by_entity,
                 };
                 let edit = SceneEdit::compare(library.registry(), &old, &new);
                 let writing = Instant::now();
@@ -406,13 +404,10 @@ fn read_baseline(
         ..options.clone()
     };
     let loaded = load_scene_from_path(file, &mut baseline, library, &own)?;
-    let gained = gained_children(&loaded);
-    let ids = (loaded.by_id.iter())
-        .filter(|(id, _)| !gained.contains(id))
-        .map(|(id, entity)| (*id, *entity))
-        .collect();
+    let ids = file_entities(&loaded).collect();
     let files = std::iter::once(file.to_path_buf()).chain(loaded.sub_scenes);
     Ok(Baseline {
+        by_entity: ids_by_entity(&baseline),
         world: baseline,
         ids,
         files: files.collect(),
@@ -424,18 +419,25 @@ struct Baseline {
     world: World,
     /// Its entities by stable ID.
     ids: FxHashMap<StableId, Entity>,
+    /// Every entity → its stable ID, for writing references as the files do.
+    by_entity: std::sync::Arc<FxHashMap<Entity, StableId>>,
     /// The files it read: the top file, then every sub-scene it places.
     files: Vec<PathBuf>,
 }
 
-/// The stable IDs of the children a load spawned because their archetypes gained them.
-fn gained_children(loaded: &LoadedScene) -> rustc_hash::FxHashSet<StableId> {
-    (loaded.changes.iter())
+/// The entities a load took from the scene's files, by stable ID: without the children it
+/// spawned because their archetypes gained them since the files were written (they get fresh
+/// IDs at every load: they are the world's, not the files').
+fn file_entities(loaded: &LoadedScene) -> impl Iterator<Item = (StableId, Entity)> + '_ {
+    let gained: rustc_hash::FxHashSet<StableId> = (loaded.changes.iter())
         .filter_map(|change| match change {
             SceneChange::ChildSpawned { id, .. } => Some(*id),
             _ => None,
         })
-        .collect()
+        .collect();
+    (loaded.by_id.iter())
+        .filter(move |(id, _)| !gained.contains(id))
+        .map(|(id, entity)| (*id, *entity))
 }
 
 fn log_report(report: &LiveSceneReport) {

@@ -2,6 +2,8 @@
 //! scene loaded on their own (no world of the game's needed: [`SceneEdit::compare`]), and
 //! writing it into the game's world ([`SceneEdit::apply`], which costs what the edit changes).
 
+use std::sync::Arc;
+
 use hecs::{Entity, EntityBuilder, World};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -14,10 +16,12 @@ use crate::scene::commit::{self, Identity};
 use crate::scene::live::{LiveSceneFailure, LiveSceneReport};
 use crate::scene::load::IdConflict;
 
-/// A version of a scene loaded on its own, by stable ID.
+/// A version of a scene loaded on its own, by stable ID and back.
 pub(super) struct Version<'v> {
     pub world: &'v World,
     pub ids: &'v FxHashMap<StableId, Entity>,
+    /// Every entity of `world` (gained children too) → its stable ID ([`ids_by_entity`]).
+    pub by_entity: &'v Arc<FxHashMap<Entity, StableId>>,
 }
 
 /// What an edit changes, by stable ID as the scene's files give it.
@@ -59,8 +63,8 @@ impl SceneEdit {
         new: &Version<'_>,
     ) -> SceneEdit {
         let mapper = VersionRefs {
-            old: ids_by_entity(old.world),
-            new: ids_by_entity(new.world),
+            old: old.by_entity.clone(),
+            new: new.by_entity.clone(),
             side: Side::Old,
             wire: RefWire::Number,
         };
@@ -329,10 +333,11 @@ fn marker(world: &World, entity: Entity) -> Option<ArchetypeInstance> {
     world.get::<&ArchetypeInstance>(entity).ok().map(|m| *m)
 }
 
-fn ids_by_entity(world: &World) -> FxHashMap<Entity, StableId> {
-    (world.query::<(Entity, &StableId)>().iter())
-        .map(|(entity, id)| (entity, *id))
-        .collect()
+/// Every entity of `world` → its stable ID: made once per version (a version is compared as
+/// the new one, then as the old one).
+pub(super) fn ids_by_entity(world: &World) -> Arc<FxHashMap<Entity, StableId>> {
+    let mut query = world.query::<(Entity, &StableId)>();
+    Arc::new(query.iter().map(|(entity, id)| (entity, *id)).collect())
 }
 
 /// Buffers reused from entity to entity while comparing.
@@ -405,8 +410,8 @@ enum Side {
 /// References in either version of a scene, written as stable IDs (numbers to compare bytes,
 /// hex strings in JSON).
 struct VersionRefs {
-    old: FxHashMap<Entity, StableId>,
-    new: FxHashMap<Entity, StableId>,
+    old: Arc<FxHashMap<Entity, StableId>>,
+    new: Arc<FxHashMap<Entity, StableId>>,
     side: Side,
     wire: RefWire,
 }
