@@ -78,6 +78,15 @@ pub struct Armor {
     pub value: f32,
 }
 
+/// Whole and fractional numbers side by side, for arithmetic that keeps each field's kind.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Stats {
+    pub hp: i32,
+    pub speed: f32,
+    pub seed: u64,
+}
+
 /// The registry every test loads with: built-ins plus the test components.
 pub fn registry() -> ComponentRegistry {
     let mut registry = ComponentRegistry::new();
@@ -90,6 +99,7 @@ pub fn registry() -> ComponentRegistry {
     registry.register::<Loot>().unwrap();
     registry.register::<Links>().unwrap();
     registry.register::<Armor>().unwrap();
+    registry.register::<Stats>().unwrap();
     registry
 }
 

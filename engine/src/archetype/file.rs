@@ -56,6 +56,12 @@ pub mod keys {
     pub const ADD: &str = "$add";
     /// Operator: multiplies the inherited number.
     pub const MUL: &str = "$mul";
+    /// Beside `$add` or `$mul`: how the result is made a whole number (`nearest`, `even`,
+    /// `trunc`, `floor` or `ceil`).
+    pub const ROUND: &str = "$round";
+    /// The ways `$round` makes a result whole: to the nearest with halves away from zero, to the
+    /// nearest with halves to even, toward zero, down, up.
+    pub const ROUNDINGS: [&str; 5] = ["nearest", "even", "trunc", "floor", "ceil"];
     /// Every operator. In component values, keys starting with `$` are operators.
     pub const OPERATORS: [&str; 6] = [APPEND, PREPEND, UNION, REMOVE, ADD, MUL];
     /// Spawn-time variation, in place of a number: rolls one in `[low, high]` per spawned

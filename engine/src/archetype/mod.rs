@@ -5,6 +5,7 @@
 //! `loaded`, `instance`).
 
 mod archetype_ref;
+mod arithmetic;
 mod asset_path;
 mod compiled;
 mod doc_summary;

@@ -21,6 +21,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashMap, FxHasher};
 use serde_json::{Map, Number, Value};
 
+use crate::archetype::arithmetic::{Num, Rounding};
 use crate::archetype::file::{keys, kind_of};
 use crate::component::is_operator_object;
 use crate::diagnostic::quoted;
@@ -71,8 +72,8 @@ impl Operator {
         !matches!(self, Operator::Add | Operator::Mul)
     }
 
-    /// The operators of an operator object (`{"$op": operand, ...}`, every key an operator), in
-    /// the order they apply.
+    /// The operators of an operator object (`{"$op": operand, ...}`, every key an operator or
+    /// `$round`, at least one an operator), in the order they apply.
     pub fn of(value: &Value) -> Option<Operators<'_>> {
         if !is_operator_object(value) {
             return None;
@@ -80,11 +81,17 @@ impl Operator {
         let mut operators = value
             .as_object()?
             .iter()
+            .filter(|(key, _)| *key != keys::ROUND)
             .map(|(key, operand)| Some((Operator::from_key(key)?, operand)))
             .collect::<Option<Operators<'_>>>()?;
         operators.sort_by_key(|(operator, _)| *operator);
-        Some(operators)
+        (!operators.is_empty()).then_some(operators)
     }
+}
+
+/// The rounding an operator object asks for with `$round`, if any.
+fn rounding_of(value: &Value) -> Option<Rounding> {
+    Rounding::from_name(value.get(keys::ROUND)?.as_str()?)
 }
 
 /// A problem with an operator as written, found in one file on its own.
@@ -166,8 +173,19 @@ fn check_operator(
             suggestion,
         })
     };
+    if key == keys::ROUND {
+        return check_round(object, operand, in_list).map(|(at_key, message, suggestion)| {
+            WrittenProblem {
+                field: FieldPath::root(),
+                at_key,
+                message,
+                suggestion,
+            }
+        });
+    }
     let Some(operator) = Operator::from_key(key) else {
         let names = keys::OPERATORS.iter().chain(&keys::VARIATIONS).copied();
+        let names = names.chain([keys::ROUND]);
         let message = format!(
             "unknown operator {}; keys starting with `$` are operators: {}",
             quoted(key),
@@ -214,6 +232,51 @@ fn check_operator(
     })
 }
 
+/// What is wrong with `$round` (whose operand is `operand`) in `object`: whether it is about
+/// the key, the message and a suggestion.
+fn check_round(
+    object: &Map<String, Value>,
+    operand: &Value,
+    in_list: bool,
+) -> Option<(bool, String, Option<String>)> {
+    let round = quoted(keys::ROUND);
+    if in_list {
+        let message = format!("{round} inside a list has nothing to round (lists are replaced whole); write it beside the `$add` or `$mul` in place of the number");
+        return Some((true, message, None));
+    }
+    if let Some(plain) = object.keys().find(|other| !other.starts_with('$')) {
+        let message = format!(
+            "{round} cannot be beside {}: it goes in an object of `$add` or `$mul`",
+            quoted(plain)
+        );
+        return Some((true, message, None));
+    }
+    let mut operators = object.keys().filter_map(|other| Operator::from_key(other));
+    if !operators.any(|operator| !operator.on_lists()) {
+        let message = format!("{round} says how the result of `$add` or `$mul` is made a whole number; write it beside one of them (`{{\"$mul\": 0.5, \"$round\": \"trunc\"}}`)");
+        return Some((true, message, None));
+    }
+    let modes = Rounding::NAMES;
+    let listed = modes.map(|name| format!("`{name}`"));
+    let listed = format!("{} or {}", listed[..4].join(", "), listed[4]);
+    match operand.as_str() {
+        Some(name) if Rounding::from_name(name).is_some() => None,
+        Some(name) => Some((
+            false,
+            format!("unknown rounding {}; {round} takes {listed}", quoted(name)),
+            did_you_mean(name, modes.iter().copied()),
+        )),
+        None => Some((
+            false,
+            format!(
+                "{round} takes a string: {listed}; found {}",
+                kind_of(operand)
+            ),
+            None,
+        )),
+    }
+}
+
 /// Removes from `value` the object member holding the wrong operator found at `field` (the
 /// nearest member of an object above it, so a list holding one goes whole). Returns `true`
 /// when that is the whole value (the component is left out).
@@ -256,6 +319,7 @@ fn operator_list() -> String {
     keys::OPERATORS
         .iter()
         .chain(&keys::VARIATIONS)
+        .chain(&[keys::ROUND])
         .map(|key| format!("`{key}`"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -315,11 +379,18 @@ fn names(operators: &[Operator]) -> String {
     keys.join(" and ")
 }
 
+/// Whether the place at a path (relative to where the operators are) holds an integer type.
+pub(super) type IsInteger<'a> = &'a dyn Fn(&[PathSegment]) -> bool;
+
 /// Applies the operators of `patch` (an operator object) to `target`, in place. `target` is
 /// `null` when there is nothing there: the operators then wait (they become the value, to be
-/// applied or settled later). `integer`: the place holds an integer type, so a number result
-/// is rounded.
-pub(super) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<(), OperatorError> {
+/// applied or settled later). A number result is made whole where `$round` says so, or where
+/// `integer` says the place holds an integer type.
+pub(super) fn apply(
+    target: &mut Value,
+    patch: &Value,
+    integer: IsInteger<'_>,
+) -> Result<(), OperatorError> {
     let Some(operators) = Operator::of(patch) else {
         return Ok(());
     };
@@ -328,69 +399,92 @@ pub(super) fn apply(target: &mut Value, patch: &Value, integer: bool) -> Result<
         return Ok(());
     }
     if Operator::of(target).is_some() {
-        return combine(target, &operators);
+        return combine(
+            target,
+            &operators,
+            patch.get(keys::ROUND).and_then(Value::as_str),
+        );
+    }
+    if !operators[0].0.on_lists() {
+        *target = numbers(target, &operators, rounding_of(patch), integer)?;
+        return Ok(());
+    }
+    // On a spawn-time variation: each value of a pick.
+    let each = |outcome: &Value| {
+        let mut outcome = outcome.clone();
+        apply(&mut outcome, patch, integer).map(|()| outcome)
+    };
+    if let Some(result) = crate::archetype::variation::map_outcomes(target, each) {
+        *target = result?;
+        return Ok(());
     }
     for (operator, operand) in operators {
         // A list is edited in place: a chain of parents appending to one list costs what they
         // append, not a copy of the list each.
-        match target {
-            Value::Array(items) if operator.on_lists() => edit_list(operator, items, operand),
-            _ => *target = applied(target, operator, operand, integer)?,
-        }
+        let Value::Array(items) = target else {
+            return Err(OperatorError::NothingToWorkOn {
+                operator,
+                wanted: "a list",
+                found: kind_of(target),
+            });
+        };
+        edit_list(operator, items, operand);
     }
     Ok(())
 }
 
-/// `target` changed by one operator.
-fn applied(
+/// `target` changed by number operators: a number, each outcome of a spawn-time variation, or
+/// (`$mul` alone) each number member of an object, each made whole by its own type.
+fn numbers(
     target: &Value,
-    operator: Operator,
-    operand: &Value,
-    integer: bool,
+    operators: &Operators<'_>,
+    rounding: Option<Rounding>,
+    integer: IsInteger<'_>,
 ) -> Result<Value, OperatorError> {
     // On a spawn-time variation: both ends of a range, each value of a pick.
-    let each = |outcome: &Value| applied(outcome, operator, operand, integer);
+    let each = |outcome: &Value| numbers(outcome, operators, rounding, integer);
     if let Some(result) = crate::archetype::variation::map_outcomes(target, each) {
         return result;
     }
-    Ok(match (operator, target) {
-        (Operator::Add | Operator::Mul, Value::Number(base)) => {
-            Value::Number(arithmetic(operator, base, operand, integer)?)
-        }
+    let whole = |path: &[PathSegment]| rounding.or(integer(path).then_some(Rounding::Nearest));
+    let only_mul = operators
+        .iter()
+        .all(|(operator, _)| *operator == Operator::Mul);
+    match target {
+        Value::Number(base) => Ok(Value::Number(arithmetic(base, operators, whole(&[]))?)),
         // Scaling an object scales every number in it (`"armor": {"$mul": 0.5}`).
-        (Operator::Mul, Value::Object(members)) => {
+        Value::Object(members) if only_mul => {
             let mut scaled = members.clone();
-            for member in scaled.values_mut() {
+            for (key, member) in &mut scaled {
                 if let Value::Number(base) = member {
-                    *member = Value::Number(arithmetic(operator, base, operand, false)?);
+                    let rounding = whole(&[PathSegment::Key(key.clone())]);
+                    *member = Value::Number(arithmetic(base, operators, rounding)?);
                 }
             }
-            Value::Object(scaled)
+            Ok(Value::Object(scaled))
         }
-        (_, Value::Array(items)) if operator.on_lists() => {
-            let mut items = items.clone();
-            edit_list(operator, &mut items, operand);
-            Value::Array(items)
-        }
-        (_, other) => {
-            let wanted = match operator {
-                Operator::Mul => "a number (or an object of numbers)",
-                Operator::Add => "a number",
-                _ => "a list",
+        other => {
+            let (operator, wanted) = match only_mul {
+                true => (Operator::Mul, "a number (or an object of numbers)"),
+                false => (Operator::Add, "a number"),
             };
-            return Err(OperatorError::NothingToWorkOn {
+            Err(OperatorError::NothingToWorkOn {
                 operator,
                 wanted,
                 found: kind_of(other),
-            });
+            })
         }
-    })
+    }
 }
 
 /// Waiting operators (`target`) followed by more: one operator of one kind each combine (`$add
 /// 1` then `$add 2` is `$add 3`, `$append [a]` then `$append [b]` is `$append [a, b]`, made
-/// in place); anything else is an error.
-fn combine(target: &mut Value, later: &Operators<'_>) -> Result<(), OperatorError> {
+/// in place); anything else is an error. A later `$round` replaces an earlier one.
+fn combine(
+    target: &mut Value,
+    later: &Operators<'_>,
+    rounding: Option<&str>,
+) -> Result<(), OperatorError> {
     let earlier = Operator::of(target).unwrap_or_default();
     let (then, base) = match (earlier.as_slice(), later.as_slice()) {
         (&[(first, first_operand)], &[(then, _)]) if first == then => {
@@ -406,9 +500,15 @@ fn combine(target: &mut Value, later: &Operators<'_>) -> Result<(), OperatorErro
     let operand = later[0].1;
     if let Operator::Add | Operator::Mul = then {
         let base = base.unwrap_or(Number::from(0));
-        let combined = Value::Number(arithmetic(then, &base, operand, false)?);
+        let rounding = rounding
+            .or_else(|| target.get(keys::ROUND).and_then(Value::as_str))
+            .map(str::to_string);
+        let combined = Value::Number(arithmetic(&base, &vec![(then, operand)], None)?);
         let mut object = Map::new();
         object.insert(then.key().to_string(), combined);
+        if let Some(rounding) = rounding {
+            object.insert(keys::ROUND.to_string(), Value::String(rounding));
+        }
         *target = Value::Object(object);
         return Ok(());
     }
@@ -423,39 +523,28 @@ fn combine(target: &mut Value, later: &Operators<'_>) -> Result<(), OperatorErro
     Ok(())
 }
 
-/// `base + operand` or `base * operand`: integers stay integers while they can (checked), else
-/// floats; rounded to the nearest integer where the place holds an integer type.
+/// `base` changed by the number operators in turn (`$add`, then `$mul`), then made whole by
+/// `rounding` if given: whole numbers stay whole (exactly) while the operands are.
 fn arithmetic(
-    operator: Operator,
     base: &Number,
-    operand: &Value,
-    integer: bool,
+    operators: &Operators<'_>,
+    rounding: Option<Rounding>,
 ) -> Result<Number, OperatorError> {
-    let out_of_range = || OperatorError::OutOfRange(operator);
-    if let (Some(a), Some(b)) = (base.as_i64(), operand.as_i64()) {
-        let exact = match operator {
-            Operator::Add => a.checked_add(b),
-            _ => a.checked_mul(b),
+    let mut result = Num::of(base);
+    let mut last = Operator::Add;
+    for (operator, operand) in operators {
+        last = *operator;
+        let out_of_range = || OperatorError::OutOfRange(*operator);
+        let operand = Num::of(operand.as_number().ok_or_else(out_of_range)?);
+        let next = match operator {
+            Operator::Add => result.add(operand),
+            _ => result.mul(operand),
         };
-        return exact.map(Number::from).ok_or_else(out_of_range);
+        result = next.ok_or_else(out_of_range)?;
     }
-    let (a, b) = (
-        base.as_f64().unwrap_or(0.0),
-        operand.as_f64().unwrap_or(0.0),
-    );
-    let result = match operator {
-        Operator::Add => a + b,
-        _ => a * b,
-    };
-    if integer {
-        let rounded = result.round();
-        // `i64::MAX as f64` rounds up to 2^63, which does not fit: compare below it.
-        if rounded.is_finite() && rounded >= -(2f64.powi(63)) && rounded < 2f64.powi(63) {
-            return Ok(Number::from(rounded as i64));
-        }
-        return Err(out_of_range());
-    }
-    Number::from_f64(result).ok_or_else(out_of_range)
+    result
+        .finish(rounding)
+        .ok_or(OperatorError::OutOfRange(last))
 }
 
 /// Edits `items` in place by a list operator. `$union` and `$remove` find the values they
@@ -632,18 +721,22 @@ fn settle_at(
             });
             return true;
         }
-        let mut settled = match lists {
-            true => Value::Array(Vec::new()),
-            false => Value::from(0),
-        };
-        for (operator, operand) in operators {
-            // Operands were checked when the file was read: this cannot fail but on overflow,
-            // which leaves the value as far as it got.
-            match applied(&settled, operator, operand, integer(path)) {
-                Ok(next) => settled = next,
-                Err(_) => break,
+        let settled = match lists {
+            true => {
+                let mut items = Vec::new();
+                for (operator, operand) in operators {
+                    edit_list(operator, &mut items, operand);
+                }
+                Value::Array(items)
             }
-        }
+            // Operands were checked when the file was read: this cannot fail but on overflow,
+            // which leaves 0.
+            false => {
+                let rounding = rounding_of(value).or(integer(path).then_some(Rounding::Nearest));
+                let result = arithmetic(&Number::from(0), &operators, rounding);
+                Value::Number(result.unwrap_or(Number::from(0)))
+            }
+        };
         *value = settled;
         return false;
     }
@@ -669,7 +762,7 @@ mod tests {
     /// The value applied, or the error's full message.
     fn applied(target: Value, patch: Value, integer: bool) -> Result<Value, String> {
         let mut target = target;
-        apply(&mut target, &patch, integer).map_err(|error| error.to_string())?;
+        apply(&mut target, &patch, &|_| integer).map_err(|error| error.to_string())?;
         Ok(target)
     }
 
@@ -775,7 +868,28 @@ mod tests {
         );
         assert_eq!(
             applied(json!(i64::MAX), json!({ "$add": 1 }), false),
+            Ok(json!(i64::MAX as u64 + 1))
+        );
+        assert_eq!(
+            applied(json!(u64::MAX), json!({ "$add": 1 }), false),
             Err("`$add` gives a number out of range".to_string())
+        );
+        assert_eq!(
+            applied(json!(u64::MAX), json!({ "$add": 0, "$mul": 1 }), true),
+            Ok(json!(u64::MAX))
+        );
+        assert_eq!(
+            applied(json!(130), json!({ "$mul": 0.25, "$round": "trunc" }), true),
+            Ok(json!(32))
+        );
+        assert_eq!(
+            applied(json!(130), json!({ "$mul": 0.25 }), true),
+            Ok(json!(33))
+        );
+        // `$round` on a field of floats makes the result whole too.
+        assert_eq!(
+            applied(json!(2.5), json!({ "$add": 1, "$round": "floor" }), false),
+            Ok(json!(3))
         );
         assert_eq!(
             applied(json!("fast"), json!({ "$mul": 2 }), false),
@@ -784,6 +898,52 @@ mod tests {
                     .to_string()
             )
         );
+    }
+
+    #[test]
+    fn a_whole_object_scaled_keeps_each_member_of_an_integer_type_whole() {
+        let mut target = json!({ "hp": 7, "weight": 7, "speed": 2.5, "name": "x" });
+        let integer = |path: &[PathSegment]| path == [PathSegment::Key("hp".to_string())];
+        apply(&mut target, &json!({ "$mul": 0.5 }), &integer).unwrap();
+        assert_eq!(
+            target,
+            json!({ "hp": 4, "weight": 3.5, "speed": 1.25, "name": "x" })
+        );
+        let mut target = json!({ "hp": 7, "weight": 7 });
+        apply(
+            &mut target,
+            &json!({ "$mul": 0.5, "$round": "trunc" }),
+            &integer,
+        )
+        .unwrap();
+        assert_eq!(target, json!({ "hp": 3, "weight": 3 }));
+    }
+
+    #[test]
+    fn a_waiting_rounding_is_kept_and_a_later_one_wins() {
+        let waiting = json!({ "$mul": 0.5, "$round": "trunc" });
+        let mut target = Value::Null;
+        apply(&mut target, &waiting, &|_| false).unwrap();
+        apply(&mut target, &json!({ "$mul": 3 }), &|_| false).unwrap();
+        assert_eq!(target, json!({ "$mul": 1.5, "$round": "trunc" }));
+        apply(
+            &mut target,
+            &json!({ "$mul": 1, "$round": "ceil" }),
+            &|_| false,
+        )
+        .unwrap();
+        assert_eq!(target, json!({ "$mul": 1.5, "$round": "ceil" }));
+        let mut value = json!({ "a": target, "b": { "$add": 2.5, "$round": "even" } });
+        assert_eq!(settle(&mut value, "Stats", &|_| false).len(), 1);
+        assert_eq!(value, json!({ "b": 2 }));
+        let mut placed = json!(5);
+        apply(
+            &mut placed,
+            &json!({ "$mul": 1.5, "$round": "ceil" }),
+            &|_| false,
+        )
+        .unwrap();
+        assert_eq!(placed, json!(8));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::archetype::file::{keys, ArchetypeDoc, EntitySpec};
-use crate::archetype::operator;
+use crate::archetype::operator::{self, Operator};
 use crate::archetype::value_merge::{self, MergeProblem, ValueShapes};
 use crate::diagnostic::{quoted, Diagnostic, DiagnosticCode};
 use crate::json::did_you_mean;
@@ -886,6 +886,8 @@ fn find_written(
     let mut value = &written.value;
     for (depth, segment) in field.iter().enumerate() {
         let next = match (value, segment) {
+            // An operator wrote everything below it (`"Spawner": {"$mul": 0.5}` each number).
+            (value, _) if Operator::of(value).is_some() => return Search::Found(path),
             (Value::Object(object), PathSegment::Key(key)) => match object.get(key) {
                 Some(next) => next,
                 // Objects merge: a key this file doesn't mention came from further up.

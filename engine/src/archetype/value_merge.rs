@@ -124,10 +124,13 @@ impl Place<'_> {
             *target = patch.clone();
             return;
         }
-        if let Some(operators) = Operator::of(patch) {
-            let numbers = operators.iter().any(|(operator, _)| !operator.on_lists());
-            let integer = numbers && self.shapes.is_integer(self.component, &self.path);
-            if let Err(error) = operator::apply(target, patch, integer) {
+        if Operator::of(patch).is_some() {
+            let (shapes, component, path) = (self.shapes, self.component, &self.path);
+            let integer = |below: &[PathSegment]| {
+                let place = [path.as_slice(), below].concat();
+                shapes.is_integer(component, &place)
+            };
+            if let Err(error) = operator::apply(target, patch, &integer) {
                 self.problems.push(MergeProblem {
                     field: FieldPath(self.path.clone()),
                     error,

@@ -89,8 +89,21 @@ fn the_schema_accepts_operators_and_variations_where_they_go() {
             r#"{ "components": { "Health": { "max": { "$mull": 2 } } } }"#,
             false,
         ),
+        // Both number operators in one object, as the engine takes them; `$round` beside them.
         (
             r#"{ "components": { "Health": { "max": { "$add": 1, "$mul": 2 } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$mul": 0.5, "$round": "trunc" } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$round": "trunc" } } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Health": { "max": { "$mul": 0.5, "$round": "trunk" } } } }"#,
             false,
         ),
         // Spawn-time variation: a range where a number goes, a pick where a number, list,

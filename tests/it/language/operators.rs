@@ -7,7 +7,7 @@ use archetype_engine::{SceneLoadOptions, SceneSaveOptions};
 use hecs::World;
 use serde_json::json;
 
-use crate::support::{assert_messages, load, load_errors, spawn, Health, Loot, Speed};
+use crate::support::{assert_messages, load, load_errors, spawn, Health, Loot, Speed, Stats};
 
 const BASE: (&str, &str) = (
     "base.json",
@@ -159,7 +159,7 @@ fn operators_written_wrong_are_errors_with_the_fix() {
     assert_messages(
         &load_errors(&[BASE, (name, &text)]),
         &[
-            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$range`, `$pick`; did you mean `$append`?",
+            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$range`, `$pick`, `$round`; did you mean `$append`?",
             "archetypes/child.json:4:63: error[invalid-operator]: `$add` takes a number, found a string",
             "archetypes/child.json:5:26: error[invalid-operator]: `$mul` cannot be beside `min`: an object of operators stands for the value they change",
             "archetypes/child.json:5:73: error[invalid-operator]: `$union` and `$add` cannot change one value: one works on lists, the other on numbers",
@@ -288,4 +288,115 @@ fn long_lists_are_united_and_removed_from_in_time() {
         .map(|i| format!("i{i}"))
         .collect();
     assert_eq!(items, expected);
+}
+
+/// The `Stats` a child of a base holding `base` gets from `written`.
+fn stats(base: &str, written: &str) -> Stats {
+    let base = format!(r#"{{ "components": {{ "Stats": {base} }} }}"#);
+    let child = format!(r#"{{ "extends": "base", "components": {{ "Stats": {written} }} }}"#);
+    spawn(&[("base.json", &base), ("child.json", &child)], "child").get::<Stats>()
+}
+
+#[test]
+fn scaling_a_whole_object_keeps_each_whole_number_field_whole() {
+    let base = r#"{ "hp": 7, "speed": 3, "seed": 18446744073709551615 }"#;
+    let scaled = stats(base, r#"{ "$mul": 0.5 }"#);
+    // 3.5 rounds to 4; the float halves; u64::MAX / 2 = …807.5 rounds up, worked exactly.
+    assert_eq!(
+        scaled,
+        Stats {
+            hp: 4,
+            speed: 1.5,
+            seed: 9_223_372_036_854_775_808,
+        }
+    );
+    let truncated = stats(base, r#"{ "$mul": 0.5, "$round": "trunc" }"#);
+    assert_eq!(
+        (truncated.hp, truncated.speed, truncated.seed),
+        (3, 1.0, u64::MAX / 2)
+    );
+}
+
+#[test]
+fn round_says_how_a_result_is_made_whole() {
+    // Each mode on 2.5, -2.5 and 0.5 (65 × 0.3 is 19.5 as written, not 19.4999…).
+    let cases = [
+        ("nearest", [3, -3, 1, 20]),
+        ("even", [2, -2, 0, 20]),
+        ("trunc", [2, -2, 0, 19]),
+        ("floor", [2, -3, 0, 19]),
+        ("ceil", [3, -2, 1, 20]),
+    ];
+    for (mode, expected) in cases {
+        let got = [(5, 0.5), (-5, 0.5), (1, 0.5), (65, 0.3)].map(|(hp, factor)| {
+            let written = format!(r#"{{ "hp": {{ "$mul": {factor}, "$round": "{mode}" }} }}"#);
+            stats(&format!(r#"{{ "hp": {hp} }}"#), &written).hp
+        });
+        assert_eq!(got, expected, "{mode}");
+    }
+    // Without `$round` an integer field rounds to the nearest, halves away from zero.
+    assert_eq!(
+        stats(r#"{ "hp": -5 }"#, r#"{ "hp": { "$mul": 0.5 } }"#).hp,
+        -3
+    );
+    // On a field of floats `$round` makes the result whole too.
+    let speed = stats(
+        r#"{ "speed": 2 }"#,
+        r#"{ "speed": { "$add": 0.7, "$round": "floor" } }"#,
+    );
+    assert_eq!(speed.speed, 2.0);
+}
+
+#[test]
+fn whole_numbers_are_exact_across_the_u64_range() {
+    let max = r#"{ "seed": 18446744073709551615 }"#;
+    for written in [
+        r#"{ "$add": 0 }"#,
+        r#"{ "$mul": 1 }"#,
+        r#"{ "$add": -1, "$mul": 1 }"#,
+    ] {
+        let expected = match written.contains("-1") {
+            true => u64::MAX - 1,
+            false => u64::MAX,
+        };
+        let seed = stats(max, &format!(r#"{{ "seed": {written} }}"#)).seed;
+        assert_eq!(seed, expected, "{written}");
+    }
+    let (name, text) = (
+        "child.json",
+        "{\n  \"extends\": \"base\",\n  \"components\": { \"Stats\": { \"seed\": { \"$add\": 1 } } }\n}",
+    );
+    assert_messages(
+        &load_errors(&[("base.json", &format!(r#"{{ "components": {{ "Stats": {max} }} }}"#)), (name, text)]),
+        &["archetypes/child.json:3:38: error[invalid-operator]: `$add` gives a number out of range"],
+    );
+}
+
+#[test]
+fn a_result_its_field_refuses_is_an_error_at_the_operator() {
+    let (name, text) = child(r#"{ "Loot": { "$mul": -1 } }"#);
+    assert_messages(
+        &load_errors(&[BASE, (name, &text)]),
+        &["archetypes/child.json:3:27: error[invalid-component]: invalid value for `Loot.gold`: invalid value: integer `-7`, expected u32"],
+    );
+}
+
+#[test]
+fn rounding_written_wrong_is_an_error_with_the_fix() {
+    let (name, text) = child(
+        r#"{
+    "Stats": { "hp": { "$mul": 0.5, "$round": "trunk" }, "speed": { "$round": "floor" } },
+    "Loot": { "items": { "$append": ["x"], "$round": "ceil" }, "gold": { "$add": 1, "$round": 0 } }
+  }"#,
+    );
+    let base = r#"{ "components": { "Stats": {}, "Loot": { "items": [] } } }"#;
+    assert_messages(
+        &load_errors(&[("base.json", base), (name, &text)]),
+        &[
+            "archetypes/child.json:4:47: error[invalid-operator]: unknown rounding `trunk`; `$round` takes `nearest`, `even`, `trunc`, `floor` or `ceil`; did you mean `trunc`?",
+            "archetypes/child.json:4:69: error[invalid-operator]: `$round` says how the result of `$add` or `$mul` is made a whole number; write it beside one of them (`{\"$mul\": 0.5, \"$round\": \"trunc\"}`)",
+            "archetypes/child.json:5:44: error[invalid-operator]: `$round` says how the result of `$add` or `$mul` is made a whole number; write it beside one of them (`{\"$mul\": 0.5, \"$round\": \"trunc\"}`)",
+            "archetypes/child.json:5:95: error[invalid-operator]: `$round` takes a string: `nearest`, `even`, `trunc`, `floor` or `ceil`; found a number",
+        ],
+    );
 }

@@ -251,11 +251,17 @@ fn insert_operator_defs(defs: &mut Map<String, Value>) {
     defs.insert(
         NUMBER_OPERATOR_DEF.into(),
         json!({
-            "description": "Changes the inherited number: `$add` to it, `$mul` (multiply) it.",
+            "description": "Changes the inherited number: `$add` to it, then `$mul` (multiply) it; `$round` says how the result is made a whole number (a field of an integer type rounds to the nearest without it).",
             "type": "object",
-            "properties": { (keys::ADD): number, (keys::MUL): number },
-            "minProperties": 1,
-            "maxProperties": 1,
+            "properties": {
+                (keys::ADD): number,
+                (keys::MUL): number,
+                (keys::ROUND): {
+                    "description": "How the result is made whole: `nearest` (halves away from zero), `even` (halves to the even neighbour), `trunc` (toward zero), `floor` (down), `ceil` (up).",
+                    "enum": keys::ROUNDINGS,
+                },
+            },
+            "anyOf": [{ "required": [keys::ADD] }, { "required": [keys::MUL] }],
             "additionalProperties": false,
         }),
     );
