@@ -182,8 +182,8 @@ fn every_cdda_modifier_becomes_an_operator_and_every_monster_matches() {
     assert_eq!(
         fixture.warnings(),
         [
-            "cdda/zed_acid/mon_zombie_dog_brute_acidic.json:59:17: warning[unused-operator]: `$mul` has nothing to scale: nothing this archetype is built on sets `MonsterData.weigth`, so it is left out",
-            "cdda/zed_survivor/mon_zombie_survivor.json:18:15: warning[unused-operator]: `$remove` has nothing to remove from: nothing this archetype is built on sets `MonsterData.flag`, so it is left out",
+            "cdda/zed_acid/mon_zombie_dog_brute_acidic.json:59:17: warning[unused-operator]: `$mul` has nothing to scale: nothing this archetype is built on sets `MonsterData.weigth`, and its type gives no default number there, so it is left out",
+            "cdda/zed_survivor/mon_zombie_survivor.json:18:15: warning[unused-operator]: `$remove` has nothing to remove from: nothing this archetype is built on sets `MonsterData.flag`, and its type gives no default list there, so it is left out",
         ]
     );
 }

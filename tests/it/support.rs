@@ -78,13 +78,24 @@ pub struct Armor {
     pub value: f32,
 }
 
-/// Whole and fractional numbers side by side, for arithmetic that keeps each field's kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Whole and fractional numbers side by side, for arithmetic that keeps each field's kind; every
+/// field has a default (`hp` 10, `speed` 1.0, `seed` 0).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Stats {
     pub hp: i32,
     pub speed: f32,
     pub seed: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            hp: 10,
+            speed: 1.0,
+            seed: 0,
+        }
+    }
 }
 
 /// The registry every test loads with: built-ins plus the test components.

@@ -25,7 +25,6 @@ use crate::archetype::name::check_local_name;
 use crate::archetype::reference_context::ReferenceContext;
 use crate::archetype::resolver::{ResolvedEntity, UnusedOperator};
 use crate::archetype::spawn_rng::SpawnRng;
-use crate::archetype::value_merge::ValueShapes;
 use crate::archetype::variation::{rolled_value, RollError, Rolled, Spec, SpecProblem, Varied};
 use crate::component::ReadErrorKind;
 use crate::component::StableId;
@@ -39,8 +38,8 @@ use crate::component::{MapError, ReadOnly, RefPathError};
 use crate::component::{SpawnTemplate, TemplateBuilder};
 use crate::diagnostic::{DiagnosticCode, Severity};
 use crate::json::did_you_mean;
+use crate::json::FieldPath;
 use crate::json::Shape;
-use crate::json::{FieldPath, PathSegment};
 
 /// How many bundle types' templates an archetype keeps where they are read without a lock.
 const RECENT_BUNDLES: usize = 8;
@@ -1371,8 +1370,7 @@ impl CompiledArchetype {
             return refused(Some(name.to_string()), misfit.field, message, None);
         }
         // An operator with nothing to work on settles as in a concrete archetype.
-        let integer = |path: &[PathSegment]| registry.is_integer(name, path);
-        crate::archetype::operator::settle(&mut merged, name, &integer);
+        crate::archetype::operator::settle(&mut merged, name, registry);
         // Variations are rolled when spawning; their first outcome is checked here.
         let spec = match Spec::find(&merged, name, registry) {
             Ok(spec) => spec,

@@ -62,8 +62,11 @@ pub mod keys {
     /// The ways `$round` makes a result whole: to the nearest with halves away from zero, to the
     /// nearest with halves to even, toward zero, down, up.
     pub const ROUNDINGS: [&str; 5] = ["nearest", "even", "trunc", "floor", "ceil"];
+    /// Operator, in place of any value: the inherited value is replaced whole by the one given
+    /// (objects are not merged into it).
+    pub const REPLACE: &str = "$replace";
     /// Every operator. In component values, keys starting with `$` are operators.
-    pub const OPERATORS: [&str; 6] = [APPEND, PREPEND, UNION, REMOVE, ADD, MUL];
+    pub const OPERATORS: [&str; 7] = [APPEND, PREPEND, UNION, REMOVE, ADD, MUL, REPLACE];
     /// Spawn-time variation, in place of a number: rolls one in `[low, high]` per spawned
     /// entity (a whole number where the field takes whole numbers).
     pub const RANGE: &str = "$range";

@@ -2822,7 +2822,8 @@ mod tests {
             [
                 format!(
                     "{file}:4:13: warning[unused-operator]: `$mul` has nothing to scale: nothing \
-                     this archetype is built on sets `Name`, so it is left out"
+                     this archetype is built on sets `Name`, and its type gives no default number there, so it \
+                     is left out"
                 ),
                 format!(
                     "{file}:5:20: error[unknown-field]: unknown field `speed` in component \

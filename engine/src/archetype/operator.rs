@@ -23,6 +23,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::archetype::arithmetic::{Num, Rounding};
 use crate::archetype::file::{keys, kind_of};
+use crate::archetype::value_merge::{merged_into_nothing, ValueShapes};
 use crate::component::is_operator_object;
 use crate::diagnostic::quoted;
 use crate::json::did_you_mean;
@@ -37,6 +38,7 @@ pub(super) enum Operator {
     Remove,
     Add,
     Mul,
+    Replace,
 }
 
 /// The operators of an operator object, in the order they apply.
@@ -52,6 +54,7 @@ impl Operator {
             keys::REMOVE => Operator::Remove,
             keys::ADD => Operator::Add,
             keys::MUL => Operator::Mul,
+            keys::REPLACE => Operator::Replace,
             _ => return None,
         })
     }
@@ -65,11 +68,16 @@ impl Operator {
             Operator::Remove => keys::REMOVE,
             Operator::Add => keys::ADD,
             Operator::Mul => keys::MUL,
+            Operator::Replace => keys::REPLACE,
         }
     }
 
     pub fn on_lists(self) -> bool {
-        !matches!(self, Operator::Add | Operator::Mul)
+        !matches!(self, Operator::Add | Operator::Mul | Operator::Replace)
+    }
+
+    pub fn on_numbers(self) -> bool {
+        matches!(self, Operator::Add | Operator::Mul)
     }
 
     /// The operators of an operator object (`{"$op": operand, ...}`, every key an operator or
@@ -142,6 +150,11 @@ fn walk_written(value: &Value, field: &FieldPath, in_list: bool, out: &mut Vec<W
                         });
                         continue;
                     }
+                    // What `$replace` gives is a value, written as any other.
+                    if key == keys::REPLACE {
+                        walk_written(member, &at, in_list, out);
+                        continue;
+                    }
                     // An operand is data: only a list's items may hold (misplaced) operators.
                     if let Value::Array(items) = member {
                         for (i, item) in items.iter().enumerate() {
@@ -205,6 +218,18 @@ fn check_operator(
         );
         return problem(true, message, None);
     }
+    if operator == Operator::Replace {
+        return check_replace(object, operand).map(|(at_key, message)| WrittenProblem {
+            field: FieldPath::root(),
+            at_key,
+            message,
+            suggestion: None,
+        });
+    }
+    if object.contains_key(keys::REPLACE) {
+        // Reported once, at `$replace`.
+        return None;
+    }
     let other_kind = object.keys().filter_map(|other| Operator::from_key(other));
     if let Some(other) = other_kind
         .into_iter()
@@ -232,6 +257,23 @@ fn check_operator(
     })
 }
 
+/// What is wrong with `$replace` (whose operand is `operand`) in `object`: whether it is about
+/// the key, and the message.
+fn check_replace(object: &Map<String, Value>, operand: &Value) -> Option<(bool, String)> {
+    let replace = quoted(keys::REPLACE);
+    if let Some(other) = object.keys().find(|other| *other != keys::REPLACE) {
+        let message = format!(
+            "{replace} stands for the whole value, so it cannot be beside {}",
+            quoted(other)
+        );
+        return Some((true, message));
+    }
+    operand.is_null().then(|| {
+        let message = format!("{replace} takes the value that replaces the inherited one, found null; to remove the inherited value, write `null` in place of the object");
+        (false, message)
+    })
+}
+
 /// What is wrong with `$round` (whose operand is `operand`) in `object`: whether it is about
 /// the key, the message and a suggestion.
 fn check_round(
@@ -252,7 +294,7 @@ fn check_round(
         return Some((true, message, None));
     }
     let mut operators = object.keys().filter_map(|other| Operator::from_key(other));
-    if !operators.any(|operator| !operator.on_lists()) {
+    if !operators.any(Operator::on_numbers) {
         let message = format!("{round} says how the result of `$add` or `$mul` is made a whole number; write it beside one of them (`{{\"$mul\": 0.5, \"$round\": \"trunc\"}}`)");
         return Some((true, message, None));
     }
@@ -398,6 +440,17 @@ pub(super) fn apply(
         *target = patch.clone();
         return Ok(());
     }
+    if let [(Operator::Replace, operand)] = operators.as_slice() {
+        // Over operators still waiting for a value, it waits too: it replaces that value.
+        *target = match Operator::of(target) {
+            Some(_) => patch.clone(),
+            None => merged_into_nothing(operand),
+        };
+        return Ok(());
+    }
+    if let Some(replaced) = waiting_replace(target) {
+        return apply(replaced, patch, integer);
+    }
     if Operator::of(target).is_some() {
         return combine(
             target,
@@ -431,6 +484,15 @@ pub(super) fn apply(
         edit_list(operator, items, operand);
     }
     Ok(())
+}
+
+/// The value a `$replace` still waiting for what it replaces will put there (`target` is
+/// `{"$replace": value}`), if `target` is one: later files change that value.
+pub(super) fn waiting_replace(target: &mut Value) -> Option<&mut Value> {
+    match Operator::of(target).as_deref() {
+        Some([(Operator::Replace, _)]) => target.get_mut(keys::REPLACE),
+        _ => None,
+    }
 }
 
 /// `target` changed by number operators: a number, each outcome of a spawn-time variation, or
@@ -672,53 +734,98 @@ pub(super) struct Unused {
 }
 
 /// Settles the operators still waiting in a concrete archetype's `value` of `component` (see
-/// the module docs). `integer` says whether the place at a path holds an integer type.
-pub(super) fn settle(
-    value: &mut Value,
-    component: &str,
-    integer: &dyn Fn(&[PathSegment]) -> bool,
-) -> Vec<Unused> {
-    let mut unused = Vec::new();
+/// the module docs); `shapes` says which places hold integers and what the type's defaults are.
+pub(super) fn settle(value: &mut Value, component: &str, shapes: &dyn ValueShapes) -> Vec<Unused> {
+    let integer = |path: &[PathSegment]| shapes.is_integer(component, path);
+    let mut alone = Vec::new();
     let mut path = Vec::new();
-    if settle_at(value, component, integer, &mut path, &mut unused) {
+    if settle_at(value, &integer, &mut path, &mut alone) {
         *value = Value::Null;
+    }
+    let mut unused = Vec::new();
+    for (path, operators) in alone {
+        // The type's default, where it has one, is what they work on.
+        let start = shapes.default_at(component, value, &path);
+        let Some(mut start) = start.filter(|start| !start.is_null()) else {
+            unused.push(nothing_to_work_on(component, path, &operators));
+            continue;
+        };
+        let below = |rest: &[PathSegment]| integer(&[path.as_slice(), rest].concat());
+        match apply(&mut start, &operators, &below) {
+            Ok(()) => set_at(value, &path, start),
+            Err(_) => unused.push(nothing_to_work_on(component, path, &operators)),
+        }
     }
     unused
 }
 
-/// Settles `value`; `true` when it settled to nothing (the caller removes it).
+/// The warning for operators (`$mul` or `$remove` alone) left with nothing to work on at `path`.
+fn nothing_to_work_on(component: &str, path: Vec<PathSegment>, operators: &Value) -> Unused {
+    let field = FieldPath(path);
+    let first = Operator::of(operators).and_then(|found| found.first().map(|(op, _)| *op));
+    let operator = first.unwrap_or(Operator::Mul);
+    let (what, kind) = match operator {
+        Operator::Mul => ("scale", "number"),
+        _ => ("remove from", "list"),
+    };
+    let place = match field.is_empty() {
+        true => format!("`{component}`"),
+        false => format!("`{component}.{field}`"),
+    };
+    Unused {
+        message: format!(
+            "`{}` has nothing to {what}: nothing this archetype is built on sets {place}, and its type gives no default {kind} there, so it is left out",
+            operator.key()
+        ),
+        field,
+    }
+}
+
+/// Puts `new` at `path` inside `value`, making the objects on the way.
+fn set_at(value: &mut Value, path: &[PathSegment], new: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        *value = new;
+        return;
+    };
+    let mut at = value;
+    for segment in parents {
+        if !at.is_object() {
+            *at = Value::Object(Map::new());
+        }
+        let (Value::Object(object), PathSegment::Key(key)) = (at, segment) else {
+            return;
+        };
+        at = object.entry(key.clone()).or_insert(Value::Null);
+    }
+    if !at.is_object() {
+        *at = Value::Object(Map::new());
+    }
+    if let (Value::Object(object), PathSegment::Key(key)) = (at, last) {
+        object.insert(key.clone(), new);
+    }
+}
+
+/// Settles `value`; `true` when it settled to nothing (the caller removes it). Operators with
+/// nothing to start from (`$mul` or `$remove` alone) are taken out into `alone`, by place.
 fn settle_at(
     value: &mut Value,
-    component: &str,
-    integer: &dyn Fn(&[PathSegment]) -> bool,
+    integer: IsInteger<'_>,
     path: &mut Vec<PathSegment>,
-    unused: &mut Vec<Unused>,
+    alone: &mut Vec<(Vec<PathSegment>, Value)>,
 ) -> bool {
     if let Some(operators) = Operator::of(value) {
+        if let [(Operator::Replace, operand)] = operators.as_slice() {
+            // What it replaces is nothing: its value, settled as any other.
+            *value = merged_into_nothing(operand);
+            return settle_at(value, integer, path, alone);
+        }
         // Lists start empty, numbers at 0; `$mul` or `$remove` alone have nothing to work on.
         let lists = operators.iter().any(|(operator, _)| operator.on_lists());
-        let alone = operators
+        let nothing = operators
             .iter()
             .all(|(operator, _)| matches!(operator, Operator::Mul | Operator::Remove));
-        if alone {
-            let field = FieldPath(path.clone());
-            let (operator, _) = operators[0];
-            let what = if operator == Operator::Mul {
-                "scale"
-            } else {
-                "remove from"
-            };
-            let place = match field.is_empty() {
-                true => format!("`{component}`"),
-                false => format!("`{component}.{field}`"),
-            };
-            unused.push(Unused {
-                message: format!(
-                    "`{}` has nothing to {what}: nothing this archetype is built on sets {place}, so it is left out",
-                    operator.key()
-                ),
-                field,
-            });
+        if nothing {
+            alone.push((path.clone(), value.take()));
             return true;
         }
         let settled = match lists {
@@ -743,7 +850,7 @@ fn settle_at(
     if let Value::Object(object) = value {
         object.retain(|key, member| {
             path.push(PathSegment::Key(key.clone()));
-            let gone = settle_at(member, component, integer, path, unused);
+            let gone = settle_at(member, integer, path, alone);
             path.pop();
             !gone
         });
@@ -758,6 +865,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// Component types with no integers and no defaults.
+    struct NoShapes;
+
+    impl ValueShapes for NoShapes {
+        fn is_enum(&self, _: &str, _: &[PathSegment]) -> bool {
+            false
+        }
+        fn tag(&self, _: &str, _: &[PathSegment]) -> Option<&'static str> {
+            None
+        }
+        fn is_integer(&self, _: &str, _: &[PathSegment]) -> bool {
+            false
+        }
+        fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
+            None
+        }
+    }
 
     /// The value applied, or the error's full message.
     fn applied(target: Value, patch: Value, integer: bool) -> Result<Value, String> {
@@ -934,7 +1059,7 @@ mod tests {
         .unwrap();
         assert_eq!(target, json!({ "$mul": 1.5, "$round": "ceil" }));
         let mut value = json!({ "a": target, "b": { "$add": 2.5, "$round": "even" } });
-        assert_eq!(settle(&mut value, "Stats", &|_| false).len(), 1);
+        assert_eq!(settle(&mut value, "Stats", &NoShapes).len(), 1);
         assert_eq!(value, json!({ "b": 2 }));
         let mut placed = json!(5);
         apply(
@@ -958,8 +1083,8 @@ mod tests {
         );
         let mut value =
             json!({ "a": { "$add": 2 }, "b": { "$mul": 2 }, "c": { "$union": [1, 1] } });
-        let unused = settle(&mut value, "Stats", &|_| false);
+        let unused = settle(&mut value, "Stats", &NoShapes);
         assert_eq!(value, json!({ "a": 2, "c": [1] }));
-        assert_eq!(unused[0].message, "`$mul` has nothing to scale: nothing this archetype is built on sets `Stats.b`, so it is left out");
+        assert_eq!(unused[0].message, "`$mul` has nothing to scale: nothing this archetype is built on sets `Stats.b`, and its type gives no default number there, so it is left out");
     }
 }

@@ -114,8 +114,7 @@ impl ResolvedEntity {
     ) -> Vec<UnusedOperator> {
         let mut unused = Vec::new();
         self.components.retain(|name, value| {
-            let integer = |path: &[PathSegment]| shapes.is_integer(name, path);
-            for left in operator::settle(value, name, &integer) {
+            for left in operator::settle(value, name, shapes) {
                 unused.push(UnusedOperator {
                     node: node.clone(),
                     component: name.clone(),

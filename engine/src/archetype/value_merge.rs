@@ -34,6 +34,9 @@ pub(crate) trait ValueShapes {
     fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str>;
     /// Whether the value at `path` of `component` is of an integer type.
     fn is_integer(&self, component: &str, path: &[PathSegment]) -> bool;
+    /// The value the type of `component` gives the place `path` when `value` (a whole value of
+    /// it, `null` for none) leaves it out, if the type has a default there.
+    fn default_at(&self, component: &str, value: &Value, path: &[PathSegment]) -> Option<Value>;
 }
 
 impl ValueShapes for ComponentRegistry {
@@ -53,6 +56,22 @@ impl ValueShapes for ComponentRegistry {
                 Some(Shape::Number { integer: true })
             )
         })
+    }
+
+    fn default_at(&self, component: &str, value: &Value, path: &[PathSegment]) -> Option<Value> {
+        // The type read without the place, and written back: what it filled in is its default.
+        let ops = self.ops(self.id(component)?);
+        let empty = Value::Object(Map::new());
+        let value = if value.is_null() { &empty } else { value };
+        let typed = ops.decode(value, &mut Vec::new()).ok()?;
+        let mut written = ops.encode(&typed).ok()?;
+        for segment in path {
+            written = match (written, segment) {
+                (Value::Object(mut object), PathSegment::Key(key)) => object.remove(key)?,
+                _ => return None,
+            };
+        }
+        Some(written)
     }
 }
 
@@ -84,7 +103,7 @@ pub(super) fn merge(
 /// What merging `patch` into nothing (`null`) gives, by the rules of [`Place::merge`], without
 /// tracking the place (nothing can go wrong): `patch` without the `null`s of its objects, an
 /// operator or a spawn-time variation whole (an operator waits for a value).
-fn merged_into_nothing(patch: &Value) -> Value {
+pub(super) fn merged_into_nothing(patch: &Value) -> Value {
     match patch {
         Value::Object(object)
             if !variation::is_variation(patch) && Operator::of(patch).is_none() =>
@@ -136,6 +155,11 @@ impl Place<'_> {
                     error,
                 });
             }
+            return;
+        }
+        // A `$replace` waiting for what it replaces: a later file changes the value it gives.
+        if let Some(replaced) = operator::waiting_replace(target) {
+            self.merge(replaced, patch);
             return;
         }
         if variation::is_variation(target) {
@@ -212,6 +236,9 @@ mod tests {
         }
         fn is_integer(&self, _: &str, _: &[PathSegment]) -> bool {
             false
+        }
+        fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
+            None
         }
     }
 

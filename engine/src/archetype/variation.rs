@@ -806,6 +806,9 @@ mod tests {
         fn is_integer(&self, _: &str, path: &[PathSegment]) -> bool {
             path.last() == Some(&PathSegment::Key("hp".into()))
         }
+        fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
+            None
+        }
     }
 
     #[test]

@@ -102,6 +102,19 @@ fn the_schema_accepts_operators_and_variations_where_they_go() {
             r#"{ "components": { "Health": { "max": { "$round": "trunc" } } } }"#,
             false,
         ),
+        // An object or a list replaced whole.
+        (
+            r#"{ "components": { "Health": { "$replace": { "max": 3, "current": 3 } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Health": { "$replace": 3 } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Health": { "$replace": { "max": 3 }, "$mul": 2 } } }"#,
+            false,
+        ),
         (
             r#"{ "components": { "Health": { "max": { "$mul": 0.5, "$round": "trunk" } } } }"#,
             false,

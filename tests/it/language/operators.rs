@@ -126,10 +126,27 @@ fn an_operator_with_nothing_to_work_on_settles_in_a_concrete_archetype() {
     let loot: Loot = (*world.get::<&Loot>(goblin).unwrap()).clone();
     assert_eq!((loot.items, loot.gold), (vec!["apple".to_string()], 3));
 
+    // `$mul` and `$remove` work on the type's default: `Stats` has one for every field, and
+    // for itself (hp 10, speed 1.0).
+    let stats = stats(
+        r#"{ "seed": 1 }"#,
+        r#"{ "hp": { "$mul": 3 }, "speed": { "$mul": 2.5, "$round": "floor" } }"#,
+    );
+    assert_eq!((stats.hp, stats.speed, stats.seed), (30, 2.0, 1));
+    let (_dir, library) = load(&[(
+        "goblin.json",
+        r#"{ "components": { "Stats": { "$mul": 2 } } }"#,
+    )]);
+    let mut world = World::new();
+    let goblin = library.spawn(&mut world, "goblin").unwrap();
+    assert_eq!(world.get::<&Stats>(goblin).unwrap().hp, 20);
+
+    // Where the type gives no default, a warning; the component is left out. Every other
+    // archetype's problem (a broken file) is no reason for it.
     let (dir, messages, library) = crate::support::load_partial(&[
         (
             "goblin.json",
-            "{\n  \"components\": {\n    \"Loot\": { \"items\": [], \"gold\": { \"$mul\": 2 } },\n    \"Health\": { \"current\": 1, \"max\": 1 }\n  }\n}",
+            "{\n  \"components\": {\n    \"Loot\": { \"items\": [], \"gold\": { \"$mul\": 2 } },\n    \"Health\": { \"$mul\": 2 }\n  }\n}",
         ),
         ("broken.json", "{"),
     ]);
@@ -138,13 +155,13 @@ fn an_operator_with_nothing_to_work_on_settles_in_a_concrete_archetype() {
         &messages,
         &[
             "archetypes/broken.json:1:1: error[syntax]: unexpected end of file while parsing an object",
-            "archetypes/goblin.json:3:36: warning[unused-operator]: `$mul` has nothing to scale: nothing this archetype is built on sets `Loot.gold`, so it is left out",
+            "archetypes/goblin.json:4:15: warning[unused-operator]: `$mul` has nothing to scale: nothing this archetype is built on sets `Health`, and its type gives no default number there, so it is left out",
         ],
     );
-    // A warning: the goblin loads, its `gold` takes the type's default.
     let mut world = World::new();
     let goblin = library.spawn(&mut world, "goblin").unwrap();
     assert_eq!(world.get::<&Loot>(goblin).unwrap().gold, 0);
+    assert!(world.get::<&Health>(goblin).is_err());
 }
 
 #[test]
@@ -159,7 +176,7 @@ fn operators_written_wrong_are_errors_with_the_fix() {
     assert_messages(
         &load_errors(&[BASE, (name, &text)]),
         &[
-            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$range`, `$pick`, `$round`; did you mean `$append`?",
+            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`; did you mean `$append`?",
             "archetypes/child.json:4:63: error[invalid-operator]: `$add` takes a number, found a string",
             "archetypes/child.json:5:26: error[invalid-operator]: `$mul` cannot be beside `min`: an object of operators stands for the value they change",
             "archetypes/child.json:5:73: error[invalid-operator]: `$union` and `$add` cannot change one value: one works on lists, the other on numbers",
@@ -397,6 +414,65 @@ fn rounding_written_wrong_is_an_error_with_the_fix() {
             "archetypes/child.json:4:69: error[invalid-operator]: `$round` says how the result of `$add` or `$mul` is made a whole number; write it beside one of them (`{\"$mul\": 0.5, \"$round\": \"trunc\"}`)",
             "archetypes/child.json:5:44: error[invalid-operator]: `$round` says how the result of `$add` or `$mul` is made a whole number; write it beside one of them (`{\"$mul\": 0.5, \"$round\": \"trunc\"}`)",
             "archetypes/child.json:5:95: error[invalid-operator]: `$round` takes a string: `nearest`, `even`, `trunc`, `floor` or `ceil`; found a number",
+        ],
+    );
+}
+
+#[test]
+fn replace_puts_its_value_in_place_of_the_inherited_one_instead_of_merging() {
+    let base = r#"{ "hp": 7, "speed": 3, "seed": 9 }"#;
+    let merged = stats(base, r#"{ "hp": 1 }"#);
+    assert_eq!((merged.hp, merged.speed, merged.seed), (1, 3.0, 9));
+    // The fields it does not give take the type's defaults, not the inherited values.
+    let replaced = stats(base, r#"{ "$replace": { "hp": 1 } }"#);
+    assert_eq!((replaced.hp, replaced.speed, replaced.seed), (1, 1.0, 0));
+
+    // In a trait it waits for the value it replaces; files built on the trait change the value
+    // it gives, by merging or by operators.
+    let files = [
+        (
+            "base.json",
+            r#"{ "components": { "Stats": { "hp": 7, "speed": 3, "seed": 9 } } }"#,
+        ),
+        (
+            "traits/reset.json",
+            r#"{ "abstract": true, "components": { "Stats": { "$replace": { "hp": 2 } } } }"#,
+        ),
+        (
+            "traits/fast_reset.json",
+            r#"{ "abstract": true, "extends": "traits/reset", "components": { "Stats": { "speed": 5, "hp": { "$add": 1 } } } }"#,
+        ),
+        (
+            "knight.json",
+            r#"{ "extends": ["base", "traits/fast_reset"] }"#,
+        ),
+        ("squire.json", r#"{ "extends": "traits/reset" }"#),
+    ];
+    let knight = spawn(&files, "knight").get::<Stats>();
+    assert_eq!((knight.hp, knight.speed, knight.seed), (3, 5.0, 0));
+    // With nothing to replace, it is its value.
+    let squire = spawn(&files, "squire").get::<Stats>();
+    assert_eq!((squire.hp, squire.speed, squire.seed), (2, 1.0, 0));
+}
+
+#[test]
+fn replace_written_wrong_is_an_error_where_it_is() {
+    let (name, text) = child(
+        r#"{
+    "Stats": { "$replace": { "hp": 1 }, "$add": 1 },
+    "Loot": { "$replace": null },
+    "Health": { "$replace": { "max": { "$ad": 1 }, "current": 1 } }
+  }"#,
+    );
+    assert_messages(
+        &load_errors(&[BASE, (name, &text)]),
+        &[
+            "archetypes/child.json:4:16: error[invalid-operator]: `$replace` stands for the whole value, so it cannot be beside `$add`",
+            "archetypes/child.json:5:27: error[invalid-operator]: `$replace` takes the value that replaces the inherited one, found null; to remove the inherited value, write `null` in place of the object",
+            // The value it gives is checked as any other: without the broken operator's member,
+            // `Health` lacks `max`.
+            "archetypes/child.json:6:15: error[invalid-component]: invalid value for `Health`: missing field `max`",
+            "archetypes/child.json:6:40: error[invalid-operator]: unknown operator `$ad`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`; did you mean `$add`?",
         ],
     );
 }

@@ -331,6 +331,25 @@ fn allow_operators(schema: &mut Value) {
     } else if types.iter().any(|t| matches!(*t, "string" | "boolean")) {
         &[PICK_DEF]
     } else {
+        // An object may be replaced whole: `$replace` alone, its value checked by the engine
+        // (a list is replaced whole by writing it, so the schema offers no `$replace` there)
+        // (a copy of the schema per level would grow with the depth of nesting). Kept in the
+        // object's own schema, so editors find its fields where they were.
+        if types.contains(&"object") && object.contains_key("properties") {
+            if let Some(Value::Object(properties)) = object.get_mut("properties") {
+                properties.insert(
+                    keys::REPLACE.into(),
+                    json!({
+                        "description": "Replaces the inherited value whole instead of merging into it.",
+                        "type": "object",
+                    }),
+                );
+            }
+            object.insert(
+                "dependentSchemas".into(),
+                json!({ (keys::REPLACE): { "maxProperties": 1 } }),
+            );
+        }
         return;
     };
     let mut original = std::mem::take(object);
