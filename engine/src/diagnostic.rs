@@ -97,6 +97,9 @@ pub enum DiagnosticCode {
     InvalidOperator,
     /// An operator that had nothing to work on in a concrete archetype (a warning).
     UnusedOperator,
+    /// A value that changes nothing: a `null` where nothing is inherited to remove, a
+    /// `$remove` item the inherited list does not hold (a warning).
+    RemovesNothing,
     /// An [`AssetPath`](crate::AssetPath) naming no file under the assets root, a file of the
     /// wrong kind, or a path that leaves the root.
     InvalidAsset,
@@ -141,6 +144,7 @@ impl DiagnosticCode {
             FormerNameClash,
             InvalidOperator,
             UnusedOperator,
+            RemovesNothing,
             InvalidAsset,
         ]
     };
@@ -220,6 +224,7 @@ impl DiagnosticCode {
             FormerNameClash => "former-name-clash",
             InvalidOperator => "invalid-operator",
             UnusedOperator => "unused-operator",
+            RemovesNothing => "removes-nothing",
             InvalidAsset => "invalid-asset",
         }
     }

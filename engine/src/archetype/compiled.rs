@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::archetype::instance::{override_shape, OverrideShapes};
 use crate::archetype::name::check_local_name;
 use crate::archetype::reference_context::ReferenceContext;
-use crate::archetype::resolver::{ResolvedEntity, UnusedOperator};
+use crate::archetype::resolver::{ResolveWarning, ResolvedEntity};
 use crate::archetype::spawn_rng::SpawnRng;
 use crate::archetype::variation::{rolled_value, RollError, Rolled, Spec, SpecProblem, Varied};
 use crate::component::ReadErrorKind;
@@ -345,15 +345,15 @@ pub(super) struct CompileProblem {
 
 impl CompileProblem {
     /// The warning about an operator a concrete archetype settled with nothing to work on.
-    pub fn warning(unused: UnusedOperator) -> Self {
+    pub fn warning(unused: ResolveWarning) -> Self {
         CompileProblem {
             node: unused.node,
             component: unused.component,
             field: unused.field,
             written: None,
-            code: DiagnosticCode::UnusedOperator,
+            code: unused.code,
             message: unused.message,
-            suggestion: None,
+            suggestion: unused.suggestion,
             unknown_field: false,
             missing_field: false,
             severity: Severity::Warning,

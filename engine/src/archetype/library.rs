@@ -28,8 +28,8 @@ use crate::archetype::reference_context::{ArchetypeTargets, AssetIndex, Referenc
 use crate::archetype::renames::Renames;
 use crate::archetype::resolved_tree::{ResolvedTree, TreeHash, TreeRecipe};
 use crate::archetype::resolver::{
-    resolve_alone, supplier, Cycle, DependencyTree, Failure, Lookup, ResolvedEntity, Resolver,
-    UnusedOperator,
+    resolve_alone, supplier, Cycle, DependencyTree, Failure, Lookup, ResolveWarning,
+    ResolvedEntity, Resolver,
 };
 use crate::archetype::source::SourceFile;
 use crate::archetype::spawn_error::SpawnError;
@@ -1450,13 +1450,17 @@ impl ArchetypeLibrary {
             references: Vec::new(),
             new_archetype: None,
         };
-        for left in unused {
-            let problem = CompileProblem::warning(left);
-            found
-                .problems
-                .push(self.place_compile_problem(&found.name, problem));
-        }
         let status = self.status_of(outcome, depth, broken_dep, work, &mut found);
+        // Under a broken dependency what the archetype is built on is not known: no warnings
+        // about what it inherits (or lacks).
+        let unused = match status {
+            Status::Dependency(_) => Vec::new(),
+            _ => unused,
+        };
+        let warnings: Vec<Diagnostic> = (unused.into_iter())
+            .map(|left| self.place_compile_problem(&found.name, CompileProblem::warning(left)))
+            .collect();
+        found.problems.splice(0..0, warnings);
         if let Status::Dependency(dep) = &status {
             (work.update.held_back).push(HeldBack::broken_dependency(&*found.name, dep.as_str()));
             let (problems, named) = self.findings_despite(&found.name, dep);
@@ -2411,7 +2415,7 @@ struct Resolution {
 type ResolveOutcome = (
     Result<Option<Arc<ResolvedEntity>>, Failure>,
     usize,
-    Vec<UnusedOperator>,
+    Vec<ResolveWarning>,
 );
 
 /// The trees and depths of every archetype the file of `summary` names, when all of them are

@@ -421,6 +421,10 @@ fn names(operators: &[Operator]) -> String {
     keys.join(" and ")
 }
 
+/// The items of a `$remove` that matched nothing in the list it applied to, by their places in
+/// its operand.
+pub(super) type Unmatched = Vec<usize>;
+
 /// Whether the place at a path (relative to where the operators are) holds an integer type.
 pub(super) type IsInteger<'a> = &'a dyn Fn(&[PathSegment]) -> bool;
 
@@ -432,13 +436,13 @@ pub(super) fn apply(
     target: &mut Value,
     patch: &Value,
     integer: IsInteger<'_>,
-) -> Result<(), OperatorError> {
+) -> Result<Unmatched, OperatorError> {
     let Some(operators) = Operator::of(patch) else {
-        return Ok(());
+        return Ok(Unmatched::new());
     };
     if target.is_null() {
         *target = patch.clone();
-        return Ok(());
+        return Ok(Unmatched::new());
     }
     if let [(Operator::Replace, operand)] = operators.as_slice() {
         // Over operators still waiting for a value, it waits too: it replaces that value.
@@ -446,31 +450,29 @@ pub(super) fn apply(
             Some(_) => patch.clone(),
             None => merged_into_nothing(operand),
         };
-        return Ok(());
+        return Ok(Unmatched::new());
     }
     if let Some(replaced) = waiting_replace(target) {
         return apply(replaced, patch, integer);
     }
     if Operator::of(target).is_some() {
-        return combine(
-            target,
-            &operators,
-            patch.get(keys::ROUND).and_then(Value::as_str),
-        );
+        let rounding = patch.get(keys::ROUND).and_then(Value::as_str);
+        return combine(target, &operators, rounding).map(|()| Unmatched::new());
     }
     if !operators[0].0.on_lists() {
         *target = numbers(target, &operators, rounding_of(patch), integer)?;
-        return Ok(());
+        return Ok(Unmatched::new());
     }
     // On a spawn-time variation: each value of a pick.
     let each = |outcome: &Value| {
         let mut outcome = outcome.clone();
-        apply(&mut outcome, patch, integer).map(|()| outcome)
+        apply(&mut outcome, patch, integer).map(|_| outcome)
     };
     if let Some(result) = crate::archetype::variation::map_outcomes(target, each) {
         *target = result?;
-        return Ok(());
+        return Ok(Unmatched::new());
     }
+    let mut unmatched = Unmatched::new();
     for (operator, operand) in operators {
         // A list is edited in place: a chain of parents appending to one list costs what they
         // append, not a copy of the list each.
@@ -481,9 +483,9 @@ pub(super) fn apply(
                 found: kind_of(target),
             });
         };
-        edit_list(operator, items, operand);
+        unmatched.extend(edit_list(operator, items, operand));
     }
-    Ok(())
+    Ok(unmatched)
 }
 
 /// The value a `$replace` still waiting for what it replaces will put there (`target` is
@@ -612,7 +614,7 @@ fn arithmetic(
 /// Edits `items` in place by a list operator. `$union` and `$remove` find the values they
 /// compare by a hash of what [`same`] compares, so they cost the lists' lengths, not their
 /// product (but for `$remove`'s object patterns, each tried on every object of the list).
-fn edit_list(operator: Operator, items: &mut Vec<Value>, operand: &Value) {
+fn edit_list(operator: Operator, items: &mut Vec<Value>, operand: &Value) -> Unmatched {
     let given = operand.as_array().map(Vec::as_slice).unwrap_or_default();
     match operator {
         Operator::Append => items.extend(given.iter().cloned()),
@@ -629,24 +631,45 @@ fn edit_list(operator: Operator, items: &mut Vec<Value>, operand: &Value) {
                 }
             }
         }
-        _ => {
-            let mut patterns = SameIndex::default();
-            let mut objects = Vec::new();
-            for (i, pattern) in given.iter().enumerate() {
-                match pattern {
-                    Value::Object(_) => objects.push(pattern),
-                    _ => patterns.insert(pattern, i),
-                }
-            }
-            items.retain(|item| {
-                let removed = match item {
-                    Value::Object(_) => objects.iter().any(|pattern| matches(item, pattern)),
-                    _ => patterns.find(item).any(|i| same(item, &given[i])),
-                };
-                !removed
-            });
+        _ => return remove_items(items, given),
+    }
+    Unmatched::new()
+}
+
+/// `$remove`: takes out of `items` every item equal to one `given` (an object given: every
+/// object holding its members); returns the places of those given that matched none.
+fn remove_items(items: &mut Vec<Value>, given: &[Value]) -> Unmatched {
+    let mut patterns = SameIndex::default();
+    let mut objects = Vec::new();
+    for (i, pattern) in given.iter().enumerate() {
+        match pattern {
+            Value::Object(_) => objects.push(i),
+            _ => patterns.insert(pattern, i),
         }
     }
+    let mut matched = vec![false; given.len()];
+    items.retain(|item| {
+        let found = match item {
+            Value::Object(_) => (objects.iter().copied()).find(|&i| matches(item, &given[i])),
+            _ => patterns.find(item).find(|&i| same(item, &given[i])),
+        };
+        if let Some(i) = found {
+            matched[i] = true;
+        }
+        found.is_none()
+    });
+    // A pattern given twice matched what the first of the two did.
+    let mut all = SameIndex::default();
+    for (i, pattern) in given.iter().enumerate() {
+        all.insert(pattern, i);
+    }
+    let twin_matched = |j: usize| {
+        all.find(&given[j])
+            .any(|k| matched[k] && same(&given[k], &given[j]))
+    };
+    (0..given.len())
+        .filter(|&j| !matched[j] && !twin_matched(j))
+        .collect()
 }
 
 /// Places of values by a hash of what [`same`] compares: the values it finds for a value are
@@ -752,7 +775,7 @@ pub(super) fn settle(value: &mut Value, component: &str, shapes: &dyn ValueShape
         };
         let below = |rest: &[PathSegment]| integer(&[path.as_slice(), rest].concat());
         match apply(&mut start, &operators, &below) {
-            Ok(()) => set_at(value, &path, start),
+            Ok(_) => set_at(value, &path, start),
             Err(_) => unused.push(nothing_to_work_on(component, path, &operators)),
         }
     }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::archetype::compiled::{CompileProblem, CompiledArchetype};
 use crate::archetype::resolved_tree::TreeHash;
-use crate::archetype::resolver::{DependencyTree, ResolvedEntity, UnusedOperator};
+use crate::archetype::resolver::{DependencyTree, ResolveWarning, ResolvedEntity};
 
 /// One piece of a rebuild's work for any core.
 pub(super) enum RebuildJob {
@@ -51,7 +51,7 @@ pub(super) struct LeafDone {
     /// Its depth (see [`MAX_ARCHETYPE_DEPTH`](crate::archetype::resolver::MAX_ARCHETYPE_DEPTH)).
     pub depth: usize,
     /// The operators it settled with nothing to work on.
-    pub unused: Vec<UnusedOperator>,
+    pub unused: Vec<ResolveWarning>,
     /// What compiling it gave.
     pub compiled: CompileDone,
 }

@@ -111,15 +111,17 @@ impl ResolvedEntity {
         &mut self,
         shapes: &dyn ValueShapes,
         node: &mut Vec<Arc<str>>,
-    ) -> Vec<UnusedOperator> {
+    ) -> Vec<ResolveWarning> {
         let mut unused = Vec::new();
         self.components.retain(|name, value| {
             for left in operator::settle(value, name, shapes) {
-                unused.push(UnusedOperator {
+                unused.push(ResolveWarning {
                     node: node.clone(),
                     component: name.clone(),
                     field: left.field,
+                    code: DiagnosticCode::UnusedOperator,
                     message: left.message,
+                    suggestion: None,
                 });
             }
             !value.is_null()
@@ -189,14 +191,17 @@ pub(super) struct Misfit {
     pub problem: MergeProblem,
 }
 
-/// An operator a concrete archetype settled with nothing to work on (a warning).
+/// A warning resolving an archetype found: an operator a concrete archetype settled with
+/// nothing to work on, or a value in its file that changes nothing.
 #[derive(Clone, Debug)]
-pub(super) struct UnusedOperator {
+pub(super) struct ResolveWarning {
     /// Child names from the root to the entity.
     pub node: Vec<Arc<str>>,
     pub component: Arc<str>,
     pub field: FieldPath,
+    pub code: DiagnosticCode,
     pub message: String,
+    pub suggestion: Option<String>,
 }
 
 /// What the resolver knows about an archetype name.
@@ -311,7 +316,7 @@ pub(super) type DependencyTree = (Arc<str>, Arc<ResolvedEntity>, usize);
 
 /// An archetype resolved on its own: its tree, its depth and the operators it settled with
 /// nothing to work on.
-pub(super) type ResolvedAlone = (Arc<ResolvedEntity>, usize, Vec<UnusedOperator>);
+pub(super) type ResolvedAlone = (Arc<ResolvedEntity>, usize, Vec<ResolveWarning>);
 
 /// Resolves the archetype `name` from its file `doc` and the trees of the archetypes it names,
 /// `deps`, without a library: what resolving it among all the others gives when each of those
@@ -369,7 +374,9 @@ pub(super) struct Resolver<'a, L: Fn(&str) -> Lookup> {
     /// What the archetype being resolved (the top of `stack`) has found so far.
     frame: Frame,
     /// The operators each concrete archetype resolved here settled with nothing to work on.
-    unused: FxHashMap<String, Vec<UnusedOperator>>,
+    unused: FxHashMap<String, Vec<ResolveWarning>>,
+    /// The values of the file being resolved that change nothing (see [`noop`]).
+    noops: Vec<ResolveWarning>,
     /// Every inheritance cycle found, each once.
     cycles: BTreeSet<Cycle>,
 }
@@ -400,6 +407,7 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
             depths: FxHashMap::default(),
             frame: Frame::default(),
             unused: FxHashMap::default(),
+            noops: Vec::new(),
             cycles: BTreeSet::new(),
         }
     }
@@ -411,7 +419,7 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
     }
 
     /// The operators `name` (if concrete and resolved here) settled with nothing to work on.
-    pub fn take_unused(&mut self, name: &str) -> Vec<UnusedOperator> {
+    pub fn take_unused(&mut self, name: &str) -> Vec<ResolveWarning> {
         self.unused.remove(name).unwrap_or_default()
     }
 
@@ -529,11 +537,16 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
             &mut dependency,
         );
         entity.source = Some(Arc::from(name));
-        if !doc.is_abstract && problems.is_empty() {
-            let unused = entity.settle(self.shapes, &mut Vec::new());
-            if !unused.is_empty() {
-                self.unused.insert(name.to_string(), unused);
-            }
+        // Under a broken parent what the archetype is built on is not known: nothing to warn.
+        let mut warnings = std::mem::take(&mut self.noops);
+        if !doc.is_abstract && problems.is_empty() && dependency.is_none() {
+            warnings.extend(entity.settle(self.shapes, &mut Vec::new()));
+        }
+        if dependency.is_some() {
+            warnings.clear();
+        }
+        if !warnings.is_empty() {
+            self.unused.insert(name.to_string(), warnings);
         }
         if problems.is_empty() && entity.count_up_to(MAX_INSTANCE_ENTITIES) > MAX_INSTANCE_ENTITIES
         {
@@ -614,9 +627,14 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
         problems: &mut Vec<ResolveProblem>,
         dependency: &mut Option<String>,
     ) {
+        let node = node_of(path);
         for (component, written) in &spec.components {
             if written.value.is_null() {
-                entity.components.remove(component);
+                if entity.components.remove(component).is_none() {
+                    let message = format!("`null` removes `{component}`, but nothing this archetype is built on gives it: this changes nothing");
+                    self.noops
+                        .push(noop(&node, component, FieldPath::root(), message, None));
+                }
                 continue;
             }
             // Patched in place: no copy of the inherited value.
@@ -624,7 +642,19 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
                 .components
                 .entry(component.clone())
                 .or_insert(Value::Null);
-            for problem in value_merge::merge(target, &written.value, component, self.shapes) {
+            let mut lints = Vec::new();
+            let merged = value_merge::merge_linted(
+                target,
+                &written.value,
+                component,
+                self.shapes,
+                &mut lints,
+            );
+            for lint in lints {
+                let message = lint.message;
+                (self.noops).push(noop(&node, component, lint.field, message, lint.suggestion));
+            }
+            for problem in merged {
                 let mut at = path.key(keys::COMPONENTS).key(written.key.clone());
                 at.0.extend(problem.field.0.iter().cloned());
                 problems.push(ResolveProblem {
@@ -681,6 +711,39 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
             self.apply_spec(name, &mut child, entry, &entry_path, problems, dependency);
             entity.children.insert(key, child);
         }
+    }
+}
+
+/// The child names from the root to the entity written at `path` of a file
+/// (`children.turret.children.barrel` is `turret/barrel`).
+fn node_of(path: &FieldPath) -> Vec<Arc<str>> {
+    let segments = path.segments();
+    let names = segments.iter().zip(segments.iter().skip(1));
+    names
+        .filter_map(|pair| match pair {
+            (PathSegment::Key(children), PathSegment::Key(name)) if children == keys::CHILDREN => {
+                Some(Arc::from(name.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `removes-nothing` warning for a value at `field` of `component` that changes nothing.
+fn noop(
+    node: &[Arc<str>],
+    component: &Arc<str>,
+    field: FieldPath,
+    message: String,
+    suggestion: Option<String>,
+) -> ResolveWarning {
+    ResolveWarning {
+        node: node.to_vec(),
+        component: component.clone(),
+        field,
+        code: DiagnosticCode::RemovesNothing,
+        message,
+        suggestion,
     }
 }
 
@@ -885,8 +948,16 @@ fn find_written(
     let mut value = &written.value;
     for (depth, segment) in field.iter().enumerate() {
         let next = match (value, segment) {
-            // An operator wrote everything below it (`"Spawner": {"$mul": 0.5}` each number).
-            (value, _) if Operator::of(value).is_some() => return Search::Found(path),
+            // An operator wrote everything below it (`"Spawner": {"$mul": 0.5}` each number);
+            // a path into the operator itself (`$remove[1]`) goes on to its place.
+            (value, PathSegment::Key(key))
+                if !key.starts_with('$') && Operator::of(value).is_some() =>
+            {
+                return Search::Found(path)
+            }
+            (value, PathSegment::Index(_)) if Operator::of(value).is_some() => {
+                return Search::Found(path)
+            }
             (Value::Object(object), PathSegment::Key(key)) => match object.get(key) {
                 Some(next) => next,
                 // Objects merge: a key this file doesn't mention came from further up.

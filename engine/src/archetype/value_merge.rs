@@ -19,9 +19,11 @@
 
 use serde_json::{Map, Value};
 
+use crate::archetype::file::keys;
 use crate::archetype::operator::{self, Operator, OperatorError};
 use crate::archetype::variation;
 use crate::component::ComponentRegistry;
+use crate::json::did_you_mean;
 use crate::json::Shape;
 use crate::json::{FieldPath, PathSegment};
 
@@ -82,6 +84,16 @@ pub(super) struct MergeProblem {
     pub error: OperatorError,
 }
 
+/// A part of a file's value that changed nothing: a `null` with nothing to remove, a
+/// `$remove` item the list did not hold.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct MergeLint {
+    /// Where inside the component (at the `null`, or at the `$remove` item).
+    pub field: FieldPath,
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
 /// Applies `patch` (a file's value of `component`) to `target` (the inherited value, `null`
 /// for none), in place. Returns the operators that could not be applied.
 pub(super) fn merge(
@@ -90,11 +102,23 @@ pub(super) fn merge(
     component: &str,
     shapes: &dyn ValueShapes,
 ) -> Vec<MergeProblem> {
+    merge_linted(target, patch, component, shapes, &mut Vec::new())
+}
+
+/// [`merge`], adding to `lints` the parts of `patch` that changed nothing.
+pub(super) fn merge_linted(
+    target: &mut Value,
+    patch: &Value,
+    component: &str,
+    shapes: &dyn ValueShapes,
+    lints: &mut Vec<MergeLint>,
+) -> Vec<MergeProblem> {
     let mut place = Place {
         component,
         shapes,
         path: Vec::new(),
         problems: Vec::new(),
+        lints,
     };
     place.merge(target, patch);
     place.problems
@@ -118,12 +142,22 @@ pub(super) fn merged_into_nothing(patch: &Value) -> Value {
     }
 }
 
+/// `item` as JSON in backticks, cut short past 40 characters.
+fn shown(item: &Value) -> String {
+    let text = item.to_string();
+    match text.char_indices().nth(40) {
+        Some((end, _)) => format!("`{}…`", &text[..end]),
+        None => format!("`{text}`"),
+    }
+}
+
 /// Where in a component the merge is, and what went wrong so far.
 struct Place<'a> {
     component: &'a str,
     shapes: &'a dyn ValueShapes,
     path: Vec<PathSegment>,
     problems: Vec<MergeProblem>,
+    lints: &'a mut Vec<MergeLint>,
 }
 
 impl Place<'_> {
@@ -149,11 +183,12 @@ impl Place<'_> {
                 let place = [path.as_slice(), below].concat();
                 shapes.is_integer(component, &place)
             };
-            if let Err(error) = operator::apply(target, patch, &integer) {
-                self.problems.push(MergeProblem {
+            match operator::apply(target, patch, &integer) {
+                Ok(unmatched) => self.lint_unmatched(target, patch, &unmatched),
+                Err(error) => self.problems.push(MergeProblem {
                     field: FieldPath(self.path.clone()),
                     error,
-                });
+                }),
             }
             return;
         }
@@ -179,7 +214,15 @@ impl Place<'_> {
         };
         for (key, value) in patch_object {
             if value.is_null() {
-                target_object.remove(key);
+                if target_object.remove(key).is_none() {
+                    let field = FieldPath(self.path.clone()).key(key.clone());
+                    let message = format!("`null` removes `{}.{field}`, but nothing this archetype is built on gives it: this changes nothing", self.component);
+                    self.lints.push(MergeLint {
+                        field,
+                        message,
+                        suggestion: None,
+                    });
+                }
                 continue;
             }
             self.path.push(PathSegment::Key(key.clone()));
@@ -188,6 +231,28 @@ impl Place<'_> {
                 value,
             );
             self.path.pop();
+        }
+    }
+
+    /// Lints the items of `patch`'s `$remove` (at `unmatched`) that removed nothing from the
+    /// list `target` now is, each with the nearest item it holds as a suggestion.
+    fn lint_unmatched(&mut self, target: &Value, patch: &Value, unmatched: &[usize]) {
+        let given = patch.get(keys::REMOVE).and_then(Value::as_array);
+        let (Some(given), Value::Array(items)) = (given, target) else {
+            return;
+        };
+        let names = || items.iter().filter_map(Value::as_str);
+        for &i in unmatched {
+            let Some(item) = given.get(i) else { continue };
+            let field = FieldPath(self.path.clone()).key(keys::REMOVE).index(i);
+            let shown = shown(item);
+            self.lints.push(MergeLint {
+                message: format!(
+                    "`$remove` removes nothing here: the list it applies to holds no {shown}"
+                ),
+                suggestion: item.as_str().and_then(|name| did_you_mean(name, names())),
+                field,
+            });
         }
     }
 

@@ -47,7 +47,7 @@ fn list_operators_edit_the_inherited_list() {
             r#"{ "$union": ["dart", "apple"] }"#,
             vec!["apple", "bone", "coin", "dart"],
         ),
-        (r#"{ "$remove": ["bone", "zebra"] }"#, vec!["apple", "coin"]),
+        (r#"{ "$remove": ["bone"] }"#, vec!["apple", "coin"]),
     ];
     for (operator, items) in cases {
         let loot = loot(&format!(r#"{{ "Loot": {{ "items": {operator} }} }}"#));
@@ -473,6 +473,50 @@ fn replace_written_wrong_is_an_error_where_it_is() {
             // `Health` lacks `max`.
             "archetypes/child.json:6:15: error[invalid-component]: invalid value for `Health`: missing field `max`",
             "archetypes/child.json:6:40: error[invalid-operator]: unknown operator `$ad`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`; did you mean `$add`?",
+        ],
+    );
+}
+
+#[test]
+fn a_null_or_a_remove_that_changes_nothing_is_a_warning_with_the_nearest_item() {
+    let (name, text) = child(
+        r#"{
+    "Armor": null,
+    "Loot": { "silver": null, "items": { "$remove": ["bone", "coins", { "id": "x" }, "bone"] } }
+  }"#,
+    );
+    let dir = crate::support::ArchetypeDir::new(&[BASE, (name, &text)]);
+    let library = dir.load().expect("warnings only");
+    assert_messages(
+        &dir.messages(&library),
+        &[
+            "archetypes/child.json:4:14: warning[removes-nothing]: `null` removes `Armor`, but nothing this archetype is built on gives it: this changes nothing",
+            "archetypes/child.json:5:25: warning[removes-nothing]: `null` removes `Loot.silver`, but nothing this archetype is built on gives it: this changes nothing",
+            "archetypes/child.json:5:62: warning[removes-nothing]: `$remove` removes nothing here: the list it applies to holds no `\"coins\"`; did you mean `coin`?",
+            "archetypes/child.json:5:71: warning[removes-nothing]: `$remove` removes nothing here: the list it applies to holds no `{\"id\":\"x\"}`",
+        ],
+    );
+    // Warnings: the child loads, with what the rest of its file says.
+    let mut world = World::new();
+    let child = library.spawn(&mut world, "child").unwrap();
+    assert_eq!(world.get::<&Loot>(child).unwrap().items, ["apple", "coin"]);
+}
+
+#[test]
+fn an_archetype_under_a_broken_parent_gets_no_warning_about_what_it_inherits() {
+    let (dir, messages, _library) = crate::support::load_partial(&[
+        ("base.json", r#"{ "components": { "Loot": { "items": [] }"#),
+        (
+            "child.json",
+            r#"{ "extends": "base", "components": { "Loot": { "gold": { "$mul": 2 }, "items": { "$remove": ["x"] } }, "Armor": null } }"#,
+        ),
+    ]);
+    drop(dir);
+    assert_messages(
+        &messages,
+        &[
+            "archetypes/base.json:1:41: error[syntax]: unexpected end of file while parsing an object",
+            "archetypes/child.json:1:14: note[broken-dependency]: not fully checked: it depends on `base`, which has errors; its own values were checked as far as they go",
         ],
     );
 }

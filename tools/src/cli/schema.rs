@@ -332,9 +332,9 @@ fn allow_operators(schema: &mut Value) {
         &[PICK_DEF]
     } else {
         // An object may be replaced whole: `$replace` alone, its value checked by the engine
-        // (a list is replaced whole by writing it, so the schema offers no `$replace` there)
         // (a copy of the schema per level would grow with the depth of nesting). Kept in the
-        // object's own schema, so editors find its fields where they were.
+        // object's own schema, so editors find its fields where they were. (A list is replaced
+        // whole by writing it: the schema offers no `$replace` there.)
         if types.contains(&"object") && object.contains_key("properties") {
             if let Some(Value::Object(properties)) = object.get_mut("properties") {
                 properties.insert(
