@@ -100,6 +100,9 @@ pub enum DiagnosticCode {
     /// A value that changes nothing: a `null` where nothing is inherited to remove, a
     /// `$remove` item the inherited list does not hold (a warning).
     RemovesNothing,
+    /// A value a file writes that equals what the archetype inherits there (a note, when
+    /// [`LoadOptions::same_as_inherited`](crate::LoadOptions::same_as_inherited) asks for it).
+    SameAsInherited,
     /// An [`AssetPath`](crate::AssetPath) naming no file under the assets root, a file of the
     /// wrong kind, or a path that leaves the root.
     InvalidAsset,
@@ -145,6 +148,7 @@ impl DiagnosticCode {
             InvalidOperator,
             UnusedOperator,
             RemovesNothing,
+            SameAsInherited,
             InvalidAsset,
         ]
     };
@@ -225,6 +229,7 @@ impl DiagnosticCode {
             InvalidOperator => "invalid-operator",
             UnusedOperator => "unused-operator",
             RemovesNothing => "removes-nothing",
+            SameAsInherited => "same-as-inherited",
             InvalidAsset => "invalid-asset",
         }
     }

@@ -435,6 +435,39 @@ fn validate_underlines_a_value_over_several_lines() {
 }
 
 #[test]
+fn validate_notes_values_the_same_as_inherited_when_asked() {
+    let project = Project::with(&[
+        (
+            "archetypes/goblin.json",
+            "{\n  \"components\": {\n    \"Name\": \"Goblin\"\n  }\n}\n",
+        ),
+        (
+            "archetypes/scout.json",
+            "{\n  \"extends\": \"goblin\",\n  \"components\": {\n    \"Name\": \"Goblin\"\n  }\n}\n",
+        ),
+    ]);
+    check(
+        &project.run(&["validate"]),
+        0,
+        "2 archetypes, 0 errors, 0 warnings\n",
+        "",
+    );
+    let expected = r#"archetypes/scout.json:4:13: note[same-as-inherited]: `Name` is already `"Goblin"` in what this archetype is built on: this changes nothing
+  |
+4 |     "Name": "Goblin"
+  |             ^^^^^^^^
+
+2 archetypes, 0 errors, 0 warnings, 1 same as inherited
+"#;
+    check(
+        &project.run(&["validate", "--same-as-inherited"]),
+        0,
+        expected,
+        "",
+    );
+}
+
+#[test]
 fn validate_in_json_prints_one_object_per_problem() {
     let run = broken_project().run(&["validate", "--format", "json"]);
     assert_eq!((run.code, run.stderr.as_str()), (1, ""));

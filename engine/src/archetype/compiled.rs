@@ -351,12 +351,15 @@ impl CompileProblem {
             component: unused.component,
             field: unused.field,
             written: None,
+            severity: match unused.code {
+                DiagnosticCode::SameAsInherited => Severity::Note,
+                _ => Severity::Warning,
+            },
             code: unused.code,
             message: unused.message,
             suggestion: unused.suggestion,
             unknown_field: false,
             missing_field: false,
-            severity: Severity::Warning,
         }
     }
 }

@@ -69,6 +69,9 @@ pub struct LoadOptions {
     /// name a file there (scanned on each full load). `None` (the default): only their form is
     /// checked.
     pub assets_root: Option<PathBuf>,
+    /// Whether a value a file writes that equals what the archetype inherits there is noted
+    /// (`same-as-inherited`, a [`Severity::Note`]): off by default; editors turn it on.
+    pub same_as_inherited: bool,
 }
 
 impl Default for LoadOptions {
@@ -77,6 +80,7 @@ impl Default for LoadOptions {
             limits: Limits::default(),
             unknown_fields: Severity::Error,
             assets_root: None,
+            same_as_inherited: false,
         }
     }
 }
@@ -1457,6 +1461,9 @@ impl ArchetypeLibrary {
             Status::Dependency(_) => Vec::new(),
             _ => unused,
         };
+        let noted = self.options.same_as_inherited;
+        let unused = (unused.into_iter())
+            .filter(|left| noted || left.code != DiagnosticCode::SameAsInherited);
         let warnings: Vec<Diagnostic> = (unused.into_iter())
             .map(|left| self.place_compile_problem(&found.name, CompileProblem::warning(left)))
             .collect();

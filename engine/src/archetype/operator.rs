@@ -723,7 +723,7 @@ fn same_hash(value: &Value) -> u64 {
 }
 
 /// JSON equality with numbers compared by value (`1` is `1.0`).
-fn same(a: &Value, b: &Value) -> bool {
+pub(super) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {

@@ -651,8 +651,9 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
                 &mut lints,
             );
             for lint in lints {
-                let message = lint.message;
-                (self.noops).push(noop(&node, component, lint.field, message, lint.suggestion));
+                let mut warning = noop(&node, component, lint.field, lint.message, lint.suggestion);
+                warning.code = lint.code;
+                self.noops.push(warning);
             }
             for problem in merged {
                 let mut at = path.key(keys::COMPONENTS).key(written.key.clone());

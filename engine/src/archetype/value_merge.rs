@@ -23,6 +23,7 @@ use crate::archetype::file::keys;
 use crate::archetype::operator::{self, Operator, OperatorError};
 use crate::archetype::variation;
 use crate::component::ComponentRegistry;
+use crate::diagnostic::DiagnosticCode;
 use crate::json::did_you_mean;
 use crate::json::Shape;
 use crate::json::{FieldPath, PathSegment};
@@ -88,7 +89,9 @@ pub(super) struct MergeProblem {
 /// `$remove` item the list did not hold.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct MergeLint {
-    /// Where inside the component (at the `null`, or at the `$remove` item).
+    /// `removes-nothing` or `same-as-inherited`.
+    pub code: DiagnosticCode,
+    /// Where inside the component (at the `null`, at the `$remove` item, at the value).
     pub field: FieldPath,
     pub message: String,
     pub suggestion: Option<String>,
@@ -168,6 +171,9 @@ impl Place<'_> {
             return;
         }
         let Value::Object(patch_object) = patch else {
+            if operator::same(target, patch) {
+                self.note_same(patch);
+            }
             *target = patch.clone();
             return;
         };
@@ -218,6 +224,7 @@ impl Place<'_> {
                     let field = FieldPath(self.path.clone()).key(key.clone());
                     let message = format!("`null` removes `{}.{field}`, but nothing this archetype is built on gives it: this changes nothing", self.component);
                     self.lints.push(MergeLint {
+                        code: DiagnosticCode::RemovesNothing,
                         field,
                         message,
                         suggestion: None,
@@ -234,6 +241,24 @@ impl Place<'_> {
         }
     }
 
+    /// Notes that `patch`, written here, is what is inherited here.
+    fn note_same(&mut self, patch: &Value) {
+        let field = FieldPath(self.path.clone());
+        let place = match field.is_empty() {
+            true => format!("`{}`", self.component),
+            false => format!("`{}.{field}`", self.component),
+        };
+        self.lints.push(MergeLint {
+            code: DiagnosticCode::SameAsInherited,
+            message: format!(
+                "{place} is already {} in what this archetype is built on: this changes nothing",
+                shown(patch)
+            ),
+            suggestion: None,
+            field,
+        });
+    }
+
     /// Lints the items of `patch`'s `$remove` (at `unmatched`) that removed nothing from the
     /// list `target` now is, each with the nearest item it holds as a suggestion.
     fn lint_unmatched(&mut self, target: &Value, patch: &Value, unmatched: &[usize]) {
@@ -247,6 +272,7 @@ impl Place<'_> {
             let field = FieldPath(self.path.clone()).key(keys::REMOVE).index(i);
             let shown = shown(item);
             self.lints.push(MergeLint {
+                code: DiagnosticCode::RemovesNothing,
                 message: format!(
                     "`$remove` removes nothing here: the list it applies to holds no {shown}"
                 ),

@@ -440,6 +440,30 @@ fn lsp_diagnostics_are_validates() {
     }
 }
 
+/// The editor notes a value equal to what is inherited (`validate` only when asked).
+#[test]
+fn lsp_notes_a_value_the_same_as_inherited() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let same = GOBLIN.replace("\"current\": 5", "\"current\": 5, \"max\": 10");
+    client.open("archetypes/goblin.json", &same);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({
+            "uri": client.uri("archetypes/goblin.json"),
+            "version": 1,
+            "diagnostics": [{
+                "range": range(3, 37, 3, 39),
+                "severity": 3,
+                "code": "same-as-inherited",
+                "source": "archetool",
+                "message": "`Health.max` is already `10` in what this archetype is built on: this changes nothing"
+            }]
+        })
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
 #[test]
 fn lsp_rechecks_open_children_when_a_parent_changes() {
     let project = project();

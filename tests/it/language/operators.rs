@@ -520,3 +520,29 @@ fn an_archetype_under_a_broken_parent_gets_no_warning_about_what_it_inherits() {
         ],
     );
 }
+
+#[test]
+fn a_value_the_same_as_inherited_is_noted_only_when_asked() {
+    let (name, text) = child(
+        r#"{
+    "Health": { "current": 10, "max": 12 },
+    "Speed": { "value": 2.0 },
+    "Loot": { "items": ["apple", "bone", "coin"] }
+  }"#,
+    );
+    let dir = crate::support::ArchetypeDir::new(&[BASE, (name, &text)]);
+    let library = dir.load().unwrap();
+    assert_messages(&dir.messages(&library), &[]);
+    let mut options = archetype_engine::LoadOptions::default();
+    options.same_as_inherited = true;
+    let library = dir.load_with(options).unwrap();
+    assert_messages(
+        &dir.messages(&library),
+        &[
+            "archetypes/child.json:4:28: note[same-as-inherited]: `Health.current` is already `10` in what this archetype is built on: this changes nothing",
+            // Numbers compare by value (2.0 is 2), lists item by item.
+            "archetypes/child.json:5:25: note[same-as-inherited]: `Speed.value` is already `2.0` in what this archetype is built on: this changes nothing",
+            "archetypes/child.json:6:24: note[same-as-inherited]: `Loot.items` is already `[\"apple\",\"bone\",\"coin\"]` in what this archetype is built on: this changes nothing",
+        ],
+    );
+}

@@ -342,6 +342,19 @@ impl Context<'_> {
     /// # Errors
     /// [`CliError::Usage`] if `dir` is not a directory.
     pub fn load(&self, dir: &Path) -> Result<ArchetypeLibrary, CliError> {
+        self.load_with(dir, false)
+    }
+
+    /// [`load`](Self::load), noting each value equal to what is inherited there when
+    /// `same_as_inherited` (see [`LoadOptions::same_as_inherited`]).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] if `dir` is not a directory.
+    pub fn load_with(
+        &self,
+        dir: &Path,
+        same_as_inherited: bool,
+    ) -> Result<ArchetypeLibrary, CliError> {
         if !dir.is_dir() {
             return Err(CliError::Usage(format!(
                 "archetypes directory `{}` not found (run from the project root or pass --dir)",
@@ -351,6 +364,7 @@ impl Context<'_> {
         let assets = dir.parent().map(|parent| parent.join(ASSETS_DIR));
         let mut options = LoadOptions::default();
         options.assets_root = assets.filter(|assets| assets.is_dir());
+        options.same_as_inherited = same_as_inherited;
         Ok(
             match ArchetypeLibrary::load_with(dir, Arc::clone(&self.registry), options) {
                 Ok(library) => library,

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use archetype_engine::tooling::TextLines;
-use archetype_engine::{ArchetypeLibrary, Diagnostic, Position, Related, Severity};
+use archetype_engine::{ArchetypeLibrary, Diagnostic, DiagnosticCode, Position, Related, Severity};
 use clap::{Args, ValueEnum};
 
 use super::raw_json::value_span_at;
@@ -25,6 +25,10 @@ pub struct ValidateArgs {
     /// How to report the problems.
     #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
     pub format: OutputFormat,
+    /// Also note each value a file writes that equals what the archetype inherits there
+    /// (`same-as-inherited`; the language server always does).
+    #[arg(long)]
+    pub same_as_inherited: bool,
 }
 
 /// How `validate` and `scene check` report.
@@ -52,7 +56,7 @@ pub enum OutputFormat {
 /// # Errors
 /// If the directory does not exist, or the output cannot be written.
 pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, CliError> {
-    let library = context.load(&args.dir.dir)?;
+    let library = context.load_with(&args.dir.dir, args.same_as_inherited)?;
     let diagnostics = library.diagnostics();
     let sources = SourceTexts::of(&library);
     match args.format {
@@ -66,6 +70,9 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
                 .iter()
                 .filter(|d| d.severity == Severity::Note)
                 .count();
+            let same = (diagnostics.iter())
+                .filter(|d| d.code == DiagnosticCode::SameAsInherited)
+                .count();
             write!(
                 context.out,
                 "{}, {}, {}",
@@ -74,9 +81,12 @@ pub fn validate(args: &ValidateArgs, context: &mut Context<'_>) -> Result<Exit, 
                 count(diagnostics.len() - errors - notes, "warning"),
             )?;
             // Archetypes held back by a broken dependency: said only when there are some.
-            match notes {
+            if notes > same {
+                write!(context.out, ", {} not fully checked", notes - same)?;
+            }
+            match same {
                 0 => writeln!(context.out)?,
-                _ => writeln!(context.out, ", {} not fully checked", notes)?,
+                _ => writeln!(context.out, ", {same} same as inherited")?,
             }
         }
         OutputFormat::Json => {

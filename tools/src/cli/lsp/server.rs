@@ -298,7 +298,8 @@ impl<'a> Server<'a> {
             registry: Arc::clone(&self.registry),
             out: &mut sink,
         };
-        let library = match context.load(&root) {
+        // The editor notes values equal to what is inherited: that is where they are fixed.
+        let library = match context.load_with(&root, true) {
             Ok(library) => library,
             Err(error) => {
                 let _ = writeln!(self.log, "archetool lsp: {error}");
