@@ -156,6 +156,8 @@ fn the_real_monster_data_converts_and_loads_with_zero_errors() {
     assert!(fixture.archetypes() >= 60);
     assert_eq!(fixture.errors(), [] as [String; 0]);
     assert_eq!(fixture.mismatches(), [] as [String; 0]);
+    // Every field as the monster writes it: nothing worked out from what it inherits.
+    assert_eq!(fixture.pre_resolved(), [] as [String; 0]);
     let (library, errors) = fixture.load();
     assert!(errors.is_empty());
     // The monsters, and the archetype of the game's defaults.
@@ -177,6 +179,8 @@ fn every_cdda_modifier_becomes_an_operator_and_every_monster_matches() {
     assert_eq!(fixture.dropped(), [] as [String; 0]);
     assert_eq!(fixture.errors(), [] as [String; 0]);
     assert_eq!(fixture.mismatches(), [] as [String; 0]);
+    // Every field as the monster writes it: nothing worked out from what it inherits.
+    assert_eq!(fixture.pre_resolved(), [] as [String; 0]);
     // 1,240 modifier fields: 1,227 operators, and 13 `extend` / `delete` of a field the monster
     // sets itself, which the game ignores.
     assert_eq!((fixture.modifiers(), fixture.ignored().len()), (1227, 13));
@@ -185,13 +189,18 @@ fn every_cdda_modifier_becomes_an_operator_and_every_monster_matches() {
     assert_eq!(
         unused,
         [
-            "cdda/zed_acid/mon_zombie_dog_brute_acidic.json:59:17: warning[unused-operator]: `$mul` has nothing to scale: nothing this archetype is built on sets `MonsterData.weigth`, and its type gives no default number there, so it is left out",
-            "cdda/zed_survivor/mon_zombie_survivor.json:18:15: warning[unused-operator]: `$remove` has nothing to remove from: nothing this archetype is built on sets `MonsterData.flag`, and its type gives no default list there, so it is left out",
+            "cdda/zed_acid/mon_zombie_dog_brute_acidic.json:60:17: warning[unused-operator]: `$mul` has nothing to scale: nothing this archetype is built on sets `MonsterData.weigth`, and its type gives no default number there, so it is left out",
+            "cdda/zed_survivor/mon_zombie_survivor.json:20:15: warning[unused-operator]: `$remove` has nothing to remove from: nothing this archetype is built on sets `MonsterData.flag`, and its type gives no default list there, so it is left out",
         ]
     );
     // The corpus's `delete`s of what the parent does not hold: no-ops in the game's data too.
     assert_eq!(removes_nothing.len(), 21, "{removes_nothing:#?}");
-    assert!(removes_nothing.contains(&&"cdda/mammal/mon_beaver_kit.json:19:11: warning[removes-nothing]: `$remove` removes nothing here: the list it applies to holds no `{\"id\":\"bite\"}`".to_string()));
+    let beaver = "warning[removes-nothing]: `$remove` removes nothing here: the list it applies to holds no `{\"id\":\"bite\"}`";
+    assert!(
+        (removes_nothing.iter())
+            .any(|w| w.starts_with("cdda/mammal/mon_beaver_kit.json:") && w.ends_with(beaver)),
+        "{removes_nothing:#?}"
+    );
 }
 
 fn archetool(args: &[&str]) -> (i32, String, String) {

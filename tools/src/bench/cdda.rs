@@ -17,11 +17,12 @@
 //!
 //! Every monster is resolved the CDDA way first ([`cdda_rules`]), as the reference. Each file
 //! then says what the monster itself says, in the archetype language:
-//! - a field it sets replaces the parent's whole in CDDA, so it is written as the merge patch
-//!   from the parent's value to it (`null` for keys a replaced object lost);
+//! - a field it sets replaces the parent's whole in CDDA, so it is written as it is, an object
+//!   under `$replace` (never worked out from the parent's value: `pre_resolved` counts any);
 //! - every modifier becomes an operator on the inherited value, never a value worked out from
 //!   the parent: `relative` → `$add` (key by key in objects), `proportional` → `$mul` (key by
-//!   key, or on a whole object), `extend` → `$union` on lists and a plain object on objects,
+//!   key, or on a whole object; `"$round": "trunc"` on the integer stats, which the game
+//!   truncates), `extend` → `$union` on lists and a plain object on objects,
 //!   `delete` → `$remove` on lists (a string removing `special_attacks` entries also removes
 //!   those with that `id`) and `null` on object keys; `extend` and `delete` of one field are
 //!   one object, applied in that order, as the game applies them.
@@ -39,7 +40,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use archetype_engine::{keys, merge_patch, ArchetypeLibrary, ComponentRegistry};
+use archetype_engine::{keys, ArchetypeLibrary, ComponentRegistry};
 use hecs::World;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -167,6 +168,7 @@ pub struct CddaFixture {
     errors: Vec<String>,
     warnings: Vec<String>,
     mismatches: Vec<String>,
+    pre_resolved: Vec<String>,
 }
 
 impl CddaFixture {
@@ -191,6 +193,7 @@ impl CddaFixture {
             .map(|(i, m)| (m.key.as_str(), i))
             .collect();
         let mut tally = Tally::default();
+        let mut pre_resolved = Vec::new();
         let resolved = resolve_all(&monsters, &index, &mut tally)?;
         let dir =
             tempfile::tempdir().map_err(|error| format!("no temporary directory: {error}"))?;
@@ -202,8 +205,7 @@ impl CddaFixture {
                 .parent
                 .as_deref()
                 .and_then(|p| index.get(p).copied());
-            let inherited = parent.map_or_else(cdda_rules::defaults, |p| resolved[p].clone());
-            let own = own_components(&monster.raw, &inherited);
+            let own = own_components(&monster.raw, &mut pre_resolved);
             let parent_name = parent.map_or(DEFAULTS_ARCHETYPE, |p| monsters[p].name.as_str());
             let text = file_text(&own, Some(parent_name), monster.is_abstract);
             write(dir.path(), &format!("{}.json", monster.name), &text);
@@ -220,6 +222,7 @@ impl CddaFixture {
             errors: Vec::new(),
             warnings: Vec::new(),
             mismatches: Vec::new(),
+            pre_resolved,
         };
         let (library, problems) = fixture.load_with_warnings();
         (fixture.errors, fixture.warnings) = problems;
@@ -282,6 +285,12 @@ impl CddaFixture {
     /// Concrete monsters whose spawned components differ from the CDDA resolution.
     pub fn mismatches(&self) -> &[String] {
         &self.mismatches
+    }
+
+    /// The fields a file could only say by working a value out from another (see
+    /// `own_components`): none in the corpus.
+    pub fn pre_resolved(&self) -> &[String] {
+        &self.pre_resolved
     }
 
     /// Ours: `ArchetypeLibrary::load` of the converted files, with its errors (a library with
@@ -479,30 +488,26 @@ fn put(out: &mut BTreeMap<&'static str, Value>, component: &'static str, key: &s
     }
 }
 
-/// What a monster's own file says (see the [module docs](self)): its own fields as merge
-/// patches from what it inherits (`inherited`, its parent's CDDA-resolved fields), then its
-/// modifiers as operators.
+/// What a monster's own file says (see the [module docs](self)): its own fields as written (an
+/// object under `$replace`, as the game replaces it whole), then its modifiers as operators.
+/// Nothing is worked out from what it inherits; `pre_resolved` counts the fields that would
+/// need it (a field the monster both sets and modifies: none in the corpus).
 fn own_components(
     raw: &Map<String, Value>,
-    inherited: &Map<String, Value>,
+    pre_resolved: &mut Vec<String>,
 ) -> BTreeMap<&'static str, Value> {
     let mut fields: Map<String, Value> = Map::new();
     for (key, value) in cdda_rules::own_fields(raw) {
-        let value = match key.as_str() {
-            "name" | "description" => text(value),
+        let value = match (key.as_str(), value) {
+            ("name" | "description", _) => text(value),
+            (_, Value::Object(_)) => {
+                let mut replace = Map::new();
+                replace.insert(keys::REPLACE.to_string(), value.clone());
+                Value::Object(replace)
+            }
             _ => value.clone(),
         };
-        let inherited = inherited.get(key).map(|v| match key.as_str() {
-            "name" | "description" => text(v),
-            _ => v.clone(),
-        });
-        let patch = match &inherited {
-            Some(inherited) => merge_patch::diff(inherited, &value),
-            None => Some(value),
-        };
-        if let Some(patch) = patch {
-            fields.insert(key.clone(), patch);
-        }
+        fields.insert(key.clone(), value);
     }
     for (name, modifier) in cdda_rules::MODIFIERS {
         let Some(Value::Object(changes)) = raw.get(name) else {
@@ -512,6 +517,11 @@ fn own_components(
             let set_here = cdda_rules::own_fields(raw).any(|(key, _)| key == field);
             if set_here && matches!(modifier, Modifier::Extend | Modifier::Delete) {
                 continue;
+            }
+            if set_here {
+                // The game modifies the monster's own value: only working it out here (from
+                // the file itself) would say it in one value.
+                pre_resolved.push(field.clone());
             }
             let operator = operator_for(modifier, field, change);
             let slot = fields.entry(field.clone()).or_insert(Value::Null);
@@ -542,6 +552,13 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
             )
         }
         (Modifier::Add, _) => one(keys::ADD, change.clone()),
+        // The game truncates what it multiplies into an integer.
+        (Modifier::Multiply, _) if cdda_rules::INTEGER_FIELDS.contains(&field) => {
+            let mut object = Map::new();
+            object.insert(keys::MUL.to_string(), change.clone());
+            object.insert(keys::ROUND.to_string(), Value::from("trunc"));
+            Value::Object(object)
+        }
         (Modifier::Multiply, _) => one(keys::MUL, change.clone()),
         (Modifier::Extend, Value::Array(_)) => one(keys::UNION, change.clone()),
         (Modifier::Extend, _) => change.clone(),
@@ -689,7 +706,7 @@ mod tests {
         let raw = cdda_rules::normalize(
             json!({
                 "id": "child", "copy-from": "base", "hp": 50, "armor": { "bash": 1 },
-                "relative": { "speed": 10, "armor": { "cut": 2 },
+                "relative": { "speed": 10,
                               "melee_damage": { "damage_type": "cut", "amount": 2 } },
                 "proportional": { "weight": 0.5, "attack_cost": 1.2 },
                 "extend": { "flags": ["FLIES"] },
@@ -698,17 +715,22 @@ mod tests {
             .as_object()
             .unwrap(),
         );
-        let inherited = json!({ "hp": 100, "armor": { "bash": 4, "cut": 2 } });
-        let own = own_components(&raw, inherited.as_object().unwrap());
+        let mut pre_resolved = Vec::new();
+        let own = own_components(&raw, &mut pre_resolved);
         assert_eq!(
             own["MonsterStats"],
-            json!({ "hp": 50, "speed": { "$add": 10 }, "attack_cost": { "$mul": 1.2 } })
+            json!({
+                "hp": 50,
+                "speed": { "$add": 10 },
+                // The game truncates what it multiplies into an integer stat.
+                "attack_cost": { "$mul": 1.2, "$round": "trunc" }
+            })
         );
         assert_eq!(
             own["MonsterData"],
             json!({
-                // Set here: the patch from the parent's (CDDA replaces the whole object) ...
-                "armor": { "bash": 1, "cut": { "$add": 2 } },
+                // Set here: the game replaces the whole object.
+                "armor": { "$replace": { "bash": 1 } },
                 "melee_damage": { "cut": { "amount": { "$add": 2 } } },
                 "special_attacks": { "$remove": [{ "id": "bite" }, "bite"] },
                 "weight": { "$mul": 0.5 }
@@ -718,5 +740,14 @@ mod tests {
             own["MonsterFlags"],
             json!({ "$union": ["FLIES"], "$remove": ["HEARS"] })
         );
+        assert!(pre_resolved.is_empty());
+        // A field the monster both sets and modifies is counted: one value cannot say both.
+        let both = cdda_rules::normalize(
+            json!({ "id": "x", "hp": 50, "relative": { "hp": 10 } })
+                .as_object()
+                .unwrap(),
+        );
+        own_components(&both, &mut pre_resolved);
+        assert_eq!(pre_resolved, ["hp"]);
     }
 }

@@ -13,8 +13,8 @@
 //!   `extend` start from nothing, `proportional` and `delete` leave it absent.
 //! - `extend` and `delete` of a field the monster itself sets are ignored: the game reads the
 //!   member whole and applies them only to an inherited one.
-//! - The integer stats ([`INTEGER_FIELDS`]) are rounded to the nearest integer at each level, as
-//!   the game stores them as integers.
+//! - The integer stats ([`INTEGER_FIELDS`]) are truncated toward zero at each level, as the game
+//!   stores them as integers (`int *= double`: speed 130 × 0.25 is 32).
 //!
 //! Before any of it, fields are given the form the components hold ([`normalize`]):
 //! `melee_damage` lists become objects keyed by damage type, and `weight` and `volume` strings
@@ -138,8 +138,8 @@ pub fn resolve(
         }
     }
     for field in INTEGER_FIELDS {
-        if let Some(rounded) = fields.get(field).and_then(Value::as_f64) {
-            fields.insert(field.to_string(), Value::from(rounded.round() as i64));
+        if let Some(truncated) = fields.get(field).and_then(Value::as_f64) {
+            fields.insert(field.to_string(), Value::from(truncated.trunc() as i64));
         }
     }
     fields

@@ -977,6 +977,7 @@ fn cdda_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut dy
                     ("mismatches", fixture.mismatches().len()),
                     ("modifiers", fixture.modifiers()),
                     ("dropped_modifiers", fixture.dropped().len()),
+                    ("pre_resolved", fixture.pre_resolved().len()),
                 ],
                 rounds: ours,
             },
