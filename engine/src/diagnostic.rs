@@ -99,7 +99,7 @@ pub enum DiagnosticCode {
     UnusedOperator,
     /// A value that changes nothing: a `null` where nothing is inherited to remove, a
     /// `$remove` item the inherited list does not hold (a warning).
-    RemovesNothing,
+    ChangesNothing,
     /// A value a file writes that equals what the archetype inherits there (a note, when
     /// [`LoadOptions::same_as_inherited`](crate::LoadOptions::same_as_inherited) asks for it).
     SameAsInherited,
@@ -147,7 +147,7 @@ impl DiagnosticCode {
             FormerNameClash,
             InvalidOperator,
             UnusedOperator,
-            RemovesNothing,
+            ChangesNothing,
             SameAsInherited,
             InvalidAsset,
         ]
@@ -228,7 +228,7 @@ impl DiagnosticCode {
             FormerNameClash => "former-name-clash",
             InvalidOperator => "invalid-operator",
             UnusedOperator => "unused-operator",
-            RemovesNothing => "removes-nothing",
+            ChangesNothing => "changes-nothing",
             SameAsInherited => "same-as-inherited",
             InvalidAsset => "invalid-asset",
         }

@@ -167,7 +167,7 @@ fn the_real_monster_data_converts_and_loads_with_zero_errors() {
 /// The real-data proof of the operators: every CDDA modifier of the whole corpus
 /// becomes an operator, none is dropped, and every concrete monster spawns exactly as CDDA
 /// resolves it. The corpus's two misspelt modifiers are `unused-operator` warnings, and its
-/// `delete`s of items the parent does not hold `removes-nothing` ones.
+/// `delete`s of items the parent does not hold `changes-nothing` ones.
 #[test]
 fn every_cdda_modifier_becomes_an_operator_and_every_monster_matches() {
     let dir = match cdda::data_dir() {
@@ -184,7 +184,7 @@ fn every_cdda_modifier_becomes_an_operator_and_every_monster_matches() {
     // 1,240 modifier fields: 1,227 operators, and 13 `extend` / `delete` of a field the monster
     // sets itself, which the game ignores.
     assert_eq!((fixture.modifiers(), fixture.ignored().len()), (1227, 13));
-    let (unused, removes_nothing): (Vec<&String>, Vec<&String>) = (fixture.warnings().iter())
+    let (unused, changes_nothing): (Vec<&String>, Vec<&String>) = (fixture.warnings().iter())
         .partition(|warning| warning.contains("warning[unused-operator]"));
     assert_eq!(
         unused,
@@ -194,12 +194,12 @@ fn every_cdda_modifier_becomes_an_operator_and_every_monster_matches() {
         ]
     );
     // The corpus's `delete`s of what the parent does not hold: no-ops in the game's data too.
-    assert_eq!(removes_nothing.len(), 21, "{removes_nothing:#?}");
-    let beaver = "warning[removes-nothing]: `$remove` removes nothing here: the list it applies to holds no `{\"id\":\"bite\"}`";
+    assert_eq!(changes_nothing.len(), 21, "{changes_nothing:#?}");
+    let beaver = "warning[changes-nothing]: `$remove` removes nothing here: the list it applies to holds no `{\"id\":\"bite\"}`";
     assert!(
-        (removes_nothing.iter())
+        (changes_nothing.iter())
             .any(|w| w.starts_with("cdda/mammal/mon_beaver_kit.json:") && w.ends_with(beaver)),
-        "{removes_nothing:#?}"
+        "{changes_nothing:#?}"
     );
 }
 

@@ -546,6 +546,7 @@ fn inspect_prints_the_resolved_archetype() {
     "Faction": "Hostile",
     "Glyph": { "ch": "a", "color": "Green" },
     "Health": { "current": 8, "max": 8 },
+    "Loot": { "items": ["bone", "rag"] },
     "Name": "Goblin archer",
     "Ranged": {
       "cooldown": { "$range": [1.5, 2.0] },
@@ -598,11 +599,12 @@ Glyph.ch            \"a\"                     archetypes/enemies/goblin_archer.j
 Glyph.color         \"Green\"                 archetypes/enemies/goblin.json:4:36
 Health.current      8                       archetypes/enemies/goblin_archer.json:5:28
 Health.max          8                       archetypes/enemies/goblin_archer.json:5:38
+Loot.items          [\"bone\", \"rag\"]         archetypes/enemies/goblin.json:6:24
 Name                \"Goblin archer\"         archetypes/enemies/goblin_archer.json:7:13
 Ranged.cooldown     {\"$range\": [1.5, 2.0]}  archetypes/enemies/goblin_archer.json:9:19
 Ranged.projectile   \"projectiles/arrow\"     archetypes/enemies/goblin_archer.json:10:21
 Ranged.range        8                       archetypes/enemies/goblin_archer.json:11:16
-Speed.value         2.0                     archetypes/enemies/goblin.json:7:25
+Speed.value         2.0                     archetypes/enemies/goblin.json:8:25
 Stance.Wander.pace  0.35                    archetypes/base/creature.json:9:27
 Transform           {}                      archetypes/base/creature.json:11:18
 Velocity            {}                      archetypes/base/creature.json:12:17

@@ -848,6 +848,7 @@ mod suite {
             registry.register::<demo::Projectile>().unwrap();
             registry.register::<demo::Velocity>().unwrap();
             registry.register::<demo::Armor>().unwrap();
+            registry.register::<demo::Loot>().unwrap();
             registry.register::<demo::Leader>().unwrap();
             registry.register::<demo::Spawner>().unwrap();
             registry.register::<demo::Turret>().unwrap();

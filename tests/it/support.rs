@@ -98,6 +98,19 @@ impl Default for Stats {
     }
 }
 
+/// A record of a list named by its `name` (for keyed list operators).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attack {
+    pub name: String,
+    pub damage: i32,
+    #[serde(default)]
+    pub cooldown: f32,
+}
+
+/// A list of records, written as the list itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Attacks(pub Vec<Attack>);
+
 /// The registry every test loads with: built-ins plus the test components.
 pub fn registry() -> ComponentRegistry {
     let mut registry = ComponentRegistry::new();
@@ -111,6 +124,7 @@ pub fn registry() -> ComponentRegistry {
     registry.register::<Links>().unwrap();
     registry.register::<Armor>().unwrap();
     registry.register::<Stats>().unwrap();
+    registry.register::<Attacks>().unwrap();
     registry
 }
 

@@ -65,8 +65,19 @@ pub mod keys {
     /// Operator, in place of any value: the inherited value is replaced whole by the one given
     /// (objects are not merged into it).
     pub const REPLACE: &str = "$replace";
+    /// Operator, on a list of records named by a `$key` field: merges each record given into
+    /// the record with the same key (its operators apply to that record's values).
+    pub const UPDATE: &str = "$update";
+    /// Operator, on a list of records named by a `$key` field: each record given replaces the
+    /// record with the same key, or is appended when there is none.
+    pub const UPSERT: &str = "$upsert";
+    /// Beside `$update`, `$upsert` or `$remove`: the field that names each record of the list
+    /// (`"id"`); `$remove` then takes key values.
+    pub const KEY: &str = "$key";
     /// Every operator. In component values, keys starting with `$` are operators.
-    pub const OPERATORS: [&str; 7] = [APPEND, PREPEND, UNION, REMOVE, ADD, MUL, REPLACE];
+    pub const OPERATORS: [&str; 9] = [
+        APPEND, PREPEND, UNION, REMOVE, UPDATE, UPSERT, ADD, MUL, REPLACE,
+    ];
     /// Spawn-time variation, in place of a number: rolls one in `[low, high]` per spawned
     /// entity (a whole number where the field takes whole numbers).
     pub const RANGE: &str = "$range";

@@ -36,6 +36,8 @@ pub(super) enum Operator {
     Append,
     Union,
     Remove,
+    Update,
+    Upsert,
     Add,
     Mul,
     Replace,
@@ -52,6 +54,8 @@ impl Operator {
             keys::PREPEND => Operator::Prepend,
             keys::UNION => Operator::Union,
             keys::REMOVE => Operator::Remove,
+            keys::UPDATE => Operator::Update,
+            keys::UPSERT => Operator::Upsert,
             keys::ADD => Operator::Add,
             keys::MUL => Operator::Mul,
             keys::REPLACE => Operator::Replace,
@@ -66,6 +70,8 @@ impl Operator {
             Operator::Prepend => keys::PREPEND,
             Operator::Union => keys::UNION,
             Operator::Remove => keys::REMOVE,
+            Operator::Update => keys::UPDATE,
+            Operator::Upsert => keys::UPSERT,
             Operator::Add => keys::ADD,
             Operator::Mul => keys::MUL,
             Operator::Replace => keys::REPLACE,
@@ -89,12 +95,17 @@ impl Operator {
         let mut operators = value
             .as_object()?
             .iter()
-            .filter(|(key, _)| *key != keys::ROUND)
+            .filter(|(key, _)| *key != keys::ROUND && *key != keys::KEY)
             .map(|(key, operand)| Some((Operator::from_key(key)?, operand)))
             .collect::<Option<Operators<'_>>>()?;
         operators.sort_by_key(|(operator, _)| *operator);
         (!operators.is_empty()).then_some(operators)
     }
+}
+
+/// The field naming the records of a list an operator object edits by key (`$key`), if any.
+pub(super) fn key_of(value: &Value) -> Option<&str> {
+    value.get(keys::KEY)?.as_str()
 }
 
 /// The rounding an operator object asks for with `$round`, if any.
@@ -150,9 +161,18 @@ fn walk_written(value: &Value, field: &FieldPath, in_list: bool, out: &mut Vec<W
                         });
                         continue;
                     }
-                    // What `$replace` gives is a value, written as any other.
+                    // What `$replace` gives is a value, written as any other; so are the
+                    // records `$update` and `$upsert` give (their operators apply there).
                     if key == keys::REPLACE {
                         walk_written(member, &at, in_list, out);
+                        continue;
+                    }
+                    if let (keys::UPDATE | keys::UPSERT, Value::Array(records)) =
+                        (key.as_str(), member)
+                    {
+                        for (i, record) in records.iter().enumerate() {
+                            walk_written(record, &at.index(i), false, out);
+                        }
                         continue;
                     }
                     // An operand is data: only a list's items may hold (misplaced) operators.
@@ -186,6 +206,14 @@ fn check_operator(
             suggestion,
         })
     };
+    if key == keys::KEY {
+        return check_key(object, operand, in_list).map(|(at_key, message)| WrittenProblem {
+            field: FieldPath::root(),
+            at_key,
+            message,
+            suggestion: None,
+        });
+    }
     if key == keys::ROUND {
         return check_round(object, operand, in_list).map(|(at_key, message, suggestion)| {
             WrittenProblem {
@@ -198,7 +226,7 @@ fn check_operator(
     }
     let Some(operator) = Operator::from_key(key) else {
         let names = keys::OPERATORS.iter().chain(&keys::VARIATIONS).copied();
-        let names = names.chain([keys::ROUND]);
+        let names = names.chain([keys::ROUND, keys::KEY]);
         let message = format!(
             "unknown operator {}; keys starting with `$` are operators: {}",
             quoted(key),
@@ -230,6 +258,9 @@ fn check_operator(
         // Reported once, at `$replace`.
         return None;
     }
+    if let Some((at_key, message)) = check_keyed(object, operator, operand) {
+        return problem(at_key, message, None);
+    }
     let other_kind = object.keys().filter_map(|other| Operator::from_key(other));
     if let Some(other) = other_kind
         .into_iter()
@@ -255,6 +286,83 @@ fn check_operator(
         message: format!("`{key}` takes {wanted}, found {}", kind_of(operand)),
         suggestion: None,
     })
+}
+
+/// What is wrong with a list operator written beside `$key`, or with `$update` / `$upsert`
+/// (which need it), if anything: whether it is about the key, and the message.
+fn check_keyed(
+    object: &Map<String, Value>,
+    operator: Operator,
+    operand: &Value,
+) -> Option<(bool, String)> {
+    let key = object.get(keys::KEY).and_then(Value::as_str);
+    let at_key = |message: String| Some((true, message));
+    let at_value = |message: String| Some((false, message));
+    match (operator, key) {
+        (Operator::Append | Operator::Prepend | Operator::Union, Some(_)) => at_key(format!(
+            "`{}` cannot be beside `$key`: to add a record by its key, use `$upsert`",
+            operator.key()
+        )),
+        (Operator::Update | Operator::Upsert, None) => at_key(format!(
+            "`{0}` needs `$key` beside it, naming the field that names each record (`{{\"$key\": \"id\", \"{0}\": [..]}}`)",
+            operator.key()
+        )),
+        (Operator::Update | Operator::Upsert, Some(key)) => {
+            let items = operand.as_array()?;
+            let (i, _) = items.iter().enumerate().find(|(_, item)| {
+                !item.get(key).is_some_and(|name| name.is_string() || name.is_number())
+            })?;
+            at_value(format!(
+                "`{}` item {i} has no `{key}` (its `$key`) naming the record it is for",
+                operator.key()
+            ))
+        }
+        (Operator::Remove, Some(_)) => {
+            let items = operand.as_array()?;
+            let (i, _) = (items.iter().enumerate())
+                .find(|(_, item)| !(item.is_string() || item.is_number()))?;
+            at_value(format!("with `$key`, `$remove` takes the keys of the records to remove (strings or numbers); item {i} is not one"))
+        }
+        _ => None,
+    }
+}
+
+/// What is wrong with `$key` (whose operand is `operand`) in `object`: whether it is about the
+/// key, and the message.
+fn check_key(
+    object: &Map<String, Value>,
+    operand: &Value,
+    in_list: bool,
+) -> Option<(bool, String)> {
+    if in_list {
+        return Some((true, "`$key` inside a list has nothing to work on (lists are replaced whole); write it in place of the list".to_string()));
+    }
+    if let Some(plain) = object.keys().find(|other| !other.starts_with('$')) {
+        return Some((
+            true,
+            format!(
+                "`$key` cannot be beside {}: it goes in an object of list operators",
+                quoted(plain)
+            ),
+        ));
+    }
+    let keyed = [keys::UPDATE, keys::UPSERT, keys::REMOVE];
+    let unkeyed = [keys::APPEND, keys::PREPEND, keys::UNION];
+    // Beside `$append`: reported there.
+    let reported = unkeyed.iter().any(|op| object.contains_key(*op));
+    if !reported && !keyed.iter().any(|op| object.contains_key(*op)) {
+        return Some((true, "`$key` names the field that names each record of a list, for `$update`, `$upsert` and `$remove`; write it beside one of them".to_string()));
+    }
+    match operand.as_str() {
+        Some(name) if !name.is_empty() => None,
+        _ => Some((
+            false,
+            format!(
+                "`$key` takes the name of the field that names each record (`\"id\"`), found {}",
+                kind_of(operand)
+            ),
+        )),
+    }
 }
 
 /// What is wrong with `$replace` (whose operand is `operand`) in `object`: whether it is about
@@ -361,7 +469,7 @@ fn operator_list() -> String {
     keys::OPERATORS
         .iter()
         .chain(&keys::VARIATIONS)
-        .chain(&[keys::ROUND])
+        .chain(&[keys::ROUND, keys::KEY])
         .map(|key| format!("`{key}`"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -483,7 +591,7 @@ pub(super) fn apply(
                 found: kind_of(target),
             });
         };
-        unmatched.extend(edit_list(operator, items, operand));
+        unmatched.extend(edit_list(operator, items, operand, key_of(patch)));
     }
     Ok(unmatched)
 }
@@ -614,8 +722,16 @@ fn arithmetic(
 /// Edits `items` in place by a list operator. `$union` and `$remove` find the values they
 /// compare by a hash of what [`same`] compares, so they cost the lists' lengths, not their
 /// product (but for `$remove`'s object patterns, each tried on every object of the list).
-fn edit_list(operator: Operator, items: &mut Vec<Value>, operand: &Value) -> Unmatched {
+fn edit_list(
+    operator: Operator,
+    items: &mut Vec<Value>,
+    operand: &Value,
+    key: Option<&str>,
+) -> Unmatched {
     let given = operand.as_array().map(Vec::as_slice).unwrap_or_default();
+    if let Some(key) = key {
+        return edit_records(operator, items, given, key);
+    }
     match operator {
         Operator::Append => items.extend(given.iter().cloned()),
         Operator::Prepend => drop(items.splice(0..0, given.iter().cloned())),
@@ -634,6 +750,86 @@ fn edit_list(operator: Operator, items: &mut Vec<Value>, operand: &Value) -> Unm
         _ => return remove_items(items, given),
     }
     Unmatched::new()
+}
+
+/// A keyed operator (`$key` names the records' key field) on `items`: `$remove` by key,
+/// `$upsert`, and `$update` as a plain merge patch (the archetype merge, which applies the
+/// operators inside its records, does `$update` itself: [`value_merge`]).
+///
+/// [`value_merge`]: crate::archetype::value_merge
+fn edit_records(
+    operator: Operator,
+    items: &mut Vec<Value>,
+    given: &[Value],
+    key: &str,
+) -> Unmatched {
+    if operator == Operator::Remove {
+        return remove_by_key(items, given, key);
+    }
+    let mut index = KeyIndex::of(items, key);
+    let mut unmatched = Unmatched::new();
+    for (j, record) in given.iter().enumerate() {
+        let Some(name) = record.get(key) else {
+            continue;
+        };
+        match (index.find(items, key, name), operator) {
+            (Some(i), Operator::Update) => crate::json::merge_patch::apply(&mut items[i], record),
+            (None, Operator::Update) => unmatched.push(j),
+            (Some(i), _) => items[i] = merged_into_nothing(record),
+            (None, _) => {
+                index.insert(name, items.len());
+                items.push(merged_into_nothing(record));
+            }
+        }
+    }
+    unmatched
+}
+
+/// `$remove` with `$key`: takes out of `items` every record whose key is one of `names`;
+/// returns the places of the names that matched none.
+pub(super) fn remove_by_key(items: &mut Vec<Value>, names: &[Value], key: &str) -> Unmatched {
+    let mut wanted = SameIndex::default();
+    for (i, name) in names.iter().enumerate() {
+        wanted.insert(name, i);
+    }
+    let mut matched = vec![false; names.len()];
+    items.retain(|item| {
+        let Some(name) = item.get(key) else {
+            return true;
+        };
+        let found: Vec<usize> = (wanted.find(name))
+            .filter(|&i| same(name, &names[i]))
+            .collect();
+        for &i in &found {
+            matched[i] = true;
+        }
+        found.is_empty()
+    });
+    (0..names.len()).filter(|&i| !matched[i]).collect()
+}
+
+/// The places of a list's records by their key (`$key`) value.
+pub(super) struct KeyIndex(SameIndex);
+
+impl KeyIndex {
+    pub fn of(items: &[Value], key: &str) -> KeyIndex {
+        let mut index = SameIndex::default();
+        for (i, item) in items.iter().enumerate() {
+            if let Some(name) = item.get(key) {
+                index.insert(name, i);
+            }
+        }
+        KeyIndex(index)
+    }
+
+    /// The first record of `items` whose key is `name`.
+    pub fn find(&self, items: &[Value], key: &str, name: &Value) -> Option<usize> {
+        (self.0.find(name)).find(|&i| items[i].get(key).is_some_and(|found| same(found, name)))
+    }
+
+    pub fn insert(&mut self, name: &Value, i: usize) {
+        self.0.insert(name, i);
+    }
 }
 
 /// `$remove`: takes out of `items` every item equal to one `given` (an object given: every
@@ -789,6 +985,7 @@ fn nothing_to_work_on(component: &str, path: Vec<PathSegment>, operators: &Value
     let operator = first.unwrap_or(Operator::Mul);
     let (what, kind) = match operator {
         Operator::Mul => ("scale", "number"),
+        Operator::Update => ("update", "list"),
         _ => ("remove from", "list"),
     };
     let place = match field.is_empty() {
@@ -844,9 +1041,12 @@ fn settle_at(
         }
         // Lists start empty, numbers at 0; `$mul` or `$remove` alone have nothing to work on.
         let lists = operators.iter().any(|(operator, _)| operator.on_lists());
-        let nothing = operators
-            .iter()
-            .all(|(operator, _)| matches!(operator, Operator::Mul | Operator::Remove));
+        let nothing = (operators.iter()).all(|(operator, _)| {
+            matches!(
+                operator,
+                Operator::Mul | Operator::Remove | Operator::Update
+            )
+        });
         if nothing {
             alone.push((path.clone(), value.take()));
             return true;
@@ -855,7 +1055,7 @@ fn settle_at(
             true => {
                 let mut items = Vec::new();
                 for (operator, operand) in operators {
-                    edit_list(operator, &mut items, operand);
+                    edit_list(operator, &mut items, operand, key_of(value));
                 }
                 Value::Array(items)
             }

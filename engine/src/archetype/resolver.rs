@@ -730,7 +730,7 @@ fn node_of(path: &FieldPath) -> Vec<Arc<str>> {
         .collect()
 }
 
-/// The `removes-nothing` warning for a value at `field` of `component` that changes nothing.
+/// The `changes-nothing` warning for a value at `field` of `component` that changes nothing.
 fn noop(
     node: &[Arc<str>],
     component: &Arc<str>,
@@ -742,7 +742,7 @@ fn noop(
         node: node.to_vec(),
         component: component.clone(),
         field,
-        code: DiagnosticCode::RemovesNothing,
+        code: DiagnosticCode::ChangesNothing,
         message,
         suggestion,
     }

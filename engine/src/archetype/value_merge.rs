@@ -20,7 +20,7 @@
 use serde_json::{Map, Value};
 
 use crate::archetype::file::keys;
-use crate::archetype::operator::{self, Operator, OperatorError};
+use crate::archetype::operator::{self, KeyIndex, Operator, OperatorError};
 use crate::archetype::variation;
 use crate::component::ComponentRegistry;
 use crate::diagnostic::DiagnosticCode;
@@ -89,7 +89,7 @@ pub(super) struct MergeProblem {
 /// `$remove` item the list did not hold.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct MergeLint {
-    /// `removes-nothing` or `same-as-inherited`.
+    /// `changes-nothing` or `same-as-inherited`.
     pub code: DiagnosticCode,
     /// Where inside the component (at the `null`, at the `$remove` item, at the value).
     pub field: FieldPath,
@@ -184,6 +184,11 @@ impl Place<'_> {
             return;
         }
         if Operator::of(patch).is_some() {
+            // Records of a list by key: merged here, where their operators apply.
+            if let (Some(key), Value::Array(items)) = (operator::key_of(patch), &mut *target) {
+                self.keyed(items, patch, key);
+                return;
+            }
             let (shapes, component, path) = (self.shapes, self.component, &self.path);
             let integer = |below: &[PathSegment]| {
                 let place = [path.as_slice(), below].concat();
@@ -224,7 +229,7 @@ impl Place<'_> {
                     let field = FieldPath(self.path.clone()).key(key.clone());
                     let message = format!("`null` removes `{}.{field}`, but nothing this archetype is built on gives it: this changes nothing", self.component);
                     self.lints.push(MergeLint {
-                        code: DiagnosticCode::RemovesNothing,
+                        code: DiagnosticCode::ChangesNothing,
                         field,
                         message,
                         suggestion: None,
@@ -238,6 +243,77 @@ impl Place<'_> {
                 value,
             );
             self.path.pop();
+        }
+    }
+
+    /// The keyed operators of `patch` (`$key` names the records' key field) on `items`, in
+    /// order: `$remove` by key, `$update` (each record merged into the one with its key, as any
+    /// value merges), `$upsert` (each record replaces the one with its key, or is appended).
+    fn keyed(&mut self, items: &mut Vec<Value>, patch: &Value, key: &str) {
+        let given = |name: &str| {
+            let list = patch.get(name).and_then(Value::as_array);
+            list.map(Vec::as_slice).unwrap_or_default()
+        };
+        let names = given(keys::REMOVE);
+        let unmatched = operator::remove_by_key(items, names, key);
+        let missing: Vec<(usize, &Value)> = unmatched.iter().map(|&i| (i, &names[i])).collect();
+        self.lint_missing(items, keys::REMOVE, key, &missing);
+        let mut index = KeyIndex::of(items, key);
+        let mut missing = Vec::new();
+        for (j, record) in given(keys::UPDATE).iter().enumerate() {
+            let (Some(name), Value::Object(fields)) = (record.get(key), record) else {
+                continue;
+            };
+            let Some(i) = index.find(items, key, name) else {
+                missing.push((j, name));
+                continue;
+            };
+            // The key names the record: it is not a change to it.
+            let mut change = fields.clone();
+            change.remove(key);
+            self.path.push(PathSegment::Index(i));
+            self.merge(&mut items[i], &Value::Object(change));
+            self.path.pop();
+        }
+        self.lint_missing(items, keys::UPDATE, key, &missing);
+        for record in given(keys::UPSERT) {
+            let Some(name) = record.get(key) else {
+                continue;
+            };
+            match index.find(items, key, name) {
+                Some(i) => items[i] = merged_into_nothing(record),
+                None => {
+                    index.insert(name, items.len());
+                    items.push(merged_into_nothing(record));
+                }
+            }
+        }
+    }
+
+    /// Lints each name of `operator`'s records (`(place in the operand, key value)`) that no
+    /// record of `items` has, with the nearest key it holds as a suggestion.
+    fn lint_missing(
+        &mut self,
+        items: &[Value],
+        operator: &str,
+        key: &str,
+        missing: &[(usize, &Value)],
+    ) {
+        let names = || items.iter().filter_map(|item| item.get(key)?.as_str());
+        for &(j, name) in missing {
+            let mut field = FieldPath(self.path.clone()).key(operator).index(j);
+            if operator != keys::REMOVE {
+                field = field.key(key);
+            }
+            self.lints.push(MergeLint {
+                code: DiagnosticCode::ChangesNothing,
+                message: format!(
+                    "`{operator}` changes nothing here: the list holds no record whose `{key}` is {}",
+                    shown(name)
+                ),
+                suggestion: name.as_str().and_then(|name| did_you_mean(name, names())),
+                field,
+            });
         }
     }
 
@@ -272,7 +348,7 @@ impl Place<'_> {
             let field = FieldPath(self.path.clone()).key(keys::REMOVE).index(i);
             let shown = shown(item);
             self.lints.push(MergeLint {
-                code: DiagnosticCode::RemovesNothing,
+                code: DiagnosticCode::ChangesNothing,
                 message: format!(
                     "`$remove` removes nothing here: the list it applies to holds no {shown}"
                 ),

@@ -102,6 +102,27 @@ fn the_schema_accepts_operators_and_variations_where_they_go() {
             r#"{ "components": { "Health": { "max": { "$round": "trunc" } } } }"#,
             false,
         ),
+        // Several list operators in one object, as the engine takes them; keyed ones with `$key`.
+        (
+            r#"{ "components": { "Loot": { "items": { "$union": ["bow"], "$remove": ["club"] } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Loot": { "items": { "$key": "id", "$update": [{ "id": "bow" }] } } } }"#,
+            true,
+        ),
+        (
+            r#"{ "components": { "Loot": { "items": { "$update": [{ "id": "bow" }] } } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Loot": { "items": { "$key": "id", "$append": ["bow"] } } } }"#,
+            false,
+        ),
+        (
+            r#"{ "components": { "Loot": { "items": { "$key": "id" } } } }"#,
+            false,
+        ),
         // An object or a list replaced whole.
         (
             r#"{ "components": { "Health": { "$replace": { "max": 3, "current": 3 } } } }"#,

@@ -562,7 +562,7 @@ fn lsp_refuses_a_scene_buffers_sub_scene_outside_its_directory_unopened() {
 }
 
 /// Every component the demo registers, in the order completion lists them.
-const DEMO_COMPONENTS: [&str; 21] = [
+const DEMO_COMPONENTS: [&str; 22] = [
     "Armor",
     "Boss",
     "Door",
@@ -572,6 +572,7 @@ const DEMO_COMPONENTS: [&str; 21] = [
     "Health",
     "Key",
     "Leader",
+    "Loot",
     "Melee",
     "Name",
     "Projectile",

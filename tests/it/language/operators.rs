@@ -7,7 +7,9 @@ use archetype_engine::{SceneLoadOptions, SceneSaveOptions};
 use hecs::World;
 use serde_json::json;
 
-use crate::support::{assert_messages, load, load_errors, spawn, Health, Loot, Speed, Stats};
+use crate::support::{
+    assert_messages, load, load_errors, spawn, Attack, Attacks, Health, Loot, Speed, Stats,
+};
 
 const BASE: (&str, &str) = (
     "base.json",
@@ -176,7 +178,7 @@ fn operators_written_wrong_are_errors_with_the_fix() {
     assert_messages(
         &load_errors(&[BASE, (name, &text)]),
         &[
-            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`; did you mean `$append`?",
+            "archetypes/child.json:4:26: error[invalid-operator]: unknown operator `$apend`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$update`, `$upsert`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`, `$key`; did you mean `$append`?",
             "archetypes/child.json:4:63: error[invalid-operator]: `$add` takes a number, found a string",
             "archetypes/child.json:5:26: error[invalid-operator]: `$mul` cannot be beside `min`: an object of operators stands for the value they change",
             "archetypes/child.json:5:73: error[invalid-operator]: `$union` and `$add` cannot change one value: one works on lists, the other on numbers",
@@ -472,7 +474,7 @@ fn replace_written_wrong_is_an_error_where_it_is() {
             // The value it gives is checked as any other: without the broken operator's member,
             // `Health` lacks `max`.
             "archetypes/child.json:6:15: error[invalid-component]: invalid value for `Health`: missing field `max`",
-            "archetypes/child.json:6:40: error[invalid-operator]: unknown operator `$ad`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`; did you mean `$add`?",
+            "archetypes/child.json:6:40: error[invalid-operator]: unknown operator `$ad`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$update`, `$upsert`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`, `$key`; did you mean `$add`?",
         ],
     );
 }
@@ -490,10 +492,10 @@ fn a_null_or_a_remove_that_changes_nothing_is_a_warning_with_the_nearest_item() 
     assert_messages(
         &dir.messages(&library),
         &[
-            "archetypes/child.json:4:14: warning[removes-nothing]: `null` removes `Armor`, but nothing this archetype is built on gives it: this changes nothing",
-            "archetypes/child.json:5:25: warning[removes-nothing]: `null` removes `Loot.silver`, but nothing this archetype is built on gives it: this changes nothing",
-            "archetypes/child.json:5:62: warning[removes-nothing]: `$remove` removes nothing here: the list it applies to holds no `\"coins\"`; did you mean `coin`?",
-            "archetypes/child.json:5:71: warning[removes-nothing]: `$remove` removes nothing here: the list it applies to holds no `{\"id\":\"x\"}`",
+            "archetypes/child.json:4:14: warning[changes-nothing]: `null` removes `Armor`, but nothing this archetype is built on gives it: this changes nothing",
+            "archetypes/child.json:5:25: warning[changes-nothing]: `null` removes `Loot.silver`, but nothing this archetype is built on gives it: this changes nothing",
+            "archetypes/child.json:5:62: warning[changes-nothing]: `$remove` removes nothing here: the list it applies to holds no `\"coins\"`; did you mean `coin`?",
+            "archetypes/child.json:5:71: warning[changes-nothing]: `$remove` removes nothing here: the list it applies to holds no `{\"id\":\"x\"}`",
         ],
     );
     // Warnings: the child loads, with what the rest of its file says.
@@ -543,6 +545,99 @@ fn a_value_the_same_as_inherited_is_noted_only_when_asked() {
             // Numbers compare by value (2.0 is 2), lists item by item.
             "archetypes/child.json:5:25: note[same-as-inherited]: `Speed.value` is already `2.0` in what this archetype is built on: this changes nothing",
             "archetypes/child.json:6:24: note[same-as-inherited]: `Loot.items` is already `[\"apple\",\"bone\",\"coin\"]` in what this archetype is built on: this changes nothing",
+        ],
+    );
+}
+
+const ATTACKS: (&str, &str) = (
+    "base.json",
+    r#"{
+  "components": {
+    "Attacks": [
+      { "name": "bite", "damage": 3, "cooldown": 1.5 },
+      { "name": "claw", "damage": 2 }
+    ]
+  }
+}"#,
+);
+
+/// The attacks a child of [`ATTACKS`] gets from writing `written` as its `Attacks`.
+fn attacks(written: &str) -> Vec<(String, i32, f32)> {
+    let child = format!(r#"{{ "extends": "base", "components": {{ "Attacks": {written} }} }}"#);
+    let attacks = spawn(&[ATTACKS, ("child.json", &child)], "child").get::<Attacks>();
+    (attacks.0.into_iter())
+        .map(
+            |Attack {
+                 name,
+                 damage,
+                 cooldown,
+             }| (name, damage, cooldown),
+        )
+        .collect()
+}
+
+#[test]
+fn keyed_operators_change_add_replace_and_remove_records_by_their_key() {
+    let named = |list: &[(&str, i32, f32)]| -> Vec<(String, i32, f32)> {
+        list.iter()
+            .map(|(n, d, c)| (n.to_string(), *d, *c))
+            .collect()
+    };
+    // `$update` merges into the record with the key: its operators apply to that record.
+    assert_eq!(
+        attacks(r#"{ "$key": "name", "$update": [{ "name": "bite", "damage": { "$add": 2 } }] }"#),
+        named(&[("bite", 5, 1.5), ("claw", 2, 0.0)])
+    );
+    // `$upsert` replaces the record with the key whole, or appends one.
+    assert_eq!(
+        attacks(
+            r#"{ "$key": "name", "$upsert": [{ "name": "bite", "damage": 9 }, { "name": "gore", "damage": 4 }] }"#
+        ),
+        named(&[("bite", 9, 0.0), ("claw", 2, 0.0), ("gore", 4, 0.0)])
+    );
+    // `$remove` takes keys; removals first, then updates, then upserts.
+    assert_eq!(
+        attacks(
+            r#"{ "$key": "name", "$upsert": [{ "name": "claw", "damage": 7 }], "$remove": ["claw"], "$update": [{ "name": "bite", "cooldown": { "$mul": 2 } }] }"#
+        ),
+        named(&[("bite", 3, 3.0), ("claw", 7, 0.0)])
+    );
+}
+
+#[test]
+fn a_keyed_operation_that_matches_nothing_is_a_warning_with_the_nearest_key() {
+    let (name, text) = (
+        "child.json",
+        "{\n  \"extends\": \"base\",\n  \"components\": {\n    \"Attacks\": { \"$key\": \"name\", \"$update\": [{ \"name\": \"bitee\", \"damage\": 1 }], \"$remove\": [\"clow\"] }\n  }\n}",
+    );
+    let dir = crate::support::ArchetypeDir::new(&[ATTACKS, (name, text)]);
+    let library = dir.load().expect("warnings only");
+    assert_messages(
+        &dir.messages(&library),
+        &[
+            "archetypes/child.json:4:56: warning[changes-nothing]: `$update` changes nothing here: the list holds no record whose `name` is `\"bitee\"`; did you mean `bite`?",
+            "archetypes/child.json:4:93: warning[changes-nothing]: `$remove` changes nothing here: the list holds no record whose `name` is `\"clow\"`; did you mean `claw`?",
+        ],
+    );
+}
+
+#[test]
+fn keyed_operators_written_wrong_are_errors_with_the_fix() {
+    let (name, text) = child(
+        r#"{
+    "Attacks": { "$update": [{ "name": "bite" }] },
+    "Loot": { "items": { "$key": "name", "$append": ["x"] } },
+    "Health": { "$key": "name", "$upsert": [{ "damage": 1 }] },
+    "Speed": { "value": { "$key": 3, "$remove": [] } }
+  }"#,
+    );
+    assert_messages(
+        &load_errors(&[BASE, (name, &text)]),
+        &[
+            "archetypes/child.json:4:18: error[invalid-operator]: `$update` needs `$key` beside it, naming the field that names each record (`{\"$key\": \"id\", \"$update\": [..]}`)",
+            "archetypes/child.json:5:42: error[invalid-operator]: `$append` cannot be beside `$key`: to add a record by its key, use `$upsert`",
+            "archetypes/child.json:6:44: error[invalid-operator]: `$upsert` item 0 has no `name` (its `$key`) naming the record it is for",
+            "archetypes/child.json:7:35: error[invalid-operator]: `$key` takes the name of the field that names each record (`\"id\"`), found a number",
         ],
     );
 }

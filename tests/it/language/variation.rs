@@ -163,7 +163,7 @@ fn variations_written_wrong_are_errors_where_they_are() {
             "archetypes/goblin.json:4:70: error[invalid-operator]: `$range` takes two numbers, the lowest and the highest (`[8, 12]`), found a list of 2 values",
             "archetypes/goblin.json:5:35: error[invalid-operator]: `$pick` takes a list of the values to pick one from, found an empty list",
             "archetypes/goblin.json:5:51: error[invalid-operator]: `$range` stands for the whole value, so it cannot be beside `$add`",
-            "archetypes/goblin.json:6:27: error[invalid-operator]: unknown operator `$rnage`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`; did you mean `$range`?",
+            "archetypes/goblin.json:6:27: error[invalid-operator]: unknown operator `$rnage`; keys starting with `$` are operators: `$append`, `$prepend`, `$union`, `$remove`, `$update`, `$upsert`, `$add`, `$mul`, `$replace`, `$range`, `$pick`, `$round`, `$key`; did you mean `$range`?",
         ],
     );
     // Checked against the component's type when the archetype compiles: every value a pick

@@ -33,7 +33,7 @@
 //! conversion ([`CddaFixture::ignored`]); a modifier of a field nothing in the chain sets and the
 //! game has no default for (`proportional.weigth`, `delete.flag`: misspellings) works on
 //! nothing, which the library reports as an `unused-operator` warning; a `delete` of an item
-//! the parent's list does not hold is a `removes-nothing` warning ([`CddaFixture::warnings`]).
+//! the parent's list does not hold is a `changes-nothing` warning ([`CddaFixture::warnings`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;

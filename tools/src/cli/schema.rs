@@ -234,18 +234,27 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
 /// The definitions of the operators a list or a number may be written as.
 fn insert_operator_defs(defs: &mut Map<String, Value>) {
     let list = json!({ "type": "array" });
+    let records = json!({ "type": "array", "items": { "type": "object" } });
     let number = json!({ "type": "number" });
     defs.insert(
         LIST_OPERATOR_DEF.into(),
         json!({
-            "description": "Changes the inherited list: `$append` or `$prepend` items, `$union` (append those not there yet), `$remove` items (an object removes every object holding its members).",
+            "description": "Changes the inherited list: `$append` or `$prepend` items, `$union` (append those not there yet), `$remove` items (an object removes every object holding its members). On a list of records named by a `$key` field: `$update` merges into the record with a key, `$upsert` replaces it (or appends), `$remove` takes keys.",
             "type": "object",
             "properties": {
                 (keys::APPEND): list, (keys::PREPEND): list, (keys::UNION): list, (keys::REMOVE): list,
+                (keys::UPDATE): records, (keys::UPSERT): records,
+                (keys::KEY): { "type": "string", "minLength": 1, "description": "The field that names each record of the list." },
             },
             "minProperties": 1,
-            "maxProperties": 1,
             "additionalProperties": false,
+            "not": { "required": [keys::KEY], "anyOf": [
+                { "required": [keys::APPEND] }, { "required": [keys::PREPEND] }, { "required": [keys::UNION] },
+            ] },
+            "dependentRequired": { (keys::UPDATE): [keys::KEY], (keys::UPSERT): [keys::KEY] },
+            "dependentSchemas": { (keys::KEY): { "anyOf": [
+                { "required": [keys::UPDATE] }, { "required": [keys::UPSERT] }, { "required": [keys::REMOVE] },
+            ] } },
         }),
     );
     defs.insert(

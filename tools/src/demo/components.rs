@@ -109,6 +109,15 @@ pub struct Armor {
     pub value: f32,
 }
 
+/// What a creature carries: named when a boss falls. A list, so archetypes can change what
+/// they inherit with list operators (`{"$append": ["crown"]}`, `{"$remove": ["rag"]}`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Loot {
+    /// Item names.
+    #[serde(default)]
+    pub items: Vec<String>,
+}
+
 /// A squad leader: members within `radius` rally to it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Leader {
@@ -215,6 +224,7 @@ pub fn register(registry: &mut ComponentRegistry) -> Result<(), RegistryError> {
     registry.register_with_schema::<Projectile>()?;
     registry.register_with_schema::<Velocity>()?;
     registry.register_with_schema::<Armor>()?;
+    registry.register_with_schema::<Loot>()?;
     registry.register_with_schema::<Leader>()?;
     registry.register_with_schema::<Follow>()?;
     registry.register_with_schema::<Spawner>()?;

@@ -14,8 +14,8 @@ use hecs::{Entity, World};
 
 use super::arena::{ARENA_HEIGHT, ARENA_WIDTH};
 use super::components::{
-    Armor, Boss, Door, Faction, Follow, Health, Key, Leader, Melee, Projectile, Ranged, Sensor,
-    Spawner, Speed, Stance, Target, Turret, Velocity,
+    Armor, Boss, Door, Faction, Follow, Health, Key, Leader, Loot, Melee, Projectile, Ranged,
+    Sensor, Spawner, Speed, Stance, Target, Turret, Velocity,
 };
 use super::rng::Rng;
 
@@ -716,9 +716,14 @@ impl Tick<'_> {
             }
             if boss {
                 let name = self.label(entity);
+                let loot = self.world.get::<&Loot>(entity).ok();
+                let dropped = match loot.as_deref().map(|loot| loot.items.join(", ")) {
+                    Some(items) if !items.is_empty() => format!(", dropping {items}"),
+                    _ => String::new(),
+                };
                 self.report
                     .notes
-                    .push(format!("the boss has fallen: {name}"));
+                    .push(format!("the boss has fallen: {name}{dropped}"));
             }
             despawn_tree(self.world, entity);
         }
