@@ -22,6 +22,7 @@ mod lsp_input; // `archetool lsp` given frames it cannot read: a clear line and 
 mod readme; // the README's example of a mistake is what validate prints
 mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate
 mod scene_check; // scene check over files and directories, every failing scene, every format
+mod schema_agreement; // the editor schema and validate agree on a corpus of archetype files
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -344,6 +344,7 @@ fn allow_operators(schema: &mut Value) {
         // (a copy of the schema per level would grow with the depth of nesting). Kept in the
         // object's own schema, so editors find its fields where they were. (A list is replaced
         // whole by writing it: the schema offers no `$replace` there.)
+        // So may every number in it be scaled (`$mul`, and `$round` beside it).
         if types.contains(&"object") && object.contains_key("properties") {
             if let Some(Value::Object(properties)) = object.get_mut("properties") {
                 properties.insert(
@@ -353,10 +354,22 @@ fn allow_operators(schema: &mut Value) {
                         "type": "object",
                     }),
                 );
+                properties.insert(
+                    keys::MUL.into(),
+                    json!({ "description": "Multiplies every number in it.", "type": "number" }),
+                );
+                properties.insert(
+                    keys::ROUND.into(),
+                    json!({ "description": "How `$mul` makes a whole number.", "enum": keys::ROUNDINGS }),
+                );
             }
             object.insert(
                 "dependentSchemas".into(),
-                json!({ (keys::REPLACE): { "maxProperties": 1 } }),
+                json!({
+                    (keys::REPLACE): { "maxProperties": 1 },
+                    (keys::MUL): { "propertyNames": { "enum": [keys::MUL, keys::ROUND] } },
+                    (keys::ROUND): { "required": [keys::MUL] },
+                }),
             );
         }
         return;
