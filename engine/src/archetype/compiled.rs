@@ -39,7 +39,6 @@ use crate::component::{SpawnTemplate, TemplateBuilder};
 use crate::diagnostic::{DiagnosticCode, Severity};
 use crate::json::did_you_mean;
 use crate::json::FieldPath;
-use crate::json::Shape;
 
 /// How many bundle types' templates an archetype keeps where they are read without a lock.
 const RECENT_BUNDLES: usize = 8;
@@ -817,12 +816,11 @@ fn value_problem(
             failure.suggestion,
         );
     }
-    let shape = || registry.ops(id).probe(error.path.segments());
     let suggestion = match &error.kind {
-        ReadErrorKind::UnknownVariant(variant) => match shape() {
-            Some(Shape::Enum { variants, .. }) => did_you_mean(variant, variants.iter().copied()),
-            _ => None,
-        },
+        // The names the type has, as serde lists them (an internally tagged enum's tag too).
+        ReadErrorKind::UnknownVariant(variant, expected) => {
+            did_you_mean(variant, expected.iter().copied())
+        }
         // A marker holding something: it is written `{}`.
         _ if error.path.is_empty() && registry.is_marker(id) => Some("{}".to_string()),
         _ => None,

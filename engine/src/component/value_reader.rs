@@ -31,8 +31,8 @@ use crate::diagnostic::quoted;
 pub(crate) enum ReadErrorKind {
     /// A required field is absent (`missing field `max``).
     MissingField,
-    /// An enum variant name the type does not have.
-    UnknownVariant(String),
+    /// An enum variant name the type does not have, and the names it has.
+    UnknownVariant(String, &'static [&'static str]),
     /// Anything else: a wrong type or value.
     Invalid,
 }
@@ -82,7 +82,7 @@ impl de::Error for ReadError {
         // serde's own wording, so messages read as they always have.
         let message = <de::value::Error as de::Error>::unknown_variant(variant, expected);
         ReadError {
-            kind: ReadErrorKind::UnknownVariant(variant.to_string()),
+            kind: ReadErrorKind::UnknownVariant(variant.to_string(), expected),
             message: message.to_string(),
         }
     }

@@ -266,3 +266,19 @@ fn null_for_the_old_variant_still_works() {
         Order::Chase { speed: 3.0 }
     );
 }
+
+#[test]
+fn a_tag_in_the_wrong_case_gets_the_variant_it_means() {
+    let dir = ArchetypeDir::new(&[(
+        "guard.json",
+        "{\n  \"components\": {\n    \"Stance\": { \"kind\": \"calm\", \"patience\": 3 }\n  }\n}",
+    )]);
+    let error = ArchetypeLibrary::load(dir.root(), registry()).unwrap_err();
+    let messages: Vec<String> = (error.diagnostics().iter())
+        .map(|diagnostic| dir.tidy(&diagnostic.to_string()))
+        .collect();
+    assert_eq!(
+        messages,
+        ["archetypes/guard.json:3:25: error[invalid-component]: invalid value for `Stance.kind`: unknown variant `calm`, expected `Calm` or `Angry`; did you mean `Calm`?"]
+    );
+}
