@@ -2990,14 +2990,21 @@ fn component_error(
         format!("`{name}.{field}`")
     };
     let message = format!("{place}: {message}");
-    value_error(
+    // A marker holding something: it is written `{}`, as in archetype files.
+    let marker = (scene_component(context.registry, name))
+        .is_some_and(|id| field.is_empty() && context.registry.is_marker(id));
+    let mut error = value_error(
         context,
         entry,
         DiagnosticCode::InvalidComponent,
         message,
         name,
         field,
-    )
+    );
+    if marker {
+        error.diagnostic.suggestion = Some("{}".to_string());
+    }
+    error
 }
 
 /// An error in the value of component `name` of an entry, at `field`.
