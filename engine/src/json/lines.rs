@@ -18,8 +18,12 @@ const CHECKPOINT: usize = 256;
 /// Where the lines of a text start, and what precedes each checkpoint.
 #[derive(Debug, Clone)]
 pub(crate) struct LineIndex {
-    /// Byte offset of the start of each line; the first is always 0.
+    /// Byte offset of the start of each line; the first is always 0. A line ends at `\n`,
+    /// `\r\n` or a lone `\r`, as editors and the Language Server Protocol count them.
     starts: Vec<usize>,
+    /// Where each line starts counting `\n` alone, as serde_json's positions do; `None` when
+    /// that is `starts` (no lone `\r` in the text).
+    lf_starts: Option<Vec<usize>>,
     /// Characters before byte `k * CHECKPOINT`, for each `k` up to the end of the text.
     chars: Vec<usize>,
     /// UTF-16 code units before byte `k * CHECKPOINT`, likewise.
@@ -57,8 +61,16 @@ impl Unit {
 
 impl LineIndex {
     fn new(text: &str) -> LineIndex {
+        let bytes = text.as_bytes();
+        let lone_cr = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+        let breaks = bytes.iter().enumerate().filter(|&(i, &b)| b == b'\n' || lone_cr(i));
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(breaks.map(|(i, _)| i + 1));
+        let lf_starts = (starts.len() > 1 && (0..bytes.len()).any(lone_cr)).then(|| {
+            let mut lf = vec![0];
+            lf.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+            lf
+        });
         let blocks = text.len() / CHECKPOINT + 1;
         let (mut chars, mut units) = (Vec::with_capacity(blocks), Vec::with_capacity(blocks));
         let (mut char_count, mut unit_count) = (0, 0);
@@ -72,6 +84,7 @@ impl LineIndex {
         units.push(unit_count);
         LineIndex {
             starts,
+            lf_starts,
             chars,
             units,
             ascii: char_count == text.len(),
@@ -217,8 +230,15 @@ impl<'a> TextLines<'a> {
         self.index().starts.len()
     }
 
-    /// The byte range of 0-based line `line`, without its line ending (`\n` or `\r\n`);
-    /// `None` past the last line.
+    /// The byte offset where 0-based line `line` starts counting `\n` alone as a line end (as
+    /// serde_json's positions count lines); `None` past the last such line.
+    pub(crate) fn lf_line_start(&self, line: usize) -> Option<usize> {
+        let index = self.index();
+        index.lf_starts.as_ref().unwrap_or(&index.starts).get(line).copied()
+    }
+
+    /// The byte range of 0-based line `line`, without its line ending (`\n`, `\r\n` or a lone
+    /// `\r`); `None` past the last line.
     pub fn line_range(&self, line: usize) -> Option<Range<usize>> {
         let starts = &self.index().starts;
         let start = *starts.get(line)?;
@@ -307,7 +327,8 @@ mod tests {
             .chain(std::iter::once((text.len(), '\0')))
         {
             places.push((offset, Position { line, column }, line - 1, units));
-            if c == '\n' {
+            let lone_cr = c == '\r' && !text[offset..].starts_with("\r\n");
+            if c == '\n' || lone_cr {
                 (line, column, units) = (line + 1, 1, 0);
             } else {
                 column += 1;
@@ -323,6 +344,7 @@ mod tests {
             String::new(),
             "\n".to_string(),
             "a\r\nbc\n\nd".to_string(),
+            "a\rbc\r\rd\r\ne\r".to_string(),
             "x".repeat(1000),
             wide.clone(),
             format!("{wide}\n{wide}\r\n{}\n😀", "b".repeat(700)),

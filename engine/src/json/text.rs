@@ -155,11 +155,12 @@ impl SourceText {
     /// `column` counts bytes since the last `\n` up to and including the byte
     /// at fault, and 0 means nothing on that line was read yet.
     pub fn offset_of_serde_position(&self, line: usize, column: usize) -> usize {
+        // serde_json counts `\n` alone as a line end, whatever the text's line endings.
         let lines = self.lines();
-        let Some(range) = lines.line_range(line.saturating_sub(1)) else {
+        let Some(start) = lines.lf_line_start(line.saturating_sub(1)) else {
             return self.text.len();
         };
-        lines.char_boundary_at_or_before(range.start.saturating_add(column.saturating_sub(1)))
+        lines.char_boundary_at_or_before(start.saturating_add(column.saturating_sub(1)))
     }
 
     fn error(&self, kind: TextErrorKind, offset: usize, message: String) -> TextError {
