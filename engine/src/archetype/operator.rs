@@ -1088,24 +1088,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
-    /// Component types with no integers and no defaults.
-    struct NoShapes;
-
-    impl ValueShapes for NoShapes {
-        fn is_enum(&self, _: &str, _: &[PathSegment]) -> bool {
-            false
-        }
-        fn tag(&self, _: &str, _: &[PathSegment]) -> Option<&'static str> {
-            None
-        }
-        fn is_integer(&self, _: &str, _: &[PathSegment]) -> bool {
-            false
-        }
-        fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
-            None
-        }
-    }
+    use crate::archetype::value_merge::NoShapes;
 
     /// The value applied, or the error's full message.
     fn applied(target: Value, patch: Value, integer: bool) -> Result<Value, String> {

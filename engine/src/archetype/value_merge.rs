@@ -386,28 +386,31 @@ impl Place<'_> {
     }
 }
 
+/// Component types with no enums, integers or defaults, for tests of merging.
+#[cfg(test)]
+pub(super) struct NoShapes;
+
+#[cfg(test)]
+impl ValueShapes for NoShapes {
+    fn is_enum(&self, _: &str, _: &[PathSegment]) -> bool {
+        false
+    }
+    fn tag(&self, _: &str, _: &[PathSegment]) -> Option<&'static str> {
+        None
+    }
+    fn is_integer(&self, _: &str, _: &[PathSegment]) -> bool {
+        false
+    }
+    fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-
-    struct NoShapes;
-
-    impl ValueShapes for NoShapes {
-        fn is_enum(&self, _: &str, _: &[PathSegment]) -> bool {
-            false
-        }
-        fn tag(&self, _: &str, _: &[PathSegment]) -> Option<&'static str> {
-            None
-        }
-        fn is_integer(&self, _: &str, _: &[PathSegment]) -> bool {
-            false
-        }
-        fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
-            None
-        }
-    }
 
     #[test]
     fn a_value_merged_into_nothing_loses_the_nulls_of_its_objects_only() {
