@@ -571,11 +571,15 @@ impl Reader<'_> {
         name: &str,
     ) -> bool {
         let mut problems = Vec::new();
-        crate::archetype::operator::written_problems(value, &FieldPath::root(), &mut problems);
+        crate::archetype::written_operator::written_problems(
+            value,
+            &FieldPath::root(),
+            &mut problems,
+        );
         // What a wrong operator stands in is left out, so it is reported once, as itself.
         let dropped = problems
             .iter()
-            .any(|problem| crate::archetype::operator::prune(value, &problem.field));
+            .any(|problem| crate::archetype::written_operator::prune(value, &problem.field));
         for problem in problems {
             let mut place = path.key(key);
             place.0.extend(problem.field.0.iter().cloned());

@@ -1,6 +1,6 @@
 //! Archetypes: the files designers edit (`file`, `name`, `tree`, `source`, `renames`), the
 //! designer language resolved into one value per component (`resolver`, `operator`,
-//! `variation`, `value_merge`, checked references), compiled archetypes that spawn without
+//! `written_operator`, `arithmetic`, `variation`, `value_merge`, checked references), compiled archetypes that spawn without
 //! parsing JSON (`compiled`, `spawn_rng`), and the library that serves them (`library`,
 //! `loaded`, `instance`).
 
@@ -28,6 +28,7 @@ mod spawn_rng;
 mod tree;
 mod value_merge;
 mod variation;
+mod written_operator;
 
 pub use crate::component::{ArchetypeId, ArchetypeInstance, OverridesId};
 pub use archetype_ref::ArchetypeRef;

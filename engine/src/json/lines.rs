@@ -63,7 +63,10 @@ impl LineIndex {
     fn new(text: &str) -> LineIndex {
         let bytes = text.as_bytes();
         let lone_cr = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
-        let breaks = bytes.iter().enumerate().filter(|&(i, &b)| b == b'\n' || lone_cr(i));
+        let breaks = bytes
+            .iter()
+            .enumerate()
+            .filter(|&(i, &b)| b == b'\n' || lone_cr(i));
         let mut starts = vec![0];
         starts.extend(breaks.map(|(i, _)| i + 1));
         let lf_starts = (starts.len() > 1 && (0..bytes.len()).any(lone_cr)).then(|| {
@@ -234,7 +237,12 @@ impl<'a> TextLines<'a> {
     /// serde_json's positions count lines); `None` past the last such line.
     pub(crate) fn lf_line_start(&self, line: usize) -> Option<usize> {
         let index = self.index();
-        index.lf_starts.as_ref().unwrap_or(&index.starts).get(line).copied()
+        index
+            .lf_starts
+            .as_ref()
+            .unwrap_or(&index.starts)
+            .get(line)
+            .copied()
     }
 
     /// The byte range of 0-based line `line`, without its line ending (`\n`, `\r\n` or a lone
