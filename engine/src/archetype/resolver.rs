@@ -509,6 +509,9 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
     /// Resolves one file. Cycles through it that close further up the stack are left in
     /// `self.frame.unwinding`.
     fn resolve_doc(&mut self, name: &str, doc: &ArchetypeDoc) -> Outcome {
+        // The no-ops found so far are those of an archetype that named this one (a child
+        // entry's archetype is resolved in the middle of its file): kept for it, not this one.
+        let outer = std::mem::take(&mut self.noops);
         let mut problems = Vec::new();
         let mut dependency = None;
         let mut entity = ResolvedEntity::default();
@@ -538,7 +541,7 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
         );
         entity.source = Some(Arc::from(name));
         // Under a broken parent what the archetype is built on is not known: nothing to warn.
-        let mut warnings = std::mem::take(&mut self.noops);
+        let mut warnings = std::mem::replace(&mut self.noops, outer);
         if !doc.is_abstract && problems.is_empty() && dependency.is_none() {
             warnings.extend(entity.settle(self.shapes, &mut Vec::new()));
         }

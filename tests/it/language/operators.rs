@@ -641,3 +641,18 @@ fn keyed_operators_written_wrong_are_errors_with_the_fix() {
         ],
     );
 }
+
+/// A file's no-ops are its own, even when an archetype one of its children names is resolved
+/// in the middle of reading it.
+#[test]
+fn a_no_op_is_reported_in_its_own_file_when_a_child_archetype_is_resolved_meanwhile() {
+    let dir = crate::support::ArchetypeDir::new(&[
+        ("a_camp.json", "{\n  \"components\": {\n    \"Armor\": null\n  },\n  \"children\": {\n    \"guard\": { \"archetype\": \"z_guard\" }\n  }\n}"),
+        ("z_guard.json", r#"{ "components": { "Health": { "current": 1, "max": 1 } } }"#),
+    ]);
+    let library = dir.load().expect("warnings only");
+    assert_messages(
+        &dir.messages(&library),
+        &["archetypes/a_camp.json:3:14: warning[changes-nothing]: `null` removes `Armor`, but nothing this archetype is built on gives it: this changes nothing"],
+    );
+}
