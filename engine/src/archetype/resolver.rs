@@ -721,11 +721,10 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
 /// The child names from the root to the entity written at `path` of a file
 /// (`children.turret.children.barrel` is `turret/barrel`).
 fn node_of(path: &FieldPath) -> Vec<Arc<str>> {
-    let segments = path.segments();
-    let names = segments.iter().zip(segments.iter().skip(1));
-    names
+    // The path is `children`, a name, `children`, a name, ... (a child may be named `children`).
+    (path.segments().chunks(2))
         .filter_map(|pair| match pair {
-            (PathSegment::Key(children), PathSegment::Key(name)) if children == keys::CHILDREN => {
+            [PathSegment::Key(children), PathSegment::Key(name)] if children == keys::CHILDREN => {
                 Some(Arc::from(name.as_str()))
             }
             _ => None,
