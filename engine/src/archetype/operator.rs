@@ -416,14 +416,24 @@ fn edit_records(
         match (index.find(items, key, name), operator) {
             (Some(i), Operator::Update) => crate::json::merge_patch::apply(&mut items[i], record),
             (None, Operator::Update) => unmatched.push(j),
-            (Some(i), _) => items[i] = merged_into_nothing(record),
-            (None, _) => {
-                index.insert(name, items.len());
-                items.push(merged_into_nothing(record));
-            }
+            _ => upsert(items, &mut index, key, record),
         }
     }
     unmatched
+}
+
+/// `$upsert` of one `record`: it replaces the record of `items` with its key, or is appended.
+pub(super) fn upsert(items: &mut Vec<Value>, index: &mut KeyIndex, key: &str, record: &Value) {
+    let Some(name) = record.get(key) else {
+        return;
+    };
+    match index.find(items, key, name) {
+        Some(i) => items[i] = merged_into_nothing(record),
+        None => {
+            index.insert(name, items.len());
+            items.push(merged_into_nothing(record));
+        }
+    }
 }
 
 /// `$remove` with `$key`: takes out of `items` every record whose key is one of `names`;
@@ -438,13 +448,14 @@ pub(super) fn remove_by_key(items: &mut Vec<Value>, names: &[Value], key: &str) 
         let Some(name) = item.get(key) else {
             return true;
         };
-        let found: Vec<usize> = (wanted.find(name))
-            .filter(|&i| same(name, &names[i]))
-            .collect();
-        for &i in &found {
-            matched[i] = true;
+        let mut found = false;
+        for i in wanted.find(name) {
+            if same(name, &names[i]) {
+                matched[i] = true;
+                found = true;
+            }
         }
-        found.is_empty()
+        !found
     });
     (0..names.len()).filter(|&i| !matched[i]).collect()
 }

@@ -540,13 +540,11 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
             &mut dependency,
         );
         entity.source = Some(Arc::from(name));
-        // Under a broken parent what the archetype is built on is not known: nothing to warn.
+        // Under a broken parent the archetype is not built (and the library reports no
+        // warnings about what it inherits): nothing to settle.
         let mut warnings = std::mem::replace(&mut self.noops, outer);
         if !doc.is_abstract && problems.is_empty() && dependency.is_none() {
             warnings.extend(entity.settle(self.shapes, &mut Vec::new()));
-        }
-        if dependency.is_some() {
-            warnings.clear();
         }
         if !warnings.is_empty() {
             self.unused.insert(name.to_string(), warnings);
@@ -630,13 +628,12 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
         problems: &mut Vec<ResolveProblem>,
         dependency: &mut Option<String>,
     ) {
-        let node = node_of(path);
         for (component, written) in &spec.components {
             if written.value.is_null() {
                 if entity.components.remove(component).is_none() {
                     let message = format!("`null` removes `{component}`, but nothing this archetype is built on gives it: this changes nothing");
                     self.noops
-                        .push(noop(&node, component, FieldPath::root(), message, None));
+                        .push(noop(path, component, FieldPath::root(), message, None));
                 }
                 continue;
             }
@@ -654,7 +651,7 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
                 &mut lints,
             );
             for lint in lints {
-                let mut warning = noop(&node, component, lint.field, lint.message, lint.suggestion);
+                let mut warning = noop(path, component, lint.field, lint.message, lint.suggestion);
                 warning.code = lint.code;
                 self.noops.push(warning);
             }
@@ -732,16 +729,17 @@ fn node_of(path: &FieldPath) -> Vec<Arc<str>> {
         .collect()
 }
 
-/// The `changes-nothing` warning for a value at `field` of `component` that changes nothing.
+/// The `changes-nothing` warning for a value at `field` of `component`, written for the entity
+/// at `path` of the file, that changes nothing.
 fn noop(
-    node: &[Arc<str>],
+    path: &FieldPath,
     component: &Arc<str>,
     field: FieldPath,
     message: String,
     suggestion: Option<String>,
 ) -> ResolveWarning {
     ResolveWarning {
-        node: node.to_vec(),
+        node: node_of(path),
         component: component.clone(),
         field,
         code: DiagnosticCode::ChangesNothing,

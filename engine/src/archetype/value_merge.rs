@@ -277,16 +277,7 @@ impl Place<'_> {
         }
         self.lint_missing(items, keys::UPDATE, key, &missing);
         for record in given(keys::UPSERT) {
-            let Some(name) = record.get(key) else {
-                continue;
-            };
-            match index.find(items, key, name) {
-                Some(i) => items[i] = merged_into_nothing(record),
-                None => {
-                    index.insert(name, items.len());
-                    items.push(merged_into_nothing(record));
-                }
-            }
+            operator::upsert(items, &mut index, key, record);
         }
     }
 
