@@ -10,3 +10,4 @@ mod operators;
 mod references;
 mod variants;
 mod variation;
+mod vectors;

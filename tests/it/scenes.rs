@@ -1341,3 +1341,32 @@ mod shared_data {
         assert_eq!(allocations(&loaded), 1);
     }
 }
+
+/// A vector in a scene is written as an array or as an object of its axes; an instance's
+/// object changes only the axes it names of its archetype's vector.
+#[test]
+fn scene_vectors_read_from_objects_of_axes() {
+    let library = demo_library();
+    let text = r#"{
+  "format": 2,
+  "entities": [
+    { "id": "00000000000000a1", "archetype": "enemies/goblin", "components": { "Transform": { "translation": { "y": 7 } } } },
+    { "id": "00000000000000b2", "components": { "Transform": { "translation": { "x": 1, "y": 2, "z": 3 }, "scale": [2, 2, 2] } } }
+  ]
+}"#;
+    let mut world = World::new();
+    let scene = load(text.as_bytes(), &mut world, &library);
+    let mut plain = World::new();
+    let goblin = library.spawn(&mut plain, "enemies/goblin").unwrap();
+    let inherited = plain.get::<&Transform>(goblin).unwrap().translation;
+    let at = |id: u64| *world.get::<&Transform>(scene.entity(StableId(id)).unwrap()).unwrap();
+    assert_eq!(at(0xa1).translation, Vec3::new(inherited.x, 7.0, inherited.z));
+    assert_eq!(at(0xb2).translation, Vec3::new(1.0, 2.0, 3.0));
+    assert_eq!(at(0xb2).scale, Vec3::splat(2.0));
+
+    let wrong = text.replace(r#"{ "y": 7 }"#, r#"{ "why": 7 }"#);
+    assert_eq!(
+        load_err(&wrong, &mut World::new(), &library),
+        "arena.scene.json:4:110: error[invalid-component]: entity 00000000000000a1: `Transform.translation`: unknown axis `why`; expected x, y, z"
+    );
+}

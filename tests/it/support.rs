@@ -111,6 +111,15 @@ pub struct Attack {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Attacks(pub Vec<Attack>);
 
+/// A colour (axes named `r g b a` by its registration) and a whole-number size (glam's
+/// `IVec2`, axes `x y`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sprite {
+    pub tint: glam::Vec4,
+    #[serde(default)]
+    pub size: glam::IVec2,
+}
+
 /// The registry every test loads with: built-ins plus the test components.
 pub fn registry() -> ComponentRegistry {
     let mut registry = ComponentRegistry::new();
@@ -125,6 +134,9 @@ pub fn registry() -> ComponentRegistry {
     registry.register::<Armor>().unwrap();
     registry.register::<Stats>().unwrap();
     registry.register::<Attacks>().unwrap();
+    registry
+        .register_with::<Sprite>(ComponentOptions::new().axes("tint", &["r", "g", "b", "a"]))
+        .unwrap();
     registry
 }
 

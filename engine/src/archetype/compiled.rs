@@ -338,6 +338,8 @@ pub(super) struct CompileProblem {
     pub unknown_field: bool,
     /// A required field is absent (the concrete archetype's to complete).
     pub missing_field: bool,
+    /// Shown at the key `field` ends with rather than at its value (an unknown axis).
+    pub at_key: bool,
     /// An error, or (an operator with nothing to work on) a warning.
     pub severity: Severity,
 }
@@ -359,6 +361,7 @@ impl CompileProblem {
             suggestion: unused.suggestion,
             unknown_field: false,
             missing_field: false,
+            at_key: false,
         }
     }
 }
@@ -773,6 +776,7 @@ fn problem(
         suggestion,
         unknown_field: false,
         missing_field: false,
+        at_key: false,
         severity: Severity::Error,
     }
 }
@@ -818,7 +822,8 @@ fn value_problem(
     }
     let suggestion = match &error.kind {
         // The names the type has, as serde lists them (an internally tagged enum's tag too).
-        ReadErrorKind::UnknownVariant(variant, expected) => {
+        ReadErrorKind::UnknownVariant(variant, expected)
+        | ReadErrorKind::UnknownAxis(variant, expected) => {
             did_you_mean(variant, expected.iter().copied())
         }
         // A marker holding something: it is written `{}`.
@@ -826,15 +831,21 @@ fn value_problem(
         _ => None,
     };
     let message = format!("invalid value for {place}: {}", error.message);
+    // An axis the vector does not have is shown where it is written.
+    let field = match &error.kind {
+        ReadErrorKind::UnknownAxis(axis, _) => error.path.clone().key(axis.clone()),
+        _ => error.path.clone(),
+    };
     let mut problem = problem(
         node,
         name,
-        error.path,
+        field,
         DiagnosticCode::InvalidComponent,
         message,
         suggestion,
     );
     problem.missing_field = error.kind == ReadErrorKind::MissingField;
+    problem.at_key = matches!(error.kind, ReadErrorKind::UnknownAxis(..));
     problem
 }
 

@@ -25,7 +25,7 @@ use crate::archetype::variation;
 use crate::component::ComponentRegistry;
 use crate::diagnostic::DiagnosticCode;
 use crate::json::did_you_mean;
-use crate::json::Shape;
+use crate::json::{axis_array, axis_object, Shape};
 use crate::json::{FieldPath, PathSegment};
 
 /// What the merge needs to know of component types.
@@ -40,6 +40,9 @@ pub(crate) trait ValueShapes {
     /// The value the type of `component` gives the place `path` when `value` (a whole value of
     /// it, `null` for none) leaves it out, if the type has a default there.
     fn default_at(&self, component: &str, value: &Value, path: &[PathSegment]) -> Option<Value>;
+    /// The axes of the vector at `path` of `component` (`x`, `y`, `z` of a glam `Vec3`, or
+    /// what the component's options name), if it is one.
+    fn axes(&self, component: &str, path: &[PathSegment]) -> Option<&'static [&'static str]>;
 }
 
 impl ValueShapes for ComponentRegistry {
@@ -75,6 +78,14 @@ impl ValueShapes for ComponentRegistry {
             };
         }
         Some(written)
+    }
+
+    fn axes(&self, component: &str, path: &[PathSegment]) -> Option<&'static [&'static str]> {
+        let id = self.id(component)?;
+        self.declared_axes(id, path).or_else(|| match self.ops(id).probe(path) {
+            Some(Shape::Vector { axes }) => Some(axes),
+            _ => None,
+        })
     }
 }
 
@@ -217,6 +228,13 @@ impl Place<'_> {
                 *target = Value::Null;
             }
         }
+        // A vector written as an object of its axes changes the axes it names.
+        let axes = self.vector_axes(target);
+        if let (Some(axes), Value::Array(items)) = (axes, &*target) {
+            if let Some(object) = axis_object(items, axes) {
+                *target = Value::Object(object);
+            }
+        }
         if !target.is_object() {
             *target = Value::Object(Map::new());
         }
@@ -243,6 +261,24 @@ impl Place<'_> {
                 value,
             );
             self.path.pop();
+        }
+        // Back to the array form the type has, unless an axis is amiss (the reader says which).
+        if let (Some(axes), Value::Object(object)) = (axes, &*target) {
+            if let Some(items) = axis_array(object, axes) {
+                *target = Value::Array(items);
+            }
+        }
+    }
+
+    /// The axes of the vector here, when `target` is its array form (the types are asked only
+    /// then: most merges never ask).
+    fn vector_axes(&self, target: &Value) -> Option<&'static [&'static str]> {
+        match target {
+            Value::Array(items) if !items.is_empty() => {
+                let axes = self.shapes.axes(self.component, &self.path)?;
+                (axes.len() == items.len()).then_some(axes)
+            }
+            _ => None,
         }
     }
 
@@ -393,6 +429,9 @@ impl ValueShapes for NoShapes {
         false
     }
     fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
+        None
+    }
+    fn axes(&self, _: &str, _: &[PathSegment]) -> Option<&'static [&'static str]> {
         None
     }
 }

@@ -809,6 +809,9 @@ mod tests {
         fn default_at(&self, _: &str, _: &Value, _: &[PathSegment]) -> Option<Value> {
             None
         }
+        fn axes(&self, _: &str, _: &[PathSegment]) -> Option<&'static [&'static str]> {
+            None
+        }
     }
 
     #[test]

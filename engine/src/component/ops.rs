@@ -10,7 +10,7 @@ use crate::component::registry::Component;
 use crate::component::reload_ops::ReloadOps;
 use crate::component::scene_ops::SceneOps;
 use crate::component::value_ops::ValueOps;
-use crate::json::{probe, Shape};
+use crate::json::{probe, DeclaredAxes, Shape};
 
 /// A component value deserialized from data, ready to be cloned into entities.
 pub(crate) type TypedValue = Box<dyn Any + Send + Sync>;
@@ -29,13 +29,16 @@ pub(super) struct Ops<T> {
     /// `T` is a unit struct (a marker): JSON scenes write it `{}`, as archetype files do,
     /// since `null` in a scene entry means "removed".
     pub(super) marker: bool,
+    /// The fields its options name the axes of ([`ComponentOptions::axes`](crate::ComponentOptions::axes)).
+    pub(super) axes: Vec<DeclaredAxes>,
     _type: std::marker::PhantomData<fn() -> T>,
 }
 
 impl<T: Component> Ops<T> {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(axes: Vec<DeclaredAxes>) -> Self {
         Ops {
             marker: matches!(probe::<T>(&[]), Some(Shape::Unit { .. })),
+            axes,
             _type: std::marker::PhantomData,
         }
     }

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::component::ops::{ComponentOps, Ops};
-use crate::json::{FieldPath, PathSegment};
+use crate::json::{DeclaredAxes, FieldPath, PathSegment};
 
 /// A type that can be a data-driven component.
 ///
@@ -53,6 +53,7 @@ pub struct ComponentOptions {
     #[cfg(feature = "schema")]
     serde_schema: bool,
     removed_fields: Vec<String>,
+    axes: Vec<DeclaredAxes>,
 }
 
 /// Produces a component's JSON Schema (see [`ComponentOptions::json_schema`]).
@@ -84,6 +85,27 @@ impl ComponentOptions {
     /// need no declaration; JSON scenes do.
     pub fn removed_field(mut self, field: impl Into<String>) -> Self {
         self.removed_fields.push(field.into());
+        self
+    }
+
+    /// Names the axes of the vector at `field` (a `.`-separated path of fields, `""` for the
+    /// component itself): data files may write it as an array or as an object of these axes,
+    /// and an object changes only the axes it names of an inherited value. glam's vectors and
+    /// quaternions have `x`, `y`, `z`, `w` without this; a colour says so here.
+    ///
+    /// ```
+    /// # use archetype_engine::{ComponentOptions, ComponentRegistry};
+    /// #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    /// struct Sprite { tint: glam::Vec4 }
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register_with::<Sprite>(ComponentOptions::new().axes("tint", &["r", "g", "b", "a"]))?;
+    /// # Ok::<(), archetype_engine::RegistryError>(())
+    /// ```
+    pub fn axes(mut self, field: impl Into<String>, axes: &'static [&'static str]) -> Self {
+        let field: String = field.into();
+        let path = field.split('.').filter(|key| !key.is_empty());
+        self.axes.push((path.map(str::to_string).collect(), axes));
         self
     }
 
@@ -344,7 +366,7 @@ impl ComponentRegistry {
             #[cfg(feature = "schema")]
             serde_schema: options.serde_schema,
             managed,
-            ops: Box::new(Ops::<T>::new()),
+            ops: Box::new(Ops::<T>::new(options.axes)),
             layout: std::sync::OnceLock::new(),
         });
         Ok(id)
@@ -458,6 +480,22 @@ impl ComponentRegistry {
     /// Whether no component is registered (never true: built-ins are always there).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The axes a component's options name for the vector at `path`, if they name it.
+    pub(crate) fn declared_axes(
+        &self,
+        id: ComponentId,
+        path: &[PathSegment],
+    ) -> Option<&'static [&'static str]> {
+        let keys = |declared: &[String]| {
+            declared.len() == path.len()
+                && declared.iter().zip(path).all(|(key, segment)| {
+                    matches!(segment, PathSegment::Key(written) if written == key)
+                })
+        };
+        let declared = self.entries[id.index()].ops.declared_axes();
+        declared.iter().find(|(field, _)| keys(field)).map(|(_, axes)| *axes)
     }
 
     pub(crate) fn ops(&self, id: ComponentId) -> &dyn ComponentOps {

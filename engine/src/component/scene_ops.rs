@@ -13,7 +13,8 @@ use crate::component::registry::Component;
 use crate::component::shared::recording;
 use crate::component::value_check::{self, CheckError, Checked};
 use crate::component::value_ops::{convert_path, field_path_of};
-use crate::json::{FieldPath, Pretty};
+use crate::component::value_reader::ReadErrorKind;
+use crate::json::{DeclaredAxes, FieldPath, Pretty};
 
 /// Why a live component could not be written.
 #[derive(Debug)]
@@ -163,7 +164,7 @@ impl<T: Component> SceneOps for Ops<T> {
         builder: &mut EntityBuilder,
         unknown: &mut Vec<FieldPath>,
     ) -> Result<(), (FieldPath, serde_json::Error)> {
-        builder.add(Self::read_json_typed(self.marker_text(text), unknown)?);
+        builder.add(Self::read_json_typed(self.marker_text(text), &self.axes, unknown)?);
         Ok(())
     }
 
@@ -246,7 +247,7 @@ impl<T: Component> PostcardSink for BatchWriter<'_, T> {
     }
 
     fn push_json(&mut self, text: &str) -> Result<(), PushError> {
-        let value = Ops::<T>::read_json_typed(text, &mut Vec::new())
+        let value = Ops::<T>::read_json_typed(text, &[], &mut Vec::new())
             .map_err(|(path, why)| PushError::Invalid(path, why.to_string()))?;
         self.push(value).map_err(|_| PushError::ColumnFull)
     }
@@ -278,8 +279,12 @@ impl<T: Component> Ops<T> {
 
     /// Deserializes `T` from JSON text (fields `T` does not have go to `unknown`), then checks
     /// it as [`check_read`](crate::component::value_check::check_read) does.
+    ///
+    /// A vector written as an object of its axes (glam's, or `axes` the component's options
+    /// name) is read as archetype values read it, past the first, direct attempt.
     fn read_json_typed(
         text: &str,
+        axes: &[DeclaredAxes],
         unknown: &mut Vec<FieldPath>,
     ) -> Result<T, (FieldPath, serde_json::Error)> {
         // Decode without tracking the path first; track it only to report an error.
@@ -295,10 +300,44 @@ impl<T: Component> Ops<T> {
             unknown.append(&mut found);
             return Ok(typed);
         }
+        if let Some(read) = read_with_axes::<T>(text, axes, unknown) {
+            return read;
+        }
         let mut deserializer = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
             let path = convert_path(error.path());
             (path, error.into_inner())
         })
     }
+}
+
+/// How deep a component value read as a whole JSON value may nest (serde_json's own limit).
+const MAX_VALUE_DEPTH: usize = 128;
+
+/// `T` read from `text` as an archetype value is read, when that is what makes it readable (a
+/// vector written as an object of its axes): `None` when the text is no valid JSON value (no
+/// duplicate keys) or the reason it does not read is not an axis.
+fn read_with_axes<T: Component>(
+    text: &str,
+    axes: &[DeclaredAxes],
+    unknown: &mut Vec<FieldPath>,
+) -> Option<Result<T, (FieldPath, serde_json::Error)>> {
+    let source = crate::json::SourceText::from_bytes(text.as_bytes().to_vec()).ok()?;
+    let value = crate::json::parse_json(&source, MAX_VALUE_DEPTH).ok()?;
+    let mut found = Vec::new();
+    let read = match crate::component::value_ops::read_completing_axes::<T>(&value, axes, &mut found) {
+        Ok(typed) => crate::component::value_check::check_read(&typed)
+            .map(|()| typed)
+            .map_err(|error| (error.path, serde::de::Error::custom(error.message))),
+        Err(error) => match error.kind {
+            ReadErrorKind::UnknownAxis(..) | ReadErrorKind::MissingAxis(_) => {
+                Err((error.path, serde::de::Error::custom(error.message)))
+            }
+            _ => return None,
+        },
+    };
+    if read.is_ok() {
+        unknown.append(&mut found);
+    }
+    Some(read)
 }

@@ -12,7 +12,7 @@ use crate::component::registry::Component;
 use crate::component::typed_list::TypedList;
 use crate::component::value_layout::Layout;
 use crate::component::value_reader::{ReadErrorKind, Reading, ValueReader};
-use crate::json::{probe, tag_of, Shape};
+use crate::json::{normalize_declared, probe, tag_of, AxisProblem, DeclaredAxes, Shape};
 use crate::json::{FieldPath, PathSegment};
 
 /// Why a JSON value is not a valid component value.
@@ -73,11 +73,145 @@ pub(crate) trait ValueOps {
     fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str>;
     /// Serializes a typed value (the canonical JSON form of what a file wrote).
     fn encode(&self, value: &TypedValue) -> Result<Value, EncodeError>;
+    /// The fields whose axes the component's options name.
+    fn declared_axes(&self) -> &[DeclaredAxes];
     /// The layout of the type's binary form (see [`Layout`]), if it can be traced.
     fn layout(&self) -> Option<Layout>;
     /// The layout of the type's JSON form, if it can be traced.
     #[cfg(feature = "schema")]
     fn json_layout(&self) -> Option<Layout>;
+}
+
+/// An object of declared axes that is not one: where, and what is wrong.
+fn axis_error(
+    (place, problem, axes): (Vec<String>, AxisProblem, &'static [&'static str]),
+) -> ValueError {
+    let path = FieldPath(place.into_iter().map(PathSegment::Key).collect());
+    let message = problem.message(axes);
+    match problem {
+        AxisProblem::Unknown(axis) => ValueError {
+            path,
+            message,
+            kind: ReadErrorKind::UnknownAxis(axis, axes),
+        },
+        AxisProblem::Missing(_) => ValueError {
+            path,
+            message,
+            kind: ReadErrorKind::MissingAxis(axes),
+        },
+    }
+}
+
+/// How many vectors of one value [`with_default_axes`] completes at most.
+const MAX_COMPLETED_VECTORS: usize = 64;
+
+/// Reads `T` from `value`, where an object of axes that leaves some out takes them from the
+/// type's default for that place (the value read without it, and written back): `{"z": 5}`
+/// for a `translation` the type defaults to `[0, 0, 0]` is `[0, 0, 5]`. Where the type has no
+/// default there, the missing axis is the error.
+pub(super) fn read_completing_axes<T: Component>(
+    value: &Value,
+    axes: &[DeclaredAxes],
+    unknown: &mut Vec<FieldPath>,
+) -> Result<T, ValueError> {
+    let read = |value: &Value, unknown: &mut Vec<FieldPath>| {
+        let value = normalize_declared(value, axes, false).map_err(axis_error)?;
+        deserialize_value::<T>(&value, unknown)
+    };
+    let mut error = match read(value, unknown) {
+        Ok(typed) => return Ok(typed),
+        Err(error) => error,
+    };
+    let mut completed = value.clone();
+    for _ in 0..MAX_COMPLETED_VECTORS {
+        let ReadErrorKind::MissingAxis(names) = error.kind else {
+            return Err(error);
+        };
+        if !complete_from_default::<T>(&mut completed, &error.path, names, axes) {
+            return Err(error);
+        }
+        match read(&completed, unknown) {
+            Ok(typed) => return Ok(typed),
+            Err(next) => error = next,
+        }
+    }
+    Err(error)
+}
+
+/// Gives the object of `names` at `path` in `value` the axes it leaves out, from the type's
+/// default there; `false` if the type has none (or the place is not a field of fields).
+fn complete_from_default<T: Component>(
+    value: &mut Value,
+    path: &FieldPath,
+    names: &[&str],
+    axes: &[DeclaredAxes],
+) -> bool {
+    let Some(keys) = keys_of(path) else {
+        return false;
+    };
+    // The value read without the vector, and without any other one missing axes.
+    let mut without = value.clone();
+    let mut removed = keys.clone();
+    let mut typed = None;
+    for _ in 0..MAX_COMPLETED_VECTORS {
+        if !remove_at(&mut without, &removed) {
+            return false;
+        }
+        let read = normalize_declared(&without, axes, false)
+            .map_err(axis_error)
+            .and_then(|without| deserialize_value::<T>(&without, &mut Vec::new()));
+        match read {
+            Ok(read) => {
+                typed = Some(read);
+                break;
+            }
+            Err(ValueError { kind: ReadErrorKind::MissingAxis(_), path, .. }) => {
+                match keys_of(&path) {
+                    Some(other) => removed = other,
+                    None => return false,
+                }
+            }
+            Err(_) => return false,
+        }
+    }
+    let Some(Ok(written)) = typed.map(|typed| serde_json::to_value(&typed)) else {
+        return false;
+    };
+    let default = keys.iter().try_fold(&written, |at, key| at.get(key.as_str()));
+    let Some(Value::Array(default)) = default else {
+        return false;
+    };
+    let place = keys.iter().try_fold(value, |at, key| at.get_mut(key.as_str()));
+    let (Some(Value::Object(object)), true) = (place, default.len() == names.len()) else {
+        return false;
+    };
+    for (name, item) in names.iter().zip(default) {
+        object.entry(name.to_string()).or_insert_with(|| item.clone());
+    }
+    true
+}
+
+/// The keys of `path`, if it is only keys and not empty.
+fn keys_of(path: &FieldPath) -> Option<Vec<String>> {
+    let keys: Option<Vec<String>> = (path.segments().iter())
+        .map(|segment| match segment {
+            PathSegment::Key(key) => Some(key.clone()),
+            PathSegment::Index(_) => None,
+        })
+        .collect();
+    keys.filter(|keys| !keys.is_empty())
+}
+
+/// Removes the field at `keys` from `value`; `false` if there is none.
+fn remove_at(value: &mut Value, keys: &[String]) -> bool {
+    let Some((last, parents)) = keys.split_last() else {
+        return false;
+    };
+    let parent = parents.iter().try_fold(value, |at, key| at.get_mut(key.as_str()));
+    parent
+        .and_then(Value::as_object_mut)
+        .and_then(|parent| parent.remove(last))
+        .is_some()
 }
 
 impl<T: Component> ValueOps for Ops<T> {
@@ -86,7 +220,7 @@ impl<T: Component> ValueOps for Ops<T> {
         value: &Value,
         unknown: &mut Vec<FieldPath>,
     ) -> Result<TypedValue, ValueError> {
-        let typed = deserialize_value::<T>(value, unknown)?;
+        let typed = read_completing_axes::<T>(value, &self.axes, unknown)?;
         check_read_value(&typed)?;
         Ok(Box::new(typed))
     }
@@ -94,7 +228,7 @@ impl<T: Component> ValueOps for Ops<T> {
     fn decode_list(&self, values: &mut dyn Iterator<Item = Value>) -> Option<Box<dyn TypedList>> {
         let mut list: Vec<T> = Vec::with_capacity(values.size_hint().0);
         for value in values {
-            let typed = deserialize_value::<T>(&value, &mut Vec::new()).ok()?;
+            let typed = read_completing_axes::<T>(&value, &self.axes, &mut Vec::new()).ok()?;
             check_read_value(&typed).ok()?;
             list.push(typed);
         }
@@ -107,7 +241,12 @@ impl<T: Component> ValueOps for Ops<T> {
     }
 
     fn check_partial(&self, value: &Value, unknown: &mut Vec<FieldPath>) -> Result<(), ValueError> {
-        check_partial_value::<T>(value, unknown)
+        let value = normalize_declared(value, &self.axes, true).map_err(axis_error)?;
+        check_partial_value::<T>(&value, unknown)
+    }
+
+    fn declared_axes(&self) -> &[DeclaredAxes] {
+        &self.axes
     }
 
     fn probe(&self, path: &[PathSegment]) -> Option<Shape> {

@@ -24,6 +24,7 @@ use serde::de::{
 use serde::forward_to_deserialize_any;
 use serde_json::{Map, Number, Value};
 
+use crate::json::{glam_axes, in_axis_order, AxisProblem};
 use crate::diagnostic::quoted;
 
 /// What went wrong reading a value, by kind (the message says it for people).
@@ -33,6 +34,10 @@ pub(crate) enum ReadErrorKind {
     MissingField,
     /// An enum variant name the type does not have, and the names it has.
     UnknownVariant(String, &'static [&'static str]),
+    /// A key of a vector's object form that is none of its axes, and the axes it has.
+    UnknownAxis(String, &'static [&'static str]),
+    /// A vector's object form without one of its axes, and the axes it has.
+    MissingAxis(&'static [&'static str]),
     /// Anything else: a wrong type or value.
     Invalid,
 }
@@ -227,6 +232,39 @@ impl<'a> ValueReader<'a> {
         }
     }
 
+    /// Visits an object of named axes as the sequence of its values in the order of `axes`;
+    /// in partial mode, an axis not written is stood in for.
+    fn visit_axes<V: Visitor<'a>>(
+        self,
+        object: &'a Map<String, Value>,
+        axes: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, ReadError> {
+        let problem = |problem: AxisProblem| {
+            let message = problem.message(axes);
+            match problem {
+                AxisProblem::Unknown(axis) => ReadError {
+                    kind: ReadErrorKind::UnknownAxis(axis, axes),
+                    message,
+                },
+                AxisProblem::Missing(_) => ReadError {
+                    kind: ReadErrorKind::MissingAxis(axes),
+                    message,
+                },
+            }
+        };
+        let items = in_axis_order(object, axes).map_err(problem)?;
+        if !self.partial {
+            if let Some(i) = items.iter().position(Option::is_none) {
+                return Err(problem(AxisProblem::Missing(axes[i])));
+            }
+        }
+        visitor.visit_seq(AxisItems {
+            items: items.into_iter(),
+            reader: self,
+        })
+    }
+
     /// Visits an object as a map; in partial mode, `fillers` are field names to stand in for
     /// after the entries written.
     fn visit_object<V: Visitor<'a>>(
@@ -404,13 +442,19 @@ impl<'a> Deserializer<'a> for ValueReader<'a> {
         self.deserialize_seq(visitor)
     }
 
+    /// A glam vector or quaternion reads from an object of its axes too (`{"x": 1, ...}`).
     fn deserialize_tuple_struct<V: Visitor<'a>>(
         self,
-        _name: &'static str,
-        _len: usize,
+        name: &'static str,
+        len: usize,
         visitor: V,
     ) -> Result<V::Value, ReadError> {
-        self.deserialize_seq(visitor)
+        match (self.value, glam_axes(name, len)) {
+            (Value::Object(object), Some(axes)) if !self.is_deferred() => {
+                self.visit_axes(object, axes, visitor)
+            }
+            _ => self.deserialize_seq(visitor),
+        }
     }
 
     fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, ReadError> {
@@ -505,6 +549,34 @@ impl<'a> SeqAccess<'a> for SeqReader<'a> {
     ) -> Result<Option<S::Value>, ReadError> {
         match self.items.next() {
             Some(item) => seed.deserialize(self.reader.at(item, false)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
+}
+
+/// The axes of a vector's object form, in axis order; `None` (partial mode) is stood in for.
+struct AxisItems<'a> {
+    items: std::vec::IntoIter<Option<&'a Value>>,
+    reader: ValueReader<'a>,
+}
+
+impl<'a> SeqAccess<'a> for AxisItems<'a> {
+    type Error = ReadError;
+
+    fn next_element_seed<S: DeserializeSeed<'a>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, ReadError> {
+        match self.items.next() {
+            Some(Some(item)) => seed.deserialize(self.reader.at(item, false)).map(Some),
+            Some(None) => {
+                let filler = self.reader.filler();
+                filler.note(seed.deserialize(filler)).map(Some)
+            }
             None => Ok(None),
         }
     }

@@ -16,6 +16,7 @@ use serde::de::{
 };
 use serde::forward_to_deserialize_any;
 
+use crate::json::axes::glam_axes;
 use crate::json::field_path::{FieldPath, PathSegment};
 use crate::json::suggest::did_you_mean;
 
@@ -41,6 +42,11 @@ pub enum Shape {
     Number {
         /// Whether the type takes only integers.
         integer: bool,
+    },
+    /// A vector or quaternion (glam's), written as an array or as an object of these axes.
+    Vector {
+        /// Its axes in order: `x`, `y`, ...
+        axes: &'static [&'static str],
     },
     /// An enum with these variant names.
     Enum {
@@ -68,6 +74,7 @@ pub(crate) fn suggest_with(
     match probe(field.parent().segments())? {
         Shape::Struct { fields, .. } => did_you_mean(key, fields.iter().copied()),
         Shape::Enum { variants, .. } => did_you_mean(key, variants.iter().copied()),
+        Shape::Vector { axes } => did_you_mean(key, axes.iter().copied()),
         Shape::Unit { .. } | Shape::Number { .. } => None,
     }
 }
@@ -382,13 +389,30 @@ impl<'de> Deserializer<'de> for Probe<'_> {
         self.element(Some(len), visitor)
     }
 
+    /// A glam vector or quaternion: its axes at the end of the path, and an axis (`z`) on the
+    /// path is its element.
     fn deserialize_tuple_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Stop> {
-        self.element(Some(len), visitor)
+        let Some(axes) = (!self.filler).then(|| glam_axes(name, len)).flatten() else {
+            return self.element(Some(len), visitor);
+        };
+        match self.path.split_first() {
+            None => Err(self.record(Shape::Vector { axes })),
+            Some((PathSegment::Key(key), rest)) => {
+                let Some(index) = axes.iter().position(|axis| axis == key) else {
+                    return Err(Stop::HERE);
+                };
+                visitor.visit_seq(Element {
+                    skip: index,
+                    value: Some(self.rest(rest)?),
+                })
+            }
+            Some(_) => self.element(Some(len), visitor),
+        }
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Stop> {

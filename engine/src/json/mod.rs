@@ -2,6 +2,7 @@
 //! names a serde type expects, and "did you mean" suggestions. Nothing here knows components,
 //! archetypes or scenes.
 
+mod axes;
 mod field_path;
 mod field_probe;
 mod lines;
@@ -12,6 +13,10 @@ mod span_index;
 mod suggest;
 mod text;
 
+pub(crate) use axes::{
+    axis_array, axis_object, glam_axes, in_axis_order, normalize_declared, AxisProblem,
+    DeclaredAxes,
+};
 pub use field_path::{FieldPath, PathSegment};
 pub(crate) use field_probe::{probe, suggest_field_in, suggest_with, tag_of, Shape};
 pub use lines::TextLines;

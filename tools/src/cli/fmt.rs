@@ -12,7 +12,8 @@
 //!   loader reports them) after those;
 //! - every other object's keys (component names, the fields inside component values, child
 //!   names) sorted by Unicode code point, which for ASCII names is alphabetical with capitals
-//!   first, the order the engine itself uses;
+//!   first, the order the engine itself uses; except that a vector written as an object of its
+//!   axes (every key one of `x y z w`, or of `r g b a`) keeps axis order, as its array has;
 //! - the file's structure (the top level, `components`, `children`, child entries) one member
 //!   per line, so adding a component or a child is a one-line change;
 //! - elsewhere (component values, and anything inside them), short values on one line when

@@ -151,8 +151,8 @@ pub enum Command {
     ///
     /// Two-space indentation; top-level keys in the order `$schema`, `format`, `abstract`,
     /// `extends`, `components`, `children` (child entries: `archetype`, `components`,
-    /// `children`); every other object's keys sorted; numbers and strings exactly as written;
-    /// a final newline.
+    /// `children`); every other object's keys sorted, but a vector's axes (`x y z w`, `r g b a`)
+    /// in axis order; numbers and strings exactly as written; a final newline.
     ///
     /// One line per member for the file's structure (the top level, `components`, `children`,
     /// child entries). Elsewhere, a value whose line fits in 100 columns stays on one line if

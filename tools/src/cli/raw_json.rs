@@ -394,10 +394,20 @@ fn write_node(out: &mut String, node: &Node, layout: Layout, indent: usize, colu
     }
 }
 
-/// An object's members in `layout` order.
+/// The orders of a vector's axes, for a value written as an object of its axes.
+const AXIS_ORDERS: [&[&str]; 2] = [&["x", "y", "z", "w"], &["r", "g", "b", "a"]];
+
+/// An object's members in `layout` order; in a value, an object whose keys are all axes of
+/// one kind (`x y z w`, `r g b a`) in axis order, as the vector's array form has them.
 fn sorted(members: &[Member], layout: Layout) -> Vec<&Member> {
     let mut sorted: Vec<&Member> = members.iter().collect();
-    sorted.sort_by(|a, b| layout.rank(&a.key).cmp(&layout.rank(&b.key)));
+    let axes = AXIS_ORDERS.into_iter().find(|axes| {
+        layout == Layout::Value && sorted.iter().all(|m| axes.contains(&m.key.as_str()))
+    });
+    match axes {
+        Some(axes) => sorted.sort_by_key(|m| axes.iter().position(|axis| *axis == m.key)),
+        None => sorted.sort_by(|a, b| layout.rank(&a.key).cmp(&layout.rank(&b.key))),
+    }
     sorted
 }
 
@@ -500,6 +510,26 @@ mod tests {
         assert!(out.contains("\"a\": [0, 1, 0],\n"), "{out}");
         assert!(out.contains("\"b\": [\n    [1],\n    [2]\n  ],\n"), "{out}");
         assert!(out.contains("\"c\": [\n    0,\n    1,\n"), "{out}");
+    }
+
+    #[test]
+    fn objects_of_axes_keep_axis_order() {
+        let text = r#"{"components": {"Transform": {"rotation": {"w": 1, "z": 0, "y": 0, "x": 0}, "translation": [0, 1, 0]}, "Sprite": {"tint": {"a": 1, "b": 0, "g": 1, "r": 1}}}}"#;
+        assert_eq!(
+            canonical(text),
+            r#"{
+  "components": {
+    "Sprite": {
+      "tint": { "r": 1, "g": 1, "b": 0, "a": 1 }
+    },
+    "Transform": {
+      "rotation": { "x": 0, "y": 0, "z": 0, "w": 1 },
+      "translation": [0, 1, 0]
+    }
+  }
+}
+"#
+        );
     }
 
     #[test]
