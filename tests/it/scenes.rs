@@ -1359,8 +1359,15 @@ fn scene_vectors_read_from_objects_of_axes() {
     let mut plain = World::new();
     let goblin = library.spawn(&mut plain, "enemies/goblin").unwrap();
     let inherited = plain.get::<&Transform>(goblin).unwrap().translation;
-    let at = |id: u64| *world.get::<&Transform>(scene.entity(StableId(id)).unwrap()).unwrap();
-    assert_eq!(at(0xa1).translation, Vec3::new(inherited.x, 7.0, inherited.z));
+    let at = |id: u64| {
+        *world
+            .get::<&Transform>(scene.entity(StableId(id)).unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        at(0xa1).translation,
+        Vec3::new(inherited.x, 7.0, inherited.z)
+    );
     assert_eq!(at(0xb2).translation, Vec3::new(1.0, 2.0, 3.0));
     assert_eq!(at(0xb2).scale, Vec3::splat(2.0));
 

@@ -1845,7 +1845,11 @@ impl ArchetypeLibrary {
         match found.and_then(|f| Some((self.sources.get(f.archetype.as_str())?, f.path))) {
             Some((source, path)) => {
                 diagnostic.file = Some(source.file.clone());
-                source.locate_into(&mut diagnostic, &path, problem.unknown_field || problem.at_key);
+                source.locate_into(
+                    &mut diagnostic,
+                    &path,
+                    problem.unknown_field || problem.at_key,
+                );
             }
             None => diagnostic.file = self.sources.get(name).map(|s| s.file.clone()),
         }

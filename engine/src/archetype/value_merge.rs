@@ -71,9 +71,15 @@ impl ValueShapes for ComponentRegistry {
         let value = if value.is_null() { &empty } else { value };
         let typed = ops.decode(value, &mut Vec::new()).ok()?;
         let mut written = ops.encode(&typed).ok()?;
-        for segment in path {
+        for (depth, segment) in path.iter().enumerate() {
             written = match (written, segment) {
                 (Value::Object(mut object), PathSegment::Key(key)) => object.remove(key)?,
+                // An axis of a vector (`scale.y`).
+                (Value::Array(mut items), PathSegment::Key(key)) => {
+                    let axes = self.axes(component, &path[..depth])?;
+                    let index = axes.iter().position(|axis| axis == key)?;
+                    (index < items.len()).then(|| items.swap_remove(index))?
+                }
                 _ => return None,
             };
         }
@@ -82,10 +88,11 @@ impl ValueShapes for ComponentRegistry {
 
     fn axes(&self, component: &str, path: &[PathSegment]) -> Option<&'static [&'static str]> {
         let id = self.id(component)?;
-        self.declared_axes(id, path).or_else(|| match self.ops(id).probe(path) {
-            Some(Shape::Vector { axes }) => Some(axes),
-            _ => None,
-        })
+        self.declared_axes(id, path)
+            .or_else(|| match self.ops(id).probe(path) {
+                Some(Shape::Vector { axes }) => Some(axes),
+                _ => None,
+            })
     }
 }
 

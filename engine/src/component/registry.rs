@@ -126,8 +126,8 @@ impl ComponentOptions {
 
     /// Describes the component's JSON form with a schema traced from its `Deserialize` impl,
     /// for types that do not derive [`schemars::JsonSchema`] — in particular ones with glam
-    /// fields (`Vec2`, `Vec3`, `Quat`, ... are described as glam writes them, `[x, y]`, with no
-    /// attribute on the field). Field names, types and enum variants appear as with
+    /// fields (`Vec2`, `Vec3`, `Quat`, ... are described as arrays, `[x, y]`, or objects of
+    /// their axes, `{"y": 2}`, with no attribute on the field). Field names, types and enum variants appear as with
     /// [`json_schema`](Self::json_schema); doc comments do not (they are not part of the serde
     /// form). A type that reads its input itself (an untagged enum, `serde_json::Value`) cannot
     /// be traced and gets no schema.
@@ -141,7 +141,7 @@ impl ComponentOptions {
     /// registry.register_with::<Patrol>(ComponentOptions::new().json_schema_from_serde())?;
     /// let id = registry.id("Patrol").unwrap();
     /// let schema = registry.json_schema(id, &mut archetype_engine::schemars::SchemaGenerator::default()).unwrap();
-    /// assert_eq!(schema.as_value()["properties"]["route"]["items"]["maxItems"], 2);
+    /// assert_eq!(schema.as_value()["properties"]["route"]["items"]["anyOf"][0]["maxItems"], 2);
     /// # Ok::<(), archetype_engine::RegistryError>(())
     /// ```
     #[cfg(feature = "schema")]
@@ -490,12 +490,15 @@ impl ComponentRegistry {
     ) -> Option<&'static [&'static str]> {
         let keys = |declared: &[String]| {
             declared.len() == path.len()
-                && declared.iter().zip(path).all(|(key, segment)| {
-                    matches!(segment, PathSegment::Key(written) if written == key)
-                })
+                && declared.iter().zip(path).all(
+                    |(key, segment)| matches!(segment, PathSegment::Key(written) if written == key),
+                )
         };
         let declared = self.entries[id.index()].ops.declared_axes();
-        declared.iter().find(|(field, _)| keys(field)).map(|(_, axes)| *axes)
+        declared
+            .iter()
+            .find(|(field, _)| keys(field))
+            .map(|(_, axes)| *axes)
     }
 
     pub(crate) fn ops(&self, id: ComponentId) -> &dyn ComponentOps {

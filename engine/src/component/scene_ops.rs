@@ -164,7 +164,11 @@ impl<T: Component> SceneOps for Ops<T> {
         builder: &mut EntityBuilder,
         unknown: &mut Vec<FieldPath>,
     ) -> Result<(), (FieldPath, serde_json::Error)> {
-        builder.add(Self::read_json_typed(self.marker_text(text), &self.axes, unknown)?);
+        builder.add(Self::read_json_typed(
+            self.marker_text(text),
+            &self.axes,
+            unknown,
+        )?);
         Ok(())
     }
 
@@ -325,17 +329,18 @@ fn read_with_axes<T: Component>(
     let source = crate::json::SourceText::from_bytes(text.as_bytes().to_vec()).ok()?;
     let value = crate::json::parse_json(&source, MAX_VALUE_DEPTH).ok()?;
     let mut found = Vec::new();
-    let read = match crate::component::value_ops::read_completing_axes::<T>(&value, axes, &mut found) {
-        Ok(typed) => crate::component::value_check::check_read(&typed)
-            .map(|()| typed)
-            .map_err(|error| (error.path, serde::de::Error::custom(error.message))),
-        Err(error) => match error.kind {
-            ReadErrorKind::UnknownAxis(..) | ReadErrorKind::MissingAxis(_) => {
-                Err((error.path, serde::de::Error::custom(error.message)))
-            }
-            _ => return None,
-        },
-    };
+    let read =
+        match crate::component::value_ops::read_completing_axes::<T>(&value, axes, &mut found) {
+            Ok(typed) => crate::component::value_check::check_read(&typed)
+                .map(|()| typed)
+                .map_err(|error| (error.path, serde::de::Error::custom(error.message))),
+            Err(error) => match error.kind {
+                ReadErrorKind::UnknownAxis(..) | ReadErrorKind::MissingAxis(_) => {
+                    Err((error.path, serde::de::Error::custom(error.message)))
+                }
+                _ => return None,
+            },
+        };
     if read.is_ok() {
         unknown.append(&mut found);
     }

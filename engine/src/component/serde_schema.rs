@@ -4,8 +4,8 @@
 //! anyone but the two crates from adding it).
 //!
 //! The type's human-readable form is traced as for binary layouts ([`value_layout`]), and each
-//! shape becomes its schema: numbers with their range, strings, lists, tuples (glam's vectors:
-//! `[x, y]`), structs with their fields (no others allowed), enums as serde writes them
+//! shape becomes its schema: numbers with their range, strings, lists, tuples, glam's vectors
+//! (`[x, y]` or an object of the axes it changes, `{"y": 2}`), structs with their fields (no others allowed), enums as serde writes them
 //! (`"Idle"`, `{"Patrol": {..}}`). Doc comments are not part of a type's serde form, so
 //! these schemas have no descriptions; a type that cannot be traced (one that inspects its
 //! input itself, such as an untagged enum) gets none.
@@ -41,6 +41,7 @@ pub(super) fn schema_of(layout: &Layout) -> Value {
             json!({ "type": "object", "additionalProperties": schema_of(value) })
         }
         Layout::Tuple(items) => tuple(items),
+        Layout::Vector(items, axes) => vector(items, axes),
         Layout::Struct(fields) => object(fields),
         Layout::Newtype(inner) => schema_of(inner),
         Layout::Enum(variants) => enumeration(variants),
@@ -72,6 +73,17 @@ fn tuple(items: &[Layout]) -> Value {
         "minItems": items.len(),
         "maxItems": items.len(),
     })
+}
+
+/// A vector: its array, or an object of the axes it changes (`{"z": 5}`).
+fn vector(items: &[Layout], axes: &[String]) -> Value {
+    let properties: Map<String, Value> = (axes.iter().cloned())
+        .zip(items.iter().map(schema_of))
+        .collect();
+    json!({ "anyOf": [
+        tuple(items),
+        { "type": "object", "properties": properties, "additionalProperties": false, "minProperties": 1 },
+    ] })
 }
 
 fn object(fields: &[(String, Layout)]) -> Value {
@@ -154,9 +166,25 @@ mod tests {
                 "properties": {
                     "route": {
                         "type": "array",
-                        "items": { "type": "array", "items": number, "minItems": 2, "maxItems": 2 },
+                        "items": { "anyOf": [
+                            { "type": "array", "items": number, "minItems": 2, "maxItems": 2 },
+                            {
+                                "type": "object",
+                                "properties": { "x": number, "y": number },
+                                "additionalProperties": false,
+                                "minProperties": 1,
+                            },
+                        ] },
                     },
-                    "facing": { "type": "array", "items": number, "minItems": 4, "maxItems": 4 },
+                    "facing": { "anyOf": [
+                        { "type": "array", "items": number, "minItems": 4, "maxItems": 4 },
+                        {
+                            "type": "object",
+                            "properties": { "x": number, "y": number, "z": number, "w": number },
+                            "additionalProperties": false,
+                            "minProperties": 1,
+                        },
+                    ] },
                     "mode": { "oneOf": [
                         { "type": "string", "enum": ["Idle"] },
                         {

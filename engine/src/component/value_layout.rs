@@ -25,6 +25,8 @@ use serde::de::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::json::glam_axes;
+
 /// The name a `Shared<T>` asks for while a layout is traced: in binary scenes it is written
 /// as the key of its value in the shared table.
 pub(super) const SHARED_NEWTYPE: &str = "$shared";
@@ -60,6 +62,9 @@ pub(crate) enum Layout {
     Shared,
     /// While tracing: the enum of that name (filled in at the end).
     EnumRef(String),
+    /// A glam vector or quaternion in its human-readable form: a tuple, also written as an
+    /// object of these axes. Binary layouts never hold it (their vectors are tuples).
+    Vector(Vec<Layout>, Vec<String>),
 }
 
 /// The binary shape of one enum variant's content.
@@ -136,6 +141,9 @@ fn materialize(
         Layout::Newtype(inner) => Layout::Newtype(boxed(*inner)?),
         Layout::Map(key, value) => Layout::Map(boxed(*key)?, boxed(*value)?),
         Layout::Tuple(items) => Layout::Tuple(items.into_iter().map(go).collect::<Option<_>>()?),
+        Layout::Vector(items, axes) => {
+            Layout::Vector(items.into_iter().map(go).collect::<Option<_>>()?, axes)
+        }
         Layout::Struct(items) => Layout::Struct(fields(items)?),
         Layout::EnumRef(name) => {
             let variants = enums.get(&name)?.iter().cloned().map(|variant| {
@@ -305,11 +313,19 @@ impl<'de> Deserializer<'de> for Tracer<'_> {
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
         self,
-        _: &'static str,
+        name: &'static str,
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Untraceable> {
-        self.deserialize_tuple(len, visitor)
+        let axes = glam_axes(name, len).filter(|_| self.state.borrow().human_readable);
+        let Some(axes) = axes else {
+            return self.deserialize_tuple(len, visitor);
+        };
+        let mut items = Items::new(&self, len);
+        let value = visitor.visit_seq(&mut items)?;
+        let axes = axes.iter().map(|axis| axis.to_string()).collect();
+        self.record(Layout::Vector(items.layouts, axes));
+        Ok(value)
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Untraceable> {
@@ -646,7 +662,7 @@ fn read_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<Value, Ba
             let items = (0..count).map(|_| next(item, bytes));
             Value::Array(items.collect::<Result<_, _>>()?)
         }
-        Layout::Tuple(items) => {
+        Layout::Tuple(items) | Layout::Vector(items, _) => {
             let items = items.iter().map(|item| next(item, bytes));
             Value::Array(items.collect::<Result<_, _>>()?)
         }
@@ -906,7 +922,9 @@ fn plain(layout: &Layout, depth: usize) -> bool {
         Layout::U8 | Layout::U16 | Layout::U32 | Layout::U64 => true,
         Layout::I8 | Layout::I16 | Layout::I32 | Layout::I64 => true,
         Layout::Newtype(inner) | Layout::Seq(inner) => plain(inner, depth + 1),
-        Layout::Tuple(items) => items.iter().all(|item| plain(item, depth + 1)),
+        Layout::Tuple(items) | Layout::Vector(items, _) => {
+            items.iter().all(|item| plain(item, depth + 1))
+        }
         Layout::Struct(fields) => fields.iter().all(|(_, field)| plain(field, depth + 1)),
         _ => false,
     }
@@ -959,7 +977,7 @@ fn skip_at(layout: &Layout, bytes: &mut &[u8], depth: usize) -> Result<(), BadBy
                 next(item, bytes)?;
             }
         }
-        Layout::Tuple(items) => {
+        Layout::Tuple(items) | Layout::Vector(items, _) => {
             for item in items {
                 next(item, bytes)?;
             }

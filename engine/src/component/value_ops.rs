@@ -12,7 +12,9 @@ use crate::component::registry::Component;
 use crate::component::typed_list::TypedList;
 use crate::component::value_layout::Layout;
 use crate::component::value_reader::{ReadErrorKind, Reading, ValueReader};
-use crate::json::{normalize_declared, probe, tag_of, AxisProblem, DeclaredAxes, Shape};
+use crate::json::{
+    normalize_declared, probe, tag_of, AxisMisfit, AxisProblem, DeclaredAxes, Shape,
+};
 use crate::json::{FieldPath, PathSegment};
 
 /// Why a JSON value is not a valid component value.
@@ -83,9 +85,7 @@ pub(crate) trait ValueOps {
 }
 
 /// An object of declared axes that is not one: where, and what is wrong.
-fn axis_error(
-    (place, problem, axes): (Vec<String>, AxisProblem, &'static [&'static str]),
-) -> ValueError {
+fn axis_error((place, problem, axes): AxisMisfit) -> ValueError {
     let path = FieldPath(place.into_iter().map(PathSegment::Key).collect());
     let message = problem.message(axes);
     match problem {
@@ -165,28 +165,36 @@ fn complete_from_default<T: Component>(
                 typed = Some(read);
                 break;
             }
-            Err(ValueError { kind: ReadErrorKind::MissingAxis(_), path, .. }) => {
-                match keys_of(&path) {
-                    Some(other) => removed = other,
-                    None => return false,
-                }
-            }
+            Err(ValueError {
+                kind: ReadErrorKind::MissingAxis(_),
+                path,
+                ..
+            }) => match keys_of(&path) {
+                Some(other) => removed = other,
+                None => return false,
+            },
             Err(_) => return false,
         }
     }
     let Some(Ok(written)) = typed.map(|typed| serde_json::to_value(&typed)) else {
         return false;
     };
-    let default = keys.iter().try_fold(&written, |at, key| at.get(key.as_str()));
+    let default = keys
+        .iter()
+        .try_fold(&written, |at, key| at.get(key.as_str()));
     let Some(Value::Array(default)) = default else {
         return false;
     };
-    let place = keys.iter().try_fold(value, |at, key| at.get_mut(key.as_str()));
+    let place = keys
+        .iter()
+        .try_fold(value, |at, key| at.get_mut(key.as_str()));
     let (Some(Value::Object(object)), true) = (place, default.len() == names.len()) else {
         return false;
     };
     for (name, item) in names.iter().zip(default) {
-        object.entry(name.to_string()).or_insert_with(|| item.clone());
+        object
+            .entry(name.to_string())
+            .or_insert_with(|| item.clone());
     }
     true
 }
@@ -207,7 +215,9 @@ fn remove_at(value: &mut Value, keys: &[String]) -> bool {
     let Some((last, parents)) = keys.split_last() else {
         return false;
     };
-    let parent = parents.iter().try_fold(value, |at, key| at.get_mut(key.as_str()));
+    let parent = parents
+        .iter()
+        .try_fold(value, |at, key| at.get_mut(key.as_str()));
     parent
         .and_then(Value::as_object_mut)
         .and_then(|parent| parent.remove(last))

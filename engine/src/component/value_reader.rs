@@ -24,8 +24,8 @@ use serde::de::{
 use serde::forward_to_deserialize_any;
 use serde_json::{Map, Number, Value};
 
-use crate::json::{glam_axes, in_axis_order, AxisProblem};
 use crate::diagnostic::quoted;
+use crate::json::{glam_axes, in_axis_order, AxisProblem};
 
 /// What went wrong reading a value, by kind (the message says it for people).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -572,7 +572,11 @@ impl<'a> SeqAccess<'a> for AxisItems<'a> {
         seed: S,
     ) -> Result<Option<S::Value>, ReadError> {
         match self.items.next() {
-            Some(Some(item)) => seed.deserialize(self.reader.at(item, false)).map(Some),
+            // An axis merges as a field does: in partial mode it may be partial too.
+            Some(Some(item)) => {
+                let reader = self.reader.at(item, self.reader.partial);
+                seed.deserialize(reader).map(Some)
+            }
             Some(None) => {
                 let filler = self.reader.filler();
                 filler.note(seed.deserialize(filler)).map(Some)

@@ -91,6 +91,9 @@ pub(crate) fn axis_array(object: &Map<String, Value>, axes: &[&'static str]) -> 
 /// component and its axes, as a component's options declare it.
 pub(crate) type DeclaredAxes = (Vec<String>, &'static [&'static str]);
 
+/// A declared vector written wrong: its place (keys), what is wrong, and its axes.
+pub(crate) type AxisMisfit = (Vec<String>, AxisProblem, &'static [&'static str]);
+
 /// `value` with the objects at the `declared` places written in the order of their axes, as
 /// the type reads them: an array where every axis is given; where some are not (a `partial`
 /// value, that later files complete), an object of glam's axis names in their place.
@@ -99,7 +102,7 @@ pub(crate) fn normalize_declared<'v>(
     value: &'v Value,
     declared: &[DeclaredAxes],
     partial: bool,
-) -> Result<Cow<'v, Value>, (Vec<String>, AxisProblem, &'static [&'static str])> {
+) -> Result<Cow<'v, Value>, AxisMisfit> {
     let written = |path: &[String]| {
         let mut place = value;
         for key in path {
@@ -112,12 +115,22 @@ pub(crate) fn normalize_declared<'v>(
     }
     let mut value = value.clone();
     for (path, axes) in declared {
-        let Some(place) = path.iter().try_fold(&mut value, |place, key| place.get_mut(key.as_str())) else {
+        let Some(place) = path
+            .iter()
+            .try_fold(&mut value, |place, key| place.get_mut(key.as_str()))
+        else {
             continue;
         };
-        let Value::Object(object) = place else { continue };
-        let ordered = in_axis_order(object, axes).map_err(|problem| (path.clone(), problem, *axes))?;
-        if let Some(items) = ordered.iter().map(|item| item.cloned()).collect::<Option<Vec<_>>>() {
+        let Value::Object(object) = place else {
+            continue;
+        };
+        let ordered =
+            in_axis_order(object, axes).map_err(|problem| (path.clone(), problem, *axes))?;
+        if let Some(items) = ordered
+            .iter()
+            .map(|item| item.cloned())
+            .collect::<Option<Vec<_>>>()
+        {
             *place = Value::Array(items);
             continue;
         }
@@ -125,9 +138,8 @@ pub(crate) fn normalize_declared<'v>(
         if !partial || axes.len() > XYZW.len() {
             return Err((path.clone(), AxisProblem::Missing(axes[missing]), *axes));
         }
-        let renamed = (axes.iter().zip(XYZW)).filter_map(|(axis, glam)| {
-            Some((glam.to_string(), object.get(*axis)?.clone()))
-        });
+        let renamed = (axes.iter().zip(XYZW))
+            .filter_map(|(axis, glam)| Some((glam.to_string(), object.get(*axis)?.clone())));
         *place = Value::Object(renamed.collect());
     }
     Ok(Cow::Owned(value))

@@ -698,6 +698,7 @@ mod tests {
         match probe::<T>(&path(at))? {
             Shape::Struct { fields, .. } => Some(fields.to_vec()),
             Shape::Enum { variants, .. } => Some(variants.to_vec()),
+            Shape::Vector { axes } => Some(axes.to_vec()),
             Shape::Unit { .. } | Shape::Number { .. } => None,
         }
     }
@@ -811,10 +812,20 @@ mod tests {
     }
 
     #[test]
+    fn a_vector_has_axes_and_an_axis_on_the_path_is_its_element() {
+        // glam's vectors deserialize as tuple structs (`[1, 2, 3]`), named by their type.
+        let xyz = Some(vec!["x", "y", "z"]);
+        assert_eq!(names::<glam::Vec3>(""), xyz);
+        assert_eq!(names::<Stats>("position"), xyz);
+        assert_eq!(
+            probe::<glam::IVec2>(&path("y")),
+            Some(Shape::Number { integer: true })
+        );
+        assert_eq!(probe::<glam::IVec2>(&path("q")), None);
+    }
+
+    #[test]
     fn nothing_to_find() {
-        // glam vectors deserialize as tuple structs (`[1, 2, 3]`): no field names.
-        assert_eq!(names::<glam::Vec3>(""), None);
-        assert_eq!(names::<Stats>("position"), None);
         assert_eq!(names::<String>(""), None);
         assert_eq!(names::<HashMap<String, u32>>(""), None);
         assert_eq!(names::<HashMap<String, u32>>("a"), None);

@@ -2,7 +2,7 @@
 //! names a serde type expects, and "did you mean" suggestions. Nothing here knows components,
 //! archetypes or scenes.
 
-mod axes;
+pub(crate) mod axes;
 mod field_path;
 mod field_probe;
 mod lines;
@@ -14,7 +14,7 @@ mod suggest;
 mod text;
 
 pub(crate) use axes::{
-    axis_array, axis_object, glam_axes, in_axis_order, normalize_declared, AxisProblem,
+    axis_array, axis_object, glam_axes, in_axis_order, normalize_declared, AxisMisfit, AxisProblem,
     DeclaredAxes,
 };
 pub use field_path::{FieldPath, PathSegment};

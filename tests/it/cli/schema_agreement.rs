@@ -77,6 +77,27 @@ fn corpus() -> Vec<(String, Verdict)> {
             r#"{ "Spawner": { "archetype": "enemies/goblin", "interval": 2, "max_alive": 3 } }"#,
             Valid,
         ),
+        // Vectors: arrays or objects of their axes, an axis alone, an operator on an axis.
+        (r#"{ "Transform": { "translation": [1, 2, 3] } }"#, Valid),
+        (
+            r#"{ "Transform": { "translation": { "x": 1, "y": 2, "z": 3 } } }"#,
+            Valid,
+        ),
+        (r#"{ "Transform": { "translation": { "z": 5 } } }"#, Valid),
+        (
+            r#"{ "Transform": { "scale": { "y": { "$mul": 2 } } } }"#,
+            Valid,
+        ),
+        (
+            r#"{ "Transform": { "rotation": { "x": 0, "y": 0, "z": 0, "w": 1 } } }"#,
+            Valid,
+        ),
+        (r#"{ "Transform": { "translation": { "q": 5 } } }"#, Invalid),
+        (r#"{ "Transform": { "translation": [1, 2] } }"#, Invalid),
+        (
+            r#"{ "Transform": { "translation": { "z": "up" } } }"#,
+            Invalid,
+        ),
         // Mistakes both catch.
         (r#"{ "Helth": {} }"#, Invalid),
         (r#"{ "Health": { "maks": 3 } }"#, Invalid),

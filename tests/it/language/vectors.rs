@@ -106,6 +106,15 @@ fn axes_left_out_with_nothing_inherited_take_the_type_default_or_are_an_error() 
     let transform = spawned.get::<Transform>();
     assert_eq!(transform.translation, Vec3::new(1.0, 0.0, 3.0));
     assert_eq!(transform.scale, Vec3::new(1.0, 2.0, 1.0));
+    // An operator on one axis works on the default's axis.
+    let spawned = spawn(
+        &[(
+            "statue.json",
+            r#"{ "components": { "Transform": { "scale": { "y": { "$mul": 3 } } } } }"#,
+        )],
+        "statue",
+    );
+    assert_eq!(spawned.get::<Transform>().scale, Vec3::new(1.0, 3.0, 1.0));
     // `Sprite.tint` has no default: every axis is needed.
     let errors = load_errors(&[(
         "statue.json",
@@ -115,4 +124,18 @@ fn axes_left_out_with_nothing_inherited_take_the_type_default_or_are_an_error() 
         &errors,
         &["archetypes/statue.json:3:25: error[invalid-component]: invalid value for `Sprite.tint`: missing axis `b`; expected r, g, b, a (an object of axes leaves out only axes an inherited vector or the type's default gives)"],
     );
+}
+
+#[test]
+fn an_object_of_axes_in_a_trait_changes_the_vector_it_is_combined_with() {
+    let files = [
+        BASE,
+        (
+            "traits/raised.json",
+            r#"{ "abstract": true, "components": { "Transform": { "translation": { "y": { "$add": 10 } } } } }"#,
+        ),
+        ("tower.json", r#"{ "extends": ["base", "traits/raised"] }"#),
+    ];
+    let transform = spawn(&files, "tower").get::<Transform>();
+    assert_eq!(transform.translation, Vec3::new(1.0, 12.0, 3.0));
 }
