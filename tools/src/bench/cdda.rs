@@ -12,20 +12,21 @@
 //! [`DEFAULTS_ARCHETYPE`], which holds the game's built-in defaults of the integer stats. Fields
 //! go to four components: [`MonsterInfo`] (name, description, symbol, colour), [`MonsterStats`]
 //! (eleven integer stats), [`MonsterFlags`] and [`MonsterData`], which holds every other field
-//! as JSON (`melee_damage` keyed by damage type, `weight` and `volume` as numbers: see
-//! [`cdda_rules::normalize`]).
+//! as JSON (`weight` and `volume` as numbers: see [`cdda_rules::normalize`]).
 //!
 //! Every monster is resolved the CDDA way first ([`cdda_rules`]), as the reference. Each file
 //! then says what the monster itself says, in the archetype language:
 //! - a field it sets replaces the parent's whole in CDDA, so it is written as it is, an object
 //!   under `$replace` (never worked out from the parent's value: `pre_resolved` counts any);
 //! - every modifier becomes an operator on the inherited value, never a value worked out from
-//!   the parent: `relative` → `$add` (key by key in objects), `proportional` → `$mul` (key by
+//!   the parent: `relative` → `$add` (key by key in objects; on `melee_damage`, a list of
+//!   records, `$update` of the record with its `$key` `damage_type`), `proportional` → `$mul` (key by
 //!   key, or on a whole object; `"$round": "trunc"` on the integer stats, which the game
 //!   truncates), `extend` → `$union` on lists and a plain object on objects,
-//!   `delete` → `$remove` on lists (a string removing `special_attacks` entries also removes
-//!   those with that `id`) and `null` on object keys; `extend` and `delete` of one field are
-//!   one object, applied in that order, as the game applies them.
+//!   `delete` → `$remove` on lists and `null` on object keys; on `special_attacks`, records
+//!   named by `id`, `$key: "id"` with `$upsert` (`extend`) and `$remove` by name (`delete`).
+//!   `extend` and `delete` of one field are one object (the game applies `extend` first; the
+//!   corpus never extends and deletes one name).
 //!
 //! Loading the files through `extends` then gives exactly the CDDA-resolved values, which
 //! [`CddaFixture::convert`] checks for every concrete monster (numbers compared by value).
@@ -543,6 +544,28 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
         Value::Object(object)
     };
     match (modifier, change) {
+        // Records of a list by their damage type: `$add` on each number of the matching one.
+        (Modifier::Add, _) if field == "melee_damage" => {
+            let records = match change {
+                Value::Array(records) => records.clone(),
+                record => vec![record.clone()],
+            };
+            let updates = records.iter().map(|record| match record {
+                Value::Object(fields) => Value::Object(
+                    (fields.iter())
+                        .map(|(key, value)| match key.as_str() {
+                            cdda_rules::DAMAGE_TYPE => (key.clone(), value.clone()),
+                            _ => (key.clone(), operator_for(modifier, key, value)),
+                        })
+                        .collect(),
+                ),
+                other => other.clone(),
+            });
+            let mut object = Map::new();
+            object.insert(keys::KEY.to_string(), Value::from(cdda_rules::DAMAGE_TYPE));
+            object.insert(keys::UPDATE.to_string(), Value::Array(updates.collect()));
+            Value::Object(object)
+        }
         (Modifier::Add, Value::Object(changes)) | (Modifier::Multiply, Value::Object(changes)) => {
             Value::Object(
                 changes
@@ -560,6 +583,10 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
             Value::Object(object)
         }
         (Modifier::Multiply, _) => one(keys::MUL, change.clone()),
+        // Attacks by name: each given replaces the one of its name, or is appended.
+        (Modifier::Extend, Value::Array(_)) if field == cdda_rules::ATTACKS => {
+            keyed_by_id(keys::UPSERT, change.clone())
+        }
         (Modifier::Extend, Value::Array(_)) => one(keys::UNION, change.clone()),
         (Modifier::Extend, _) => change.clone(),
         (Modifier::Delete, Value::Object(gone)) => {
@@ -570,17 +597,21 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
                 Value::Array(items) => items.clone(),
                 other => vec![other.clone()],
             };
-            let mut patterns = Vec::new();
-            for item in items {
-                // `special_attacks` entries are objects named by their `id`.
-                if field == "special_attacks" && item.is_string() {
-                    patterns.push(one("id", item.clone()));
-                }
-                patterns.push(item);
+            match field {
+                // Attacks by name.
+                cdda_rules::ATTACKS => keyed_by_id(keys::REMOVE, Value::Array(items)),
+                _ => one(keys::REMOVE, Value::Array(items)),
             }
-            one(keys::REMOVE, Value::Array(patterns))
         }
     }
+}
+
+/// `{"$key": "id", operator: operand}`: a keyed list operator on records named by `id`.
+fn keyed_by_id(operator: &str, operand: Value) -> Value {
+    let mut object = Map::new();
+    object.insert(keys::KEY.to_string(), Value::from("id"));
+    object.insert(operator.to_string(), operand);
+    Value::Object(object)
 }
 
 /// Adds `more` (an operator object, an object of them, or a plain object) to what a field of
@@ -731,8 +762,11 @@ mod tests {
             json!({
                 // Set here: the game replaces the whole object.
                 "armor": { "$replace": { "bash": 1 } },
-                "melee_damage": { "cut": { "amount": { "$add": 2 } } },
-                "special_attacks": { "$remove": [{ "id": "bite" }, "bite"] },
+                "melee_damage": {
+                    "$key": "damage_type",
+                    "$update": [{ "damage_type": "cut", "amount": { "$add": 2 } }]
+                },
+                "special_attacks": { "$key": "id", "$remove": ["bite"] },
                 "weight": { "$mul": 0.5 }
             })
         );

@@ -16,9 +16,18 @@
 //! - The integer stats ([`INTEGER_FIELDS`]) are truncated toward zero at each level, as the game
 //!   stores them as integers (`int *= double`: speed 130 × 0.25 is 32).
 //!
-//! Before any of it, fields are given the form the components hold ([`normalize`]):
-//! `melee_damage` lists become objects keyed by damage type, and `weight` and `volume` strings
-//! (`"62 kg"`, `"500 ml"`) numbers of grams and millilitres.
+//! - `relative` of a list of records keyed by [`DAMAGE_TYPE`] (`melee_damage`: `{"damage_type":
+//!   "cut", "amount": 2}`, one record or a list) adds each number of a record to the record of
+//!   the list with its damage type; one the list lacks is a shape the rules do not cover.
+//!
+//! - `special_attacks` is a list of attacks named by their `id`: `extend` replaces the attack
+//!   of each name it gives (in place) or appends it, `delete` removes the attacks it names.
+//!
+//! Before any of it, fields are given the form the components hold ([`normalize`]): `weight`
+//! and `volume` strings (`"62 kg"`, `"500 ml"`) numbers of grams and millilitres, and every
+//! `special_attacks` entry a record with its name as `id` (`["GRAB", 10]` is
+//! `{"id": "GRAB", "cooldown": 10}`; `{"type": "bite"}` without an `id` is named `bite`, as the
+//! game names it).
 
 use serde_json::{Map, Number, Value};
 
@@ -33,6 +42,12 @@ pub const META: [&str; 8] = [
     "extend",
     "delete",
 ];
+
+/// The field naming a record of a `melee_damage` list.
+pub const DAMAGE_TYPE: &str = "damage_type";
+
+/// The list of records named by their `id` (see the module docs).
+pub const ATTACKS: &str = "special_attacks";
 
 /// The modifier keys, in the order the game applies them.
 pub const MODIFIERS: [(&str, Modifier); 4] = [
@@ -124,7 +139,11 @@ pub fn resolve(
                 tally.ignored.push(format!("{key}: {name}.{field}"));
                 continue;
             }
-            match modifier.apply(fields.get(field), change) {
+            let applied = match field.as_str() {
+                ATTACKS => modifier.apply_by_id(fields.get(field), change),
+                _ => modifier.apply(fields.get(field), change),
+            };
+            match applied {
                 Ok(Some(value)) => {
                     fields.insert(field.clone(), value);
                 }
@@ -166,6 +185,27 @@ impl Modifier {
     }
 }
 
+impl Modifier {
+    /// [`apply`](Self::apply) to a list of records named by their `id`: `extend` replaces the
+    /// record of each name given or appends it; `delete` as on any list.
+    fn apply_by_id(self, current: Option<&Value>, change: &Value) -> Result<Option<Value>, ()> {
+        let (Modifier::Extend, Some(Value::Array(items)), Value::Array(records)) =
+            (self, current, change)
+        else {
+            return self.apply(current, change);
+        };
+        let mut out = items.clone();
+        for record in records {
+            let name = record.get("id").ok_or(())?;
+            match out.iter_mut().find(|item| item.get("id") == Some(name)) {
+                Some(item) => *item = record.clone(),
+                None => out.push(record.clone()),
+            }
+        }
+        Ok(Some(Value::Array(out)))
+    }
+}
+
 /// `a + b` or `a * b`: exact while both are integers, else floating point.
 fn arithmetic(a: &Number, b: &Number, multiply: bool) -> Result<Value, ()> {
     if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
@@ -187,6 +227,7 @@ fn add(current: &Value, change: &Value) -> Result<Value, ()> {
         (Value::Null, Value::Number(_)) => Ok(change.clone()),
         (Value::Number(a), Value::Number(b)) => arithmetic(a, b, false),
         (Value::Null, Value::Object(_)) => add(&Value::Object(Map::new()), change),
+        (Value::Array(items), _) => add_by_damage_type(items, change),
         (Value::Object(fields), Value::Object(changes)) => {
             let mut out = fields.clone();
             for (key, change) in changes {
@@ -197,6 +238,26 @@ fn add(current: &Value, change: &Value) -> Result<Value, ()> {
         }
         _ => Err(()),
     }
+}
+
+/// Each record of `change` (one, or a list) added field by field to the record of `items` with
+/// its damage type.
+fn add_by_damage_type(items: &[Value], change: &Value) -> Result<Value, ()> {
+    let records = match change {
+        Value::Array(records) => records.iter().collect(),
+        record => vec![record],
+    };
+    let mut out = items.to_vec();
+    for record in records {
+        let kind = record.get(DAMAGE_TYPE).ok_or(())?;
+        let target = (out.iter_mut())
+            .find(|item| item.get(DAMAGE_TYPE) == Some(kind))
+            .ok_or(())?;
+        let mut numbers = record.as_object().cloned().ok_or(())?;
+        numbers.remove(DAMAGE_TYPE);
+        *target = add(target, &Value::Object(numbers))?;
+    }
+    Ok(Value::Array(out))
 }
 
 /// Numbers multiply; an object times a number scales every number in it; objects multiply key
@@ -286,8 +347,8 @@ fn delete(current: &Value, change: &Value) -> Value {
     }
 }
 
-/// A monster object with its fields (and its modifiers' fields) in the components' form: see
-/// the module docs.
+/// A monster object with its fields (and its modifiers' fields) in the components' form:
+/// `weight` and `volume` as numbers (see the module docs).
 pub fn normalize(raw: &Map<String, Value>) -> Map<String, Value> {
     let mut out = normalize_fields(raw);
     for (name, _) in MODIFIERS {
@@ -303,7 +364,7 @@ fn normalize_fields(fields: &Map<String, Value>) -> Map<String, Value> {
         .iter()
         .map(|(key, value)| {
             let value = match key.as_str() {
-                "melee_damage" => keyed_by_damage_type(value),
+                ATTACKS => named_attacks(value),
                 "weight" => quantity(value, &[("mg", 0.001), ("g", 1.0), ("kg", 1000.0)]),
                 "volume" => quantity(value, &[("ml", 1.0), ("L", 1000.0)]),
                 _ => value.clone(),
@@ -313,22 +374,30 @@ fn normalize_fields(fields: &Map<String, Value>) -> Map<String, Value> {
         .collect()
 }
 
-/// `[{"damage_type": "cut", "amount": 4}]` (or one such object) as `{"cut": {"amount": 4}}`.
-fn keyed_by_damage_type(value: &Value) -> Value {
-    let entries: Vec<&Value> = match value {
-        Value::Array(items) => items.iter().collect(),
-        other => vec![other],
+/// Every entry of a `special_attacks` list as a record named by its `id`: `["GRAB", 10]` as
+/// `{"id": "GRAB", "cooldown": 10}`, `{"type": "bite"}` as `{"id": "bite", "type": "bite"}`.
+/// Names (`delete`'s strings) stay as they are.
+fn named_attacks(value: &Value) -> Value {
+    let Value::Array(entries) = value else {
+        return value.clone();
     };
-    let mut keyed = Map::new();
-    for entry in entries {
-        let Some(Value::String(kind)) = entry.get("damage_type") else {
-            return value.clone();
-        };
-        let mut rest = entry.as_object().cloned().unwrap_or_default();
-        rest.remove("damage_type");
-        keyed.insert(kind.clone(), Value::Object(rest));
-    }
-    Value::Object(keyed)
+    let named = entries.iter().map(|entry| match entry {
+        Value::Array(pair) if pair.len() == 2 => {
+            let mut record = Map::new();
+            record.insert("id".into(), pair[0].clone());
+            record.insert("cooldown".into(), pair[1].clone());
+            Value::Object(record)
+        }
+        Value::Object(fields) if !fields.contains_key("id") => {
+            let mut record = fields.clone();
+            if let Some(kind) = fields.get("type") {
+                record.insert("id".into(), kind.clone());
+            }
+            Value::Object(record)
+        }
+        other => other.clone(),
+    });
+    Value::Array(named.collect())
 }
 
 /// `"62 kg"` as a number of the base unit (`62000` grams), given the units and their factors.
@@ -369,7 +438,7 @@ mod tests {
                 "armor": { "bash": 4, "cut": 2 },
                 "melee_damage": [ { "damage_type": "cut", "amount": 4 } ],
                 "flags": [ "SEES", "HEARS" ],
-                "special_attacks": [ [ "GRAB", 10 ], { "id": "bite" } ]
+                "special_attacks": [ [ "GRAB", 10 ], { "id": "bite" }, { "type": "leap" } ]
             }))),
             &mut tally,
         );
@@ -380,8 +449,9 @@ mod tests {
                 "relative": { "hp": 10, "armor": { "bash": 1, "acid": 3 },
                               "melee_damage": { "damage_type": "cut", "amount": 2 } },
                 "proportional": { "speed": 1.5, "weight": 0.5, "attack_cost": 1.2 },
-                "extend": { "flags": [ "SEES", "FLIES" ] },
-                "delete": { "flags": [ "HEARS" ], "special_attacks": [ "GRAB", "bite" ] }
+                "extend": { "flags": [ "SEES", "FLIES" ],
+                            "special_attacks": [ [ "GRAB", 20 ], { "type": "spit" } ] },
+                "delete": { "flags": [ "HEARS" ], "special_attacks": [ "leap", "bite" ] }
             }))),
             &mut tally,
         );
@@ -391,12 +461,19 @@ mod tests {
         assert_eq!(child["vision_day"], json!(40));
         assert_eq!(child["weight"], json!(40000.0));
         assert_eq!(child["armor"], json!({ "bash": 5, "cut": 2, "acid": 3 }));
-        assert_eq!(child["melee_damage"], json!({ "cut": { "amount": 6 } }));
+        assert_eq!(
+            child["melee_damage"],
+            json!([{ "damage_type": "cut", "amount": 6 }])
+        );
         assert_eq!(child["flags"], json!(["SEES", "FLIES"]));
-        assert_eq!(child["special_attacks"], json!([]));
+        // `GRAB` replaced in place, `spit` appended; `leap` and `bite` deleted by name.
+        assert_eq!(
+            child["special_attacks"],
+            json!([{ "id": "GRAB", "cooldown": 20 }, { "id": "spit", "type": "spit" }])
+        );
         assert_eq!(
             (tally.applied, tally.ignored.len(), tally.dropped.len()),
-            (9, 0, 0)
+            (10, 0, 0)
         );
     }
 
