@@ -1,7 +1,7 @@
 //! The editor schema and the loader agree: a corpus of archetype files (every operator alone
 //! and combined, variation, markers, `formerly`, children), each judged by `validate`'s loader
 //! and by a JSON Schema validator with the shipped schema. Where the schema cannot say a rule
-//! (names of other archetypes, the order of a range, what a `$pick` holds), the file is listed
+//! (names of other archetypes, the order of a range), the file is listed
 //! as engine only: the loader refuses it, the schema lets it through.
 
 use archetool::demo::components::registry;
@@ -71,6 +71,10 @@ fn corpus() -> Vec<(String, Verdict)> {
         (r#"{ "Glyph": { "ch": { "$pick": ["g", "G"] } } }"#, Valid),
         (
             r#"{ "Faction": { "$pick": ["Hostile", "Neutral"] } }"#,
+            Valid,
+        ),
+        (
+            r#"{ "Loot": { "items": { "$pick": [["bone"], []] } } }"#,
             Valid,
         ),
         (
@@ -154,10 +158,14 @@ fn corpus() -> Vec<(String, Verdict)> {
             r#"{ "Health": { "max": { "$range": [12, 8] } } }"#,
             EngineOnly,
         ),
-        (r#"{ "Glyph": { "ch": { "$pick": [1, 2] } } }"#, EngineOnly),
+        (r#"{ "Glyph": { "ch": { "$pick": [1, 2] } } }"#, Invalid),
         (
             r#"{ "Faction": { "$pick": ["Hostile", "Hostyle"] } }"#,
-            EngineOnly,
+            Invalid,
+        ),
+        (
+            r#"{ "Loot": { "items": { "$pick": [["bone"], [3]] } } }"#,
+            Invalid,
         ),
         (
             r#"{ "Spawner": { "archetype": "enemies/nope", "interval": 1, "max_alive": 1 } }"#,

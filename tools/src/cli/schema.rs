@@ -116,7 +116,7 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
             None => json!({}),
         };
         relax_component_schema(&mut value);
-        allow_operators(&mut value);
+        allow_operators(&mut value, true);
         let with_null = json!({ "anyOf": [value, { "type": "null" }] });
         let mut property = with_null.clone();
         if let Value::Object(object) = &mut property {
@@ -143,7 +143,7 @@ pub fn schema_value(registry: &ComponentRegistry, archetype_names: &[&str]) -> V
     let mut defs = generator.take_definitions(true);
     for definition in defs.values_mut() {
         relax_component_schema(definition);
-        allow_operators(definition);
+        allow_operators(definition, true);
     }
     insert_operator_defs(&mut defs);
     insert_variation_defs(&mut defs);
@@ -308,25 +308,45 @@ fn insert_variation_defs(defs: &mut Map<String, Value>) {
 /// Lets every list and number a file may write (not those inside lists, which replace whole)
 /// be an operator instead, a number a `$range`, and a list, number, string or boolean a
 /// `$pick`.
-fn allow_operators(schema: &mut Value) {
+///
+/// `pick`: whether this place may be a `$pick` by itself (not when it is one alternative of a
+/// choice of plain values, such as an enum's variants: the `$pick` is the whole choice's).
+fn allow_operators(schema: &mut Value, pick: bool) {
     let Value::Object(object) = schema else {
         return;
     };
+    // A choice of plain values (an enum's variants, each a `const`): picked among as a whole.
+    let choice = (!object.contains_key("type"))
+        .then(|| plain_choice(object))
+        .flatten();
     for (keyword, value) in object.iter_mut() {
         match keyword.as_str() {
             "properties" | "patternProperties" => {
                 if let Value::Object(map) = value {
-                    map.values_mut().for_each(allow_operators);
+                    map.values_mut()
+                        .for_each(|value| allow_operators(value, true));
                 }
             }
-            "additionalProperties" => allow_operators(value),
+            "additionalProperties" => allow_operators(value, true),
             "allOf" | "anyOf" | "oneOf" => {
                 if let Value::Array(items) = value {
-                    items.iter_mut().for_each(allow_operators);
+                    let pick = choice.is_none();
+                    items
+                        .iter_mut()
+                        .for_each(|item| allow_operators(item, pick));
                 }
             }
             _ => {}
         }
+    }
+    if let Some(original) = choice.filter(|_| pick) {
+        let description = object.remove("description");
+        let any_of = vec![Value::Object(std::mem::take(object)), pick_of(&original)];
+        if let Some(description) = description {
+            object.insert("description".into(), description);
+        }
+        object.insert("anyOf".into(), Value::Array(any_of));
+        return;
     }
     let types: Vec<&str> = match object.get("type") {
         Some(Value::String(one)) => vec![one.as_str()],
@@ -379,9 +399,53 @@ fn allow_operators(schema: &mut Value) {
     if let Some(description) = original.remove("description") {
         object.insert("description".into(), description);
     }
-    let mut any_of = vec![Value::Object(original)];
-    any_of.extend(alternatives.iter().map(|def| def_ref(def)));
+    let mut any_of = vec![];
+    for def in alternatives {
+        match *def {
+            PICK_DEF if pick => any_of.push(pick_of(&original)),
+            PICK_DEF => {}
+            other => any_of.push(def_ref(other)),
+        }
+    }
+    if any_of.is_empty() {
+        // Nothing to offer beside the value itself (a variant of a choice).
+        let description = object.remove("description");
+        *object = original;
+        if let Some(description) = description {
+            object.insert("description".into(), description);
+        }
+        return;
+    }
+    any_of.insert(0, Value::Object(original));
     object.insert("anyOf".into(), Value::Array(any_of));
+}
+
+/// A `$pick` of values of `schema` (a `$pick`'s values are values of the field).
+fn pick_of(schema: &Map<String, Value>) -> Value {
+    let mut pick = def_ref(PICK_DEF);
+    if let Value::Object(pick) = &mut pick {
+        let items = json!({ (keys::PICK): { "items": Value::Object(schema.clone()) } });
+        pick.insert("properties".into(), items);
+    }
+    pick
+}
+
+/// `object` (before operators are allowed in it) if it is a choice among plain values: an
+/// `anyOf` or `oneOf` whose every alternative is a string, number or boolean.
+fn plain_choice(object: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let alternatives = object
+        .get("anyOf")
+        .or_else(|| object.get("oneOf"))?
+        .as_array()?;
+    let plain = |alternative: &Value| {
+        let kind = alternative.get("type").and_then(Value::as_str);
+        matches!(kind, Some("string" | "number" | "integer" | "boolean"))
+    };
+    (!alternatives.is_empty() && alternatives.iter().all(plain)).then(|| {
+        let mut choice = object.clone();
+        choice.remove("description");
+        choice
+    })
 }
 
 fn with_description(mut schema: Value, description: &str) -> Value {
