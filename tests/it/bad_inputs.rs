@@ -510,11 +510,11 @@ fn a_hundred_thousand_nested_arrays_in_a_scene_are_an_error_not_a_stack_overflow
         ),
         (
             format!(r#"{{ "format": 1, "entities": [ {entity}: {deep} }} ] }}"#),
-            "deep.scene.json:1:227: error[too-deep]: nesting deeper than 127 levels",
+            "deep.scene.json:1:172: error[too-deep]: nesting deeper than 72 levels",
         ),
         (
             format!(r#"{{ "format": 2, "entities": [], "more": {deep} }}"#),
-            "deep.scene.json:1:32: error[syntax]: unknown field `more`, expected one of `format`, `meta`, `archetypes`, `shared`, `entities`",
+            "deep.scene.json:1:32: error[unknown-key]: unknown key `more` in a scene file; expected one of `format`, `meta`, `archetypes`, `shared`, `entities`",
         ),
         (
             // Shared values are kept as text until an entity uses them.

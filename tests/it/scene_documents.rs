@@ -152,3 +152,39 @@ fn a_broken_scene_is_refused_with_the_problem_placed() {
     let expected: Vec<&str> = cases.iter().map(|(_, expected)| *expected).collect();
     assert_eq!(got, expected);
 }
+
+/// A free-form value (`serde_json::Value`, a map) with a key written twice is refused as a
+/// struct's duplicate field is, not read keeping the last: through the one-pass reader and the
+/// careful one, at any depth.
+#[test]
+fn a_duplicate_key_in_a_free_form_value_is_refused_not_last_wins() {
+    let (_dir, library) = setup();
+    let load = |notes: &str| {
+        let text = format!(
+            "{{ \"format\": 2, \"entities\": [\n  {{ \"id\": \"00000000000000a1\", \"components\": {{ \"Notes\": {notes} }} }}\n] }}"
+        );
+        let file = Some(Path::new("level.scene.json"));
+        let options = archetype_engine::SceneLoadOptions::default();
+        archetype_engine::load_scene(text.as_bytes(), file, &mut World::new(), &library, &options)
+            .map(|scene| scene.len())
+            .map_err(|error| error.to_string())
+    };
+    assert_eq!(
+        load(r#"{ "mood": "calm", "tags": { "a": 1, "b": 2 } }"#),
+        Ok(1)
+    );
+    assert_eq!(
+        load(r#"{ "mood": "calm", "mood": "angry" }"#),
+        Err("level.scene.json:2:56: error[invalid-component]: entity 00000000000000a1: `Notes`: duplicate key `mood`".to_string())
+    );
+    assert_eq!(
+        load(r#"{ "tags": [{ "a": 1, "a": 2 }] }"#),
+        Err("level.scene.json:2:67: error[invalid-component]: entity 00000000000000a1: `Notes.tags[0]`: duplicate key `a`".to_string())
+    );
+    // The read model refuses it too.
+    let text = "{ \"format\": 2, \"entities\": [\n  { \"id\": \"00000000000000a1\", \"components\": { \"Notes\": { \"a\": 1, \"a\": 2 } } }\n] }";
+    assert_eq!(
+        read_error(text),
+        "level.scene.json:2:66: error[duplicate-key]: duplicate key `a` (the first one is on line 2)"
+    );
+}

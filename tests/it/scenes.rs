@@ -917,7 +917,7 @@ fn scene_errors_name_the_file_position_entity_and_component() {
         ),
         (
             "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\", \"name\": \"x\" }\n  ]\n}\n",
-            "arena.scene.json:4:33: error[syntax]: unknown field `name`, expected one of `id`, `archetype`, `child`, `components`",
+            "arena.scene.json:4:33: error[unknown-key]: unknown key `name` in an entity entry; expected one of `id`, `archetype`, `child`, `components`",
         ),
         (
             "{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"000000000000000a\"\n  ]\n}\n",

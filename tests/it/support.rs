@@ -120,6 +120,10 @@ pub struct Sprite {
     pub size: glam::IVec2,
 }
 
+/// Free-form data: any JSON value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Notes(pub serde_json::Value);
+
 /// The registry every test loads with: built-ins plus the test components.
 pub fn registry() -> ComponentRegistry {
     let mut registry = ComponentRegistry::new();
@@ -134,6 +138,7 @@ pub fn registry() -> ComponentRegistry {
     registry.register::<Armor>().unwrap();
     registry.register::<Stats>().unwrap();
     registry.register::<Attacks>().unwrap();
+    registry.register::<Notes>().unwrap();
     registry
         .register_with::<Sprite>(ComponentOptions::new().axes("tint", &["r", "g", "b", "a"]))
         .unwrap();

@@ -12,28 +12,48 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
 
-/// A `T` that fails to deserialize when the input has a field `T` does not have.
-pub(super) struct Strict<T>(pub T);
+/// A `T` that fails to deserialize when the input has a field `T` does not have; with whether
+/// `T` read a map or a value of any shape, whose keys serde does not check for duplicates (see
+/// [`unique_keys`]).
+pub(super) struct Strict<T>(pub T, pub bool);
 
 impl<'de, T: de::Deserialize<'de>> de::Deserialize<'de> for Strict<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let skipped = Cell::new(false);
+        let (skipped, maps) = (Cell::new(false), Cell::new(false));
         let typed = T::deserialize(Detect {
             inner: deserializer,
             skipped: &skipped,
+            maps: &maps,
         })?;
         if skipped.get() {
             return Err(de::Error::custom("a field the type does not have"));
         }
-        Ok(Strict(typed))
+        Ok(Strict(typed, maps.get()))
     }
 }
 
+/// `T` from `deserializer`, and whether it read a map or a value of any shape (a `HashMap`, a
+/// `serde_json::Value`): one whose keys serde does not check for duplicates.
+pub(super) fn deserialize_noting_maps<'de, T, D>(deserializer: D) -> Result<(T, bool), D::Error>
+where
+    T: de::Deserialize<'de>,
+    D: Deserializer<'de>,
+{
+    let (skipped, maps) = (Cell::new(false), Cell::new(false));
+    let typed = T::deserialize(Detect {
+        inner: deserializer,
+        skipped: &skipped,
+        maps: &maps,
+    })?;
+    Ok((typed, maps.get()))
+}
+
 /// A deserializer, visitor, access or seed (`inner`) that sets `skipped` when a value is
-/// deserialized as ignored.
+/// deserialized as ignored, and `maps` when one is read as a map or as any shape.
 struct Detect<'f, X> {
     inner: X,
     skipped: &'f Cell<bool>,
+    maps: &'f Cell<bool>,
 }
 
 impl<'f, X> Detect<'f, X> {
@@ -41,7 +61,69 @@ impl<'f, X> Detect<'f, X> {
         Detect {
             inner,
             skipped: self.skipped,
+            maps: self.maps,
         }
+    }
+}
+
+/// The first duplicate key of any object in the JSON `text` (a whole value), as serde's error
+/// with the path to the object: `Err` for `{"a": 1, "a": 2}`. For values whose type does not
+/// check it itself (maps, `serde_json::Value`), which would keep the last of the two.
+pub(super) fn unique_keys(text: &str) -> Result<(), serde_path_to_error::Error<serde_json::Error>> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize::<_, UniqueKeys>(&mut deserializer).map(drop)
+}
+
+/// Any JSON value, refused where an object has a key twice.
+struct UniqueKeys;
+
+impl<'de> de::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueKeys {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self, E> {
+        Ok(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        let mut seen = rustc_hash::FxHashSet::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if !seen.insert(key.clone()) {
+                let key = crate::diagnostic::quoted(&key);
+                return Err(de::Error::custom(format!("duplicate key {key}")));
+            }
+            map.next_value::<UniqueKeys>()?;
+        }
+        Ok(self)
     }
 }
 
@@ -59,12 +141,24 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Detect<'_, D> {
     type Error = D::Error;
 
     forward_visitor! {
-        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
+        deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
         deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
         deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
         deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
-        deserialize_option deserialize_unit deserialize_seq deserialize_map
+        deserialize_option deserialize_unit deserialize_seq
         deserialize_identifier
+    }
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.maps.set(true);
+        let visitor = self.wrap(visitor);
+        self.inner.deserialize_any(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.maps.set(true);
+        let visitor = self.wrap(visitor);
+        self.inner.deserialize_map(visitor)
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
@@ -250,13 +344,14 @@ impl<'de, 'f, A: EnumAccess<'de>> EnumAccess<'de> for Detect<'f, A> {
         self,
         seed: S,
     ) -> Result<(S::Value, Self::Variant), A::Error> {
-        let skipped = self.skipped;
+        let (skipped, maps) = (self.skipped, self.maps);
         let (value, variant) = self.inner.variant_seed(seed)?;
         Ok((
             value,
             Detect {
                 inner: variant,
                 skipped,
+                maps,
             },
         ))
     }
@@ -316,7 +411,8 @@ mod tests {
     }
 
     fn strict(text: &str) -> bool {
-        serde_json::from_str::<Strict<Outer>>(text).is_ok()
+        serde_json::from_str::<Strict<Outer>>(text)
+            .is_ok_and(|Strict(_, maps)| !maps || unique_keys(text).is_ok())
     }
 
     #[test]

@@ -7,7 +7,7 @@ use hecs::{Archetype, BatchWriter, ColumnBatchBuilder, Entity, EntityBuilder, Wo
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::component::ignored_fields::Strict;
+use crate::component::ignored_fields::{deserialize_noting_maps, unique_keys, Strict};
 use crate::component::ops::{Ops, TypedValue};
 use crate::component::registry::Component;
 use crate::component::shared::recording;
@@ -182,10 +182,15 @@ impl<T: Component> SceneOps for Ops<T> {
             }
         }
         let mut values = serde_json::Deserializer::from_str(text).into_iter::<Strict<T>>();
-        let Strict(typed) = values.next()?.ok()?;
+        let Strict(typed, maps) = values.next()?.ok()?;
+        let end = values.byte_offset();
+        // A map keeps the last of two equal keys: refused, the careful reader says where.
+        if maps && unique_keys(text.get(..end)?).is_err() {
+            return None;
+        }
         crate::component::value_check::check_read(&typed).ok()?;
         builder.add(typed);
-        Some(values.byte_offset())
+        Some(end)
     }
 
     fn read_postcard(&self, bytes: &[u8]) -> Result<TypedValue, (FieldPath, String)> {
@@ -294,11 +299,18 @@ impl<T: Component> Ops<T> {
         // Decode without tracking the path first; track it only to report an error.
         let mut found = Vec::new();
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        let decoded = serde_ignored::deserialize(&mut deserializer, |path| {
-            found.push(field_path_of(&path));
-        })
-        .and_then(|typed: T| deserializer.end().map(|()| typed));
-        if let Ok(typed) = decoded {
+        let mut record = |path: serde_ignored::Path<'_>| found.push(field_path_of(&path));
+        let ignoring = serde_ignored::Deserializer::new(&mut deserializer, &mut record);
+        let decoded = deserialize_noting_maps::<T, _>(ignoring)
+            .and_then(|typed| deserializer.end().map(|()| typed));
+        if let Ok((typed, maps)) = decoded {
+            // A map keeps the last of two equal keys, where a struct refuses them: so do we.
+            if maps {
+                unique_keys(text).map_err(|error| {
+                    let path = convert_path(error.path());
+                    (path, error.into_inner())
+                })?;
+            }
             crate::component::value_check::check_read(&typed)
                 .map_err(|error| (error.path, serde::de::Error::custom(error.message)))?;
             unknown.append(&mut found);

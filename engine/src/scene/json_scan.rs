@@ -44,26 +44,45 @@ pub(super) struct JsonEntity<'a> {
 #[derive(Default)]
 pub(super) struct RawComponents<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
 
-/// Why the first pass stopped: serde_json's error (which says where), and the limit it went
-/// over when that was the reason.
+/// Why the first pass stopped: serde_json's error (which says where), and the reason when it
+/// is one the scene's messages say their own way.
 pub(super) struct ScanError {
     pub error: serde_json::Error,
-    pub over: Option<OverLimit>,
+    pub stop: Option<Stop>,
+}
+
+/// A reason the first pass stopped, told apart without reading serde's message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// The scene went over a limit.
+    Over(OverLimit),
+    /// A key the object does not have (serde stopped just after it): the keys it has.
+    UnknownKey(&'static [&'static str]),
+}
+
+/// Records that the object being read has no key `key` (it has `expected`).
+fn unknown_key<E: de::Error>(
+    stop: &Cell<Option<Stop>>,
+    key: &str,
+    expected: &'static [&'static str],
+) -> E {
+    stop.set(Some(Stop::UnknownKey(expected)));
+    E::unknown_field(key, expected)
 }
 
 /// Reads `source` (a whole JSON scene) within `limits`.
 pub(super) fn scan<'a>(source: &'a str, limits: &Limits) -> Result<JsonScene<'a>, ScanError> {
-    let over = Cell::new(None);
+    let stop = Cell::new(None);
     let mut deserializer = serde_json::Deserializer::from_str(source);
     let seed = SceneSeed {
         limits,
-        over: &over,
+        stop: &stop,
     };
     seed.deserialize(&mut deserializer)
         .and_then(|scene| deserializer.end().map(|()| scene))
         .map_err(|error| ScanError {
             error,
-            over: over.get(),
+            stop: stop.get(),
         })
 }
 
@@ -73,7 +92,7 @@ const FIELDS: &[&str] = &keys::TOP_LEVEL;
 /// Reads the top level (`format`, `shared`, `entities`; any other key is an error).
 struct SceneSeed<'l> {
     limits: &'l Limits,
-    over: &'l Cell<Option<OverLimit>>,
+    stop: &'l Cell<Option<Stop>>,
 }
 
 impl<'de> DeserializeSeed<'de> for SceneSeed<'_> {
@@ -104,10 +123,10 @@ impl<'de> Visitor<'de> for SceneSeed<'_> {
                 keys::ENTITIES => once(&mut entities, keys::ENTITIES, || {
                     map.next_value_seed(EntitiesSeed {
                         limits: self.limits,
-                        over: self.over,
+                        stop: self.stop,
                     })
                 })?,
-                other => return Err(de::Error::unknown_field(other, FIELDS)),
+                other => return Err(unknown_key(self.stop, other, FIELDS)),
             }
         }
         Ok(JsonScene {
@@ -136,7 +155,7 @@ fn once<T, E: de::Error>(
 /// Reads the entity list, stopping at the first entry or value over the limits.
 struct EntitiesSeed<'l> {
     limits: &'l Limits,
-    over: &'l Cell<Option<OverLimit>>,
+    stop: &'l Cell<Option<Stop>>,
 }
 
 impl<'de> DeserializeSeed<'de> for EntitiesSeed<'_> {
@@ -159,7 +178,7 @@ impl<'de> Visitor<'de> for EntitiesSeed<'_> {
         let mut budget = Budget {
             left: SceneBudget::new(self.limits),
             limits: self.limits,
-            over: self.over,
+            stop: self.stop,
         };
         loop {
             if budget.left.entities_spent() {
@@ -186,7 +205,7 @@ impl<'de> Visitor<'de> for EntitiesSeed<'_> {
 struct Budget<'l> {
     left: SceneBudget,
     limits: &'l Limits,
-    over: &'l Cell<Option<OverLimit>>,
+    stop: &'l Cell<Option<Stop>>,
 }
 
 impl Budget<'_> {
@@ -199,7 +218,7 @@ impl Budget<'_> {
     }
 
     fn exceeded<E: de::Error>(&self, over: OverLimit) -> E {
-        self.over.set(Some(over));
+        self.stop.set(Some(Stop::Over(over)));
         E::custom(over.message(self.limits))
     }
 }
@@ -239,7 +258,7 @@ impl<'de> Visitor<'de> for EntitySeed<'_, '_> {
                         values: &mut *self.values,
                     })
                 })?,
-                other => return Err(de::Error::unknown_field(other, ENTITY_FIELDS)),
+                other => return Err(unknown_key(self.values.stop, other, ENTITY_FIELDS)),
             }
         }
         Ok(JsonEntity {

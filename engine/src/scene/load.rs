@@ -54,7 +54,7 @@ use crate::scene::format::{
 use crate::scene::header::ArchetypeNodes;
 use crate::scene::id_index::IdIndex;
 use crate::scene::instance_diff::{archetype_value_key, project, Diff};
-use crate::scene::json_scan::{scan, JsonEntity, OverLimit, ScanError};
+use crate::scene::json_scan::{scan, JsonEntity, OverLimit, ScanError, Stop};
 use crate::scene::migration::SceneMigration;
 use crate::scene::scene_budget::SceneBudget;
 use crate::scene::scene_ids::{InWorld, SceneIds};
@@ -884,8 +884,12 @@ fn json_shared(
 /// stopped, or a limit the scene goes over, at the first entry or component over it.
 fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> SceneError {
     let source = text.text();
-    let Some(over) = failure.over else {
-        return context.text_error(json_error(text, source, failure.error));
+    let over = match failure.stop {
+        None => return context.text_error(json_error(text, source, failure.error)),
+        Some(Stop::UnknownKey(expected)) => {
+            return unknown_scene_key(context, text, &failure.error, expected)
+        }
+        Some(Stop::Over(over)) => over,
     };
     let message = crate::json::strip_position(&failure.error.to_string()).to_string();
     let at = match over {
@@ -909,6 +913,36 @@ fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> S
     error.diagnostic.position = Some(text.position(at));
     error.diagnostic.span = Some(at..at);
     error
+}
+
+/// A key a scene's top level or entry does not have (serde stopped just after it), underlined,
+/// with the keys it has and the nearest as a suggestion, as archetype files say it.
+fn unknown_scene_key(
+    context: &Context<'_>,
+    text: &SourceText,
+    error: &serde_json::Error,
+    expected: &'static [&'static str],
+) -> SceneError {
+    let source = text.text();
+    let after = text.offset_of_serde_position(error.line(), error.column());
+    let span = key_span(source, after + 1);
+    let written = source.get(span.clone()).unwrap_or_default();
+    let key = serde_json::from_str::<String>(written).unwrap_or_else(|_| written.to_string());
+    let place = match expected == &crate::scene::format::scene_keys::TOP_LEVEL[..] {
+        true => "a scene file",
+        false => "an entity entry",
+    };
+    let listed: Vec<String> = expected.iter().map(|key| format!("`{key}`")).collect();
+    let message = format!(
+        "unknown key {} in {place}; expected one of {}",
+        crate::diagnostic::quoted(&key),
+        listed.join(", ")
+    );
+    let mut scene_error = context.error(DiagnosticCode::UnknownKey, message);
+    scene_error.diagnostic.position = Some(text.position(span.start));
+    scene_error.diagnostic.suggestion = did_you_mean(&key, expected.iter().copied());
+    scene_error.diagnostic.span = Some(span);
+    scene_error
 }
 
 /// A shared-table key: 16 hex digits.
@@ -1027,14 +1061,22 @@ fn upgrade(context: &Context<'_>, text: &SourceText, version: u64) -> Result<Str
 
 /// The document of `text`, written in format `version`, brought to the current layout and
 /// format.
+/// How many levels of nesting a scene file puts around a component value at most (the top
+/// level, `entities`, an entry, a placement's `overrides`, its entity, `components`, ...).
+const SCENE_LEVELS: usize = 8;
+
 fn current_document(
     context: &Context<'_>,
     text: &SourceText,
     version: u64,
 ) -> Result<Value, SceneError> {
-    let source = text.text();
-    let mut document: Value = serde_json::from_str(source)
-        .map_err(|error| context.text_error(json_error(text, source, error)))?;
+    // Duplicate keys refused, as everywhere else (serde_json's `Value` keeps the last).
+    let depth = context
+        .options
+        .limits
+        .max_depth
+        .saturating_add(SCENE_LEVELS);
+    let mut document = crate::json::parse_json(text, depth).map_err(|e| context.text_error(e))?;
     upgrade_layout(&mut document, version);
     if let Value::Object(top) = &mut document {
         top.insert("format".to_string(), Value::from(SCENE_FORMAT_VERSION));
