@@ -70,7 +70,9 @@ pub use component::SchemaFn;
 pub use component::Shared;
 pub use component::Transform;
 pub use component::{Children, Name, Parent};
-pub use component::{Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError};
+pub use component::{
+    Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError, Rounding,
+};
 pub use component::{ParseStableIdError, StableId};
 pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity};
 pub use json::Position;

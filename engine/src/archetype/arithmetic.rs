@@ -9,38 +9,9 @@
 
 use serde_json::Number;
 
-/// How a result is made a whole number: written `{"$mul": 0.75, "$round": "trunc"}`; a field of
-/// an integer type without `$round` gets [`Rounding::Nearest`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Rounding {
-    /// To the nearest; halves away from zero (2.5 → 3, -2.5 → -3).
-    Nearest,
-    /// To the nearest; halves to the even neighbour (2.5 → 2, 3.5 → 4, -2.5 → -2).
-    Even,
-    /// Toward zero (2.7 → 2, -2.7 → -2).
-    Trunc,
-    /// Down (2.7 → 2, -2.2 → -3).
-    Floor,
-    /// Up (2.2 → 3, -2.7 → -2).
-    Ceil,
-}
+pub(crate) use crate::component::Rounding;
 
 impl Rounding {
-    /// Every mode, as written after `$round`.
-    pub const NAMES: [&'static str; 5] = crate::archetype::keys::ROUNDINGS;
-
-    /// The mode written `name`.
-    pub fn from_name(name: &str) -> Option<Rounding> {
-        Some(match name {
-            "nearest" => Rounding::Nearest,
-            "even" => Rounding::Even,
-            "trunc" => Rounding::Trunc,
-            "floor" => Rounding::Floor,
-            "ceil" => Rounding::Ceil,
-            _ => return None,
-        })
-    }
-
     fn of_float(self, x: f64) -> f64 {
         match self {
             Rounding::Nearest => x.round(),

@@ -61,7 +61,7 @@ pub mod keys {
     pub const ROUND: &str = "$round";
     /// The ways `$round` makes a result whole: to the nearest with halves away from zero, to the
     /// nearest with halves to even, toward zero, down, up.
-    pub const ROUNDINGS: [&str; 5] = ["nearest", "even", "trunc", "floor", "ceil"];
+    pub const ROUNDINGS: [&str; 5] = crate::component::Rounding::NAMES;
     /// Operator, in place of any value: the inherited value is replaced whole by the one given
     /// (objects are not merged into it).
     pub const REPLACE: &str = "$replace";

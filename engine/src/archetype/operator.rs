@@ -174,17 +174,19 @@ fn names(operators: &[Operator]) -> String {
 /// its operand.
 pub(super) type Unmatched = Vec<usize>;
 
-/// Whether the place at a path (relative to where the operators are) holds an integer type.
-pub(super) type IsInteger<'a> = &'a dyn Fn(&[PathSegment]) -> bool;
+/// How a number at a path (relative to where the operators are) is made whole when `$round`
+/// does not say: its field's rounding, or [`Rounding::Nearest`] for an integer type; `None`
+/// for a float.
+pub(super) type RoundingAt<'a> = &'a dyn Fn(&[PathSegment]) -> Option<Rounding>;
 
 /// Applies the operators of `patch` (an operator object) to `target`, in place. `target` is
 /// `null` when there is nothing there: the operators then wait (they become the value, to be
 /// applied or settled later). A number result is made whole where `$round` says so, or where
-/// `integer` says the place holds an integer type.
+/// `integer` says the place is made whole (an integer type, or a field's own rounding).
 pub(super) fn apply(
     target: &mut Value,
     patch: &Value,
-    integer: IsInteger<'_>,
+    integer: RoundingAt<'_>,
 ) -> Result<Unmatched, OperatorError> {
     let Some(operators) = Operator::of(patch) else {
         return Ok(Unmatched::new());
@@ -252,14 +254,14 @@ fn numbers(
     target: &Value,
     operators: &Operators<'_>,
     rounding: Option<Rounding>,
-    integer: IsInteger<'_>,
+    integer: RoundingAt<'_>,
 ) -> Result<Value, OperatorError> {
     // On a spawn-time variation: both ends of a range, each value of a pick.
     let each = |outcome: &Value| numbers(outcome, operators, rounding, integer);
     if let Some(result) = crate::archetype::variation::map_outcomes(target, each) {
         return result;
     }
-    let whole = |path: &[PathSegment]| rounding.or(integer(path).then_some(Rounding::Nearest));
+    let whole = |path: &[PathSegment]| rounding.or(integer(path));
     let only_mul = operators
         .iter()
         .all(|(operator, _)| *operator == Operator::Mul);
@@ -607,7 +609,7 @@ pub(super) struct Unused {
 /// Settles the operators still waiting in a concrete archetype's `value` of `component` (see
 /// the module docs); `shapes` says which places hold integers and what the type's defaults are.
 pub(super) fn settle(value: &mut Value, component: &str, shapes: &dyn ValueShapes) -> Vec<Unused> {
-    let integer = |path: &[PathSegment]| shapes.is_integer(component, path);
+    let integer = |path: &[PathSegment]| shapes.rounding(component, path);
     let mut alone = Vec::new();
     let mut path = Vec::new();
     if settle_at(value, &integer, &mut path, &mut alone) {
@@ -681,7 +683,7 @@ fn set_at(value: &mut Value, path: &[PathSegment], new: Value) {
 /// nothing to start from (`$mul` or `$remove` alone) are taken out into `alone`, by place.
 fn settle_at(
     value: &mut Value,
-    integer: IsInteger<'_>,
+    integer: RoundingAt<'_>,
     path: &mut Vec<PathSegment>,
     alone: &mut Vec<(Vec<PathSegment>, Value)>,
 ) -> bool {
@@ -714,7 +716,7 @@ fn settle_at(
             // Operands were checked when the file was read: this cannot fail but on overflow,
             // which leaves 0.
             false => {
-                let rounding = rounding_of(value).or(integer(path).then_some(Rounding::Nearest));
+                let rounding = rounding_of(value).or(integer(path));
                 let result = arithmetic(&Number::from(0), &operators, rounding);
                 Value::Number(result.unwrap_or(Number::from(0)))
             }
@@ -745,7 +747,8 @@ mod tests {
     /// The value applied, or the error's full message.
     fn applied(target: Value, patch: Value, integer: bool) -> Result<Value, String> {
         let mut target = target;
-        apply(&mut target, &patch, &|_| integer).map_err(|error| error.to_string())?;
+        let rounding = integer.then_some(Rounding::Nearest);
+        apply(&mut target, &patch, &|_| rounding).map_err(|error| error.to_string())?;
         Ok(target)
     }
 
@@ -886,7 +889,9 @@ mod tests {
     #[test]
     fn a_whole_object_scaled_keeps_each_member_of_an_integer_type_whole() {
         let mut target = json!({ "hp": 7, "weight": 7, "speed": 2.5, "name": "x" });
-        let integer = |path: &[PathSegment]| path == [PathSegment::Key("hp".to_string())];
+        let integer = |path: &[PathSegment]| {
+            (path == [PathSegment::Key("hp".to_string())]).then_some(Rounding::Nearest)
+        };
         apply(&mut target, &json!({ "$mul": 0.5 }), &integer).unwrap();
         assert_eq!(
             target,
@@ -906,13 +911,13 @@ mod tests {
     fn a_waiting_rounding_is_kept_and_a_later_one_wins() {
         let waiting = json!({ "$mul": 0.5, "$round": "trunc" });
         let mut target = Value::Null;
-        apply(&mut target, &waiting, &|_| false).unwrap();
-        apply(&mut target, &json!({ "$mul": 3 }), &|_| false).unwrap();
+        apply(&mut target, &waiting, &|_| None).unwrap();
+        apply(&mut target, &json!({ "$mul": 3 }), &|_| None).unwrap();
         assert_eq!(target, json!({ "$mul": 1.5, "$round": "trunc" }));
         apply(
             &mut target,
             &json!({ "$mul": 1, "$round": "ceil" }),
-            &|_| false,
+            &|_| None,
         )
         .unwrap();
         assert_eq!(target, json!({ "$mul": 1.5, "$round": "ceil" }));
@@ -923,7 +928,7 @@ mod tests {
         apply(
             &mut placed,
             &json!({ "$mul": 1.5, "$round": "ceil" }),
-            &|_| false,
+            &|_| None,
         )
         .unwrap();
         assert_eq!(placed, json!(8));

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use crate::archetype::file::keys;
 use crate::archetype::operator::{self, KeyIndex, Operator, OperatorError};
 use crate::archetype::variation;
-use crate::component::ComponentRegistry;
+use crate::component::{ComponentRegistry, Rounding};
 use crate::diagnostic::DiagnosticCode;
 use crate::json::did_you_mean;
 use crate::json::{axis_array, axis_object, Shape};
@@ -37,6 +37,12 @@ pub(crate) trait ValueShapes {
     fn tag(&self, component: &str, path: &[PathSegment]) -> Option<&'static str>;
     /// Whether the value at `path` of `component` is of an integer type.
     fn is_integer(&self, component: &str, path: &[PathSegment]) -> bool;
+    /// How an operator's result at `path` of `component` is made whole when `$round` does not
+    /// say: the field's own rounding, [`Rounding::Nearest`] for an integer type, else not.
+    fn rounding(&self, component: &str, path: &[PathSegment]) -> Option<Rounding> {
+        self.is_integer(component, path)
+            .then_some(Rounding::Nearest)
+    }
     /// The value the type of `component` gives the place `path` when `value` (a whole value of
     /// it, `null` for none) leaves it out, if the type has a default there.
     fn default_at(&self, component: &str, value: &Value, path: &[PathSegment]) -> Option<Value>;
@@ -61,6 +67,16 @@ impl ValueShapes for ComponentRegistry {
                 self.ops(id).probe(path),
                 Some(Shape::Number { integer: true })
             )
+        })
+    }
+
+    fn rounding(&self, component: &str, path: &[PathSegment]) -> Option<Rounding> {
+        let declared = self
+            .id(component)
+            .and_then(|id| self.declared_rounding(id, path));
+        declared.or_else(|| {
+            self.is_integer(component, path)
+                .then_some(Rounding::Nearest)
         })
     }
 
@@ -210,7 +226,7 @@ impl Place<'_> {
             let (shapes, component, path) = (self.shapes, self.component, &self.path);
             let integer = |below: &[PathSegment]| {
                 let place = [path.as_slice(), below].concat();
-                shapes.is_integer(component, &place)
+                shapes.rounding(component, &place)
             };
             match operator::apply(target, patch, &integer) {
                 Ok(unmatched) => self.lint_unmatched(target, patch, &unmatched),

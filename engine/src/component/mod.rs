@@ -16,6 +16,7 @@ mod map_error;
 mod ops;
 mod registry;
 mod reload_ops;
+mod rounding;
 mod scene_ops;
 // The context serde impls read (entity mapper, shared values, checked references): used by
 // the archetype and scene subsystems to enter it.
@@ -45,6 +46,7 @@ pub(crate) use ops::{ComponentOps, TypedValue};
 #[cfg(feature = "schema")]
 pub use registry::SchemaFn;
 pub use registry::{Component, ComponentId, ComponentOptions, ComponentRegistry, RegistryError};
+pub use rounding::Rounding;
 pub(crate) use scene_ops::{LiveColumn, PushError, WriteError};
 pub use shared::Shared;
 pub(crate) use shared::{

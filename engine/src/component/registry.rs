@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::component::ops::{ComponentOps, Ops};
+use crate::component::Rounding;
 use crate::json::{DeclaredAxes, FieldPath, PathSegment};
 
 /// A type that can be a data-driven component.
@@ -54,6 +55,7 @@ pub struct ComponentOptions {
     serde_schema: bool,
     removed_fields: Vec<String>,
     axes: Vec<DeclaredAxes>,
+    roundings: Vec<(Vec<String>, Rounding)>,
 }
 
 /// Produces a component's JSON Schema (see [`ComponentOptions::json_schema`]).
@@ -106,6 +108,29 @@ impl ComponentOptions {
         let field: String = field.into();
         let path = field.split('.').filter(|key| !key.is_empty());
         self.axes.push((path.map(str::to_string).collect(), axes));
+        self
+    }
+
+    /// Says how the result of a number operator (`$add`, `$mul`) at `field` (a `.`-separated
+    /// path of fields) is made a whole number when the file does not say it with `$round`:
+    /// a game whose rules truncate (`130 × 0.25` is 32) says [`Rounding::Trunc`] here once
+    /// instead of every designer writing `"$round": "trunc"`. Without it, a field of an integer
+    /// type rounds to the nearest; a float field given a rounding here is made whole too.
+    ///
+    /// ```
+    /// # use archetype_engine::{ComponentOptions, ComponentRegistry, Rounding};
+    /// #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    /// struct Stats { speed: i32 }
+    ///
+    /// let mut registry = ComponentRegistry::new();
+    /// registry.register_with::<Stats>(ComponentOptions::new().rounding("speed", Rounding::Trunc))?;
+    /// # Ok::<(), archetype_engine::RegistryError>(())
+    /// ```
+    pub fn rounding(mut self, field: impl Into<String>, rounding: Rounding) -> Self {
+        let field: String = field.into();
+        let path = field.split('.').filter(|key| !key.is_empty());
+        self.roundings
+            .push((path.map(str::to_string).collect(), rounding));
         self
     }
 
@@ -217,6 +242,8 @@ pub(super) struct Entry {
     pub(super) runtime_only: bool,
     /// Fields the type no longer has (see [`ComponentOptions::removed_field`]).
     pub(super) removed_fields: Vec<String>,
+    /// Fields' roundings (see [`ComponentOptions::rounding`]).
+    pub(super) roundings: Vec<(Vec<String>, Rounding)>,
     #[cfg(feature = "schema")]
     pub(super) schema: Option<SchemaFn>,
     /// Whether the schema is traced from the type's `Deserialize`.
@@ -361,6 +388,7 @@ impl ComponentRegistry {
             type_name,
             runtime_only: options.runtime_only,
             removed_fields: options.removed_fields,
+            roundings: options.roundings,
             #[cfg(feature = "schema")]
             schema: options.schema,
             #[cfg(feature = "schema")]
@@ -482,22 +510,27 @@ impl ComponentRegistry {
         self.entries.is_empty()
     }
 
+    /// The rounding a component's options give the number at `path`, if they give one.
+    pub(crate) fn declared_rounding(
+        &self,
+        id: ComponentId,
+        path: &[PathSegment],
+    ) -> Option<Rounding> {
+        let roundings = &self.entries[id.index()].roundings;
+        (roundings.iter())
+            .find(|(field, _)| keys_are(field, path))
+            .map(|(_, rounding)| *rounding)
+    }
+
     /// The axes a component's options name for the vector at `path`, if they name it.
     pub(crate) fn declared_axes(
         &self,
         id: ComponentId,
         path: &[PathSegment],
     ) -> Option<&'static [&'static str]> {
-        let keys = |declared: &[String]| {
-            declared.len() == path.len()
-                && declared.iter().zip(path).all(
-                    |(key, segment)| matches!(segment, PathSegment::Key(written) if written == key),
-                )
-        };
         let declared = self.entries[id.index()].ops.declared_axes();
-        declared
-            .iter()
-            .find(|(field, _)| keys(field))
+        (declared.iter())
+            .find(|(field, _)| keys_are(field, path))
             .map(|(_, axes)| *axes)
     }
 
@@ -570,4 +603,11 @@ mod tests {
             "`9lives` is not a valid component name: use ASCII letters, digits and `_`, starting with a letter"
         );
     }
+}
+
+/// Whether `path` is the field `keys` (a field an option names).
+fn keys_are(keys: &[String], path: &[PathSegment]) -> bool {
+    keys.len() == path.len()
+        && (keys.iter().zip(path))
+            .all(|(key, segment)| matches!(segment, PathSegment::Key(written) if written == key))
 }

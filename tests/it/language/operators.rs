@@ -656,3 +656,44 @@ fn a_no_op_is_reported_in_its_own_file_when_a_child_archetype_is_resolved_meanwh
         &["archetypes/a_camp.json:3:14: warning[changes-nothing]: `null` removes `Armor`, but nothing this archetype is built on gives it: this changes nothing"],
     );
 }
+
+/// A programmer gives a field its rounding once (`ComponentOptions::rounding`); a `$round`
+/// written beside an operator still decides for that operator.
+#[test]
+fn a_field_rounds_as_its_component_says_unless_the_file_says_otherwise() {
+    use archetype_engine::{ArchetypeLibrary, ComponentOptions, ComponentRegistry, Rounding};
+
+    let mut registry = ComponentRegistry::new();
+    let truncating = ComponentOptions::new()
+        .rounding("hp", Rounding::Trunc)
+        .rounding("speed", Rounding::Floor);
+    registry.register_with::<Stats>(truncating).unwrap();
+    let dir = crate::support::ArchetypeDir::new(&[
+        (
+            "base.json",
+            r#"{ "components": { "Stats": { "hp": 130, "speed": 2.5, "seed": 7 } } }"#,
+        ),
+        (
+            "slow.json",
+            r#"{ "extends": "base", "components": { "Stats": { "hp": { "$mul": 0.25 }, "speed": { "$mul": 0.5 } } } }"#,
+        ),
+        (
+            "round.json",
+            r#"{ "extends": "base", "components": { "Stats": { "hp": { "$mul": 0.25, "$round": "nearest" }, "seed": { "$mul": 1.5 } } } }"#,
+        ),
+    ]);
+    let library = ArchetypeLibrary::load(dir.root(), registry).unwrap();
+    let mut world = World::new();
+    let mut stats = |name: &str| -> Stats {
+        let entity = library.spawn(&mut world, name).unwrap();
+        let stats: Stats = (*world.get::<&Stats>(entity).unwrap()).clone();
+        stats
+    };
+    // 130 × 0.25 = 32.5: truncated to 32 by the component's word; 2.5 × 0.5 = 1.25, floored
+    // (a float field given a rounding is made whole too).
+    let slow = stats("slow");
+    assert_eq!((slow.hp, slow.speed), (32, 1.0));
+    // The file's `$round` wins; a field the options do not name rounds as its type does.
+    let round = stats("round");
+    assert_eq!((round.hp, round.seed), (33, 11));
+}

@@ -21,8 +21,8 @@
 //! - every modifier becomes an operator on the inherited value, never a value worked out from
 //!   the parent: `relative` → `$add` (key by key in objects; on `melee_damage`, a list of
 //!   records, `$update` of the record with its `$key` `damage_type`), `proportional` → `$mul` (key by
-//!   key, or on a whole object; `"$round": "trunc"` on the integer stats, which the game
-//!   truncates), `extend` → `$union` on lists and a plain object on objects,
+//!   key, or on a whole object; the integer stats truncate, as in the game, because
+//!   `MonsterStats` is registered with [`Rounding::Trunc`] for them), `extend` → `$union` on lists and a plain object on objects,
 //!   `delete` → `$remove` on lists and `null` on object keys; on `special_attacks`, records
 //!   named by `id`, `$key: "id"` with `$upsert` (`extend`) and `$remove` by name (`delete`).
 //!   `extend` and `delete` of one field are one object (the game applies `extend` first; the
@@ -41,7 +41,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use archetype_engine::{keys, ArchetypeLibrary, ComponentRegistry};
+use archetype_engine::{keys, ArchetypeLibrary, ComponentOptions, ComponentRegistry, Rounding};
 use hecs::World;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -107,9 +107,14 @@ pub struct MonsterData(pub Map<String, Value>);
 /// A registry with the built-ins and the four monster components.
 pub fn registry() -> ComponentRegistry {
     let mut registry = ComponentRegistry::new();
+    // The game keeps its stats as integers, truncating what it multiplies into them.
+    let truncating = (cdda_rules::INTEGER_FIELDS.iter())
+        .fold(ComponentOptions::new(), |options, field| {
+            options.rounding(*field, Rounding::Trunc)
+        });
     let results = [
         registry.register::<MonsterInfo>(),
-        registry.register::<MonsterStats>(),
+        registry.register_with::<MonsterStats>(truncating),
         registry.register::<MonsterFlags>(),
         registry.register::<MonsterData>(),
     ];
@@ -575,13 +580,6 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
             )
         }
         (Modifier::Add, _) => one(keys::ADD, change.clone()),
-        // The game truncates what it multiplies into an integer.
-        (Modifier::Multiply, _) if cdda_rules::INTEGER_FIELDS.contains(&field) => {
-            let mut object = Map::new();
-            object.insert(keys::MUL.to_string(), change.clone());
-            object.insert(keys::ROUND.to_string(), Value::from("trunc"));
-            Value::Object(object)
-        }
         (Modifier::Multiply, _) => one(keys::MUL, change.clone()),
         // Attacks by name: each given replaces the one of its name, or is appended.
         (Modifier::Extend, Value::Array(_)) if field == cdda_rules::ATTACKS => {
@@ -753,8 +751,8 @@ mod tests {
             json!({
                 "hp": 50,
                 "speed": { "$add": 10 },
-                // The game truncates what it multiplies into an integer stat.
-                "attack_cost": { "$mul": 1.2, "$round": "trunc" }
+                // Truncated, as the game does: `MonsterStats` says so for its fields.
+                "attack_cost": { "$mul": 1.2 }
             })
         );
         assert_eq!(
