@@ -566,6 +566,13 @@ pub(super) fn is_valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Whether `path` is the field `keys` (a field an option names).
+fn keys_are(keys: &[String], path: &[PathSegment]) -> bool {
+    keys.len() == path.len()
+        && (keys.iter().zip(path))
+            .all(|(key, segment)| matches!(segment, PathSegment::Key(written) if written == key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,11 +610,4 @@ mod tests {
             "`9lives` is not a valid component name: use ASCII letters, digits and `_`, starting with a letter"
         );
     }
-}
-
-/// Whether `path` is the field `keys` (a field an option names).
-fn keys_are(keys: &[String], path: &[PathSegment]) -> bool {
-    keys.len() == path.len()
-        && (keys.iter().zip(path))
-            .all(|(key, segment)| matches!(segment, PathSegment::Key(written) if written == key))
 }
