@@ -179,6 +179,10 @@ pub(super) fn merged_into_nothing(patch: &Value) -> Value {
     }
 }
 
+/// How many items of one list operator that match nothing get a "did you mean" (each reads
+/// the whole list: more would make the lints grow with the product of the two).
+const MAX_SUGGESTED: usize = 8;
+
 /// `item` as JSON in backticks, cut short past 40 characters.
 fn shown(item: &Value) -> String {
     let text = item.to_string();
@@ -350,7 +354,9 @@ impl Place<'_> {
         missing: &[(usize, &Value)],
     ) {
         let names = || items.iter().filter_map(|item| item.get(key)?.as_str());
-        for &(j, name) in missing {
+        for (n, &(j, name)) in missing.iter().enumerate() {
+            // Each suggestion reads the whole list: only the first few get one.
+            let suggest = n < MAX_SUGGESTED;
             let mut field = FieldPath(self.path.clone()).key(operator).index(j);
             if operator != keys::REMOVE {
                 field = field.key(key);
@@ -361,7 +367,8 @@ impl Place<'_> {
                     "`{operator}` changes nothing here: the list holds no record whose `{key}` is {}",
                     shown(name)
                 ),
-                suggestion: name.as_str().and_then(|name| did_you_mean(name, names())),
+                suggestion: (name.as_str().filter(|_| suggest))
+                    .and_then(|name| did_you_mean(name, names())),
                 field,
             });
         }
@@ -393,7 +400,8 @@ impl Place<'_> {
             return;
         };
         let names = || items.iter().filter_map(Value::as_str);
-        for &i in unmatched {
+        for (n, &i) in unmatched.iter().enumerate() {
+            let suggest = n < MAX_SUGGESTED;
             let Some(item) = given.get(i) else { continue };
             let field = FieldPath(self.path.clone()).key(keys::REMOVE).index(i);
             let shown = shown(item);
@@ -402,7 +410,8 @@ impl Place<'_> {
                 message: format!(
                     "`$remove` removes nothing here: the list it applies to holds no {shown}"
                 ),
-                suggestion: item.as_str().and_then(|name| did_you_mean(name, names())),
+                suggestion: (item.as_str().filter(|_| suggest))
+                    .and_then(|name| did_you_mean(name, names())),
                 field,
             });
         }
@@ -491,5 +500,20 @@ mod tests {
         let mut object = json!({});
         assert!(merge(&mut object, &patch, "C", &NoShapes).is_empty());
         assert_eq!(object, target);
+    }
+
+    #[test]
+    fn only_the_first_few_items_that_match_nothing_get_a_suggestion() {
+        let mut target = json!(["rag", "bone"]);
+        let gone: Vec<String> = (0..20).map(|i| format!("rags{i}")).collect();
+        let patch = json!({ "$remove": gone });
+        let mut lints = Vec::new();
+        assert!(merge_linted(&mut target, &patch, "Loot", &NoShapes, &mut lints).is_empty());
+        assert_eq!(lints.len(), 20);
+        let suggested = lints
+            .iter()
+            .filter(|lint| lint.suggestion.is_some())
+            .count();
+        assert_eq!(suggested, MAX_SUGGESTED);
     }
 }

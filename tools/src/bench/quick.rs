@@ -129,6 +129,7 @@ pub const FIGURES: &[&str] = &[
     "scaling_extends_count",
     "scaling_children_count",
     "scaling_variation_sites",
+    "scaling_keyed_records",
 ];
 
 /// A target the quick mode holds a ratio, time or latency figure to, which its line does not

@@ -1,8 +1,8 @@
 //! Scaling workloads of the designer's language: how loading (and spawning, and a hot-reload
 //! edit) grows with the counts archetype files write: the values of a `$pick`, the former
 //! names of an archetype, the archetypes with former names, the archetypes extending one root,
-//! the parents one archetype extends, the children of one archetype and the variations in one
-//! component value.
+//! the parents one archetype extends, the children of one archetype, the variations in one
+//! component value and the records of a list edited by key.
 //!
 //! Each workload builds its library in memory ([`ArchetypeLibrary::empty`] and
 //! [`set_sources`](ArchetypeLibrary::set_sources)), so the disk is off the clock, and checks
@@ -70,6 +70,25 @@ pub const VARIATION_SITES: Dimension = Dimension {
     setup: variation_sites,
 };
 
+/// A list of n records inherited and edited by key (`$key`: `$remove` of a quarter, `$update`
+/// of the rest, `$upsert` of a quarter): load and first spawn.
+pub const KEYED_RECORDS: Dimension = Dimension {
+    name: "scaling_keyed_records",
+    n: 10_000,
+    setup: keyed_records,
+};
+
+/// A record of a [`Roster`], named by `name`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Member {
+    name: String,
+    level: i32,
+}
+
+/// A list of records: what the keyed workload edits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Roster(Vec<Member>);
+
 /// A list of items: what the workloads that write lists write.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Stash {
@@ -82,6 +101,9 @@ fn registry() -> Arc<ComponentRegistry> {
     registry
         .register::<Stash>()
         .expect("bench setup: `Stash` is no demo component");
+    registry
+        .register::<Roster>()
+        .expect("bench setup: `Roster` is no demo component");
     Arc::new(registry)
 }
 
@@ -149,6 +171,52 @@ fn pick_length(n: usize) -> Run {
         assert!(
             name.is_ok_and(|name| name.starts_with("goblin ")),
             "bench: the spawned name is none of the picks"
+        );
+        took
+    })
+}
+
+/// A root holding `n` records and a child editing them by key: the first quarter removed, every
+/// other record's `level` raised (`$update` with `$add`), the last quarter replaced
+/// (`$upsert`); loading both and spawning the child once.
+fn keyed_records(n: usize) -> Run {
+    let registry = registry();
+    let records = list(n, |out, i| {
+        let _ = write!(out, r#"{{ "name": "m{i}", "level": {i} }}"#);
+    });
+    let root = format!(r#"{{ "components": {{ "Roster": [{records}] }} }}"#);
+    let quarter = n / 4;
+    let updates = list(n - quarter, |out, i| {
+        let _ = write!(
+            out,
+            r#"{{ "name": "m{}", "level": {{ "$add": 1 }} }}"#,
+            quarter + i
+        );
+    });
+    let removed = numbered("m", quarter);
+    let upserts = list(quarter, |out, i| {
+        let _ = write!(out, r#"{{ "name": "m{}", "level": 0 }}"#, n - 1 - i);
+    });
+    let child = format!(
+        r#"{{ "extends": "roster", "components": {{ "Roster": {{ "$key": "name", "$remove": [{removed}], "$update": [{updates}], "$upsert": [{upserts}] }} }} }}"#
+    );
+    let files = vec![
+        ("roster.json".to_string(), root),
+        ("edited.json".to_string(), child),
+    ];
+    Box::new(move || {
+        let (took, world, entity) = load_and_spawn(&registry, &files, "edited");
+        let roster = world.get::<&Roster>(entity).map(|roster| roster.0.clone());
+        let roster = roster.unwrap_or_else(|_| panic!("bench: the child has no `Roster`"));
+        assert_eq!(
+            roster.len(),
+            n - quarter,
+            "bench: the keyed edit lost records"
+        );
+        assert_eq!(
+            (roster[0].level, roster[n - quarter - 1].level),
+            (quarter as i32 + 1, 0),
+            "bench: the keyed edit did not apply"
         );
         took
     })

@@ -72,6 +72,7 @@ pub const DIMENSIONS: &[Dimension] = &[
     language::EXTENDS_COUNT,
     language::CHILDREN_COUNT,
     language::VARIATION_SITES,
+    language::KEYED_RECORDS,
 ];
 
 /// Times `dimension` at `n`, `2n` and `4n` (`n` is the dimension's own divided by `divisor`,
