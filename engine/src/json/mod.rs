@@ -27,4 +27,6 @@ pub(crate) use serde_message::{
 };
 pub use suggest::did_you_mean;
 pub use text::Position;
-pub(crate) use text::{decoded_string, locate, parse_json, SourceText, TextError, TextErrorKind};
+pub(crate) use text::{
+    decoded_string, duplicate_key, locate, parse_json, SourceText, TextError, TextErrorKind,
+};

@@ -60,6 +60,14 @@ pub struct TextError {
     pub offset: usize,
     /// Line and column of `offset`.
     pub position: Position,
+    /// For a duplicate key: the key, and the byte offset of its first writing (a caller that
+    /// parsed part of a file says that one's line in the file's terms: [`duplicate_key`]).
+    pub first: Option<(String, usize)>,
+}
+
+/// The message of a key written twice, the first time on `line`.
+pub fn duplicate_key(name: &str, line: usize) -> String {
+    format!("duplicate key `{name}` (the first one is on line {line})")
 }
 
 /// A file's text, ready for parsing and for turning byte offsets into positions.
@@ -93,6 +101,7 @@ impl SourceText {
                 ),
                 offset: valid,
                 position: prefix.position(valid),
+                first: None,
             }
         })
     }
@@ -169,6 +178,7 @@ impl SourceText {
             message,
             offset,
             position: self.position(offset),
+            first: None,
         }
     }
 }
@@ -321,8 +331,9 @@ fn convert_error(source: &SourceText, err: &serde_json::Error, state: &ParseStat
                 return source.error(duplicate, offset, format!("duplicate key `{name}`"));
             };
             let line = source.position(first).line;
-            let message = format!("duplicate key `{name}` (the first one is on line {line})");
-            return source.error(duplicate, second, message);
+            let mut error = source.error(duplicate, second, duplicate_key(name, line));
+            error.first = Some((name.clone(), first));
+            return error;
         }
         None => {}
     }
@@ -553,7 +564,8 @@ mod tests {
                     kind: TextErrorKind::Encoding,
                     message,
                     offset,
-                    position
+                    position,
+                    first: None,
                 }
             );
         }

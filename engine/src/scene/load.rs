@@ -1034,6 +1034,7 @@ fn json_error(text: &SourceText, source: &str, error: serde_json::Error) -> Text
         position: text.position(offset),
         offset,
         message,
+        first: None,
     }
 }
 
@@ -2594,10 +2595,21 @@ impl Instances<'_, '_> {
         let context = self.build.context;
         let parsed = parse_patch(text, context.options.limits.max_depth);
         parsed.map_err(|e| {
-            let mut error =
-                component_error(context, at.entry, at.name, FieldPath::root(), e.message);
-            (self.build.place)(&mut error, at.offset + e.offset);
-            error
+            let placed = |message: String, offset: usize| {
+                let mut error =
+                    component_error(context, at.entry, at.name, FieldPath::root(), message);
+                (self.build.place)(&mut error, at.offset + offset);
+                error
+            };
+            // A key written twice: the first one's line in the file, not in the value.
+            let message = match &e.first {
+                Some((name, first)) => match placed(String::new(), *first).diagnostic.position {
+                    Some(position) => crate::json::duplicate_key(name, position.line),
+                    None => e.message,
+                },
+                None => e.message,
+            };
+            placed(message, e.offset)
         })
     }
 
