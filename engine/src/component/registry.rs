@@ -463,7 +463,11 @@ impl ComponentRegistry {
         if !entry.serde_schema {
             return None;
         }
-        let layout = entry.ops.json_layout()?;
+        let mut layout = entry.ops.json_layout()?;
+        // Axes the options name replace the ones the type's name gives (`r g b a` for `x y z w`).
+        for (field, axes) in entry.ops.declared_axes() {
+            crate::component::serde_schema::name_axes(&mut layout, field, axes);
+        }
         schemars::Schema::try_from(crate::component::serde_schema::schema_of(&layout)).ok()
     }
 

@@ -50,6 +50,34 @@ pub(super) fn schema_of(layout: &Layout) -> Value {
     }
 }
 
+/// Names the axes of the vector (or tuple) at `field` (keys of structs) of `layout` `axes`, as
+/// a component's options declare them.
+pub(super) fn name_axes(layout: &mut Layout, field: &[String], axes: &[&str]) {
+    let mut place = layout;
+    for key in field {
+        let inner = match place {
+            Layout::Struct(fields) => fields.iter_mut().find(|(name, _)| name == key),
+            _ => None,
+        };
+        match inner {
+            Some((_, inner)) => place = inner,
+            None => return,
+        }
+    }
+    let named = |items: &mut Vec<Layout>| {
+        Layout::Vector(
+            std::mem::take(items),
+            axes.iter().map(|a| a.to_string()).collect(),
+        )
+    };
+    let (Layout::Vector(items, _) | Layout::Tuple(items)) = place else {
+        return;
+    };
+    if items.len() == axes.len() {
+        *place = named(items);
+    }
+}
+
 fn integer(minimum: f64, maximum: f64) -> Value {
     json!({ "type": "integer", "minimum": minimum as i64, "maximum": maximum as i64 })
 }
@@ -209,5 +237,21 @@ mod tests {
                 },
             })
         );
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Sprite {
+        tint: glam::Vec4,
+    }
+
+    #[test]
+    fn axes_a_component_names_replace_the_vectors_own() {
+        let mut layout = trace_with::<Sprite>(true).unwrap();
+        name_axes(&mut layout, &["tint".to_string()], &["r", "g", "b", "a"]);
+        let schema = schema_of(&layout);
+        let axes = &schema["properties"]["tint"]["anyOf"][1]["properties"];
+        let names: Vec<&String> = axes.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["a", "b", "g", "r"]);
     }
 }
