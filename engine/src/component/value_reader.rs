@@ -449,12 +449,13 @@ impl<'a> Deserializer<'a> for ValueReader<'a> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, ReadError> {
-        match (self.value, glam_axes(name, len)) {
-            (Value::Object(object), Some(axes)) if !self.is_deferred() => {
-                self.visit_axes(object, axes, visitor)
+        // The name is looked at only for an object: arrays, the usual form, pay nothing.
+        if let Value::Object(object) = self.value {
+            if let Some(axes) = glam_axes(name, len).filter(|_| !self.is_deferred()) {
+                return self.visit_axes(object, axes, visitor);
             }
-            _ => self.deserialize_seq(visitor),
         }
+        self.deserialize_seq(visitor)
     }
 
     fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, ReadError> {
