@@ -19,16 +19,11 @@ pub(super) struct Strict<T>(pub T, pub bool);
 
 impl<'de, T: de::Deserialize<'de>> de::Deserialize<'de> for Strict<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (skipped, maps) = (Cell::new(false), Cell::new(false));
-        let typed = T::deserialize(Detect {
-            inner: deserializer,
-            skipped: &skipped,
-            maps: &maps,
-        })?;
-        if skipped.get() {
+        let (typed, skipped, maps) = detected(deserializer)?;
+        if skipped {
             return Err(de::Error::custom("a field the type does not have"));
         }
-        Ok(Strict(typed, maps.get()))
+        Ok(Strict(typed, maps))
     }
 }
 
@@ -39,13 +34,22 @@ where
     T: de::Deserialize<'de>,
     D: Deserializer<'de>,
 {
+    detected(deserializer).map(|(typed, _, maps)| (typed, maps))
+}
+
+/// `T` from `deserializer`, whether a field was skipped, and whether a map was read.
+fn detected<'de, T, D>(deserializer: D) -> Result<(T, bool, bool), D::Error>
+where
+    T: de::Deserialize<'de>,
+    D: Deserializer<'de>,
+{
     let (skipped, maps) = (Cell::new(false), Cell::new(false));
     let typed = T::deserialize(Detect {
         inner: deserializer,
         skipped: &skipped,
         maps: &maps,
     })?;
-    Ok((typed, maps.get()))
+    Ok((typed, skipped.get(), maps.get()))
 }
 
 /// A deserializer, visitor, access or seed (`inner`) that sets `skipped` when a value is

@@ -219,8 +219,9 @@ impl<'a> ValueReader<'a> {
         visitor: V,
     ) -> Result<V::Value, ReadError> {
         let mut seq = SeqReader {
-            items: items.iter(),
+            items: items.iter().map(Some),
             reader: self,
+            partial: false,
         };
         let value = visitor.visit_seq(&mut seq)?;
         match seq.items.len() {
@@ -259,9 +260,11 @@ impl<'a> ValueReader<'a> {
                 return Err(problem(AxisProblem::Missing(axes[i])));
             }
         }
-        visitor.visit_seq(AxisItems {
+        // An axis merges as a field does: in partial mode it may be partial too.
+        visitor.visit_seq(SeqReader {
             items: items.into_iter(),
             reader: self,
+            partial: self.partial,
         })
     }
 
@@ -535,13 +538,15 @@ impl<'a> ValueReader<'a> {
     }
 }
 
-/// The elements of an array, each read in full.
-struct SeqReader<'a> {
-    items: std::slice::Iter<'a, Value>,
+/// The elements of an array (each read in full), or the axes of a vector's object form in axis
+/// order, partial as the vector is; `None` (an axis not written, partial mode) is stood in for.
+struct SeqReader<'a, I> {
+    items: I,
     reader: ValueReader<'a>,
+    partial: bool,
 }
 
-impl<'a> SeqAccess<'a> for SeqReader<'a> {
+impl<'a, I: ExactSizeIterator<Item = Option<&'a Value>>> SeqAccess<'a> for SeqReader<'a, I> {
     type Error = ReadError;
 
     fn next_element_seed<S: DeserializeSeed<'a>>(
@@ -549,35 +554,9 @@ impl<'a> SeqAccess<'a> for SeqReader<'a> {
         seed: S,
     ) -> Result<Option<S::Value>, ReadError> {
         match self.items.next() {
-            Some(item) => seed.deserialize(self.reader.at(item, false)).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.items.len())
-    }
-}
-
-/// The axes of a vector's object form, in axis order; `None` (partial mode) is stood in for.
-struct AxisItems<'a> {
-    items: std::vec::IntoIter<Option<&'a Value>>,
-    reader: ValueReader<'a>,
-}
-
-impl<'a> SeqAccess<'a> for AxisItems<'a> {
-    type Error = ReadError;
-
-    fn next_element_seed<S: DeserializeSeed<'a>>(
-        &mut self,
-        seed: S,
-    ) -> Result<Option<S::Value>, ReadError> {
-        match self.items.next() {
-            // An axis merges as a field does: in partial mode it may be partial too.
-            Some(Some(item)) => {
-                let reader = self.reader.at(item, self.reader.partial);
-                seed.deserialize(reader).map(Some)
-            }
+            Some(Some(item)) => seed
+                .deserialize(self.reader.at(item, self.partial))
+                .map(Some),
             Some(None) => {
                 let filler = self.reader.filler();
                 filler.note(seed.deserialize(filler)).map(Some)
