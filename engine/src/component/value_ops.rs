@@ -102,7 +102,7 @@ fn axis_error((place, problem, axes): AxisMisfit) -> ValueError {
     }
 }
 
-/// How many vectors of one value [`with_default_axes`] completes at most.
+/// How many vectors of one value [`read_completing_axes`] completes at most.
 const MAX_COMPLETED_VECTORS: usize = 64;
 
 /// Reads `T` from `value`, where an object of axes that leaves some out takes them from the
