@@ -89,8 +89,8 @@ fn the_schema_describes_the_games_components_glam_fields_included() {
     let schema = archetool(game_dir(), &["schema"]);
     assert_eq!(schema.status.code(), Some(0), "{}", text(&schema.stderr));
     let stdout = text(&schema.stdout);
-    // `velocity` is a glam `Vec2`, described as glam writes it: two numbers (or, as any list
-    // in an archetype file, a list operator).
+    // `velocity` is a glam `Vec2`, described as its `schemars(with)` says: two numbers (or, as
+    // any list in an archetype file, a list operator, or a `$pick` of such lists).
     let velocity = r##""velocity": {
           "anyOf": [
             {
@@ -100,7 +100,19 @@ fn the_schema_describes_the_games_components_glam_fields_included() {
               "type": "array"
             },
             { "$ref": "#/$defs/list-operator" },
-            { "$ref": "#/$defs/pick" }
+            {
+              "$ref": "#/$defs/pick",
+              "properties": {
+                "$pick": {
+                  "items": {
+                    "items": { "format": "float", "type": "number" },
+                    "maxItems": 2,
+                    "minItems": 2,
+                    "type": "array"
+                  }
+                }
+              }
+            }
           ],
           "description": "Velocity, `[x, y]`."
         }"##;
@@ -109,11 +121,20 @@ fn the_schema_describes_the_games_components_glam_fields_included() {
     // without any attribute.
     let schema: serde_json::Value = serde_json::from_str(stdout).expect("the schema is JSON");
     let patrol = find(&schema, "Patrol").expect("a schema for Patrol");
+    // Each point an array or an object of its axes.
     assert_eq!(
         patrol["anyOf"][0]["properties"]["route"]["anyOf"][0],
         serde_json::json!({
             "type": "array",
-            "items": { "type": "array", "items": { "type": "number" }, "minItems": 2, "maxItems": 2 },
+            "items": { "anyOf": [
+                { "type": "array", "items": { "type": "number" }, "minItems": 2, "maxItems": 2 },
+                {
+                    "type": "object",
+                    "properties": { "x": { "type": "number" }, "y": { "type": "number" } },
+                    "additionalProperties": false,
+                    "minProperties": 1,
+                },
+            ] },
         })
     );
     assert!(stdout.contains(r#""description": "How an entity moves, in tiles per second.""#));
