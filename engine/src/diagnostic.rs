@@ -480,6 +480,21 @@ impl fmt::Display for Diagnostic {
 
 impl std::error::Error for Diagnostic {}
 
+/// The message and the suggestion for a key `key` that an object (`place`: "an archetype
+/// file", "a scene file") does not have, `allowed` being the keys it has.
+pub(crate) fn unknown_key(key: &str, allowed: &[&str], place: &str) -> (String, Option<String>) {
+    let list: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
+    let message = format!(
+        "unknown key {} in {place}; expected one of {}",
+        quoted(key),
+        list.join(", ")
+    );
+    (
+        message,
+        crate::json::did_you_mean(key, allowed.iter().copied()),
+    )
+}
+
 /// `name` in backticks, for a message. A name longer than 64 characters is cut, with its
 /// length in bytes, so a runaway key or name (a megabyte is under the file size limit) does
 /// not make a megabyte-long message; control characters are escaped ([`printable`]).

@@ -593,24 +593,9 @@ impl Reader<'_> {
     }
 
     fn unknown_key(&mut self, path: FieldPath, key: &str, allowed: &[&str], place: &str) {
-        let suggestion = did_you_mean(key, allowed.iter().copied());
-        let list = allowed
-            .iter()
-            .map(|k| format!("`{k}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        self.problem(
-            path,
-            true,
-            Diagnostic::error(
-                DiagnosticCode::UnknownKey,
-                format!(
-                    "unknown key {} in {place}; expected one of {list}",
-                    quoted(key)
-                ),
-            )
-            .with_suggestion(suggestion),
-        );
+        let (message, suggestion) = crate::diagnostic::unknown_key(key, allowed, place);
+        let diagnostic = Diagnostic::error(DiagnosticCode::UnknownKey, message);
+        self.problem(path, true, diagnostic.with_suggestion(suggestion));
     }
 }
 

@@ -11,10 +11,8 @@ use crate::component::ops::{Ops, TypedValue};
 use crate::component::registry::Component;
 use crate::component::typed_list::TypedList;
 use crate::component::value_layout::Layout;
-use crate::component::value_reader::{ReadErrorKind, Reading, ValueReader};
-use crate::json::{
-    normalize_declared, probe, tag_of, AxisMisfit, AxisProblem, DeclaredAxes, Shape,
-};
+use crate::component::value_reader::{ReadError, ReadErrorKind, Reading, ValueReader};
+use crate::json::{normalize_declared, probe, tag_of, AxisMisfit, DeclaredAxes, Shape};
 use crate::json::{FieldPath, PathSegment};
 
 /// Why a JSON value is not a valid component value.
@@ -87,18 +85,11 @@ pub(crate) trait ValueOps {
 /// An object of declared axes that is not one: where, and what is wrong.
 fn axis_error((place, problem, axes): AxisMisfit) -> ValueError {
     let path = FieldPath(place.into_iter().map(PathSegment::Key).collect());
-    let message = problem.message(axes);
-    match problem {
-        AxisProblem::Unknown(axis) => ValueError {
-            path,
-            message,
-            kind: ReadErrorKind::UnknownAxis(axis, axes),
-        },
-        AxisProblem::Missing(_) => ValueError {
-            path,
-            message,
-            kind: ReadErrorKind::MissingAxis(axes),
-        },
+    let ReadError { kind, message } = ReadError::of_axes(problem, axes);
+    ValueError {
+        path,
+        message,
+        kind,
     }
 }
 

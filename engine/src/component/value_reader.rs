@@ -57,6 +57,18 @@ impl fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+impl ReadError {
+    /// What is wrong with an object of `axes` (a vector's object form), as an error.
+    pub(super) fn of_axes(problem: AxisProblem, axes: &'static [&'static str]) -> ReadError {
+        let message = problem.message(axes);
+        let kind = match problem {
+            AxisProblem::Unknown(axis) => ReadErrorKind::UnknownAxis(axis, axes),
+            AxisProblem::Missing(_) => ReadErrorKind::MissingAxis(axes),
+        };
+        ReadError { kind, message }
+    }
+}
+
 impl de::Error for ReadError {
     fn custom<T: fmt::Display>(message: T) -> Self {
         ReadError {
@@ -241,19 +253,7 @@ impl<'a> ValueReader<'a> {
         axes: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, ReadError> {
-        let problem = |problem: AxisProblem| {
-            let message = problem.message(axes);
-            match problem {
-                AxisProblem::Unknown(axis) => ReadError {
-                    kind: ReadErrorKind::UnknownAxis(axis, axes),
-                    message,
-                },
-                AxisProblem::Missing(_) => ReadError {
-                    kind: ReadErrorKind::MissingAxis(axes),
-                    message,
-                },
-            }
-        };
+        let problem = |problem: AxisProblem| ReadError::of_axes(problem, axes);
         let items = in_axis_order(object, axes).map_err(problem)?;
         if !self.partial {
             if let Some(i) = items.iter().position(Option::is_none) {

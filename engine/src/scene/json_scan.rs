@@ -56,17 +56,19 @@ pub(super) struct ScanError {
 pub(super) enum Stop {
     /// The scene went over a limit.
     Over(OverLimit),
-    /// A key the object does not have (serde stopped just after it): the keys it has.
-    UnknownKey(&'static [&'static str]),
+    /// A key the object does not have (serde stopped just after it): what the object is ("a
+    /// scene file"), and the keys it has.
+    UnknownKey(&'static str, &'static [&'static str]),
 }
 
-/// Records that the object being read has no key `key` (it has `expected`).
+/// Records that the object being read (`place`) has no key `key` (it has `expected`).
 fn unknown_key<E: de::Error>(
     stop: &Cell<Option<Stop>>,
     key: &str,
+    place: &'static str,
     expected: &'static [&'static str],
 ) -> E {
-    stop.set(Some(Stop::UnknownKey(expected)));
+    stop.set(Some(Stop::UnknownKey(place, expected)));
     E::unknown_field(key, expected)
 }
 
@@ -126,7 +128,7 @@ impl<'de> Visitor<'de> for SceneSeed<'_> {
                         stop: self.stop,
                     })
                 })?,
-                other => return Err(unknown_key(self.stop, other, FIELDS)),
+                other => return Err(unknown_key(self.stop, other, "a scene file", FIELDS)),
             }
         }
         Ok(JsonScene {
@@ -258,7 +260,10 @@ impl<'de> Visitor<'de> for EntitySeed<'_, '_> {
                         values: &mut *self.values,
                     })
                 })?,
-                other => return Err(unknown_key(self.values.stop, other, ENTITY_FIELDS)),
+                other => {
+                    let place = "an entity entry";
+                    return Err(unknown_key(self.values.stop, other, place, ENTITY_FIELDS));
+                }
             }
         }
         Ok(JsonEntity {

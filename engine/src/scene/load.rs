@@ -886,8 +886,8 @@ fn scan_error(context: &Context<'_>, text: &SourceText, failure: ScanError) -> S
     let source = text.text();
     let over = match failure.stop {
         None => return context.text_error(json_error(text, source, failure.error)),
-        Some(Stop::UnknownKey(expected)) => {
-            return unknown_scene_key(context, text, &failure.error, expected)
+        Some(Stop::UnknownKey(place, expected)) => {
+            return unknown_scene_key(context, text, &failure.error, place, expected)
         }
         Some(Stop::Over(over)) => over,
     };
@@ -921,26 +921,18 @@ fn unknown_scene_key(
     context: &Context<'_>,
     text: &SourceText,
     error: &serde_json::Error,
-    expected: &'static [&'static str],
+    place: &str,
+    expected: &[&str],
 ) -> SceneError {
     let source = text.text();
     let after = text.offset_of_serde_position(error.line(), error.column());
     let span = key_span(source, after + 1);
     let written = source.get(span.clone()).unwrap_or_default();
     let key = serde_json::from_str::<String>(written).unwrap_or_else(|_| written.to_string());
-    let place = match expected == &crate::scene::format::scene_keys::TOP_LEVEL[..] {
-        true => "a scene file",
-        false => "an entity entry",
-    };
-    let listed: Vec<String> = expected.iter().map(|key| format!("`{key}`")).collect();
-    let message = format!(
-        "unknown key {} in {place}; expected one of {}",
-        crate::diagnostic::quoted(&key),
-        listed.join(", ")
-    );
+    let (message, suggestion) = crate::diagnostic::unknown_key(&key, expected, place);
     let mut scene_error = context.error(DiagnosticCode::UnknownKey, message);
     scene_error.diagnostic.position = Some(text.position(span.start));
-    scene_error.diagnostic.suggestion = did_you_mean(&key, expected.iter().copied());
+    scene_error.diagnostic.suggestion = suggestion;
     scene_error.diagnostic.span = Some(span);
     scene_error
 }

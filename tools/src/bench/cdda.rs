@@ -566,10 +566,8 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
                 ),
                 other => other.clone(),
             });
-            let mut object = Map::new();
-            object.insert(keys::KEY.to_string(), Value::from(cdda_rules::DAMAGE_TYPE));
-            object.insert(keys::UPDATE.to_string(), Value::Array(updates.collect()));
-            Value::Object(object)
+            let updates = Value::Array(updates.collect());
+            keyed(cdda_rules::DAMAGE_TYPE, keys::UPDATE, updates)
         }
         (Modifier::Add, Value::Object(changes)) | (Modifier::Multiply, Value::Object(changes)) => {
             Value::Object(
@@ -583,7 +581,7 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
         (Modifier::Multiply, _) => one(keys::MUL, change.clone()),
         // Attacks by name: each given replaces the one of its name, or is appended.
         (Modifier::Extend, Value::Array(_)) if field == cdda_rules::ATTACKS => {
-            keyed_by_id(keys::UPSERT, change.clone())
+            keyed("id", keys::UPSERT, change.clone())
         }
         (Modifier::Extend, Value::Array(_)) => one(keys::UNION, change.clone()),
         (Modifier::Extend, _) => change.clone(),
@@ -597,17 +595,17 @@ fn operator_for(modifier: Modifier, field: &str, change: &Value) -> Value {
             };
             match field {
                 // Attacks by name.
-                cdda_rules::ATTACKS => keyed_by_id(keys::REMOVE, Value::Array(items)),
+                cdda_rules::ATTACKS => keyed("id", keys::REMOVE, Value::Array(items)),
                 _ => one(keys::REMOVE, Value::Array(items)),
             }
         }
     }
 }
 
-/// `{"$key": "id", operator: operand}`: a keyed list operator on records named by `id`.
-fn keyed_by_id(operator: &str, operand: Value) -> Value {
+/// `{"$key": key, operator: operand}`: a keyed list operator on records named by `key`.
+fn keyed(key: &str, operator: &str, operand: Value) -> Value {
     let mut object = Map::new();
-    object.insert(keys::KEY.to_string(), Value::from("id"));
+    object.insert(keys::KEY.to_string(), Value::from(key));
     object.insert(operator.to_string(), operand);
     Value::Object(object)
 }
