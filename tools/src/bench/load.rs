@@ -195,7 +195,7 @@ pub(crate) fn mid_path(mid: usize) -> String {
     format!("{}.json", mid_name(mid))
 }
 
-fn leaf_path(leaf: usize) -> String {
+pub(crate) fn leaf_path(leaf: usize) -> String {
     let mid = leaf % MIDS;
     format!("{}/unit_{leaf:05}.json", mid_name(mid))
 }

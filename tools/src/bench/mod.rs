@@ -65,6 +65,7 @@ pub mod diagnostics;
 mod figure;
 pub mod live_scene;
 pub mod load;
+pub mod library_edit;
 pub mod lsp;
 pub mod markdown;
 pub mod memory;

@@ -10,6 +10,7 @@ use crate::bench::diagnostics::{FieldsFixture, Layout};
 use crate::bench::figure::{median, percentile, Figure, Measured};
 use crate::bench::live_scene;
 use crate::bench::load::LoadFixture;
+use crate::bench::library_edit::LeafEditFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
 use crate::bench::scaling::{scaling_figure, DIMENSIONS};
@@ -59,6 +60,12 @@ const LSP_TARGET: (Duration, Duration) = (Duration::from_millis(50), Duration::f
 /// A scene file's edit of one entity in the world, from the write, 30 ms of it the debounce.
 const LIVE_SCENE_TARGET: (Duration, Duration) =
     (Duration::from_millis(50), Duration::from_millis(50));
+/// One leaf's edit in a 50,000-archetype library, `set_source` + `apply_update`.
+const LEAF_EDIT_TARGET: Duration = Duration::from_millis(2);
+/// The 50,000-archetype leaf edit against the 1,000-archetype one (medians).
+const LEAF_EDIT_GROWTH_TARGET: f64 = 1.5;
+/// Live instances of the edited leaf.
+const LEAF_EDIT_INSTANCES: usize = 1_000;
 /// The 100,000-entity level's edit against the 10,000-entity one's (medians).
 const LIVE_SCENE_GROWTH_TARGET: f64 = 1.5;
 /// Entities in the live-scene levels.
@@ -105,6 +112,9 @@ pub const FIGURES: &[&str] = &[
     "reload_patch",
     "reload_patch_mid_fight",
     "reload_latency",
+    "reload_leaf_edit_1k",
+    "reload_leaf_edit_50k",
+    "reload_leaf_edit_50k_vs_1k",
     "scene_live_edit_one_entity",
     "scene_live_edit_one_entity_100k",
     "scene_live_edit_100k_vs_10k",
@@ -165,6 +175,8 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
         "load_vs_parse" | "load_vs_parse_50k" => Some(StatedTarget::Ratio(LOAD_TARGET)),
         "scene_commit_vs_spawn_batch" => Some(StatedTarget::Ratio(COMMIT_TARGET)),
         "reload_patch" | "reload_patch_mid_fight" => Some(StatedTarget::Time(RELOAD_PATCH_TARGET)),
+        "reload_leaf_edit_50k" => Some(StatedTarget::Time(LEAF_EDIT_TARGET)),
+        "reload_leaf_edit_50k_vs_1k" => Some(StatedTarget::Ratio(LEAF_EDIT_GROWTH_TARGET)),
         "reload_latency" => Some(StatedTarget::Latency(
             RELOAD_LATENCY_TARGET.0,
             RELOAD_LATENCY_TARGET.1,
@@ -194,6 +206,8 @@ pub struct QuickSizes {
     pub scene_entities: usize,
     /// Live instances the reload patch reaches.
     pub reload_instances: usize,
+    /// Archetype files in the small and the large library of the leaf-edit figures.
+    pub leaf_edit_files: (usize, usize),
     /// Saves the watcher latency is measured over.
     pub latency_saves: usize,
     /// Live instances during the latency measurement.
@@ -235,6 +249,7 @@ impl QuickSizes {
             load_files_large: LOAD_FILES_LARGE,
             scene_entities: SCENE_ENTITIES,
             reload_instances: RELOAD_INSTANCES,
+            leaf_edit_files: (1_000, LOAD_FILES_LARGE),
             latency_saves: 30,
             latency_instances: 1_000,
             live_entities: (LIVE_ENTITIES, LIVE_ENTITIES_LARGE),
@@ -260,6 +275,7 @@ impl QuickSizes {
             load_files_large: 240,
             scene_entities: 200,
             reload_instances: 200,
+            leaf_edit_files: (120, 240),
             latency_saves: 2,
             latency_instances: 10,
             live_entities: (20, 200),
@@ -826,10 +842,69 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
     if wanted("reload_latency") {
         push(latency_figure(sizes.latency_saves, sizes.latency_instances));
     }
+    leaf_edit_figures(sizes, wanted, push);
     live_scene_figures(sizes, wanted, push);
     // As many edits as the watcher's latency has saves, in a library as big as the load's.
     if wanted("lsp_diagnostics_after_edit") {
         push(lsp_figure(sizes.load_files, sizes.latency_saves));
+    }
+}
+
+/// The leaf-edit figures ([`LeafEditFixture`]): one leaf's edit applied to its 1,000 live
+/// instances in a library of 1,000 archetypes and in one of 50,000, and how the two compare.
+fn leaf_edit_figures(
+    sizes: &QuickSizes,
+    wanted: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(Figure),
+) {
+    let names = [
+        "reload_leaf_edit_1k",
+        "reload_leaf_edit_50k",
+        "reload_leaf_edit_50k_vs_1k",
+    ];
+    if !names.iter().any(|name| wanted(name)) {
+        return;
+    }
+    let (small, large) = sizes.leaf_edit_files;
+    let runs = [small, large].map(|files| {
+        let mut fixture = LeafEditFixture::new(files, LEAF_EDIT_INSTANCES);
+        fixture.edit();
+        let rounds: Vec<(Duration, Duration)> = (0..sizes.rounds).map(|_| fixture.edit()).collect();
+        (fixture.archetypes(), rounds)
+    });
+    let targets = [None, Some(LEAF_EDIT_TARGET)];
+    for ((name, (archetypes, rounds)), target) in names.iter().zip(&runs).zip(targets) {
+        if !wanted(name) {
+            continue;
+        }
+        let whole: Vec<Duration> = rounds.iter().map(|(a, b)| *a + *b).collect();
+        let set_source: Vec<Duration> = rounds.iter().map(|r| r.0).collect();
+        let apply: Vec<Duration> = rounds.iter().map(|r| r.1).collect();
+        push(Figure {
+            name: name.to_string(),
+            n: *archetypes,
+            measured: Measured::Time {
+                median: median(&whole),
+                parts: vec![
+                    ("set_source".to_string(), median(&set_source)),
+                    ("apply_update".to_string(), median(&apply)),
+                ],
+                target,
+                rounds: whole,
+            },
+        });
+    }
+    if wanted(names[2]) {
+        let whole = |rounds: &Vec<(Duration, Duration)>| -> Vec<Duration> {
+            rounds.iter().map(|(a, b)| *a + *b).collect()
+        };
+        push(Figure::ratio(
+            names[2],
+            runs[1].0,
+            Some(LEAF_EDIT_GROWTH_TARGET),
+            whole(&runs[1].1),
+            whole(&runs[0].1),
+        ));
     }
 }
 
