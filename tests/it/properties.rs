@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use archetype_engine::{
     load_scene, load_scene_from_path, merge_patch, save_scene, sub_scene_id, ArchetypeInstance,
     ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, SceneDocument, SceneEncoding,
-    SceneLoadOptions, SceneSaveOptions, StableId,
+    SceneLoadOptions, SceneSaveOptions, Severity, StableId,
 };
 use hecs::{Entity, World};
 use proptest::prelude::*;
@@ -608,6 +608,7 @@ fn components() -> impl Strategy<Value = Map<String, Value>> {
 
 /// One archetype file of a tree of `count` archetypes `a0`, `a1`, ...: archetype `index` may
 /// extend and contain (as children) only archetypes with a lower index, so the tree is a DAG.
+/// It may list a former name (`old{index}`), and name its parents by their former names.
 fn archetype_file(index: usize) -> impl Strategy<Value = Value> {
     let parents = proptest::sample::subsequence((0..index).collect::<Vec<_>>(), 0..=index.min(2));
     let child = (
@@ -621,14 +622,19 @@ fn archetype_file(index: usize) -> impl Strategy<Value = Value> {
         proptest::option::of(child),
         0..3,
     );
-    (any::<bool>(), parents, components(), children).prop_map(
-        move |(is_abstract, parents, components, children)| {
+    let names = (any::<bool>(), any::<bool>());
+    (any::<bool>(), parents, components(), children, names).prop_map(
+        move |(is_abstract, parents, components, children, (formerly, old_parents))| {
             let mut file = Map::new();
             if is_abstract {
                 file.insert("abstract".into(), json!(true));
             }
+            if formerly {
+                file.insert("formerly".into(), json!([format!("old{index}")]));
+            }
             if !parents.is_empty() {
-                let names: Vec<String> = parents.iter().map(|p| format!("a{p}")).collect();
+                let prefix = if old_parents { "old" } else { "a" };
+                let names: Vec<String> = parents.iter().map(|p| format!("{prefix}{p}")).collect();
                 file.insert("extends".into(), json!(names));
             }
             file.insert("components".into(), Value::Object(components));
@@ -661,16 +667,21 @@ enum Detour {
     Broken(&'static str),
     Other(Value),
     Deleted,
+    /// A file whose name differs from this one's only in letter case (`A1.json` beside
+    /// `a1.json`, a case conflict) comes, this file is edited meanwhile, and it goes.
+    CaseTwin(Value),
 }
 
 /// Broken versions of a file: a syntax error, a wrong type, missing parents (one whose "did
-/// you mean" depends on whether `a0` exists), and (for `a0`) a cycle.
-const BROKEN: [&str; 5] = [
+/// you mean" depends on whether `a0` exists), (for `a0`) a cycle, and a former name another
+/// file may claim too.
+const BROKEN: [&str; 6] = [
     "{ \"components\": ",
     r#"{ "components": { "Stat": { "hp": "lots" } } }"#,
     r#"{ "extends": "nowhere" }"#,
     r#"{ "extends": "aa0" }"#,
     r#"{ "extends": "a0", "children": { "z": { "archetype": "a0" } } }"#,
+    r#"{ "formerly": ["old0"], "extends": "old1" }"#,
 ];
 
 fn detour(index: usize) -> impl Strategy<Value = Detour> {
@@ -678,6 +689,7 @@ fn detour(index: usize) -> impl Strategy<Value = Detour> {
         proptest::sample::select(BROKEN.to_vec()).prop_map(Detour::Broken),
         archetype_file(index).prop_map(Detour::Other),
         Just(Detour::Deleted),
+        archetype_file(index).prop_map(Detour::CaseTwin),
     ]
 }
 
@@ -706,6 +718,14 @@ fn file_name(index: usize) -> String {
     format!("a{index}.json")
 }
 
+/// Every error as text.
+fn errors(library: &ArchetypeLibrary) -> Vec<String> {
+    (library.diagnostics().iter())
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect()
+}
+
 /// Every diagnostic as text, and every archetype's resolved content, where it has one.
 fn library_state(library: &ArchetypeLibrary) -> (Vec<String>, BTreeMap<String, Value>) {
     let diagnostics = library
@@ -727,26 +747,51 @@ proptest! {
     fn archetype_trees_resolve_the_same_at_once_or_edit_by_edit(
         (texts, edits) in tree_and_edits()
     ) {
-        let mut at_once = ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
-        at_once.set_sources(texts.iter().enumerate().map(|(i, t)| (file_name(i), Some(t.as_str()))));
-
+        let at_once = |files: &BTreeMap<String, String>| {
+            let mut library = ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
+            library.set_sources(files.iter().map(|(name, text)| (name, Some(text.as_str()))));
+            library
+        };
         let mut by_edits = ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
+        // The files as they are after each edit.
+        let mut files: BTreeMap<String, String> = BTreeMap::new();
+        // Each edit, checked against the library loaded at once from the files it leaves: the
+        // library kept up to date edit by edit finds the errors a fresh load finds. (Warnings
+        // are compared at the end only: a `changes-nothing` warning about what an archetype
+        // inherits from one with errors still depends on the order of the edits.)
+        let mut edit = |by_edits: &mut ArchetypeLibrary, name: String, text: Option<String>| {
+            by_edits.set_source(&name, text.as_deref());
+            match text {
+                Some(text) => files.insert(name, text),
+                None => files.remove(&name),
+            };
+            prop_assert_eq!(errors(by_edits), errors(&at_once(&files)));
+            Ok(())
+        };
         // First every file's detours, in the shuffled order, then every final version.
         for (index, detours) in &edits {
             for detour in detours {
-                let text = match detour {
-                    Detour::Broken(text) => Some(text.to_string()),
-                    Detour::Other(file) => Some(serde_json::to_string(file).unwrap()),
-                    Detour::Deleted => None,
-                };
-                by_edits.set_source(file_name(*index), text.as_deref());
+                let name = file_name(*index);
+                match detour {
+                    Detour::Broken(text) => edit(&mut by_edits, name, Some(text.to_string()))?,
+                    Detour::Other(file) => {
+                        edit(&mut by_edits, name, Some(serde_json::to_string(file).unwrap()))?
+                    }
+                    Detour::Deleted => edit(&mut by_edits, name, None)?,
+                    Detour::CaseTwin(file) => {
+                        let twin = name.to_uppercase().replace(".JSON", ".json");
+                        edit(&mut by_edits, twin.clone(), Some("{}".to_string()))?;
+                        edit(&mut by_edits, name, Some(serde_json::to_string(file).unwrap()))?;
+                        edit(&mut by_edits, twin, None)?;
+                    }
+                }
             }
         }
         for (index, _) in &edits {
-            by_edits.set_source(file_name(*index), Some(texts[*index].as_str()));
+            edit(&mut by_edits, file_name(*index), Some(texts[*index].clone()))?;
         }
 
-        let (expected_diagnostics, expected_resolved) = library_state(&at_once);
+        let (expected_diagnostics, expected_resolved) = library_state(&at_once(&files));
         let (diagnostics, resolved) = library_state(&by_edits);
         prop_assert_eq!(diagnostics, expected_diagnostics);
         // Where the final files have an archetype in effect, the edited library has the same

@@ -14,8 +14,9 @@ use serde_json::Value;
 
 use crate::archetype::archetype_ref::ArchetypeRef;
 use crate::archetype::compiled::{check_partial, compile, CompileProblem};
+use crate::archetype::dependency_graph::{DependencyGraph, DependencyLists, Dependents};
 use crate::archetype::doc_summary::{Dependencies, DocSummary};
-use crate::archetype::file::ArchetypeDoc;
+use crate::archetype::file::{ArchetypeDoc, DocProblem};
 use crate::archetype::held_back::HeldBack;
 use crate::archetype::instance::{InstanceOverrides, OverrideShapes};
 use crate::archetype::loaded::Archetype;
@@ -135,6 +136,14 @@ pub struct ArchetypeLibrary {
     /// start (old names mapped); empty between rebuilds, when only summaries are kept. A leaf's
     /// job takes its file and drops it where it ran, once the leaf is resolved and compiled.
     rebuild_docs: FxHashMap<Arc<str>, RebuildDoc>,
+    /// Who builds on whom, kept up to date file by file.
+    graph: DependencyGraph,
+    /// The `formerly` clashes the renames were last found with, by archetype (see
+    /// [`Renames::find`]): kept for the edits that change no name.
+    rename_clashes: FxHashMap<Arc<str>, Vec<DocProblem>>,
+    /// The diagnostics of each archetype that has any (its file's, its names', its state's),
+    /// as [`diagnostics`](Self::diagnostics) gathers them.
+    diagnosed: FxHashMap<Arc<str>, Vec<Diagnostic>>,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -352,6 +361,9 @@ impl ArchetypeLibrary {
             last_spawnable: AtomicU32::new(u32::MAX),
             override_shapes: OverrideShapes::default(),
             rebuild_docs: FxHashMap::default(),
+            graph: DependencyGraph::default(),
+            rename_clashes: FxHashMap::default(),
+            diagnosed: FxHashMap::default(),
         }
     }
 
@@ -906,24 +918,35 @@ impl ArchetypeLibrary {
         Some(relative_dir.join(path.file_name()?))
     }
 
-    /// Installs new file contents (or deletions) and rebuilds everything they affect.
+    /// Installs new file contents (or deletions) and rebuilds everything they affect. An edit
+    /// that changes no name and no `formerly` costs what it affects: the passes over every
+    /// file (names missing, case conflicts, former names) are made only when names change.
     fn apply_sources(&mut self, updates: Vec<(Arc<str>, Option<SourceFile>)>) -> LibraryUpdate {
         let mut touched: BTreeSet<Arc<str>> = BTreeSet::new();
         // Names that appeared or disappeared.
         let mut comings_and_goings: FxHashSet<Arc<str>> = FxHashSet::default();
+        let mut formerly_changed = false;
         if self.sources.is_empty() {
             self.sources.reserve(updates.len());
         }
         for (name, source) in updates {
             match source {
-                Some(source) => {
-                    let unchanged = self.sources.get(&name).is_some_and(|old| {
+                Some(mut source) => {
+                    let old = self.sources.get(&name);
+                    if let Some(old) = old {
+                        // A case conflict depends on the set of names alone: it stays with the
+                        // file's new text (found again below when names come or go).
+                        let conflict = old.problems.iter().filter(|d| is_case_conflict(d));
+                        source.problems.extend(conflict.cloned());
+                    }
+                    let unchanged = old.is_some_and(|old| {
                         old.text.as_ref().map(|t| t.text())
                             == source.text.as_ref().map(|t| t.text())
                             && old.problems == source.problems
                             && old.real == source.real
                     });
                     if !unchanged {
+                        formerly_changed |= old.map(formerly) != Some(formerly(&source));
                         touched.insert(name.clone());
                         if self.sources.insert(name.clone(), source).is_none() {
                             comings_and_goings.insert(name);
@@ -940,43 +963,47 @@ impl ArchetypeLibrary {
         }
         let names_changed = !comings_and_goings.is_empty();
         if names_changed {
-            self.targets_stale = true;
-            // `ArchetypeRef`s naming an archetype that came or went are checked again.
-            for (name, state) in &self.states {
-                if state
-                    .references
-                    .iter()
-                    .any(|r| comings_and_goings.contains(r))
-                {
-                    touched.insert(name.clone());
-                }
+            self.names_came_or_went(&comings_and_goings, &mut touched);
+        }
+        self.update_renames(&mut touched, names_changed || formerly_changed);
+        self.rebuild(touched)
+    }
+
+    /// What names appearing or disappearing changes: the `ArchetypeRef`s naming them and the
+    /// archetypes naming a missing one are checked again, and case conflicts found again.
+    fn names_came_or_went(
+        &mut self,
+        comings_and_goings: &FxHashSet<Arc<str>>,
+        touched: &mut BTreeSet<Arc<str>>,
+    ) {
+        self.targets_stale = true;
+        for (name, state) in &self.states {
+            if state
+                .references
+                .iter()
+                .any(|r| comings_and_goings.contains(r))
+            {
+                touched.insert(name.clone());
             }
         }
-        if names_changed {
-            self.sorted_names = self.sources.keys().cloned().collect();
-            self.sorted_names.sort_unstable();
-            // "Did you mean" for a parent or child archetype that does not exist draws on the
-            // set of names: check the archetypes that name a missing one again.
-            for (name, source) in &self.sources {
-                let names_missing = source.summary.as_deref().is_some_and(|summary| {
-                    (summary.current().all().iter())
-                        .any(|dep| !self.sources.contains_key(dep.as_str()))
-                });
-                if names_missing {
-                    touched.insert(name.clone());
-                }
+        self.sorted_names = self.sources.keys().cloned().collect();
+        self.sorted_names.sort_unstable();
+        // "Did you mean" for a parent or child archetype that does not exist draws on the
+        // set of names: check the archetypes that name a missing one again.
+        for (name, source) in &self.sources {
+            let names_missing = source.summary.as_deref().is_some_and(|summary| {
+                (summary.current().all().iter())
+                    .any(|dep| !self.sources.contains_key(dep.as_str()))
+            });
+            if names_missing {
+                touched.insert(name.clone());
             }
         }
-        // Case conflicts depend on the whole set of names: recompute them.
+        // Case conflicts depend on the whole set of names: found again.
         let conflicts = case_conflicts(self.sources.keys().map(|n| &**n));
         for (name, source) in self.sources.iter_mut() {
-            let had = source
-                .problems
-                .iter()
-                .any(|d| d.code == DiagnosticCode::CaseConflict);
-            source
-                .problems
-                .retain(|d| d.code != DiagnosticCode::CaseConflict);
+            let had = source.problems.iter().any(is_case_conflict);
+            source.problems.retain(|d| !is_case_conflict(d));
             if let Some((_, conflict)) = conflicts.iter().find(|(n, _)| **n == **name) {
                 source
                     .problems
@@ -986,8 +1013,6 @@ impl ArchetypeLibrary {
                 touched.insert(name.clone());
             }
         }
-        self.update_renames(&mut touched);
-        self.rebuild(touched)
     }
 
     /// The file of the archetype `name` as resolution reads it: old archetype names replaced
@@ -1008,11 +1033,20 @@ impl ArchetypeLibrary {
         }
     }
 
-    /// Reads the former names (`formerly`) of every file again and maps the old names in the
-    /// files that write one, adding to `touched` every archetype whose file as resolved, or
-    /// whose name problems, changed.
-    fn update_renames(&mut self, touched: &mut BTreeSet<Arc<str>>) {
-        let (renames, mut clashes) = Renames::find(&self.sources);
+    /// Maps the old names the files write, adding to `touched` every archetype whose file as
+    /// resolved, or whose name problems, changed. With `find_again` (names or former names
+    /// changed) the former names (`formerly`) of every file are read again first; else the
+    /// renames are as they were, and only the files in `touched` are mapped again.
+    fn update_renames(&mut self, touched: &mut BTreeSet<Arc<str>>, find_again: bool) {
+        if !find_again {
+            let names: Vec<Arc<str>> = touched.iter().cloned().collect();
+            for name in names {
+                let clash = self.rename_clashes.get(&name).cloned().unwrap_or_default();
+                self.map_old_names(&name, clash, touched);
+            }
+            return;
+        }
+        let (renames, clashes) = Renames::find(&self.sources);
         let renames = Arc::new(renames);
         let before = std::mem::replace(&mut self.renames, renames.clone());
         let changed: FxHashSet<&str> = renames.differences(&before).into_iter().collect();
@@ -1025,40 +1059,59 @@ impl ArchetypeLibrary {
                 }
             }
         }
-        for (name, source) in self.sources.iter_mut() {
-            let clash = clashes.remove(name).unwrap_or_default();
-            let Some(summary) = source.summary.as_deref() else {
-                continue;
-            };
-            let recheck = touched.contains(name)
-                || !clash.is_empty()
-                || !source.name_problems.is_empty()
-                || summary.mapped.is_some()
-                || (!changed.is_empty()
-                    && (summary.written.all().iter()).any(|dep| changed.contains(dep.as_str())));
-            if !recheck {
-                continue;
+        self.rename_clashes = clashes;
+        let again: Vec<(Arc<str>, Vec<DocProblem>)> = (self.sources.iter())
+            .filter_map(|(name, source)| {
+                let summary = source.summary.as_deref()?;
+                let clash = self.rename_clashes.get(name);
+                let again = touched.contains(name)
+                    || clash.is_some_and(|clash| !clash.is_empty())
+                    || !source.name_problems.is_empty()
+                    || summary.mapped.is_some()
+                    || (!changed.is_empty()
+                        && (summary.written.all().iter())
+                            .any(|dep| changed.contains(dep.as_str())));
+                again.then(|| (name.clone(), clash.cloned().unwrap_or_default()))
+            })
+            .collect();
+        for (name, clash) in again {
+            self.map_old_names(&name, clash, touched);
+        }
+    }
+
+    /// Maps the old names the file of `name` writes and places its name problems (its
+    /// `formerly` clashes, `clash`, among them), adding it to `touched` if either changed.
+    fn map_old_names(
+        &mut self,
+        name: &Arc<str>,
+        clash: Vec<DocProblem>,
+        touched: &mut BTreeSet<Arc<str>>,
+    ) {
+        let Some(source) = self.sources.get_mut(name) else {
+            return;
+        };
+        let Some(summary) = source.summary.as_deref() else {
+            return;
+        };
+        // Without renames there is nothing to map (and no document to read).
+        let written = (!self.renames.is_empty())
+            .then(|| source.written_doc(&self.registry, &self.options.limits))
+            .flatten();
+        let (mapped, mut found) = match written.and_then(|doc| self.renames.map_doc(&doc)) {
+            Some((mapped, warnings)) => (Some(Dependencies::of(&mapped)), warnings),
+            None => (None, Vec::new()),
+        };
+        found.extend(clash);
+        let placed: Vec<Diagnostic> = found
+            .into_iter()
+            .map(|problem| source.place(problem, name))
+            .collect();
+        if mapped != summary.mapped || placed != source.name_problems {
+            touched.insert(name.clone());
+            if let Some(summary) = source.summary.as_deref_mut() {
+                summary.mapped = mapped;
             }
-            // Without renames there is nothing to map (and no document to read).
-            let written = (!self.renames.is_empty())
-                .then(|| source.written_doc(&self.registry, &self.options.limits))
-                .flatten();
-            let (mapped, mut found) = match written.and_then(|doc| self.renames.map_doc(&doc)) {
-                Some((mapped, warnings)) => (Some(Dependencies::of(&mapped)), warnings),
-                None => (None, Vec::new()),
-            };
-            found.extend(clash);
-            let placed: Vec<Diagnostic> = found
-                .into_iter()
-                .map(|problem| source.place(problem, name))
-                .collect();
-            if mapped != summary.mapped || placed != source.name_problems {
-                touched.insert(name.clone());
-                if let Some(summary) = source.summary.as_deref_mut() {
-                    summary.mapped = mapped;
-                }
-                source.name_problems = placed;
-            }
+            source.name_problems = placed;
         }
     }
 
@@ -1303,15 +1356,27 @@ impl ArchetypeLibrary {
 
     /// Re-resolves `touched` archetypes and everything that depends on them.
     fn rebuild(&mut self, touched: BTreeSet<Arc<str>>) -> LibraryUpdate {
-        let (deps, dependents) = self.dependency_graph();
-        let affected = affected_by(touched, &dependents);
+        // Every archetype whose file or mapping changed is touched: their entries are set
+        // again, and the graph is what the files say now.
+        if self.graph.deps().is_empty() {
+            self.graph.reserve(touched.len());
+        }
+        for name in &touched {
+            let list = (self.sources.get(name))
+                .map(|source| source.summary.as_deref().map(|s| s.current().shared()));
+            self.graph.set(name, list.map(Option::unwrap_or_default));
+        }
+        // Out of `self` while the rebuild reads it beside `&mut self`.
+        let graph = std::mem::take(&mut self.graph);
+        let (deps, dependents) = (graph.deps(), graph.dependents());
+        let affected = affected_by(touched, dependents);
         // Sorted, so the work and its report come out in the same order every time.
         let mut affected_sorted: Vec<Arc<str>> = affected.iter().cloned().collect();
         affected_sorted.sort_unstable();
 
         // Archetype IDs are given in dependency order before any work, so they never depend on
         // how the work was spread over threads.
-        let order = dependency_order(&affected_sorted, &affected, &deps);
+        let order = dependency_order(&affected_sorted, &affected, deps);
         // On a first load every archetype is new: room for all, so they are not grown (and
         // rehashed) one doubling at a time.
         if self.slots.is_empty() {
@@ -1341,10 +1406,10 @@ impl ArchetypeLibrary {
             outcomes,
             compiled,
             cycles,
-        } = self.resolve_and_compile(&affected, &affected_sorted, &dependents);
+        } = self.resolve_and_compile(&affected, &affected_sorted, dependents);
         let mut work = Decisions {
-            deps: &deps,
-            dependents: &dependents,
+            deps,
+            dependents,
             outcomes,
             precompiled: compiled,
             cycle_errors: FxHashMap::default(),
@@ -1371,34 +1436,11 @@ impl ArchetypeLibrary {
             .into_values()
             .collect();
         drop_on_every_core(docs);
-        self.collect_diagnostics();
         let mut update = work.update;
+        self.graph = graph;
+        self.collect_diagnostics(&affected_sorted);
         self.report_errors(&affected_sorted, &mut update.errors);
         update
-    }
-
-    /// Who depends on whom, from the files as they are now: each archetype's dependencies
-    /// (see [`Dependencies`]), and for each name the archetypes that depend on it.
-    fn dependency_graph(&self) -> (DependencyLists, Dependents) {
-        let mut dependents: Dependents = FxHashMap::default();
-        let mut deps: DependencyLists = FxHashMap::default();
-        deps.reserve(self.sources.len());
-        for (name, source) in &self.sources {
-            let list = (source.summary.as_deref())
-                .map(|summary| summary.current().shared())
-                .unwrap_or_default();
-            for dep in list.iter() {
-                // Looked up first: an entry would want the name as a new `String`.
-                match dependents.get_mut(dep.as_str()) {
-                    Some(names) => names.push(name.clone()),
-                    None => {
-                        dependents.insert(dep.clone(), vec![name.clone()]);
-                    }
-                }
-            }
-            deps.insert(name.clone(), list);
-        }
-        (deps, dependents)
     }
 
     /// Makes each inheritance cycle one error, in the file of its member first in name order,
@@ -1856,17 +1898,26 @@ impl ArchetypeLibrary {
         diagnostic
     }
 
-    fn collect_diagnostics(&mut self) {
-        let mut all = self.scan_problems.clone();
-        for source in self.sources.values() {
-            all.extend(source.problems.iter().cloned());
-            all.extend(source.name_problems.iter().cloned());
-        }
-        for (name, state) in &self.states {
-            if self.sources.contains_key(name) {
-                all.extend(state.problems.iter().cloned());
+    /// Gathers the diagnostics of the archetypes `names` (those a rebuild decided) again, then
+    /// the library's: the others' have not changed.
+    fn collect_diagnostics(&mut self, names: &[Arc<str>]) {
+        for name in names {
+            let mut found = Vec::new();
+            if let Some(source) = self.sources.get(name) {
+                found.extend(source.problems.iter().cloned());
+                found.extend(source.name_problems.iter().cloned());
+                if let Some(state) = self.states.get(name) {
+                    found.extend(state.problems.iter().cloned());
+                }
+            }
+            if found.is_empty() {
+                self.diagnosed.remove(name);
+            } else {
+                self.diagnosed.insert(name.clone(), found);
             }
         }
+        let mut all = self.scan_problems.clone();
+        all.extend(self.diagnosed.values().flatten().cloned());
         sort_and_dedup(&mut all);
         self.diagnostics = all;
     }
@@ -2303,6 +2354,16 @@ impl ArchetypeLibrary {
 }
 
 /// `ids`, sorted.
+/// Whether `diagnostic` is a case conflict (found from the set of names, not from a file).
+fn is_case_conflict(diagnostic: &Diagnostic) -> bool {
+    diagnostic.code == DiagnosticCode::CaseConflict
+}
+
+/// The former names (`formerly`) a file lists (none if it does not read).
+fn formerly(source: &SourceFile) -> &[String] {
+    source.summary.as_deref().map_or(&[], |summary| &summary.formerly)
+}
+
 fn sorted(mut ids: Vec<ComponentId>) -> Vec<ComponentId> {
     ids.sort_unstable();
     ids
@@ -2452,12 +2513,6 @@ fn resolve_here<'a, L: Fn(&str) -> Lookup>(
     let depth = resolver.depth(name).unwrap_or(1);
     (outcome, depth, resolver.take_unused(name))
 }
-
-/// Each archetype's dependencies (see [`Dependencies`]).
-type DependencyLists = FxHashMap<Arc<str>, Arc<[String]>>;
-
-/// For each archetype name, the archetypes that depend on it.
-type Dependents = FxHashMap<String, Vec<Arc<str>>>;
 
 /// `touched` and every archetype that depends on one of them, directly or not.
 fn affected_by(touched: BTreeSet<Arc<str>>, dependents: &Dependents) -> FxHashSet<Arc<str>> {

@@ -2,12 +2,13 @@
 //! designer language resolved into one value per component (`resolver`, `operator`,
 //! `written_operator`, `arithmetic`, `variation`, `value_merge`, checked references), compiled archetypes that spawn without
 //! parsing JSON (`compiled`, `spawn_rng`), and the library that serves them (`library`,
-//! `loaded`, `instance`).
+//! `dependency_graph`, `loaded`, `instance`).
 
 mod archetype_ref;
 mod arithmetic;
 mod asset_path;
 mod compiled;
+mod dependency_graph;
 mod doc_summary;
 mod file;
 mod held_back;
