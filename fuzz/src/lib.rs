@@ -114,7 +114,8 @@ pub fn lsp_frames(data: &[u8]) {
         max_message_bytes: LSP_MAX_BODY,
     };
     let (mut output, mut log) = (Vec::new(), Vec::new());
-    serve(&args, registry(), &mut &data[..], &mut output, &mut log);
+    let input = Box::new(std::io::Cursor::new(data.to_vec()));
+    serve(&args, registry(), input, &mut output, &mut log);
 }
 
 /// The `scene_binary_checked` target's input as a binary scene: the magic bytes, then `body`

@@ -992,8 +992,7 @@ impl ArchetypeLibrary {
         // set of names: check the archetypes that name a missing one again.
         for (name, source) in &self.sources {
             let names_missing = source.summary.as_deref().is_some_and(|summary| {
-                (summary.current().all().iter())
-                    .any(|dep| !self.sources.contains_key(dep.as_str()))
+                (summary.current().all().iter()).any(|dep| !self.sources.contains_key(dep.as_str()))
             });
             if names_missing {
                 touched.insert(name.clone());
@@ -2361,7 +2360,10 @@ fn is_case_conflict(diagnostic: &Diagnostic) -> bool {
 
 /// The former names (`formerly`) a file lists (none if it does not read).
 fn formerly(source: &SourceFile) -> &[String] {
-    source.summary.as_deref().map_or(&[], |summary| &summary.formerly)
+    source
+        .summary
+        .as_deref()
+        .map_or(&[], |summary| &summary.formerly)
 }
 
 fn sorted(mut ids: Vec<ComponentId>) -> Vec<ComponentId> {

@@ -372,6 +372,54 @@ fn lsp_publishes_validate_diagnostics_for_a_buffer_and_clears_them() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// Typing faster than the server checks: the versions of a buffer that a newer one replaced
+/// before the server got to them are skipped, and the newest one's diagnostics come last.
+#[test]
+fn lsp_skips_the_versions_of_a_buffer_typing_has_replaced() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/goblin.json", GOBLIN);
+    let goblin = client.uri("archetypes/goblin.json");
+    // Forty versions at once, each with its own typo (so each one checked publishes).
+    let mut burst = String::new();
+    for version in 2..=41 {
+        let text = GOBLIN.replace("\"Health\"", &format!("\"Helth{version}\""));
+        let change = json!({
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {
+                "textDocument": { "uri": goblin, "version": version },
+                "contentChanges": [{ "text": text }]
+            }
+        })
+        .to_string();
+        burst.push_str(&format!("Content-Length: {}\r\n\r\n{change}", change.len()));
+    }
+    client.stdin.write_all(burst.as_bytes()).unwrap();
+    client.stdin.flush().unwrap();
+    let mut versions = Vec::new();
+    let last = loop {
+        let published = client.diagnostics("archetypes/goblin.json");
+        versions.push(published["version"].as_i64().unwrap());
+        if published["version"] == 41 {
+            break published;
+        }
+    };
+    assert_eq!(
+        last["diagnostics"][0]["message"],
+        "unknown component `Helth41`"
+    );
+    assert!(
+        versions.windows(2).all(|pair| pair[0] < pair[1]),
+        "{versions:?}"
+    );
+    assert!(
+        versions.len() < 40,
+        "every version was checked, none skipped: {versions:?}"
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// A buffer the editor sends with its byte-order mark: the mark is the first line's first
 /// character there, so a first-line problem is placed one character further right than in the
 /// same text without it; other lines are unaffected.

@@ -177,7 +177,7 @@ fn spread(i: usize, salt: usize, modulus: usize) -> usize {
     ((x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 33) as usize % modulus
 }
 
-fn root_path(root: usize) -> String {
+pub(crate) fn root_path(root: usize) -> String {
     format!("base/{}.json", KINDS[root % KINDS.len()])
 }
 

@@ -20,7 +20,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::bench::load::{mid_path, LoadFixture};
+use crate::bench::load::{leaf_path, mid_path, root_path, LoadFixture};
 use crate::cli::lsp::framing::{Frame, FrameReader, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::cli::lsp::{serve, LspArgs};
 use crate::cli::{DirArg, Exit};
@@ -29,18 +29,34 @@ use crate::demo::components;
 /// Edits made before the measured ones.
 const WARM_UP: usize = 2;
 
-/// The latency of each of `edits` edits in a library of `files` generated archetype files.
+/// The latency of each of `edits` edits of a mid-level buffer (100 archetypes of 10,000
+/// extend it) in a library of `files` generated archetype files.
 ///
 /// # Errors
 /// If the server stops answering or publishes nothing for the buffer (a bug).
 pub fn diagnostics_after_edit(files: usize, edits: usize) -> Result<Vec<Duration>, String> {
+    edit_latency(files, &mid_path(0), edits)
+}
+
+/// The latency of each of `edits` edits of a leaf buffer (nothing extends it) in a library of
+/// `files` generated archetype files.
+///
+/// # Errors
+/// As [`diagnostics_after_edit`].
+pub fn leaf_diagnostics_after_edit(files: usize, edits: usize) -> Result<Vec<Duration>, String> {
+    edit_latency(files, &leaf_path(0), edits)
+}
+
+/// The latency of each of `edits` edits of the buffer of the archetype at `relative`, each
+/// from its `didChange` to the buffer's `publishDiagnostics`.
+fn edit_latency(files: usize, relative: &str, edits: usize) -> Result<Vec<Duration>, String> {
     let fixture = LoadFixture::generate(files);
     let mut session = Session::start(fixture.root())?;
-    let file: PathBuf = session.root().join(mid_path(0));
+    let file: PathBuf = session.root().join(relative);
     let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
     let broken = text.replacen("\"Health\"", "\"Helth\"", 1);
     if broken == text {
-        return Err("bench setup: the mid-level archetype has no `Health`".to_string());
+        return Err(format!("bench setup: {relative} has no `Health`"));
     }
     let uri = session.open(&file, &text)?;
     let mut samples = Vec::with_capacity(edits);
@@ -57,6 +73,62 @@ pub fn diagnostics_after_edit(files: usize, edits: usize) -> Result<Vec<Duration
     }
     session.close()?;
     Ok(samples)
+}
+
+/// Typing in a root buffer that about 1% of `files` archetypes extend (990 of 10,000):
+/// `edits` versions written `gap` apart without waiting for the server, each with its own
+/// typo. Returns the time from the last version's `didChange` to its diagnostics, and how many
+/// versions of the buffer were published (each one checked is: the typos differ).
+///
+/// # Errors
+/// If the server stops answering, or the pipe to it breaks.
+pub fn root_typing(files: usize, edits: usize, gap: Duration) -> Result<(Duration, usize), String> {
+    let fixture = LoadFixture::generate(files);
+    let mut session = Session::start(fixture.root())?;
+    let file: PathBuf = session.root().join(root_path(0));
+    let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    let uri = session.open(&file, &text)?;
+    let versions: Vec<String> = (0..edits)
+        .map(|k| text.replacen("\"Health\"", &format!("\"Helth{k}\""), 1))
+        .collect();
+    if versions.first() == Some(&text) {
+        return Err("bench setup: the root has no `Health`".to_string());
+    }
+    let last = edits as i64 + 1;
+    let mut writer = session.to_server.try_clone().map_err(|e| e.to_string())?;
+    let typed_uri = uri.clone();
+    // The typist writes on its own thread while this one reads what the server publishes.
+    let typist = thread::spawn(move || -> Result<Instant, String> {
+        let mut sent = Instant::now();
+        for (k, text) in versions.iter().enumerate() {
+            let started = Instant::now();
+            let change = json!({
+                "textDocument": { "uri": typed_uri, "version": k + 2 },
+                "contentChanges": [{ "text": text }]
+            });
+            let message: Message =
+                Notification::new("textDocument/didChange".into(), change).into();
+            message.write(&mut writer).map_err(|e| e.to_string())?;
+            writer.flush().map_err(|e| e.to_string())?;
+            sent = Instant::now();
+            thread::sleep(gap.saturating_sub(started.elapsed()));
+        }
+        Ok(sent)
+    });
+    let mut published = 0;
+    loop {
+        if session.version_published_for(&uri)? == Some(last) {
+            published += 1;
+            break;
+        }
+        published += 1;
+    }
+    let arrived = Instant::now();
+    let sent = typist
+        .join()
+        .map_err(|_| "the typist panicked".to_string())??;
+    session.close()?;
+    Ok((arrived.saturating_duration_since(sent), published))
 }
 
 /// A language server serving an archetypes directory on a thread of this process, over pipes,
@@ -85,12 +157,12 @@ impl Session {
         let (server_in, to_server) = io::pipe().map_err(|e| e.to_string())?;
         let (from_server, server_out) = io::pipe().map_err(|e| e.to_string())?;
         let server = thread::spawn(move || {
-            let mut input = BufReader::new(server_in);
+            let input = Box::new(BufReader::new(server_in));
             let mut output = server_out;
             serve(
                 &args,
                 components::registry(),
-                &mut input,
+                input,
                 &mut output,
                 &mut io::sink(),
             )
@@ -160,6 +232,28 @@ impl Session {
         }
     }
 
+    /// Reads messages until the diagnostics published for `uri`; returns their version.
+    ///
+    /// # Errors
+    /// If the server stops.
+    pub fn version_published_for(&mut self, uri: &str) -> Result<Option<i64>, String> {
+        loop {
+            let body = match self.from_server.read_body() {
+                Ok(Some(body)) => body,
+                Ok(None) => return Err("the server stopped".to_string()),
+                Err(error) => return Err(error.to_string()),
+            };
+            let message: Published = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+            if let (Some("textDocument/publishDiagnostics"), Some(params)) =
+                (message.method.as_deref(), message.params)
+            {
+                if params.uri.as_deref() == Some(uri) {
+                    return Ok(params.version);
+                }
+            }
+        }
+    }
+
     /// Shuts the server down: `shutdown` and `exit`, its output read to the end, its thread
     /// joined.
     ///
@@ -217,6 +311,7 @@ struct Published {
 #[derive(Deserialize)]
 struct PublishedParams {
     uri: Option<String>,
+    version: Option<i64>,
     diagnostics: Option<Vec<IgnoredAny>>,
 }
 

@@ -8,9 +8,9 @@ use hecs::World;
 use crate::bench::cdda::{self, CddaFixture};
 use crate::bench::diagnostics::{FieldsFixture, Layout};
 use crate::bench::figure::{median, percentile, Figure, Measured};
+use crate::bench::library_edit::LeafEditFixture;
 use crate::bench::live_scene;
 use crate::bench::load::LoadFixture;
-use crate::bench::library_edit::LeafEditFixture;
 use crate::bench::memory::{self, Meter};
 use crate::bench::reload::{self, PatchFixture};
 use crate::bench::scaling::{scaling_figure, DIMENSIONS};
@@ -60,6 +60,10 @@ const LSP_TARGET: (Duration, Duration) = (Duration::from_millis(50), Duration::f
 /// A scene file's edit of one entity in the world, from the write, 30 ms of it the debounce.
 const LIVE_SCENE_TARGET: (Duration, Duration) =
     (Duration::from_millis(50), Duration::from_millis(50));
+/// Typing in a root buffer: the last edit's diagnostics, at most this long after it (ms).
+const LSP_TYPING_TARGET_MS: f64 = 250.0;
+/// A leaf buffer's edit to its diagnostics in a 50,000-archetype library (p50 and p99).
+const LSP_LEAF_TARGET: Duration = Duration::from_millis(20);
 /// One leaf's edit in a 50,000-archetype library, `set_source` + `apply_update`.
 const LEAF_EDIT_TARGET: Duration = Duration::from_millis(2);
 /// The 50,000-archetype leaf edit against the 1,000-archetype one (medians).
@@ -120,6 +124,8 @@ pub const FIGURES: &[&str] = &[
     "scene_live_edit_100k_vs_10k",
     "scene_live_write_100k_vs_10k",
     "lsp_diagnostics_after_edit",
+    "lsp_leaf_edit_50k",
+    "lsp_root_typing",
     "cdda_load_vs_parse",
     "cdda_load",
     "diagnostics_40k_errors_ms",
@@ -182,6 +188,7 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
             RELOAD_LATENCY_TARGET.1,
         )),
         "lsp_diagnostics_after_edit" => Some(StatedTarget::Latency(LSP_TARGET.0, LSP_TARGET.1)),
+        "lsp_leaf_edit_50k" => Some(StatedTarget::Latency(LSP_LEAF_TARGET, LSP_LEAF_TARGET)),
         "scene_live_edit_one_entity" => Some(StatedTarget::Latency(
             LIVE_SCENE_TARGET.0,
             LIVE_SCENE_TARGET.1,
@@ -208,6 +215,8 @@ pub struct QuickSizes {
     pub reload_instances: usize,
     /// Archetype files in the small and the large library of the leaf-edit figures.
     pub leaf_edit_files: (usize, usize),
+    /// Versions typed into the root buffer of the typing figure.
+    pub typing_edits: usize,
     /// Saves the watcher latency is measured over.
     pub latency_saves: usize,
     /// Live instances during the latency measurement.
@@ -250,6 +259,7 @@ impl QuickSizes {
             scene_entities: SCENE_ENTITIES,
             reload_instances: RELOAD_INSTANCES,
             leaf_edit_files: (1_000, LOAD_FILES_LARGE),
+            typing_edits: 100,
             latency_saves: 30,
             latency_instances: 1_000,
             live_entities: (LIVE_ENTITIES, LIVE_ENTITIES_LARGE),
@@ -276,6 +286,7 @@ impl QuickSizes {
             scene_entities: 200,
             reload_instances: 200,
             leaf_edit_files: (120, 240),
+            typing_edits: 3,
             latency_saves: 2,
             latency_instances: 10,
             live_entities: (20, 200),
@@ -848,6 +859,12 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
     if wanted("lsp_diagnostics_after_edit") {
         push(lsp_figure(sizes.load_files, sizes.latency_saves));
     }
+    if wanted("lsp_leaf_edit_50k") {
+        push(lsp_leaf_figure(sizes.load_files_large, sizes.latency_saves));
+    }
+    if wanted("lsp_root_typing") {
+        push(lsp_typing_figure(sizes.load_files, sizes.typing_edits));
+    }
 }
 
 /// The leaf-edit figures ([`LeafEditFixture`]): one leaf's edit applied to its 1,000 live
@@ -987,6 +1004,45 @@ pub fn lsp_figure(files: usize, edits: usize) -> Figure {
                 p99: percentile(&samples, 99.0),
                 max: samples.iter().max().copied().unwrap_or_default(),
                 target: Some(LSP_TARGET),
+            },
+        },
+        Err(error) => Figure::skipped(name, format!("failed: {error}")),
+    }
+}
+
+/// The language server's leaf-edit figure from
+/// [`lsp::leaf_diagnostics_after_edit`](crate::bench::lsp).
+pub fn lsp_leaf_figure(files: usize, edits: usize) -> Figure {
+    let name = "lsp_leaf_edit_50k";
+    match crate::bench::lsp::leaf_diagnostics_after_edit(files, edits) {
+        Ok(samples) => Figure {
+            name: name.to_string(),
+            n: samples.len(),
+            measured: Measured::Latency {
+                p50: percentile(&samples, 50.0),
+                p99: percentile(&samples, 99.0),
+                max: samples.iter().max().copied().unwrap_or_default(),
+                target: Some((LSP_LEAF_TARGET, LSP_LEAF_TARGET)),
+            },
+        },
+        Err(error) => Figure::skipped(name, format!("failed: {error}")),
+    }
+}
+
+/// The language server's typing figure from [`lsp::root_typing`](crate::bench::lsp): edits
+/// 50 ms apart in a root buffer, the last one's diagnostics measured from its `didChange`.
+pub fn lsp_typing_figure(files: usize, edits: usize) -> Figure {
+    let name = "lsp_root_typing";
+    match crate::bench::lsp::root_typing(files, edits, Duration::from_millis(50)) {
+        Ok((last, published)) => Figure {
+            name: name.to_string(),
+            n: edits,
+            measured: Measured::Bounded {
+                value: last.as_secs_f64() * 1e3,
+                unit: "last_ms",
+                bound: LSP_TYPING_TARGET_MS,
+                counts: vec![("published", published)],
+                rounds: vec![last.as_secs_f64() * 1e3],
             },
         },
         Err(error) => Figure::skipped(name, format!("failed: {error}")),

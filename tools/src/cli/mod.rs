@@ -399,7 +399,8 @@ where
     }) = &cli
     {
         let mut err = PrintableOutput::new(err);
-        return lsp::serve(args, registry, &mut io::stdin().lock(), out, &mut err);
+        let input = Box::new(io::BufReader::new(io::stdin()));
+        return lsp::serve(args, registry, input, out, &mut err);
     }
     let (mut out, mut err) = (PrintableOutput::new(out), PrintableOutput::new(err));
     let (out, err): (&mut dyn Write, &mut dyn Write) = (&mut out, &mut err);

@@ -129,6 +129,38 @@ impl<'a> SourceTexts<'a> {
         )
     }
 
+    /// The text of each archetype file `diagnostics` name (at their own places or related
+    /// ones), looked up by name: costs what the diagnostics name, not the library's size.
+    #[cfg(feature = "lsp")]
+    pub(crate) fn named_in(library: &'a ArchetypeLibrary, diagnostics: &[Diagnostic]) -> Self {
+        let mut texts = HashMap::new();
+        let files = diagnostics.iter().flat_map(|diagnostic| {
+            let related = diagnostic.related.iter().map(|place| place.file.as_path());
+            diagnostic.file.as_deref().into_iter().chain(related)
+        });
+        for file in files {
+            if texts.contains_key(file) {
+                continue;
+            }
+            let name = file
+                .strip_prefix(library.root())
+                .ok()
+                .and_then(|relative| relative.to_str())
+                .and_then(|relative| relative.strip_suffix(".json"));
+            let Some(name) = name.map(|name| name.replace(std::path::MAIN_SEPARATOR, "/")) else {
+                continue;
+            };
+            let (Some(path), Some(lines)) = (library.file_of(&name), library.source_lines(&name))
+            else {
+                continue;
+            };
+            if path == file {
+                texts.insert(path, lines);
+            }
+        }
+        SourceTexts(texts)
+    }
+
     /// No file's text (a binary scene's error).
     pub(crate) fn none() -> Self {
         SourceTexts(HashMap::new())

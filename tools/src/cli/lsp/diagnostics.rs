@@ -107,7 +107,7 @@ fn related_range(place: &Related, sources: &SourceTexts<'_>) -> Range {
 pub(super) fn of_library(
     library: &ArchetypeLibrary,
 ) -> HashMap<PathBuf, Vec<lsp_types::Diagnostic>> {
-    let sources = SourceTexts::of(library);
+    let sources = SourceTexts::named_in(library, library.diagnostics());
     let mut by_file: HashMap<PathBuf, Vec<lsp_types::Diagnostic>> = HashMap::new();
     for diagnostic in library.diagnostics() {
         // A problem with no file (none the loader reports today) has nowhere to be shown.

@@ -16,8 +16,9 @@
 //!   headers) within bounds: header lines bounded in length and number, a body over the limit
 //!   refused from its header and any other read as it arrives; a frame it cannot read ends
 //!   the session with a line saying why;
-//! - `server.rs`: the message loop (on the calling thread), the initialize and shutdown
-//!   handshake, and the dispatch of each request and notification to the file that answers it
+//! - `server.rs`: the message loop (on the calling thread, the frames read ahead by a
+//!   thread of their own, so a buffer's superseded versions are skipped and diagnostics are
+//!   published for the newest), the initialize and shutdown handshake, and the dispatch of each request and notification to the file that answers it
 //!   (a panic answering one costs that answer, not the session);
 //! - `documents.rs`: the open buffers, which file a URI is (an archetype under the root, a
 //!   scene, or neither), and positions between the protocol's (UTF-16) and byte offsets;
@@ -87,7 +88,7 @@ pub struct LspArgs {
 pub fn serve(
     args: &LspArgs,
     registry: ComponentRegistry,
-    input: &mut dyn BufRead,
+    input: Box<dyn BufRead + Send>,
     output: &mut dyn Write,
     log: &mut dyn Write,
 ) -> Exit {

@@ -10,11 +10,13 @@
 //! input that breaks the framing (after which no message can be found again).
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::thread;
 
 use archetype_engine::tooling::check_archetype_name;
 use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
@@ -41,8 +43,50 @@ use serde::Serialize;
 
 use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
-use super::framing::{write_message, Frame, FrameReader};
+use super::framing::{write_message, Frame, FrameError, FrameReader};
 use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
+
+/// Frames read ahead of the one being handled, at most.
+const READ_AHEAD: usize = 64;
+
+/// A frame as the reader thread read it.
+type FrameRead = Result<Option<Frame>, FrameError>;
+
+/// Whether `message` is a buffer's `didChange` that a later one of the same buffer among
+/// `waiting` replaces before any request is read (full synchronisation: each holds the whole
+/// text), so it need not be processed.
+fn superseded(message: &Message, waiting: &VecDeque<FrameRead>) -> bool {
+    let Message::Notification(change) = message else {
+        return false;
+    };
+    if change.method != DidChangeTextDocument::METHOD {
+        return false;
+    }
+    let uri = |notification: &Notification| {
+        notification
+            .params
+            .get("textDocument")?
+            .get("uri")?
+            .as_str()
+            .map(str::to_owned)
+    };
+    let Some(edited) = uri(change) else {
+        return false;
+    };
+    for read in waiting {
+        match read {
+            Ok(Some(Frame::Message(Message::Notification(later))))
+                if later.method == DidChangeTextDocument::METHOD
+                    && uri(later).as_deref() == Some(edited.as_str()) =>
+            {
+                return true;
+            }
+            Ok(Some(Frame::Message(Message::Request(_)))) => return false,
+            _ => {}
+        }
+    }
+    false
+}
 
 /// What a request that made the server fail is answered.
 const INTERNAL: &str = "the server failed on this message (a bug: please report it)";
@@ -166,10 +210,49 @@ impl<'a> Server<'a> {
     }
 
     /// Serves until `exit`, the end of `input`, or a frame it cannot read.
-    pub fn run(mut self, input: &mut dyn BufRead) -> Exit {
-        let mut frames = FrameReader::new(input, self.args.max_message_bytes);
+    ///
+    /// A thread reads the frames as they come ([`READ_AHEAD`] at most waiting), so the loop
+    /// sees what has arrived while it worked: a buffer's `didChange` followed by another of the
+    /// same buffer (with no request between them) is skipped, never processed, and the
+    /// diagnostics are published once nothing more is waiting (or before a request is
+    /// answered), for the newest text only.
+    pub fn run(mut self, input: Box<dyn BufRead + Send>) -> Exit {
+        let max = self.args.max_message_bytes;
+        let (sender, frames) = mpsc::sync_channel::<FrameRead>(READ_AHEAD);
+        // Not joined: after `exit` a client may keep its end open. The thread ends with the
+        // input, a frame it cannot read, or the process.
+        thread::spawn(move || {
+            let mut reader = FrameReader::new(input, max);
+            loop {
+                let read = reader.read();
+                let more = matches!(read, Ok(Some(_)));
+                if sender.send(read).is_err() || !more {
+                    return;
+                }
+            }
+        });
+        let mut waiting: VecDeque<FrameRead> = VecDeque::new();
+        let mut unpublished = false;
         loop {
-            let message = match frames.read() {
+            let read = match waiting.pop_front() {
+                Some(read) => read,
+                None => {
+                    if std::mem::take(&mut unpublished) && self.publish_or_log().is_err() {
+                        return Exit::Error;
+                    }
+                    match frames.recv() {
+                        Ok(read) => read,
+                        Err(_) => return self.exit_code(),
+                    }
+                }
+            };
+            while waiting.len() < READ_AHEAD {
+                match frames.try_recv() {
+                    Ok(more) => waiting.push_back(more),
+                    Err(_) => break,
+                }
+            }
+            let message = match read {
                 Ok(Some(Frame::Message(message))) => message,
                 Ok(None) => return self.exit_code(),
                 // Its frame was read whole, so the next one can be.
@@ -185,10 +268,17 @@ impl<'a> Server<'a> {
                     return Exit::Error;
                 }
             };
+            if superseded(&message, &waiting) {
+                continue;
+            }
             // A bug in answering one message (a panic) costs that answer, not the session: the
             // editor keeps its server, and the panic's message is on standard error.
             let sent = match message {
                 Message::Request(request) => {
+                    // What the client saw last is published before it is answered.
+                    if std::mem::take(&mut unpublished) && self.publish_or_log().is_err() {
+                        return Exit::Error;
+                    }
                     let id = request.id.clone();
                     let response = panic::catch_unwind(AssertUnwindSafe(|| self.request(request)))
                         .unwrap_or_else(|_| error(id, ErrorCode::InternalError, INTERNAL));
@@ -199,11 +289,14 @@ impl<'a> Server<'a> {
                 }
                 Message::Notification(notification) => {
                     let method = notification.method.clone();
-                    panic::catch_unwind(AssertUnwindSafe(|| self.notification(notification)))
-                        .unwrap_or_else(|_| {
-                            let _ = writeln!(self.log, "archetool lsp: `{method}`: {INTERNAL}");
-                            Ok(())
-                        })
+                    let changed =
+                        panic::catch_unwind(AssertUnwindSafe(|| self.notification(notification)))
+                            .unwrap_or_else(|_| {
+                                let _ = writeln!(self.log, "archetool lsp: `{method}`: {INTERNAL}");
+                                false
+                            });
+                    unpublished |= changed;
+                    Ok(())
                 }
                 Message::Response(_) => Ok(()),
             };
@@ -212,6 +305,15 @@ impl<'a> Server<'a> {
                 return Exit::Error;
             }
         }
+    }
+
+    /// [`publish`](Self::publish), a failure to write logged.
+    fn publish_or_log(&mut self) -> io::Result<()> {
+        let published = self.publish();
+        if let Err(error) = &published {
+            let _ = writeln!(self.log, "archetool lsp: cannot write output: {error}");
+        }
+        published
     }
 
     fn exit_code(&self) -> Exit {
@@ -321,9 +423,11 @@ impl<'a> Server<'a> {
         }
     }
 
-    fn notification(&mut self, notification: Notification) -> io::Result<()> {
+    /// Handles a notification; whether the diagnostics may have changed (they are published
+    /// by the message loop).
+    fn notification(&mut self, notification: Notification) -> bool {
         let Some(state) = &mut self.state else {
-            return Ok(());
+            return false;
         };
         let method = notification.method.as_str();
         let changed =
@@ -414,10 +518,7 @@ impl<'a> Server<'a> {
                     }),
                 _ => false,
             };
-        if changed {
-            self.publish()?;
-        }
-        Ok(())
+        changed
     }
 
     /// Sends the diagnostics that changed: the library's, and each open scene's.
@@ -589,5 +690,38 @@ fn error(id: RequestId, code: ErrorCode, message: &str) -> Response {
             message: message.to_string(),
             data: None,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(uri: &str) -> Message {
+        let params = serde_json::json!({ "textDocument": { "uri": uri, "version": 2 } });
+        Notification::new(DidChangeTextDocument::METHOD.to_string(), params).into()
+    }
+
+    fn waiting(messages: Vec<Message>) -> VecDeque<FrameRead> {
+        messages
+            .into_iter()
+            .map(|message| Ok(Some(Frame::Message(message))))
+            .collect()
+    }
+
+    #[test]
+    fn a_change_is_superseded_only_by_a_later_change_of_its_buffer_before_any_request() {
+        let hover = Request::new(
+            7.into(),
+            HoverRequest::METHOD.to_string(),
+            serde_json::Value::Null,
+        );
+        let first = change("file:///a.json");
+        let later = waiting(vec![change("file:///b.json"), change("file:///a.json")]);
+        assert!(superseded(&first, &later));
+        let other = waiting(vec![change("file:///b.json")]);
+        assert!(!superseded(&first, &other));
+        let asked = waiting(vec![hover.into(), change("file:///a.json")]);
+        assert!(!superseded(&first, &asked));
     }
 }
