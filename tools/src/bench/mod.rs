@@ -32,11 +32,16 @@
 //! | `scene_pristine_binary_load_vs_spawn_many` | the same, binary | `spawn_many` of as many | ≤ 2× (16) |
 //! | `reload_patch` | `set_source` + `apply_update`, 100,000 instances | — | ≤ 16 ms (3) |
 //! | `reload_latency` | file write → `HotReloader::apply` applied it | — | p50 ≤ 60 ms, p99 ≤ 120 ms (3) |
+//! | `reload_leaf_edit_1k` | `set_source` + `apply_update` of one leaf archetype (nothing extends it) with 1,000 live instances, in a library of 1,000 generated archetypes | — | — |
+//! | `reload_leaf_edit_50k` | the same in a library of 50,000 | — | ≤ 2 ms (41) |
+//! | `reload_leaf_edit_50k_vs_1k` | the 50,000-archetype edit's median | the 1,000-archetype one's | ≤ 1.5× (41) |
 //! | `scene_live_edit_one_entity` | a 10,000-entity level file's write (one entity moved) → `LiveScene::apply` applied it | — | p50, p99 ≤ 50 ms (40) |
 //! | `scene_live_edit_one_entity_100k` | the same, 100,000 entities | — | — |
 //! | `scene_live_edit_100k_vs_10k` | the 100k edit's median | the 10k edit's | ≤ 1.5× (40) |
 //! | `scene_live_write_100k_vs_10k` | writing the 100k edit into the world (`LiveSceneReport::written_in`), median | the 10k one's | ≤ 1.5× (40) |
 //! | `lsp_diagnostics_after_edit` | `didChange` of a buffer 100 archetypes of 10,000 extend → its `publishDiagnostics` from `archetool lsp` | — | p50, p99 ≤ 50 ms (22) |
+//! | `lsp_leaf_edit_50k` | `didChange` of a leaf buffer in a library of 50,000 → its `publishDiagnostics` | — | p50, p99 ≤ 20 ms (41) |
+//! | `lsp_root_typing` | 100 versions of a root buffer (990 archetypes of 10,000 extend it) written 50 ms apart → the last one's `publishDiagnostics`, measured from its `didChange` (`published`: how many versions were checked) | — | ≤ 250 ms (41) |
 //! | `memory` | bytes per entity spawned by name | the same six components as a tuple | — |
 //! | `memory_override_bytes` | bytes per entity spawned with a one-field override | spawned by name | ≤ 64 (16) |
 //! | `memory_scene_loaded_vs_spawned` (memory benchmark only) | bytes of the instance scene's world loaded from JSON | the same world spawned | ≤ 1.25× (16) |
