@@ -115,12 +115,8 @@ pub fn root_typing(files: usize, edits: usize, gap: Duration) -> Result<(Duratio
         }
         Ok(sent)
     });
-    let mut published = 0;
-    loop {
-        if session.version_published_for(&uri)? == Some(last) {
-            published += 1;
-            break;
-        }
+    let mut published = 1;
+    while session.version_published_for(&uri)? != Some(last) {
         published += 1;
     }
     let arrived = Instant::now();
@@ -214,6 +210,20 @@ impl Session {
     /// # Errors
     /// If the server stops.
     pub fn diagnostics_for(&mut self, uri: &str) -> Result<usize, String> {
+        let published = self.published_for(uri)?;
+        Ok(published.diagnostics.map_or(0, |found| found.len()))
+    }
+
+    /// Reads messages until the diagnostics published for `uri`; returns their version.
+    ///
+    /// # Errors
+    /// If the server stops.
+    pub fn version_published_for(&mut self, uri: &str) -> Result<Option<i64>, String> {
+        Ok(self.published_for(uri)?.version)
+    }
+
+    /// Reads messages until the diagnostics published for `uri`.
+    fn published_for(&mut self, uri: &str) -> Result<PublishedParams, String> {
         loop {
             let body = match self.from_server.read_body() {
                 Ok(Some(body)) => body,
@@ -226,29 +236,7 @@ impl Session {
                 (message.method.as_deref(), message.params)
             {
                 if params.uri.as_deref() == Some(uri) {
-                    return Ok(params.diagnostics.map_or(0, |found| found.len()));
-                }
-            }
-        }
-    }
-
-    /// Reads messages until the diagnostics published for `uri`; returns their version.
-    ///
-    /// # Errors
-    /// If the server stops.
-    pub fn version_published_for(&mut self, uri: &str) -> Result<Option<i64>, String> {
-        loop {
-            let body = match self.from_server.read_body() {
-                Ok(Some(body)) => body,
-                Ok(None) => return Err("the server stopped".to_string()),
-                Err(error) => return Err(error.to_string()),
-            };
-            let message: Published = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-            if let (Some("textDocument/publishDiagnostics"), Some(params)) =
-                (message.method.as_deref(), message.params)
-            {
-                if params.uri.as_deref() == Some(uri) {
-                    return Ok(params.version);
+                    return Ok(params);
                 }
             }
         }

@@ -994,27 +994,29 @@ type LiveRun = (Vec<Duration>, Vec<Duration>);
 
 /// The language server's figure from [`lsp::diagnostics_after_edit`](crate::bench::lsp).
 pub fn lsp_figure(files: usize, edits: usize) -> Figure {
-    let name = "lsp_diagnostics_after_edit";
-    match crate::bench::lsp::diagnostics_after_edit(files, edits) {
-        Ok(samples) => Figure {
-            name: name.to_string(),
-            n: samples.len(),
-            measured: Measured::Latency {
-                p50: percentile(&samples, 50.0),
-                p99: percentile(&samples, 99.0),
-                max: samples.iter().max().copied().unwrap_or_default(),
-                target: Some(LSP_TARGET),
-            },
-        },
-        Err(error) => Figure::skipped(name, format!("failed: {error}")),
-    }
+    let samples = crate::bench::lsp::diagnostics_after_edit(files, edits);
+    latency_of("lsp_diagnostics_after_edit", samples, LSP_TARGET)
 }
 
 /// The language server's leaf-edit figure from
 /// [`lsp::leaf_diagnostics_after_edit`](crate::bench::lsp).
 pub fn lsp_leaf_figure(files: usize, edits: usize) -> Figure {
-    let name = "lsp_leaf_edit_50k";
-    match crate::bench::lsp::leaf_diagnostics_after_edit(files, edits) {
+    let samples = crate::bench::lsp::leaf_diagnostics_after_edit(files, edits);
+    latency_of(
+        "lsp_leaf_edit_50k",
+        samples,
+        (LSP_LEAF_TARGET, LSP_LEAF_TARGET),
+    )
+}
+
+/// A latency figure of `samples` (or skipped, saying why there are none) against the promised
+/// (p50, p99).
+fn latency_of(
+    name: &str,
+    samples: Result<Vec<Duration>, String>,
+    target: (Duration, Duration),
+) -> Figure {
+    match samples {
         Ok(samples) => Figure {
             name: name.to_string(),
             n: samples.len(),
@@ -1022,7 +1024,7 @@ pub fn lsp_leaf_figure(files: usize, edits: usize) -> Figure {
                 p50: percentile(&samples, 50.0),
                 p99: percentile(&samples, 99.0),
                 max: samples.iter().max().copied().unwrap_or_default(),
-                target: Some((LSP_LEAF_TARGET, LSP_LEAF_TARGET)),
+                target: Some(target),
             },
         },
         Err(error) => Figure::skipped(name, format!("failed: {error}")),
