@@ -1,7 +1,8 @@
 //! [`FileWatch`]: the one file watcher behind every hot reload (archetype files by
 //! [`HotReloader`](crate::HotReloader), scene files by [`LiveScene`](crate::LiveScene)).
 //!
-//! A watcher thread (native file events, or polling when they are unavailable) only records
+//! A watcher thread (native file events, or polling when they are unavailable: see
+//! [`poll_watch`](crate::reload::poll_watch)) only records
 //! which relevant paths changed, in bounded memory; the game takes the settled set once per
 //! frame ([`FileWatch::take_settled`]) and re-reads those files on its own thread.
 
@@ -10,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use notify::event::{AccessKind, AccessMode};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
 use crate::reload::hot_reloader::{HotReloadOptions, WatchBackend, WatchError};
+use crate::reload::poll_watch::PollWatch;
 
 /// More changed files than this between two takes are read by a rescan of everything watched
 /// (which reads every file once) rather than kept one by one: a flood of events costs bounded
@@ -58,7 +60,7 @@ pub(crate) struct Settled {
 /// Watches directories for changes to the files a reload reads.
 pub(crate) struct FileWatch {
     // Kept alive for as long as we watch; dropping it stops the watcher thread.
-    _watcher: Box<dyn Watcher + Send>,
+    _watcher: Box<dyn Send>,
     backend: WatchBackend,
     pending: Arc<Mutex<Pending>>,
 }
@@ -93,27 +95,20 @@ impl FileWatch {
                 ),
             }
         }
-        let handler = event_handler(pending.clone(), classify);
-        // notify's poller compares modification times in whole seconds, which misses a second
-        // save within the same second; comparing contents (hashing each file per poll, a few
-        // milliseconds for a typical archetypes tree) does not.
-        let config = watch_config()
-            .with_poll_interval(options.poll_interval)
-            .with_compare_contents(true);
-        let first = dirs.first().cloned().unwrap_or_default();
-        let mut watcher =
-            notify::PollWatcher::new(handler, config).map_err(|source| WatchError {
-                root: first,
-                source,
+        let mut handler = event_handler(pending.clone(), classify);
+        let report = move |paths: Vec<PathBuf>| {
+            let mut event = Event::new(EventKind::Modify(ModifyKind::Any));
+            event.paths = paths;
+            handler(Ok(event));
+        };
+        let recursive = mode == RecursiveMode::Recursive;
+        let poller = PollWatch::start(dirs.to_vec(), recursive, options.poll_interval, report)
+            .map_err(|(root, error)| WatchError {
+                root,
+                source: notify::Error::io(error),
             })?;
-        for dir in dirs {
-            watcher.watch(dir, mode).map_err(|source| WatchError {
-                root: dir.clone(),
-                source,
-            })?;
-        }
         Ok(FileWatch {
-            _watcher: Box::new(watcher),
+            _watcher: Box::new(poller),
             backend: WatchBackend::Polling,
             pending,
         })

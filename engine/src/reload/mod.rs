@@ -1,6 +1,7 @@
 //! Hot reload: what changed between two versions of an archetype (`diff`), carrying it into live
 //! entities while keeping their runtime state and overrides (`patcher`), and watching the
-//! archetypes directory (`hot_reloader` over `file_watch`, the watcher scene files share; feature `hot-reload`); what a reload did (`report`).
+//! archetypes directory (`hot_reloader` over `file_watch`, the watcher scene files share, and `poll_watch`, its
+//! polling fallback; feature `hot-reload`); what a reload did (`report`).
 
 mod diff;
 #[cfg(feature = "hot-reload")]
@@ -8,6 +9,8 @@ mod file_watch;
 #[cfg(feature = "hot-reload")]
 mod hot_reloader;
 mod patcher;
+#[cfg(feature = "hot-reload")]
+mod poll_watch;
 mod report;
 
 #[cfg(feature = "hot-reload")]

@@ -62,6 +62,8 @@ const LIVE_SCENE_TARGET: (Duration, Duration) =
     (Duration::from_millis(50), Duration::from_millis(50));
 /// Typing in a root buffer: the last edit's diagnostics, at most this long after it (ms).
 const LSP_TYPING_TARGET_MS: f64 = 250.0;
+/// The polling watcher's share of one core while nothing changes (50,000 files), in percent.
+const POLL_IDLE_TARGET_PERCENT: f64 = 2.0;
 /// A leaf buffer's edit to its diagnostics in a 50,000-archetype library (p50 and p99).
 const LSP_LEAF_TARGET: Duration = Duration::from_millis(20);
 /// One leaf's edit in a 50,000-archetype library, `set_source` + `apply_update`.
@@ -119,6 +121,8 @@ pub const FIGURES: &[&str] = &[
     "reload_leaf_edit_1k",
     "reload_leaf_edit_50k",
     "reload_leaf_edit_50k_vs_1k",
+    "watch_poll_idle_50k",
+    "watch_poll_edit_50k",
     "scene_live_edit_one_entity",
     "scene_live_edit_one_entity_100k",
     "scene_live_edit_100k_vs_10k",
@@ -215,6 +219,8 @@ pub struct QuickSizes {
     pub reload_instances: usize,
     /// Archetype files in the small and the large library of the leaf-edit figures.
     pub leaf_edit_files: (usize, usize),
+    /// How long the polling watcher's idle cost is measured over.
+    pub poll_idle: Duration,
     /// Versions typed into the root buffer of the typing figure.
     pub typing_edits: usize,
     /// Saves the watcher latency is measured over.
@@ -260,6 +266,7 @@ impl QuickSizes {
             reload_instances: RELOAD_INSTANCES,
             leaf_edit_files: (1_000, LOAD_FILES_LARGE),
             typing_edits: 100,
+            poll_idle: Duration::from_secs(5),
             latency_saves: 30,
             latency_instances: 1_000,
             live_entities: (LIVE_ENTITIES, LIVE_ENTITIES_LARGE),
@@ -287,6 +294,7 @@ impl QuickSizes {
             reload_instances: 200,
             leaf_edit_files: (120, 240),
             typing_edits: 3,
+            poll_idle: Duration::from_millis(200),
             latency_saves: 2,
             latency_instances: 10,
             live_entities: (20, 200),
@@ -854,6 +862,7 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
         push(latency_figure(sizes.latency_saves, sizes.latency_instances));
     }
     leaf_edit_figures(sizes, wanted, push);
+    polling_figures(sizes, wanted, push);
     live_scene_figures(sizes, wanted, push);
     // As many edits as the watcher's latency has saves, in a library as big as the load's.
     if wanted("lsp_diagnostics_after_edit") {
@@ -922,6 +931,45 @@ fn leaf_edit_figures(
             whole(&runs[1].1),
             whole(&runs[0].1),
         ));
+    }
+}
+
+/// The polling watcher's figures ([`reload::polling_watch`]) over the large load workload's
+/// tree: its idle cost, and how long an edit takes to apply.
+fn polling_figures(
+    sizes: &QuickSizes,
+    wanted: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(Figure),
+) {
+    let names = ["watch_poll_idle_50k", "watch_poll_edit_50k"];
+    if !names.iter().any(|name| wanted(name)) {
+        return;
+    }
+    let run = reload::polling_watch(sizes.load_files_large, sizes.poll_idle, sizes.latency_saves);
+    let run = match run {
+        Ok(run) => run,
+        Err(error) => {
+            for name in names.into_iter().filter(|name| wanted(name)) {
+                push(Figure::skipped(name, format!("failed: {error}")));
+            }
+            return;
+        }
+    };
+    if wanted(names[0]) {
+        push(Figure {
+            name: names[0].to_string(),
+            n: sizes.load_files_large,
+            measured: Measured::Bounded {
+                value: run.idle_cpu_percent,
+                unit: "cpu_percent",
+                bound: POLL_IDLE_TARGET_PERCENT,
+                counts: vec![("idle_ms", sizes.poll_idle.as_millis() as usize)],
+                rounds: vec![run.idle_cpu_percent],
+            },
+        });
+    }
+    if wanted(names[1]) {
+        push(latency_of(names[1], Ok(run.samples), None));
     }
 }
 
@@ -995,26 +1043,23 @@ type LiveRun = (Vec<Duration>, Vec<Duration>);
 /// The language server's figure from [`lsp::diagnostics_after_edit`](crate::bench::lsp).
 pub fn lsp_figure(files: usize, edits: usize) -> Figure {
     let samples = crate::bench::lsp::diagnostics_after_edit(files, edits);
-    latency_of("lsp_diagnostics_after_edit", samples, LSP_TARGET)
+    latency_of("lsp_diagnostics_after_edit", samples, Some(LSP_TARGET))
 }
 
 /// The language server's leaf-edit figure from
 /// [`lsp::leaf_diagnostics_after_edit`](crate::bench::lsp).
 pub fn lsp_leaf_figure(files: usize, edits: usize) -> Figure {
     let samples = crate::bench::lsp::leaf_diagnostics_after_edit(files, edits);
-    latency_of(
-        "lsp_leaf_edit_50k",
-        samples,
-        (LSP_LEAF_TARGET, LSP_LEAF_TARGET),
-    )
+    let target = (LSP_LEAF_TARGET, LSP_LEAF_TARGET);
+    latency_of("lsp_leaf_edit_50k", samples, Some(target))
 }
 
 /// A latency figure of `samples` (or skipped, saying why there are none) against the promised
-/// (p50, p99).
+/// (p50, p99), if any.
 fn latency_of(
     name: &str,
     samples: Result<Vec<Duration>, String>,
-    target: (Duration, Duration),
+    target: Option<(Duration, Duration)>,
 ) -> Figure {
     match samples {
         Ok(samples) => Figure {
@@ -1024,7 +1069,7 @@ fn latency_of(
                 p50: percentile(&samples, 50.0),
                 p99: percentile(&samples, 99.0),
                 max: samples.iter().max().copied().unwrap_or_default(),
-                target: Some(target),
+                target,
             },
         },
         Err(error) => Figure::skipped(name, format!("failed: {error}")),

@@ -7,10 +7,13 @@ use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use archetype_engine::{apply_update, ArchetypeLibrary, HotReloader, WatchBackend};
+use archetype_engine::{
+    apply_update, ArchetypeLibrary, HotReloadOptions, HotReloader, WatchBackend,
+};
 use hecs::{Entity, World};
 use tempfile::TempDir;
 
+use crate::bench::load::{leaf_path, LoadFixture};
 use crate::bench::spawn::{write, CREATURE, GOBLIN};
 use crate::demo::components::{self, Health};
 
@@ -171,6 +174,10 @@ pub struct LatencyRun {
 /// How long to wait for one save to show before giving up.
 const SAVE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The same for a save written in place under the polling watcher in a big tree (found by a
+/// full sweep, which it spaces out to stay cheap).
+const POLLED_SAVE_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// Runs `frame` every millisecond, as a game runs its frames, until it says save number `save`
 /// (written at `written`) is applied; the time from the write to that frame's end.
 ///
@@ -238,4 +245,86 @@ pub fn watch_latency(saves: usize, instances: usize) -> Result<LatencyRun, Strin
         samples,
         backend: reloader.backend(),
     })
+}
+
+/// What [`polling_watch`] measured.
+#[derive(Clone, Debug)]
+pub struct PollingRun {
+    /// The share of one core the process used while nothing changed, in percent.
+    pub idle_cpu_percent: f64,
+    /// Per save of a leaf: from the write returning to `apply` having applied it.
+    pub samples: Vec<Duration>,
+}
+
+/// The polling watcher ([`HotReloadOptions::force_polling`], its default interval) over a
+/// generated library of `files` archetypes ([`LoadFixture`]): the process's CPU time while
+/// nothing changes for `idle` (nothing else runs meanwhile), then `saves` edits of a leaf with
+/// live instances, each timed from the write to `apply` having applied it.
+///
+/// # Errors
+/// If the watcher cannot be set up, the CPU time cannot be read (no `/proc`), or a save is not
+/// applied within 3 seconds.
+pub fn polling_watch(files: usize, idle: Duration, saves: usize) -> Result<PollingRun, String> {
+    let fixture = LoadFixture::generate(files);
+    let mut library = fixture.load();
+    let relative = leaf_path(0);
+    let name = relative.trim_end_matches(".json").to_string();
+    let mut world = World::new();
+    let probe = library
+        .spawn(&mut world, &name)
+        .map_err(|error| format!("cannot spawn {name}: {error}"))?;
+    let mut options = HotReloadOptions::default();
+    options.force_polling = true;
+    let mut reloader = HotReloader::with_options(fixture.root(), options)
+        .map_err(|error| format!("cannot watch {}: {error}", fixture.root().display()))?;
+    let before = process_cpu_time()?;
+    let started = Instant::now();
+    thread::sleep(idle);
+    let used = process_cpu_time()? - before;
+    let idle_cpu_percent = 100.0 * used.as_secs_f64() / started.elapsed().as_secs_f64();
+    let path = fixture.root().join(&relative);
+    let text = fs::read_to_string(&path).map_err(|error| error.to_string())?;
+    let mut samples = Vec::with_capacity(saves);
+    for save in 0..saves {
+        let max = 1_000 + save as u32;
+        let edited = with_max(&text, max)?;
+        fs::write(&path, edited).map_err(|error| error.to_string())?;
+        let written = Instant::now();
+        samples.push(until_applied(save, written, POLLED_SAVE_TIMEOUT, || {
+            reloader.apply(&mut world, &mut library);
+            Ok(world
+                .get::<&Health>(probe)
+                .is_ok_and(|health| health.max == max as f32))
+        })?);
+    }
+    Ok(PollingRun {
+        idle_cpu_percent,
+        samples,
+    })
+}
+
+/// `text` with the number after its first `"max": ` replaced by `max`.
+fn with_max(text: &str, max: u32) -> Result<String, String> {
+    let key = "\"max\": ";
+    let at = text.find(key).ok_or("bench setup: the leaf has no `max`")? + key.len();
+    let digits = text[at..].find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
+    Ok(format!("{}{max}{}", &text[..at], &text[at + digits..]))
+}
+
+/// The CPU time this process has used (user and system), from `/proc/self/stat`.
+fn process_cpu_time() -> Result<Duration, String> {
+    let stat = fs::read_to_string("/proc/self/stat")
+        .map_err(|error| format!("no /proc/self/stat to read CPU time from: {error}"))?;
+    // The fields after the command name (which may hold spaces) in parentheses.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |at: usize| fields.get(at).and_then(|field| field.parse::<u64>().ok());
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after the name.
+    let (Some(user), Some(system)) = (ticks(11), ticks(12)) else {
+        return Err("cannot read the CPU time in /proc/self/stat".to_string());
+    };
+    // Linux counts them in clock ticks of 1/100 s (USER_HZ).
+    Ok(Duration::from_millis((user + system) * 10))
 }
