@@ -1186,7 +1186,6 @@ impl ArchetypeLibrary {
             sorted: self.sorted_names.clone(),
         }
     }
-
 }
 
 /// `ids`, sorted.

@@ -743,7 +743,6 @@ impl ArchetypeLibrary {
         sort_and_dedup(&mut all);
         self.diagnostics = all;
     }
-
 }
 
 /// The file of an archetype a rebuild resolves again, which the job of a leaf takes.

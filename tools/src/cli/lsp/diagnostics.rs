@@ -7,7 +7,7 @@
 //! fix reads; its other places (an inheritance cycle's links) are related information too, and
 //! a place in another file gets the problem too, so each file involved shows it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use archetype_engine::tooling::TextLines;
@@ -103,32 +103,141 @@ fn related_range(place: &Related, sources: &SourceTexts<'_>) -> Range {
     )
 }
 
-/// The library's diagnostics by file.
-pub(super) fn of_library(
-    library: &ArchetypeLibrary,
-) -> HashMap<PathBuf, Vec<lsp_types::Diagnostic>> {
-    let sources = SourceTexts::named_in(library, library.diagnostics());
-    let mut by_file: HashMap<PathBuf, Vec<lsp_types::Diagnostic>> = HashMap::new();
-    for diagnostic in library.diagnostics() {
-        // A problem with no file (none the loader reports today) has nowhere to be shown.
-        let Some(file) = &diagnostic.file else {
-            continue;
-        };
-        let shown = to_lsp(diagnostic, &sources);
-        for place in diagnostic
-            .related
-            .iter()
-            .filter(|place| place.file != *file)
+/// The library's diagnostics in the protocol's form, kept file by file between publishes: a
+/// publish converts only the files whose diagnostics changed, so an edit costs what it changed
+/// (plus a comparison per file that has diagnostics), not the library's size.
+#[derive(Default)]
+pub(super) struct LibraryDiagnostics {
+    /// Each file with diagnostics: what the library says of it, and what that shows, each
+    /// with the file it is shown in (its own, or another one a related place is in).
+    groups: HashMap<PathBuf, Group>,
+    /// For each file, the files whose diagnostics show something in it (itself among them).
+    shown_in: HashMap<PathBuf, BTreeSet<PathBuf>>,
+}
+
+/// One file's diagnostics, as the library gave them and as shown.
+struct Group {
+    found: Vec<Diagnostic>,
+    shown: Vec<(PathBuf, lsp_types::Diagnostic)>,
+}
+
+impl LibraryDiagnostics {
+    /// Takes the library's diagnostics as they are now. Returns each file whose shown
+    /// diagnostics may have changed, with its whole new list.
+    pub fn update(
+        &mut self,
+        library: &ArchetypeLibrary,
+    ) -> HashMap<PathBuf, Vec<lsp_types::Diagnostic>> {
+        let mut touched: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut present: HashSet<&Path> = HashSet::new();
+        // Sorted by file: each file's diagnostics are one run.
+        for run in library
+            .diagnostics()
+            .chunk_by(|a, b| same_file(a.file.as_deref(), b.file.as_deref()))
         {
-            let at = related_range(place, &sources);
-            by_file
-                .entry(place.file.clone())
-                .or_default()
-                .push(elsewhere(&shown, at, &place.message));
+            // A problem with no file (none the loader reports today) has nowhere to be shown.
+            let Some(file) = run[0].file.as_deref() else {
+                continue;
+            };
+            present.insert(file);
+            if self
+                .groups
+                .get(file)
+                .is_some_and(|group| group.found == run)
+            {
+                continue;
+            }
+            let sources = SourceTexts::named_in(library, run);
+            let shown = shown_of(run, file, &sources);
+            self.set(
+                file,
+                Some(Group {
+                    found: run.to_vec(),
+                    shown,
+                }),
+                &mut touched,
+            );
         }
-        by_file.entry(file.clone()).or_default().push(shown);
+        let gone: Vec<PathBuf> = (self.groups.keys())
+            .filter(|file| !present.contains(file.as_path()))
+            .cloned()
+            .collect();
+        for file in gone {
+            self.set(&file, None, &mut touched);
+        }
+        touched
+            .into_iter()
+            .map(|file| {
+                let list = self.list_for(&file);
+                (file, list)
+            })
+            .collect()
     }
-    by_file
+
+    /// What is shown in `file`, in the library's order.
+    pub fn list_for(&self, file: &Path) -> Vec<lsp_types::Diagnostic> {
+        let Some(sources) = self.shown_in.get(file) else {
+            return Vec::new();
+        };
+        (sources.iter())
+            .filter_map(|source| self.groups.get(source))
+            .flat_map(|group| &group.shown)
+            .filter(|(shown_in, _)| shown_in == file)
+            .map(|(_, shown)| shown.clone())
+            .collect()
+    }
+
+    /// Sets the group of `file` (`None`: it has no diagnostics now), adding to `touched` every
+    /// file it showed something in or now does.
+    fn set(&mut self, file: &Path, group: Option<Group>, touched: &mut BTreeSet<PathBuf>) {
+        let old = match group {
+            Some(group) => self.groups.insert(file.to_path_buf(), group),
+            None => self.groups.remove(file),
+        };
+        for (target, _) in old.iter().flat_map(|old| &old.shown) {
+            if let Some(sources) = self.shown_in.get_mut(target) {
+                sources.remove(file);
+                if sources.is_empty() {
+                    self.shown_in.remove(target);
+                }
+            }
+            touched.insert(target.clone());
+        }
+        let new = self
+            .groups
+            .get(file)
+            .into_iter()
+            .flat_map(|group| &group.shown);
+        for (target, _) in new {
+            (self.shown_in.entry(target.clone()).or_default()).insert(file.to_path_buf());
+            touched.insert(target.clone());
+        }
+        touched.insert(file.to_path_buf());
+    }
+}
+
+/// Whether two diagnostics are in the same file (compared as bytes, not path components).
+fn same_file(a: Option<&Path>, b: Option<&Path>) -> bool {
+    a.map(Path::as_os_str) == b.map(Path::as_os_str)
+}
+
+/// What the diagnostics of `file` show, each with the file it is shown in: each one in `file`,
+/// and at each of its places in another file.
+fn shown_of(
+    found: &[Diagnostic],
+    file: &Path,
+    sources: &SourceTexts<'_>,
+) -> Vec<(PathBuf, lsp_types::Diagnostic)> {
+    let mut shown = Vec::with_capacity(found.len());
+    for diagnostic in found {
+        let own = to_lsp(diagnostic, sources);
+        for place in (diagnostic.related.iter()).filter(|place| place.file != *file) {
+            let at = related_range(place, sources);
+            shown.push((place.file.clone(), elsewhere(&own, at, &place.message)));
+        }
+        shown.push((file.to_path_buf(), own));
+    }
+    shown
 }
 
 /// A problem shown at one of its places in another file (the second archetype of an
@@ -195,24 +304,25 @@ pub(super) struct Published {
 }
 
 impl Published {
-    /// Takes `now` as what is published, and returns the files whose diagnostics it changes
-    /// (a file that has none any more among them), sorted: each is sent
-    /// [`of`](Self::of) it.
+    /// Takes each list of `changes` as what is published for its file (the other files keep
+    /// theirs), and returns the files whose published diagnostics it changes, sorted: each is
+    /// sent [`of`](Self::of) it.
     pub fn update(
         &mut self,
-        mut now: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
+        changes: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
     ) -> Vec<PathBuf> {
-        let mut changed: Vec<PathBuf> = (self.by_file.keys())
-            .filter(|file| !now.contains_key(*file))
-            .cloned()
-            .collect();
-        for (file, diagnostics) in &now {
-            if self.by_file.get(file) != Some(diagnostics) {
-                changed.push(file.clone());
+        let mut changed = Vec::new();
+        for (file, diagnostics) in changes {
+            if self.of(&file) == diagnostics.as_slice() {
+                continue;
             }
+            if diagnostics.is_empty() {
+                self.by_file.remove(&file);
+            } else {
+                self.by_file.insert(file.clone(), diagnostics);
+            }
+            changed.push(file);
         }
-        now.retain(|_, diagnostics| !diagnostics.is_empty());
-        self.by_file = now;
         changed.sort();
         changed
     }

@@ -174,6 +174,10 @@ pub(super) struct Server<'a> {
     registry: Arc<ComponentRegistry>,
     state: Option<State>,
     published: diagnostics::Published,
+    /// The library's diagnostics in the protocol's form, file by file.
+    library_diagnostics: diagnostics::LibraryDiagnostics,
+    /// The buffers open at the last publish.
+    open_at_publish: Vec<PathBuf>,
     shutdown: bool,
     output: &'a mut dyn Write,
     log: &'a mut dyn Write,
@@ -203,6 +207,8 @@ impl<'a> Server<'a> {
             registry: Arc::new(registry),
             state: None,
             published: diagnostics::Published::default(),
+            library_diagnostics: diagnostics::LibraryDiagnostics::default(),
+            open_at_publish: Vec::new(),
             shutdown: false,
             output,
             log,
@@ -526,13 +532,34 @@ impl<'a> Server<'a> {
         let Some(state) = &self.state else {
             return Ok(());
         };
-        let mut now = diagnostics::of_library(&state.library);
+        let mut now = self.library_diagnostics.update(&state.library);
+        // The open buffers' lists are made again each time (they are few): a buffer's byte-order
+        // mark moves its first line's places.
         for (path, document) in state.documents.iter() {
-            if is_scene(path) {
-                let found = diagnostics::of_scene(path, &document.text, &state.library);
-                now.insert(path.clone(), found);
+            let found = if is_scene(path) {
+                diagnostics::of_scene(path, &document.text, &state.library)
+            } else {
+                self.library_diagnostics.list_for(path)
+            };
+            now.insert(path.clone(), found);
+        }
+        // A buffer closed since: a scene's problems are no longer shown, an archetype's are the
+        // library's again, without the buffer's byte-order mark.
+        for path in std::mem::take(&mut self.open_at_publish) {
+            if state.documents.get(&path).is_none() {
+                let found = if is_scene(&path) {
+                    Vec::new()
+                } else {
+                    self.library_diagnostics.list_for(&path)
+                };
+                now.insert(path, found);
             }
         }
+        self.open_at_publish = state
+            .documents
+            .iter()
+            .map(|(path, _)| path.clone())
+            .collect();
         for (path, found) in &mut now {
             if let Some(document) = state.documents.get(path) {
                 diagnostics::count_bom(path, &document.text, found);
