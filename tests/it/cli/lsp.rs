@@ -306,6 +306,7 @@ fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
                 "referencesProvider": true,
                 "renameProvider": { "prepareProvider": false },
                 "textDocumentSync": { "change": 1, "openClose": true, "save": { "includeText": true } },
+                "workspaceSymbolProvider": true,
                 "workspace": { "fileOperations": { "didCreate": json_files, "didRename": json_files, "didDelete": json_files } }
             },
             "serverInfo": { "name": "archetool", "version": env!("CARGO_PKG_VERSION") }
@@ -368,6 +369,41 @@ fn lsp_publishes_validate_diagnostics_for_a_buffer_and_clears_them() {
     assert_eq!(
         client.diagnostics("archetypes/camp.json"),
         json!({ "uri": client.uri("archetypes/camp.json"), "diagnostics": [] })
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// Every archetype is a workspace symbol: a query matches names holding its letters in order,
+/// whatever their case; abstract archetypes are interfaces, the others classes.
+#[test]
+fn lsp_lists_archetypes_as_workspace_symbols() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let symbol = |client: &Client, name: &str, kind: u32| {
+        json!({
+            "name": name,
+            "kind": kind,
+            "location": {
+                "uri": client.uri(&format!("archetypes/{name}.json")),
+                "range": range(0, 0, 0, 0)
+            }
+        })
+    };
+    assert_eq!(
+        client.result("workspace/symbol", json!({ "query": "" })),
+        json!([
+            symbol(&client, "base", 11),
+            symbol(&client, "camp", 5),
+            symbol(&client, "goblin", 5)
+        ])
+    );
+    assert_eq!(
+        client.result("workspace/symbol", json!({ "query": "GBL" })),
+        json!([symbol(&client, "goblin", 5)])
+    );
+    assert_eq!(
+        client.result("workspace/symbol", json!({ "query": "troll" })),
+        json!([])
     );
     assert_eq!(client.shut_down(), 0);
 }

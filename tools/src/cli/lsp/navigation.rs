@@ -2,7 +2,8 @@
 //! `ArchetypeRef` field or a scene's `archetype` names, and to the child a `#child` reference
 //! names; find every place that names an archetype (archetype files' `extends`, `archetype` and
 //! `ArchetypeRef` fields, scenes' `archetype` and `archetypes` keys); rename one everywhere,
-//! moving its file and keeping the old name under its `formerly`.
+//! moving its file and keeping the old name under its `formerly`; list the archetypes whose
+//! names match a query (`workspace/symbol`).
 //!
 //! Places are read from each file's text as written (the open buffer's where there is one),
 //! with [`raw_json`](super::super::raw_json) for their spans; a file that is not JSON has no
@@ -17,8 +18,9 @@ use archetype_engine::{keys, scene_keys};
 use lsp_types::{
     DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
     Location, OneOf, OptionalVersionedTextDocumentIdentifier, Position, Range as LspRange,
-    ReferenceParams, RenameFile, RenameParams, ResourceOp, TextDocumentEdit,
-    TextDocumentPositionParams, TextEdit, WorkspaceEdit,
+    ReferenceParams, RenameFile, RenameParams, ResourceOp, SymbolKind, TextDocumentEdit,
+    TextDocumentPositionParams, TextEdit, WorkspaceEdit, WorkspaceSymbol, WorkspaceSymbolParams,
+    WorkspaceSymbolResponse,
 };
 
 use super::super::raw_json::{self, Node, NodeKind};
@@ -336,6 +338,54 @@ fn current_name(state: &State, name: &str) -> Option<String> {
     let library = &state.library;
     let name = library.renamed(name).unwrap_or(name);
     library.file_of(name).map(|_| name.to_string())
+}
+
+/// Most symbols a `workspace/symbol` answer lists (the first ones by name).
+const MAX_SYMBOLS: usize = 500;
+
+/// Every archetype whose name holds the query's characters in order, ignoring letter case
+/// (`gobch` finds `enemies/goblin_chief`), by name, at the start of its file: abstract ones as
+/// interfaces, the others as classes, each with its directory as container.
+pub(super) fn workspace_symbols(
+    state: &mut State,
+    params: WorkspaceSymbolParams,
+) -> Answer<Option<WorkspaceSymbolResponse>> {
+    let query: Vec<char> = params.query.to_lowercase().chars().collect();
+    let library = &state.library;
+    let symbols = (library.names())
+        .filter(|name| holds_in_order(name, &query))
+        .filter_map(|name| {
+            let location = file_location(state, name)?;
+            let is_abstract = library
+                .declared(name)
+                .is_some_and(|(is_abstract, _)| is_abstract);
+            Some(WorkspaceSymbol {
+                name: name.to_string(),
+                kind: if is_abstract {
+                    SymbolKind::INTERFACE
+                } else {
+                    SymbolKind::CLASS
+                },
+                tags: None,
+                container_name: name.rsplit_once('/').map(|(dir, _)| dir.to_string()),
+                location: OneOf::Left(location),
+                data: None,
+            })
+        })
+        .take(MAX_SYMBOLS)
+        .collect();
+    Ok(Some(WorkspaceSymbolResponse::Nested(symbols)))
+}
+
+/// Whether `name` holds the (lowercase) characters of `query` in order.
+fn holds_in_order(name: &str, query: &[char]) -> bool {
+    let mut wanted = query.iter().peekable();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if wanted.peek() == Some(&&c) {
+            wanted.next();
+        }
+    }
+    wanted.peek().is_none()
 }
 
 /// The start of an archetype's file.

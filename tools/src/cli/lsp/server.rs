@@ -28,7 +28,7 @@ use lsp_types::notification::{
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Initialize,
-    References, Rename, Request as _, Shutdown,
+    References, Rename, Request as _, Shutdown, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
@@ -377,6 +377,11 @@ impl<'a> Server<'a> {
             CodeActionRequest::METHOD => respond::<CodeActionRequest, _>(request, |params| {
                 edits::code_actions(state, params)
             }),
+            WorkspaceSymbolRequest::METHOD => {
+                respond::<WorkspaceSymbolRequest, _>(request, |params| {
+                    navigation::workspace_symbols(state, params)
+                })
+            }
             method => error(
                 id,
                 ErrorCode::MethodNotFound,
@@ -646,6 +651,7 @@ fn capabilities() -> ServerCapabilities {
             ..CodeActionOptions::default()
         })),
         document_formatting_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
         workspace: Some(WorkspaceServerCapabilities {
             workspace_folders: None,
             file_operations: Some(WorkspaceFileOperationsServerCapabilities {
