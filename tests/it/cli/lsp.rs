@@ -408,6 +408,53 @@ fn lsp_lists_archetypes_as_workspace_symbols() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// A client that registers file watchers for its server is asked to, for JSON files under
+/// the archetypes root and the scenes directory; a change made outside the editor (a file
+/// written by another program) that it then reports is read and checked.
+#[test]
+fn lsp_asks_for_file_watchers_and_sees_changes_made_outside_the_editor() {
+    let project = project();
+    let mut client = Client::start(&project);
+    let root = client.root.clone();
+    let capabilities = json!({
+        "workspace": { "didChangeWatchedFiles": { "dynamicRegistration": true } }
+    });
+    client.result(
+        "initialize",
+        json!({ "capabilities": capabilities, "rootUri": format!("file://{root}") }),
+    );
+    client.notify("initialized", json!({}));
+    let register = client.next();
+    assert_eq!(
+        register,
+        json!({
+            "jsonrpc": "2.0",
+            "id": "archetool-register-watchers",
+            "method": "client/registerCapability",
+            "params": { "registrations": [{
+                "id": "archetool-watched-files",
+                "method": "workspace/didChangeWatchedFiles",
+                "registerOptions": { "watchers": [
+                    { "globPattern": format!("{root}/archetypes/**/*.json") },
+                    { "globPattern": format!("{root}/assets/scenes/**/*.json") }
+                ] }
+            }] }
+        })
+    );
+    client.send(json!({ "jsonrpc": "2.0", "id": "archetool-register-watchers", "result": null }));
+    // Another program writes a new archetype with a typo; the client reports it.
+    let orc = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    std::fs::write(project.dir.path().join("archetypes/orc.json"), orc).unwrap();
+    let changes = json!({ "changes": [{ "uri": client.uri("archetypes/orc.json"), "type": 1 }] });
+    client.notify("workspace/didChangeWatchedFiles", changes);
+    let published = client.diagnostics("archetypes/orc.json");
+    assert_eq!(
+        published["diagnostics"][0]["message"],
+        "unknown component `Helth`"
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// Typing faster than the server checks: the versions of a buffer that a newer one replaced
 /// before the server got to them are skipped, and the newest one's diagnostics come last.
 #[test]

@@ -28,12 +28,13 @@ use lsp_types::notification::{
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Initialize,
-    References, Rename, Request as _, Shutdown, WorkspaceSymbolRequest,
+    References, RegisterCapability, Rename, Request as _, Shutdown, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
-    FileOperationFilter, FileOperationPattern, FileOperationPatternKind,
-    FileOperationRegistrationOptions, InitializeParams, InitializeResult, OneOf, RenameOptions,
+    DidChangeWatchedFilesRegistrationOptions, FileOperationFilter, FileOperationPattern,
+    FileOperationPatternKind, FileOperationRegistrationOptions, FileSystemWatcher, GlobPattern,
+    InitializeParams, InitializeResult, OneOf, Registration, RegistrationParams, RenameOptions,
     SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
     TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
     WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
@@ -178,6 +179,9 @@ pub(super) struct Server<'a> {
     library_diagnostics: diagnostics::LibraryDiagnostics,
     /// The buffers open at the last publish.
     open_at_publish: Vec<PathBuf>,
+    /// Whether the client registers file watchers for the server when asked (then it tells of
+    /// changes made outside the editor: a `git checkout`, `archetool new`).
+    register_watchers: bool,
     shutdown: bool,
     output: &'a mut dyn Write,
     log: &'a mut dyn Write,
@@ -209,6 +213,7 @@ impl<'a> Server<'a> {
             published: diagnostics::Published::default(),
             library_diagnostics: diagnostics::LibraryDiagnostics::default(),
             open_at_publish: Vec::new(),
+            register_watchers: false,
             shutdown: false,
             output,
             log,
@@ -391,6 +396,10 @@ impl<'a> Server<'a> {
     }
 
     fn initialize(&mut self, params: InitializeParams) -> InitializeResult {
+        self.register_watchers = (params.capabilities.workspace.as_ref())
+            .and_then(|workspace| workspace.did_change_watched_files)
+            .and_then(|watched| watched.dynamic_registration)
+            .unwrap_or(false);
         #[allow(deprecated)] // `root_uri`: older clients send only it.
         let workspace = (params.workspace_folders.as_ref())
             .and_then(|folders| folders.first())
@@ -437,6 +446,13 @@ impl<'a> Server<'a> {
     /// Handles a notification; whether the diagnostics may have changed (they are published
     /// by the message loop).
     fn notification(&mut self, notification: Notification) -> bool {
+        if notification.method == Initialized::METHOD && self.register_watchers {
+            if let Some(register) = self.state.as_ref().and_then(watchers_registration) {
+                if let Err(error) = self.send(register.into()) {
+                    let _ = writeln!(self.log, "archetool lsp: cannot write output: {error}");
+                }
+            }
+        }
         let Some(state) = &mut self.state else {
             return false;
         };
@@ -587,6 +603,34 @@ impl<'a> Server<'a> {
         }
         Ok(())
     }
+}
+
+/// The request asking the client to tell the server of every change to a JSON file under the
+/// archetypes root and the scenes directory, whoever makes it (`None` if a root is not a path
+/// a glob can name).
+fn watchers_registration(state: &State) -> Option<Request> {
+    let watcher = |dir: &Path| {
+        let glob = format!("{}/**/*.json", dir.to_str()?);
+        Some(FileSystemWatcher {
+            glob_pattern: GlobPattern::String(glob),
+            kind: None,
+        })
+    };
+    let watchers = vec![watcher(&state.root)?, watcher(&state.scenes)?];
+    let options = DidChangeWatchedFilesRegistrationOptions { watchers };
+    let registration = Registration {
+        id: "archetool-watched-files".to_string(),
+        method: DidChangeWatchedFiles::METHOD.to_string(),
+        register_options: serde_json::to_value(options).ok(),
+    };
+    let params = RegistrationParams {
+        registrations: vec![registration],
+    };
+    Some(Request::new(
+        RequestId::from("archetool-register-watchers".to_string()),
+        RegisterCapability::METHOD.to_string(),
+        params,
+    ))
 }
 
 /// Installs a buffer's text (`None`: the file on disk) in the library, if it is an archetype.
