@@ -304,7 +304,7 @@ fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
                 "documentFormattingProvider": true,
                 "hoverProvider": true,
                 "referencesProvider": true,
-                "renameProvider": { "prepareProvider": false },
+                "renameProvider": { "prepareProvider": true },
                 "textDocumentSync": { "change": 1, "openClose": true, "save": { "includeText": true } },
                 "workspaceSymbolProvider": true,
                 "workspace": { "fileOperations": { "didCreate": json_files, "didRename": json_files, "didDelete": json_files } }
@@ -451,6 +451,33 @@ fn lsp_asks_for_file_watchers_and_sees_changes_made_outside_the_editor() {
     assert_eq!(
         published["diagnostics"][0]["message"],
         "unknown component `Helth`"
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// Before a rename the editor asks what would be renamed: the archetype name under the cursor
+/// (its range inside the quotes, its current name), else the archetype whose file it is.
+#[test]
+fn lsp_prepares_a_rename_at_a_name_or_in_an_archetypes_file() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/camp.json", CAMP);
+    let line = CAMP.lines().nth(2).unwrap();
+    let start = line.find("goblin").unwrap() as u32;
+    let at_name = client.at("archetypes/camp.json", 2, start + 2);
+    assert_eq!(
+        client.result("textDocument/prepareRename", at_name),
+        json!({ "range": range(2, start, 2, start + 6), "placeholder": "goblin" })
+    );
+    let in_file = client.at("archetypes/camp.json", 0, 0);
+    assert_eq!(
+        client.result("textDocument/prepareRename", in_file),
+        json!({ "range": range(0, 0, 0, 0), "placeholder": "camp" })
+    );
+    let in_scene = client.at(SCENE_FILE, 0, 0);
+    assert_eq!(
+        client.result("textDocument/prepareRename", in_scene),
+        Value::Null
     );
     assert_eq!(client.shut_down(), 0);
 }

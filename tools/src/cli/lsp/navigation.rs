@@ -17,10 +17,10 @@ use archetype_engine::tooling::TextLines;
 use archetype_engine::{keys, scene_keys};
 use lsp_types::{
     DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
-    Location, OneOf, OptionalVersionedTextDocumentIdentifier, Position, Range as LspRange,
-    ReferenceParams, RenameFile, RenameParams, ResourceOp, SymbolKind, TextDocumentEdit,
-    TextDocumentPositionParams, TextEdit, WorkspaceEdit, WorkspaceSymbol, WorkspaceSymbolParams,
-    WorkspaceSymbolResponse,
+    Location, OneOf, OptionalVersionedTextDocumentIdentifier, Position, PrepareRenameResponse,
+    Range as LspRange, ReferenceParams, RenameFile, RenameParams, ResourceOp, SymbolKind,
+    TextDocumentEdit, TextDocumentPositionParams, TextEdit, WorkspaceEdit, WorkspaceSymbol,
+    WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 
 use super::super::raw_json::{self, Node, NodeKind};
@@ -194,28 +194,64 @@ fn keep_former_name(text: &str, old: &str) -> Option<(Range<usize>, String)> {
 /// The archetype (its current name) a name at the position names: an `extends`, a child's or
 /// a scene entity's `archetype`, a key of a scene's `archetypes`.
 pub(super) fn named_at(state: &State, position: &TextDocumentPositionParams) -> Option<String> {
+    named_span_at(state, position).map(|(name, _)| name)
+}
+
+/// [`named_at`], with the protocol range of the name as written (inside its quotes).
+fn named_span_at(
+    state: &State,
+    position: &TextDocumentPositionParams,
+) -> Option<(String, LspRange)> {
     let (_, kind, text) = state.document(&position.text_document.uri)?;
     let index = TextLines::new(&text);
     let cursor = cursor_at(&text, index.lsp_offset(position.position));
     let keys = cursor.keys();
-    let name = match (place_of(&keys, kind == FileKind::Scene), &cursor.target) {
-        (Place::Extends | Place::Archetype, Target::String { text, .. }) => text,
-        (Place::SceneArchetypes, Target::Key { text, .. }) => text,
+    let (name, span) = match (place_of(&keys, kind == FileKind::Scene), &cursor.target) {
+        (Place::Extends | Place::Archetype, Target::String { text, span }) => (text, span),
+        (Place::SceneArchetypes, Target::Key { text, span }) => (text, span),
         (
             Place::Component {
                 component, fields, ..
             },
-            Target::String { text, .. },
+            Target::String { text, span },
         ) => {
             let schema = ComponentSchema::of(state.library.registry(), component)?;
             if !schema.refers_to(&fields, ARCHETYPE_REF) {
                 return None;
             }
-            text
+            (text, span)
         }
         _ => return None,
     };
-    current_name(state, name)
+    // Inside the quotes.
+    let inside = span.start + 1..span.end.saturating_sub(1).max(span.start + 1);
+    let range = LspRange::new(
+        index.lsp_position(inside.start),
+        index.lsp_position(inside.end),
+    );
+    Some((current_name(state, name)?, range))
+}
+
+/// Whether a rename can start at the position, and what: the archetype name under it (its
+/// range, the current name as placeholder), else the archetype whose file it is (an empty
+/// range at the position); `None` anywhere else.
+pub(super) fn prepare_rename(
+    state: &mut State,
+    params: TextDocumentPositionParams,
+) -> Answer<Option<PrepareRenameResponse>> {
+    if let Some((name, range)) = named_span_at(state, &params) {
+        return Ok(Some(PrepareRenameResponse::RangeWithPlaceholder {
+            range,
+            placeholder: name,
+        }));
+    }
+    Ok(own_name(state, &params).map(|name| {
+        let here = LspRange::new(params.position, params.position);
+        PrepareRenameResponse::RangeWithPlaceholder {
+            range: here,
+            placeholder: name,
+        }
+    }))
 }
 
 /// Where the child an `EntityRef` at the position names (`#gun`, `#turret/barrel`, `#..`) is

@@ -28,7 +28,8 @@ use lsp_types::notification::{
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Initialize,
-    References, RegisterCapability, Rename, Request as _, Shutdown, WorkspaceSymbolRequest,
+    PrepareRenameRequest, References, RegisterCapability, Rename, Request as _, Shutdown,
+    WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
@@ -376,6 +377,9 @@ impl<'a> Server<'a> {
             Rename::METHOD => {
                 respond::<Rename, _>(request, |params| navigation::rename(state, params))
             }
+            PrepareRenameRequest::METHOD => respond::<PrepareRenameRequest, _>(request, |params| {
+                navigation::prepare_rename(state, params)
+            }),
             Formatting::METHOD => {
                 respond::<Formatting, _>(request, |params| edits::formatting(state, params))
             }
@@ -687,7 +691,7 @@ fn capabilities() -> ServerCapabilities {
         definition_provider: Some(OneOf::Left(true)),
         references_provider: Some(OneOf::Left(true)),
         rename_provider: Some(OneOf::Right(RenameOptions {
-            prepare_provider: Some(false),
+            prepare_provider: Some(true),
             work_done_progress_options: Default::default(),
         })),
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
