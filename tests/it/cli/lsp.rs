@@ -299,6 +299,7 @@ fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
         json!({
             "capabilities": {
                 "codeActionProvider": { "codeActionKinds": ["quickfix"] },
+                "codeLensProvider": { "resolveProvider": false },
                 "completionProvider": { "triggerCharacters": ["\"", "/"] },
                 "definitionProvider": true,
                 "documentFormattingProvider": true,
@@ -479,6 +480,31 @@ fn lsp_prepares_a_rename_at_a_name_or_in_an_archetypes_file() {
         client.result("textDocument/prepareRename", in_scene),
         Value::Null
     );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// Above an archetype's file: how many archetypes extend it, how many scene entities are its
+/// instances, whether it is abstract.
+#[test]
+fn lsp_shows_how_an_archetype_is_used_above_its_file() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let lens = |client: &mut Client, relative: &str| {
+        let document = json!({ "textDocument": { "uri": client.uri(relative) } });
+        client.result("textDocument/codeLens", document)
+    };
+    let shown = |title: &str| {
+        json!([{ "range": range(0, 0, 0, 0), "command": { "title": title, "command": "" } }])
+    };
+    assert_eq!(
+        lens(&mut client, "archetypes/base.json"),
+        shown("extended by 1 · placed in 0 scene entities · abstract")
+    );
+    assert_eq!(
+        lens(&mut client, "archetypes/goblin.json"),
+        shown("extended by 0 · placed in 1 scene entity")
+    );
+    assert_eq!(lens(&mut client, SCENE_FILE), Value::Null);
     assert_eq!(client.shut_down(), 0);
 }
 

@@ -16,11 +16,12 @@ use std::path::{Path, PathBuf};
 use archetype_engine::tooling::TextLines;
 use archetype_engine::{keys, scene_keys};
 use lsp_types::{
-    DocumentChangeOperation, DocumentChanges, GotoDefinitionParams, GotoDefinitionResponse,
-    Location, OneOf, OptionalVersionedTextDocumentIdentifier, Position, PrepareRenameResponse,
-    Range as LspRange, ReferenceParams, RenameFile, RenameParams, ResourceOp, SymbolKind,
-    TextDocumentEdit, TextDocumentPositionParams, TextEdit, WorkspaceEdit, WorkspaceSymbol,
-    WorkspaceSymbolParams, WorkspaceSymbolResponse,
+    CodeLens, CodeLensParams, Command, DocumentChangeOperation, DocumentChanges,
+    GotoDefinitionParams, GotoDefinitionResponse, Location, OneOf,
+    OptionalVersionedTextDocumentIdentifier, Position, PrepareRenameResponse, Range as LspRange,
+    ReferenceParams, RenameFile, RenameParams, ResourceOp, SymbolKind, TextDocumentEdit,
+    TextDocumentPositionParams, TextEdit, WorkspaceEdit, WorkspaceSymbol, WorkspaceSymbolParams,
+    WorkspaceSymbolResponse,
 };
 
 use super::super::raw_json::{self, Node, NodeKind};
@@ -483,20 +484,82 @@ fn places_naming(state: &State, name: &str) -> BTreeMap<PathBuf, Vec<Range<usize
                 spans.push(member.key_span.clone());
             }
         }
-        if let Some(NodeKind::Array(entities)) = root.get(scene_keys::ENTITIES).map(|n| &n.kind) {
-            for entity in entities {
-                if let Some(archetype) = entity.get(scene_keys::ARCHETYPE) {
-                    if string_of(archetype).is_some_and(|s| names_it(&s)) {
-                        spans.push(archetype.span.clone());
-                    }
-                }
-            }
-        }
+        scene_entity_places(&root, &names_it, &mut spans);
         if !spans.is_empty() {
             found.insert(file, spans);
         }
     }
     found
+}
+
+/// The `archetype` places of a scene's entities that name an archetype `names_it` accepts.
+fn scene_entity_places(
+    root: &Node,
+    names_it: &dyn Fn(&str) -> bool,
+    spans: &mut Vec<Range<usize>>,
+) {
+    if let Some(NodeKind::Array(entities)) = root.get(scene_keys::ENTITIES).map(|n| &n.kind) {
+        for entity in entities {
+            if let Some(archetype) = entity.get(scene_keys::ARCHETYPE) {
+                if string_of(archetype).is_some_and(|s| names_it(&s)) {
+                    spans.push(archetype.span.clone());
+                }
+            }
+        }
+    }
+}
+
+/// What an archetype's file shows above its first line: how many archetypes extend it, how
+/// many scene entities (in the scenes directory) are instances of it, and whether it is
+/// abstract (`extended by 1 · placed in 2 scene entities · abstract`).
+pub(super) fn code_lens(
+    state: &mut State,
+    params: CodeLensParams,
+) -> Answer<Option<Vec<CodeLens>>> {
+    let Some(name) = own_name(
+        state,
+        &TextDocumentPositionParams::new(params.text_document, Position::new(0, 0)),
+    ) else {
+        return Ok(None);
+    };
+    let library = &state.library;
+    let Some((is_abstract, _)) = library.declared(&name) else {
+        return Ok(None);
+    };
+    let extended = (library.names())
+        .filter(|other| {
+            (library.declared(other)).is_some_and(|(_, parents)| parents.iter().any(|p| *p == name))
+        })
+        .count();
+    let names_it = |written: &str| current_name(state, written).as_deref() == Some(name.as_str());
+    let mut placed = Vec::new();
+    for file in scene_files(state) {
+        let root = state
+            .text(&file)
+            .and_then(|text| raw_json::parse(&text).ok());
+        if let Some(root) = root {
+            scene_entity_places(&root, &names_it, &mut placed);
+        }
+    }
+    let entities = if placed.len() == 1 {
+        "entity"
+    } else {
+        "entities"
+    };
+    let mut title = format!(
+        "extended by {extended} · placed in {} scene {entities}",
+        placed.len()
+    );
+    if is_abstract {
+        title.push_str(" · abstract");
+    }
+    let top = LspRange::new(Position::new(0, 0), Position::new(0, 0));
+    let command = Command::new(title, String::new(), None);
+    Ok(Some(vec![CodeLens {
+        range: top,
+        command: Some(command),
+        data: None,
+    }]))
 }
 
 /// Component schemas by name, each looked up once.

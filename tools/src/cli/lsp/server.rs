@@ -27,9 +27,9 @@ use lsp_types::notification::{
     Notification as _,
 };
 use lsp_types::request::{
-    CodeActionRequest, Completion, Formatting, GotoDefinition, HoverRequest, Initialize,
-    PrepareRenameRequest, References, RegisterCapability, Rename, Request as _, Shutdown,
-    WorkspaceSymbolRequest,
+    CodeActionRequest, CodeLensRequest, Completion, Formatting, GotoDefinition, HoverRequest,
+    Initialize, PrepareRenameRequest, References, RegisterCapability, Rename, Request as _,
+    Shutdown, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
@@ -386,6 +386,9 @@ impl<'a> Server<'a> {
             CodeActionRequest::METHOD => respond::<CodeActionRequest, _>(request, |params| {
                 edits::code_actions(state, params)
             }),
+            CodeLensRequest::METHOD => respond::<CodeLensRequest, _>(request, |params| {
+                navigation::code_lens(state, params)
+            }),
             WorkspaceSymbolRequest::METHOD => {
                 respond::<WorkspaceSymbolRequest, _>(request, |params| {
                     navigation::workspace_symbols(state, params)
@@ -700,6 +703,9 @@ fn capabilities() -> ServerCapabilities {
         })),
         document_formatting_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(lsp_types::CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
         workspace: Some(WorkspaceServerCapabilities {
             workspace_folders: None,
             file_operations: Some(WorkspaceFileOperationsServerCapabilities {
