@@ -493,9 +493,7 @@ fn lsp_shows_how_an_archetype_is_used_above_its_file() {
         let document = json!({ "textDocument": { "uri": client.uri(relative) } });
         client.result("textDocument/codeLens", document)
     };
-    let shown = |title: &str| {
-        json!([{ "range": range(0, 0, 0, 0), "command": { "title": title, "command": "" } }])
-    };
+    let shown = |title: &str| json!([{ "range": range(0, 0, 0, 0), "command": { "title": title, "command": "" } }]);
     assert_eq!(
         lens(&mut client, "archetypes/base.json"),
         shown("extended by 1 · placed in 0 scene entities · abstract")

@@ -528,7 +528,7 @@ pub(super) fn code_lens(
     };
     let extended = (library.names())
         .filter(|other| {
-            (library.declared(other)).is_some_and(|(_, parents)| parents.iter().any(|p| *p == name))
+            (library.declared(other)).is_some_and(|(_, parents)| parents.contains(&name))
         })
         .count();
     let names_it = |written: &str| current_name(state, written).as_deref() == Some(name.as_str());
