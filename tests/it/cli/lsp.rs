@@ -304,6 +304,7 @@ fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
                 "definitionProvider": true,
                 "documentFormattingProvider": true,
                 "hoverProvider": true,
+                "inlayHintProvider": true,
                 "referencesProvider": true,
                 "renameProvider": { "prepareProvider": true },
                 "textDocumentSync": { "change": 1, "openClose": true, "save": { "includeText": true } },
@@ -503,6 +504,36 @@ fn lsp_shows_how_an_archetype_is_used_above_its_file() {
         shown("extended by 0 · placed in 1 scene entity")
     );
     assert_eq!(lens(&mut client, SCENE_FILE), Value::Null);
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// After a component a file writes in part, each field it inherits: its value and the
+/// archetype that gives it.
+#[test]
+fn lsp_hints_the_inherited_fields_after_a_partial_override() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    client.open("archetypes/goblin.json", GOBLIN);
+    let line = GOBLIN.lines().nth(3).unwrap();
+    let end = line.rfind('}').unwrap() as u32 + 1;
+    let whole = json!({
+        "textDocument": { "uri": client.uri("archetypes/goblin.json") },
+        "range": range(0, 0, 6, 0)
+    });
+    assert_eq!(
+        client.result("textDocument/inlayHint", whole),
+        json!([{
+            "position": { "line": 3, "character": end },
+            "label": "max: 10 ← base",
+            "paddingLeft": true
+        }])
+    );
+    // Outside the range asked for: nothing.
+    let first_line = json!({
+        "textDocument": { "uri": client.uri("archetypes/goblin.json") },
+        "range": range(0, 0, 1, 0)
+    });
+    assert_eq!(client.result("textDocument/inlayHint", first_line), json!([]));
     assert_eq!(client.shut_down(), 0);
 }
 

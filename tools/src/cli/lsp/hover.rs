@@ -1,17 +1,23 @@
 //! Hover on a component or a field: its Rust type and doc comment (from the registry's
 //! schema), and in an archetype file its resolved value there with the file, line and column
 //! that supplied each field (`archetool inspect --provenance`'s rows). On an archetype's name:
-//! its file, whether it is abstract, its parents.
+//! its file, whether it is abstract, its parents. Inlay hints: after a component an archetype
+//! writes in part, each field it inherits, with its value and the archetype it comes from.
 
 use std::path::Path;
 
+use archetype_engine::keys;
 use archetype_engine::tooling::TextLines;
 use archetype_engine::{FieldPath, ResolvedEntity};
-use lsp_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
+use lsp_types::{
+    Hover, HoverContents, HoverParams, InlayHint, InlayHintLabel, InlayHintParams, MarkupContent,
+    MarkupKind,
+};
 use serde_json::Value;
 
 use super::super::inspect::leaves_of;
 use super::super::one_line;
+use super::super::raw_json::{self, Node};
 use super::component_schema::ComponentSchema;
 use super::cursor::{cursor_at, place_of, Place, Target};
 use super::documents::{FileKind, ProtocolPlaces};
@@ -168,4 +174,73 @@ fn shown(file: &Path, base: &Path) -> String {
         .unwrap_or(file)
         .display()
         .to_string()
+}
+
+/// Most hints one answer gives (a file's components' inherited fields).
+const MAX_HINTS: usize = 1_000;
+
+/// After each component an archetype's file writes as an object, a hint for each field it
+/// inherits without writing: its value and the archetype that gives it
+/// (`color: "Green" ← enemies/goblin`), within the range asked for. The root entity's
+/// components; nothing if the archetype does not resolve.
+pub(super) fn inlay_hints(
+    state: &mut State,
+    params: InlayHintParams,
+) -> Answer<Option<Vec<InlayHint>>> {
+    let Some((path, FileKind::Archetype(_), text)) = state.document(&params.text_document.uri)
+    else {
+        return Ok(None);
+    };
+    let Some(name) = state.name_at(&path) else {
+        return Ok(None);
+    };
+    let library = &state.library;
+    let (Some(archetype), Ok(root)) = (library.get(&name), raw_json::parse(&text)) else {
+        return Ok(None);
+    };
+    let index = TextLines::new(&text);
+    let mut hints = Vec::new();
+    let written = root
+        .get(keys::COMPONENTS)
+        .and_then(Node::members)
+        .unwrap_or_default();
+    for component in written {
+        let (Some(fields), Some(Value::Object(resolved))) = (
+            component.value.members(),
+            archetype.resolved().components.get(component.key.as_str()),
+        ) else {
+            continue;
+        };
+        let position = index.lsp_position(component.value.span.end);
+        if position < params.range.start || position > params.range.end {
+            continue;
+        }
+        for (field, value) in resolved {
+            if fields.iter().any(|written| written.key == *field) {
+                continue;
+            }
+            let at = FieldPath::root().key(field);
+            let Some((file, _)) = library.provenance(&name, "", &component.key, &at) else {
+                continue;
+            };
+            let Some(source) = state.name_at(&file).filter(|source| *source != name) else {
+                continue;
+            };
+            hints.push(InlayHint {
+                position,
+                label: InlayHintLabel::String(format!("{field}: {} ← {source}", one_line(value))),
+                kind: None,
+                text_edits: None,
+                tooltip: None,
+                padding_left: Some(true),
+                padding_right: None,
+                data: None,
+            });
+        }
+        if hints.len() >= MAX_HINTS {
+            hints.truncate(MAX_HINTS);
+            break;
+        }
+    }
+    Ok(Some(hints))
 }

@@ -28,8 +28,8 @@ use lsp_types::notification::{
 };
 use lsp_types::request::{
     CodeActionRequest, CodeLensRequest, Completion, Formatting, GotoDefinition, HoverRequest,
-    Initialize, PrepareRenameRequest, References, RegisterCapability, Rename, Request as _,
-    Shutdown, WorkspaceSymbolRequest,
+    Initialize, InlayHintRequest, PrepareRenameRequest, References, RegisterCapability, Rename,
+    Request as _, Shutdown, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
@@ -386,6 +386,9 @@ impl<'a> Server<'a> {
             CodeActionRequest::METHOD => respond::<CodeActionRequest, _>(request, |params| {
                 edits::code_actions(state, params)
             }),
+            InlayHintRequest::METHOD => {
+                respond::<InlayHintRequest, _>(request, |params| hover::inlay_hints(state, params))
+            }
             CodeLensRequest::METHOD => respond::<CodeLensRequest, _>(request, |params| {
                 navigation::code_lens(state, params)
             }),
@@ -703,6 +706,7 @@ fn capabilities() -> ServerCapabilities {
         })),
         document_formatting_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
+        inlay_hint_provider: Some(OneOf::Left(true)),
         code_lens_provider: Some(lsp_types::CodeLensOptions {
             resolve_provider: Some(false),
         }),
