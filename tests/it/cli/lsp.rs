@@ -302,6 +302,7 @@ fn lsp_initializes_with_its_capabilities_and_refuses_requests_before() {
                 "codeLensProvider": { "resolveProvider": false },
                 "completionProvider": { "triggerCharacters": ["\"", "/"] },
                 "definitionProvider": true,
+                "documentLinkProvider": { "resolveProvider": false },
                 "documentFormattingProvider": true,
                 "hoverProvider": true,
                 "inlayHintProvider": true,
@@ -533,7 +534,46 @@ fn lsp_hints_the_inherited_fields_after_a_partial_override() {
         "textDocument": { "uri": client.uri("archetypes/goblin.json") },
         "range": range(0, 0, 1, 0)
     });
-    assert_eq!(client.result("textDocument/inlayHint", first_line), json!([]));
+    assert_eq!(
+        client.result("textDocument/inlayHint", first_line),
+        json!([])
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// Every name of an existing archetype links to its file: a parent, a child's archetype, a
+/// scene entity's archetype.
+#[test]
+fn lsp_links_archetype_names_to_their_files() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    let links = |client: &mut Client, relative: &str| {
+        let document = json!({ "textDocument": { "uri": client.uri(relative) } });
+        client.result("textDocument/documentLink", document)
+    };
+    let at = |text: &str, line: usize, word: &str| {
+        let start = text.lines().nth(line).unwrap().find(word).unwrap() as u32;
+        range(line as u32, start, line as u32, start + word.len() as u32)
+    };
+    let link = |client: &Client, range: Value, name: &str| {
+        json!({
+            "range": range,
+            "target": client.uri(&format!("archetypes/{name}.json")),
+            "tooltip": name
+        })
+    };
+    assert_eq!(
+        links(&mut client, "archetypes/goblin.json"),
+        json!([link(&client, at(GOBLIN, 1, "\"base\""), "base")])
+    );
+    assert_eq!(
+        links(&mut client, "archetypes/camp.json"),
+        json!([link(&client, at(CAMP, 2, "\"goblin\""), "goblin")])
+    );
+    assert_eq!(
+        links(&mut client, SCENE_FILE),
+        json!([link(&client, at(SCENE, 3, "\"goblin\""), "goblin")])
+    );
     assert_eq!(client.shut_down(), 0);
 }
 

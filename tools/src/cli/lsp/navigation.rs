@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use archetype_engine::tooling::TextLines;
 use archetype_engine::{keys, scene_keys};
 use lsp_types::{
-    CodeLens, CodeLensParams, Command, DocumentChangeOperation, DocumentChanges,
-    GotoDefinitionParams, GotoDefinitionResponse, Location, OneOf,
+    CodeLens, CodeLensParams, Command, DocumentChangeOperation, DocumentChanges, DocumentLink,
+    DocumentLinkParams, GotoDefinitionParams, GotoDefinitionResponse, Location, OneOf,
     OptionalVersionedTextDocumentIdentifier, Position, PrepareRenameResponse, Range as LspRange,
     ReferenceParams, RenameFile, RenameParams, ResourceOp, SymbolKind, TextDocumentEdit,
     TextDocumentPositionParams, TextEdit, WorkspaceEdit, WorkspaceSymbol, WorkspaceSymbolParams,
@@ -441,55 +441,109 @@ fn places_naming(state: &State, name: &str) -> BTreeMap<PathBuf, Vec<Range<usize
     let names_it = |written: &str| current_name(state, written).as_deref() == Some(name);
     let archetype_files = (state.library.names()).filter_map(|n| state.library.file_of(n));
     for file in archetype_files {
-        let Some(text) = state.text(file) else {
+        let Some(root) = state
+            .text(file)
+            .and_then(|text| raw_json::parse(&text).ok())
+        else {
             continue;
         };
-        let Ok(root) = raw_json::parse(&text) else {
-            continue;
-        };
-        let mut spans = Vec::new();
-        if let Some(extends) = root.get(keys::EXTENDS) {
-            let items = match &extends.kind {
-                NodeKind::Array(items) => items.iter().collect(),
-                _ => vec![extends],
-            };
-            spans.extend(
-                items
-                    .into_iter()
-                    .filter(|n| string_of(n).is_some_and(|s| names_it(&s)))
-                    .map(|n| n.span.clone()),
-            );
-        }
-        child_places(&root, &names_it, &mut spans);
-        entity_reference_places(&root, &mut schemas, &names_it, &mut spans);
+        let spans = archetype_file_places(&root, &mut schemas, &names_it);
         if !spans.is_empty() {
-            spans.sort_by_key(|span| span.start);
             found.insert(file.to_path_buf(), spans);
         }
     }
     for file in scene_files(state) {
-        let Some(text) = state.text(&file) else {
+        let Some(root) = state
+            .text(&file)
+            .and_then(|text| raw_json::parse(&text).ok())
+        else {
             continue;
         };
-        let Ok(root) = raw_json::parse(&text) else {
-            continue;
-        };
-        let mut spans = Vec::new();
-        for member in root
-            .get(scene_keys::ARCHETYPES)
-            .and_then(Node::members)
-            .unwrap_or_default()
-        {
-            if names_it(&member.key) {
-                spans.push(member.key_span.clone());
-            }
-        }
-        scene_entity_places(&root, &names_it, &mut spans);
+        let spans = scene_file_places(&root, &names_it);
         if !spans.is_empty() {
             found.insert(file, spans);
         }
     }
     found
+}
+
+/// The places in an archetype file naming an archetype `names_it` accepts (its `extends`,
+/// its children's `archetype`, `ArchetypeRef` fields), in file order.
+fn archetype_file_places(
+    root: &Node,
+    schemas: &mut Schemas<'_>,
+    names_it: &dyn Fn(&str) -> bool,
+) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    if let Some(extends) = root.get(keys::EXTENDS) {
+        let items = match &extends.kind {
+            NodeKind::Array(items) => items.iter().collect(),
+            _ => vec![extends],
+        };
+        spans.extend(
+            items
+                .into_iter()
+                .filter(|n| string_of(n).is_some_and(|s| names_it(&s)))
+                .map(|n| n.span.clone()),
+        );
+    }
+    child_places(root, names_it, &mut spans);
+    entity_reference_places(root, schemas, names_it, &mut spans);
+    spans.sort_by_key(|span| span.start);
+    spans
+}
+
+/// The places in a scene file naming an archetype `names_it` accepts (the keys of its
+/// `archetypes` table, its entities' `archetype`), in file order.
+fn scene_file_places(root: &Node, names_it: &dyn Fn(&str) -> bool) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    for member in root
+        .get(scene_keys::ARCHETYPES)
+        .and_then(Node::members)
+        .unwrap_or_default()
+    {
+        if names_it(&member.key) {
+            spans.push(member.key_span.clone());
+        }
+    }
+    scene_entity_places(root, names_it, &mut spans);
+    spans.sort_by_key(|span| span.start);
+    spans
+}
+
+/// A link from every name of an existing archetype in an archetype or scene file (where go to
+/// definition goes) to the archetype's file.
+pub(super) fn document_links(
+    state: &mut State,
+    params: DocumentLinkParams,
+) -> Answer<Option<Vec<DocumentLink>>> {
+    let Some((_, kind, text)) = state.document(&params.text_document.uri) else {
+        return Ok(None);
+    };
+    let Ok(root) = raw_json::parse(&text) else {
+        return Ok(None);
+    };
+    let exists = |written: &str| current_name(state, written).is_some();
+    let spans = match kind {
+        FileKind::Scene => scene_file_places(&root, &exists),
+        _ => archetype_file_places(&root, &mut Schemas::new(state), &exists),
+    };
+    let index = TextLines::new(&text);
+    let links = spans
+        .into_iter()
+        .filter_map(|span| {
+            let written: String = serde_json::from_str(text.get(span.clone())?).ok()?;
+            let name = current_name(state, &written)?;
+            let target = state.uri(state.library.file_of(&name)?)?;
+            Some(DocumentLink {
+                range: index.lsp_range(span),
+                target: Some(target),
+                tooltip: Some(name),
+                data: None,
+            })
+        })
+        .collect();
+    Ok(Some(links))
 }
 
 /// The `archetype` places of a scene's entities that name an archetype `names_it` accepts.

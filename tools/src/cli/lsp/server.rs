@@ -27,9 +27,9 @@ use lsp_types::notification::{
     Notification as _,
 };
 use lsp_types::request::{
-    CodeActionRequest, CodeLensRequest, Completion, Formatting, GotoDefinition, HoverRequest,
-    Initialize, InlayHintRequest, PrepareRenameRequest, References, RegisterCapability, Rename,
-    Request as _, Shutdown, WorkspaceSymbolRequest,
+    CodeActionRequest, CodeLensRequest, Completion, DocumentLinkRequest, Formatting,
+    GotoDefinition, HoverRequest, Initialize, InlayHintRequest, PrepareRenameRequest, References,
+    RegisterCapability, Rename, Request as _, Shutdown, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
@@ -389,6 +389,9 @@ impl<'a> Server<'a> {
             InlayHintRequest::METHOD => {
                 respond::<InlayHintRequest, _>(request, |params| hover::inlay_hints(state, params))
             }
+            DocumentLinkRequest::METHOD => respond::<DocumentLinkRequest, _>(request, |params| {
+                navigation::document_links(state, params)
+            }),
             CodeLensRequest::METHOD => respond::<CodeLensRequest, _>(request, |params| {
                 navigation::code_lens(state, params)
             }),
@@ -707,6 +710,10 @@ fn capabilities() -> ServerCapabilities {
         document_formatting_provider: Some(OneOf::Left(true)),
         workspace_symbol_provider: Some(OneOf::Left(true)),
         inlay_hint_provider: Some(OneOf::Left(true)),
+        document_link_provider: Some(lsp_types::DocumentLinkOptions {
+            resolve_provider: Some(false),
+            work_done_progress_options: Default::default(),
+        }),
         code_lens_provider: Some(lsp_types::CodeLensOptions {
             resolve_provider: Some(false),
         }),
