@@ -80,13 +80,23 @@ impl Client {
         }
     }
 
-    /// A client that has initialized the server (and told it so).
+    /// A client that has initialized the server (and told it so), saying what editors say of
+    /// workspace edits: it applies edits by document and moves files.
     fn initialized(project: &Project) -> Client {
+        let capabilities = json!({ "workspace": { "workspaceEdit": {
+            "documentChanges": true,
+            "resourceOperations": ["create", "rename", "delete"]
+        } } });
+        Client::initialized_with(project, capabilities)
+    }
+
+    /// A client that has initialized the server with `capabilities` (and told it so).
+    fn initialized_with(project: &Project, capabilities: Value) -> Client {
         let mut client = Client::start(project);
         let root = client.root.clone();
         let response = client.request(
             "initialize",
-            json!({ "capabilities": {}, "rootUri": format!("file://{root}") }),
+            json!({ "capabilities": capabilities, "rootUri": format!("file://{root}") }),
         );
         assert!(response["result"]["capabilities"].is_object(), "{response}");
         client.notify("initialized", json!({}));
@@ -573,6 +583,25 @@ fn lsp_links_archetype_names_to_their_files() {
     assert_eq!(
         links(&mut client, SCENE_FILE),
         json!([link(&client, at(SCENE, 3, "\"goblin\""), "goblin")])
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// A rename moves the archetype's file: a client that does not apply file moves in workspace
+/// edits gets a refusal saying so, and nothing changes.
+#[test]
+fn lsp_refuses_a_rename_the_client_cannot_apply() {
+    let project = project();
+    let mut client = Client::initialized_with(&project, json!({}));
+    let mut params = client.at("archetypes/camp.json", 0, 0);
+    params["newName"] = json!("camps/big");
+    let refused = client.request("textDocument/rename", params);
+    assert_eq!(
+        refused["error"],
+        json!({
+            "code": -32803,
+            "message": "cannot rename `camp` here: a rename moves its file, and this editor does not say it applies file moves in a rename (workspace edit `documentChanges` with the `rename` resource operation)"
+        })
     );
     assert_eq!(client.shut_down(), 0);
 }

@@ -92,6 +92,11 @@ pub(super) fn rename(state: &mut State, params: RenameParams) -> Answer<Option<W
     let Some(old_file) = state.library.file_of(&name).map(Path::to_path_buf) else {
         return Ok(None);
     };
+    if !state.moves_files {
+        return Err(failed(format!(
+            "cannot rename `{name}` here: a rename moves its file, and this editor does not say it applies file moves in a rename (workspace edit `documentChanges` with the `rename` resource operation)"
+        )));
+    }
     let mut new_file = state.root.clone();
     new_file.extend(new_name.split('/'));
     new_file.set_extension("json");

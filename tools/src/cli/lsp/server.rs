@@ -36,8 +36,8 @@ use lsp_types::{
     DidChangeWatchedFilesRegistrationOptions, FileOperationFilter, FileOperationPattern,
     FileOperationPatternKind, FileOperationRegistrationOptions, FileSystemWatcher, GlobPattern,
     InitializeParams, InitializeResult, OneOf, Registration, RegistrationParams, RenameOptions,
-    SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+    ResourceOperationKind, SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
     WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
 };
 use serde::de::DeserializeOwned;
@@ -102,6 +102,9 @@ pub(super) struct State {
     /// Where scenes are looked for (references, renames).
     pub scenes: PathBuf,
     pub documents: Documents,
+    /// Whether the client applies workspace edits that move files (`documentChanges` with the
+    /// `rename` resource operation), as a rename needs.
+    pub moves_files: bool,
 }
 
 impl State {
@@ -441,11 +444,19 @@ impl<'a> Server<'a> {
                 ArchetypeLibrary::empty(&root, Arc::clone(&self.registry), LoadOptions::default())
             }
         };
+        let edits = (params.capabilities.workspace.as_ref())
+            .and_then(|workspace| workspace.workspace_edit.as_ref());
+        let moves_files = edits.is_some_and(|edits| {
+            edits.document_changes == Some(true)
+                && (edits.resource_operations.as_deref())
+                    .is_some_and(|operations| operations.contains(&ResourceOperationKind::Rename))
+        });
         self.state = Some(State {
             library,
             root,
             scenes,
             documents: Documents::default(),
+            moves_files,
         });
         InitializeResult {
             capabilities: capabilities(),
