@@ -606,6 +606,55 @@ fn lsp_refuses_a_rename_the_client_cannot_apply() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// `initialize` is answered before the library is loaded; a client that shows progress is
+/// told the load began and how it ended.
+#[test]
+fn lsp_loads_the_archetypes_after_answering_initialize_and_shows_the_progress() {
+    let project = project();
+    let mut client = Client::start(&project);
+    let root = client.root.clone();
+    let capabilities = json!({ "window": { "workDoneProgress": true } });
+    client.result(
+        "initialize",
+        json!({ "capabilities": capabilities, "rootUri": format!("file://{root}") }),
+    );
+    assert_eq!(
+        client.next(),
+        json!({
+            "jsonrpc": "2.0",
+            "id": "archetool-progress",
+            "method": "window/workDoneProgress/create",
+            "params": { "token": "archetool-load" }
+        })
+    );
+    client.send(json!({ "jsonrpc": "2.0", "id": "archetool-progress", "result": null }));
+    assert_eq!(
+        client.next(),
+        json!({
+            "jsonrpc": "2.0",
+            "method": "$/progress",
+            "params": { "token": "archetool-load", "value": {
+                "kind": "begin",
+                "title": "Loading archetypes",
+                "message": format!("{root}/archetypes")
+            } }
+        })
+    );
+    client.notify("initialized", json!({}));
+    assert_eq!(
+        client.next(),
+        json!({
+            "jsonrpc": "2.0",
+            "method": "$/progress",
+            "params": { "token": "archetool-load", "value": {
+                "kind": "end",
+                "message": "loaded 3 archetypes, 0 errors"
+            } }
+        })
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// Typing faster than the server checks: the versions of a buffer that a newer one replaced
 /// before the server got to them are skipped, and the newest one's diagnostics come last.
 #[test]

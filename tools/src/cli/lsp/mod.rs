@@ -3,7 +3,8 @@
 //! while a designer types.
 //!
 //! The server holds one [`ArchetypeLibrary`](archetype_engine::ArchetypeLibrary), loaded once
-//! from `--dir`; an open buffer's unsaved text is installed in it with `set_sources` (only the
+//! from `--dir` (on a thread, after `initialize` is answered, with `$/progress` for a client
+//! that shows it); an open buffer's unsaved text is installed in it with `set_sources` (only the
 //! file that changed: the library rebuilds its dependants, and no other file is read again),
 //! and every answer comes from it. Closing a buffer, and files the editor creates, moves or
 //! deletes (a rename's move), read those files from disk again. Nothing here checks, formats

@@ -24,20 +24,23 @@ use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response,
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
     DidDeleteFiles, DidOpenTextDocument, DidRenameFiles, DidSaveTextDocument, Initialized,
-    Notification as _,
+    Notification as _, Progress,
 };
 use lsp_types::request::{
     CodeActionRequest, CodeLensRequest, Completion, DocumentLinkRequest, Formatting,
     GotoDefinition, HoverRequest, Initialize, InlayHintRequest, PrepareRenameRequest, References,
-    RegisterCapability, Rename, Request as _, Shutdown, WorkspaceSymbolRequest,
+    RegisterCapability, Rename, Request as _, Shutdown, WorkDoneProgressCreate,
+    WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
     DidChangeWatchedFilesRegistrationOptions, FileOperationFilter, FileOperationPattern,
     FileOperationPatternKind, FileOperationRegistrationOptions, FileSystemWatcher, GlobPattern,
-    InitializeParams, InitializeResult, OneOf, Registration, RegistrationParams, RenameOptions,
-    ResourceOperationKind, SaveOptions, ServerCapabilities, ServerInfo, TextDocumentSyncCapability,
-    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+    InitializeParams, InitializeResult, NumberOrString, OneOf, ProgressParams, ProgressParamsValue,
+    Registration, RegistrationParams, RenameOptions, ResourceOperationKind, SaveOptions,
+    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri, WorkDoneProgress,
+    WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
     WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
 };
 use serde::de::DeserializeOwned;
@@ -47,6 +50,31 @@ use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
 use super::framing::{write_message, Frame, FrameError, FrameReader};
 use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
+
+/// The library loading on its own thread since `initialize`, and what the state will hold.
+struct Loading {
+    /// The library, or an empty one and why the directory could not be read.
+    library: thread::JoinHandle<Result<ArchetypeLibrary, (ArchetypeLibrary, String)>>,
+    root: PathBuf,
+    scenes: PathBuf,
+    moves_files: bool,
+    /// Whether the client shows the server's progress (`window.workDoneProgress`).
+    shows_progress: bool,
+}
+
+/// The token of the load's progress.
+fn progress_token() -> NumberOrString {
+    NumberOrString::String("archetool-load".to_string())
+}
+
+/// A `$/progress` notification of the load.
+fn progress(value: WorkDoneProgress) -> Message {
+    let params = ProgressParams {
+        token: progress_token(),
+        value: ProgressParamsValue::WorkDone(value),
+    };
+    Notification::new(Progress::METHOD.to_string(), params).into()
+}
 
 /// Frames read ahead of the one being handled, at most.
 const READ_AHEAD: usize = 64;
@@ -183,6 +211,8 @@ pub(super) struct Server<'a> {
     library_diagnostics: diagnostics::LibraryDiagnostics,
     /// The buffers open at the last publish.
     open_at_publish: Vec<PathBuf>,
+    /// The library being loaded since `initialize` was answered.
+    loading: Option<Loading>,
     /// Whether the client registers file watchers for the server when asked (then it tells of
     /// changes made outside the editor: a `git checkout`, `archetool new`).
     register_watchers: bool,
@@ -217,6 +247,7 @@ impl<'a> Server<'a> {
             published: diagnostics::Published::default(),
             library_diagnostics: diagnostics::LibraryDiagnostics::default(),
             open_at_publish: Vec::new(),
+            loading: None,
             register_watchers: false,
             shutdown: false,
             output,
@@ -286,6 +317,11 @@ impl<'a> Server<'a> {
             if superseded(&message, &waiting) {
                 continue;
             }
+            let initialize =
+                matches!(&message, Message::Request(r) if r.method == Initialize::METHOD);
+            if !initialize && self.loading.is_some() && self.finish_loading().is_err() {
+                return Exit::Error;
+            }
             // A bug in answering one message (a panic) costs that answer, not the session: the
             // editor keeps its server, and the panic's message is on standard error.
             let sent = match message {
@@ -297,7 +333,11 @@ impl<'a> Server<'a> {
                     let id = request.id.clone();
                     let response = panic::catch_unwind(AssertUnwindSafe(|| self.request(request)))
                         .unwrap_or_else(|_| error(id, ErrorCode::InternalError, INTERNAL));
-                    self.send(response.into())
+                    let sent = self.send(response.into());
+                    match initialize {
+                        true => sent.and_then(|()| self.begin_loading_progress()),
+                        false => sent,
+                    }
                 }
                 Message::Notification(notification) if notification.method == "exit" => {
                     return self.exit_code();
@@ -320,6 +360,78 @@ impl<'a> Server<'a> {
                 return Exit::Error;
             }
         }
+    }
+
+    /// Tells a client that shows progress that the library is loading (the load started with
+    /// `initialize`).
+    fn begin_loading_progress(&mut self) -> io::Result<()> {
+        let Some(loading) = self
+            .loading
+            .as_ref()
+            .filter(|loading| loading.shows_progress)
+        else {
+            return Ok(());
+        };
+        let message = format!("{}", loading.root.display());
+        let create = Request::new(
+            RequestId::from("archetool-progress".to_string()),
+            WorkDoneProgressCreate::METHOD.to_string(),
+            WorkDoneProgressCreateParams {
+                token: progress_token(),
+            },
+        );
+        self.send(create.into())?;
+        let begin = WorkDoneProgress::Begin(WorkDoneProgressBegin {
+            title: "Loading archetypes".to_string(),
+            message: Some(message),
+            ..WorkDoneProgressBegin::default()
+        });
+        self.send(progress(begin))
+    }
+
+    /// Waits for the library the load started with `initialize`, and takes it as the state
+    /// answers come from (an empty one, the error logged, if the directory cannot be read).
+    fn finish_loading(&mut self) -> io::Result<()> {
+        let Some(loading) = self.loading.take() else {
+            return Ok(());
+        };
+        let library = match loading.library.join() {
+            Ok(Ok(library)) => library,
+            Ok(Err((empty, error))) => {
+                let _ = writeln!(self.log, "archetool lsp: {error}");
+                empty
+            }
+            Err(_) => {
+                let _ = writeln!(
+                    self.log,
+                    "archetool lsp: loading the archetypes: {INTERNAL}"
+                );
+                ArchetypeLibrary::empty(
+                    &loading.root,
+                    Arc::clone(&self.registry),
+                    LoadOptions::default(),
+                )
+            }
+        };
+        let loaded = format!(
+            "loaded {} archetypes, {} errors",
+            library.len(),
+            library.error_count()
+        );
+        self.state = Some(State {
+            library,
+            root: loading.root,
+            scenes: loading.scenes,
+            documents: Documents::default(),
+            moves_files: loading.moves_files,
+        });
+        if !loading.shows_progress {
+            return Ok(());
+        }
+        let end = WorkDoneProgress::End(WorkDoneProgressEnd {
+            message: Some(loaded),
+        });
+        self.send(progress(end))
     }
 
     /// [`publish`](Self::publish), a failure to write logged.
@@ -346,9 +458,11 @@ impl<'a> Server<'a> {
     fn request(&mut self, request: Request) -> Response {
         let id = request.id.clone();
         if request.method == Initialize::METHOD {
-            return match self.state {
-                Some(_) => error(id, ErrorCode::InvalidRequest, "already initialized"),
-                None => respond::<Initialize, _>(request, |params| Ok(self.initialize(params))),
+            return match (&self.state, &self.loading) {
+                (None, None) => {
+                    respond::<Initialize, _>(request, |params| Ok(self.initialize(params)))
+                }
+                _ => error(id, ErrorCode::InvalidRequest, "already initialized"),
             };
         }
         if self.shutdown {
@@ -431,19 +545,6 @@ impl<'a> Server<'a> {
         let dir = resolve(&self.args.dir.dir);
         let root = std::fs::canonicalize(&dir).unwrap_or(dir);
         let scenes = resolve(&self.args.scenes);
-        let mut sink = io::sink();
-        let context = Context {
-            registry: Arc::clone(&self.registry),
-            out: &mut sink,
-        };
-        // The editor notes values equal to what is inherited: that is where they are fixed.
-        let library = match context.load_with(&root, true) {
-            Ok(library) => library,
-            Err(error) => {
-                let _ = writeln!(self.log, "archetool lsp: {error}");
-                ArchetypeLibrary::empty(&root, Arc::clone(&self.registry), LoadOptions::default())
-            }
-        };
         let edits = (params.capabilities.workspace.as_ref())
             .and_then(|workspace| workspace.workspace_edit.as_ref());
         let moves_files = edits.is_some_and(|edits| {
@@ -451,12 +552,31 @@ impl<'a> Server<'a> {
                 && (edits.resource_operations.as_deref())
                     .is_some_and(|operations| operations.contains(&ResourceOperationKind::Rename))
         });
-        self.state = Some(State {
+        let shows_progress = (params.capabilities.window.as_ref())
+            .and_then(|window| window.work_done_progress)
+            .unwrap_or(false);
+        // Loaded on a thread of its own, so the answer goes at once; the next message waits
+        // for it.
+        let registry = Arc::clone(&self.registry);
+        let dir = root.clone();
+        let library = thread::spawn(move || {
+            let mut sink = io::sink();
+            let context = Context {
+                registry: Arc::clone(&registry),
+                out: &mut sink,
+            };
+            // The editor notes values equal to what is inherited: that is where they are fixed.
+            context.load_with(&dir, true).map_err(|error| {
+                let empty = ArchetypeLibrary::empty(&dir, registry, LoadOptions::default());
+                (empty, error.to_string())
+            })
+        });
+        self.loading = Some(Loading {
             library,
             root,
             scenes,
-            documents: Documents::default(),
             moves_files,
+            shows_progress,
         });
         InitializeResult {
             capabilities: capabilities(),
