@@ -54,7 +54,7 @@ use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
 /// The library loading on its own thread since `initialize`, and what the state will hold.
 struct Loading {
     /// The library, or an empty one and why the directory could not be read.
-    library: thread::JoinHandle<Result<ArchetypeLibrary, (ArchetypeLibrary, String)>>,
+    library: thread::JoinHandle<(ArchetypeLibrary, Option<String>)>,
     root: PathBuf,
     scenes: PathBuf,
     moves_files: bool,
@@ -396,8 +396,8 @@ impl<'a> Server<'a> {
             return Ok(());
         };
         let library = match loading.library.join() {
-            Ok(Ok(library)) => library,
-            Ok(Err((empty, error))) => {
+            Ok((library, None)) => library,
+            Ok((empty, Some(error))) => {
                 let _ = writeln!(self.log, "archetool lsp: {error}");
                 empty
             }
@@ -566,10 +566,13 @@ impl<'a> Server<'a> {
                 out: &mut sink,
             };
             // The editor notes values equal to what is inherited: that is where they are fixed.
-            context.load_with(&dir, true).map_err(|error| {
-                let empty = ArchetypeLibrary::empty(&dir, registry, LoadOptions::default());
-                (empty, error.to_string())
-            })
+            match context.load_with(&dir, true) {
+                Ok(library) => (library, None),
+                Err(error) => {
+                    let empty = ArchetypeLibrary::empty(&dir, registry, LoadOptions::default());
+                    (empty, Some(error.to_string()))
+                }
+            }
         });
         self.loading = Some(Loading {
             library,
