@@ -35,6 +35,7 @@
 //! | `reload_leaf_edit_1k` | `set_source` + `apply_update` of one leaf archetype (nothing extends it) with 1,000 live instances, in a library of 1,000 generated archetypes | — | — |
 //! | `reload_leaf_edit_50k` | the same in a library of 50,000 | — | ≤ 2 ms (41) |
 //! | `reload_leaf_edit_50k_vs_1k` | the 50,000-archetype edit's median | the 1,000-archetype one's | ≤ 1.5× (41) |
+//! | `reload_root_edit_1k_descendants` | `set_source` + `apply_update` of a root that the ~1,000 archetypes of one of the load workload's ten trees (10,000 files) build on, 100,000 live instances of them | — | ≤ 15 ms (41) |
 //! | `watch_poll_idle_50k` | the process's CPU time over 5 s while the polling watcher watches 50,000 generated files nobody edits, in percent of one core | — | ≤ 2 (41) |
 //! | `watch_poll_edit_50k` | a leaf's file written in place there (30 times) → `HotReloader::apply` applied it | — | — |
 //! | `scene_live_edit_one_entity` | a 10,000-entity level file's write (one entity moved) → `LiveScene::apply` applied it | — | p50, p99 ≤ 50 ms (40) |

@@ -8,7 +8,7 @@ use hecs::World;
 use crate::bench::cdda::{self, CddaFixture};
 use crate::bench::diagnostics::{FieldsFixture, Layout};
 use crate::bench::figure::{median, percentile, Figure, Measured};
-use crate::bench::library_edit::LeafEditFixture;
+use crate::bench::library_edit::{LeafEditFixture, RootEditFixture};
 use crate::bench::live_scene;
 use crate::bench::load::LoadFixture;
 use crate::bench::memory::{self, Meter};
@@ -66,6 +66,8 @@ const LSP_TYPING_TARGET_MS: f64 = 250.0;
 const POLL_IDLE_TARGET_PERCENT: f64 = 2.0;
 /// A leaf buffer's edit to its diagnostics in a 50,000-archetype library (p50 and p99).
 const LSP_LEAF_TARGET: Duration = Duration::from_millis(20);
+/// A root's edit with its ~1,000 descendants and 100,000 live instances.
+const ROOT_EDIT_TARGET: Duration = Duration::from_millis(15);
 /// One leaf's edit in a 50,000-archetype library, `set_source` + `apply_update`.
 const LEAF_EDIT_TARGET: Duration = Duration::from_millis(2);
 /// The 50,000-archetype leaf edit against the 1,000-archetype one (medians).
@@ -121,6 +123,7 @@ pub const FIGURES: &[&str] = &[
     "reload_leaf_edit_1k",
     "reload_leaf_edit_50k",
     "reload_leaf_edit_50k_vs_1k",
+    "reload_root_edit_1k_descendants",
     "watch_poll_idle_50k",
     "watch_poll_edit_50k",
     "scene_live_edit_one_entity",
@@ -186,6 +189,7 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
         "scene_commit_vs_spawn_batch" => Some(StatedTarget::Ratio(COMMIT_TARGET)),
         "reload_patch" | "reload_patch_mid_fight" => Some(StatedTarget::Time(RELOAD_PATCH_TARGET)),
         "reload_leaf_edit_50k" => Some(StatedTarget::Time(LEAF_EDIT_TARGET)),
+        "reload_root_edit_1k_descendants" => Some(StatedTarget::Time(ROOT_EDIT_TARGET)),
         "reload_leaf_edit_50k_vs_1k" => Some(StatedTarget::Ratio(LEAF_EDIT_GROWTH_TARGET)),
         "reload_latency" => Some(StatedTarget::Latency(
             RELOAD_LATENCY_TARGET.0,
@@ -862,6 +866,9 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
         push(latency_figure(sizes.latency_saves, sizes.latency_instances));
     }
     leaf_edit_figures(sizes, wanted, push);
+    if wanted("reload_root_edit_1k_descendants") {
+        push(root_edit_figure(sizes));
+    }
     polling_figures(sizes, wanted, push);
     live_scene_figures(sizes, wanted, push);
     // As many edits as the watcher's latency has saves, in a library as big as the load's.
@@ -931,6 +938,30 @@ fn leaf_edit_figures(
             whole(&runs[1].1),
             whole(&runs[0].1),
         ));
+    }
+}
+
+/// A root that the ~1,000 archetypes of one of the load workload's ten trees build on is
+/// edited, with `reload_instances` live instances of them ([`RootEditFixture`]).
+fn root_edit_figure(sizes: &QuickSizes) -> Figure {
+    let mut fixture = RootEditFixture::new(sizes.load_files, sizes.reload_instances);
+    fixture.edit();
+    let rounds: Vec<(Duration, Duration)> = (0..sizes.rounds).map(|_| fixture.edit()).collect();
+    let whole: Vec<Duration> = rounds.iter().map(|(a, b)| *a + *b).collect();
+    let set_source: Vec<Duration> = rounds.iter().map(|r| r.0).collect();
+    let apply: Vec<Duration> = rounds.iter().map(|r| r.1).collect();
+    Figure {
+        name: "reload_root_edit_1k_descendants".to_string(),
+        n: fixture.descendants(),
+        measured: Measured::Time {
+            median: median(&whole),
+            parts: vec![
+                ("set_source".to_string(), median(&set_source)),
+                ("apply_update".to_string(), median(&apply)),
+            ],
+            target: Some(ROOT_EDIT_TARGET),
+            rounds: whole,
+        },
     }
 }
 
