@@ -1,67 +1,68 @@
-//! The cost of one designer's edit in a big library: a leaf archetype (nothing extends it)
-//! with live instances is edited in the load workload's generated tree ([`LoadFixture`]), and
-//! the edit is applied ([`ArchetypeLibrary::set_source`] + [`apply_update`]). An edit should
-//! cost what it touches, so the figure at 50,000 archetypes is held to the one at 1,000.
+//! The cost of one designer's edit in a big library: an archetype with live instances is
+//! edited in the load workload's generated tree ([`LoadFixture`]), and the edit is applied
+//! ([`ArchetypeLibrary::set_source`] + [`apply_update`]). An edit should cost what it touches:
+//! a leaf's (nothing extends it) at 50,000 archetypes is held to the same at 1,000, and a
+//! root's to what its ~1,000 descendants and their instances cost.
 
 use std::time::{Duration, Instant};
 
-use archetype_engine::{apply_update, ArchetypeLibrary};
+use archetype_engine::{apply_update, ArchetypeLibrary, ReloadReport};
 use hecs::World;
 
 use crate::bench::load::{leaf_path, root_path, LoadFixture};
 
-/// A generated library with `instances` live instances of one leaf; each [`edit`](Self::edit)
-/// changes the leaf's `Health.max` (alternating between two values) and applies it.
-pub struct LeafEditFixture {
+/// A generated library with live instances (spawned by the fixture that owns it), and one of
+/// its files edited back and forth between two texts.
+struct EditedFile {
     library: ArchetypeLibrary,
     world: World,
+    /// The edited file, relative to the root.
     path: String,
+    /// The edited text, then the generated one.
     texts: [String; 2],
     turn: usize,
-    instances: usize,
     _fixture: LoadFixture,
 }
 
-impl LeafEditFixture {
-    /// Generates and loads `files` archetype files and spawns `instances` of the first leaf.
+impl EditedFile {
+    /// Generates and loads `files` archetype files; the file at `path` is edited by replacing
+    /// `from` with `to` (its first occurrence), and back.
     ///
     /// # Panics
-    /// If the files cannot be written, or the leaf does not load or spawn.
-    pub fn new(files: usize, instances: usize) -> Self {
+    /// If the files cannot be written or read, or the file at `path` has no `from`.
+    fn new(files: usize, path: String, from: &str, to: &str) -> Self {
         let fixture = LoadFixture::generate(files);
         let library = fixture.load();
-        let path = leaf_path(0);
         let text = std::fs::read_to_string(fixture.root().join(&path))
-            .unwrap_or_else(|error| panic!("bench setup: cannot read the leaf {path}: {error}"));
-        let edited = text.replacen("\"max\": ", "\"max\": 1", 1);
-        assert_ne!(edited, text, "bench setup: the leaf has no `Health.max`");
-        let name = path.trim_end_matches(".json").to_string();
-        let mut world = World::new();
-        library
-            .spawn_many(&mut world, &name, instances)
-            .unwrap_or_else(|error| panic!("bench setup: cannot spawn {name}: {error}"));
-        LeafEditFixture {
+            .unwrap_or_else(|error| panic!("bench setup: cannot read {path}: {error}"));
+        let edited = text.replacen(from, to, 1);
+        assert_ne!(edited, text, "bench setup: {path} has no `{from}`");
+        EditedFile {
             library,
-            world,
+            world: World::new(),
             path,
             texts: [edited, text],
             turn: 0,
-            instances,
             _fixture: fixture,
         }
     }
 
-    /// Archetypes in the library.
-    pub fn archetypes(&self) -> usize {
-        self.library.len()
-    }
-
-    /// One edit of the leaf, applied to its instances: the time `set_source` took, and
-    /// `apply_update`.
+    /// Spawns `count` instances of archetype `name`.
     ///
     /// # Panics
-    /// If the edit is not applied to every instance, or the library reports an error.
-    pub fn edit(&mut self) -> (Duration, Duration) {
+    /// If it does not spawn.
+    fn spawn(&mut self, name: &str, count: usize) {
+        self.library
+            .spawn_many(&mut self.world, name, count)
+            .unwrap_or_else(|error| panic!("bench setup: cannot spawn {name}: {error}"));
+    }
+
+    /// One edit, applied to the world: the time `set_source` took, `apply_update`'s, and its
+    /// report.
+    ///
+    /// # Panics
+    /// If the library reports an error.
+    fn edit(&mut self) -> (Duration, Duration, ReloadReport) {
         let text = &self.texts[self.turn % 2];
         self.turn += 1;
         let start = Instant::now();
@@ -71,8 +72,46 @@ impl LeafEditFixture {
         let applied = start.elapsed() - resolved;
         assert!(
             update.errors.is_empty(),
-            "bench: the leaf's edit has errors: {report}"
+            "bench: the edit of {} has errors: {report}",
+            self.path
         );
+        (resolved, applied, report)
+    }
+}
+
+/// A generated library with `instances` live instances of one leaf; each
+/// [`edit`](Self::edit) changes the leaf's `Health.max` (alternating between two values) and
+/// applies it.
+pub struct LeafEditFixture {
+    file: EditedFile,
+    instances: usize,
+}
+
+impl LeafEditFixture {
+    /// Generates and loads `files` archetype files and spawns `instances` of the first leaf.
+    ///
+    /// # Panics
+    /// If the files cannot be written, or the leaf does not load or spawn.
+    pub fn new(files: usize, instances: usize) -> Self {
+        let path = leaf_path(0);
+        let name = path.trim_end_matches(".json").to_string();
+        let mut file = EditedFile::new(files, path, "\"max\": ", "\"max\": 1");
+        file.spawn(&name, instances);
+        LeafEditFixture { file, instances }
+    }
+
+    /// Archetypes in the library.
+    pub fn archetypes(&self) -> usize {
+        self.file.library.len()
+    }
+
+    /// One edit of the leaf, applied to its instances: the time `set_source` took, and
+    /// `apply_update`.
+    ///
+    /// # Panics
+    /// If the edit is not applied to every instance, or the library reports an error.
+    pub fn edit(&mut self) -> (Duration, Duration) {
+        let (resolved, applied, report) = self.file.edit();
         assert_eq!(
             report.entities_updated(),
             self.instances,
@@ -87,13 +126,8 @@ impl LeafEditFixture {
 /// descendants; each [`edit`](Self::edit) changes the root's `Transform.rotation`
 /// (alternating between two values), which every descendant inherits, and applies it.
 pub struct RootEditFixture {
-    library: ArchetypeLibrary,
-    world: World,
-    path: String,
-    texts: [String; 2],
-    turn: usize,
+    file: EditedFile,
     descendants: usize,
-    _fixture: LoadFixture,
 }
 
 impl RootEditFixture {
@@ -103,61 +137,19 @@ impl RootEditFixture {
     /// # Panics
     /// If the files cannot be written, or the root's descendants do not load or spawn.
     pub fn new(files: usize, instances: usize) -> Self {
-        let fixture = LoadFixture::generate(files);
-        let library = fixture.load();
         let path = root_path(0);
-        let root = path.trim_end_matches(".json");
-        let text = std::fs::read_to_string(fixture.root().join(&path))
-            .unwrap_or_else(|error| panic!("bench setup: cannot read the root {path}: {error}"));
-        let edited = text.replacen(
-            "\"rotation\": [0, 0, 0, 1]",
-            "\"rotation\": [0, 0, 1, 0]",
-            1,
-        );
-        assert_ne!(
-            edited, text,
-            "bench setup: the root has no `Transform.rotation`"
-        );
-        // The concrete archetypes whose chain of parents reaches the root.
-        let reaches = |name: &str| {
-            let mut current = name.to_string();
-            for _ in 0..8 {
-                let Some((_, parents)) = library.declared(&current) else {
-                    return false;
-                };
-                match parents.first() {
-                    Some(parent) if parent == root => return true,
-                    Some(parent) => current = parent.clone(),
-                    None => return false,
-                }
-            }
-            false
-        };
-        let leaves: Vec<String> = (library.names())
-            .filter(|name| {
-                let concrete = library
-                    .declared(name)
-                    .is_some_and(|(is_abstract, _)| !is_abstract);
-                concrete && library.get(name).is_some() && reaches(name)
-            })
-            .map(str::to_string)
-            .collect();
+        let root = path.trim_end_matches(".json").to_string();
+        let rotation = ("\"rotation\": [0, 0, 0, 1]", "\"rotation\": [0, 0, 1, 0]");
+        let mut file = EditedFile::new(files, path, rotation.0, rotation.1);
+        let leaves = concrete_descendants(&file.library, &root);
         assert!(!leaves.is_empty(), "bench setup: nothing builds on {root}");
-        let mut world = World::new();
         for (i, leaf) in leaves.iter().enumerate() {
             let count = instances / leaves.len() + usize::from(i < instances % leaves.len());
-            library
-                .spawn_many(&mut world, leaf, count)
-                .unwrap_or_else(|error| panic!("bench setup: cannot spawn {leaf}: {error}"));
+            file.spawn(leaf, count);
         }
         RootEditFixture {
-            library,
-            world,
-            path,
-            texts: [edited, text],
-            turn: 0,
+            file,
             descendants: leaves.len(),
-            _fixture: fixture,
         }
     }
 
@@ -172,21 +164,39 @@ impl RootEditFixture {
     /// # Panics
     /// If the library reports an error, or nothing was updated.
     pub fn edit(&mut self) -> (Duration, Duration) {
-        let text = &self.texts[self.turn % 2];
-        self.turn += 1;
-        let start = Instant::now();
-        let update = self.library.set_source(&self.path, Some(text));
-        let resolved = start.elapsed();
-        let report = apply_update(&mut self.world, &self.library, &update);
-        let applied = start.elapsed() - resolved;
-        assert!(
-            update.errors.is_empty(),
-            "bench: the root's edit has errors: {report}"
-        );
+        let (resolved, applied, report) = self.file.edit();
         assert!(
             report.entities_updated() > 0,
             "bench: nothing updated: {report}"
         );
         (resolved, applied)
     }
+}
+
+/// The concrete archetypes whose chain of first parents reaches `root` (the generated tree
+/// is three levels deep; eight are followed at most).
+fn concrete_descendants(library: &ArchetypeLibrary, root: &str) -> Vec<String> {
+    let reaches = |name: &str| {
+        let mut current = name.to_string();
+        for _ in 0..8 {
+            match library
+                .declared(&current)
+                .and_then(|(_, parents)| parents.first())
+            {
+                Some(parent) if parent == root => return true,
+                Some(parent) => current = parent.clone(),
+                None => return false,
+            }
+        }
+        false
+    };
+    (library.names())
+        .filter(|name| {
+            let concrete = library
+                .declared(name)
+                .is_some_and(|(is_abstract, _)| !is_abstract);
+            concrete && library.get(name).is_some() && reaches(name)
+        })
+        .map(str::to_string)
+        .collect()
 }

@@ -842,25 +842,9 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
         } else {
             PatchFixture::new(sizes.reload_instances)
         };
-        fixture.patch();
-        let rounds: Vec<(Duration, Duration)> =
-            (0..sizes.rounds).map(|_| fixture.patch()).collect();
-        let whole: Vec<Duration> = rounds.iter().map(|(a, b)| *a + *b).collect();
-        let set_source: Vec<Duration> = rounds.iter().map(|r| r.0).collect();
-        let apply: Vec<Duration> = rounds.iter().map(|r| r.1).collect();
-        push(Figure {
-            name: name.to_string(),
-            n: fixture.instances(),
-            measured: Measured::Time {
-                median: median(&whole),
-                parts: vec![
-                    ("set_source".to_string(), median(&set_source)),
-                    ("apply_update".to_string(), median(&apply)),
-                ],
-                target: Some(RELOAD_PATCH_TARGET),
-                rounds: whole,
-            },
-        });
+        let rounds = edit_rounds(sizes.rounds, || fixture.patch());
+        let target = Some(RELOAD_PATCH_TARGET);
+        push(reload_figure(name, fixture.instances(), &rounds, target));
     }
     if wanted("reload_latency") {
         push(latency_figure(sizes.latency_saves, sizes.latency_instances));
@@ -901,42 +885,22 @@ fn leaf_edit_figures(
     let (small, large) = sizes.leaf_edit_files;
     let runs = [small, large].map(|files| {
         let mut fixture = LeafEditFixture::new(files, LEAF_EDIT_INSTANCES);
-        fixture.edit();
-        let rounds: Vec<(Duration, Duration)> = (0..sizes.rounds).map(|_| fixture.edit()).collect();
+        let rounds = edit_rounds(sizes.rounds, || fixture.edit());
         (fixture.archetypes(), rounds)
     });
     let targets = [None, Some(LEAF_EDIT_TARGET)];
     for ((name, (archetypes, rounds)), target) in names.iter().zip(&runs).zip(targets) {
-        if !wanted(name) {
-            continue;
+        if wanted(name) {
+            push(reload_figure(name, *archetypes, rounds, target));
         }
-        let whole: Vec<Duration> = rounds.iter().map(|(a, b)| *a + *b).collect();
-        let set_source: Vec<Duration> = rounds.iter().map(|r| r.0).collect();
-        let apply: Vec<Duration> = rounds.iter().map(|r| r.1).collect();
-        push(Figure {
-            name: name.to_string(),
-            n: *archetypes,
-            measured: Measured::Time {
-                median: median(&whole),
-                parts: vec![
-                    ("set_source".to_string(), median(&set_source)),
-                    ("apply_update".to_string(), median(&apply)),
-                ],
-                target,
-                rounds: whole,
-            },
-        });
     }
     if wanted(names[2]) {
-        let whole = |rounds: &Vec<(Duration, Duration)>| -> Vec<Duration> {
-            rounds.iter().map(|(a, b)| *a + *b).collect()
-        };
         push(Figure::ratio(
             names[2],
             runs[1].0,
             Some(LEAF_EDIT_GROWTH_TARGET),
-            whole(&runs[1].1),
-            whole(&runs[0].1),
+            whole_edits(&runs[1].1),
+            whole_edits(&runs[0].1),
         ));
     }
 }
@@ -945,21 +909,50 @@ fn leaf_edit_figures(
 /// edited, with `reload_instances` live instances of them ([`RootEditFixture`]).
 fn root_edit_figure(sizes: &QuickSizes) -> Figure {
     let mut fixture = RootEditFixture::new(sizes.load_files, sizes.reload_instances);
-    fixture.edit();
-    let rounds: Vec<(Duration, Duration)> = (0..sizes.rounds).map(|_| fixture.edit()).collect();
-    let whole: Vec<Duration> = rounds.iter().map(|(a, b)| *a + *b).collect();
-    let set_source: Vec<Duration> = rounds.iter().map(|r| r.0).collect();
-    let apply: Vec<Duration> = rounds.iter().map(|r| r.1).collect();
+    let rounds = edit_rounds(sizes.rounds, || fixture.edit());
+    let name = "reload_root_edit_1k_descendants";
+    reload_figure(name, fixture.descendants(), &rounds, Some(ROOT_EDIT_TARGET))
+}
+
+/// One unmeasured edit, then `rounds` measured ones, each timed as (`set_source`,
+/// `apply_update`).
+fn edit_rounds(
+    rounds: usize,
+    mut edit: impl FnMut() -> (Duration, Duration),
+) -> Vec<(Duration, Duration)> {
+    edit();
+    (0..rounds).map(|_| edit()).collect()
+}
+
+/// Each edit's whole time.
+fn whole_edits(rounds: &[(Duration, Duration)]) -> Vec<Duration> {
+    rounds
+        .iter()
+        .map(|(resolved, applied)| *resolved + *applied)
+        .collect()
+}
+
+/// A reload figure: the median whole edit, split into `set_source` and `apply_update`.
+fn reload_figure(
+    name: &str,
+    n: usize,
+    rounds: &[(Duration, Duration)],
+    target: Option<Duration>,
+) -> Figure {
+    let part = |pick: fn(&(Duration, Duration)) -> Duration| {
+        median(&rounds.iter().map(pick).collect::<Vec<Duration>>())
+    };
+    let whole = whole_edits(rounds);
     Figure {
-        name: "reload_root_edit_1k_descendants".to_string(),
-        n: fixture.descendants(),
+        name: name.to_string(),
+        n,
         measured: Measured::Time {
             median: median(&whole),
             parts: vec![
-                ("set_source".to_string(), median(&set_source)),
-                ("apply_update".to_string(), median(&apply)),
+                ("set_source".to_string(), part(|round| round.0)),
+                ("apply_update".to_string(), part(|round| round.1)),
             ],
-            target: Some(ROOT_EDIT_TARGET),
+            target,
             rounds: whole,
         },
     }
