@@ -121,44 +121,20 @@ pub(crate) struct SourceTexts<'a>(HashMap<&'a Path, TextLines<'a>>);
 
 impl<'a> SourceTexts<'a> {
     pub(crate) fn of(library: &'a ArchetypeLibrary) -> Self {
+        Self::of_names(library, library.names())
+    }
+
+    /// The text of the archetypes `names` (those with a file the library read).
+    pub(crate) fn of_names<'n>(
+        library: &'a ArchetypeLibrary,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> Self {
         SourceTexts(
-            library
-                .names()
+            names
+                .into_iter()
                 .filter_map(|name| Some((library.file_of(name)?, library.source_lines(name)?)))
                 .collect(),
         )
-    }
-
-    /// The text of each archetype file `diagnostics` name (at their own places or related
-    /// ones), looked up by name: costs what the diagnostics name, not the library's size.
-    #[cfg(feature = "lsp")]
-    pub(crate) fn named_in(library: &'a ArchetypeLibrary, diagnostics: &[Diagnostic]) -> Self {
-        let mut texts = HashMap::new();
-        let files = diagnostics.iter().flat_map(|diagnostic| {
-            let related = diagnostic.related.iter().map(|place| place.file.as_path());
-            diagnostic.file.as_deref().into_iter().chain(related)
-        });
-        for file in files {
-            if texts.contains_key(file) {
-                continue;
-            }
-            let name = file
-                .strip_prefix(library.root())
-                .ok()
-                .and_then(|relative| relative.to_str())
-                .and_then(|relative| relative.strip_suffix(".json"));
-            let Some(name) = name.map(|name| name.replace(std::path::MAIN_SEPARATOR, "/")) else {
-                continue;
-            };
-            let (Some(path), Some(lines)) = (library.file_of(&name), library.source_lines(&name))
-            else {
-                continue;
-            };
-            if path == file {
-                texts.insert(path, lines);
-            }
-        }
-        SourceTexts(texts)
     }
 
     /// No file's text (a binary scene's error).

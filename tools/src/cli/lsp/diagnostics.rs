@@ -23,6 +23,7 @@ use serde_json::json;
 use super::super::scene_check;
 use super::super::validate::SourceTexts;
 use super::documents::{path_of, uri_of, ProtocolPlaces};
+use super::server::archetype_name;
 
 /// What the server says its diagnostics come from.
 pub(super) const SOURCE: &str = "archetool";
@@ -147,7 +148,7 @@ impl LibraryDiagnostics {
             {
                 continue;
             }
-            let sources = SourceTexts::named_in(library, run);
+            let sources = texts_named_in(library, run);
             let shown = shown_of(run, file, &sources);
             self.set(
                 file,
@@ -214,6 +215,19 @@ impl LibraryDiagnostics {
         }
         touched.insert(file.to_path_buf());
     }
+}
+
+/// The text of each archetype file `found` names (at their own places or related ones):
+/// costs what the diagnostics name, not the library's size.
+fn texts_named_in<'a>(library: &'a ArchetypeLibrary, found: &[Diagnostic]) -> SourceTexts<'a> {
+    let files = found.iter().flat_map(|diagnostic| {
+        let related = diagnostic.related.iter().map(|place| place.file.as_path());
+        diagnostic.file.as_deref().into_iter().chain(related)
+    });
+    let names: BTreeSet<String> = files
+        .filter_map(|file| archetype_name(file.strip_prefix(library.root()).ok()?))
+        .collect();
+    SourceTexts::of_names(library, names.iter().map(String::as_str))
 }
 
 /// Whether two diagnostics are in the same file (compared as bytes, not path components).
