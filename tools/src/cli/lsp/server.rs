@@ -283,7 +283,7 @@ impl<'a> Server<'a> {
             let read = match waiting.pop_front() {
                 Some(read) => read,
                 None => {
-                    if std::mem::take(&mut unpublished) && self.publish_or_log().is_err() {
+                    if std::mem::take(&mut unpublished) && self.logged(|server| server.publish()) {
                         return Exit::Error;
                     }
                     match frames.recv() {
@@ -319,7 +319,7 @@ impl<'a> Server<'a> {
             }
             let initialize =
                 matches!(&message, Message::Request(r) if r.method == Initialize::METHOD);
-            if !initialize && self.loading.is_some() && self.finish_loading().is_err() {
+            if !initialize && self.loading.is_some() && self.logged(Self::finish_loading) {
                 return Exit::Error;
             }
             // A bug in answering one message (a panic) costs that answer, not the session: the
@@ -327,7 +327,7 @@ impl<'a> Server<'a> {
             let sent = match message {
                 Message::Request(request) => {
                     // What the client saw last is published before it is answered.
-                    if std::mem::take(&mut unpublished) && self.publish_or_log().is_err() {
+                    if std::mem::take(&mut unpublished) && self.logged(|server| server.publish()) {
                         return Exit::Error;
                     }
                     let id = request.id.clone();
@@ -355,8 +355,7 @@ impl<'a> Server<'a> {
                 }
                 Message::Response(_) => Ok(()),
             };
-            if let Err(error) = sent {
-                let _ = writeln!(self.log, "archetool lsp: cannot write output: {error}");
+            if self.logged(|_| sent) {
                 return Exit::Error;
             }
         }
@@ -434,13 +433,13 @@ impl<'a> Server<'a> {
         self.send(progress(end))
     }
 
-    /// [`publish`](Self::publish), a failure to write logged.
-    fn publish_or_log(&mut self) -> io::Result<()> {
-        let published = self.publish();
-        if let Err(error) = &published {
-            let _ = writeln!(self.log, "archetool lsp: cannot write output: {error}");
-        }
-        published
+    /// Runs `write`, logging a failure to write; whether it failed (the session then ends).
+    fn logged(&mut self, write: impl FnOnce(&mut Self) -> io::Result<()>) -> bool {
+        let Err(error) = write(self) else {
+            return false;
+        };
+        let _ = writeln!(self.log, "archetool lsp: cannot write output: {error}");
+        true
     }
 
     fn exit_code(&self) -> Exit {
@@ -595,9 +594,8 @@ impl<'a> Server<'a> {
     fn notification(&mut self, notification: Notification) -> bool {
         if notification.method == Initialized::METHOD && self.register_watchers {
             if let Some(register) = self.state.as_ref().and_then(watchers_registration) {
-                if let Err(error) = self.send(register.into()) {
-                    let _ = writeln!(self.log, "archetool lsp: cannot write output: {error}");
-                }
+                // A failure is logged; the loop ends the session at its next write.
+                self.logged(|server| server.send(register.into()));
             }
         }
         let Some(state) = &mut self.state else {
