@@ -63,6 +63,8 @@ pub use archetype::{keys, FORMAT_VERSION};
 pub use archetype::{AnyAsset, AssetKind, AssetPath};
 pub use archetype::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
 pub use archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
+#[cfg(feature = "binary")]
+pub use archetype::{CookError, CookErrorKind, COOK_FORMAT_VERSION};
 pub use archetype::{HeldBack, HeldBackReason};
 pub use component::EntityRef;
 #[cfg(feature = "schema")]

@@ -35,6 +35,9 @@ pub struct Limits {
     /// Deepest nesting of scenes placed inside scenes: a scene that places one that places
     /// one is nested 2 deep (default 32, as an archetype's chain of `extends`; at most 64).
     pub max_sub_scene_depth: usize,
+    /// Largest cooked library file read ([`ArchetypeLibrary::load_cooked_file`](crate::ArchetypeLibrary::load_cooked_file)),
+    /// in bytes (default 1 GiB).
+    pub max_cook_bytes: u64,
 }
 
 impl Default for Limits {
@@ -47,6 +50,7 @@ impl Default for Limits {
             max_scene_values: 16_000_000,
             max_scene_bytes: 512 * 1024 * 1024,
             max_sub_scene_depth: 32,
+            max_cook_bytes: 1024 * 1024 * 1024,
         }
     }
 }

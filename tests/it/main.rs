@@ -13,6 +13,7 @@ mod bad_inputs; // the bad-input catalogue (tests/fixtures/bad) and the limits
 mod bench; // the benchmark harness runs (tiny sizes) and prints stable lines
 mod binary_diffs; // binary scenes' instance diffs: no JSON text, loaded as JSON patches load
 mod cli; // archetool through the built binary: every subcommand, exit codes, the schema
+mod cooked; // cooked libraries: the same worlds as the JSON library; other layouts, damage refused
 mod demo; // the live demo: headless run, hot reload mid-run, TUI rendering
 mod demo_content; // the repo's own `archetypes/` load cleanly and behave as documented
 mod diagnostics; // every error case, asserted in full with file:line:column

@@ -237,6 +237,7 @@ pub fn load(files: &[(&str, &str)]) -> (ArchetypeDir, ArchetypeLibrary) {
         ),
     };
     assert_eq!(dir.messages(&library), Vec::<String>::new());
+    crate::cooked::assert_cooked_alike(&library);
     (dir, library)
 }
 

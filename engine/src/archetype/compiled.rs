@@ -416,6 +416,77 @@ pub(super) fn compile(
     )
 }
 
+#[cfg(feature = "binary")]
+/// One entity of a concrete archetype as a cooked library keeps it: its place in the instance
+/// and its component values, already typed.
+pub(super) struct CookedNode {
+    /// `""` for the root, `"turret"` for a child.
+    pub path: Arc<str>,
+    pub parent: Option<usize>,
+    /// The node `#` references written for this entity are relative to.
+    pub base: usize,
+    pub typed: Vec<(ComponentId, TypedValue)>,
+}
+
+#[cfg(feature = "binary")]
+/// Builds a concrete archetype from values a cooked library held (entities in node order, no
+/// references, no variations: those are compiled from JSON), as [`compile`] builds it.
+pub(super) fn assemble(
+    archetype: ArchetypeId,
+    cooked: Vec<CookedNode>,
+    registry: &ComponentRegistry,
+    intern: &mut dyn FnMut(&str) -> u32,
+) -> CompiledArchetype {
+    let (paths, index) = match cooked.as_slice() {
+        [root] if root.path.is_empty() => ROOT_ONLY
+            .get_or_init(|| node_index_of(&[root_path()]))
+            .clone(),
+        _ => node_index_of(&cooked.iter().map(|n| n.path.clone()).collect::<Vec<_>>()),
+    };
+    let mut nodes: Vec<CompiledNode> = (cooked.into_iter().zip(paths.iter()))
+        .map(|(node, path)| {
+            let marker = ArchetypeInstance {
+                archetype,
+                node: intern(path),
+                overrides: OverridesId::NONE,
+            };
+            let values: Vec<(ComponentId, &TypedValue)> =
+                node.typed.iter().map(|(id, value)| (*id, value)).collect();
+            let template = NodeTemplate::new(registry, &values, marker);
+            CompiledNode {
+                path: path.clone(),
+                marker,
+                parent: node.parent,
+                children: Vec::new(),
+                base: node.base,
+                template,
+                typed: node.typed,
+                with_refs: Vec::new(),
+                ref_specs: Vec::new(),
+                varied: Vec::new(),
+                varied_places: None,
+            }
+        })
+        .collect();
+    link_children(&mut nodes);
+    CompiledArchetype {
+        simple: nodes.len() == 1,
+        nodes,
+        paths,
+        index,
+        bundle_templates: OnceLock::new(),
+    }
+}
+
+#[cfg(feature = "binary")]
+impl CompiledNode {
+    /// Whether the entity's values are all typed: none holds `#` references or varies per
+    /// spawn (what a cooked library keeps as values; the rest it compiles from JSON).
+    pub(super) fn is_plain(&self) -> bool {
+        self.with_refs.is_empty() && self.varied.is_empty() && self.ref_specs.is_empty()
+    }
+}
+
 /// Lists each node's children (in node order) in its `children`.
 fn link_children(nodes: &mut [CompiledNode]) {
     for i in 0..nodes.len() {

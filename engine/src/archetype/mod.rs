@@ -8,6 +8,8 @@ mod archetype_ref;
 mod arithmetic;
 mod asset_path;
 mod compiled;
+#[cfg(feature = "binary")]
+mod cook;
 mod dependency_graph;
 mod doc_summary;
 mod file;
@@ -35,6 +37,8 @@ pub use crate::component::{ArchetypeId, ArchetypeInstance, OverridesId};
 pub use archetype_ref::ArchetypeRef;
 pub use asset_path::{AnyAsset, AssetKind, AssetPath};
 pub(crate) use compiled::{resolve_ref_path, suggest_field, CompiledArchetype, CompiledNode};
+#[cfg(feature = "binary")]
+pub use cook::{CookError, CookErrorKind, COOK_FORMAT_VERSION};
 pub use file::{keys, FORMAT_VERSION};
 pub use held_back::{HeldBack, HeldBackReason};
 pub use instance::InstanceOverrides;

@@ -110,6 +110,19 @@ impl Renames {
         (renames, problems)
     }
 
+    #[cfg(feature = "binary")]
+    /// The renames `pairs` (former, current) say, as a cooked library lists them.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (Arc<str>, Arc<str>)>) -> Renames {
+        let mut renames = Renames::default();
+        for (former, current) in pairs {
+            renames.insert(former, current);
+        }
+        for formers in renames.formers.values_mut() {
+            formers.sort_unstable();
+        }
+        renames
+    }
+
     /// Records that `former` stands for `current`.
     fn insert(&mut self, former: Arc<str>, current: Arc<str>) {
         self.formers

@@ -26,10 +26,28 @@ pub(crate) struct ResolvedTree {
     /// The tree, once built (always, for a kept tree).
     tree: OnceLock<Arc<ResolvedEntity>>,
     /// How to build the tree again; `None` for a kept tree.
-    recipe: Option<Box<TreeRecipe>>,
+    recipe: Option<Box<Recipe>>,
     /// A hash of the tree ([`TreeHash`]): trees with different hashes differ, so telling
     /// whether a reload changed an archetype rarely builds a tree.
     hash: u64,
+}
+
+/// Where a dropped tree is built again from.
+enum Recipe {
+    /// Resolved again from the archetype's file.
+    Resolve(TreeRecipe),
+    /// Read from the JSON a cooked library holds it as.
+    #[cfg(feature = "binary")]
+    Cooked(CookedTree),
+}
+
+#[cfg(feature = "binary")]
+/// An archetype's resolved tree as a cooked library holds it: JSON, inside the cook's bytes.
+pub(super) struct CookedTree {
+    /// The whole cook (shared by every archetype of it).
+    pub bytes: Arc<[u8]>,
+    /// Where in it this tree's JSON is.
+    pub range: std::ops::Range<usize>,
 }
 
 /// What building a dropped tree again reads: the same inputs resolving read the first time,
@@ -73,7 +91,18 @@ impl ResolvedTree {
         ResolvedTree {
             hash: hash.0,
             tree: tree.map_or_else(OnceLock::new, OnceLock::from),
-            recipe: Some(Box::new(recipe)),
+            recipe: Some(Box::new(Recipe::Resolve(recipe))),
+        }
+    }
+
+    #[cfg(feature = "binary")]
+    /// A tree a cooked library holds as JSON, read the first time it is read; `hash` is the
+    /// [`TreeHash`] the cook recorded.
+    pub(super) fn cooked(tree: CookedTree, hash: u64) -> ResolvedTree {
+        ResolvedTree {
+            hash,
+            tree: OnceLock::new(),
+            recipe: Some(Box::new(Recipe::Cooked(tree))),
         }
     }
 
@@ -86,8 +115,10 @@ impl ResolvedTree {
 
     /// The tree, built now if it was dropped.
     pub fn arc(&self) -> &Arc<ResolvedEntity> {
-        self.tree.get_or_init(|| match &self.recipe {
-            Some(recipe) => Arc::new(recipe.build()),
+        self.tree.get_or_init(|| match self.recipe.as_deref() {
+            Some(Recipe::Resolve(recipe)) => Arc::new(recipe.build()),
+            #[cfg(feature = "binary")]
+            Some(Recipe::Cooked(cooked)) => Arc::new(cooked.read()),
             // A kept tree is set when it is made; this is never reached.
             None => Arc::default(),
         })
@@ -97,6 +128,12 @@ impl ResolvedTree {
     #[cfg(test)]
     pub fn is_built(&self) -> bool {
         self.tree.get().is_some()
+    }
+
+    /// The [`TreeHash`] of the tree.
+    #[cfg(feature = "binary")]
+    pub fn hash(&self) -> u64 {
+        self.hash
     }
 
     /// Whether the two trees are equal: by hash when that tells them apart, else built and
@@ -137,6 +174,20 @@ impl TreeRecipe {
         let doc = Arc::new(doc);
         let (tree, _, _) = resolve_alone(&self.name, &doc, &self.deps, &*self.registry)?;
         Some(Arc::unwrap_or_clone(tree))
+    }
+}
+
+#[cfg(feature = "binary")]
+impl CookedTree {
+    /// The tree. The cook's checksum held when it was loaded, so this cannot fail unless the
+    /// cook was made by hand; then the tree is empty and the failure logged, rather than a
+    /// panic in a reader.
+    fn read(&self) -> ResolvedEntity {
+        let json = self.bytes.get(self.range.clone()).unwrap_or_default();
+        crate::archetype::cook::read_tree(json).unwrap_or_else(|error| {
+            tracing::error!(%error, "a cooked archetype's resolved tree did not read");
+            ResolvedEntity::default()
+        })
     }
 }
 

@@ -33,6 +33,8 @@ mod value_layout;
 mod value_ops;
 mod value_reader;
 
+#[cfg(feature = "binary")]
+pub(crate) use binary_codec::to_allocvec;
 pub(crate) use binary_codec::{crc32, from_bytes};
 pub use builtin::{Children, Name, Parent};
 pub(crate) use dynamic_bundle::{SpawnTemplate, TemplateBuilder};

@@ -1,6 +1,8 @@
 //! [`ArchetypeLibrary`]: every archetype under a root directory, resolved, validated and ready
 //! to spawn.
 
+#[cfg(feature = "binary")]
+mod cooked;
 mod rebuild;
 mod spawning;
 
@@ -149,6 +151,9 @@ pub struct ArchetypeLibrary {
     /// The diagnostics of each archetype that has any (its file's, its names', its state's),
     /// as [`diagnostics`](Self::diagnostics) gathers them.
     diagnosed: FxHashMap<Arc<str>, Vec<Diagnostic>>,
+    /// Loaded from a cook, and not reloaded since: it has no files' texts, so the first
+    /// reload reads every file ([`cooked`]).
+    cooked: bool,
 }
 
 /// Everything the library remembers about one archetype name, for as long as it lives.
@@ -206,6 +211,24 @@ pub struct LibraryUpdate {
     pub held_back: Vec<HeldBack>,
     /// Current problems of the files and archetypes the reload touched.
     pub errors: Vec<Diagnostic>,
+}
+
+impl LibraryUpdate {
+    /// This update, then `later`: one update from the state before this one to the state
+    /// after `later` (an archetype changed by both is one change, from its first `old` to its
+    /// last `new`).
+    fn followed_by(mut self, later: LibraryUpdate) -> LibraryUpdate {
+        for change in later.changes {
+            match self.changes.iter_mut().find(|c| c.id == change.id) {
+                Some(first) => first.new = change.new,
+                None => self.changes.push(change),
+            }
+        }
+        self.held_back.extend(later.held_back);
+        self.errors.extend(later.errors);
+        sort_and_dedup(&mut self.errors);
+        self
+    }
 }
 
 /// A library that loaded with errors. It still holds every archetype that is valid
@@ -369,6 +392,7 @@ impl ArchetypeLibrary {
             graph: DependencyGraph::default(),
             rename_clashes: FxHashMap::default(),
             diagnosed: FxHashMap::default(),
+            cooked: false,
         }
     }
 
@@ -497,14 +521,14 @@ impl ArchetypeLibrary {
         self.sorted_names.iter().map(|name| &**name)
     }
 
-    /// Number of archetype files.
+    /// Number of archetype files (of a cooked library: of archetypes in the cook).
     pub fn len(&self) -> usize {
-        self.sources.len()
+        self.sorted_names.len()
     }
 
     /// Whether there are no archetype files.
     pub fn is_empty(&self) -> bool {
-        self.sources.is_empty()
+        self.sorted_names.is_empty()
     }
 
     /// The archetype in effect under `name` (its last good version), if it has a file.
@@ -761,7 +785,13 @@ impl ArchetypeLibrary {
 
     /// Re-reads every file under the root (new, changed and deleted files alike) and rebuilds
     /// what they affect. Archetypes whose new version has errors keep their last good version.
+    ///
+    /// Of a library loaded from a cook ([`load_cooked`](Self::load_cooked)), the archetypes
+    /// whose files now resolve differently from the cook are the changes (the files'
+    /// archetypes take over the cooked ones' IDs, so instances spawned from the cook are
+    /// patched, not orphaned).
     pub fn reload_all(&mut self) -> LibraryUpdate {
+        self.cooked = false;
         self.assets = (self.options.assets_root.as_deref())
             .and_then(AssetIndex::scan)
             .map(Arc::new);
@@ -792,7 +822,13 @@ impl ArchetypeLibrary {
     /// (see [`load`](Self::load)): a link out of the root, a special file or a directory named
     /// `*.json` gets the error a load gives it. Archetypes read through a link to one of the
     /// files are re-read too.
+    ///
+    /// A library loaded from a cook ([`load_cooked`](Self::load_cooked)) has no files'
+    /// texts yet: its first reload reads every file, as [`reload_all`](Self::reload_all).
     pub fn reload_files<P: AsRef<Path>>(&mut self, paths: &[P]) -> LibraryUpdate {
+        if self.cooked {
+            return self.reload_all();
+        }
         let Ok(real_root) = std::fs::canonicalize(&self.root) else {
             return self.reload_all();
         };
@@ -906,7 +942,13 @@ impl ArchetypeLibrary {
             });
             updates.push((Arc::from(name), source));
         }
-        self.apply_sources(updates)
+        // A cooked library reads its files first (see `reload_all`).
+        let hydrated = self.cooked.then(|| self.reload_all());
+        let update = self.apply_sources(updates);
+        match hydrated {
+            Some(first) => first.followed_by(update),
+            None => update,
+        }
     }
 
     fn relative_path(&self, path: &Path) -> Option<PathBuf> {
