@@ -468,6 +468,87 @@ fn lsp_asks_for_file_watchers_and_sees_changes_made_outside_the_editor() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// A client that does not watch files for its server (Neovim 0.7 cannot): the server watches
+/// the archetypes root itself, so a file written, created or deleted by another program (a
+/// `git checkout`, `archetool new`, a script) is read and checked, its dependants too.
+#[test]
+fn lsp_watches_the_root_itself_for_a_client_that_does_not() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    // Answered once the library is loaded; the root was watched before it was read.
+    client.result("workspace/symbol", json!({ "query": "goblin" }));
+    let typo = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    project.write("archetypes/goblin.json", &typo);
+    let goblin = client.uri("archetypes/goblin.json");
+    let place = range(3, 4, 3, 11);
+    let unknown = |uri: &str| {
+        json!({
+            "range": place,
+            "severity": 1,
+            "code": "unknown-component",
+            "source": "archetool",
+            "message": "unknown component `Helth`",
+            "relatedInformation": [{
+                "location": { "uri": uri, "range": place },
+                "message": "did you mean `Health`?"
+            }],
+            "data": { "suggestion": "Health" }
+        })
+    };
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({ "uri": goblin, "diagnostics": [unknown(&goblin)] })
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/camp.json"),
+        json!({
+            "uri": client.uri("archetypes/camp.json"),
+            "diagnostics": [{
+                "range": range(2, 28, 2, 36),
+                "severity": 3,
+                "code": "broken-dependency",
+                "source": "archetool",
+                "message": "not fully checked: it depends on `goblin`, which has errors; its own values were checked as far as they go"
+            }]
+        })
+    );
+    // A new file in a new folder, then the goblin mended and the new file deleted.
+    project.write("archetypes/orcs/orc.json", &typo);
+    let orc = client.uri("archetypes/orcs/orc.json");
+    assert_eq!(
+        client.diagnostics("archetypes/orcs/orc.json"),
+        json!({ "uri": orc, "diagnostics": [unknown(&orc)] })
+    );
+    project.write("archetypes/goblin.json", GOBLIN);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({ "uri": goblin, "diagnostics": [] })
+    );
+    std::fs::remove_file(project.dir.path().join("archetypes/orcs/orc.json")).unwrap();
+    assert_eq!(
+        client.diagnostics("archetypes/orcs/orc.json"),
+        json!({ "uri": orc, "diagnostics": [] })
+    );
+    // What the editor has open stays the editor's: a write to its file on disk is not read
+    // (the orc written after it is, so the watcher's report of both was handled).
+    client.open("archetypes/base.json", BASE);
+    project.write(
+        "archetypes/base.json",
+        &BASE.replace("\"Health\"", "\"Helth\""),
+    );
+    project.write("archetypes/orcs/orc.json", &typo);
+    assert_eq!(
+        client.diagnostics("archetypes/orcs/orc.json"),
+        json!({ "uri": orc, "diagnostics": [unknown(&orc)] })
+    );
+    let base = client.uri("archetypes/base.json");
+    let about_base: Vec<&Value> = (client.notifications.iter())
+        .filter(|message| message["params"]["uri"] == base.as_str())
+        .collect();
+    assert_eq!(about_base, Vec::<&Value>::new());
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// Before a rename the editor asks what would be renamed: the archetype name under the cursor
 /// (its range inside the quotes, its current name), else the archetype whose file it is.
 #[test]

@@ -36,7 +36,10 @@
 //!   type and doc comment; an archetype name's file and parents;
 //! - `navigation.rs`: go to definition (of archetypes and `#child` references), find
 //!   references and rename of archetypes;
-//! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion.
+//! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion;
+//! - `watch.rs`: changes made outside the editor, for a client that does not watch files for
+//!   the server: the engine's watcher on the root, its changes handed to the loop as a
+//!   watching client's `workspace/didChangeWatchedFiles`.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -56,6 +59,7 @@ pub mod framing;
 mod hover;
 mod navigation;
 mod server;
+mod watch;
 
 /// Arguments of `archetool lsp`.
 #[derive(Clone, Debug, Args)]

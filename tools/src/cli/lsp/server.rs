@@ -1,9 +1,11 @@
 //! The message loop: the initialize and shutdown handshake, the open buffers installed in the
 //! library, and each request answered by the file that knows how.
 //!
-//! Everything runs on the calling thread, one message at a time: `archetool`'s `main` holds
+//! Every message is handled on the calling thread, one at a time: `archetool`'s `main` holds
 //! standard output for the whole run, and an edit's diagnostics take milliseconds, so there is
-//! nothing to gain from a second thread. A request before `initialize` gets the protocol's
+//! nothing to gain from a second thread answering. Other threads only feed the loop: one reads
+//! the frames ahead, and, for a client that does not watch files for the server, one hands in
+//! the changes under the root as `workspace/didChangeWatchedFiles` (`watch.rs`). A request before `initialize` gets the protocol's
 //! `ServerNotInitialized` error, one after `shutdown` `InvalidRequest`, and any request the
 //! server cannot read (bad parameters, a URI it does not serve) an error or an empty answer:
 //! nothing a client sends makes it panic or stop, except `exit`, the end of its input, or
@@ -19,7 +21,7 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 
 use archetype_engine::tooling::check_archetype_name;
-use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
+use archetype_engine::{ArchetypeLibrary, ComponentRegistry, HotReloader, LoadOptions, WatchError};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
@@ -49,12 +51,23 @@ use serde::Serialize;
 use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
 use super::framing::{write_message, Frame, FrameError, FrameReader};
+use super::watch::{self, OutsideChanges};
 use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
+
+/// What the load's thread gives.
+struct Loaded {
+    /// The library, or an empty one.
+    library: ArchetypeLibrary,
+    /// Why the directory could not be read.
+    error: Option<String>,
+    /// The watcher of the root, set up before the library was read, for a client that does not
+    /// watch files for the server.
+    watcher: Option<Result<HotReloader, WatchError>>,
+}
 
 /// The library loading on its own thread since `initialize`, and what the state will hold.
 struct Loading {
-    /// The library, or an empty one and why the directory could not be read.
-    library: thread::JoinHandle<(ArchetypeLibrary, Option<String>)>,
+    library: thread::JoinHandle<Loaded>,
     root: PathBuf,
     scenes: PathBuf,
     moves_files: bool,
@@ -79,8 +92,8 @@ fn progress(value: WorkDoneProgress) -> Message {
 /// Frames read ahead of the one being handled, at most.
 const READ_AHEAD: usize = 64;
 
-/// A frame as the reader thread read it.
-type FrameRead = Result<Option<Frame>, FrameError>;
+/// A frame as the reader thread read it (or a notification the server's watcher made).
+pub(super) type FrameRead = Result<Option<Frame>, FrameError>;
 
 /// Whether `message` is a buffer's `didChange` that a later one of the same buffer among
 /// `waiting` replaces before any request is read (full synchronisation: each holds the whole
@@ -216,6 +229,12 @@ pub(super) struct Server<'a> {
     /// Whether the client registers file watchers for the server when asked (then it tells of
     /// changes made outside the editor: a `git checkout`, `archetool new`).
     register_watchers: bool,
+    /// Where the frames the loop reads are sent, for the server's own watcher (for a client
+    /// that does not register watchers).
+    frames: Option<mpsc::SyncSender<FrameRead>>,
+    /// The server's own watcher of the root, handing its changes to the loop (stopped when the
+    /// server is dropped).
+    outside: Option<OutsideChanges>,
     shutdown: bool,
     output: &'a mut dyn Write,
     log: &'a mut dyn Write,
@@ -249,6 +268,8 @@ impl<'a> Server<'a> {
             open_at_publish: Vec::new(),
             loading: None,
             register_watchers: false,
+            frames: None,
+            outside: None,
             shutdown: false,
             output,
             log,
@@ -265,16 +286,21 @@ impl<'a> Server<'a> {
     pub fn run(mut self, input: Box<dyn BufRead + Send>) -> Exit {
         let max = self.args.max_message_bytes;
         let (sender, frames) = mpsc::sync_channel::<FrameRead>(READ_AHEAD);
+        self.frames = Some(sender.clone());
         // Not joined: after `exit` a client may keep its end open. The thread ends with the
-        // input, a frame it cannot read, or the process.
+        // input, a frame it cannot read, or the process. It always sends how the input ended
+        // (the server's watcher holds a sender too, so the channel would not close).
         thread::spawn(move || {
             let mut reader = FrameReader::new(input, max);
-            loop {
+            let read_all = panic::catch_unwind(AssertUnwindSafe(|| loop {
                 let read = reader.read();
                 let more = matches!(read, Ok(Some(_)));
                 if sender.send(read).is_err() || !more {
                     return;
                 }
+            }));
+            if read_all.is_err() {
+                let _ = sender.send(Ok(None));
             }
         });
         let mut waiting: VecDeque<FrameRead> = VecDeque::new();
@@ -395,10 +421,24 @@ impl<'a> Server<'a> {
             return Ok(());
         };
         let library = match loading.library.join() {
-            Ok((library, None)) => library,
-            Ok((empty, Some(error))) => {
-                let _ = writeln!(self.log, "archetool lsp: {error}");
-                empty
+            Ok(loaded) => {
+                if let Some(error) = loaded.error {
+                    let _ = writeln!(self.log, "archetool lsp: {error}");
+                }
+                match (loaded.watcher, self.frames.take()) {
+                    (Some(Ok(watcher)), Some(frames)) => {
+                        let root = loading.root.clone();
+                        self.outside = Some(OutsideChanges::start(watcher, root, frames));
+                    }
+                    (Some(Err(error)), _) => {
+                        let _ = writeln!(
+                            self.log,
+                            "archetool lsp: {error}: changes made outside the editor are not seen"
+                        );
+                    }
+                    _ => {}
+                }
+                loaded.library
             }
             Err(_) => {
                 let _ = writeln!(
@@ -558,19 +598,27 @@ impl<'a> Server<'a> {
         // for it.
         let registry = Arc::clone(&self.registry);
         let dir = root.clone();
+        let watches_itself = !self.register_watchers;
         let library = thread::spawn(move || {
+            // Watching first: a change made while the files are read is seen.
+            let watcher = watches_itself.then(|| watch::watch_root(&dir));
             let mut sink = io::sink();
             let context = Context {
                 registry: Arc::clone(&registry),
                 out: &mut sink,
             };
             // The editor notes values equal to what is inherited: that is where they are fixed.
-            match context.load_with(&dir, true) {
+            let (library, error) = match context.load_with(&dir, true) {
                 Ok(library) => (library, None),
                 Err(error) => {
                     let empty = ArchetypeLibrary::empty(&dir, registry, LoadOptions::default());
                     (empty, Some(error.to_string()))
                 }
+            };
+            Loaded {
+                library,
+                error,
+                watcher,
             }
         });
         self.loading = Some(Loading {
