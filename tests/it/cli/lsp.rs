@@ -549,6 +549,141 @@ fn lsp_watches_the_root_itself_for_a_client_that_does_not() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// A client that pulls diagnostics (LSP 3.17) is told the server answers pulls, is sent no
+/// `publishDiagnostics`, and pulls each file's report (`unchanged` when its result ID is still
+/// current) and the workspace's (held while nothing is new, answered when a change comes; a
+/// change made outside the editor also asks the client to pull again).
+#[test]
+fn lsp_answers_pulled_diagnostics_and_pushes_none() {
+    let project = project();
+    let mut client = Client::start(&project);
+    let root = client.root.clone();
+    let capabilities = json!({
+        "textDocument": { "diagnostic": { "dynamicRegistration": false } },
+        "workspace": { "diagnostic": { "refreshSupport": true } }
+    });
+    let initialized = client.result(
+        "initialize",
+        json!({ "capabilities": capabilities, "rootUri": format!("file://{root}") }),
+    );
+    assert_eq!(
+        initialized["capabilities"]["diagnosticProvider"],
+        json!({
+            "identifier": "archetool",
+            "interFileDependencies": true,
+            "workspaceDiagnostics": true
+        })
+    );
+    client.notify("initialized", json!({}));
+    let typo = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    client.open("archetypes/goblin.json", &typo);
+    let goblin = client.uri("archetypes/goblin.json");
+    let camp = client.uri("archetypes/camp.json");
+    let place = range(3, 4, 3, 11);
+    let unknown = |uri: &str| {
+        json!({
+            "range": place,
+            "severity": 1,
+            "code": "unknown-component",
+            "codeDescription": { "href": DiagnosticCode::UnknownComponent.help_uri() },
+            "source": "archetool",
+            "message": "unknown component `Helth`",
+            "relatedInformation": [{
+                "location": { "uri": uri, "range": place },
+                "message": "did you mean `Health`?"
+            }],
+            "data": { "suggestion": "Health" }
+        })
+    };
+    let held_back = json!({
+        "range": range(2, 28, 2, 36),
+        "severity": 3,
+        "code": "broken-dependency",
+        "codeDescription": { "href": DiagnosticCode::BrokenDependency.help_uri() },
+        "source": "archetool",
+        "message": "not fully checked: it depends on `goblin`, which has errors; its own values were checked as far as they go"
+    });
+    let pull = |client: &mut Client, uri: &str, previous: Option<&Value>| {
+        let mut params = json!({ "textDocument": { "uri": uri } });
+        if let Some(previous) = previous {
+            params["previousResultId"] = previous.clone();
+        }
+        client.result("textDocument/diagnostic", params)
+    };
+    let report = pull(&mut client, &goblin, None);
+    let goblin_id = report["resultId"].clone();
+    assert!(goblin_id.is_string(), "{report}");
+    assert_eq!(
+        report,
+        json!({ "kind": "full", "resultId": goblin_id, "items": [unknown(&goblin)] })
+    );
+    assert_eq!(
+        pull(&mut client, &goblin, Some(&goblin_id)),
+        json!({ "kind": "unchanged", "resultId": goblin_id })
+    );
+    // The first workspace pull: every file with diagnostics, an open buffer with its version.
+    let workspace = client.result("workspace/diagnostic", json!({ "previousResultIds": [] }));
+    let camp_id = workspace["items"][0]["resultId"].clone();
+    assert!(camp_id.is_string() && camp_id != goblin_id, "{workspace}");
+    assert_eq!(
+        workspace,
+        json!({ "items": [
+            { "kind": "full", "uri": camp, "version": null, "resultId": camp_id, "items": [held_back] },
+            { "kind": "full", "uri": goblin, "version": 1, "resultId": goblin_id, "items": [unknown(&goblin)] }
+        ] })
+    );
+    // Knowing both, the next pull is held: a later request is answered first.
+    client.next_id += 1;
+    let held = client.next_id;
+    let previous =
+        json!([{ "uri": camp, "value": camp_id }, { "uri": goblin, "value": goblin_id }]);
+    client.send(json!({
+        "jsonrpc": "2.0", "id": held, "method": "workspace/diagnostic",
+        "params": { "previousResultIds": previous }
+    }));
+    assert_eq!(
+        pull(&mut client, &camp, Some(&camp_id)),
+        json!({ "kind": "unchanged", "resultId": camp_id })
+    );
+    // The goblin mended in its buffer: the held pull is answered with the two files' new (empty)
+    // reports; the client made the change, so it is not asked to pull again.
+    client.change("archetypes/goblin.json", 2, GOBLIN);
+    let empty = pull(&mut client, &goblin, Some(&goblin_id));
+    let empty_id = empty["resultId"].clone();
+    assert_eq!(
+        empty,
+        json!({ "kind": "full", "resultId": empty_id, "items": [] })
+    );
+    let answered = client.notifications.remove(0);
+    assert_eq!(
+        answered,
+        json!({ "jsonrpc": "2.0", "id": held, "result": { "items": [
+            { "kind": "full", "uri": camp, "version": null, "resultId": empty_id, "items": [] },
+            { "kind": "full", "uri": goblin, "version": 2, "resultId": empty_id, "items": [] }
+        ] } })
+    );
+    // A file written outside the editor: the client is asked to pull again.
+    project.write("archetypes/orc.json", &typo);
+    let refresh = client.next();
+    assert_eq!(
+        refresh,
+        json!({ "jsonrpc": "2.0", "id": "archetool-refresh-1", "method": "workspace/diagnostic/refresh" })
+    );
+    client.send(json!({ "jsonrpc": "2.0", "id": "archetool-refresh-1", "result": null }));
+    let orc = client.uri("archetypes/orc.json");
+    let report = pull(&mut client, &orc, None);
+    assert_eq!(
+        report,
+        json!({ "kind": "full", "resultId": report["resultId"], "items": [unknown(&orc)] })
+    );
+    assert_eq!(
+        client.notifications,
+        Vec::<Value>::new(),
+        "nothing was pushed"
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// Before a rename the editor asks what would be renamed: the archetype name under the cursor
 /// (its range inside the quotes, its current name), else the archetype whose file it is.
 #[test]

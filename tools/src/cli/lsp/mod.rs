@@ -26,6 +26,8 @@
 //! - `diagnostics.rs`: the library's diagnostics and the open scenes' problems as the
 //!   protocol's, and which files to publish them for (every file that has some; an empty list
 //!   for a file whose problems went away);
+//! - `pull.rs`: the same lists for a client that pulls them (`textDocument/diagnostic`,
+//!   `workspace/diagnostic`, with result IDs), pushed to no such client;
 //! - `cursor.rs`: where in a JSON text a position is (the keys leading to it, and the key or
 //!   value under it), read tolerantly, as a buffer being typed is often not JSON;
 //! - `component_schema.rs`: a component's fields, enum variants and doc comments, and which of
@@ -58,6 +60,7 @@ mod edits;
 pub mod framing;
 mod hover;
 mod navigation;
+mod pull;
 mod server;
 mod watch;
 

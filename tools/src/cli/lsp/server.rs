@@ -24,26 +24,28 @@ use archetype_engine::tooling::check_archetype_name;
 use archetype_engine::{ArchetypeLibrary, ComponentRegistry, HotReloader, LoadOptions, WatchError};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
+    Cancel, DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
     DidDeleteFiles, DidOpenTextDocument, DidRenameFiles, DidSaveTextDocument, Initialized,
     Notification as _, Progress,
 };
 use lsp_types::request::{
-    CodeActionRequest, CodeLensRequest, Completion, DocumentLinkRequest, Formatting,
-    GotoDefinition, HoverRequest, Initialize, InlayHintRequest, PrepareRenameRequest, References,
-    RegisterCapability, Rename, Request as _, Shutdown, WorkDoneProgressCreate,
-    WorkspaceSymbolRequest,
+    CodeActionRequest, CodeLensRequest, Completion, DocumentDiagnosticRequest, DocumentLinkRequest,
+    Formatting, GotoDefinition, HoverRequest, Initialize, InlayHintRequest, PrepareRenameRequest,
+    References, RegisterCapability, Rename, Request as _, Shutdown, WorkDoneProgressCreate,
+    WorkspaceDiagnosticRefresh, WorkspaceDiagnosticRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
-    DidChangeWatchedFilesRegistrationOptions, FileOperationFilter, FileOperationPattern,
-    FileOperationPatternKind, FileOperationRegistrationOptions, FileSystemWatcher, GlobPattern,
-    InitializeParams, InitializeResult, NumberOrString, OneOf, ProgressParams, ProgressParamsValue,
-    Registration, RegistrationParams, RenameOptions, ResourceOperationKind, SaveOptions,
-    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri, WorkDoneProgress,
-    WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
-    WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
+    DiagnosticOptions, DiagnosticServerCapabilities, DidChangeWatchedFilesRegistrationOptions,
+    FileOperationFilter, FileOperationPattern, FileOperationPatternKind,
+    FileOperationRegistrationOptions, FileSystemWatcher, GlobPattern, InitializeParams,
+    InitializeResult, NumberOrString, OneOf, ProgressParams, ProgressParamsValue, Registration,
+    RegistrationParams, RenameOptions, ResourceOperationKind, SaveOptions, ServerCapabilities,
+    ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Uri, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkspaceDiagnosticParams,
+    WorkspaceDiagnosticReportResult, WorkspaceFileOperationsServerCapabilities,
+    WorkspaceServerCapabilities,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -52,7 +54,7 @@ use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
 use super::framing::{write_message, Frame, FrameError, FrameReader};
 use super::watch::{self, OutsideChanges};
-use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
+use super::{completion, diagnostics, edits, hover, navigation, pull, LspArgs};
 
 /// What the load's thread gives.
 struct Loaded {
@@ -235,6 +237,19 @@ pub(super) struct Server<'a> {
     /// The server's own watcher of the root, handing its changes to the loop (stopped when the
     /// server is dropped).
     outside: Option<OutsideChanges>,
+    /// Whether the client pulls diagnostics (`textDocument.diagnostic`): then none are pushed.
+    pulls: bool,
+    /// Whether the client pulls again when told to (`workspace.diagnostic.refreshSupport`).
+    refreshes: bool,
+    /// Refresh requests sent (each has its own ID).
+    refreshes_sent: u64,
+    /// Whether a change the client did not make in a buffer (a file written outside the
+    /// editor, a buffer closed) is waiting to be published: a pulling client is told to pull.
+    outside_change: bool,
+    /// Whether a `workspace/diagnostic` was answered (the first one is answered at once).
+    workspace_pulled: bool,
+    /// A `workspace/diagnostic` held until something changes.
+    held_pull: Option<pull::HeldPull>,
     shutdown: bool,
     output: &'a mut dyn Write,
     log: &'a mut dyn Write,
@@ -270,6 +285,12 @@ impl<'a> Server<'a> {
             register_watchers: false,
             frames: None,
             outside: None,
+            pulls: false,
+            refreshes: false,
+            refreshes_sent: 0,
+            outside_change: false,
+            workspace_pulled: false,
+            held_pull: None,
             shutdown: false,
             output,
             log,
@@ -358,8 +379,12 @@ impl<'a> Server<'a> {
                     }
                     let id = request.id.clone();
                     let response = panic::catch_unwind(AssertUnwindSafe(|| self.request(request)))
-                        .unwrap_or_else(|_| error(id, ErrorCode::InternalError, INTERNAL));
-                    let sent = self.send(response.into());
+                        .unwrap_or_else(|_| Some(error(id, ErrorCode::InternalError, INTERNAL)));
+                    // A workspace pull with nothing new is held, answered by a later publish.
+                    let sent = match response {
+                        Some(response) => self.send(response.into()),
+                        None => Ok(()),
+                    };
                     match initialize {
                         true => sent.and_then(|()| self.begin_loading_progress()),
                         false => sent,
@@ -494,7 +519,64 @@ impl<'a> Server<'a> {
         write_message(&mut *self.output, &message)
     }
 
-    fn request(&mut self, request: Request) -> Response {
+    /// Answers `request`, or holds it (a workspace pull with nothing new: `None`).
+    fn request(&mut self, request: Request) -> Option<Response> {
+        let ready = self.state.is_some() && !self.shutdown;
+        if ready && request.method == WorkspaceDiagnosticRequest::METHOD {
+            return self.workspace_pull(request);
+        }
+        if ready && request.method == Shutdown::METHOD {
+            // A held pull gets an empty answer: nothing more will change.
+            self.answer_held_pull(true);
+        }
+        Some(self.answer(request))
+    }
+
+    /// `workspace/diagnostic`: the reports the client does not have; held while there are
+    /// none (after the first pull), until a publish finds some.
+    fn workspace_pull(&mut self, request: Request) -> Option<Response> {
+        let state = self.state.as_ref()?;
+        let id = request.id;
+        let params = match serde_json::from_value::<WorkspaceDiagnosticParams>(request.params) {
+            Ok(params) => params,
+            Err(problem) => {
+                return Some(error(id, ErrorCode::InvalidParams, &problem.to_string()));
+            }
+        };
+        let held = pull::HeldPull::new(id, state, params.previous_result_ids);
+        let report = held.report(state, &self.published);
+        let first = !std::mem::replace(&mut self.workspace_pulled, true);
+        if report.items.is_empty() && !first {
+            // A client pulls again only once answered; an older held pull is answered empty.
+            self.answer_held_pull(true);
+            self.held_pull = Some(held);
+            return None;
+        }
+        Some(Response::new_ok(
+            held.id,
+            WorkspaceDiagnosticReportResult::Report(report),
+        ))
+    }
+
+    /// Answers the held workspace pull, if any, when it has something to report (or `always`,
+    /// with what it has).
+    fn answer_held_pull(&mut self, always: bool) {
+        let (Some(held), Some(state)) = (&self.held_pull, &self.state) else {
+            return;
+        };
+        let report = held.report(state, &self.published);
+        if report.items.is_empty() && !always {
+            return;
+        }
+        let Some(held) = self.held_pull.take() else {
+            return;
+        };
+        let response = Response::new_ok(held.id, WorkspaceDiagnosticReportResult::Report(report));
+        // A failure is logged; the loop ends the session at its next write.
+        self.logged(|server| server.send(response.into()));
+    }
+
+    fn answer(&mut self, request: Request) -> Response {
         let id = request.id.clone();
         if request.method == Initialize::METHOD {
             return match (&self.state, &self.loading) {
@@ -551,6 +633,12 @@ impl<'a> Server<'a> {
             CodeLensRequest::METHOD => respond::<CodeLensRequest, _>(request, |params| {
                 navigation::code_lens(state, params)
             }),
+            DocumentDiagnosticRequest::METHOD => {
+                let published = &self.published;
+                respond::<DocumentDiagnosticRequest, _>(request, |params| {
+                    pull::document(state, published, params)
+                })
+            }
             WorkspaceSymbolRequest::METHOD => {
                 respond::<WorkspaceSymbolRequest, _>(request, |params| {
                     navigation::workspace_symbols(state, params)
@@ -568,6 +656,12 @@ impl<'a> Server<'a> {
         self.register_watchers = (params.capabilities.workspace.as_ref())
             .and_then(|workspace| workspace.did_change_watched_files)
             .and_then(|watched| watched.dynamic_registration)
+            .unwrap_or(false);
+        self.pulls = (params.capabilities.text_document.as_ref())
+            .is_some_and(|document| document.diagnostic.is_some());
+        self.refreshes = (params.capabilities.workspace.as_ref())
+            .and_then(|workspace| workspace.diagnostic.as_ref())
+            .and_then(|diagnostic| diagnostic.refresh_support)
             .unwrap_or(false);
         #[allow(deprecated)] // `root_uri`: older clients send only it.
         let workspace = (params.workspace_folders.as_ref())
@@ -629,7 +723,7 @@ impl<'a> Server<'a> {
             shows_progress,
         });
         InitializeResult {
-            capabilities: capabilities(),
+            capabilities: capabilities(self.pulls),
             server_info: Some(ServerInfo {
                 name: "archetool".to_string(),
                 version: Some(env!("CARGO_PKG_VERSION").to_string()),
@@ -640,6 +734,29 @@ impl<'a> Server<'a> {
     /// Handles a notification; whether the diagnostics may have changed (they are published
     /// by the message loop).
     fn notification(&mut self, notification: Notification) -> bool {
+        if notification.method == Cancel::METHOD {
+            let cancelled = params::<Cancel>(notification).map(|params| match params.id {
+                NumberOrString::Number(id) => RequestId::from(id),
+                NumberOrString::String(id) => RequestId::from(id),
+            });
+            let held = self.held_pull.as_ref().map(|held| &held.id);
+            if cancelled.is_some() && cancelled.as_ref() == held {
+                if let Some(held) = self.held_pull.take() {
+                    let cancel = error(held.id, ErrorCode::RequestCanceled, "cancelled");
+                    self.logged(|server| server.send(cancel.into()));
+                }
+            }
+            return false;
+        }
+        // Changes the client did not make in a buffer: a pulling client does not know to pull.
+        self.outside_change |= matches!(
+            notification.method.as_str(),
+            DidCloseTextDocument::METHOD
+                | DidRenameFiles::METHOD
+                | DidCreateFiles::METHOD
+                | DidDeleteFiles::METHOD
+                | DidChangeWatchedFiles::METHOD
+        );
         if notification.method == Initialized::METHOD && self.register_watchers {
             if let Some(register) = self.state.as_ref().and_then(watchers_registration) {
                 // A failure is logged; the loop ends the session at its next write.
@@ -780,6 +897,25 @@ impl<'a> Server<'a> {
             }
         }
         let mut changed = self.published.update(now);
+        let outside_change = std::mem::take(&mut self.outside_change);
+        if self.pulls {
+            // Pulled, not pushed: a held workspace pull is answered, and a client that pulls
+            // again when told is told of changes it did not make.
+            if changed.is_empty() {
+                return Ok(());
+            }
+            self.answer_held_pull(false);
+            if outside_change && self.refreshes {
+                self.refreshes_sent += 1;
+                let refresh = Request::new(
+                    RequestId::from(format!("archetool-refresh-{}", self.refreshes_sent)),
+                    WorkspaceDiagnosticRefresh::METHOD.to_string(),
+                    serde_json::Value::Null,
+                );
+                return self.send(refresh.into());
+            }
+            return Ok(());
+        }
         // The open buffers' first: the one just edited is what the designer is looking at.
         changed.sort_by_key(|path| state.documents.get(path).is_none());
         for path in changed {
@@ -859,9 +995,17 @@ fn reload_from_disk(state: &mut State, uris: impl Iterator<Item = Uri>) -> bool 
     !paths.is_empty()
 }
 
-/// What the server can do.
-fn capabilities() -> ServerCapabilities {
+/// What the server can do (`pulls`: diagnostics too, for a client that pulls them).
+fn capabilities(pulls: bool) -> ServerCapabilities {
+    let diagnostics = DiagnosticOptions {
+        identifier: Some(diagnostics::SOURCE.to_string()),
+        // An archetype's diagnostics change with its parents', children's and referents'.
+        inter_file_dependencies: true,
+        workspace_diagnostics: true,
+        work_done_progress_options: Default::default(),
+    };
     ServerCapabilities {
+        diagnostic_provider: pulls.then_some(DiagnosticServerCapabilities::Options(diagnostics)),
         text_document_sync: Some(TextDocumentSyncCapability::Options(
             TextDocumentSyncOptions {
                 open_close: Some(true),
