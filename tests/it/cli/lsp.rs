@@ -1556,10 +1556,9 @@ vim.fn.writefile(lines, os.getenv("OUT"))
 vim.cmd("qa!")
 "#;
 
-/// A real editor: Neovim, headless, shows the typo's diagnostic and completes component names.
-/// CI installs Neovim (`.ci/run`); elsewhere the test is skipped, saying so, when there is none.
-#[test]
-fn lsp_in_neovim_shows_a_typo_and_completes_components() {
+/// Whether Neovim is installed. CI installs it (`.ci/run`): there a missing `nvim` fails the
+/// test; elsewhere the test is skipped, saying so.
+fn neovim_found() -> bool {
     let found = Command::new("nvim")
         .arg("--version")
         .stdout(Stdio::null())
@@ -1572,14 +1571,15 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
             "CI runs this test with Neovim installed"
         );
         eprintln!("skipped: no `nvim` on PATH");
-        return;
     }
-    let project = project();
-    project.write(
-        "archetypes/goblin.json",
-        &GOBLIN.replace("\"Health\"", "\"Helth\""),
-    );
-    project.write("neovim.lua", NEOVIM_SCRIPT);
+    found
+}
+
+/// Runs `script` in a headless Neovim in the project (`ARCHETOOL`: the server, `PROJECT`: the
+/// project's root, `OUT`: where the script writes what it saw), within 60 s, and returns what
+/// it wrote. When the script creates the file `ready` in the project, `on_ready` runs (once).
+fn run_neovim(project: &Project, script: &str, on_ready: impl FnOnce()) -> String {
+    project.write("neovim.lua", script);
     let root = std::fs::canonicalize(project.dir.path()).unwrap();
     let out = root.join("out.txt");
     let mut nvim = Command::new("nvim")
@@ -1593,6 +1593,7 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut on_ready = Some(on_ready);
     let mut waited = Duration::ZERO;
     while nvim.try_wait().unwrap().is_none() {
         if waited > Duration::from_secs(60) {
@@ -1600,16 +1601,201 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
             let _ = nvim.wait();
             panic!("Neovim still running after 60 s");
         }
+        if root.join("ready").exists() {
+            if let Some(on_ready) = on_ready.take() {
+                on_ready();
+            }
+        }
         std::thread::sleep(Duration::from_millis(20));
         waited += Duration::from_millis(20);
     }
+    std::fs::read_to_string(&out).unwrap_or_default()
+}
+
+/// A real editor: Neovim, headless, shows the typo's diagnostic and completes component names.
+#[test]
+fn lsp_in_neovim_shows_a_typo_and_completes_components() {
+    if !neovim_found() {
+        return;
+    }
+    let project = project();
+    project.write(
+        "archetypes/goblin.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
     let mut expected = String::from(
         "diagnostic 3:4-3:11 severity 1 [unknown-component] unknown component `Helth`\n",
     );
     for name in DEMO_COMPONENTS {
         expected.push_str(&format!("completion {name}\n"));
     }
-    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), expected);
+    assert_eq!(run_neovim(&project, NEOVIM_SCRIPT, || {}), expected);
+}
+
+/// What the second Neovim test does: open the goblin with `archetool lsp` (sending each change
+/// at once, `debounce_text_changes = 0`, so the server meets the burst, not Neovim's own
+/// debounce), note each diagnostics publish for it, and write to `OUT`:
+/// - once the server answers, it creates `ready` (the test then writes `archetypes/orc.json`,
+///   with a typo, on disk) and waits for the orc's diagnostics, a file not open in the editor;
+/// - then it types forty versions of the goblin's component line in one go, each with its own
+///   typo, waits for the diagnostics of the last version, and says what was published.
+const NEOVIM_OUTSIDE_AND_TYPING_SCRIPT: &str = r#"
+local root = os.getenv("PROJECT")
+local lines = {}
+local published = {}
+vim.cmd("edit " .. vim.fn.fnameescape(root .. "/archetypes/goblin.json"))
+local goblin = vim.api.nvim_get_current_buf()
+local goblin_uri = vim.uri_from_bufnr(goblin)
+local function on_publish(err, result, ctx, config)
+  if result and result.uri == goblin_uri then
+    local first = result.diagnostics[1]
+    table.insert(published, { version = result.version, message = first and first.message or "" })
+  end
+  return vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
+end
+local client = vim.lsp.start_client({
+  name = "archetool",
+  cmd = { os.getenv("ARCHETOOL"), "lsp" },
+  root_dir = root,
+  flags = { debounce_text_changes = 0 },
+  handlers = { ["textDocument/publishDiagnostics"] = on_publish },
+})
+vim.lsp.buf_attach_client(goblin, client)
+local function describe(prefix, bufnr)
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code) or ""
+    table.insert(lines, string.format("%s %d:%d-%d:%d severity %d [%s] %s", prefix, d.lnum, d.col, d.end_lnum, d.end_col, d.severity, code, d.message))
+  end
+end
+-- Requests go to a client once it is initialized; answered once the library is loaded (the
+-- server watches the root from before it reads it).
+vim.wait(10000, function() return #vim.lsp.buf_get_clients(goblin) > 0 end, 20)
+vim.lsp.buf_request_sync(goblin, "workspace/symbol", { query = "goblin" }, 10000)
+local ready = io.open(root .. "/ready", "w")
+ready:close()
+local orc = vim.uri_to_bufnr(vim.uri_from_fname(root .. "/archetypes/orc.json"))
+vim.wait(10000, function() return #vim.diagnostic.get(orc) > 0 end, 20)
+describe("outside orc.json", orc)
+
+published = {}
+for i = 1, 40 do
+  vim.api.nvim_buf_set_lines(goblin, 3, 4, true, { string.format('    "Helth%d": { "current": 5 }', i) })
+end
+local final = vim.lsp.util.buf_versions[goblin]
+vim.wait(10000, function()
+  local last = published[#published]
+  return last ~= nil and last.version == final
+end, 20)
+local increasing = true
+for i = 2, #published do
+  if published[i].version <= published[i - 1].version then increasing = false end
+end
+local last = published[#published] or { version = -1, message = "" }
+table.insert(lines, string.format("typing last published: %s", last.message))
+table.insert(lines, string.format("typing last published is the last version: %s", tostring(last.version == final)))
+table.insert(lines, string.format("typing versions published in order: %s", tostring(increasing)))
+table.insert(lines, string.format("typing publishes: %d", #published))
+describe("typing goblin.json", goblin)
+vim.fn.writefile(lines, os.getenv("OUT"))
+vim.cmd("qa!")
+"#;
+
+/// Neovim 0.7 watches no files for its server: a file written outside the editor still shows
+/// its problems there (the server watches the root itself); and a burst of typing is coalesced:
+/// the last version's diagnostics arrive, versions in order, fewer publishes than versions.
+#[test]
+fn lsp_in_neovim_sees_outside_changes_and_keeps_up_with_typing() {
+    if !neovim_found() {
+        return;
+    }
+    let project = project();
+    let orc = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    let out = run_neovim(&project, NEOVIM_OUTSIDE_AND_TYPING_SCRIPT, || {
+        project.write("archetypes/orc.json", &orc)
+    });
+    let mut lines: Vec<&str> = out.lines().collect();
+    let count = lines
+        .iter()
+        .position(|line| line.starts_with("typing publishes: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let publishes: usize = lines.remove(count)["typing publishes: ".len()..]
+        .parse()
+        .unwrap();
+    assert!(
+        (1..40).contains(&publishes),
+        "forty versions typed, {publishes} published: none was skipped"
+    );
+    assert_eq!(
+        lines,
+        [
+            "outside orc.json 3:4-3:11 severity 1 [unknown-component] unknown component `Helth`",
+            "typing last published: unknown component `Helth40`",
+            "typing last published is the last version: true",
+            "typing versions published in order: true",
+            "typing goblin.json 3:4-3:13 severity 1 [unknown-component] unknown component `Helth40`",
+        ]
+    );
+}
+
+/// What the third Neovim test does: open the goblin, then its parent, with `archetool lsp`;
+/// ask for the goblin's inlay hints (Neovim 0.7 has no inlay-hint display: the request, as a
+/// plugin makes it); show each buffer's code lenses with Neovim's own `vim.lsp.codelens`, and
+/// write both, with the text Neovim shows for the lens, to `OUT`.
+const NEOVIM_HINTS_AND_LENSES_SCRIPT: &str = r#"
+local root = os.getenv("PROJECT")
+local lines = {}
+local client = vim.lsp.start_client({ name = "archetool", cmd = { os.getenv("ARCHETOOL"), "lsp" }, root_dir = root })
+local range = { start = { line = 0, character = 0 }, ["end"] = { line = 6, character = 0 } }
+for _, name in ipairs({ "goblin", "base" }) do
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/archetypes/" .. name .. ".json"))
+  local buffer = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(buffer, client)
+  -- Requests go to a client once it is initialized.
+  vim.wait(10000, function() return #vim.lsp.buf_get_clients(buffer) > 0 end, 20)
+  local params = { textDocument = { uri = vim.uri_from_bufnr(buffer) }, range = range }
+  for _, response in pairs(vim.lsp.buf_request_sync(buffer, "textDocument/inlayHint", params, 10000) or {}) do
+    for _, hint in ipairs(response.result or {}) do
+      table.insert(lines, string.format("%s inlay hint %d:%d %s (padding left: %s)", name, hint.position.line, hint.position.character, hint.label, tostring(hint.paddingLeft)))
+    end
+  end
+  vim.lsp.codelens.refresh()
+  vim.wait(10000, function() return #vim.lsp.codelens.get(buffer) > 0 end, 20)
+  for _, lens in ipairs(vim.lsp.codelens.get(buffer)) do
+    local r = lens.range
+    table.insert(lines, string.format("%s code lens %d:%d-%d:%d %s", name, r.start.line, r.start.character, r["end"].line, r["end"].character, lens.command.title))
+  end
+  local namespace = vim.api.nvim_create_namespace("vim_lsp_codelens:" .. client)
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buffer, namespace, 0, -1, { details = true })) do
+    local text = {}
+    for _, chunk in ipairs(mark[4].virt_text or {}) do table.insert(text, chunk[1]) end
+    table.insert(lines, string.format("%s shown on line %d: %s", name, mark[2], table.concat(text)))
+  end
+end
+vim.fn.writefile(lines, os.getenv("OUT"))
+vim.cmd("qa!")
+"#;
+
+/// In Neovim: the goblin's inlay hint (the inherited field after its partial override) and
+/// each file's code lens, in full, as the editor holds and shows them.
+#[test]
+fn lsp_in_neovim_shows_inlay_hints_and_code_lenses() {
+    if !neovim_found() {
+        return;
+    }
+    let project = project();
+    let line = GOBLIN.lines().nth(3).unwrap();
+    let end = line.rfind('}').unwrap() + 1;
+    let out = run_neovim(&project, NEOVIM_HINTS_AND_LENSES_SCRIPT, || {});
+    assert_eq!(
+        out,
+        format!(
+            "goblin inlay hint 3:{end} max: 10 ← base (padding left: true)\n\
+             goblin code lens 0:0-0:0 extended by 0 · placed in 1 scene entity\n\
+             goblin shown on line 0: extended by 0 · placed in 1 scene entity\n\
+             base code lens 0:0-0:0 extended by 1 · placed in 0 scene entities · abstract\n\
+             base shown on line 0: extended by 1 · placed in 0 scene entities · abstract\n"
+        )
+    );
 }
 
 /// Component fields that name archetypes (`ArchetypeRef`) and entities of the instance
