@@ -549,6 +549,50 @@ fn lsp_watches_the_root_itself_for_a_client_that_does_not() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// A client that offers to watch files for its server but refuses the registration: the
+/// server watches the root itself.
+#[test]
+fn lsp_watches_the_root_itself_when_the_client_refuses_to() {
+    let project = project();
+    let capabilities = json!({
+        "workspace": { "didChangeWatchedFiles": { "dynamicRegistration": true } }
+    });
+    let mut client = Client::initialized_with(&project, capabilities);
+    let register = client.next();
+    assert_eq!(
+        register["method"], "client/registerCapability",
+        "{register}"
+    );
+    client.send(json!({
+        "jsonrpc": "2.0", "id": "archetool-register-watchers",
+        "error": { "code": -32601, "message": "no file watching here" }
+    }));
+    // Answered after the refusal was read: the server watches from here on.
+    client.result("workspace/symbol", json!({ "query": "goblin" }));
+    project.write(
+        "archetypes/orc.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
+    let orc = client.uri("archetypes/orc.json");
+    let place = range(3, 4, 3, 11);
+    assert_eq!(
+        client.diagnostics("archetypes/orc.json"),
+        json!({ "uri": orc, "diagnostics": [{
+            "range": place,
+            "severity": 1,
+            "code": "unknown-component",
+            "source": "archetool",
+            "message": "unknown component `Helth`",
+            "relatedInformation": [{
+                "location": { "uri": orc, "range": place },
+                "message": "did you mean `Health`?"
+            }],
+            "data": { "suggestion": "Health" }
+        }] })
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// A client that pulls diagnostics (LSP 3.17) is told the server answers pulls, is sent no
 /// `publishDiagnostics`, and pulls each file's report (`unchanged` when its result ID is still
 /// current) and the workspace's (held while nothing is new, answered when a change comes; a
@@ -675,6 +719,22 @@ fn lsp_answers_pulled_diagnostics_and_pushes_none() {
     assert_eq!(
         report,
         json!({ "kind": "full", "resultId": report["resultId"], "items": [unknown(&orc)] })
+    );
+    // A held pull the client cancels is answered so.
+    let workspace = client.result("workspace/diagnostic", json!({ "previousResultIds": [] }));
+    let previous: Vec<Value> = (workspace["items"].as_array().unwrap().iter())
+        .map(|item| json!({ "uri": item["uri"], "value": item["resultId"] }))
+        .collect();
+    client.next_id += 1;
+    let cancelled = client.next_id;
+    client.send(json!({
+        "jsonrpc": "2.0", "id": cancelled, "method": "workspace/diagnostic",
+        "params": { "previousResultIds": previous }
+    }));
+    client.notify("$/cancelRequest", json!({ "id": cancelled }));
+    assert_eq!(
+        client.next(),
+        json!({ "jsonrpc": "2.0", "id": cancelled, "error": { "code": -32800, "message": "cancelled" } })
     );
     assert_eq!(
         client.notifications,

@@ -232,7 +232,7 @@ pub(super) struct Server<'a> {
     /// changes made outside the editor: a `git checkout`, `archetool new`).
     register_watchers: bool,
     /// Where the frames the loop reads are sent, for the server's own watcher (for a client
-    /// that does not register watchers).
+    /// that does not register watchers, or refuses the registration).
     frames: Option<mpsc::SyncSender<FrameRead>>,
     /// The server's own watcher of the root, handing its changes to the loop (stopped when the
     /// server is dropped).
@@ -404,7 +404,10 @@ impl<'a> Server<'a> {
                     unpublished |= changed;
                     Ok(())
                 }
-                Message::Response(_) => Ok(()),
+                Message::Response(response) => {
+                    self.registration_answered(&response);
+                    Ok(())
+                }
             };
             if self.logged(|_| sent) {
                 return Exit::Error;
@@ -450,18 +453,8 @@ impl<'a> Server<'a> {
                 if let Some(error) = loaded.error {
                     let _ = writeln!(self.log, "archetool lsp: {error}");
                 }
-                match (loaded.watcher, self.frames.take()) {
-                    (Some(Ok(watcher)), Some(frames)) => {
-                        let root = loading.root.clone();
-                        self.outside = Some(OutsideChanges::start(watcher, root, frames));
-                    }
-                    (Some(Err(error)), _) => {
-                        let _ = writeln!(
-                            self.log,
-                            "archetool lsp: {error}: changes made outside the editor are not seen"
-                        );
-                    }
-                    _ => {}
+                if let Some(watcher) = loaded.watcher {
+                    self.watch_outside(watcher, &loading.root);
                 }
                 loaded.library
             }
@@ -496,6 +489,38 @@ impl<'a> Server<'a> {
             message: Some(loaded),
         });
         self.send(progress(end))
+    }
+
+    /// Hands the changes `watcher` sees under `root` to the loop (a failure to watch is
+    /// logged: changes made outside the editor are then not seen).
+    fn watch_outside(&mut self, watcher: Result<HotReloader, WatchError>, root: &Path) {
+        match (watcher, self.frames.take()) {
+            (Ok(watcher), Some(frames)) => {
+                let root = root.to_path_buf();
+                self.outside = Some(OutsideChanges::start(watcher, root, frames));
+            }
+            (Err(error), _) => {
+                let _ = writeln!(
+                    self.log,
+                    "archetool lsp: {error}: changes made outside the editor are not seen"
+                );
+            }
+            (Ok(_), None) => {}
+        }
+    }
+
+    /// A client that offered to watch files but refused the registration: the server watches
+    /// the root itself.
+    fn registration_answered(&mut self, response: &Response) {
+        let registration = RequestId::from(WATCHERS_REGISTRATION.to_string());
+        if response.id != registration || response.response_result.is_ok() || self.outside.is_some()
+        {
+            return;
+        }
+        let Some(root) = self.state.as_ref().map(|state| state.root.clone()) else {
+            return;
+        };
+        self.watch_outside(watch::watch_root(&root), &root);
     }
 
     /// Runs `write`, logging a failure to write; whether it failed (the session then ends).
@@ -934,6 +959,9 @@ impl<'a> Server<'a> {
     }
 }
 
+/// The ID of the request asking the client to watch files.
+const WATCHERS_REGISTRATION: &str = "archetool-register-watchers";
+
 /// The request asking the client to tell the server of every change to a JSON file under the
 /// archetypes root and the scenes directory, whoever makes it (`None` if a root is not a path
 /// a glob can name).
@@ -956,7 +984,7 @@ fn watchers_registration(state: &State) -> Option<Request> {
         registrations: vec![registration],
     };
     Some(Request::new(
-        RequestId::from("archetool-register-watchers".to_string()),
+        RequestId::from(WATCHERS_REGISTRATION.to_string()),
         RegisterCapability::METHOD.to_string(),
         params,
     ))
