@@ -549,6 +549,91 @@ fn lsp_watches_the_root_itself_for_a_client_that_does_not() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// The server's own watcher lives as long as its session: `serve` (in-process, as the bench
+/// and a game's tools run it) sees an outside change, and returns after `exit` with its input
+/// still open, its watcher thread stopped and joined (it would hang otherwise).
+#[test]
+fn lsp_stops_watching_when_its_session_ends() {
+    use archetool::cli::lsp::{serve, LspArgs};
+    use archetool::cli::{DirArg, Exit};
+
+    let project = project();
+    let root = std::fs::canonicalize(project.dir.path()).unwrap();
+    let args = LspArgs {
+        dir: DirArg {
+            dir: root.join("archetypes"),
+        },
+        scenes: root.join(SCENE_FILE).parent().unwrap().to_path_buf(),
+        max_message_bytes: 1 << 20,
+    };
+    let (server_in, mut to_server) = std::io::pipe().unwrap();
+    let (from_server, server_out) = std::io::pipe().unwrap();
+    let (ended, exit) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut output = server_out;
+        let input = Box::new(BufReader::new(server_in));
+        let code = serve(
+            &args,
+            archetool::demo::components::registry(),
+            input,
+            &mut output,
+            &mut std::io::sink(),
+        );
+        let _ = ended.send(matches!(code, Exit::Success));
+    });
+    let (sender, messages) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(from_server);
+        while let Some(message) = read_message(&mut reader) {
+            if sender.send(message).is_err() {
+                return;
+            }
+        }
+    });
+    let mut send = |message: Value| {
+        let body = message.to_string();
+        write!(to_server, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        to_server.flush().unwrap();
+    };
+    let next = || messages.recv_timeout(WAIT).expect("the server answers");
+    send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "capabilities": {} } }),
+    );
+    assert_eq!(next()["id"], 1);
+    send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    send(
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": { "query": "" } }),
+    );
+    assert_eq!(next()["id"], 2);
+    project.write(
+        "archetypes/orc.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
+    let published = next();
+    assert_eq!(
+        (
+            &published["method"],
+            &published["params"]["diagnostics"][0]["message"]
+        ),
+        (
+            &json!("textDocument/publishDiagnostics"),
+            &json!("unknown component `Helth`")
+        )
+    );
+    send(json!({ "jsonrpc": "2.0", "id": 3, "method": "shutdown" }));
+    assert_eq!(next(), json!({ "jsonrpc": "2.0", "id": 3, "result": null }));
+    send(json!({ "jsonrpc": "2.0", "method": "exit" }));
+    assert_eq!(
+        exit.recv_timeout(WAIT),
+        Ok(true),
+        "`serve` returned, exit code 0"
+    );
+    // Its output closed with it: nothing more comes, whatever changes on disk.
+    project.write("archetypes/orc.json", GOBLIN);
+    assert!(messages.recv_timeout(Duration::from_millis(500)).is_err());
+    drop(to_server);
+}
+
 /// A client that offers to watch files for its server but refuses the registration: the
 /// server watches the root itself.
 #[test]
