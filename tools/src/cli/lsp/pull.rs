@@ -88,17 +88,31 @@ impl HeldPull {
 
     /// The report of every file whose diagnostics are not what the client has: those with
     /// diagnostics it has no current report of, and those it has a report of whose diagnostics
-    /// went away (an empty list), in path order.
-    pub fn report(&self, state: &State, published: &Published) -> WorkspaceDiagnosticReport {
-        let mut files: Vec<(PathBuf, &[lsp_types::Diagnostic])> = published
-            .files()
-            .map(|(path, items)| (path.clone(), items))
-            .collect();
-        for path in self.previous.keys() {
-            if published.of(path).is_empty() {
-                files.push((path.clone(), &[]));
+    /// went away (an empty list), in path order. `changed`: only these files can differ (the
+    /// pull was held with nothing to report, and these changed since), so only they are looked
+    /// at: a publish costs what it changed, not every file with diagnostics.
+    pub fn report(
+        &self,
+        state: &State,
+        published: &Published,
+        changed: Option<&[PathBuf]>,
+    ) -> WorkspaceDiagnosticReport {
+        let mut files: Vec<(PathBuf, &[lsp_types::Diagnostic])> = match changed {
+            Some(changed) => (changed.iter())
+                .map(|path| (path.clone(), published.of(path)))
+                .collect(),
+            None => {
+                let mut files: Vec<_> = (published.files())
+                    .map(|(path, items)| (path.clone(), items))
+                    .collect();
+                for path in self.previous.keys() {
+                    if published.of(path).is_empty() {
+                        files.push((path.clone(), &[][..]));
+                    }
+                }
+                files
             }
-        }
+        };
         files.sort_by(|a, b| a.0.cmp(&b.0));
         let mut items = Vec::new();
         for (path, found) in files {

@@ -551,8 +551,8 @@ impl<'a> Server<'a> {
             return self.workspace_pull(request);
         }
         if ready && request.method == Shutdown::METHOD {
-            // A held pull gets an empty answer: nothing more will change.
-            self.answer_held_pull(true);
+            // A held pull gets its answer now: nothing more will change.
+            self.answer_held_pull(None);
         }
         Some(self.answer(request))
     }
@@ -569,11 +569,11 @@ impl<'a> Server<'a> {
             }
         };
         let held = pull::HeldPull::new(id, state, params.previous_result_ids);
-        let report = held.report(state, &self.published);
+        let report = held.report(state, &self.published, None);
         let first = !std::mem::replace(&mut self.workspace_pulled, true);
         if report.items.is_empty() && !first {
             // A client pulls again only once answered; an older held pull is answered empty.
-            self.answer_held_pull(true);
+            self.answer_held_pull(None);
             self.held_pull = Some(held);
             return None;
         }
@@ -583,14 +583,15 @@ impl<'a> Server<'a> {
         ))
     }
 
-    /// Answers the held workspace pull, if any, when it has something to report (or `always`,
-    /// with what it has).
-    fn answer_held_pull(&mut self, always: bool) {
+    /// Answers the held workspace pull, if any: with what it has to report (`changed: None`),
+    /// or, after a publish that changed the files `changed`, if one of them is not what the
+    /// client has.
+    fn answer_held_pull(&mut self, changed: Option<&[PathBuf]>) {
         let (Some(held), Some(state)) = (&self.held_pull, &self.state) else {
             return;
         };
-        let report = held.report(state, &self.published);
-        if report.items.is_empty() && !always {
+        let report = held.report(state, &self.published, changed);
+        if report.items.is_empty() && changed.is_some() {
             return;
         }
         let Some(held) = self.held_pull.take() else {
@@ -929,7 +930,7 @@ impl<'a> Server<'a> {
             if changed.is_empty() {
                 return Ok(());
             }
-            self.answer_held_pull(false);
+            self.answer_held_pull(Some(&changed));
             if outside_change && self.refreshes {
                 self.refreshes_sent += 1;
                 let refresh = Request::new(
