@@ -5,11 +5,12 @@
 //! standard output for the whole run, and an edit's diagnostics take milliseconds, so there is
 //! nothing to gain from a second thread answering. Other threads only feed the loop: one reads
 //! the frames ahead, and, for a client that does not watch files for the server, one hands in
-//! the changes under the root as `workspace/didChangeWatchedFiles` (`watch.rs`). A request before `initialize` gets the protocol's
-//! `ServerNotInitialized` error, one after `shutdown` `InvalidRequest`, and any request the
-//! server cannot read (bad parameters, a URI it does not serve) an error or an empty answer:
-//! nothing a client sends makes it panic or stop, except `exit`, the end of its input, or
-//! input that breaks the framing (after which no message can be found again).
+//! the changes under the root as `workspace/didChangeWatchedFiles` (`watch.rs`). A request
+//! before `initialize` gets the protocol's `ServerNotInitialized` error, one after `shutdown`
+//! `InvalidRequest`, and any request the server cannot read (bad parameters, a URI it does not
+//! serve) an error or an empty answer: nothing a client sends makes it panic or stop, except
+//! `exit`, the end of its input, or input that breaks the framing (after which no message can
+//! be found again).
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -572,7 +573,8 @@ impl<'a> Server<'a> {
         let report = held.report(state, &self.published, None);
         let first = !std::mem::replace(&mut self.workspace_pulled, true);
         if report.items.is_empty() && !first {
-            // A client pulls again only once answered; an older held pull is answered empty.
+            // A client pulls again only once answered; an older held pull is answered with
+            // what it has.
             self.answer_held_pull(None);
             self.held_pull = Some(held);
             return None;
