@@ -82,7 +82,7 @@ pub use json::{FieldPath, PathSegment};
 pub use limits::Limits;
 pub use reload::{apply_update, PatchAction, PatchFailure, ReloadReport};
 #[cfg(feature = "hot-reload")]
-pub use reload::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
+pub use reload::{HotReloadOptions, HotReloader, WatchBackend, WatchError, WatchedChanges};
 pub use scene::Scenes;
 #[cfg(feature = "binary")]
 pub use scene::BINARY_SCENE_FORMAT_VERSION;

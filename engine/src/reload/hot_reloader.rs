@@ -83,6 +83,19 @@ pub struct WatchError {
     pub source: notify::Error,
 }
 
+/// The archetype files a [`HotReloader`]'s watcher saw change, once they settled, as
+/// [`HotReloader::take_changes`] hands them to a tool that reads them itself (a language
+/// server updating its library) rather than applying them to a world.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WatchedChanges {
+    /// The archetype files written, created or removed, each once, in path order.
+    pub paths: Vec<PathBuf>,
+    /// A directory came or went (its files may have moved in one step), or more files changed
+    /// than are listed one by one: read every file again.
+    pub rescan: bool,
+}
+
 /// Watches an archetypes directory and hot-reloads archetypes into a running world.
 ///
 /// An edit changes only the fields it changed on each live instance: runtime state (the
@@ -199,6 +212,20 @@ impl HotReloader {
         report.elapsed = started.elapsed();
         log_report(&report);
         report
+    }
+
+    /// Takes the changes that settled (quiet for [`debounce`](HotReloadOptions::debounce), or
+    /// pending for [`max_wait`](HotReloadOptions::max_wait)) without reading them: for a tool
+    /// that keeps its own [`ArchetypeLibrary`] and no world, which reads them with
+    /// [`ArchetypeLibrary::reload_files`] (or [`reload_all`](ArchetypeLibrary::reload_all) on a
+    /// rescan). `None` while writes are still coming or when nothing changed. Never blocks;
+    /// what it takes, [`apply`](Self::apply) no longer sees.
+    pub fn take_changes(&mut self) -> Option<WatchedChanges> {
+        let Settled { paths, rescan } = self.watch.take_settled(&self.options)?;
+        Some(WatchedChanges {
+            paths: paths.into_iter().collect(),
+            rescan,
+        })
     }
 
     /// Re-reads the whole directory now (whatever the watcher saw) and applies the result,

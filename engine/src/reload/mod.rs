@@ -16,7 +16,7 @@ mod report;
 #[cfg(feature = "hot-reload")]
 pub(crate) use file_watch::{is_editor_scratch, Classify, FileWatch, Relevance};
 #[cfg(feature = "hot-reload")]
-pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError};
+pub use hot_reloader::{HotReloadOptions, HotReloader, WatchBackend, WatchError, WatchedChanges};
 pub use patcher::apply_update;
 pub(crate) use patcher::{instance_entities, instance_root, LiveRefs};
 pub use report::{PatchAction, PatchFailure, ReloadReport};

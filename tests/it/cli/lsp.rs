@@ -468,6 +468,367 @@ fn lsp_asks_for_file_watchers_and_sees_changes_made_outside_the_editor() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// A client that does not watch files for its server (Neovim 0.7 cannot): the server watches
+/// the archetypes root itself, so a file written, created or deleted by another program (a
+/// `git checkout`, `archetool new`, a script) is read and checked, its dependants too.
+#[test]
+fn lsp_watches_the_root_itself_for_a_client_that_does_not() {
+    let project = project();
+    let mut client = Client::initialized(&project);
+    // Answered once the library is loaded; the root was watched before it was read.
+    client.result("workspace/symbol", json!({ "query": "goblin" }));
+    let typo = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    project.write("archetypes/goblin.json", &typo);
+    let goblin = client.uri("archetypes/goblin.json");
+    let place = range(3, 4, 3, 11);
+    let unknown = |uri: &str| {
+        json!({
+            "range": place,
+            "severity": 1,
+            "code": "unknown-component",
+            "source": "archetool",
+            "message": "unknown component `Helth`",
+            "relatedInformation": [{
+                "location": { "uri": uri, "range": place },
+                "message": "did you mean `Health`?"
+            }],
+            "data": { "suggestion": "Health" }
+        })
+    };
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({ "uri": goblin, "diagnostics": [unknown(&goblin)] })
+    );
+    assert_eq!(
+        client.diagnostics("archetypes/camp.json"),
+        json!({
+            "uri": client.uri("archetypes/camp.json"),
+            "diagnostics": [{
+                "range": range(2, 28, 2, 36),
+                "severity": 3,
+                "code": "broken-dependency",
+                "source": "archetool",
+                "message": "not fully checked: it depends on `goblin`, which has errors; its own values were checked as far as they go"
+            }]
+        })
+    );
+    // A new file in a new folder, then the goblin mended and the new file deleted.
+    project.write("archetypes/orcs/orc.json", &typo);
+    let orc = client.uri("archetypes/orcs/orc.json");
+    assert_eq!(
+        client.diagnostics("archetypes/orcs/orc.json"),
+        json!({ "uri": orc, "diagnostics": [unknown(&orc)] })
+    );
+    project.write("archetypes/goblin.json", GOBLIN);
+    assert_eq!(
+        client.diagnostics("archetypes/goblin.json"),
+        json!({ "uri": goblin, "diagnostics": [] })
+    );
+    std::fs::remove_file(project.dir.path().join("archetypes/orcs/orc.json")).unwrap();
+    assert_eq!(
+        client.diagnostics("archetypes/orcs/orc.json"),
+        json!({ "uri": orc, "diagnostics": [] })
+    );
+    // What the editor has open stays the editor's: a write to its file on disk is not read
+    // (the orc written after it is, so the watcher's report of both was handled).
+    client.open("archetypes/base.json", BASE);
+    project.write(
+        "archetypes/base.json",
+        &BASE.replace("\"Health\"", "\"Helth\""),
+    );
+    project.write("archetypes/orcs/orc.json", &typo);
+    assert_eq!(
+        client.diagnostics("archetypes/orcs/orc.json"),
+        json!({ "uri": orc, "diagnostics": [unknown(&orc)] })
+    );
+    let base = client.uri("archetypes/base.json");
+    let about_base: Vec<&Value> = (client.notifications.iter())
+        .filter(|message| message["params"]["uri"] == base.as_str())
+        .collect();
+    assert_eq!(about_base, Vec::<&Value>::new());
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// The server's own watcher lives as long as its session: `serve` (in-process, as the bench
+/// and a game's tools run it) sees an outside change, and returns after `exit` with its input
+/// still open, its watcher thread stopped and joined (it would hang otherwise).
+#[test]
+fn lsp_stops_watching_when_its_session_ends() {
+    use archetool::cli::lsp::{serve, LspArgs};
+    use archetool::cli::{DirArg, Exit};
+
+    let project = project();
+    let root = std::fs::canonicalize(project.dir.path()).unwrap();
+    let args = LspArgs {
+        dir: DirArg {
+            dir: root.join("archetypes"),
+        },
+        scenes: root.join(SCENE_FILE).parent().unwrap().to_path_buf(),
+        max_message_bytes: 1 << 20,
+    };
+    let (server_in, mut to_server) = std::io::pipe().unwrap();
+    let (from_server, server_out) = std::io::pipe().unwrap();
+    let (ended, exit) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut output = server_out;
+        let input = Box::new(BufReader::new(server_in));
+        let code = serve(
+            &args,
+            archetool::demo::components::registry(),
+            input,
+            &mut output,
+            &mut std::io::sink(),
+        );
+        let _ = ended.send(matches!(code, Exit::Success));
+    });
+    let (sender, messages) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(from_server);
+        while let Some(message) = read_message(&mut reader) {
+            if sender.send(message).is_err() {
+                return;
+            }
+        }
+    });
+    let mut send = |message: Value| {
+        let body = message.to_string();
+        write!(to_server, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        to_server.flush().unwrap();
+    };
+    let next = || messages.recv_timeout(WAIT).expect("the server answers");
+    send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "capabilities": {} } }),
+    );
+    assert_eq!(next()["id"], 1);
+    send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    send(
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": { "query": "" } }),
+    );
+    assert_eq!(next()["id"], 2);
+    project.write(
+        "archetypes/orc.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
+    let published = next();
+    assert_eq!(
+        (
+            &published["method"],
+            &published["params"]["diagnostics"][0]["message"]
+        ),
+        (
+            &json!("textDocument/publishDiagnostics"),
+            &json!("unknown component `Helth`")
+        )
+    );
+    send(json!({ "jsonrpc": "2.0", "id": 3, "method": "shutdown" }));
+    assert_eq!(next(), json!({ "jsonrpc": "2.0", "id": 3, "result": null }));
+    send(json!({ "jsonrpc": "2.0", "method": "exit" }));
+    assert_eq!(
+        exit.recv_timeout(WAIT),
+        Ok(true),
+        "`serve` returned, exit code 0"
+    );
+    // Its output closed with it: nothing more comes, whatever changes on disk.
+    project.write("archetypes/orc.json", GOBLIN);
+    assert!(messages.recv_timeout(Duration::from_millis(500)).is_err());
+    drop(to_server);
+}
+
+/// A client that offers to watch files for its server but refuses the registration: the
+/// server watches the root itself.
+#[test]
+fn lsp_watches_the_root_itself_when_the_client_refuses_to() {
+    let project = project();
+    let capabilities = json!({
+        "workspace": { "didChangeWatchedFiles": { "dynamicRegistration": true } }
+    });
+    let mut client = Client::initialized_with(&project, capabilities);
+    let register = client.next();
+    assert_eq!(
+        register["method"], "client/registerCapability",
+        "{register}"
+    );
+    client.send(json!({
+        "jsonrpc": "2.0", "id": "archetool-register-watchers",
+        "error": { "code": -32601, "message": "no file watching here" }
+    }));
+    // Answered after the refusal was read: the server watches from here on.
+    client.result("workspace/symbol", json!({ "query": "goblin" }));
+    project.write(
+        "archetypes/orc.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
+    let orc = client.uri("archetypes/orc.json");
+    let place = range(3, 4, 3, 11);
+    assert_eq!(
+        client.diagnostics("archetypes/orc.json"),
+        json!({ "uri": orc, "diagnostics": [{
+            "range": place,
+            "severity": 1,
+            "code": "unknown-component",
+            "source": "archetool",
+            "message": "unknown component `Helth`",
+            "relatedInformation": [{
+                "location": { "uri": orc, "range": place },
+                "message": "did you mean `Health`?"
+            }],
+            "data": { "suggestion": "Health" }
+        }] })
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
+/// A client that pulls diagnostics (LSP 3.17) is told the server answers pulls, is sent no
+/// `publishDiagnostics`, and pulls each file's report (`unchanged` when its result ID is still
+/// current) and the workspace's (held while nothing is new, answered when a change comes; a
+/// change made outside the editor also asks the client to pull again).
+#[test]
+fn lsp_answers_pulled_diagnostics_and_pushes_none() {
+    let project = project();
+    let mut client = Client::start(&project);
+    let root = client.root.clone();
+    let capabilities = json!({
+        "textDocument": { "diagnostic": { "dynamicRegistration": false } },
+        "workspace": { "diagnostic": { "refreshSupport": true } }
+    });
+    let initialized = client.result(
+        "initialize",
+        json!({ "capabilities": capabilities, "rootUri": format!("file://{root}") }),
+    );
+    assert_eq!(
+        initialized["capabilities"]["diagnosticProvider"],
+        json!({
+            "identifier": "archetool",
+            "interFileDependencies": true,
+            "workspaceDiagnostics": true
+        })
+    );
+    client.notify("initialized", json!({}));
+    let typo = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    client.open("archetypes/goblin.json", &typo);
+    let goblin = client.uri("archetypes/goblin.json");
+    let camp = client.uri("archetypes/camp.json");
+    let place = range(3, 4, 3, 11);
+    let unknown = |uri: &str| {
+        json!({
+            "range": place,
+            "severity": 1,
+            "code": "unknown-component",
+            "codeDescription": { "href": DiagnosticCode::UnknownComponent.help_uri() },
+            "source": "archetool",
+            "message": "unknown component `Helth`",
+            "relatedInformation": [{
+                "location": { "uri": uri, "range": place },
+                "message": "did you mean `Health`?"
+            }],
+            "data": { "suggestion": "Health" }
+        })
+    };
+    let held_back = json!({
+        "range": range(2, 28, 2, 36),
+        "severity": 3,
+        "code": "broken-dependency",
+        "codeDescription": { "href": DiagnosticCode::BrokenDependency.help_uri() },
+        "source": "archetool",
+        "message": "not fully checked: it depends on `goblin`, which has errors; its own values were checked as far as they go"
+    });
+    let pull = |client: &mut Client, uri: &str, previous: Option<&Value>| {
+        let mut params = json!({ "textDocument": { "uri": uri } });
+        if let Some(previous) = previous {
+            params["previousResultId"] = previous.clone();
+        }
+        client.result("textDocument/diagnostic", params)
+    };
+    let report = pull(&mut client, &goblin, None);
+    let goblin_id = report["resultId"].clone();
+    assert!(goblin_id.is_string(), "{report}");
+    assert_eq!(
+        report,
+        json!({ "kind": "full", "resultId": goblin_id, "items": [unknown(&goblin)] })
+    );
+    assert_eq!(
+        pull(&mut client, &goblin, Some(&goblin_id)),
+        json!({ "kind": "unchanged", "resultId": goblin_id })
+    );
+    // The first workspace pull: every file with diagnostics, an open buffer with its version.
+    let workspace = client.result("workspace/diagnostic", json!({ "previousResultIds": [] }));
+    let camp_id = workspace["items"][0]["resultId"].clone();
+    assert!(camp_id.is_string() && camp_id != goblin_id, "{workspace}");
+    assert_eq!(
+        workspace,
+        json!({ "items": [
+            { "kind": "full", "uri": camp, "version": null, "resultId": camp_id, "items": [held_back] },
+            { "kind": "full", "uri": goblin, "version": 1, "resultId": goblin_id, "items": [unknown(&goblin)] }
+        ] })
+    );
+    // Knowing both, the next pull is held: a later request is answered first.
+    client.next_id += 1;
+    let held = client.next_id;
+    let previous =
+        json!([{ "uri": camp, "value": camp_id }, { "uri": goblin, "value": goblin_id }]);
+    client.send(json!({
+        "jsonrpc": "2.0", "id": held, "method": "workspace/diagnostic",
+        "params": { "previousResultIds": previous }
+    }));
+    assert_eq!(
+        pull(&mut client, &camp, Some(&camp_id)),
+        json!({ "kind": "unchanged", "resultId": camp_id })
+    );
+    // The goblin mended in its buffer: the held pull is answered with the two files' new (empty)
+    // reports; the client made the change, so it is not asked to pull again.
+    client.change("archetypes/goblin.json", 2, GOBLIN);
+    let empty = pull(&mut client, &goblin, Some(&goblin_id));
+    let empty_id = empty["resultId"].clone();
+    assert_eq!(
+        empty,
+        json!({ "kind": "full", "resultId": empty_id, "items": [] })
+    );
+    let answered = client.notifications.remove(0);
+    assert_eq!(
+        answered,
+        json!({ "jsonrpc": "2.0", "id": held, "result": { "items": [
+            { "kind": "full", "uri": camp, "version": null, "resultId": empty_id, "items": [] },
+            { "kind": "full", "uri": goblin, "version": 2, "resultId": empty_id, "items": [] }
+        ] } })
+    );
+    // A file written outside the editor: the client is asked to pull again.
+    project.write("archetypes/orc.json", &typo);
+    let refresh = client.next();
+    assert_eq!(
+        refresh,
+        json!({ "jsonrpc": "2.0", "id": "archetool-refresh-1", "method": "workspace/diagnostic/refresh" })
+    );
+    client.send(json!({ "jsonrpc": "2.0", "id": "archetool-refresh-1", "result": null }));
+    let orc = client.uri("archetypes/orc.json");
+    let report = pull(&mut client, &orc, None);
+    assert_eq!(
+        report,
+        json!({ "kind": "full", "resultId": report["resultId"], "items": [unknown(&orc)] })
+    );
+    // A held pull the client cancels is answered so.
+    let workspace = client.result("workspace/diagnostic", json!({ "previousResultIds": [] }));
+    let previous: Vec<Value> = (workspace["items"].as_array().unwrap().iter())
+        .map(|item| json!({ "uri": item["uri"], "value": item["resultId"] }))
+        .collect();
+    client.next_id += 1;
+    let cancelled = client.next_id;
+    client.send(json!({
+        "jsonrpc": "2.0", "id": cancelled, "method": "workspace/diagnostic",
+        "params": { "previousResultIds": previous }
+    }));
+    client.notify("$/cancelRequest", json!({ "id": cancelled }));
+    assert_eq!(
+        client.next(),
+        json!({ "jsonrpc": "2.0", "id": cancelled, "error": { "code": -32800, "message": "cancelled" } })
+    );
+    assert_eq!(
+        client.notifications,
+        Vec::<Value>::new(),
+        "nothing was pushed"
+    );
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// Before a rename the editor asks what would be renamed: the archetype name under the cursor
 /// (its range inside the quotes, its current name), else the archetype whose file it is.
 #[test]
@@ -1340,10 +1701,9 @@ vim.fn.writefile(lines, os.getenv("OUT"))
 vim.cmd("qa!")
 "#;
 
-/// A real editor: Neovim, headless, shows the typo's diagnostic and completes component names.
-/// CI installs Neovim (`.ci/run`); elsewhere the test is skipped, saying so, when there is none.
-#[test]
-fn lsp_in_neovim_shows_a_typo_and_completes_components() {
+/// Whether Neovim is installed. CI installs it (`.ci/run`): there a missing `nvim` fails the
+/// test; elsewhere the test is skipped, saying so.
+fn neovim_found() -> bool {
     let found = Command::new("nvim")
         .arg("--version")
         .stdout(Stdio::null())
@@ -1356,14 +1716,15 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
             "CI runs this test with Neovim installed"
         );
         eprintln!("skipped: no `nvim` on PATH");
-        return;
     }
-    let project = project();
-    project.write(
-        "archetypes/goblin.json",
-        &GOBLIN.replace("\"Health\"", "\"Helth\""),
-    );
-    project.write("neovim.lua", NEOVIM_SCRIPT);
+    found
+}
+
+/// Runs `script` in a headless Neovim in the project (`ARCHETOOL`: the server, `PROJECT`: the
+/// project's root, `OUT`: where the script writes what it saw), within 60 s, and returns what
+/// it wrote. When the script creates the file `ready` in the project, `on_ready` runs (once).
+fn run_neovim(project: &Project, script: &str, on_ready: impl FnOnce()) -> String {
+    project.write("neovim.lua", script);
     let root = std::fs::canonicalize(project.dir.path()).unwrap();
     let out = root.join("out.txt");
     let mut nvim = Command::new("nvim")
@@ -1377,6 +1738,7 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut on_ready = Some(on_ready);
     let mut waited = Duration::ZERO;
     while nvim.try_wait().unwrap().is_none() {
         if waited > Duration::from_secs(60) {
@@ -1384,16 +1746,201 @@ fn lsp_in_neovim_shows_a_typo_and_completes_components() {
             let _ = nvim.wait();
             panic!("Neovim still running after 60 s");
         }
+        if root.join("ready").exists() {
+            if let Some(on_ready) = on_ready.take() {
+                on_ready();
+            }
+        }
         std::thread::sleep(Duration::from_millis(20));
         waited += Duration::from_millis(20);
     }
+    std::fs::read_to_string(&out).unwrap_or_default()
+}
+
+/// A real editor: Neovim, headless, shows the typo's diagnostic and completes component names.
+#[test]
+fn lsp_in_neovim_shows_a_typo_and_completes_components() {
+    if !neovim_found() {
+        return;
+    }
+    let project = project();
+    project.write(
+        "archetypes/goblin.json",
+        &GOBLIN.replace("\"Health\"", "\"Helth\""),
+    );
     let mut expected = String::from(
         "diagnostic 3:4-3:11 severity 1 [unknown-component] unknown component `Helth`\n",
     );
     for name in DEMO_COMPONENTS {
         expected.push_str(&format!("completion {name}\n"));
     }
-    assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), expected);
+    assert_eq!(run_neovim(&project, NEOVIM_SCRIPT, || {}), expected);
+}
+
+/// What the second Neovim test does: open the goblin with `archetool lsp` (sending each change
+/// at once, `debounce_text_changes = 0`, so the server meets the burst, not Neovim's own
+/// debounce), note each diagnostics publish for it, and write to `OUT`:
+/// - once the server answers, it creates `ready` (the test then writes `archetypes/orc.json`,
+///   with a typo, on disk) and waits for the orc's diagnostics, a file not open in the editor;
+/// - then it types forty versions of the goblin's component line in one go, each with its own
+///   typo, waits for the diagnostics of the last version, and says what was published.
+const NEOVIM_OUTSIDE_AND_TYPING_SCRIPT: &str = r#"
+local root = os.getenv("PROJECT")
+local lines = {}
+local published = {}
+vim.cmd("edit " .. vim.fn.fnameescape(root .. "/archetypes/goblin.json"))
+local goblin = vim.api.nvim_get_current_buf()
+local goblin_uri = vim.uri_from_bufnr(goblin)
+local function on_publish(err, result, ctx, config)
+  if result and result.uri == goblin_uri then
+    local first = result.diagnostics[1]
+    table.insert(published, { version = result.version, message = first and first.message or "" })
+  end
+  return vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
+end
+local client = vim.lsp.start_client({
+  name = "archetool",
+  cmd = { os.getenv("ARCHETOOL"), "lsp" },
+  root_dir = root,
+  flags = { debounce_text_changes = 0 },
+  handlers = { ["textDocument/publishDiagnostics"] = on_publish },
+})
+vim.lsp.buf_attach_client(goblin, client)
+local function describe(prefix, bufnr)
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code) or ""
+    table.insert(lines, string.format("%s %d:%d-%d:%d severity %d [%s] %s", prefix, d.lnum, d.col, d.end_lnum, d.end_col, d.severity, code, d.message))
+  end
+end
+-- Requests go to a client once it is initialized; answered once the library is loaded (the
+-- server watches the root from before it reads it).
+vim.wait(10000, function() return #vim.lsp.buf_get_clients(goblin) > 0 end, 20)
+vim.lsp.buf_request_sync(goblin, "workspace/symbol", { query = "goblin" }, 10000)
+local ready = io.open(root .. "/ready", "w")
+ready:close()
+local orc = vim.uri_to_bufnr(vim.uri_from_fname(root .. "/archetypes/orc.json"))
+vim.wait(10000, function() return #vim.diagnostic.get(orc) > 0 end, 20)
+describe("outside orc.json", orc)
+
+published = {}
+for i = 1, 40 do
+  vim.api.nvim_buf_set_lines(goblin, 3, 4, true, { string.format('    "Helth%d": { "current": 5 }', i) })
+end
+local final = vim.lsp.util.buf_versions[goblin]
+vim.wait(10000, function()
+  local last = published[#published]
+  return last ~= nil and last.version == final
+end, 20)
+local increasing = true
+for i = 2, #published do
+  if published[i].version <= published[i - 1].version then increasing = false end
+end
+local last = published[#published] or { version = -1, message = "" }
+table.insert(lines, string.format("typing last published: %s", last.message))
+table.insert(lines, string.format("typing last published is the last version: %s", tostring(last.version == final)))
+table.insert(lines, string.format("typing versions published in order: %s", tostring(increasing)))
+table.insert(lines, string.format("typing publishes: %d", #published))
+describe("typing goblin.json", goblin)
+vim.fn.writefile(lines, os.getenv("OUT"))
+vim.cmd("qa!")
+"#;
+
+/// Neovim 0.7 watches no files for its server: a file written outside the editor still shows
+/// its problems there (the server watches the root itself); and a burst of typing is coalesced:
+/// the last version's diagnostics arrive, versions in order, fewer publishes than versions.
+#[test]
+fn lsp_in_neovim_sees_outside_changes_and_keeps_up_with_typing() {
+    if !neovim_found() {
+        return;
+    }
+    let project = project();
+    let orc = GOBLIN.replace("\"Health\"", "\"Helth\"");
+    let out = run_neovim(&project, NEOVIM_OUTSIDE_AND_TYPING_SCRIPT, || {
+        project.write("archetypes/orc.json", &orc)
+    });
+    let mut lines: Vec<&str> = out.lines().collect();
+    let count = lines
+        .iter()
+        .position(|line| line.starts_with("typing publishes: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let publishes: usize = lines.remove(count)["typing publishes: ".len()..]
+        .parse()
+        .unwrap();
+    assert!(
+        (1..40).contains(&publishes),
+        "forty versions typed, {publishes} published: none was skipped"
+    );
+    assert_eq!(
+        lines,
+        [
+            "outside orc.json 3:4-3:11 severity 1 [unknown-component] unknown component `Helth`",
+            "typing last published: unknown component `Helth40`",
+            "typing last published is the last version: true",
+            "typing versions published in order: true",
+            "typing goblin.json 3:4-3:13 severity 1 [unknown-component] unknown component `Helth40`",
+        ]
+    );
+}
+
+/// What the third Neovim test does: open the goblin, then its parent, with `archetool lsp`;
+/// ask for the goblin's inlay hints (Neovim 0.7 has no inlay-hint display: the request, as a
+/// plugin makes it); show each buffer's code lenses with Neovim's own `vim.lsp.codelens`, and
+/// write both, with the text Neovim shows for the lens, to `OUT`.
+const NEOVIM_HINTS_AND_LENSES_SCRIPT: &str = r#"
+local root = os.getenv("PROJECT")
+local lines = {}
+local client = vim.lsp.start_client({ name = "archetool", cmd = { os.getenv("ARCHETOOL"), "lsp" }, root_dir = root })
+local range = { start = { line = 0, character = 0 }, ["end"] = { line = 6, character = 0 } }
+for _, name in ipairs({ "goblin", "base" }) do
+  vim.cmd("edit " .. vim.fn.fnameescape(root .. "/archetypes/" .. name .. ".json"))
+  local buffer = vim.api.nvim_get_current_buf()
+  vim.lsp.buf_attach_client(buffer, client)
+  -- Requests go to a client once it is initialized.
+  vim.wait(10000, function() return #vim.lsp.buf_get_clients(buffer) > 0 end, 20)
+  local params = { textDocument = { uri = vim.uri_from_bufnr(buffer) }, range = range }
+  for _, response in pairs(vim.lsp.buf_request_sync(buffer, "textDocument/inlayHint", params, 10000) or {}) do
+    for _, hint in ipairs(response.result or {}) do
+      table.insert(lines, string.format("%s inlay hint %d:%d %s (padding left: %s)", name, hint.position.line, hint.position.character, hint.label, tostring(hint.paddingLeft)))
+    end
+  end
+  vim.lsp.codelens.refresh()
+  vim.wait(10000, function() return #vim.lsp.codelens.get(buffer) > 0 end, 20)
+  for _, lens in ipairs(vim.lsp.codelens.get(buffer)) do
+    local r = lens.range
+    table.insert(lines, string.format("%s code lens %d:%d-%d:%d %s", name, r.start.line, r.start.character, r["end"].line, r["end"].character, lens.command.title))
+  end
+  local namespace = vim.api.nvim_create_namespace("vim_lsp_codelens:" .. client)
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buffer, namespace, 0, -1, { details = true })) do
+    local text = {}
+    for _, chunk in ipairs(mark[4].virt_text or {}) do table.insert(text, chunk[1]) end
+    table.insert(lines, string.format("%s shown on line %d: %s", name, mark[2], table.concat(text)))
+  end
+end
+vim.fn.writefile(lines, os.getenv("OUT"))
+vim.cmd("qa!")
+"#;
+
+/// In Neovim: the goblin's inlay hint (the inherited field after its partial override) and
+/// each file's code lens, in full, as the editor holds and shows them.
+#[test]
+fn lsp_in_neovim_shows_inlay_hints_and_code_lenses() {
+    if !neovim_found() {
+        return;
+    }
+    let project = project();
+    let line = GOBLIN.lines().nth(3).unwrap();
+    let end = line.rfind('}').unwrap() + 1;
+    let out = run_neovim(&project, NEOVIM_HINTS_AND_LENSES_SCRIPT, || {});
+    assert_eq!(
+        out,
+        format!(
+            "goblin inlay hint 3:{end} max: 10 ← base (padding left: true)\n\
+             goblin code lens 0:0-0:0 extended by 0 · placed in 1 scene entity\n\
+             goblin shown on line 0: extended by 0 · placed in 1 scene entity\n\
+             base code lens 0:0-0:0 extended by 1 · placed in 0 scene entities · abstract\n\
+             base shown on line 0: extended by 1 · placed in 0 scene entities · abstract\n"
+        )
+    );
 }
 
 /// Component fields that name archetypes (`ArchetypeRef`) and entities of the instance

@@ -311,7 +311,8 @@ pub(super) fn of_scene(
         .collect()
 }
 
-/// What was last published for each file, so only changes are sent.
+/// What was last published for each file, so only changes are sent (for a client that pulls
+/// diagnostics, what it is answered).
 #[derive(Default)]
 pub(super) struct Published {
     by_file: HashMap<PathBuf, Vec<lsp_types::Diagnostic>>,
@@ -344,6 +345,11 @@ impl Published {
     /// The diagnostics published for `file`.
     pub fn of(&self, file: &Path) -> &[lsp_types::Diagnostic] {
         self.by_file.get(file).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every file with diagnostics, and them, in no order.
+    pub fn files(&self) -> impl Iterator<Item = (&PathBuf, &[lsp_types::Diagnostic])> {
+        (self.by_file.iter()).map(|(file, found)| (file, found.as_slice()))
     }
 }
 

@@ -26,6 +26,8 @@
 //! - `diagnostics.rs`: the library's diagnostics and the open scenes' problems as the
 //!   protocol's, and which files to publish them for (every file that has some; an empty list
 //!   for a file whose problems went away);
+//! - `pull.rs`: the same lists for a client that pulls them (`textDocument/diagnostic`,
+//!   `workspace/diagnostic`, with result IDs), pushed to no such client;
 //! - `cursor.rs`: where in a JSON text a position is (the keys leading to it, and the key or
 //!   value under it), read tolerantly, as a buffer being typed is often not JSON;
 //! - `component_schema.rs`: a component's fields, enum variants and doc comments, and which of
@@ -36,7 +38,10 @@
 //!   type and doc comment; an archetype name's file and parents;
 //! - `navigation.rs`: go to definition (of archetypes and `#child` references), find
 //!   references and rename of archetypes;
-//! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion.
+//! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion;
+//! - `watch.rs`: changes made outside the editor, for a client that does not watch files for
+//!   the server: the engine's watcher on the root, its changes handed to the loop as a
+//!   watching client's `workspace/didChangeWatchedFiles`.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -55,7 +60,9 @@ mod edits;
 pub mod framing;
 mod hover;
 mod navigation;
+mod pull;
 mod server;
+mod watch;
 
 /// Arguments of `archetool lsp`.
 #[derive(Clone, Debug, Args)]

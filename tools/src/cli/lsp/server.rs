@@ -1,13 +1,16 @@
 //! The message loop: the initialize and shutdown handshake, the open buffers installed in the
 //! library, and each request answered by the file that knows how.
 //!
-//! Everything runs on the calling thread, one message at a time: `archetool`'s `main` holds
+//! Every message is handled on the calling thread, one at a time: `archetool`'s `main` holds
 //! standard output for the whole run, and an edit's diagnostics take milliseconds, so there is
-//! nothing to gain from a second thread. A request before `initialize` gets the protocol's
-//! `ServerNotInitialized` error, one after `shutdown` `InvalidRequest`, and any request the
-//! server cannot read (bad parameters, a URI it does not serve) an error or an empty answer:
-//! nothing a client sends makes it panic or stop, except `exit`, the end of its input, or
-//! input that breaks the framing (after which no message can be found again).
+//! nothing to gain from a second thread answering. Other threads only feed the loop: one reads
+//! the frames ahead, and, for a client that does not watch files for the server, one hands in
+//! the changes under the root as `workspace/didChangeWatchedFiles` (`watch.rs`). A request
+//! before `initialize` gets the protocol's `ServerNotInitialized` error, one after `shutdown`
+//! `InvalidRequest`, and any request the server cannot read (bad parameters, a URI it does not
+//! serve) an error or an empty answer: nothing a client sends makes it panic or stop, except
+//! `exit`, the end of its input, or input that breaks the framing (after which no message can
+//! be found again).
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -19,29 +22,31 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 
 use archetype_engine::tooling::check_archetype_name;
-use archetype_engine::{ArchetypeLibrary, ComponentRegistry, LoadOptions};
+use archetype_engine::{ArchetypeLibrary, ComponentRegistry, HotReloader, LoadOptions, WatchError};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
+    Cancel, DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidCreateFiles,
     DidDeleteFiles, DidOpenTextDocument, DidRenameFiles, DidSaveTextDocument, Initialized,
     Notification as _, Progress,
 };
 use lsp_types::request::{
-    CodeActionRequest, CodeLensRequest, Completion, DocumentLinkRequest, Formatting,
-    GotoDefinition, HoverRequest, Initialize, InlayHintRequest, PrepareRenameRequest, References,
-    RegisterCapability, Rename, Request as _, Shutdown, WorkDoneProgressCreate,
-    WorkspaceSymbolRequest,
+    CodeActionRequest, CodeLensRequest, Completion, DocumentDiagnosticRequest, DocumentLinkRequest,
+    Formatting, GotoDefinition, HoverRequest, Initialize, InlayHintRequest, PrepareRenameRequest,
+    References, RegisterCapability, Rename, Request as _, Shutdown, WorkDoneProgressCreate,
+    WorkspaceDiagnosticRefresh, WorkspaceDiagnosticRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
-    DidChangeWatchedFilesRegistrationOptions, FileOperationFilter, FileOperationPattern,
-    FileOperationPatternKind, FileOperationRegistrationOptions, FileSystemWatcher, GlobPattern,
-    InitializeParams, InitializeResult, NumberOrString, OneOf, ProgressParams, ProgressParamsValue,
-    Registration, RegistrationParams, RenameOptions, ResourceOperationKind, SaveOptions,
-    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri, WorkDoneProgress,
-    WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
-    WorkspaceFileOperationsServerCapabilities, WorkspaceServerCapabilities,
+    DiagnosticOptions, DiagnosticServerCapabilities, DidChangeWatchedFilesRegistrationOptions,
+    FileOperationFilter, FileOperationPattern, FileOperationPatternKind,
+    FileOperationRegistrationOptions, FileSystemWatcher, GlobPattern, InitializeParams,
+    InitializeResult, NumberOrString, OneOf, ProgressParams, ProgressParamsValue, Registration,
+    RegistrationParams, RenameOptions, ResourceOperationKind, SaveOptions, ServerCapabilities,
+    ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Uri, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkspaceDiagnosticParams,
+    WorkspaceDiagnosticReportResult, WorkspaceFileOperationsServerCapabilities,
+    WorkspaceServerCapabilities,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -49,12 +54,23 @@ use serde::Serialize;
 use super::super::{Context, Exit};
 use super::documents::{is_scene, kind_of, path_of, uri_of, Document, Documents, FileKind};
 use super::framing::{write_message, Frame, FrameError, FrameReader};
-use super::{completion, diagnostics, edits, hover, navigation, LspArgs};
+use super::watch::{self, OutsideChanges};
+use super::{completion, diagnostics, edits, hover, navigation, pull, LspArgs};
+
+/// What the load's thread gives.
+struct Loaded {
+    /// The library, or an empty one.
+    library: ArchetypeLibrary,
+    /// Why the directory could not be read.
+    error: Option<String>,
+    /// The watcher of the root, set up before the library was read, for a client that does not
+    /// watch files for the server.
+    watcher: Option<Result<HotReloader, WatchError>>,
+}
 
 /// The library loading on its own thread since `initialize`, and what the state will hold.
 struct Loading {
-    /// The library, or an empty one and why the directory could not be read.
-    library: thread::JoinHandle<(ArchetypeLibrary, Option<String>)>,
+    library: thread::JoinHandle<Loaded>,
     root: PathBuf,
     scenes: PathBuf,
     moves_files: bool,
@@ -79,8 +95,8 @@ fn progress(value: WorkDoneProgress) -> Message {
 /// Frames read ahead of the one being handled, at most.
 const READ_AHEAD: usize = 64;
 
-/// A frame as the reader thread read it.
-type FrameRead = Result<Option<Frame>, FrameError>;
+/// A frame as the reader thread read it (or a notification the server's watcher made).
+pub(super) type FrameRead = Result<Option<Frame>, FrameError>;
 
 /// Whether `message` is a buffer's `didChange` that a later one of the same buffer among
 /// `waiting` replaces before any request is read (full synchronisation: each holds the whole
@@ -216,6 +232,25 @@ pub(super) struct Server<'a> {
     /// Whether the client registers file watchers for the server when asked (then it tells of
     /// changes made outside the editor: a `git checkout`, `archetool new`).
     register_watchers: bool,
+    /// Where the frames the loop reads are sent, for the server's own watcher (for a client
+    /// that does not register watchers, or refuses the registration).
+    frames: Option<mpsc::SyncSender<FrameRead>>,
+    /// The server's own watcher of the root, handing its changes to the loop (stopped when the
+    /// server is dropped).
+    outside: Option<OutsideChanges>,
+    /// Whether the client pulls diagnostics (`textDocument.diagnostic`): then none are pushed.
+    pulls: bool,
+    /// Whether the client pulls again when told to (`workspace.diagnostic.refreshSupport`).
+    refreshes: bool,
+    /// Refresh requests sent (each has its own ID).
+    refreshes_sent: u64,
+    /// Whether a change the client did not make in a buffer (a file written outside the
+    /// editor, a buffer closed) is waiting to be published: a pulling client is told to pull.
+    outside_change: bool,
+    /// Whether a `workspace/diagnostic` was answered (the first one is answered at once).
+    workspace_pulled: bool,
+    /// A `workspace/diagnostic` held until something changes.
+    held_pull: Option<pull::HeldPull>,
     shutdown: bool,
     output: &'a mut dyn Write,
     log: &'a mut dyn Write,
@@ -249,6 +284,14 @@ impl<'a> Server<'a> {
             open_at_publish: Vec::new(),
             loading: None,
             register_watchers: false,
+            frames: None,
+            outside: None,
+            pulls: false,
+            refreshes: false,
+            refreshes_sent: 0,
+            outside_change: false,
+            workspace_pulled: false,
+            held_pull: None,
             shutdown: false,
             output,
             log,
@@ -265,16 +308,21 @@ impl<'a> Server<'a> {
     pub fn run(mut self, input: Box<dyn BufRead + Send>) -> Exit {
         let max = self.args.max_message_bytes;
         let (sender, frames) = mpsc::sync_channel::<FrameRead>(READ_AHEAD);
+        self.frames = Some(sender.clone());
         // Not joined: after `exit` a client may keep its end open. The thread ends with the
-        // input, a frame it cannot read, or the process.
+        // input, a frame it cannot read, or the process. It always sends how the input ended
+        // (the server's watcher holds a sender too, so the channel would not close).
         thread::spawn(move || {
             let mut reader = FrameReader::new(input, max);
-            loop {
+            let read_all = panic::catch_unwind(AssertUnwindSafe(|| loop {
                 let read = reader.read();
                 let more = matches!(read, Ok(Some(_)));
                 if sender.send(read).is_err() || !more {
                     return;
                 }
+            }));
+            if read_all.is_err() {
+                let _ = sender.send(Ok(None));
             }
         });
         let mut waiting: VecDeque<FrameRead> = VecDeque::new();
@@ -332,8 +380,12 @@ impl<'a> Server<'a> {
                     }
                     let id = request.id.clone();
                     let response = panic::catch_unwind(AssertUnwindSafe(|| self.request(request)))
-                        .unwrap_or_else(|_| error(id, ErrorCode::InternalError, INTERNAL));
-                    let sent = self.send(response.into());
+                        .unwrap_or_else(|_| Some(error(id, ErrorCode::InternalError, INTERNAL)));
+                    // A workspace pull with nothing new is held, answered by a later publish.
+                    let sent = match response {
+                        Some(response) => self.send(response.into()),
+                        None => Ok(()),
+                    };
                     match initialize {
                         true => sent.and_then(|()| self.begin_loading_progress()),
                         false => sent,
@@ -353,7 +405,10 @@ impl<'a> Server<'a> {
                     unpublished |= changed;
                     Ok(())
                 }
-                Message::Response(_) => Ok(()),
+                Message::Response(response) => {
+                    self.registration_answered(&response);
+                    Ok(())
+                }
             };
             if self.logged(|_| sent) {
                 return Exit::Error;
@@ -395,10 +450,14 @@ impl<'a> Server<'a> {
             return Ok(());
         };
         let library = match loading.library.join() {
-            Ok((library, None)) => library,
-            Ok((empty, Some(error))) => {
-                let _ = writeln!(self.log, "archetool lsp: {error}");
-                empty
+            Ok(loaded) => {
+                if let Some(error) = loaded.error {
+                    let _ = writeln!(self.log, "archetool lsp: {error}");
+                }
+                if let Some(watcher) = loaded.watcher {
+                    self.watch_outside(watcher, &loading.root);
+                }
+                loaded.library
             }
             Err(_) => {
                 let _ = writeln!(
@@ -433,6 +492,38 @@ impl<'a> Server<'a> {
         self.send(progress(end))
     }
 
+    /// Hands the changes `watcher` sees under `root` to the loop (a failure to watch is
+    /// logged: changes made outside the editor are then not seen).
+    fn watch_outside(&mut self, watcher: Result<HotReloader, WatchError>, root: &Path) {
+        match (watcher, self.frames.take()) {
+            (Ok(watcher), Some(frames)) => {
+                let root = root.to_path_buf();
+                self.outside = Some(OutsideChanges::start(watcher, root, frames));
+            }
+            (Err(error), _) => {
+                let _ = writeln!(
+                    self.log,
+                    "archetool lsp: {error}: changes made outside the editor are not seen"
+                );
+            }
+            (Ok(_), None) => {}
+        }
+    }
+
+    /// A client that offered to watch files but refused the registration: the server watches
+    /// the root itself.
+    fn registration_answered(&mut self, response: &Response) {
+        let registration = RequestId::from(WATCHERS_REGISTRATION.to_string());
+        if response.id != registration || response.response_result.is_ok() || self.outside.is_some()
+        {
+            return;
+        }
+        let Some(root) = self.state.as_ref().map(|state| state.root.clone()) else {
+            return;
+        };
+        self.watch_outside(watch::watch_root(&root), &root);
+    }
+
     /// Runs `write`, logging a failure to write; whether it failed (the session then ends).
     fn logged(&mut self, write: impl FnOnce(&mut Self) -> io::Result<()>) -> bool {
         let Err(error) = write(self) else {
@@ -454,7 +545,66 @@ impl<'a> Server<'a> {
         write_message(&mut *self.output, &message)
     }
 
-    fn request(&mut self, request: Request) -> Response {
+    /// Answers `request`, or holds it (a workspace pull with nothing new: `None`).
+    fn request(&mut self, request: Request) -> Option<Response> {
+        let ready = self.state.is_some() && !self.shutdown;
+        if ready && request.method == WorkspaceDiagnosticRequest::METHOD {
+            return self.workspace_pull(request);
+        }
+        if ready && request.method == Shutdown::METHOD {
+            // A held pull gets its answer now: nothing more will change.
+            self.answer_held_pull(None);
+        }
+        Some(self.answer(request))
+    }
+
+    /// `workspace/diagnostic`: the reports the client does not have; held while there are
+    /// none (after the first pull), until a publish finds some.
+    fn workspace_pull(&mut self, request: Request) -> Option<Response> {
+        let state = self.state.as_ref()?;
+        let id = request.id;
+        let params = match serde_json::from_value::<WorkspaceDiagnosticParams>(request.params) {
+            Ok(params) => params,
+            Err(problem) => {
+                return Some(error(id, ErrorCode::InvalidParams, &problem.to_string()));
+            }
+        };
+        let held = pull::HeldPull::new(id, state, params.previous_result_ids);
+        let report = held.report(state, &self.published, None);
+        let first = !std::mem::replace(&mut self.workspace_pulled, true);
+        if report.items.is_empty() && !first {
+            // A client pulls again only once answered; an older held pull is answered with
+            // what it has.
+            self.answer_held_pull(None);
+            self.held_pull = Some(held);
+            return None;
+        }
+        Some(Response::new_ok(
+            held.id,
+            WorkspaceDiagnosticReportResult::Report(report),
+        ))
+    }
+
+    /// Answers the held workspace pull, if any: with what it has to report (`changed: None`),
+    /// or, after a publish that changed the files `changed`, if one of them is not what the
+    /// client has.
+    fn answer_held_pull(&mut self, changed: Option<&[PathBuf]>) {
+        let (Some(held), Some(state)) = (&self.held_pull, &self.state) else {
+            return;
+        };
+        let report = held.report(state, &self.published, changed);
+        if report.items.is_empty() && changed.is_some() {
+            return;
+        }
+        let Some(held) = self.held_pull.take() else {
+            return;
+        };
+        let response = Response::new_ok(held.id, WorkspaceDiagnosticReportResult::Report(report));
+        // A failure is logged; the loop ends the session at its next write.
+        self.logged(|server| server.send(response.into()));
+    }
+
+    fn answer(&mut self, request: Request) -> Response {
         let id = request.id.clone();
         if request.method == Initialize::METHOD {
             return match (&self.state, &self.loading) {
@@ -511,6 +661,12 @@ impl<'a> Server<'a> {
             CodeLensRequest::METHOD => respond::<CodeLensRequest, _>(request, |params| {
                 navigation::code_lens(state, params)
             }),
+            DocumentDiagnosticRequest::METHOD => {
+                let published = &self.published;
+                respond::<DocumentDiagnosticRequest, _>(request, |params| {
+                    pull::document(state, published, params)
+                })
+            }
             WorkspaceSymbolRequest::METHOD => {
                 respond::<WorkspaceSymbolRequest, _>(request, |params| {
                     navigation::workspace_symbols(state, params)
@@ -528,6 +684,12 @@ impl<'a> Server<'a> {
         self.register_watchers = (params.capabilities.workspace.as_ref())
             .and_then(|workspace| workspace.did_change_watched_files)
             .and_then(|watched| watched.dynamic_registration)
+            .unwrap_or(false);
+        self.pulls = (params.capabilities.text_document.as_ref())
+            .is_some_and(|document| document.diagnostic.is_some());
+        self.refreshes = (params.capabilities.workspace.as_ref())
+            .and_then(|workspace| workspace.diagnostic.as_ref())
+            .and_then(|diagnostic| diagnostic.refresh_support)
             .unwrap_or(false);
         #[allow(deprecated)] // `root_uri`: older clients send only it.
         let workspace = (params.workspace_folders.as_ref())
@@ -558,19 +720,27 @@ impl<'a> Server<'a> {
         // for it.
         let registry = Arc::clone(&self.registry);
         let dir = root.clone();
+        let watches_itself = !self.register_watchers;
         let library = thread::spawn(move || {
+            // Watching first: a change made while the files are read is seen.
+            let watcher = watches_itself.then(|| watch::watch_root(&dir));
             let mut sink = io::sink();
             let context = Context {
                 registry: Arc::clone(&registry),
                 out: &mut sink,
             };
             // The editor notes values equal to what is inherited: that is where they are fixed.
-            match context.load_with(&dir, true) {
+            let (library, error) = match context.load_with(&dir, true) {
                 Ok(library) => (library, None),
                 Err(error) => {
                     let empty = ArchetypeLibrary::empty(&dir, registry, LoadOptions::default());
                     (empty, Some(error.to_string()))
                 }
+            };
+            Loaded {
+                library,
+                error,
+                watcher,
             }
         });
         self.loading = Some(Loading {
@@ -581,7 +751,7 @@ impl<'a> Server<'a> {
             shows_progress,
         });
         InitializeResult {
-            capabilities: capabilities(),
+            capabilities: capabilities(self.pulls),
             server_info: Some(ServerInfo {
                 name: "archetool".to_string(),
                 version: Some(env!("CARGO_PKG_VERSION").to_string()),
@@ -592,6 +762,29 @@ impl<'a> Server<'a> {
     /// Handles a notification; whether the diagnostics may have changed (they are published
     /// by the message loop).
     fn notification(&mut self, notification: Notification) -> bool {
+        if notification.method == Cancel::METHOD {
+            let cancelled = params::<Cancel>(notification).map(|params| match params.id {
+                NumberOrString::Number(id) => RequestId::from(id),
+                NumberOrString::String(id) => RequestId::from(id),
+            });
+            let held = self.held_pull.as_ref().map(|held| &held.id);
+            if cancelled.is_some() && cancelled.as_ref() == held {
+                if let Some(held) = self.held_pull.take() {
+                    let cancel = error(held.id, ErrorCode::RequestCanceled, "cancelled");
+                    self.logged(|server| server.send(cancel.into()));
+                }
+            }
+            return false;
+        }
+        // Changes the client did not make in a buffer: a pulling client does not know to pull.
+        self.outside_change |= matches!(
+            notification.method.as_str(),
+            DidCloseTextDocument::METHOD
+                | DidRenameFiles::METHOD
+                | DidCreateFiles::METHOD
+                | DidDeleteFiles::METHOD
+                | DidChangeWatchedFiles::METHOD
+        );
         if notification.method == Initialized::METHOD && self.register_watchers {
             if let Some(register) = self.state.as_ref().and_then(watchers_registration) {
                 // A failure is logged; the loop ends the session at its next write.
@@ -732,6 +925,25 @@ impl<'a> Server<'a> {
             }
         }
         let mut changed = self.published.update(now);
+        let outside_change = std::mem::take(&mut self.outside_change);
+        if self.pulls {
+            // Pulled, not pushed: a held workspace pull is answered, and a client that pulls
+            // again when told is told of changes it did not make.
+            if changed.is_empty() {
+                return Ok(());
+            }
+            self.answer_held_pull(Some(&changed));
+            if outside_change && self.refreshes {
+                self.refreshes_sent += 1;
+                let refresh = Request::new(
+                    RequestId::from(format!("archetool-refresh-{}", self.refreshes_sent)),
+                    WorkspaceDiagnosticRefresh::METHOD.to_string(),
+                    serde_json::Value::Null,
+                );
+                return self.send(refresh.into());
+            }
+            return Ok(());
+        }
         // The open buffers' first: the one just edited is what the designer is looking at.
         changed.sort_by_key(|path| state.documents.get(path).is_none());
         for path in changed {
@@ -749,6 +961,9 @@ impl<'a> Server<'a> {
         Ok(())
     }
 }
+
+/// The ID of the request asking the client to watch files.
+const WATCHERS_REGISTRATION: &str = "archetool-register-watchers";
 
 /// The request asking the client to tell the server of every change to a JSON file under the
 /// archetypes root and the scenes directory, whoever makes it (`None` if a root is not a path
@@ -772,7 +987,7 @@ fn watchers_registration(state: &State) -> Option<Request> {
         registrations: vec![registration],
     };
     Some(Request::new(
-        RequestId::from("archetool-register-watchers".to_string()),
+        RequestId::from(WATCHERS_REGISTRATION.to_string()),
         RegisterCapability::METHOD.to_string(),
         params,
     ))
@@ -811,9 +1026,17 @@ fn reload_from_disk(state: &mut State, uris: impl Iterator<Item = Uri>) -> bool 
     !paths.is_empty()
 }
 
-/// What the server can do.
-fn capabilities() -> ServerCapabilities {
+/// What the server can do (`pulls`: diagnostics too, for a client that pulls them).
+fn capabilities(pulls: bool) -> ServerCapabilities {
+    let diagnostics = DiagnosticOptions {
+        identifier: Some(diagnostics::SOURCE.to_string()),
+        // An archetype's diagnostics change with its parents', children's and referents'.
+        inter_file_dependencies: true,
+        workspace_diagnostics: true,
+        work_done_progress_options: Default::default(),
+    };
     ServerCapabilities {
+        diagnostic_provider: pulls.then_some(DiagnosticServerCapabilities::Options(diagnostics)),
         text_document_sync: Some(TextDocumentSyncCapability::Options(
             TextDocumentSyncOptions {
                 open_close: Some(true),
