@@ -95,6 +95,32 @@ impl LoadFixture {
             .unwrap_or_else(|error| panic!("bench: the generated files must load cleanly: {error}"))
     }
 
+    /// The library cooked ([`ArchetypeLibrary::cook`]) into a file beside the tree; returns
+    /// its path.
+    ///
+    /// # Panics
+    /// If the library does not cook or the file cannot be written.
+    pub fn cook(&self) -> std::path::PathBuf {
+        let cooked = self
+            .load()
+            .cook()
+            .unwrap_or_else(|error| panic!("bench: cooking: {error}"));
+        let path = self.dir.path().join("library.cook");
+        fs::write(&path, cooked).unwrap_or_else(|error| panic!("bench: writing the cook: {error}"));
+        path
+    }
+
+    /// Ours, shipped: [`ArchetypeLibrary::load_cooked_file`] of the cook at `path` (read the
+    /// file, check it, build every archetype's spawn templates).
+    ///
+    /// # Panics
+    /// If the cook does not load.
+    pub fn load_cooked(&self, path: &Path) -> ArchetypeLibrary {
+        let options = archetype_engine::LoadOptions::default();
+        ArchetypeLibrary::load_cooked_file(path, self.dir.path(), self.registry.clone(), options)
+            .unwrap_or_else(|error| panic!("bench: the cook must load: {error}"))
+    }
+
     /// Baseline: walk the tree the way the library does (sorted, recursive, `*.json`), read
     /// every file and parse it into a `serde_json::Value`.
     ///

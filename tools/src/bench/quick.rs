@@ -48,6 +48,10 @@ pub const MINIFIED_FIELDS: usize = 2_000;
 
 /// The highest ratio of ours to its baseline the load figures promise.
 const LOAD_TARGET: f64 = 2.5;
+/// The highest ratio of loading the load workload's cook to loading its JSON files.
+const COOKED_LOAD_TARGET: f64 = 0.1;
+/// The highest ratio of loading the load workload's cook to reading and parsing its files.
+const COOKED_PARSE_TARGET: f64 = 0.3;
 /// The highest ratio of committing the instance scene to `spawn_batch` of its values.
 const COMMIT_TARGET: f64 = 1.5;
 /// The longest a hot-reload patch of the reload workload's instances may take.
@@ -102,6 +106,8 @@ pub const FIGURES: &[&str] = &[
     "static_with_ids_vs_static_pod",
     "spawn_by_name_vs_static_with_ids_pod",
     "load_vs_parse",
+    "cooked_load_vs_load",
+    "cooked_load_vs_parse",
     "scene_json_save_vs_hecs_row",
     "scene_json_save_one_thread_vs_hecs_row",
     "scene_json_load_vs_hecs_row",
@@ -186,6 +192,8 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
     }
     match name {
         "load_vs_parse" | "load_vs_parse_50k" => Some(StatedTarget::Ratio(LOAD_TARGET)),
+        "cooked_load_vs_load" => Some(StatedTarget::Ratio(COOKED_LOAD_TARGET)),
+        "cooked_load_vs_parse" => Some(StatedTarget::Ratio(COOKED_PARSE_TARGET)),
         "scene_commit_vs_spawn_batch" => Some(StatedTarget::Ratio(COMMIT_TARGET)),
         "reload_patch" | "reload_patch_mid_fight" => Some(StatedTarget::Time(RELOAD_PATCH_TARGET)),
         "reload_leaf_edit_50k" => Some(StatedTarget::Time(LEAF_EDIT_TARGET)),
@@ -412,6 +420,13 @@ pub fn run_quick_with(
     if wanted("load_vs_parse") {
         push(load_figure("load_vs_parse", sizes.load_files, sizes));
     }
+    if wanted("cooked_load_vs_load") || wanted("cooked_load_vs_parse") {
+        for figure in cooked_load_figures(sizes.load_files, sizes) {
+            if wanted(&figure.name) {
+                push(figure);
+            }
+        }
+    }
 
     scene_figures(sizes, &wanted, &mut push);
     if wanted("load_vs_parse_50k") {
@@ -459,6 +474,40 @@ fn load_figure(name: &str, files: usize, sizes: &QuickSizes) -> Figure {
         || fixture.read_and_parse(),
     );
     Figure::ratio(name, files, Some(LOAD_TARGET), ours, baseline)
+}
+
+/// A cooked library of the load workload loaded, against loading its JSON files
+/// (`cooked_load_vs_load`) and against merely reading and parsing them
+/// (`cooked_load_vs_parse`); the three alternate in one set of rounds.
+fn cooked_load_figures(files: usize, sizes: &QuickSizes) -> [Figure; 2] {
+    let fixture = LoadFixture::generate(files);
+    let cook = fixture.cook();
+    let (cooked, load) = alternate(
+        sizes.slow_rounds,
+        || fixture.load_cooked(&cook),
+        || fixture.load(),
+    );
+    let (cooked_again, parse) = alternate(
+        sizes.slow_rounds,
+        || fixture.load_cooked(&cook),
+        || fixture.read_and_parse(),
+    );
+    [
+        Figure::ratio(
+            "cooked_load_vs_load",
+            files,
+            Some(COOKED_LOAD_TARGET),
+            cooked,
+            load,
+        ),
+        Figure::ratio(
+            "cooked_load_vs_parse",
+            files,
+            Some(COOKED_PARSE_TARGET),
+            cooked_again,
+            parse,
+        ),
+    ]
 }
 
 /// The bytes the library holds per loaded archetype (its bound: 3 KB), from
