@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 mod bench_markdown; // bench --markdown --from: BENCHMARKS.md from saved runs, and the errors for a bad one
 mod colour; // --color: colour for people on a terminal or when asked, never in machine formats
+mod cook; // cook: the file a shipped game loads, the same bytes as the game's own cook, none for errors
 mod explain; // explain CODE: the guide's entry for a code, or every code with its summary
 mod file_rule; // files on disk: FIFOs never block, links kept, names refused
 mod formats; // --format github and sarif: annotations and a SARIF log, places with their ends; a cycle's related places

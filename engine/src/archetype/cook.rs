@@ -9,10 +9,12 @@
 //! root), parents, depth, the hash of its resolved tree and the tree itself as JSON (read only
 //! when something reads it: tools, spawns with overrides, saves), and for a concrete
 //! archetype whose values are all plain (no `#` references, no per-spawn variation) each
-//! entity's values in postcard, by the component's index in the component table. That table
-//! holds each component's name and binary layout ([`Layout`](crate::component::value_layout::Layout))
+//! entity's values, by the component's index in the component table: in postcard, or as JSON
+//! for a type without a binary layout (one that inspects its input itself). That table holds
+//! each component's name and binary layout ([`Layout`](crate::component::value_layout::Layout))
 //! as the cook saw it: a load compares it with the registry's, and refuses a cook made for
-//! another layout rather than misread it. Other concrete archetypes are compiled from their
+//! another layout rather than misread it (JSON values need no layout: a type that changed reads
+//! them as it reads an archetype file, or the load fails naming the archetype). Other concrete archetypes are compiled from their
 //! tree at load, as a JSON load compiles them.
 //!
 //! Everything is sorted (archetypes and components by name, renames by former name), so the
@@ -53,9 +55,10 @@ pub(super) struct Body<'a> {
 #[derive(Serialize, Deserialize)]
 pub(super) struct CookedComponent<'a> {
     pub name: &'a str,
-    /// Its layout, postcard-encoded as the registry encodes it.
+    /// Its layout, postcard-encoded as the registry encodes it; `None` for a type that has
+    /// none (it inspects its input itself): its values are stored as JSON.
     #[serde(borrow)]
-    pub layout: Bytes<'a>,
+    pub layout: Option<Bytes<'a>>,
     /// Its top-level fields, each with its layout written out, so a load that finds the
     /// layout changed can say how without reading the cook's layout.
     pub fields: Vec<(String, String)>,
@@ -88,7 +91,8 @@ pub(super) struct CookedNode<'a> {
     pub parent: Option<u32>,
     /// The node `#` references are relative to.
     pub base: u32,
-    /// Each component (its index in [`Body::components`]) with its value in postcard.
+    /// Each component (its index in [`Body::components`]) with its value: in postcard when
+    /// the component has a layout, else as JSON.
     #[serde(borrow)]
     pub values: Vec<(u32, Bytes<'a>)>,
 }

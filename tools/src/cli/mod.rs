@@ -19,7 +19,7 @@
 //! One function per subcommand, one file each: [`validate`](validate::validate),
 //! [`explain`](explain::explain), [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
 //! [`fmt`](fmt::fmt), [`new`](new::new), [`scene`](scene::scene) (`info`, `check`, and `diff`
-//! in [`scene_diff`]), [`migrate`](migrate::migrate); with the crate's features of the same
+//! in [`scene_diff`]), [`cook`](cook::cook), [`migrate`](migrate::migrate); with the crate's features of the same
 //! names, `demo` (the live arena of `archetool::demo`), `bench` (the quick benchmarks of
 //! `archetool::bench`) and `lsp` (a language server, in a folder of its own). A subcommand
 //! whose feature is off is not built: `--help` does not list it. Every one that reads
@@ -52,6 +52,7 @@ use printable_output::PrintableOutput;
 
 #[cfg(feature = "bench")]
 pub mod bench;
+pub mod cook;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod explain;
@@ -170,6 +171,13 @@ pub enum Command {
     New(new::NewArgs),
     /// Summarize, check or compare scene files.
     Scene(scene::SceneArgs),
+    /// Write the library as one cooked file for a shipped game.
+    ///
+    /// Every archetype resolved and compiled, with its names and former names, in one
+    /// versioned, checksummed binary file (the same library gives the same bytes), which
+    /// `ArchetypeLibrary::load_cooked_file` loads instead of reading, parsing and resolving
+    /// the JSON. A library with errors is not cooked (exit code 1, its errors printed).
+    Cook(cook::CookArgs),
     /// Upgrade archetype and scene files: current component names, current format version.
     ///
     /// Archetype files under DIR: renames components written under old names (registry
@@ -452,6 +460,7 @@ pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliE
         Command::Fmt(args) => fmt::fmt(&args, context),
         Command::New(args) => new::new(&args, context),
         Command::Scene(args) => scene::scene(&args, context),
+        Command::Cook(args) => cook::cook(&args, context),
         Command::Migrate(args) => migrate::migrate(&args, context),
         #[cfg(feature = "demo")]
         Command::Demo(args) => demo::demo(&args, context),

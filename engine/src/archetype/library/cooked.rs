@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::archetype::compiled::{assemble, compile, CookedNode};
+use rustc_hash::FxHashMap;
+
+use crate::archetype::compiled::{assemble, compile, CompiledArchetype, CookedNode};
 use crate::archetype::cook::{
     self, read_cook, write_cook, Body, Bytes, CookError, CookErrorKind, CookedArchetype,
     CookedComponent,
@@ -19,10 +21,10 @@ use crate::archetype::cook::{
 use crate::archetype::loaded::Archetype;
 use crate::archetype::renames::Renames;
 use crate::archetype::resolved_tree::{CookedTree, ResolvedTree};
-use crate::component::{ComponentId, ComponentRegistry, Layout, TypedValue};
+use crate::component::{ArchetypeId, ComponentId, ComponentRegistry, Layout, TypedValue};
 use crate::diagnostic::Severity;
 
-use super::{intern_node, ArchetypeLibrary, LoadOptions, Slot};
+use super::{intern_node, parallel_map, ArchetypeLibrary, LoadOptions, Slot};
 
 /// One archetype's part of a cook, owned while the cook is written.
 struct Cooking {
@@ -95,12 +97,13 @@ impl ArchetypeLibrary {
             .map(|(i, id)| (*id, i as u32))
             .collect();
         let components = (used.iter())
-            .filter_map(|(name, id)| {
-                Some(CookedComponent {
+            .map(|(name, id)| {
+                let layout = registry.layout_bytes(*id);
+                CookedComponent {
                     name,
-                    layout: Bytes(registry.layout_bytes(*id)?),
-                    fields: fields_of(registry.layout_bytes(*id)?),
-                })
+                    layout: layout.map(Bytes),
+                    fields: layout.map(fields_of).unwrap_or_default(),
+                }
             })
             .collect();
         let files: Vec<String> = (archetypes.iter())
@@ -175,15 +178,30 @@ impl ArchetypeLibrary {
             (body.renames.iter())
                 .map(|(former, current)| (Arc::from(*former), Arc::from(*current))),
         ));
+        if let Some(twice) = library.sorted_names.windows(2).find(|w| w[0] == w[1]) {
+            let archetype = twice[0].to_string();
+            let message = "it is listed twice".to_string();
+            return Err(CookError::new(CookErrorKind::Archetype {
+                archetype,
+                message,
+            }));
+        }
         library.targets = Arc::new(library.archetype_targets());
         library.targets_stale = false;
-        let context = library.reference_targets().context();
-        context.install(|| -> Result<(), CookError> {
-            for archetype in &body.archetypes {
-                library.install_cooked(archetype, &bytes, &components)?;
-            }
-            Ok(())
-        })?;
+        // Each archetype built on its own (on every core), then numbered and installed here.
+        let cooked: Vec<(&CookedArchetype<'_>, ArchetypeId)> = (body.archetypes.iter())
+            .filter_map(|archetype| Some((archetype, *library.ids.get(archetype.name)?)))
+            .collect();
+        let targets = library.reference_targets();
+        let unknown_fields = library.options.unknown_fields;
+        let built = parallel_map(&cooked, |(archetype, id)| {
+            let context = targets.context();
+            context.install(|| build(archetype, *id, &components, &registry, unknown_fields))
+        });
+        for ((archetype, id), built) in cooked.iter().zip(built) {
+            let Built { compiled, paths } = built?;
+            library.install_cooked(archetype, *id, compiled, &paths, &bytes);
+        }
         library.cooked = true;
         Ok(library)
     }
@@ -212,62 +230,30 @@ impl ArchetypeLibrary {
         Ok(library)
     }
 
-    /// Puts the cooked `archetype` (of the cook `bytes`) in effect in its slot.
+    /// Puts the cooked `archetype` (of the cook `bytes`, built as `compiled`, numbering the
+    /// entity paths `paths`) in effect in its slot `id`.
     fn install_cooked(
         &mut self,
         archetype: &CookedArchetype<'_>,
+        id: ArchetypeId,
+        compiled: Option<CompiledArchetype>,
+        paths: &[Arc<str>],
         bytes: &Arc<[u8]>,
-        components: &[ComponentId],
-    ) -> Result<(), CookError> {
-        let registry = &*self.registry;
-        let name = archetype.name;
-        let refused = |message: String| {
-            let archetype = name.to_string();
-            CookError::new(CookErrorKind::Archetype { archetype, message })
-        };
-        let Some(&id) = self.ids.get(name) else {
-            return Err(refused("it is listed twice".to_string()));
-        };
+    ) {
         let slot: &mut Slot = &mut self.slots[id.0 as usize];
-        if slot.current.is_some() {
-            return Err(refused("it is listed twice".to_string()));
+        for path in paths {
+            intern_node(slot, path);
         }
-        let mut intern = |path: &str| intern_node(slot, path);
-        let compiled = match (&archetype.nodes, archetype.is_abstract) {
-            (_, true) => None,
-            (Some(nodes), false) => {
-                let nodes = cooked_nodes(nodes, components, registry).map_err(refused)?;
-                Some(assemble(id, nodes, registry, &mut intern))
-            }
-            (None, false) => {
-                let tree = cook::read_tree(archetype.tree.as_bytes()).map_err(|error| {
-                    refused(format!("its resolved tree does not read: {error}"))
-                })?;
-                let (compiled, problems) = compile(id, &tree, registry, &mut intern);
-                let error = problems.into_iter().find(|p| {
-                    p.severity == Severity::Error
-                        && (!p.unknown_field || self.options.unknown_fields == Severity::Error)
-                });
-                if let Some(problem) = error {
-                    return Err(refused(format!(
-                        "component `{}`: {}",
-                        problem.component, problem.message
-                    )));
-                }
-                Some(compiled.ok_or_else(|| refused("it does not compile".to_string()))?)
-            }
-        };
         let start = archetype.tree.as_ptr() as usize - bytes.as_ptr() as usize;
         let tree = CookedTree {
             bytes: bytes.clone(),
             range: start..start + archetype.tree.len(),
         };
-        let name: Arc<str> = self.slots[id.0 as usize].name.clone();
         let mut file = self.root.clone();
         file.extend(archetype.file.split('/'));
-        self.slots[id.0 as usize].current = Some(Arc::new(Archetype {
+        slot.current = Some(Arc::new(Archetype {
             id,
-            name,
+            name: slot.name.clone(),
             file,
             is_abstract: archetype.is_abstract,
             extends: archetype.extends.iter().map(|s| s.to_string()).collect(),
@@ -275,8 +261,69 @@ impl ArchetypeLibrary {
             depth: archetype.depth as usize,
             compiled,
         }));
-        Ok(())
     }
+}
+
+/// A cooked archetype built: its spawn templates (none for an abstract one) and the entity
+/// paths its slot is to number, in order (past the root's).
+struct Built {
+    compiled: Option<CompiledArchetype>,
+    paths: Vec<Arc<str>>,
+}
+
+/// Builds the cooked `archetype`, whose slot `id` is fresh: from its values, or compiled
+/// from its tree as a JSON load compiles it.
+fn build(
+    archetype: &CookedArchetype<'_>,
+    id: ArchetypeId,
+    components: &[(ComponentId, bool)],
+    registry: &ComponentRegistry,
+    unknown_fields: Severity,
+) -> Result<Built, CookError> {
+    let refused = |message: String| {
+        let archetype = archetype.name.to_string();
+        CookError::new(CookErrorKind::Archetype { archetype, message })
+    };
+    // A fresh slot numbers the root 0 and each new path the next number.
+    let mut paths: Vec<Arc<str>> = Vec::new();
+    let mut numbers: FxHashMap<Arc<str>, u32> = FxHashMap::default();
+    let mut intern = |path: &str| -> u32 {
+        if path.is_empty() {
+            return 0;
+        }
+        if let Some(&number) = numbers.get(path) {
+            return number;
+        }
+        let path: Arc<str> = Arc::from(path);
+        paths.push(path.clone());
+        numbers.insert(path, paths.len() as u32);
+        paths.len() as u32
+    };
+    let compiled = match (&archetype.nodes, archetype.is_abstract) {
+        (_, true) => None,
+        (Some(nodes), false) => {
+            let nodes = cooked_nodes(nodes, components, registry).map_err(refused)?;
+            Some(assemble(id, nodes, registry, &mut intern))
+        }
+        (None, false) => {
+            let tree = cook::read_tree(archetype.tree.as_bytes())
+                .map_err(|error| refused(format!("its resolved tree does not read: {error}")))?;
+            let (compiled, problems) = compile(id, &tree, registry, &mut intern);
+            let error = problems.into_iter().find(|p| {
+                p.severity == Severity::Error
+                    && (!p.unknown_field || unknown_fields == Severity::Error)
+            });
+            if let Some(problem) = error {
+                let component = problem.component;
+                return Err(refused(format!(
+                    "component `{component}`: {}",
+                    problem.message
+                )));
+            }
+            Some(compiled.ok_or_else(|| refused("it does not compile".to_string()))?)
+        }
+    };
+    Ok(Built { compiled, paths })
 }
 
 /// Each entity's values of `archetype` in postcard, when all are plain and each reads back
@@ -290,7 +337,13 @@ fn plain_values(archetype: &Archetype, registry: &ComponentRegistry) -> Option<V
     for node in &compiled.nodes {
         let mut values = Vec::with_capacity(node.typed.len());
         for (id, value) in &node.typed {
-            registry.layout_bytes(*id)?;
+            if registry.layout_bytes(*id).is_none() {
+                // Its value as resolved: what compiling decoded it from.
+                let entity = archetype.resolved().entity_at(&node.path)?;
+                let written = entity.components.get(registry.name_arc(*id))?;
+                values.push((*id, serde_json::to_vec(written).ok()?));
+                continue;
+            }
             let ops = registry.ops(*id);
             let mut bytes = Vec::new();
             ops.write_postcard_typed(value, &mut bytes).ok()?;
@@ -326,11 +379,12 @@ fn relative_file(root: &Path, archetype: &Archetype) -> String {
     relative.unwrap_or_else(|| format!("{}.json", archetype.name))
 }
 
-/// The registry's ID of each component of the cook's table, its layout checked.
+/// The registry's ID of each component of the cook's table, its layout checked, and whether
+/// its values are stored as JSON.
 fn registered_components(
     registry: &ComponentRegistry,
     body: &Body<'_>,
-) -> Result<Vec<ComponentId>, CookError> {
+) -> Result<Vec<(ComponentId, bool)>, CookError> {
     (body.components.iter())
         .map(|component| {
             let name = component.name.to_string();
@@ -339,8 +393,12 @@ fn registered_components(
                     component: name,
                 }));
             };
+            let Some(cooked) = component.layout else {
+                // Values as JSON: read as an archetype file's are.
+                return Ok((id, true));
+            };
             let now = registry.layout_bytes(id);
-            if now != Some(component.layout.0) {
+            if now != Some(cooked.0) {
                 let change = match now {
                     Some(now) => describe_change(&component.fields, &fields_of(now)),
                     None => "its layout can no longer be traced".to_string(),
@@ -350,7 +408,7 @@ fn registered_components(
                     change,
                 }));
             }
-            Ok(id)
+            Ok((id, false))
         })
         .collect()
 }
@@ -358,37 +416,26 @@ fn registered_components(
 /// The values of cooked entities, read.
 fn cooked_nodes(
     nodes: &[cook::CookedNode<'_>],
-    components: &[ComponentId],
+    components: &[(ComponentId, bool)],
     registry: &ComponentRegistry,
 ) -> Result<Vec<CookedNode>, String> {
-    let count = nodes.len();
-    let in_range = |i: u32| (i as usize) < count;
     (nodes.iter().enumerate())
         .map(|(i, node)| {
             let parent_ok = node.parent.is_none_or(|p| (p as usize) < i);
-            if !parent_ok || !in_range(node.base) {
+            if !parent_ok || node.base as usize >= nodes.len() {
                 return Err(format!("entity `{}` has no place in it", node.path));
             }
             let typed = (node.values.iter())
-                .map(
-                    |(component, bytes)| -> Result<(ComponentId, TypedValue), String> {
-                        let id = *components
-                            .get(*component as usize)
-                            .ok_or_else(|| format!("entity `{}` names no component", node.path))?;
-                        let value = registry.ops(id).read_postcard(bytes.0).map_err(
-                            |(field, message)| {
-                                let name = registry.name(id);
-                                match field.segments().is_empty() {
-                                    true => format!("component `{name}`: {message}"),
-                                    false => {
-                                        format!("component `{name}`, field `{field}`: {message}")
-                                    }
-                                }
-                            },
-                        )?;
-                        Ok((id, value))
-                    },
-                )
+                .map(|(component, bytes)| {
+                    let Some(&(id, json)) = components.get(*component as usize) else {
+                        return Err(format!("entity `{}` names no component", node.path));
+                    };
+                    let value = match json {
+                        true => json_value(registry, id, bytes.0),
+                        false => postcard_value(registry, id, bytes.0),
+                    };
+                    Ok((id, value?))
+                })
                 .collect::<Result<Vec<_>, String>>()?;
             Ok(CookedNode {
                 path: Arc::from(node.path),
@@ -398,6 +445,42 @@ fn cooked_nodes(
             })
         })
         .collect()
+}
+
+/// A value of component `id` the cook holds in postcard.
+fn postcard_value(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    bytes: &[u8],
+) -> Result<TypedValue, String> {
+    registry
+        .ops(id)
+        .read_postcard(bytes)
+        .map_err(|(field, message)| {
+            let name = registry.name(id);
+            match field.segments().is_empty() {
+                true => format!("component `{name}`: {message}"),
+                false => format!("component `{name}`, field `{field}`: {message}"),
+            }
+        })
+}
+
+/// A value of component `id` the cook holds as JSON, decoded as compiling decodes one.
+fn json_value(
+    registry: &ComponentRegistry,
+    id: ComponentId,
+    json: &[u8],
+) -> Result<TypedValue, String> {
+    let name = registry.name(id);
+    let value: serde_json::Value = serde_json::from_slice(json)
+        .map_err(|error| format!("component `{name}` does not read: {error}"))?;
+    let mut unknown = Vec::new();
+    let typed = (registry.ops(id).decode(&value, &mut unknown))
+        .map_err(|error| format!("component `{name}`: {}", error.message))?;
+    match unknown.first() {
+        Some(field) => Err(format!("component `{name}` has no field `{field}`")),
+        None => Ok(typed),
+    }
 }
 
 /// A layout's fields for people: each top-level field's name with its layout written out
