@@ -13,7 +13,7 @@
 //! | Part | Chapters |
 //! | --- | --- |
 //! | [Designers](designer) | [archetype files](designer::archetype_files), [inheritance](designer::inheritance), [operators](designer::operators), [variation](designer::variation), [children](designer::children), [scene files](designer::scene_files), [errors](designer::errors) |
-//! | [Programmers](programmer) | [components](programmer::components), [spawning](programmer::spawning), [hot reload](programmer::hot_reload), [scenes](programmer::scenes), [prepared scenes](programmer::prepared_scenes), [save compatibility](programmer::save_compatibility), [features](programmer::features), [logging](programmer::logging) |
+//! | [Programmers](programmer) | [components](programmer::components), [spawning](programmer::spawning), [hot reload](programmer::hot_reload), [scenes](programmer::scenes), [prepared scenes](programmer::prepared_scenes), [save compatibility](programmer::save_compatibility), [shipping](programmer::shipping), [features](programmer::features), [logging](programmer::logging) |
 //! | [Tools](tools) | [archetool](tools::archetool), [editors](tools::editors), [the live demo](tools::demo) |
 //! | The project | [architecture], [performance], [reliability] |
 //!
@@ -57,6 +57,8 @@ pub mod programmer {
     pub mod prepared_scenes {}
     #[doc = include_str!("programmer/save_compatibility.md")]
     pub mod save_compatibility {}
+    #[doc = include_str!("programmer/shipping.md")]
+    pub mod shipping {}
     #[doc = include_str!("programmer/features.md")]
     pub mod features {}
     #[doc = include_str!("programmer/logging.md")]
