@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use lsp_server::{Message, Notification, Request};
+use lsp_server::{ErrorCode, Message, Notification, Request, Response};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -138,8 +138,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts a server for the archetypes in `root` and waits for its answer to `initialize`
-    /// (the library loaded).
+    /// Starts a server for the archetypes in `root`, as a client that registers file watchers
+    /// for it, and waits for the library to be loaded (the server's request to register its
+    /// watchers, answered).
     ///
     /// # Errors
     /// If the pipes cannot be made or the server stops answering.
@@ -170,10 +171,53 @@ impl Session {
             from_server: FrameReader::new(BufReader::new(from_server), u64::MAX),
             server: Some(server),
         };
-        let initialize = Request::new(1.into(), "initialize".into(), json!({ "capabilities": {} }));
+        // A client that registers file watchers for its server, as VS Code does: given a client
+        // that does not offer to, the server watches the whole root itself, which is not the
+        // workload measured.
+        let capabilities = json!({
+            "workspace": { "didChangeWatchedFiles": { "dynamicRegistration": true } }
+        });
+        let initialize = Request::new(
+            1.into(),
+            "initialize".into(),
+            json!({ "capabilities": capabilities }),
+        );
         session.send(initialize.into())?;
         session.notify("initialized", json!({}))?;
-        while !matches!(session.next()?, Message::Response(_)) {}
+        // The server answers `initialize` at once and loads the library on a thread; it handles
+        // `initialized` once the library is loaded, asking then to register its watchers. The
+        // registration answered, the library is loaded and nothing more is asked of the client.
+        let mut initialized = false;
+        loop {
+            match session.next()? {
+                Message::Response(response) if response.id == 1.into() => {
+                    if let Err(error) = response.response_result {
+                        return Err(format!("initialize failed: {}", error.message));
+                    }
+                    initialized = true;
+                }
+                Message::Request(request) if request.method == "client/registerCapability" => {
+                    // Accepted, and nothing watched: the bench changes no file behind the
+                    // server's back.
+                    session.send(Response::new_ok(request.id, Value::Null).into())?;
+                    break;
+                }
+                Message::Request(request) => {
+                    let refused = Response::new_err(
+                        request.id,
+                        ErrorCode::MethodNotFound as i32,
+                        format!("the bench's client does not handle `{}`", request.method),
+                    );
+                    session.send(refused.into())?;
+                }
+                Message::Response(_) | Message::Notification(_) => {}
+            }
+        }
+        if !initialized {
+            return Err(
+                "the server asked to register watchers before answering `initialize`".into(),
+            );
+        }
         Ok(session)
     }
 

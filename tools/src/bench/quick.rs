@@ -74,6 +74,8 @@ const LSP_LEAF_TARGET: Duration = Duration::from_millis(20);
 const ROOT_EDIT_TARGET: Duration = Duration::from_millis(15);
 /// One leaf's edit in a 50,000-archetype library, `set_source` + `apply_update`.
 const LEAF_EDIT_TARGET: Duration = Duration::from_millis(2);
+/// The game thread's share of that edit hot-reloaded: the `apply` calls that carried it.
+const GAME_THREAD_TARGET: Duration = Duration::from_millis(1);
 /// The 50,000-archetype leaf edit against the 1,000-archetype one (medians).
 const LEAF_EDIT_GROWTH_TARGET: f64 = 1.5;
 /// Live instances of the edited leaf.
@@ -129,6 +131,7 @@ pub const FIGURES: &[&str] = &[
     "reload_leaf_edit_1k",
     "reload_leaf_edit_50k",
     "reload_leaf_edit_50k_vs_1k",
+    "reload_game_thread_50k",
     "reload_root_edit_1k_descendants",
     "watch_poll_idle_50k",
     "watch_poll_edit_50k",
@@ -197,6 +200,7 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
         "scene_commit_vs_spawn_batch" => Some(StatedTarget::Ratio(COMMIT_TARGET)),
         "reload_patch" | "reload_patch_mid_fight" => Some(StatedTarget::Time(RELOAD_PATCH_TARGET)),
         "reload_leaf_edit_50k" => Some(StatedTarget::Time(LEAF_EDIT_TARGET)),
+        "reload_game_thread_50k" => Some(StatedTarget::Time(GAME_THREAD_TARGET)),
         "reload_root_edit_1k_descendants" => Some(StatedTarget::Time(ROOT_EDIT_TARGET)),
         "reload_leaf_edit_50k_vs_1k" => Some(StatedTarget::Ratio(LEAF_EDIT_GROWTH_TARGET)),
         "reload_latency" => Some(StatedTarget::Latency(
@@ -899,6 +903,9 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
         push(latency_figure(sizes.latency_saves, sizes.latency_instances));
     }
     leaf_edit_figures(sizes, wanted, push);
+    if wanted("reload_game_thread_50k") {
+        push(game_thread_figure(sizes));
+    }
     if wanted("reload_root_edit_1k_descendants") {
         push(root_edit_figure(sizes));
     }
@@ -951,6 +958,32 @@ fn leaf_edit_figures(
             whole_edits(&runs[1].1),
             whole_edits(&runs[0].1),
         ));
+    }
+}
+
+/// The game thread's share of a leaf's hot reload in the large leaf-edit library
+/// ([`reload::game_thread_share`]): the `apply` calls that carried each save, split into what
+/// the reloader timed itself (`reload`: read, rebuild, patch), and, apart from the figure (not
+/// in its time, no target), the `idle_polls` before the save settled.
+fn game_thread_figure(sizes: &QuickSizes) -> Figure {
+    let files = sizes.leaf_edit_files.1;
+    let (archetypes, rounds) = reload::game_thread_share(files, LEAF_EDIT_INSTANCES, sizes.rounds);
+    let part = |pick: fn(&reload::GameThreadRound) -> Duration| {
+        median(&rounds.iter().map(pick).collect::<Vec<Duration>>())
+    };
+    let carrying: Vec<Duration> = rounds.iter().map(|round| round.carrying).collect();
+    Figure {
+        name: "reload_game_thread_50k".to_string(),
+        n: archetypes,
+        measured: Measured::Time {
+            median: median(&carrying),
+            parts: vec![
+                ("reload".to_string(), part(|round| round.reloading)),
+                ("idle_polls".to_string(), part(|round| round.idle)),
+            ],
+            target: Some(GAME_THREAD_TARGET),
+            rounds: carrying,
+        },
     }
 }
 

@@ -328,3 +328,113 @@ fn process_cpu_time() -> Result<Duration, String> {
     // Linux counts them in clock ticks of 1/100 s (USER_HZ).
     Ok(Duration::from_millis((user + system) * 10))
 }
+
+/// One round of [`game_thread_share`]: what the game thread spent in `apply` from a leaf's
+/// write until the edit was in the world.
+#[derive(Clone, Copy, Debug)]
+pub struct GameThreadRound {
+    /// The `apply` calls that took settled changes (read the file, rebuilt, patched): the
+    /// game thread's share of the reload.
+    pub carrying: Duration,
+    /// Of those, what the reloader itself timed ([`ReloadReport::elapsed`]: reading the
+    /// changed files, rebuilding the library, patching the instances).
+    ///
+    /// [`ReloadReport::elapsed`]: archetype_engine::ReloadReport::elapsed
+    pub reloading: Duration,
+    /// The `apply` calls before the change settled (each returns at once, nothing to do).
+    pub idle: Duration,
+    /// How many such idle calls there were.
+    pub idle_polls: usize,
+}
+
+/// How long to wait for one leaf's save in a 50,000-archetype library to reach the world.
+const GAME_THREAD_SAVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The game thread's share of a hot reload: a generated library of `files` archetypes
+/// ([`LoadFixture`]) with `instances` live instances of one leaf (nothing extends it), watched
+/// by a real [`HotReloader`] (its default options). One unmeasured round, then `rounds`
+/// measured ones; each writes the leaf's file in place (a new `Health.max`) and calls `apply`
+/// every millisecond, as a game calls it once per frame, until a live instance has the new
+/// value. Each call is timed: a call that took settled changes (its report has something in
+/// it or took time: `apply` returns an empty, untimed report when nothing has settled) is the
+/// game thread's share; the calls before it, while the watcher waits for the file to settle,
+/// are counted apart. Returns the archetypes in the library and each measured round.
+///
+/// # Panics
+/// If the files cannot be written, the leaf does not load or spawn, the root cannot be
+/// watched, a save does not reach the world within 5 seconds, or the reload reports an error.
+pub fn game_thread_share(
+    files: usize,
+    instances: usize,
+    rounds: usize,
+) -> (usize, Vec<GameThreadRound>) {
+    let fixture = LoadFixture::generate(files);
+    let mut library = fixture.load();
+    let relative = leaf_path(0);
+    let name = relative.trim_end_matches(".json").to_string();
+    let mut world = World::new();
+    let spawned = library
+        .spawn_many(&mut world, &name, instances.max(1))
+        .unwrap_or_else(|error| panic!("bench setup: cannot spawn {name}: {error}"));
+    let probe = spawned[0];
+    let mut reloader = HotReloader::new(&library).unwrap_or_else(|error| {
+        panic!(
+            "bench setup: cannot watch {}: {error}",
+            fixture.root().display()
+        )
+    });
+    let path = fixture.root().join(&relative);
+    let text = fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("bench setup: cannot read {}: {error}", path.display()));
+    let mut measured = Vec::with_capacity(rounds);
+    for round in 0..=rounds {
+        let max = 2_000 + round as u32;
+        let edited = with_max(&text, max).unwrap_or_else(|error| panic!("{error}"));
+        fs::write(&path, edited)
+            .unwrap_or_else(|error| panic!("bench: cannot write {}: {error}", path.display()));
+        let written = Instant::now();
+        let mut spent = GameThreadRound {
+            carrying: Duration::ZERO,
+            reloading: Duration::ZERO,
+            idle: Duration::ZERO,
+            idle_polls: 0,
+        };
+        let mut calls = 0;
+        loop {
+            calls += 1;
+            let start = Instant::now();
+            let report = reloader.apply(&mut world, &mut library);
+            let took = start.elapsed();
+            if report.is_empty() && report.elapsed().is_zero() {
+                spent.idle += took;
+                spent.idle_polls += 1;
+            } else {
+                spent.carrying += took;
+                spent.reloading += report.elapsed();
+                assert!(
+                    report.errors().is_empty(),
+                    "bench: save {round} of {relative} did not reload cleanly: {report}"
+                );
+            }
+            let applied = world
+                .get::<&Health>(probe)
+                .is_ok_and(|health| health.max == max as f32);
+            if applied {
+                break;
+            }
+            assert!(
+                written.elapsed() < GAME_THREAD_SAVE_TIMEOUT,
+                "bench: save {round} of {relative} did not reach the world within {} s \
+                 ({calls} apply calls, {:?} watching)",
+                GAME_THREAD_SAVE_TIMEOUT.as_secs(),
+                reloader.backend(),
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+        // The first round warms up, unmeasured, as every quick figure's first round does.
+        if round > 0 {
+            measured.push(spent);
+        }
+    }
+    (library.len(), measured)
+}
