@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use archetype_engine::{
     load_scene, load_scene_from_path, merge_patch, save_scene, sub_scene_id, ArchetypeInstance,
     ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, SceneDocument, SceneEncoding,
-    SceneLoadOptions, SceneSaveOptions, Severity, StableId,
+    SceneLoadOptions, SceneSaveOptions, StableId,
 };
 use hecs::{Entity, World};
 use proptest::prelude::*;
@@ -718,10 +718,9 @@ fn file_name(index: usize) -> String {
     format!("a{index}.json")
 }
 
-/// Every error as text.
-fn errors(library: &ArchetypeLibrary) -> Vec<String> {
+/// Every diagnostic (errors and warnings) as text.
+fn diagnostics(library: &ArchetypeLibrary) -> Vec<String> {
     (library.diagnostics().iter())
-        .filter(|d| d.severity == Severity::Error)
         .map(|d| d.to_string())
         .collect()
 }
@@ -756,16 +755,15 @@ proptest! {
         // The files as they are after each edit.
         let mut files: BTreeMap<String, String> = BTreeMap::new();
         // Each edit, checked against the library loaded at once from the files it leaves: the
-        // library kept up to date edit by edit finds the errors a fresh load finds. (Warnings
-        // are compared at the end only: a `changes-nothing` warning about what an archetype
-        // inherits from one with errors still depends on the order of the edits.)
+        // library kept up to date edit by edit finds the errors and warnings a fresh load
+        // finds, whatever the order of the edits.
         let mut edit = |by_edits: &mut ArchetypeLibrary, name: String, text: Option<String>| {
             by_edits.set_source(&name, text.as_deref());
             match text {
                 Some(text) => files.insert(name, text),
                 None => files.remove(&name),
             };
-            prop_assert_eq!(errors(by_edits), errors(&at_once(&files)));
+            prop_assert_eq!(diagnostics(by_edits), diagnostics(&at_once(&files)));
             Ok(())
         };
         // First every file's detours, in the shuffled order, then every final version.

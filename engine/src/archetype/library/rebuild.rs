@@ -330,10 +330,13 @@ impl ArchetypeLibrary {
     /// and the version in effect.
     fn decide(&mut self, name: Arc<str>, work: &mut Decisions<'_>) {
         let id = self.slot_id(&name);
-        let broken_dep = work
-            .deps
-            .get(&name)
-            .and_then(|list| self.first_broken_dependency(list));
+        let deps = work.deps.get(&name);
+        let broken_dep = deps.and_then(|list| self.first_broken_dependency(list));
+        // An archetype it names has no file: what it is built on is not known either.
+        let names_missing = deps.is_some_and(|list| {
+            list.iter()
+                .any(|dep| !self.sources.contains_key(dep.as_str()))
+        });
         let (outcome, depth, unused) = match work.outcomes.remove(&name) {
             Some((outcome, depth, unused)) => (Some(outcome), depth, unused),
             None => (None, 1, Vec::new()),
@@ -346,10 +349,11 @@ impl ArchetypeLibrary {
             new_archetype: None,
         };
         let status = self.status_of(outcome, depth, broken_dep, work, &mut found);
-        // Under a broken dependency what the archetype is built on is not known: no warnings
-        // about what it inherits (or lacks).
+        // Under a broken or missing dependency what the archetype is built on is not known: no
+        // warnings about what it inherits (or lacks), whichever order the files came in.
         let unused = match status {
             Status::Dependency(_) => Vec::new(),
+            _ if names_missing => Vec::new(),
             _ => unused,
         };
         let noted = self.options.same_as_inherited;
