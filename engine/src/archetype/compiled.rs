@@ -111,6 +111,10 @@ pub(crate) enum NodeTemplate {
     /// Values too big for that (over a kilobyte, or over-aligned): hecs's own clone template,
     /// with a placeholder `StableId` overwritten after the spawn.
     Built(BuiltEntityClone),
+    /// Made from the node's values on its first spawn ([`CompiledNode::template`]): a cooked
+    /// library's, whose archetypes are mostly never spawned in a run, so a load does not make
+    /// them all.
+    Later(OnceLock<Box<NodeTemplate>>),
 }
 
 impl NodeTemplate {
@@ -177,11 +181,29 @@ impl NodeTemplate {
                 }
                 Ok(entity)
             }
+            // `CompiledNode::template` hands out the template made, never this.
+            NodeTemplate::Later(_) => Err(ValueError::invalid(
+                FieldPath::root(),
+                "internal error: a spawn template not made yet",
+            )),
         }
     }
 }
 
 impl CompiledNode {
+    /// The node's spawn template, made now if it is made on first spawn.
+    #[inline]
+    fn template(&self, registry: &ComponentRegistry) -> &NodeTemplate {
+        match &self.template {
+            NodeTemplate::Later(later) => later.get_or_init(|| {
+                let values: Vec<(ComponentId, &TypedValue)> =
+                    self.typed.iter().map(|(id, value)| (*id, value)).collect();
+                Box::new(NodeTemplate::new(registry, &values, self.marker))
+            }),
+            made => made,
+        }
+    }
+
     /// The column layout of a batch of this entity: its components, the instance marker and
     /// `StableId`. Made for each batch rather than kept: a batch costs far more than listing
     /// its columns, and kept it would be a list of type infos for every entity of every
@@ -253,13 +275,13 @@ impl CompiledNode {
         registry: &ComponentRegistry,
         rng: &SpawnRng,
     ) -> Result<Entity, ValueError> {
-        let (NodeTemplate::Fast(template), Some(places)) = (&self.template, &self.varied_places)
-        else {
-            let entity = self.template.spawn(world, rng)?;
+        let made = self.template(registry);
+        let (NodeTemplate::Fast(template), Some(places)) = (made, &self.varied_places) else {
+            let entity = made.spawn(world, rng)?;
             return roll_in_place(self, world, registry, entity, rng);
         };
         if places.len() > ROLLED_IN_TEMPLATE {
-            let entity = self.template.spawn(world, rng)?;
+            let entity = made.spawn(world, rng)?;
             return roll_in_place(self, world, registry, entity, rng);
         }
         let mut rolled: [Option<Rolled<'_>>; ROLLED_IN_TEMPLATE] = Default::default();
@@ -430,11 +452,11 @@ pub(super) struct CookedNode {
 
 #[cfg(feature = "binary")]
 /// Builds a concrete archetype from values a cooked library held (entities in node order, no
-/// references, no variations: those are compiled from JSON), as [`compile`] builds it.
+/// references, no variations: those are compiled from JSON), as [`compile`] builds it but for
+/// its spawn templates, made on first spawn.
 pub(super) fn assemble(
     archetype: ArchetypeId,
     cooked: Vec<CookedNode>,
-    registry: &ComponentRegistry,
     intern: &mut dyn FnMut(&str) -> u32,
 ) -> CompiledArchetype {
     let (paths, index) = match cooked.as_slice() {
@@ -450,16 +472,13 @@ pub(super) fn assemble(
                 node: intern(path),
                 overrides: OverridesId::NONE,
             };
-            let values: Vec<(ComponentId, &TypedValue)> =
-                node.typed.iter().map(|(id, value)| (*id, value)).collect();
-            let template = NodeTemplate::new(registry, &values, marker);
             CompiledNode {
                 path: path.clone(),
                 marker,
                 parent: node.parent,
                 children: Vec::new(),
                 base: node.base,
-                template,
+                template: NodeTemplate::Later(OnceLock::new()),
                 typed: node.typed,
                 with_refs: Vec::new(),
                 ref_specs: Vec::new(),
@@ -1102,7 +1121,7 @@ impl CompiledArchetype {
         if self.simple && overrides.is_none() {
             let root = &self.nodes[0];
             if root.varied.is_empty() {
-                return root.template.spawn(world, rng);
+                return root.template(registry).spawn(world, rng);
             }
             return root.spawn_rolled(world, registry, rng);
         }

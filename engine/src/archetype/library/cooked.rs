@@ -303,7 +303,7 @@ fn build(
         (_, true) => None,
         (Some(nodes), false) => {
             let nodes = cooked_nodes(nodes, components, registry).map_err(refused)?;
-            Some(assemble(id, nodes, registry, &mut intern))
+            Some(assemble(id, nodes, &mut intern))
         }
         (None, false) => {
             let tree = cook::read_tree(archetype.tree.as_bytes())
