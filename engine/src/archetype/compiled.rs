@@ -114,6 +114,7 @@ pub(crate) enum NodeTemplate {
     /// Made from the node's values on its first spawn ([`CompiledNode::template`]): a cooked
     /// library's, whose archetypes are mostly never spawned in a run, so a load does not make
     /// them all.
+    #[cfg_attr(not(feature = "binary"), allow(dead_code))]
     Later(OnceLock<Box<NodeTemplate>>),
 }
 

@@ -195,8 +195,16 @@ impl ArchetypeLibrary {
         let targets = library.reference_targets();
         let unknown_fields = library.options.unknown_fields;
         let built = parallel_map(&cooked, |(archetype, id)| {
-            let context = targets.context();
-            context.install(|| build(archetype, *id, &components, &registry, unknown_fields))
+            let build = || build(archetype, *id, &components, &registry, unknown_fields);
+            // Values read from JSON check the archetype names and assets they name, as a load
+            // does; postcard values were checked when the library was cooked.
+            let all_postcard = (archetype.nodes.iter().flatten())
+                .flat_map(|node| &node.values)
+                .all(|(component, _)| components.get(*component as usize).is_some_and(|c| !c.1));
+            match archetype.nodes.is_some() && all_postcard {
+                true => build(),
+                false => targets.context().install(build),
+            }
         });
         for ((archetype, id), built) in cooked.iter().zip(built) {
             let Built { compiled, paths } = built?;
@@ -438,7 +446,10 @@ fn cooked_nodes(
                 })
                 .collect::<Result<Vec<_>, String>>()?;
             Ok(CookedNode {
-                path: Arc::from(node.path),
+                path: match node.path {
+                    "" => crate::archetype::compiled::root_path(),
+                    path => Arc::from(path),
+                },
                 parent: node.parent.map(|p| p as usize),
                 base: node.base as usize,
                 typed,

@@ -151,6 +151,8 @@ pub struct ArchetypeLibrary {
     /// The diagnostics of each archetype that has any (its file's, its names', its state's),
     /// as [`diagnostics`](Self::diagnostics) gathers them.
     diagnosed: FxHashMap<Arc<str>, Vec<Diagnostic>>,
+    /// The archetypes read through a symbolic link (a reload of a file looks for them).
+    linked: FxHashSet<Arc<str>>,
     /// Loaded from a cook, and not reloaded since: it has no files' texts, so the first
     /// reload reads every file ([`cooked`]).
     cooked: bool,
@@ -392,6 +394,7 @@ impl ArchetypeLibrary {
             graph: DependencyGraph::default(),
             rename_clashes: FxHashMap::default(),
             diagnosed: FxHashMap::default(),
+            linked: FxHashSet::default(),
             cooked: false,
         }
     }
@@ -850,10 +853,8 @@ impl ArchetypeLibrary {
             }
         }
         // Files read through links to the changed files (the watcher reports only the target).
-        let aliases: Vec<PathBuf> = self
-            .sources
-            .values()
-            .filter(|source| source.linked)
+        let aliases: Vec<PathBuf> = (self.linked.iter())
+            .filter_map(|name| self.sources.get(name))
             .filter(|source| {
                 source
                     .real
@@ -995,12 +996,17 @@ impl ArchetypeLibrary {
                     if !unchanged {
                         formerly_changed |= old.map(formerly) != Some(formerly(&source));
                         touched.insert(name.clone());
+                        match source.linked {
+                            true => self.linked.insert(name.clone()),
+                            false => self.linked.remove(&name),
+                        };
                         if self.sources.insert(name.clone(), source).is_none() {
                             comings_and_goings.insert(name);
                         }
                     }
                 }
                 None => {
+                    self.linked.remove(&name);
                     if self.sources.remove(&name).is_some() {
                         touched.insert(name.clone());
                         comings_and_goings.insert(name);
@@ -1295,7 +1301,9 @@ pub(crate) fn map_on_threads<T: Sync, R: Send>(
 
 /// How many threads a load (or a big scene save) works on: every core, up to 8.
 pub(crate) fn worker_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    // Asked once: the standard library reads the process's CPU quota from files each time.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
 /// Below this many files (or archetypes) a load works on one thread: starting threads would

@@ -781,8 +781,11 @@ impl RebuildDoc {
 /// Drops `items` on every core (up to 8) when there are at least [`PARALLEL_MIN_ITEMS`]:
 /// freeing a library's worth of parsed documents is a walk of every tree in them.
 fn drop_on_every_core<T: Send>(mut items: Vec<T>) {
+    if items.len() < PARALLEL_MIN_ITEMS {
+        return;
+    }
     let threads = worker_threads();
-    if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
+    if threads < 2 {
         return;
     }
     let chunk = items.len().div_ceil(threads);
