@@ -11,7 +11,7 @@
 //! archetype whose values are all plain (no `#` references, no per-spawn variation) each
 //! entity's values, by the component's index in the component table: in postcard, or as JSON
 //! for a type without a binary layout (one that inspects its input itself). That table holds
-//! each component's name and binary layout ([`Layout`](crate::component::value_layout::Layout))
+//! each component's name and binary layout ([`Layout`](crate::component::Layout))
 //! as the cook saw it: a load compares it with the registry's, and refuses a cook made for
 //! another layout rather than misread it (JSON values need no layout: a type that changed reads
 //! them as it reads an archetype file, or the load fails naming the archetype). Other concrete archetypes are compiled from their

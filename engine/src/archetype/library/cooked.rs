@@ -1,5 +1,5 @@
 //! Cooking a library ([`ArchetypeLibrary::cook`]) and starting from a cooked one
-//! ([`ArchetypeLibrary::load_cooked`]); the format is in [`cook`](crate::archetype::cook).
+//! ([`ArchetypeLibrary::load_cooked`]); the format is in [`crate::archetype::cook`].
 //!
 //! A cooked library serves every archetype as the JSON library it was cooked from does. It
 //! has no files' texts: the first reload ([`reload_files`](ArchetypeLibrary::reload_files),
