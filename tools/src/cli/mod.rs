@@ -660,7 +660,8 @@ mod tests {
             .filter_map(|line| line.split_whitespace().next())
             .collect();
         let mut expected = vec![
-            "validate", "explain", "inspect", "tree", "schema", "fmt", "new", "scene", "migrate",
+            "validate", "explain", "inspect", "tree", "schema", "fmt", "new", "scene", "cook",
+            "migrate",
         ];
         if cfg!(feature = "demo") {
             expected.push("demo");
