@@ -45,7 +45,7 @@ enum Recipe {
 /// An archetype's resolved tree as a cooked library holds it: JSON, inside the cook's bytes.
 pub(super) struct CookedTree {
     /// The whole cook (shared by every archetype of it).
-    pub bytes: Arc<[u8]>,
+    pub bytes: Arc<Vec<u8>>,
     /// Where in it this tree's JSON is.
     pub range: std::ops::Range<usize>,
 }

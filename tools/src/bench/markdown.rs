@@ -543,11 +543,11 @@ pub fn group_of(name: &str) -> &'static str {
         "Memory"
     } else if name.starts_with("spawn_") || name.starts_with("static_") {
         "Spawning"
-    } else if name.starts_with("load_") {
+    } else if name.starts_with("load_") || name.starts_with("cooked_load") {
         "Loading archetypes"
     } else if name.starts_with("scene_") {
         "Scenes"
-    } else if name.starts_with("reload_") || name.starts_with("lsp_") {
+    } else if ["reload_", "lsp_", "watch_"].iter().any(|p| name.starts_with(p)) {
         "Hot reload and the language server"
     } else if name.starts_with("cdda_") {
         "Real data: the CDDA monsters"

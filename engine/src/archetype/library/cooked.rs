@@ -155,19 +155,23 @@ impl ArchetypeLibrary {
     /// changed since the cook ([`CookErrorKind::LayoutChanged`], naming it): its values are
     /// never misread.
     pub fn load_cooked(
-        cooked: impl Into<Arc<[u8]>>,
+        cooked: Vec<u8>,
         root: impl AsRef<Path>,
         registry: impl Into<Arc<ComponentRegistry>>,
         options: LoadOptions,
     ) -> Result<Self, CookError> {
-        let bytes: Arc<[u8]> = cooked.into();
+        // Kept whole (not copied): the archetypes' trees are read from it when first read.
+        let bytes = Arc::new(cooked);
         let body = read_cook(&bytes)?;
         let mut library = Self::empty(root, registry, options);
         let registry = library.registry.clone();
         let components = registered_components(&registry, &body)?;
         // Names first: compiling an archetype from its tree checks the archetype names its
         // values name.
-        library.sorted_names.reserve(body.archetypes.len());
+        let count = body.archetypes.len();
+        library.sorted_names.reserve(count);
+        library.slots.reserve(count);
+        library.ids.reserve(count);
         for archetype in &body.archetypes {
             let name: Arc<str> = Arc::from(archetype.name);
             library.slot_id(&name);
@@ -246,7 +250,7 @@ impl ArchetypeLibrary {
         id: ArchetypeId,
         compiled: Option<CompiledArchetype>,
         paths: &[Arc<str>],
-        bytes: &Arc<[u8]>,
+        bytes: &Arc<Vec<u8>>,
     ) {
         let slot: &mut Slot = &mut self.slots[id.0 as usize];
         for path in paths {
