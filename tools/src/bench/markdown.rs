@@ -547,7 +547,10 @@ pub fn group_of(name: &str) -> &'static str {
         "Loading archetypes"
     } else if name.starts_with("scene_") {
         "Scenes"
-    } else if ["reload_", "lsp_", "watch_"].iter().any(|p| name.starts_with(p)) {
+    } else if ["reload_", "lsp_", "watch_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+    {
         "Hot reload and the language server"
     } else if name.starts_with("cdda_") {
         "Real data: the CDDA monsters"
