@@ -221,6 +221,13 @@ fn asset_paths_name_files_under_the_assets_root() {
         look.image.under(&root),
         root.join("sprites").join("goblin.png")
     );
+    // A cooked library with the same assets root serves the same paths.
+    let registry = library.registry().clone();
+    let cooked =
+        ArchetypeLibrary::load_cooked(library.cook().unwrap(), library.root(), registry, options())
+            .unwrap();
+    let goblin = cooked.spawn(&mut world, "goblin").unwrap();
+    assert_eq!(*world.get::<&Look>(goblin).unwrap(), look);
 
     let bad = (
         "goblin.json",

@@ -19,6 +19,7 @@ use crate::archetype::cook::{
     CookedComponent,
 };
 use crate::archetype::loaded::Archetype;
+use crate::archetype::reference_context::AssetIndex;
 use crate::archetype::renames::Renames;
 use crate::archetype::resolved_tree::{CookedTree, ResolvedTree};
 use crate::component::{ArchetypeId, ComponentId, ComponentRegistry, Layout, TypedValue};
@@ -192,6 +193,11 @@ impl ArchetypeLibrary {
         }
         library.targets = Arc::new(library.archetype_targets());
         library.targets_stale = false;
+        // `AssetPath`s (of values read here, and of scenes loaded later) are checked as a JSON
+        // load checks them.
+        library.assets = (library.options.assets_root.as_deref())
+            .and_then(AssetIndex::scan)
+            .map(Arc::new);
         // Each archetype built on its own (on every core), then numbered and installed here.
         let cooked: Vec<(&CookedArchetype<'_>, ArchetypeId)> = (body.archetypes.iter())
             .filter_map(|archetype| Some((archetype, *library.ids.get(archetype.name)?)))
