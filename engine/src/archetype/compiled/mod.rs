@@ -13,10 +13,7 @@ use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use hecs::{
-    BuiltEntityClone, ColumnBatchType, DynamicBundle, Entity, EntityBuilder, EntityBuilderClone,
-    World,
-};
+use hecs::{ColumnBatchType, DynamicBundle, Entity, EntityBuilder, World};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
@@ -39,6 +36,14 @@ use crate::component::{SpawnTemplate, TemplateBuilder};
 use crate::diagnostic::{DiagnosticCode, Severity};
 use crate::json::did_you_mean;
 use crate::json::FieldPath;
+
+#[cfg(feature = "binary")]
+mod cooked;
+mod template;
+
+#[cfg(feature = "binary")]
+pub(crate) use cooked::{assemble, CookedNode};
+pub(crate) use template::NodeTemplate;
 
 /// How many bundle types' templates an archetype keeps where they are read without a lock.
 const RECENT_BUNDLES: usize = 8;
@@ -102,94 +107,6 @@ pub(crate) struct CompiledNode {
 /// At most this many varied components of one entity are rolled into its template's places
 /// without allocating; an entity with more writes its rolled values in place after the spawn.
 const ROLLED_IN_TEMPLATE: usize = 4;
-
-/// How a node's entity spawns when nothing about it needs a builder.
-pub(crate) enum NodeTemplate {
-    /// Its values cloned and handed to hecs with a cached archetype key, a fresh `StableId`
-    /// among them.
-    Fast(SpawnTemplate),
-    /// Values too big for that (over a kilobyte, or over-aligned): hecs's own clone template,
-    /// with a placeholder `StableId` overwritten after the spawn.
-    Built(BuiltEntityClone),
-    /// Made from the node's values on its first spawn ([`CompiledNode::template`]): a cooked
-    /// library's, whose archetypes are mostly never spawned in a run, so a load does not make
-    /// them all.
-    #[cfg_attr(not(feature = "binary"), allow(dead_code))]
-    Later(OnceLock<Box<NodeTemplate>>),
-}
-
-impl NodeTemplate {
-    /// The template of `values` (component, value) and the instance marker `marker`.
-    fn new(
-        registry: &ComponentRegistry,
-        values: &[(ComponentId, &TypedValue)],
-        marker: ArchetypeInstance,
-    ) -> Self {
-        // The values and the marker.
-        let mut fast = TemplateBuilder::with_capacity(values.len() + 1);
-        for (id, value) in values {
-            registry.ops(*id).add_to_spawn_template(value, &mut fast);
-        }
-        fast.add(marker);
-        if let Some(template) = fast.build(&()) {
-            return NodeTemplate::Fast(template);
-        }
-        let mut built = EntityBuilderClone::new();
-        for (id, value) in values {
-            registry.ops(*id).add_to_template(value, &mut built);
-        }
-        built.add(marker);
-        built.add(StableId(0));
-        NodeTemplate::Built(built.build())
-    }
-
-    /// Where the values of types `types` are among the template's, in order; `None` unless each
-    /// is there, after the one before (hecs's own template takes no other values).
-    fn places(&self, types: impl Iterator<Item = TypeId>) -> Option<Box<[usize]>> {
-        let NodeTemplate::Fast(template) = self else {
-            return None;
-        };
-        let mut after = None;
-        let mut places = Vec::new();
-        for type_id in types {
-            let place = template.part_of(type_id)?;
-            if after.is_some_and(|after| place <= after) {
-                return None;
-            }
-            after = Some(place);
-            places.push(place);
-        }
-        Some(places.into())
-    }
-
-    /// Spawns one entity of the template with a fresh stable ID from `rng`.
-    #[inline]
-    fn spawn(&self, world: &mut World, rng: &SpawnRng) -> Result<Entity, ValueError> {
-        match self {
-            NodeTemplate::Fast(template) => template
-                .spawn(world, || rng.next_id(), ())
-                // Made for no bundle (`NodeTemplate::new`), it takes `()`.
-                .map_err(|()| {
-                    ValueError::invalid(
-                        FieldPath::root(),
-                        "internal error: a spawn template that wants a bundle",
-                    )
-                }),
-            NodeTemplate::Built(template) => {
-                let entity = world.spawn(template);
-                if let Ok(id) = world.query_one_mut::<&mut StableId>(entity) {
-                    *id = rng.next_id();
-                }
-                Ok(entity)
-            }
-            // `CompiledNode::template` hands out the template made, never this.
-            NodeTemplate::Later(_) => Err(ValueError::invalid(
-                FieldPath::root(),
-                "internal error: a spawn template not made yet",
-            )),
-        }
-    }
-}
 
 impl CompiledNode {
     /// The node's spawn template, made now if it is made on first spawn.
@@ -437,74 +354,6 @@ pub(super) fn compile(
         }),
         problems,
     )
-}
-
-#[cfg(feature = "binary")]
-/// One entity of a concrete archetype as a cooked library keeps it: its place in the instance
-/// and its component values, already typed.
-pub(super) struct CookedNode {
-    /// `""` for the root, `"turret"` for a child.
-    pub path: Arc<str>,
-    pub parent: Option<usize>,
-    /// The node `#` references written for this entity are relative to.
-    pub base: usize,
-    pub typed: Vec<(ComponentId, TypedValue)>,
-}
-
-#[cfg(feature = "binary")]
-/// Builds a concrete archetype from values a cooked library held (entities in node order, no
-/// references, no variations: those are compiled from JSON), as [`compile`] builds it but for
-/// its spawn templates, made on first spawn.
-pub(super) fn assemble(
-    archetype: ArchetypeId,
-    cooked: Vec<CookedNode>,
-    intern: &mut dyn FnMut(&str) -> u32,
-) -> CompiledArchetype {
-    let (paths, index) = match cooked.as_slice() {
-        [root] if root.path.is_empty() => ROOT_ONLY
-            .get_or_init(|| node_index_of(&[root_path()]))
-            .clone(),
-        _ => node_index_of(&cooked.iter().map(|n| n.path.clone()).collect::<Vec<_>>()),
-    };
-    let mut nodes: Vec<CompiledNode> = (cooked.into_iter().zip(paths.iter()))
-        .map(|(node, path)| {
-            let marker = ArchetypeInstance {
-                archetype,
-                node: intern(path),
-                overrides: OverridesId::NONE,
-            };
-            CompiledNode {
-                path: path.clone(),
-                marker,
-                parent: node.parent,
-                children: Vec::new(),
-                base: node.base,
-                template: NodeTemplate::Later(OnceLock::new()),
-                typed: node.typed,
-                with_refs: Vec::new(),
-                ref_specs: Vec::new(),
-                varied: Vec::new(),
-                varied_places: None,
-            }
-        })
-        .collect();
-    link_children(&mut nodes);
-    CompiledArchetype {
-        simple: nodes.len() == 1,
-        nodes,
-        paths,
-        index,
-        bundle_templates: OnceLock::new(),
-    }
-}
-
-#[cfg(feature = "binary")]
-impl CompiledNode {
-    /// Whether the entity's values are all typed: none holds `#` references or varies per
-    /// spawn (what a cooked library keeps as values; the rest it compiles from JSON).
-    pub(super) fn is_plain(&self) -> bool {
-        self.with_refs.is_empty() && self.varied.is_empty() && self.ref_specs.is_empty()
-    }
 }
 
 /// Lists each node's children (in node order) in its `children`.
