@@ -20,7 +20,7 @@ pub(crate) struct CookedNode {
 }
 
 /// Builds a concrete archetype from values a cooked library held (entities in node order, no
-/// references, no variations: those are compiled from JSON), as [`compile`] builds it but for
+/// references, no variations: those are compiled from JSON), as [`compile`](super::compile) builds it but for
 /// its spawn templates, made on first spawn.
 pub(crate) fn assemble(
     archetype: ArchetypeId,

@@ -20,7 +20,7 @@ pub(crate) enum NodeTemplate {
     /// Values too big for that (over a kilobyte, or over-aligned): hecs's own clone template,
     /// with a placeholder `StableId` overwritten after the spawn.
     Built(BuiltEntityClone),
-    /// Made from the node's values on its first spawn ([`CompiledNode::template`]): a cooked
+    /// Made from the node's values on its first spawn ([`CompiledNode::template`](super::CompiledNode::template)): a cooked
     /// library's, whose archetypes are mostly never spawned in a run, so a load does not make
     /// them all.
     #[cfg_attr(not(feature = "binary"), allow(dead_code))]
