@@ -5,8 +5,7 @@
 //! "ARCHCOOK"  format version (u32 LE)  body length (u64 LE)  body (postcard)  CRC-32 (u32 LE)
 //! ```
 //!
-//! The body ([`Body`]) lists, by name, every archetype in effect: its file (relative to the
-//! root), parents, depth, the hash of its resolved tree and the tree itself as JSON (read only
+//! The body ([`Body`]) lists, by name, every archetype in effect: its parents, depth, the hash of its resolved tree and the tree itself as JSON (read only
 //! when something reads it: tools, spawns with overrides, saves), and for a concrete
 //! archetype whose values are all plain (no `#` references, no per-spawn variation) each
 //! entity's values, by the component's index in the component table: in postcard, or as JSON
@@ -67,9 +66,8 @@ pub(super) struct CookedComponent<'a> {
 /// One archetype in effect.
 #[derive(Serialize, Deserialize)]
 pub(super) struct CookedArchetype<'a> {
+    /// Its name (its file is the name's, under the root the cook is loaded with).
     pub name: &'a str,
-    /// Its file, relative to the root, `/`-separated.
-    pub file: &'a str,
     pub is_abstract: bool,
     #[serde(borrow)]
     pub extends: Vec<&'a str>,

@@ -285,6 +285,15 @@ pub(super) struct CompileProblem {
 }
 
 impl CompileProblem {
+    /// Its severity in a library whose unknown fields are `unknown_fields`
+    /// ([`LoadOptions::unknown_fields`](crate::LoadOptions::unknown_fields)).
+    pub fn severity_under(&self, unknown_fields: Severity) -> Severity {
+        match self.unknown_field {
+            true => unknown_fields,
+            false => self.severity,
+        }
+    }
+
     /// The warning about an operator a concrete archetype settled with nothing to work on.
     pub fn warning(unused: ResolveWarning) -> Self {
         CompileProblem {

@@ -25,7 +25,7 @@ use crate::archetype::resolved_tree::{CookedTree, ResolvedTree};
 use crate::component::{ArchetypeId, ComponentId, ComponentRegistry, Layout, TypedValue};
 use crate::diagnostic::Severity;
 
-use super::{intern_node, parallel_map, ArchetypeLibrary, LoadOptions, Slot};
+use super::{file_of_name, intern_node, parallel_map, ArchetypeLibrary, LoadOptions, Slot};
 
 /// One archetype's part of a cook, owned while the cook is written.
 struct Cooking {
@@ -107,15 +107,11 @@ impl ArchetypeLibrary {
                 }
             })
             .collect();
-        let files: Vec<String> = (archetypes.iter())
-            .map(|archetype| relative_file(&self.root, archetype))
-            .collect();
         let body = Body {
             components,
-            archetypes: (archetypes.iter().zip(&cooking).zip(&files))
-                .map(|((archetype, cooking), file)| CookedArchetype {
+            archetypes: (archetypes.iter().zip(&cooking))
+                .map(|(archetype, cooking)| CookedArchetype {
                     name: archetype.name(),
-                    file,
                     is_abstract: archetype.is_abstract,
                     extends: archetype.extends.iter().map(String::as_str).collect(),
                     depth: archetype.depth as u32,
@@ -267,8 +263,7 @@ impl ArchetypeLibrary {
             bytes: bytes.clone(),
             range: start..start + archetype.tree.len(),
         };
-        let mut file = self.root.clone();
-        file.extend(archetype.file.split('/'));
+        let file = file_of_name(&self.root, &slot.name);
         slot.current = Some(Arc::new(Archetype {
             id,
             name: slot.name.clone(),
@@ -320,17 +315,16 @@ fn build(
     let compiled = match (&archetype.nodes, archetype.is_abstract) {
         (_, true) => None,
         (Some(nodes), false) => {
-            let nodes = cooked_nodes(nodes, components, registry).map_err(refused)?;
+            let nodes =
+                cooked_nodes(nodes, components, registry, unknown_fields).map_err(refused)?;
             Some(assemble(id, nodes, &mut intern))
         }
         (None, false) => {
             let tree = cook::read_tree(archetype.tree.as_bytes())
                 .map_err(|error| refused(format!("its resolved tree does not read: {error}")))?;
             let (compiled, problems) = compile(id, &tree, registry, &mut intern);
-            let error = problems.into_iter().find(|p| {
-                p.severity == Severity::Error
-                    && (!p.unknown_field || unknown_fields == Severity::Error)
-            });
+            let error = (problems.into_iter())
+                .find(|p| p.severity_under(unknown_fields) == Severity::Error);
             if let Some(problem) = error {
                 let component = problem.component;
                 return Err(refused(format!(
@@ -384,19 +378,6 @@ fn plain_values(archetype: &Archetype, registry: &ComponentRegistry) -> Option<V
     Some(nodes)
 }
 
-/// `archetype`'s file relative to `root`, `/`-separated (its name's file when it is not
-/// under the root).
-fn relative_file(root: &Path, archetype: &Archetype) -> String {
-    let relative = archetype.file.strip_prefix(root).ok().and_then(|relative| {
-        let parts: Option<Vec<&str>> = relative
-            .components()
-            .map(|c| c.as_os_str().to_str())
-            .collect();
-        Some(parts?.join("/"))
-    });
-    relative.unwrap_or_else(|| format!("{}.json", archetype.name))
-}
-
 /// The registry's ID of each component of the cook's table, its layout checked, and whether
 /// its values are stored as JSON.
 fn registered_components(
@@ -436,6 +417,7 @@ fn cooked_nodes(
     nodes: &[cook::CookedNode<'_>],
     components: &[(ComponentId, bool)],
     registry: &ComponentRegistry,
+    unknown_fields: Severity,
 ) -> Result<Vec<CookedNode>, String> {
     (nodes.iter().enumerate())
         .map(|(i, node)| {
@@ -449,7 +431,7 @@ fn cooked_nodes(
                         return Err(format!("entity `{}` names no component", node.path));
                     };
                     let value = match json {
-                        true => json_value(registry, id, bytes.0),
+                        true => json_value(registry, id, bytes.0, unknown_fields),
                         false => postcard_value(registry, id, bytes.0),
                     };
                     Ok((id, value?))
@@ -486,11 +468,13 @@ fn postcard_value(
         })
 }
 
-/// A value of component `id` the cook holds as JSON, decoded as compiling decodes one.
+/// A value of component `id` the cook holds as JSON, decoded as compiling decodes one (a
+/// field the type does not have refused when `unknown_fields` makes it an error).
 fn json_value(
     registry: &ComponentRegistry,
     id: ComponentId,
     json: &[u8],
+    unknown_fields: Severity,
 ) -> Result<TypedValue, String> {
     let name = registry.name(id);
     let value: serde_json::Value = serde_json::from_slice(json)
@@ -499,8 +483,10 @@ fn json_value(
     let typed = (registry.ops(id).decode(&value, &mut unknown))
         .map_err(|error| format!("component `{name}`: {}", error.message))?;
     match unknown.first() {
-        Some(field) => Err(format!("component `{name}` has no field `{field}`")),
-        None => Ok(typed),
+        Some(field) if unknown_fields == Severity::Error => {
+            Err(format!("component `{name}` has no field `{field}`"))
+        }
+        _ => Ok(typed),
     }
 }
 

@@ -652,9 +652,7 @@ impl ArchetypeLibrary {
     /// create archetype files.
     pub fn case_conflict_of(&self, name: &str) -> Option<Diagnostic> {
         let conflict = self.case_conflict_among(name, None)?;
-        let mut file = self.root.clone();
-        file.extend(name.split('/'));
-        file.set_extension("json");
+        let file = file_of_name(&self.root, name);
         Some(case_conflict_problem(&file, name, &conflict))
     }
 
@@ -1309,6 +1307,15 @@ pub(crate) fn worker_threads() -> usize {
 /// Below this many files (or archetypes) a load works on one thread: starting threads would
 /// cost more than it saves.
 const PARALLEL_MIN_ITEMS: usize = 256;
+
+/// The file of the archetype `name` under `root`, as messages show it (`enemies/goblin` is
+/// `root/enemies/goblin.json`).
+fn file_of_name(root: &Path, name: &str) -> PathBuf {
+    let mut file = root.to_path_buf();
+    file.extend(name.split('/'));
+    file.set_extension("json");
+    file
+}
 
 /// The node number of the entity path `path` in `slot`, if it has one.
 fn node_number(slot: &Slot, path: &str) -> Option<u32> {

@@ -680,11 +680,7 @@ impl ArchetypeLibrary {
     }
 
     fn place_compile_problem(&self, name: &str, problem: CompileProblem) -> Diagnostic {
-        let severity = if problem.unknown_field {
-            self.options.unknown_fields
-        } else {
-            problem.severity
-        };
+        let severity = problem.severity_under(self.options.unknown_fields);
         // A field missing from a value an abstract parent left partial is the concrete
         // archetype's to complete: report it in its own file (at its own value of the
         // component, or else at its `extends`).
