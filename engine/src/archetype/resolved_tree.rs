@@ -136,6 +136,11 @@ impl ResolvedTree {
         self.hash
     }
 
+    /// Whether `hash` is the tree's hash (then the trees may be equal).
+    pub(super) fn hashed_as(&self, hash: &TreeHash) -> bool {
+        self.hash == hash.0
+    }
+
     /// Whether the two trees are equal: by hash when that tells them apart, else built and
     /// compared (equal hashes do not prove equal trees).
     pub fn same_as(&self, other: &ResolvedTree) -> bool {

@@ -359,7 +359,7 @@ pub(super) fn resolve_alone(
 /// Resolves archetypes on demand, remembering results, detecting cycles.
 pub(super) struct Resolver<'a, L: Fn(&str) -> Lookup> {
     lookup: L,
-    names: &'a [&'a str],
+    names: &'a [Arc<str>],
     /// What component types say about merging their values (enum variants).
     shapes: &'a dyn ValueShapes,
     memo: FxHashMap<String, Option<Outcome>>,
@@ -396,7 +396,7 @@ struct Frame {
 impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
     /// A resolver reading archetypes through `lookup`; `names` (sorted) feed suggestions;
     /// `shapes` tells how component values merge.
-    pub fn new(lookup: L, names: &'a [&'a str], shapes: &'a dyn ValueShapes) -> Self {
+    pub fn new(lookup: L, names: &'a [Arc<str>], shapes: &'a dyn ValueShapes) -> Self {
         Resolver {
             lookup,
             names,
@@ -574,7 +574,7 @@ impl<'a, L: Fn(&str) -> Lookup> Resolver<'a, L> {
         problems: &mut Vec<ResolveProblem>,
     ) -> Option<Result<Arc<ResolvedEntity>, String>> {
         if matches!((self.lookup)(target), Lookup::Missing) {
-            let suggestion = did_you_mean(target, self.names.iter().copied());
+            let suggestion = did_you_mean(target, self.names.iter().map(|name| &**name));
             problems.push(ResolveProblem {
                 path,
                 diagnostic: Diagnostic::error(

@@ -73,6 +73,11 @@ pub(crate) trait ValueOps {
     fn tag_of(&self, path: &[PathSegment]) -> Option<&'static str>;
     /// Serializes a typed value (the canonical JSON form of what a file wrote).
     fn encode(&self, value: &TypedValue) -> Result<Value, EncodeError>;
+    /// Whether two typed values are known to be alike: they serialize to the same postcard
+    /// bytes, so to the same canonical JSON. `false` when that is not known (a value that
+    /// cannot be serialized, a build without the `binary` feature): compare them by
+    /// [`encode`](Self::encode).
+    fn known_alike(&self, a: &TypedValue, b: &TypedValue) -> bool;
     /// The fields whose axes the component's options name.
     fn declared_axes(&self) -> &[DeclaredAxes];
     /// The layout of the type's binary form (see [`Layout`]), if it can be traced.
@@ -265,6 +270,29 @@ impl<T: Component> ValueOps for Ops<T> {
         }
     }
 
+    fn known_alike(&self, a: &TypedValue, b: &TypedValue) -> bool {
+        let (Some(a), Some(b)) = (Self::typed(a), Self::typed(b)) else {
+            return false;
+        };
+        thread_local! {
+            static BYTES: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        BYTES.with(|cell| {
+            let mut bytes = cell.take();
+            bytes.clear();
+            let alike = match crate::component::binary_codec::to_extend(a, bytes) {
+                Ok(written) => {
+                    let alike = crate::component::binary_codec::serializes_to(b, &written);
+                    bytes = written;
+                    alike
+                }
+                Err(_) => return false,
+            };
+            cell.set(bytes);
+            alike
+        })
+    }
+
     fn layout(&self) -> Option<Layout> {
         // As a binary load reads it: references as numbers, shared values as keys.
         let refs = TraceRefs(crate::component::entity_ref::RefWire::Number);
@@ -419,5 +447,35 @@ impl crate::component::entity_ref::EntityMapper for TraceRefs {
         _reference: crate::component::entity_ref::RefIn<'_>,
     ) -> Result<Entity, MapError> {
         Ok(Entity::DANGLING)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::component::{ComponentRegistry, TypedValue};
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Health {
+        max: f32,
+        tags: Vec<String>,
+    }
+
+    fn health(max: f32, tag: &str) -> TypedValue {
+        Box::new(Health {
+            max,
+            tags: vec![tag.to_string()],
+        })
+    }
+
+    #[test]
+    fn values_are_known_alike_only_when_they_serialize_alike() {
+        let mut registry = ComponentRegistry::new();
+        let id = registry.register::<Health>().unwrap();
+        let ops = registry.ops(id);
+        let alike = ops.known_alike(&health(10.0, "orc"), &health(10.0, "orc"));
+        // Without the binary feature nothing is known alike: values are compared as JSON.
+        assert_eq!(alike, cfg!(feature = "binary"));
+        assert!(!ops.known_alike(&health(10.0, "orc"), &health(12.0, "orc")));
+        assert!(!ops.known_alike(&health(10.0, "orc"), &health(10.0, "orcs")));
     }
 }

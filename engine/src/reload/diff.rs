@@ -73,8 +73,9 @@ pub(super) fn diff_archetypes(
             diff.added.push(new_index);
             continue;
         };
-        let before = canonical_components(registry, old, old_node);
-        let after = canonical_components(registry, new, new_node);
+        let alike = alike_components(registry, old_node, new_node);
+        let before = canonical_components(registry, old, old_node, &alike);
+        let after = canonical_components(registry, new, new_node, &alike);
         let mut changes = Vec::new();
         for (id, old_value) in &before {
             match after.get(id) {
@@ -117,15 +118,38 @@ pub(super) fn diff_archetypes(
     Some(diff)
 }
 
-/// Component → canonical JSON of one compiled entity. Components holding `#` references keep
-/// their written form (their canonical form depends on the instance).
+/// The components without `#` references that both versions of an entity have, with values
+/// known to be alike ([`ValueOps::known_alike`](crate::component::value_ops::ValueOps::known_alike)):
+/// nothing of them changes, and they are not encoded to be compared.
+fn alike_components(
+    registry: &ComponentRegistry,
+    old: &CompiledNode,
+    new: &CompiledNode,
+) -> Vec<ComponentId> {
+    (new.typed.iter())
+        .filter(|(id, after)| {
+            (old.typed.iter()).any(|(old_id, before)| {
+                old_id == id && registry.ops(*id).known_alike(before, after)
+            })
+        })
+        .map(|(id, _)| *id)
+        .collect()
+}
+
+/// Component → canonical JSON of one compiled entity, but for the components `alike` (left out
+/// of both versions' maps). Components holding `#` references keep their written form (their
+/// canonical form depends on the instance).
 fn canonical_components(
     registry: &ComponentRegistry,
     archetype: &Archetype,
     node: &CompiledNode,
+    alike: &[ComponentId],
 ) -> BTreeMap<ComponentId, Value> {
     let mut out = BTreeMap::new();
     for (id, typed) in &node.typed {
+        if alike.contains(id) {
+            continue;
+        }
         let value = registry.ops(*id).encode(typed).unwrap_or_else(|_| {
             // Encoding what was just decoded only fails for hostile serde impls; fall back to
             // the written value so the change is still applied.

@@ -1072,6 +1072,12 @@ impl ArchetypeLibrary {
         if let Some(doc) = self.rebuild_docs.get(name).and_then(RebuildDoc::get) {
             return Some(doc);
         }
+        self.doc_from_text(name)
+    }
+
+    /// The file of the archetype `name` as resolution reads it, parsed again from the kept
+    /// text (or the one just read); see [`current_doc`](Self::current_doc).
+    fn doc_from_text(&self, name: &str) -> Option<Arc<ArchetypeDoc>> {
         let source = self.sources.get(name)?;
         let doc = source.written_doc(&self.registry, &self.options.limits)?;
         if source.summary.as_ref()?.mapped.is_none() {

@@ -17,7 +17,6 @@ impl ArchetypeLibrary {
         affected_sorted: &[Arc<str>],
         dependents: &Dependents,
     ) -> Resolution {
-        let names: Vec<&str> = self.sorted_names.iter().map(|n| &**n).collect();
         let lookup = |name: &str| self.lookup(affected, name);
         let targets = self.reference_targets();
         let run = |job: RebuildJob| self.run_job(job, &targets);
@@ -32,7 +31,7 @@ impl ArchetypeLibrary {
         let work = || run_queued(&queue, &run);
         std::thread::scope(|scope| {
             let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-            let mut resolver = Resolver::new(lookup, &names, &*self.registry);
+            let mut resolver = Resolver::new(lookup, &self.sorted_names, &*self.registry);
             let (mut outcomes, sent) =
                 self.resolve_in_order(&mut resolver, affected_sorted, dependents, &jobs);
             drop(jobs);
@@ -81,7 +80,7 @@ impl ArchetypeLibrary {
             }
             RebuildJob::Leaf(name, deps) => {
                 let cell = self.rebuild_docs.get(&name)?;
-                let doc = cell.take()?;
+                let doc = cell.take_or_read(|| self.doc_from_text(&name))?;
                 let resolved = resolve_alone(&name, &doc, &deps, &*self.registry);
                 let Some((tree, depth, unused)) = resolved else {
                     // For the rebuild's thread to resolve it again, in order.
@@ -99,14 +98,15 @@ impl ArchetypeLibrary {
                     cell.put_back(doc);
                 }
                 let hash = TreeHash::of(&tree);
-                // A first load compares the tree with nothing, and it can be built again: it
-                // is dropped here rather than on the rebuild's thread.
-                let first = (self.ids.get(&name)).is_some_and(|id| {
+                // A tree that can be built again is needed only to compare it with the one in
+                // effect when their hashes are the same: else (a first load, an edit that
+                // changed it) it is dropped here rather than on the rebuild's thread.
+                let compared = (self.ids.get(&name)).is_some_and(|id| {
                     let slot = &self.slots[id.0 as usize];
-                    slot.current.is_none()
+                    (slot.current.as_ref()).is_some_and(|current| current.resolved.hashed_as(&hash))
                 });
                 let rebuildable = self.sources.get(&name).is_some_and(|s| s.text.is_some());
-                let tree = (!(first && rebuildable)).then_some(tree);
+                let tree = (compared || !rebuildable).then_some(tree);
                 let leaf = LeafDone {
                     tree,
                     depth,
@@ -125,7 +125,8 @@ impl ArchetypeLibrary {
             return Lookup::Missing;
         }
         if affected.contains(name) {
-            return match self.rebuild_docs.get(name).and_then(RebuildDoc::get) {
+            let cell = self.rebuild_docs.get(name);
+            return match cell.and_then(|cell| cell.get_or_read(|| self.doc_from_text(name))) {
                 Some(doc) => Lookup::Doc(doc),
                 None => Lookup::Broken,
             };
@@ -242,8 +243,18 @@ impl ArchetypeLibrary {
         if std::mem::take(&mut self.targets_stale) {
             self.targets = Arc::new(self.archetype_targets());
         }
+        // Parsed now: the files others build on (read in order) and those just read. A leaf's
+        // is parsed by its job.
         self.rebuild_docs = (affected_sorted.iter())
-            .filter_map(|name| Some((name.clone(), RebuildDoc::new(self.current_doc(name)?))))
+            .filter_map(|name| {
+                let source = self.sources.get(name)?;
+                let doc = if dependents.contains_key(&**name) || source.fresh.is_some() {
+                    RebuildDoc::new(self.current_doc(name))
+                } else {
+                    RebuildDoc::unread()
+                };
+                Some((name.clone(), doc))
+            })
             .collect();
         // The rebuild holds the files it read now (so a leaf's job can free its own).
         for name in &affected_sorted {
@@ -745,32 +756,75 @@ impl ArchetypeLibrary {
     }
 }
 
-/// The file of an archetype a rebuild resolves again, which the job of a leaf takes.
-pub(super) struct RebuildDoc(Mutex<Option<Arc<ArchetypeDoc>>>);
+/// The file of an archetype a rebuild resolves again, which the job of a leaf takes. A leaf's
+/// file not parsed yet is parsed by whoever needs it first: its job, on whichever core runs
+/// it, so a root's edit does not parse its thousand descendants one after another.
+pub(super) struct RebuildDoc(Mutex<HeldDoc>);
+
+/// What a [`RebuildDoc`] holds.
+enum HeldDoc {
+    /// Not parsed yet (parsed again from the kept text when needed).
+    Unread,
+    /// Parsed; `None` when the archetype has no file that is JSON.
+    Read(Option<Arc<ArchetypeDoc>>),
+    /// Taken by a leaf's job.
+    Taken,
+}
 
 impl RebuildDoc {
-    fn new(doc: Arc<ArchetypeDoc>) -> Self {
-        RebuildDoc(Mutex::new(Some(doc)))
+    fn new(doc: Option<Arc<ArchetypeDoc>>) -> Self {
+        RebuildDoc(Mutex::new(HeldDoc::Read(doc)))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Arc<ArchetypeDoc>>> {
+    fn unread() -> Self {
+        RebuildDoc(Mutex::new(HeldDoc::Unread))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HeldDoc> {
         // Changed by whole assignments only, which leave it whole if a panic poisons it.
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The file, unless a leaf's job took it.
+    /// The file, if it is parsed and no leaf's job took it.
     pub(super) fn get(&self) -> Option<Arc<ArchetypeDoc>> {
-        self.lock().clone()
+        match &*self.lock() {
+            HeldDoc::Read(doc) => doc.clone(),
+            HeldDoc::Unread | HeldDoc::Taken => None,
+        }
     }
 
-    fn take(&self) -> Option<Arc<ArchetypeDoc>> {
-        self.lock().take()
+    /// The file, parsed now with `read` if it was not; `None` if a leaf's job took it.
+    fn get_or_read(
+        &self,
+        read: impl FnOnce() -> Option<Arc<ArchetypeDoc>>,
+    ) -> Option<Arc<ArchetypeDoc>> {
+        let mut held = self.lock();
+        if let HeldDoc::Unread = *held {
+            *held = HeldDoc::Read(read());
+        }
+        match &*held {
+            HeldDoc::Read(doc) => doc.clone(),
+            HeldDoc::Unread | HeldDoc::Taken => None,
+        }
+    }
+
+    /// Takes the file for a leaf's job, parsed with `read` (outside the lock) if it was not.
+    fn take_or_read(
+        &self,
+        read: impl FnOnce() -> Option<Arc<ArchetypeDoc>>,
+    ) -> Option<Arc<ArchetypeDoc>> {
+        let held = std::mem::replace(&mut *self.lock(), HeldDoc::Taken);
+        match held {
+            HeldDoc::Read(doc) => doc,
+            HeldDoc::Unread => read(),
+            HeldDoc::Taken => None,
+        }
     }
 
     fn put_back(&self, doc: Arc<ArchetypeDoc>) {
-        *self.lock() = Some(doc);
+        *self.lock() = HeldDoc::Read(Some(doc));
     }
 }
 
