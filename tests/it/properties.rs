@@ -752,8 +752,11 @@ proptest! {
             library
         };
         let mut by_edits = ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
-        // The files as they are after each edit.
-        let mut files: BTreeMap<String, String> = BTreeMap::new();
+        // The files as they are after each edit: first, files that take no part, so that one
+        // file coming or going is a small part of the library (which follows it name by name,
+        // rather than in passes over every name).
+        let mut files: BTreeMap<String, String> = padding();
+        by_edits.set_sources(files.iter().map(|(name, text)| (name, Some(text.as_str()))));
         // Each edit, checked against the library loaded at once from the files it leaves: the
         // library kept up to date edit by edit finds the errors and warnings a fresh load
         // finds, whatever the order of the edits.
@@ -800,19 +803,37 @@ proptest! {
     }
 }
 
+/// Forty files of plain archetypes under `padding/`, which no other file names.
+fn padding() -> BTreeMap<String, String> {
+    (0..40)
+        .map(|i| (format!("padding/p{i}.json"), "{}".to_string()))
+        .collect()
+}
+
 #[test]
 fn a_new_file_updates_the_suggestions_for_missing_parents() {
-    let goblin = r#"{ "extends": "bsae" }"#;
-    let base = r#"{ "abstract": true }"#;
-    let mut edited = ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
-    edited.set_source("goblin.json", Some(goblin));
-    edited.set_source("base.json", Some(base));
-    let mut at_once =
-        ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
-    at_once.set_sources([("goblin.json", Some(goblin)), ("base.json", Some(base))]);
-    let help: Vec<_> = edited.diagnostics().iter().map(|d| d.help()).collect();
-    assert_eq!(help, [Some("did you mean `base`?".to_string())]);
-    assert_eq!(edited.diagnostics(), at_once.diagnostics());
-    edited.set_source("base.json", None);
-    assert_eq!(edited.diagnostics()[0].help(), None);
+    // Alone, and among many files (where a new name is followed name by name).
+    for padding in [BTreeMap::new(), padding()] {
+        let goblin = r#"{ "extends": "bsae" }"#;
+        let base = r#"{ "abstract": true }"#;
+        let pads = || {
+            padding
+                .iter()
+                .map(|(name, text)| (name.as_str(), Some(text.as_str())))
+        };
+        let mut edited =
+            ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
+        edited.set_sources(pads());
+        edited.set_source("goblin.json", Some(goblin));
+        edited.set_source("base.json", Some(base));
+        let mut at_once =
+            ArchetypeLibrary::empty("archetypes", tree_registry(), LoadOptions::default());
+        let files = [("goblin.json", Some(goblin)), ("base.json", Some(base))];
+        at_once.set_sources(pads().chain(files));
+        let help: Vec<_> = edited.diagnostics().iter().map(|d| d.help()).collect();
+        assert_eq!(help, [Some("did you mean `base`?".to_string())]);
+        assert_eq!(edited.diagnostics(), at_once.diagnostics());
+        edited.set_source("base.json", None);
+        assert_eq!(edited.diagnostics()[0].help(), None);
+    }
 }

@@ -7,6 +7,7 @@
 mod archetype_ref;
 mod arithmetic;
 mod asset_path;
+mod case_index;
 mod compiled;
 #[cfg(feature = "binary")]
 mod cook;

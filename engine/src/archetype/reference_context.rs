@@ -22,7 +22,7 @@ use crate::diagnostic::{quoted, DiagnosticCode};
 use crate::json::did_you_mean;
 
 /// The archetypes a library has: name → ID, and the names sorted (for suggestions).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct ArchetypeTargets {
     pub ids: FxHashMap<Arc<str>, ArchetypeId>,
     pub sorted: Vec<Arc<str>>,

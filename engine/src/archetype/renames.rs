@@ -42,12 +42,17 @@ const CLAIMANTS_LISTED: usize = 8;
 
 impl Renames {
     /// The renames the files in `sources` declare, and per archetype the problems with its
-    /// `formerly` list (names that clash).
-    pub fn find(
-        sources: &FxHashMap<Arc<str>, SourceFile>,
+    /// `formerly` list (names that clash). `listing` names every file of `sources` whose
+    /// `formerly` lists a name (others may be among them): only they are read.
+    pub fn find<'a>(
+        sources: &'a FxHashMap<Arc<str>, SourceFile>,
+        listing: impl IntoIterator<Item = &'a Arc<str>> + Clone,
     ) -> (Renames, FxHashMap<Arc<str>, Vec<DocProblem>>) {
         let summaries = || {
-            (sources.iter()).filter_map(|(name, source)| Some((name, source.summary.as_deref()?)))
+            (listing.clone().into_iter()).filter_map(|name| {
+                let (name, source) = sources.get_key_value(name)?;
+                Some((name, source.summary.as_deref()?))
+            })
         };
         let listed: usize = summaries().map(|(_, summary)| summary.formerly.len()).sum();
         let mut claims: FxHashMap<&str, Claims<'_>> = FxHashMap::default();

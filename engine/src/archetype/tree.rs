@@ -381,7 +381,7 @@ impl Hash for Folded<'_> {
 
 /// The parts of a name a file system sees: each directory (`enemies/`, `enemies/big/`, with
 /// the slash), shallowest first, then the whole name.
-fn parts(name: &str) -> impl Iterator<Item = &str> {
+pub(super) fn parts(name: &str) -> impl Iterator<Item = &str> {
     name.match_indices('/')
         .map(move |(at, _)| &name[..=at])
         .chain(std::iter::once(name))

@@ -119,7 +119,7 @@ pub(super) fn diff_archetypes(
 }
 
 /// The components without `#` references that both versions of an entity have, with values
-/// known to be alike ([`ValueOps::known_alike`](crate::component::value_ops::ValueOps::known_alike)):
+/// known to be alike (`ValueOps::known_alike`):
 /// nothing of them changes, and they are not encoded to be compared.
 fn alike_components(
     registry: &ComponentRegistry,

@@ -121,6 +121,37 @@ impl LeafEditFixture {
     }
 }
 
+impl LeafEditFixture {
+    /// A new archetype file (the leaf's text under a name of its own, which nothing names)
+    /// added to the library, then removed: the time each `set_source` took. What a designer's
+    /// `archetool new` or delete costs, which should grow with what the name touches, not with
+    /// the library.
+    ///
+    /// # Panics
+    /// If the file is not added and removed as one archetype, or the library reports an error.
+    pub fn add_and_remove(&mut self) -> (Duration, Duration) {
+        let file = &mut self.file;
+        let text = &file.texts[1];
+        let start = Instant::now();
+        let added = file.library.set_source(ADDED_PATH, Some(text));
+        let adding = start.elapsed();
+        let removed = file.library.set_source(ADDED_PATH, None::<&str>);
+        let removing = start.elapsed() - adding;
+        for (update, what) in [(added, "adding"), (removed, "removing")] {
+            assert!(
+                update.errors.is_empty() && update.changes.len() == 1,
+                "bench: {what} {ADDED_PATH} changed {} archetypes, errors: {:?}",
+                update.changes.len(),
+                update.errors
+            );
+        }
+        (adding, removing)
+    }
+}
+
+/// The file [`LeafEditFixture::add_and_remove`] adds and removes.
+const ADDED_PATH: &str = "added/newcomer.json";
+
 /// A root archetype that about 1,000 archetypes build on (one of the load workload's ten roots
 /// in a library of 10,000), with `instances` live instances spread over its concrete
 /// descendants; each [`edit`](Self::edit) changes the root's `Transform.rotation`

@@ -35,6 +35,9 @@
 //! | `reload_leaf_edit_1k` | `set_source` + `apply_update` of one leaf archetype (nothing extends it) with 1,000 live instances, in a library of 1,000 generated archetypes | — | — |
 //! | `reload_leaf_edit_50k` | the same in a library of 50,000 | — | ≤ 2 ms (41) |
 //! | `reload_leaf_edit_50k_vs_1k` | the 50,000-archetype edit's median | the 1,000-archetype one's | ≤ 1.5× (41) |
+//! | `reload_new_file_1k` | `set_source` of a new leaf file (nothing names it) in the 1,000-archetype library (`added`), then of its removal (`removed`) | — | — |
+//! | `reload_new_file_50k` | the same in the 50,000-archetype library | — | — |
+//! | `reload_new_file_50k_vs_1k` | the 50,000-archetype median | the 1,000-archetype one | ≤ 1.5× (41) |
 //! | `reload_game_thread_50k` | the game thread's share of that edit hot-reloaded: a real `HotReloader` watches the 50,000 files, the leaf's file is written and `apply` called every millisecond until its instances have the edit; the time of the `apply` calls that carried it (`reload`: what the reloader timed of them; `idle_polls`, not in the figure: the calls before the write settled) | — | ≤ 1 ms (41) |
 //! | `reload_root_edit_1k_descendants` | `set_source` + `apply_update` of a root that the ~1,000 archetypes of one of the load workload's ten trees (10,000 files) build on, 100,000 live instances of them | — | ≤ 15 ms (41) |
 //! | `watch_poll_idle_50k` | the process's CPU time over 5 s while the polling watcher watches 50,000 generated files nobody edits, in percent of one core | — | ≤ 2 (41) |

@@ -131,6 +131,9 @@ pub const FIGURES: &[&str] = &[
     "reload_leaf_edit_1k",
     "reload_leaf_edit_50k",
     "reload_leaf_edit_50k_vs_1k",
+    "reload_new_file_1k",
+    "reload_new_file_50k",
+    "reload_new_file_50k_vs_1k",
     "reload_game_thread_50k",
     "reload_root_edit_1k_descendants",
     "watch_poll_idle_50k",
@@ -202,7 +205,9 @@ pub fn stated_target(name: &str) -> Option<StatedTarget> {
         "reload_leaf_edit_50k" => Some(StatedTarget::Time(LEAF_EDIT_TARGET)),
         "reload_game_thread_50k" => Some(StatedTarget::Time(GAME_THREAD_TARGET)),
         "reload_root_edit_1k_descendants" => Some(StatedTarget::Time(ROOT_EDIT_TARGET)),
-        "reload_leaf_edit_50k_vs_1k" => Some(StatedTarget::Ratio(LEAF_EDIT_GROWTH_TARGET)),
+        "reload_leaf_edit_50k_vs_1k" | "reload_new_file_50k_vs_1k" => {
+            Some(StatedTarget::Ratio(LEAF_EDIT_GROWTH_TARGET))
+        }
         "reload_latency" => Some(StatedTarget::Latency(
             RELOAD_LATENCY_TARGET.0,
             RELOAD_LATENCY_TARGET.1,
@@ -924,40 +929,75 @@ fn reload_figures(sizes: &QuickSizes, wanted: &dyn Fn(&str) -> bool, push: &mut 
 }
 
 /// The leaf-edit figures ([`LeafEditFixture`]): one leaf's edit applied to its 1,000 live
-/// instances in a library of 1,000 archetypes and in one of 50,000, and how the two compare.
+/// instances in a library of 1,000 archetypes and in one of 50,000, and how the two compare;
+/// then, in the same libraries, a new file added and removed.
 fn leaf_edit_figures(
     sizes: &QuickSizes,
     wanted: &dyn Fn(&str) -> bool,
     push: &mut dyn FnMut(Figure),
 ) {
-    let names = [
+    let edits = [
         "reload_leaf_edit_1k",
         "reload_leaf_edit_50k",
         "reload_leaf_edit_50k_vs_1k",
     ];
-    if !names.iter().any(|name| wanted(name)) {
+    let files = [
+        "reload_new_file_1k",
+        "reload_new_file_50k",
+        "reload_new_file_50k_vs_1k",
+    ];
+    if !edits.iter().chain(&files).any(|name| wanted(name)) {
         return;
     }
     let (small, large) = sizes.leaf_edit_files;
     let runs = [small, large].map(|files| {
         let mut fixture = LeafEditFixture::new(files, LEAF_EDIT_INSTANCES);
-        let rounds = edit_rounds(sizes.rounds, || fixture.edit());
-        (fixture.archetypes(), rounds)
+        let edited = edit_rounds(sizes.rounds, || fixture.edit());
+        let added = edit_rounds(
+            std::env::var("ROUNDS")
+                .ok()
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(sizes.rounds),
+            || fixture.add_and_remove(),
+        );
+        (fixture.archetypes(), edited, added)
     });
-    let targets = [None, Some(LEAF_EDIT_TARGET)];
-    for ((name, (archetypes, rounds)), target) in names.iter().zip(&runs).zip(targets) {
-        if wanted(name) {
-            push(reload_figure(name, *archetypes, rounds, target));
+    for (group, names) in [edits, files].iter().enumerate() {
+        for (size, name) in names[..2].iter().enumerate() {
+            if !wanted(name) {
+                continue;
+            }
+            let (archetypes, rounds) = (runs[size].0, rounds_of(&runs[size], group));
+            push(match group {
+                0 => reload_figure(
+                    name,
+                    archetypes,
+                    rounds,
+                    [None, Some(LEAF_EDIT_TARGET)][size],
+                ),
+                _ => timed_pair_figure(name, archetypes, rounds, None, ["added", "removed"]),
+            });
+        }
+        if wanted(names[2]) {
+            push(Figure::ratio(
+                names[2],
+                runs[1].0,
+                Some(LEAF_EDIT_GROWTH_TARGET),
+                whole_edits(rounds_of(&runs[1], group)),
+                whole_edits(rounds_of(&runs[0], group)),
+            ));
         }
     }
-    if wanted(names[2]) {
-        push(Figure::ratio(
-            names[2],
-            runs[1].0,
-            Some(LEAF_EDIT_GROWTH_TARGET),
-            whole_edits(&runs[1].1),
-            whole_edits(&runs[0].1),
-        ));
+}
+
+/// Rounds timed in two parts.
+type Rounds = Vec<(Duration, Duration)>;
+
+/// The rounds of `group` (0: the leaf's edits, 1: the new file's) in a leaf-edit run.
+fn rounds_of(run: &(usize, Rounds, Rounds), group: usize) -> &Rounds {
+    match group {
+        0 => &run.1,
+        _ => &run.2,
     }
 }
 
@@ -1021,6 +1061,18 @@ fn reload_figure(
     rounds: &[(Duration, Duration)],
     target: Option<Duration>,
 ) -> Figure {
+    timed_pair_figure(name, n, rounds, target, ["set_source", "apply_update"])
+}
+
+/// A figure of rounds timed in two parts: the median of their sums, and of each part
+/// (`labels`).
+fn timed_pair_figure(
+    name: &str,
+    n: usize,
+    rounds: &[(Duration, Duration)],
+    target: Option<Duration>,
+    labels: [&str; 2],
+) -> Figure {
     let part = |pick: fn(&(Duration, Duration)) -> Duration| {
         median(&rounds.iter().map(pick).collect::<Vec<Duration>>())
     };
@@ -1031,8 +1083,8 @@ fn reload_figure(
         measured: Measured::Time {
             median: median(&whole),
             parts: vec![
-                ("set_source".to_string(), part(|round| round.0)),
-                ("apply_update".to_string(), part(|round| round.1)),
+                (labels[0].to_string(), part(|round| round.0)),
+                (labels[1].to_string(), part(|round| round.1)),
             ],
             target,
             rounds: whole,

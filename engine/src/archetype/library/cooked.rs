@@ -25,6 +25,7 @@ use crate::archetype::resolved_tree::{CookedTree, ResolvedTree};
 use crate::component::{ArchetypeId, ComponentId, ComponentRegistry, Layout, TypedValue};
 use crate::diagnostic::Severity;
 
+use super::names::TargetsStale;
 use super::{file_of_name, intern_node, parallel_map, ArchetypeLibrary, LoadOptions, Slot};
 
 /// One archetype's part of a cook, owned while the cook is written.
@@ -188,7 +189,7 @@ impl ArchetypeLibrary {
             }));
         }
         library.targets = Arc::new(library.archetype_targets());
-        library.targets_stale = false;
+        library.targets_stale = TargetsStale::Fresh;
         // `AssetPath`s (of values read here, and of scenes loaded later) are checked as a JSON
         // load checks them.
         library.assets = (library.options.assets_root.as_deref())

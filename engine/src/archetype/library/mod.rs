@@ -3,9 +3,11 @@
 
 #[cfg(feature = "binary")]
 mod cooked;
+mod names;
 mod rebuild;
 mod spawning;
 
+use names::TargetsStale;
 use rebuild::RebuildDoc;
 
 use std::any::TypeId;
@@ -20,6 +22,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use crate::archetype::archetype_ref::ArchetypeRef;
+use crate::archetype::case_index::CaseIndex;
 use crate::archetype::compiled::{check_partial, compile, CompileProblem};
 use crate::archetype::dependency_graph::{DependencyGraph, DependencyLists, Dependents};
 use crate::archetype::doc_summary::{Dependencies, DocSummary};
@@ -128,8 +131,21 @@ pub struct ArchetypeLibrary {
     diagnostics: Vec<Diagnostic>,
     /// What `ArchetypeRef`s are checked against: the archetypes with a file.
     targets: Arc<ArchetypeTargets>,
-    /// The names changed since `targets` was made.
-    targets_stale: bool,
+    /// What changed since `targets` was made.
+    targets_stale: TargetsStale,
+    /// The spellings of every part of the names of `sources` (case conflicts).
+    case_index: CaseIndex,
+    /// The archetypes (with a file) that name one without a file, as last rebuilt: their
+    /// "did you mean" draws on the set of names.
+    naming_missing: FxHashSet<Arc<str>>,
+    /// For each archetype name, the archetypes whose values name it (`ArchetypeRef`s, as
+    /// `states` record them).
+    referrers: FxHashMap<Arc<str>, FxHashSet<Arc<str>>>,
+    /// The archetypes whose file lists former names (`formerly`).
+    listing_formerly: FxHashSet<Arc<str>>,
+    /// The archetypes whose file names an old name (mapped to the current one) or has name
+    /// problems (see `map_old_names`).
+    naming_old: FxHashSet<Arc<str>>,
     /// The files under the assets root, when there is one.
     assets: Option<Arc<AssetIndex>>,
     /// Rolls spawn-time variations (`$range`, `$pick`).
@@ -385,7 +401,12 @@ impl ArchetypeLibrary {
             renames: Arc::default(),
             diagnostics: Vec::new(),
             targets: Arc::default(),
-            targets_stale: true,
+            targets_stale: TargetsStale::All,
+            case_index: CaseIndex::default(),
+            naming_missing: FxHashSet::default(),
+            referrers: FxHashMap::default(),
+            listing_formerly: FxHashSet::default(),
+            naming_old: FxHashSet::default(),
             assets: None,
             rng: SpawnRng::new(DEFAULT_SPAWN_SEED),
             last_spawnable: AtomicU32::new(u32::MAX),
@@ -998,6 +1019,10 @@ impl ArchetypeLibrary {
                             true => self.linked.insert(name.clone()),
                             false => self.linked.remove(&name),
                         };
+                        match formerly(&source).is_empty() {
+                            true => self.listing_formerly.remove(&name),
+                            false => self.listing_formerly.insert(name.clone()),
+                        };
                         if self.sources.insert(name.clone(), source).is_none() {
                             comings_and_goings.insert(name);
                         }
@@ -1005,6 +1030,8 @@ impl ArchetypeLibrary {
                 }
                 None => {
                     self.linked.remove(&name);
+                    self.listing_formerly.remove(&name);
+                    self.naming_old.remove(&name);
                     if self.sources.remove(&name).is_some() {
                         touched.insert(name.clone());
                         comings_and_goings.insert(name);
@@ -1018,51 +1045,6 @@ impl ArchetypeLibrary {
         }
         self.update_renames(&mut touched, names_changed || formerly_changed);
         self.rebuild(touched)
-    }
-
-    /// What names appearing or disappearing changes: the `ArchetypeRef`s naming them and the
-    /// archetypes naming a missing one are checked again, and case conflicts found again.
-    fn names_came_or_went(
-        &mut self,
-        comings_and_goings: &FxHashSet<Arc<str>>,
-        touched: &mut BTreeSet<Arc<str>>,
-    ) {
-        self.targets_stale = true;
-        for (name, state) in &self.states {
-            if state
-                .references
-                .iter()
-                .any(|r| comings_and_goings.contains(r))
-            {
-                touched.insert(name.clone());
-            }
-        }
-        self.sorted_names = self.sources.keys().cloned().collect();
-        self.sorted_names.sort_unstable();
-        // "Did you mean" for a parent or child archetype that does not exist draws on the
-        // set of names: check the archetypes that name a missing one again.
-        for (name, source) in &self.sources {
-            let names_missing = source.summary.as_deref().is_some_and(|summary| {
-                (summary.current().all().iter()).any(|dep| !self.sources.contains_key(dep.as_str()))
-            });
-            if names_missing {
-                touched.insert(name.clone());
-            }
-        }
-        // Case conflicts depend on the whole set of names: found again.
-        let conflicts = case_conflicts(self.sources.keys().map(|n| &**n));
-        for (name, source) in self.sources.iter_mut() {
-            let had = source.problems.iter().any(is_case_conflict);
-            source.problems.retain(|d| !is_case_conflict(d));
-            if let Some((_, conflict)) = conflicts.iter().find(|(n, _)| **n == **name) {
-                source
-                    .problems
-                    .push(case_conflict_problem(&source.file, name, conflict));
-                touched.insert(name.clone());
-            } else if had {
-                touched.insert(name.clone());
-            }
-        }
     }
 
     /// The file of the archetype `name` as resolution reads it: old archetype names replaced
@@ -1102,22 +1084,31 @@ impl ArchetypeLibrary {
             }
             return;
         }
-        let (renames, clashes) = Renames::find(&self.sources);
+        let (renames, clashes) = Renames::find(&self.sources, &self.listing_formerly);
         let renames = Arc::new(renames);
         let before = std::mem::replace(&mut self.renames, renames.clone());
         let changed: FxHashSet<&str> = renames.differences(&before).into_iter().collect();
         if !changed.is_empty() {
-            self.targets_stale = true;
+            self.targets_stale = TargetsStale::All;
             // `ArchetypeRef`s naming a former name that changed meaning are checked again.
-            for (name, state) in &self.states {
-                if state.references.iter().any(|r| changed.contains(&**r)) {
-                    touched.insert(name.clone());
-                }
-            }
+            touched.extend(self.referring_to(changed.iter().copied()));
         }
         self.rename_clashes = clashes;
-        let again: Vec<(Arc<str>, Vec<DocProblem>)> = (self.sources.iter())
-            .filter_map(|(name, source)| {
+        // The files whose old names or name problems may have changed: all of them when a
+        // former name changed meaning, else those edited, those with clashes, and those that
+        // named an old name or had name problems.
+        let candidates: Vec<&Arc<str>> = match changed.is_empty() {
+            false => self.sources.keys().collect(),
+            true => {
+                let mut names: FxHashSet<&Arc<str>> = touched.iter().collect();
+                names.extend(self.rename_clashes.keys());
+                names.extend(&self.naming_old);
+                names.into_iter().collect()
+            }
+        };
+        let mut again: Vec<(Arc<str>, Vec<DocProblem>)> = (candidates.into_iter())
+            .filter_map(|name| {
+                let source = self.sources.get(name)?;
                 let summary = source.summary.as_deref()?;
                 let clash = self.rename_clashes.get(name);
                 let again = touched.contains(name)
@@ -1130,6 +1121,8 @@ impl ArchetypeLibrary {
                 again.then(|| (name.clone(), clash.cloned().unwrap_or_default()))
             })
             .collect();
+        // In name order, as the files are placed: what is found does not depend on hashing.
+        again.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (name, clash) in again {
             self.map_old_names(&name, clash, touched);
         }
@@ -1162,6 +1155,10 @@ impl ArchetypeLibrary {
             .into_iter()
             .map(|problem| source.place(problem, name))
             .collect();
+        match mapped.is_some() || !placed.is_empty() {
+            true => self.naming_old.insert(name.clone()),
+            false => self.naming_old.remove(name),
+        };
         if mapped != summary.mapped || placed != source.name_problems {
             touched.insert(name.clone());
             if let Some(summary) = source.summary.as_deref_mut() {

@@ -240,9 +240,7 @@ impl ArchetypeLibrary {
                 self.slot_id(name);
             }
         }
-        if std::mem::take(&mut self.targets_stale) {
-            self.targets = Arc::new(self.archetype_targets());
-        }
+        self.refresh_targets();
         // Parsed now: the files others build on (read in order) and those just read. A leaf's
         // is parsed by its job.
         self.rebuild_docs = (affected_sorted.iter())
@@ -298,6 +296,7 @@ impl ArchetypeLibrary {
         drop_on_every_core(docs);
         let mut update = work.update;
         self.graph = graph;
+        self.note_naming_missing(&affected_sorted);
         self.collect_diagnostics(&affected_sorted);
         self.report_errors(&affected_sorted, &mut update.errors);
         update
@@ -321,7 +320,7 @@ impl ArchetypeLibrary {
     /// Forgets the state of the archetype `name`, whose file is gone, and marks it deleted
     /// (once): a change to nothing. A name whose slot its new name took over is nothing.
     fn mark_deleted(&mut self, name: &Arc<str>, update: &mut LibraryUpdate) {
-        self.states.remove(name);
+        self.remove_state(name);
         let Some(&id) = self.ids.get(name) else {
             return;
         };
@@ -396,7 +395,7 @@ impl ArchetypeLibrary {
             problems,
             references,
         };
-        self.states.insert(name, state);
+        self.set_state(name, state);
     }
 
     /// The first of `deps` (in `extends` order, then children) that has a file but is not
