@@ -5,6 +5,9 @@
 mod cooked;
 mod rebuild;
 mod spawning;
+mod write_back;
+
+pub use write_back::{FieldValue, WriteBackError};
 
 use rebuild::RebuildDoc;
 
