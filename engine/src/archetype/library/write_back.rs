@@ -43,6 +43,41 @@ impl FieldValue {
     }
 }
 
+impl FieldValue {
+    /// The values a merge patch of `component` sets (a scene's difference of an instance from
+    /// its archetype), one per leaf: a scalar or an array at its path (the whole value when the
+    /// patch is not an object). The places it removes (`null`) are left out: an archetype file
+    /// removes nothing by a value.
+    ///
+    /// # Example
+    /// ```
+    /// use archetype_engine::FieldValue;
+    /// let patch = serde_json::json!({ "max": 30, "regen": null });
+    /// let values = FieldValue::from_patch("Health", &patch);
+    /// assert_eq!(values.len(), 1);
+    /// assert_eq!(values[0].field.to_string(), "max");
+    /// ```
+    pub fn from_patch(component: &str, patch: &Value) -> Vec<FieldValue> {
+        let mut values = Vec::new();
+        collect_leaves(component, patch, &mut FieldPath::root(), &mut values);
+        values
+    }
+}
+
+fn collect_leaves(component: &str, patch: &Value, at: &mut FieldPath, out: &mut Vec<FieldValue>) {
+    match patch {
+        Value::Null => {}
+        Value::Object(members) if !members.is_empty() => {
+            for (key, member) in members {
+                at.push(PathSegment::Key(key.clone()));
+                collect_leaves(component, member, at, out);
+                at.0.pop();
+            }
+        }
+        leaf => out.push(FieldValue::new(component, at.clone(), leaf.clone())),
+    }
+}
+
 /// Why an archetype file was not written; nothing was changed on disk.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
