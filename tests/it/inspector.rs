@@ -4,7 +4,7 @@
 //! refusal of the guard with nothing changed.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use archetype_engine::{
@@ -63,24 +63,13 @@ impl Game {
         let addr = self.inspector.local_addr();
         let (done, answer) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let result = (|| -> std::io::Result<String> {
-                let mut stream = TcpStream::connect(addr)?;
-                stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-                stream.write_all(&raw)?;
-                let mut text = String::new();
-                stream.read_to_string(&mut text)?;
-                Ok(text)
-            })();
-            let _ = done.send(result);
+            let _ = done.send(exchange(addr, &raw));
         });
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             self.inspector.apply(&mut self.world, &mut self.library);
             if let Ok(result) = answer.try_recv() {
-                let text = result.unwrap();
-                let status = text[9..12].parse().unwrap();
-                let body = text[text.find("\r\n\r\n").unwrap() + 4..].to_string();
-                return (status, body);
+                return result;
             }
             assert!(Instant::now() < deadline, "no answer after 10 seconds");
             std::thread::sleep(Duration::from_millis(1));
@@ -110,6 +99,41 @@ impl Game {
     fn file(&self, relative: &str) -> String {
         std::fs::read_to_string(self.dir.root().join(relative)).unwrap()
     }
+}
+
+/// Sends `raw` (a whole request) to `addr`: the answer's status and body (reads bounded by a
+/// timeout).
+fn exchange(addr: SocketAddr, raw: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(raw).unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text[text.find("\r\n\r\n").unwrap() + 4..].to_string();
+    (status, body)
+}
+
+/// A request with `token` and the host of `addr`, its answer's status and JSON body.
+fn call(
+    addr: SocketAddr,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let raw = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nX-Inspector-Token: {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, text) = exchange(addr, raw.as_bytes());
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 fn health_max() -> Value {
@@ -447,4 +471,118 @@ fn write_back_through_the_library_api() {
         error.to_string(),
         "no archetype `enemies/troll` in the library"
     );
+}
+
+/// The demo's process, killed and waited for when dropped.
+struct DemoProcess(std::process::Child);
+
+impl Drop for DemoProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_demo_serves_the_inspector_and_applies_to_the_goblin_archetype() {
+    use std::io::BufRead;
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sandbox = tempfile::tempdir().unwrap();
+    crate::support::copy_tree(&repo.join("archetypes"), &sandbox.path().join("archetypes"));
+    let scene = repo.join(archetool::demo::ARENA_SCENE);
+    std::fs::copy(&scene, sandbox.path().join("arena.scene.json")).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_archetool"))
+        .args([
+            "demo",
+            "--headless",
+            "--frames",
+            "900",
+            "--inspect",
+            "127.0.0.1:0",
+        ])
+        .args([
+            "--scene",
+            "arena.scene.json",
+            "--scene-out",
+            "saves/arena.scene.json",
+        ])
+        .current_dir(sandbox.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut demo = DemoProcess(child);
+    let stdout = demo.0.stdout.take().unwrap();
+    let first = crate::support::within(20, move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        line
+    });
+    let url = first.trim_end();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        "{url}"
+    );
+    let host = &url["http://".len()..];
+    let addr: SocketAddr = host[..host.find('/').unwrap()].parse().unwrap();
+    let token = &url[url.find("token=").unwrap() + 6..];
+
+    let (status, page) = call(
+        addr,
+        token,
+        "GET",
+        "/api/entities?archetype=enemies/goblin",
+        None,
+    );
+    assert_eq!(status, 200, "{page}");
+    let goblins: Vec<String> = (page["entities"].as_array().unwrap().iter())
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(goblins.len() >= 2, "{page}");
+    let (_, entity) = call(
+        addr,
+        token,
+        "GET",
+        &format!("/api/entity?id={}", goblins[0]),
+        None,
+    );
+    let health = (entity["components"].as_array().unwrap().iter())
+        .find(|c| c["name"] == "Health")
+        .unwrap();
+    let max = (health["fields"].as_array().unwrap().iter())
+        .find(|f| f["path"] == json!(["max"]))
+        .unwrap();
+    assert_eq!(max["source"]["kind"], "archetype", "{max}");
+    assert!(max["source"]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("enemies/goblin.json"));
+    assert_eq!(max["source"]["line"], 5);
+
+    let set = json!({ "id": goblins[0], "component": "Health", "path": ["max"], "value": 31 });
+    assert_eq!(call(addr, token, "POST", "/api/set", Some(set)).0, 200);
+    let apply = json!({ "id": goblins[0], "fields": health_max() });
+    let (status, answer) = call(addr, token, "POST", "/api/apply", Some(apply));
+    assert_eq!(status, 200, "{answer}");
+    let goblin_file = repo.join("archetypes/enemies/goblin.json");
+    let before = std::fs::read_to_string(goblin_file).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(sandbox.path().join("archetypes/enemies/goblin.json")).unwrap(),
+        before.replace("\"max\": 12 }", "\"max\": 31 }")
+    );
+    let (_, other) = call(
+        addr,
+        token,
+        "GET",
+        &format!("/api/entity?id={}", goblins[1]),
+        None,
+    );
+    let health = (other["components"].as_array().unwrap().iter())
+        .find(|c| c["name"] == "Health")
+        .unwrap();
+    let max = (health["fields"].as_array().unwrap().iter())
+        .find(|f| f["path"] == json!(["max"]))
+        .unwrap();
+    assert_eq!(max["value"], 31.0, "{other}");
 }
