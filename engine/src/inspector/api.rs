@@ -5,7 +5,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `GET /api/entities?archetype=&name=&component=&offset=&limit=` | `{ total, offset, entities: [{ id, name, archetype }] }` |
-//! | `GET /api/entity?id=` | `{ id, archetype, node, stable_id, components: [{ name, value, fields: [{ path, value, source }] }] }` |
+//! | `GET /api/entity?id=` | `{ id, archetype, node, stable_id, components: [{ name, value, fields: [{ path, value, source }] }] }`; a `source` is `{ kind: "archetype", archetype, file, line }`, `{ kind: "override" }`, `{ kind: "default" }` or `{ kind: "runtime" }` |
 //! | `GET /api/archetypes` | `{ archetypes: [{ name, extends, abstract, file, instances }] }` |
 //! | `GET /api/diagnostics` | `{ diagnostics: [{ severity, code, message, file, line }] }` |
 //! | `POST /api/set` `{ id, component, path, value }` | the entity, as `GET /api/entity` |
@@ -136,6 +136,9 @@ fn write(
     let places = (fields.iter())
         .map(|field| place(library, field))
         .collect::<Result<Vec<_>, _>>()?;
+    if places.is_empty() {
+        return Err(Response::error(400, "no fields chosen"));
+    }
     match kind {
         Write::Apply => edits::apply_to_archetype(world, library, entity, &places),
         Write::Revert => edits::revert_to_archetype(world, library, entity, &places),

@@ -160,7 +160,8 @@ struct Source<'a> {
 impl Source<'_> {
     /// The source of the field at `path` whose live value is `live`: an override of the
     /// instance (its scene or spawn), the archetype file that wrote it (when the live value is
-    /// the archetype's, or the archetype rolls it at spawn), or a change at run time.
+    /// the archetype's, or the archetype rolls it at spawn), the type's default (the
+    /// archetype's value, written by no file), or a change at run time.
     fn of(&self, path: &[PathSegment], live: &Value) -> Value {
         if overrides_place(self.overridden, path) {
             return json!({ "kind": "override" });
@@ -174,14 +175,16 @@ impl Source<'_> {
             Some(_) => {
                 let field = FieldPath::from(path.to_vec());
                 let found = (self.library).provenance(name, self.node_path, self.component, &field);
-                let (file, line) = match found {
-                    Some((file, position)) => {
-                        let file = file.to_string_lossy().into_owned();
-                        (Some(file), position.map(|p| p.line))
-                    }
-                    None => (None, None),
+                let Some((file, position)) = found else {
+                    // The archetype has the value, but no file writes it: the type's default.
+                    return json!({ "kind": "default" });
                 };
-                json!({ "kind": "archetype", "archetype": name, "file": file, "line": line })
+                json!({
+                    "kind": "archetype",
+                    "archetype": name,
+                    "file": file.to_string_lossy(),
+                    "line": position.map(|p| p.line),
+                })
             }
         }
     }
