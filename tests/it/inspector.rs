@@ -474,7 +474,7 @@ fn write_back_through_the_library_api() {
 }
 
 /// The demo's process, killed and waited for when dropped.
-struct DemoProcess(std::process::Child);
+pub(super) struct DemoProcess(std::process::Child);
 
 impl Drop for DemoProcess {
     fn drop(&mut self) {
@@ -483,43 +483,56 @@ impl Drop for DemoProcess {
     }
 }
 
-#[test]
-fn the_demo_serves_the_inspector_and_applies_to_the_goblin_archetype() {
+/// `archetool demo --headless --inspect` in a copy of the repository's archetypes under
+/// `sandbox`, starting from `scene` (the text of a scene file; `None`: the arena), for
+/// `frames` frames: the process and the URL it printed first. Its output is read to the end
+/// on a thread of its own (a closed pipe would stop the demo).
+pub(super) fn start_demo(
+    sandbox: &std::path::Path,
+    scene: Option<&str>,
+    frames: u64,
+) -> (DemoProcess, String) {
     use std::io::BufRead;
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let sandbox = tempfile::tempdir().unwrap();
-    crate::support::copy_tree(&repo.join("archetypes"), &sandbox.path().join("archetypes"));
-    let scene = repo.join(archetool::demo::ARENA_SCENE);
-    std::fs::copy(&scene, sandbox.path().join("arena.scene.json")).unwrap();
+    crate::support::copy_tree(&repo.join("archetypes"), &sandbox.join("archetypes"));
+    let arena = repo.join(archetool::demo::ARENA_SCENE);
+    match scene {
+        Some(text) => std::fs::write(sandbox.join("arena.scene.json"), text).unwrap(),
+        None => drop(std::fs::copy(&arena, sandbox.join("arena.scene.json")).unwrap()),
+    }
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_archetool"))
-        .args([
-            "demo",
-            "--headless",
-            "--frames",
-            "900",
-            "--inspect",
-            "127.0.0.1:0",
-        ])
+        .args(["demo", "--headless", "--frames", &frames.to_string()])
+        .args(["--inspect", "127.0.0.1:0"])
         .args([
             "--scene",
             "arena.scene.json",
             "--scene-out",
             "saves/arena.scene.json",
         ])
-        .current_dir(sandbox.path())
+        .current_dir(sandbox)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut demo = DemoProcess(child);
     let stdout = demo.0.stdout.take().unwrap();
-    let first = crate::support::within(20, move || {
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .unwrap();
-        line
+    let (first, url) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let _ = first.send(lines.next().and_then(Result::ok).unwrap_or_default());
+        lines.for_each(drop);
     });
-    let url = first.trim_end();
+    let url = url
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the demo prints its URL");
+    (demo, url)
+}
+
+#[test]
+fn the_demo_serves_the_inspector_and_applies_to_the_goblin_archetype() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sandbox = tempfile::tempdir().unwrap();
+    let (_demo, url) = start_demo(sandbox.path(), None, 900);
+    let url = url.as_str();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
         "{url}"
