@@ -599,3 +599,32 @@ fn the_demo_serves_the_inspector_and_applies_to_the_goblin_archetype() {
         .unwrap();
     assert_eq!(max["value"], 31.0, "{other}");
 }
+
+#[test]
+fn revert_drops_the_override_so_archetype_changes_reach_it_again() {
+    let mut game = Game::new(InspectorOptions::default());
+    let chief = (game.library)
+        .spawn_with(
+            &mut game.world,
+            "enemies/goblin",
+            &json!({ "Health": { "max": 40 } }),
+        )
+        .unwrap();
+    let chief_id = chief.to_bits().get().to_string();
+    let (status, _) = game.request(
+        "POST",
+        "/api/revert",
+        Some(json!({ "id": chief_id, "fields": health_max() })),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(get::<Health>(&game.world, chief).max, 12.0);
+    let id = game.goblin_id(0);
+    let body = json!({ "id": id, "component": "Health", "path": ["max"], "value": 25 });
+    game.request("POST", "/api/set", Some(body));
+    game.request(
+        "POST",
+        "/api/apply",
+        Some(json!({ "id": id, "fields": health_max() })),
+    );
+    assert_eq!(get::<Health>(&game.world, chief).max, 25.0);
+}

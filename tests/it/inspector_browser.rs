@@ -349,7 +349,8 @@ fn a_designer_tunes_a_goblin_in_the_browser_and_applies_it_to_its_archetype() {
     let shown = browser.wait_for(
         "the updated view",
         &format!("const row = document.querySelector(\"{max}\");
-                  return row && row.querySelector('input.value').value === '31' ? row.querySelector('.source').textContent : null;"),
+                  const source = row && row.querySelector('.source').textContent;
+                  return row && row.querySelector('input.value').value === '31' && source.endsWith(':5') ? source : null;"),
     );
     assert!(
         shown.as_str().unwrap().ends_with("enemies/goblin.json:5"),

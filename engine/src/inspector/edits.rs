@@ -122,7 +122,62 @@ pub(super) fn revert_to_archetype(
             .ok_or_else(|| Response::error(400, "the archetype has no value there"))?;
         set_field(world, library, entity, place, value.clone())?;
     }
+    drop_overrides(world, library, entity, marker, places);
     Ok(json!({ "reverted": places.len() }))
+}
+
+/// Takes `places` out of the instance's override record, so the archetype's later changes
+/// reach them again (hot reload leaves what an instance overrides alone).
+fn drop_overrides(
+    world: &mut World,
+    library: &ArchetypeLibrary,
+    entity: Entity,
+    marker: ArchetypeInstance,
+    places: &[Place],
+) {
+    let Some(overrides) = library.instance_overrides(&marker) else {
+        return;
+    };
+    let mut shape = (*overrides.0).clone();
+    for place in places {
+        let name = library.registry().name(place.component);
+        let keys: Option<Vec<&str>> = (place.path.iter())
+            .map(|segment| match segment {
+                PathSegment::Key(key) => Some(key.as_str()),
+                PathSegment::Index(_) => None,
+            })
+            .collect();
+        if let Some(keys) = keys {
+            remove_from_shape(&mut shape, name, &keys);
+        }
+    }
+    let id = library.override_shapes().intern(shape);
+    if let Ok(mut marker) = world.get::<&mut ArchetypeInstance>(entity) {
+        marker.overrides = id;
+    }
+}
+
+/// Removes the place `component` then `keys` from an override shape; objects it leaves empty
+/// go too. A place inside a value overridden whole (`true`) stays overridden.
+fn remove_from_shape(shape: &mut Map<String, Value>, component: &str, keys: &[&str]) {
+    fn remove(members: &mut Map<String, Value>, key: &str, rest: &[&str]) {
+        let Some(inner) = members.get_mut(key) else {
+            return;
+        };
+        match (rest.split_first(), inner) {
+            (None, _) => {
+                members.remove(key);
+            }
+            (Some((next, rest)), Value::Object(inner)) => {
+                remove(inner, next, rest);
+                if inner.is_empty() {
+                    members.remove(key);
+                }
+            }
+            (Some(_), _) => {}
+        }
+    }
+    remove(shape, component, keys);
 }
 
 /// Writes a new archetype `new_name` extending `entity`'s with the entity's differences from

@@ -102,7 +102,6 @@ impl Inspector {
             }
         }
         let listener = TcpListener::bind(&resolved[..]).map_err(bind_error)?;
-        listener.set_nonblocking(true).map_err(bind_error)?;
         let local = listener.local_addr().map_err(bind_error)?;
         let token = guard::new_token();
         let guard = guard::Guard::new(
@@ -173,8 +172,33 @@ impl Drop for Inspector {
             let _ = pending.reply.send(closing);
         }
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            // A connection wakes the thread from `accept`; it sees `stop` and returns. If the
+            // connection fails (no handles left), the thread is left to end with the process
+            // rather than joined forever.
+            let wake = std::net::TcpStream::connect_timeout(&self.wake_addr(), WAKE_TIMEOUT);
+            if wake.is_ok() {
+                let _ = thread.join();
+            }
         }
+    }
+}
+
+/// How long closing the inspector tries to reach its own thread.
+const WAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Inspector {
+    /// Where the inspector's own thread is reached: its address, the loopback one when it
+    /// listens on every address.
+    fn wake_addr(&self) -> SocketAddr {
+        let mut addr = self.addr;
+        if addr.ip().is_unspecified() {
+            let loopback: std::net::IpAddr = match addr {
+                SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            };
+            addr.set_ip(loopback);
+        }
+        addr
     }
 }
 

@@ -16,9 +16,9 @@ use crate::inspector::options::InspectorOptions;
 /// The page, served as it is (no build step).
 const PAGE: &str = include_str!("page.html");
 
-/// How long the thread sleeps when no connection is waiting: what closing the inspector may
-/// wait for.
-const ACCEPT_POLL: Duration = Duration::from_millis(10);
+/// How long the thread waits after a failed accept (the process out of file handles, say)
+/// before it tries again.
+const ACCEPT_RETRY: Duration = Duration::from_millis(10);
 
 /// Requests waiting for the game thread, at most this many (then 503).
 pub(super) const QUEUE: usize = 32;
@@ -29,7 +29,8 @@ pub(super) struct Pending {
     pub reply: mpsc::Sender<Response>,
 }
 
-/// Serves `listener` until `stop` is set.
+/// Serves `listener` until `stop` is set (and a connection wakes it: see
+/// [`Inspector`](crate::Inspector)'s `Drop`), waiting in `accept` in between.
 pub(super) fn serve(
     listener: TcpListener,
     guard: Guard,
@@ -37,15 +38,16 @@ pub(super) fn serve(
     to_game: SyncSender<Pending>,
     stop: Arc<AtomicBool>,
 ) {
-    while !stop.load(Ordering::Relaxed) {
-        match listener.accept() {
+    loop {
+        let accepted = listener.accept();
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        match accepted {
             Ok((stream, _)) => handle(stream, &guard, &options, &to_game),
-            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(ACCEPT_POLL);
-            }
             Err(error) => {
                 tracing::warn!(target: "archetype_engine", %error, "inspector connection failed");
-                std::thread::sleep(ACCEPT_POLL);
+                std::thread::sleep(ACCEPT_RETRY);
             }
         }
     }
