@@ -225,9 +225,11 @@ fn reload(
 ) -> Value {
     let update = library.reload_files(&[file]);
     let report = apply_update(world, library, &update);
+    // The file as the library names it (under its root as the game gave it).
+    let shown = library.file_of(name).unwrap_or(file);
     json!({
         "archetype": name,
-        "file": file.to_string_lossy(),
+        "file": shown.to_string_lossy(),
         "entities_updated": report.entities_updated(),
         "errors": report.errors().iter().map(|d| d.message.as_str()).collect::<Vec<_>>(),
     })
