@@ -628,3 +628,23 @@ fn revert_drops_the_override_so_archetype_changes_reach_it_again() {
     );
     assert_eq!(get::<Health>(&game.world, chief).max, 25.0);
 }
+
+#[cfg(unix)]
+#[test]
+fn refuses_a_new_archetype_through_a_link_out_of_the_root() {
+    let mut game = Game::new(InspectorOptions::default());
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), game.dir.root().join("evil")).unwrap();
+    let id = game.goblin_id(0);
+    let (status, answer) = game.request(
+        "POST",
+        "/api/save-as",
+        Some(json!({ "id": id, "name": "evil/goblin" })),
+    );
+    assert_eq!(status, 409);
+    assert_eq!(
+        game.dir.tidy(answer["error"].as_str().unwrap()),
+        "`archetypes/evil/goblin.json` is outside the archetypes root `archetypes`; nothing was written"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}

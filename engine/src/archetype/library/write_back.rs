@@ -195,6 +195,22 @@ impl ArchetypeLibrary {
     /// [`WriteBackError::Name`] for a name the rules refuse (`../outside` included),
     /// [`WriteBackError::UnknownArchetype`] for an unknown `base`, and the others of
     /// [`WriteBackError`]; nothing is then written.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry};
+    /// # let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("goblin.json"), r#"{ "components": { "Name": "Goblin" } }"#)?;
+    /// let library = ArchetypeLibrary::load(dir.path(), ComponentRegistry::new())?;
+    /// let differences = serde_json::json!({ "Name": "Grukk" });
+    /// library.write_derived_archetype("grukk", "goblin", differences.as_object().unwrap())?;
+    /// assert_eq!(
+    ///     std::fs::read_to_string(dir.path().join("grukk.json"))?,
+    ///     "{\n  \"extends\": \"goblin\",\n  \"components\": {\n    \"Name\": \"Grukk\"\n  }\n}\n"
+    /// );
+    /// assert!(library.write_derived_archetype("../grukk", "goblin", &Default::default()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write_derived_archetype(
         &self,
         name: &str,
