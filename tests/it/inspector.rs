@@ -648,3 +648,44 @@ fn refuses_a_new_archetype_through_a_link_out_of_the_root() {
     );
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn write_back_refuses_what_a_load_would_refuse() {
+    let dir = ArchetypeDir::new(&[
+        ("enemies/creature.json", CREATURE),
+        ("enemies/goblin.json", GOBLIN),
+    ]);
+    let library = dir.load().unwrap();
+    let mut deep = json!(1);
+    for _ in 0..70 {
+        deep = json!([deep]);
+    }
+    let notes = FieldValue::new("Notes", Default::default(), deep);
+    let error = library
+        .write_to_archetype("enemies/goblin", &[notes])
+        .unwrap_err();
+    assert!(matches!(error, WriteBackError::WouldNotLoad { .. }));
+    assert_eq!(
+        dir.tidy(&error.to_string()),
+        "`archetypes/enemies/goblin.json` would not load (nesting deeper than 64 levels at line 7); nothing was written"
+    );
+    dir.write(
+        "enemies/goblin.json",
+        b"{ \"components\": { \"Health\": { \"max\": 12, } } }",
+    );
+    let max = vec![PathSegment::Key("max".into())].into();
+    let error = (library)
+        .write_to_archetype(
+            "enemies/goblin",
+            &[FieldValue::new("Health", max, json!(20))],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(error, WriteBackError::WouldNotLoad { .. }),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.root().join("enemies/goblin.json")).unwrap(),
+        "{ \"components\": { \"Health\": { \"max\": 12, } } }"
+    );
+}

@@ -17,7 +17,8 @@ use super::{file_of_name, ArchetypeLibrary};
 use crate::archetype::file::keys;
 use crate::archetype::name::NewNameError;
 use crate::fs::{create_atomically, read_regular_file, real_path_inside, write_atomically};
-use crate::json::{set_value_in_text, FieldPath, PathSegment, Pretty, ValueEditRefused};
+use crate::json::{parse_json, set_value_in_text, SourceText, ValueEditRefused};
+use crate::json::{FieldPath, PathSegment, Pretty};
 
 /// One value to write into an archetype: `component`'s `field` (the empty path: the whole
 /// value) set to `value`.
@@ -126,6 +127,29 @@ pub enum WriteBackError {
         /// The file.
         file: PathBuf,
     },
+    /// The text to write would be over the file size limit
+    /// ([`Limits::max_file_bytes`](crate::Limits::max_file_bytes)).
+    #[error("`{file}` would be {bytes} bytes, over the limit of {limit}; nothing was written")]
+    TooLarge {
+        /// The file.
+        file: PathBuf,
+        /// Its size with the values written.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The text to write would not load: the file is not JSON as it is (a designer's edit in
+    /// progress), or the values nest deeper than
+    /// [`Limits::max_depth`](crate::Limits::max_depth).
+    #[error("`{file}` would not load ({message} at line {line}); nothing was written")]
+    WouldNotLoad {
+        /// The file.
+        file: PathBuf,
+        /// The line of the problem in the text to write.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// Reading or writing the file failed.
     #[error("cannot write `{file}`: {source}")]
     Io {
@@ -181,6 +205,7 @@ impl ArchetypeLibrary {
         for value in values {
             text = self.with_value(&text, &file, value)?;
         }
+        self.check_loadable(&file, &text)?;
         write_atomically(&file, text.as_bytes()).map_err(io_error)?;
         Ok(file)
     }
@@ -232,6 +257,7 @@ impl ArchetypeLibrary {
             self.check_inside_root(parent, &file)?;
         }
         let text = derived_text(base, components);
+        self.check_loadable(&file, &text)?;
         match create_atomically(&file, text.as_bytes()).map_err(io_error)? {
             true => Ok(file),
             false => Err(WriteBackError::Exists { file }),
@@ -251,6 +277,27 @@ impl ArchetypeLibrary {
         let real = real.to_path_buf();
         self.check_inside_root(&real, &real)?;
         Ok(real)
+    }
+
+    /// Whether `text` (to be written to `file`) is within the limits a load holds the file to
+    /// and parses as JSON, by the loader's own parser.
+    fn check_loadable(&self, file: &Path, text: &str) -> Result<(), WriteBackError> {
+        let limits = &self.options().limits;
+        let bytes = text.len() as u64;
+        if bytes > limits.max_file_bytes {
+            let (file, limit) = (file.to_path_buf(), limits.max_file_bytes);
+            return Err(WriteBackError::TooLarge { file, bytes, limit });
+        }
+        let parsed = SourceText::from_bytes(text.as_bytes().to_vec())
+            .and_then(|source| parse_json(&source, limits.max_depth));
+        match parsed {
+            Ok(_) => Ok(()),
+            Err(error) => Err(WriteBackError::WouldNotLoad {
+                file: file.to_path_buf(),
+                line: error.position.line,
+                message: error.message,
+            }),
+        }
     }
 
     /// [`WriteBackError::OutsideRoot`] unless `path`'s real path is inside the root.
