@@ -18,6 +18,17 @@ use crate::support::{get, ArchetypeDir, Health};
 const CREATURE: &str = "{\n  \"abstract\": true,\n  \"components\": {\n    \"Health\": { \"current\": 10, \"max\": 10 }\n  }\n}\n";
 const GOBLIN: &str = "{\n  \"extends\": \"enemies/creature\",\n  \"components\": {\n    \"Name\": \"Goblin\",\n    \"Health\": { \"current\": 12, \"max\": 12 },\n    \"Speed\": { \"value\": 2.5 }\n  }\n}\n";
 
+/// A quiet level: four goblins and an archer, nobody to fight (in the arena, goblins fall
+/// within seconds, faster than a designer clicks).
+pub(super) const CAMP: &str = r#"{ "format": 2, "entities": [
+  { "id": "00000000000000a1", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [40, 5, 0] } } },
+  { "id": "00000000000000a2", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [44, 7, 0] } } },
+  { "id": "00000000000000a3", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [48, 9, 0] } } },
+  { "id": "00000000000000a4", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [52, 11, 0] } } },
+  { "id": "00000000000000a5", "archetype": "enemies/goblin_archer", "components": { "Transform": { "translation": [56, 13, 0] } } }
+] }
+"#;
+
 /// A game: archetypes on disk, a world of goblins, and its inspector.
 struct Game {
     dir: ArchetypeDir,
@@ -484,22 +495,18 @@ impl Drop for DemoProcess {
 }
 
 /// `archetool demo --headless --inspect` in a copy of the repository's archetypes under
-/// `sandbox`, starting from `scene` (the text of a scene file; `None`: the arena), for
+/// `sandbox`, starting from `scene` (the text of a scene file), for
 /// `frames` frames: the process and the URL it printed first. Its output is read to the end
 /// on a thread of its own (a closed pipe would stop the demo).
 pub(super) fn start_demo(
     sandbox: &std::path::Path,
-    scene: Option<&str>,
+    scene: &str,
     frames: u64,
 ) -> (DemoProcess, String) {
     use std::io::BufRead;
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     crate::support::copy_tree(&repo.join("archetypes"), &sandbox.join("archetypes"));
-    let arena = repo.join(archetool::demo::ARENA_SCENE);
-    match scene {
-        Some(text) => std::fs::write(sandbox.join("arena.scene.json"), text).unwrap(),
-        None => drop(std::fs::copy(&arena, sandbox.join("arena.scene.json")).unwrap()),
-    }
+    std::fs::write(sandbox.join("arena.scene.json"), scene).unwrap();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_archetool"))
         .args(["demo", "--headless", "--frames", &frames.to_string()])
         .args(["--inspect", "127.0.0.1:0"])
@@ -531,7 +538,7 @@ pub(super) fn start_demo(
 fn the_demo_serves_the_inspector_and_applies_to_the_goblin_archetype() {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let sandbox = tempfile::tempdir().unwrap();
-    let (_demo, url) = start_demo(sandbox.path(), None, 900);
+    let (_demo, url) = start_demo(sandbox.path(), CAMP, 900);
     let url = url.as_str();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.contains("/?token="),

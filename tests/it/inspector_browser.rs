@@ -20,16 +20,6 @@ use serde_json::{json, Value};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// A quiet level: four goblins and an archer, nobody to fight (in the arena, goblins fall
-/// within seconds, faster than a designer clicks).
-const CAMP: &str = r#"{ "format": 2, "entities": [
-  { "id": "00000000000000a1", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [40, 5, 0] } } },
-  { "id": "00000000000000a2", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [44, 7, 0] } } },
-  { "id": "00000000000000a3", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [48, 9, 0] } } },
-  { "id": "00000000000000a4", "archetype": "enemies/goblin", "components": { "Transform": { "translation": [52, 11, 0] } } },
-  { "id": "00000000000000a5", "archetype": "enemies/goblin_archer", "components": { "Transform": { "translation": [56, 13, 0] } } }
-] }
-"#;
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// A child process, killed and waited for when dropped.
@@ -295,7 +285,7 @@ fn a_designer_tunes_a_goblin_in_the_browser_and_applies_it_to_its_archetype() {
         return;
     }
     let sandbox = tempfile::tempdir().unwrap();
-    let (_demo, url) = crate::inspector::start_demo(sandbox.path(), Some(CAMP), 3600);
+    let (_demo, url) = crate::inspector::start_demo(sandbox.path(), crate::inspector::CAMP, 3600);
     assert!(
         url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
         "{url}"

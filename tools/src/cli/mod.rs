@@ -671,7 +671,7 @@ mod tests {
             .collect();
         let mut expected = vec![
             "validate", "explain", "inspect", "tree", "schema", "fmt", "new", "scene", "cook",
-            "migrate",
+            "migrate", "promote",
         ];
         if cfg!(feature = "demo") {
             expected.push("demo");
