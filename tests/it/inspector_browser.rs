@@ -94,7 +94,33 @@ fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> (u1
 struct Browser {
     driver: SocketAddr,
     session: String,
+    /// Dropped after the session is deleted.
+    _driver: Driver,
+}
+
+/// ChromeDriver's process: asked to shut down (which quits every browser it started, even one
+/// whose session was never made) and then killed, when dropped.
+struct Driver {
+    addr: SocketAddr,
     _process: Process,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        send_quietly(self.addr, "GET", "/shutdown");
+    }
+}
+
+/// Sends a request to `addr` and waits (at most 10 s) for its answer's first bytes, never
+/// failing: for cleaning up.
+fn send_quietly(addr: SocketAddr, method: &str, path: &str) {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n");
+    let _ = stream.write_all(request.as_bytes());
+    let _ = stream.read(&mut [0; 512]);
 }
 
 impl Browser {
@@ -109,6 +135,10 @@ impl Browser {
                 .unwrap(),
         );
         let driver: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let guard = Driver {
+            addr: driver,
+            _process: process,
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(driver).is_err() {
             assert!(
@@ -141,7 +171,7 @@ impl Browser {
         Browser {
             driver,
             session,
-            _process: process,
+            _driver: guard,
         }
     }
 
@@ -237,16 +267,7 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let path = format!("/session/{}", self.session);
-        if let Ok(mut stream) = TcpStream::connect(self.driver) {
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-            let request = format!(
-                "DELETE {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-                self.driver
-            );
-            let _ = stream.write_all(request.as_bytes());
-            let _ = stream.read_to_end(&mut Vec::new());
-        }
+        send_quietly(self.driver, "DELETE", &format!("/session/{}", self.session));
     }
 }
 
