@@ -34,6 +34,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("reload", 3),
     ("scene", 4),
     ("tooling", 5),
+    ("inspector", 5),
     ("lib", 5),
     // This check itself: test code that reads files, above everything.
     ("layering", 5),

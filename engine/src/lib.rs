@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `hot-reload` | `HotReloader`, `HotReloadOptions`: watching the archetypes directory. Reloading by hand (`ArchetypeLibrary::reload_all`, `apply_update`) needs no feature. | notify |
 //! | `binary` | `SceneEncoding::Binary` (`*.scene.bin`), `tooling::read_binary_scene_header`. Without it, loading a binary scene is an `unsupported-format` error naming the feature, and hot reload patches every instance through JSON. | postcard, crc32fast |
+//! | `inspector` (off by default) | `Inspector`, `InspectorOptions`: the live inspector, a web page on loopback showing the running world and writing values back into archetype files. Nothing of it is compiled without the feature. | none (a bounded HTTP/1.1 server on `std::net`) |
 //! | `schema` | `ComponentRegistry::register_with_schema`, `ComponentOptions::json_schema`, the `schemars` re-export: component JSON Schemas for `archetool schema` and editors. | schemars |
 //!
 //! # Logging
@@ -43,6 +44,8 @@ mod component;
 mod diagnostic;
 mod fs;
 pub mod guide;
+#[cfg(feature = "inspector")]
+mod inspector;
 mod json;
 #[cfg(test)]
 mod layering;
@@ -65,6 +68,7 @@ pub use archetype::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError,
 pub use archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
 #[cfg(feature = "binary")]
 pub use archetype::{CookError, CookErrorKind, COOK_FORMAT_VERSION};
+pub use archetype::{FieldValue, WriteBackError};
 pub use archetype::{HeldBack, HeldBackReason};
 pub use component::EntityRef;
 #[cfg(feature = "schema")]
@@ -77,6 +81,8 @@ pub use component::{
 };
 pub use component::{ParseStableIdError, StableId};
 pub use diagnostic::{printable, Diagnostic, DiagnosticCode, Diagnostics, Related, Severity};
+#[cfg(feature = "inspector")]
+pub use inspector::{Inspector, InspectorError, InspectorOptions};
 pub use json::Position;
 pub use json::{FieldPath, PathSegment};
 pub use limits::Limits;

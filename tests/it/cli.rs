@@ -20,6 +20,7 @@ mod language; // the designer's language through the CLI: notes, operators, refe
 mod lsp; // `archetool lsp` over stdio: diagnostics, completion, hover, navigation, rename, fixes, formatting
 #[cfg(target_os = "linux")] // reads the server's peak memory from /proc
 mod lsp_input; // `archetool lsp` given frames it cannot read: a clear line and exit 2, never a hang or a big allocation
+mod promote; // promote: a scene entity's differences into its archetype's file or a new one
 mod readme; // the README's example of a mistake is what validate prints
 mod renames; // archetype renames: old-name warnings, clashes, scene check, migrate
 mod scene_check; // scene check over files and directories, every failing scene, every format

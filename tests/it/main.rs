@@ -20,6 +20,8 @@ mod diagnostics; // every error case, asserted in full with file:line:column
 mod fuzz_regressions; // inputs the fuzzers found (tests/fixtures/fuzz), replayed
 mod guide; // the guide's JSON examples load (or show their mistake); the README stays short
 mod hot_reload; // hot reload's core: field-level patches, overrides, children, broken edits
+mod inspector; // the live inspector over real HTTP: views, live edits, write-back, refusals
+mod inspector_browser; // the inspector in headless Chromium: a goblin tuned and applied to its archetype
 mod language; // the designer's language: markers, variant switches, operators, checked references, variation
 mod live_scenes; // live scenes: a scene file's edits carried into the world, watched as editors save
 mod logging; // what the library logs (spans and events), captured by a test subscriber

@@ -46,6 +46,7 @@ pub use instance::InstanceOverrides;
 pub(crate) use instance::{override_shape, ShapesAtHand};
 pub(crate) use library::{map_on_threads, worker_threads};
 pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
+pub use library::{FieldValue, WriteBackError};
 pub use loaded::Archetype;
 pub use name::{check_archetype_name, NameProblem, NewNameError, MAX_NAME_BYTES, NAME_PATTERN};
 pub use resolver::ResolvedEntity;

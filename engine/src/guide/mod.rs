@@ -14,7 +14,7 @@
 //! | --- | --- |
 //! | [Designers](designer) | [archetype files](designer::archetype_files), [inheritance](designer::inheritance), [operators](designer::operators), [variation](designer::variation), [children](designer::children), [scene files](designer::scene_files), [errors](designer::errors) |
 //! | [Programmers](programmer) | [components](programmer::components), [spawning](programmer::spawning), [hot reload](programmer::hot_reload), [scenes](programmer::scenes), [prepared scenes](programmer::prepared_scenes), [save compatibility](programmer::save_compatibility), [shipping](programmer::shipping), [features](programmer::features), [logging](programmer::logging) |
-//! | [Tools](tools) | [archetool](tools::archetool), [editors](tools::editors), [the live demo](tools::demo) |
+//! | [Tools](tools) | [archetool](tools::archetool), [editors](tools::editors), [the live demo](tools::demo), [the live inspector](tools::inspector) |
 //! | The project | [architecture], [performance], [reliability] |
 //!
 //! The chapters' sources are the Markdown files under `engine/src/guide/`;
@@ -65,7 +65,7 @@ pub mod programmer {
     pub mod logging {}
 }
 
-/// Tools: the `archetool` command line, editor set-up and the live demo.
+/// Tools: the `archetool` command line, editor set-up, the live demo and the live inspector.
 pub mod tools {
     #[doc = include_str!("tools/archetool.md")]
     pub mod archetool {}
@@ -73,6 +73,8 @@ pub mod tools {
     pub mod editors {}
     #[doc = include_str!("tools/demo.md")]
     pub mod demo {}
+    #[doc = include_str!("tools/inspector.md")]
+    pub mod inspector {}
 }
 
 #[doc = include_str!("architecture.md")]

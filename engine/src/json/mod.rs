@@ -12,6 +12,7 @@ mod serde_message;
 mod span_index;
 mod suggest;
 mod text;
+mod value_edit;
 
 pub(crate) use axes::{
     axis_array, axis_object, glam_axes, in_axis_order, normalize_declared, AxisMisfit, AxisProblem,
@@ -30,3 +31,4 @@ pub use text::Position;
 pub(crate) use text::{
     decoded_string, duplicate_key, locate, parse_json, SourceText, TextError, TextErrorKind,
 };
+pub(crate) use value_edit::{set_value_in_text, ValueEditRefused};

@@ -276,7 +276,7 @@ impl fmt::Display for Figure {
             } => {
                 let met = if self.meets_target() { "met" } else { "missed" };
                 let precision = match *unit {
-                    "ms" | "last_ms" | "cpu_percent" | "ratio" => 2,
+                    "ms" | "us" | "last_ms" | "cpu_percent" | "ratio" => 2,
                     _ => 0,
                 };
                 write!(

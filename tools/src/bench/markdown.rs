@@ -514,6 +514,7 @@ fn unit_of(key: &str) -> (&'static str, &'static str) {
     match key {
         "ratio" => ("×", "ratio"),
         "ms" | "p50_ms" | "p99_ms" => (" ms", "ms"),
+        "us" => (" µs", "µs"),
         "peak_mb" => (" MB", "MB"),
         "bytes" => ("", "bytes"),
         "bytes_per_entity" => ("", "bytes per entity"),

@@ -8,6 +8,7 @@ use hecs::World;
 use crate::bench::cdda::{self, CddaFixture};
 use crate::bench::diagnostics::{FieldsFixture, Layout};
 use crate::bench::figure::{median, percentile, Figure, Measured};
+use crate::bench::inspector::InspectorFixture;
 use crate::bench::library_edit::{LeafEditFixture, RootEditFixture};
 use crate::bench::live_scene;
 use crate::bench::load::LoadFixture;
@@ -64,6 +65,10 @@ const LSP_TARGET: (Duration, Duration) = (Duration::from_millis(50), Duration::f
 /// A scene file's edit of one entity in the world, from the write, 30 ms of it the debounce.
 const LIVE_SCENE_TARGET: (Duration, Duration) =
     (Duration::from_millis(50), Duration::from_millis(50));
+/// The inspector's cost per frame with nothing to answer (µs), 10,000 live entities.
+const INSPECTOR_IDLE_TARGET_US: f64 = 20.0;
+/// A filtered page of 100,000 entities, from the request to its answer (ms).
+const INSPECTOR_PAGE_TARGET_MS: f64 = 20.0;
 /// Typing in a root buffer: the last edit's diagnostics, at most this long after it (ms).
 const LSP_TYPING_TARGET_MS: f64 = 250.0;
 /// The polling watcher's share of one core while nothing changes (50,000 files), in percent.
@@ -145,6 +150,8 @@ pub const FIGURES: &[&str] = &[
     "lsp_diagnostics_after_edit",
     "lsp_leaf_edit_50k",
     "lsp_root_typing",
+    "inspector_idle_apply",
+    "inspector_entity_page",
     "cdda_load_vs_parse",
     "cdda_load",
     "diagnostics_40k_errors_ms",
@@ -264,6 +271,8 @@ pub struct QuickSizes {
     pub wide_fields: usize,
     /// Unknown fields on one line in the file of the output-size figure.
     pub minified_fields: usize,
+    /// Live entities of the inspector's idle figure and of its page figure.
+    pub inspector_entities: (usize, usize),
     /// Measured rounds of the fast comparisons (after one unmeasured warm-up round each).
     pub rounds: usize,
     /// Measured rounds of the slow ones.
@@ -292,6 +301,7 @@ impl QuickSizes {
             latency_instances: 1_000,
             live_entities: (LIVE_ENTITIES, LIVE_ENTITIES_LARGE),
             live_saves: (30, 7),
+            inspector_entities: (10_000, 100_000),
             memory_entities: MEMORY_ENTITIES,
             peak_instances: PEAK_INSTANCES,
             cdda_limit: None,
@@ -320,6 +330,7 @@ impl QuickSizes {
             latency_instances: 10,
             live_entities: (20, 200),
             live_saves: (2, 2),
+            inspector_entities: (100, 1_000),
             memory_entities: 1_000,
             peak_instances: 1_000,
             cdda_limit: Some(40),
@@ -446,6 +457,7 @@ pub fn run_quick_with(
         ));
     }
     reload_figures(sizes, &wanted, &mut push);
+    inspector_figures(sizes, &wanted, &mut push);
 
     cdda_figures(sizes, &wanted, &mut push);
     diagnostics_figures(sizes, &wanted, &mut push);
@@ -1089,6 +1101,56 @@ fn timed_pair_figure(
             target,
             rounds: whole,
         },
+    }
+}
+
+/// The live inspector's figures ([`inspector`](crate::bench::inspector)): an idle `apply`
+/// with 10,000 live entities, and a filtered page of 100,000 over loopback.
+fn inspector_figures(
+    sizes: &QuickSizes,
+    wanted: &dyn Fn(&str) -> bool,
+    push: &mut dyn FnMut(Figure),
+) {
+    let bounded = |name: &str, n: usize, unit, bound, rounds: Vec<f64>| Figure {
+        name: name.to_string(),
+        n,
+        measured: Measured::Bounded {
+            value: median_of(&rounds),
+            unit,
+            bound,
+            counts: Vec::new(),
+            rounds,
+        },
+    };
+    if wanted("inspector_idle_apply") {
+        let n = sizes.inspector_entities.0;
+        let mut fixture = InspectorFixture::new(n);
+        fixture.idle_apply();
+        let rounds = (0..sizes.rounds)
+            .map(|_| fixture.idle_apply().as_secs_f64() * 1e6)
+            .collect();
+        push(bounded(
+            "inspector_idle_apply",
+            n,
+            "us",
+            INSPECTOR_IDLE_TARGET_US,
+            rounds,
+        ));
+    }
+    if wanted("inspector_entity_page") {
+        let n = sizes.inspector_entities.1;
+        let mut fixture = InspectorFixture::new(n);
+        fixture.entity_page(n);
+        let rounds = (0..sizes.rounds)
+            .map(|_| fixture.entity_page(n).as_secs_f64() * 1e3)
+            .collect();
+        push(bounded(
+            "inspector_entity_page",
+            n,
+            "ms",
+            INSPECTOR_PAGE_TARGET_MS,
+            rounds,
+        ));
     }
 }
 

@@ -29,6 +29,11 @@ pub struct DemoArgs {
     /// Where `s` saves the scene (and `l` loads it from).
     #[arg(long, value_name = "FILE", default_value = "saves/arena.scene.json")]
     pub scene_out: PathBuf,
+    /// Serve the live inspector (a web page showing and editing the running world) at ADDR,
+    /// on loopback by default with a free port, and print its URL (with the run's token) on a
+    /// line of its own. Headless, frames then take real time.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    pub inspect: Option<String>,
     /// The seed of the simulation's random choices.
     #[arg(long, default_value_t = DemoOptions::DEFAULT_SEED)]
     pub seed: u64,
@@ -44,6 +49,7 @@ pub fn demo(args: &DemoArgs, context: &mut Context<'_>) -> Result<Exit, CliError
         scene: args.scene.clone(),
         save: args.scene_out.clone(),
         seed: args.seed,
+        inspect: args.inspect.clone(),
         ..DemoOptions::default()
     };
     let result = if args.headless {

@@ -19,7 +19,7 @@
 //! One function per subcommand, one file each: [`validate`](validate::validate),
 //! [`explain`](explain::explain), [`inspect`](inspect::inspect), [`tree`](tree::tree), [`schema`](schema::schema),
 //! [`fmt`](fmt::fmt), [`new`](new::new), [`scene`](scene::scene) (`info`, `check`, and `diff`
-//! in [`scene_diff`]), [`cook`](cook::cook), [`migrate`](migrate::migrate); with the crate's features of the same
+//! in [`scene_diff`]), [`cook`](cook::cook), [`migrate`](migrate::migrate), [`promote`](promote::promote); with the crate's features of the same
 //! names, `demo` (the live arena of `archetool::demo`), `bench` (the quick benchmarks of
 //! `archetool::bench`) and `lsp` (a language server, in a folder of its own). A subcommand
 //! whose feature is off is not built: `--help` does not list it. Every one that reads
@@ -63,6 +63,7 @@ pub mod lsp;
 pub mod migrate;
 pub mod new;
 mod printable_output;
+pub mod promote;
 mod raw_json;
 mod report;
 pub mod scene;
@@ -187,6 +188,14 @@ pub enum Command {
     /// with the archetypes and saved again, as the library saves scenes. Files are rewritten
     /// atomically, and each change is printed.
     Migrate(migrate::MigrateArgs),
+    /// Write a scene entity's differences from its archetype back into archetype files.
+    ///
+    /// The entity is named by its stable ID. `--apply` writes the values it overrides (or the
+    /// `--field`s: `Health.max`, `Speed`) into its archetype's file, each as the smallest text
+    /// edit (the rest of the file byte for byte), atomically. `--save-as NAME` writes a new
+    /// archetype NAME (held to the loader's name rules) that `extends` the entity's with its
+    /// differences. Prints each value written. The scene file is not changed.
+    Promote(promote::PromoteArgs),
     /// Play the live demo: a terminal arena whose entities all come from `archetypes/`.
     ///
     /// Edit an archetype file while it runs (a goblin's glyph, colour or speed) and every live
@@ -462,6 +471,7 @@ pub fn execute(command: Command, context: &mut Context<'_>) -> Result<Exit, CliE
         Command::Scene(args) => scene::scene(&args, context),
         Command::Cook(args) => cook::cook(&args, context),
         Command::Migrate(args) => migrate::migrate(&args, context),
+        Command::Promote(args) => promote::promote(&args, context),
         #[cfg(feature = "demo")]
         Command::Demo(args) => demo::demo(&args, context),
         #[cfg(feature = "bench")]
@@ -661,7 +671,7 @@ mod tests {
             .collect();
         let mut expected = vec![
             "validate", "explain", "inspect", "tree", "schema", "fmt", "new", "scene", "cook",
-            "migrate",
+            "migrate", "promote",
         ];
         if cfg!(feature = "demo") {
             expected.push("demo");

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use archetype_engine::{
     save_scene_to_path, ArchetypeInstance, ArchetypeLibrary, CommitError, DanglingReferences,
-    Diagnostic, HotReloadOptions, HotReloader, LiveScene, LiveSceneReport, LoadedScene,
-    PrepareError, PrepareProgress, PreparedScene, ReloadReport, SceneLoadOptions, SceneSaveOptions,
-    Severity,
+    Diagnostic, HotReloadOptions, HotReloader, Inspector, InspectorOptions, LiveScene,
+    LiveSceneReport, LoadedScene, PrepareError, PrepareProgress, PreparedScene, ReloadReport,
+    SceneLoadOptions, SceneSaveOptions, Severity,
 };
 use hecs::World;
 
@@ -84,6 +84,8 @@ pub struct Game {
     world: World,
     library: ArchetypeLibrary,
     reloader: HotReloader,
+    /// The live inspector, when asked for (`DemoOptions::inspect`).
+    inspector: Option<Inspector>,
     /// The scene file the world was loaded from, followed (`None` if it cannot be watched).
     scene: Option<LiveScene>,
     rng: Rng,
@@ -132,10 +134,18 @@ impl Game {
         let library = load_library(&options.dir)?;
         let reloader = HotReloader::with_options(&options.dir, HotReloadOptions::default())
             .map_err(DemoError::Watch)?;
+        let inspector = match &options.inspect {
+            Some(addr) => Some(
+                Inspector::bind(addr.as_str(), InspectorOptions::default())
+                    .map_err(DemoError::Inspect)?,
+            ),
+            None => None,
+        };
         let mut game = Game {
             world: World::new(),
             library,
             reloader,
+            inspector,
             scene: None,
             rng: Rng::new(options.seed),
             options,
@@ -161,6 +171,9 @@ impl Game {
             scene.display()
         );
         game.log.push(LogKind::Info, 0, loaded);
+        if let Some(url) = game.inspector_url().map(str::to_string) {
+            game.log.push(LogKind::Info, 0, format!("inspector: {url}"));
+        }
         Ok(game)
     }
 
@@ -169,6 +182,9 @@ impl Game {
     /// [`MAX_STEP`]).
     pub fn step(&mut self, dt: f32) {
         let report = self.reloader.apply(&mut self.world, &mut self.library);
+        if let Some(inspector) = &mut self.inspector {
+            inspector.apply(&mut self.world, &mut self.library);
+        }
         let fixed = self.broken && self.library.error_count() == 0;
         if !report.is_empty() || fixed {
             self.record(&report, false);
@@ -422,6 +438,11 @@ impl Game {
     fn log_error(&mut self, text: String) {
         self.errors += 1;
         self.log.push(LogKind::Error, self.frame, text);
+    }
+
+    /// The live inspector's URL (with its token), when it serves one.
+    pub fn inspector_url(&self) -> Option<&str> {
+        self.inspector.as_ref().map(Inspector::url)
     }
 
     /// The world.

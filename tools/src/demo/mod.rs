@@ -20,6 +20,7 @@
 //!     pub seed: u64,               // default DemoOptions::DEFAULT_SEED
 //!     pub fixed_step: Option<f32>, // seconds per frame; default None (real time;
 //!                                  //            headless: HEADLESS_STEP, 1/30)
+//!     pub inspect: Option<String>, // --inspect [ADDR]: serve the live inspector there
 //! }
 //! ```
 //! Wiring `archetool demo [--headless --frames N] [--dir D] [--scene F]`:
@@ -54,7 +55,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use archetype_engine::{
-    CommitError, Diagnostic, PrepareError, SceneError, SceneSaveError, SpawnError, WatchError,
+    CommitError, Diagnostic, InspectorError, PrepareError, SceneError, SceneSaveError, SpawnError,
+    WatchError,
 };
 
 pub mod arena;
@@ -89,6 +91,10 @@ pub struct DemoOptions {
     pub seed: u64,
     /// Seconds per frame. `None`: real time in the terminal, [`HEADLESS_STEP`] headless.
     pub fixed_step: Option<f32>,
+    /// Serve the live inspector at this address (`127.0.0.1:0`: a free port), its URL printed
+    /// and logged; a headless run then paces its frames in real time, so the page can be
+    /// used while it runs. Default `None`.
+    pub inspect: Option<String>,
 }
 
 impl DemoOptions {
@@ -104,6 +110,7 @@ impl Default for DemoOptions {
             save: PathBuf::from("saves/arena.scene.json"),
             seed: Self::DEFAULT_SEED,
             fixed_step: None,
+            inspect: None,
         }
     }
 }
@@ -148,6 +155,8 @@ pub enum DemoError {
     Terminal(io::Error),
     /// The headless summary cannot be written.
     Output(io::Error),
+    /// The live inspector cannot listen at the address given.
+    Inspect(InspectorError),
 }
 
 impl fmt::Display for DemoError {
@@ -175,6 +184,7 @@ impl fmt::Display for DemoError {
                 write!(f, "cannot write `{}`: {source}", path.display())
             }
             DemoError::Terminal(error) => write!(f, "terminal: {error}"),
+            DemoError::Inspect(error) => write!(f, "cannot start the inspector: {error}"),
             DemoError::Output(error) => write!(f, "cannot write the summary: {error}"),
         }
     }
@@ -189,6 +199,7 @@ impl std::error::Error for DemoError {
             DemoError::Commit(error) => Some(error),
             DemoError::SaveScene(error) => Some(error),
             DemoError::Spawn(error) => Some(error),
+            DemoError::Inspect(error) => Some(error),
             DemoError::Io { source, .. } => Some(source),
             DemoError::Terminal(error) | DemoError::Output(error) => Some(error),
             DemoError::MissingArchetypes { .. } | DemoError::BrokenArchetypes { .. } => None,
@@ -247,10 +258,23 @@ pub fn run_headless(
         .filter(|step| step.is_finite() && *step > 0.0)
         .unwrap_or(HEADLESS_STEP);
     let mut game = Game::new(options)?;
+    if let Some(url) = game.inspector_url() {
+        writeln!(out, "{url}").map_err(DemoError::Output)?;
+        out.flush().map_err(DemoError::Output)?;
+    }
+    // With the inspector, frames take real time: the page is for a person.
+    let pace = game
+        .inspector_url()
+        .is_some()
+        .then(|| std::time::Duration::from_secs_f32(step));
     let mut next_second = 1.0;
     let mut printed = false;
     for _ in 0..frames {
+        let started = std::time::Instant::now();
         game.step(step);
+        if let Some(pace) = pace {
+            std::thread::sleep(pace.saturating_sub(started.elapsed()));
+        }
         printed = false;
         // A small tolerance: thirty steps of 1/30 s add up to 0.99999... seconds.
         if game.clock() + 1e-6 >= next_second {

@@ -41,6 +41,11 @@ pub(crate) fn run(options: DemoOptions) -> Result<(), DemoError> {
     let fixed_step = options.fixed_step;
     // Everything that can fail before the first frame fails here, with the terminal untouched.
     let mut game = Game::new(options)?;
+    // Printed before the alternate screen, so it stays on the terminal after the demo (the
+    // side panel's log shows it too).
+    if let Some(url) = game.inspector_url() {
+        println!("{url}");
+    }
     let mut session = Session::enter().map_err(DemoError::Terminal)?;
     let result = play(&mut game, &mut session.terminal, fixed_step);
     drop(session);

@@ -6,6 +6,9 @@ mod cooked;
 mod names;
 mod rebuild;
 mod spawning;
+mod write_back;
+
+pub use write_back::{FieldValue, WriteBackError};
 
 use names::TargetsStale;
 use rebuild::RebuildDoc;
