@@ -119,9 +119,7 @@ impl LeafEditFixture {
         );
         (resolved, applied)
     }
-}
 
-impl LeafEditFixture {
     /// A new archetype file (the leaf's text under a name of its own, which nothing names)
     /// added to the library, then removed: the time each `set_source` took. What a designer's
     /// `archetool new` or delete costs, which should grow with what the name touches, not with
