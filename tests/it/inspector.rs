@@ -147,6 +147,27 @@ fn call(
     )
 }
 
+/// A goblin spawned with its own `Health.max` (40, an override).
+fn spawn_chief(game: &mut Game) -> hecs::Entity {
+    let overrides = json!({ "Health": { "max": 40 } });
+    let spawned = (game.library).spawn_with(&mut game.world, "enemies/goblin", &overrides);
+    spawned.unwrap()
+}
+
+/// The component `name` of an entity as the API answers it.
+fn component<'a>(entity: &'a Value, name: &str) -> &'a Value {
+    let components = entity["components"].as_array().unwrap();
+    let found = components.iter().find(|c| c["name"] == name);
+    found.unwrap_or_else(|| panic!("no {name} in {entity}"))
+}
+
+/// The field at `path` of a component as the API answers it.
+fn field<'a>(component: &'a Value, path: &[&str]) -> &'a Value {
+    let fields = component["fields"].as_array().unwrap();
+    let found = fields.iter().find(|f| f["path"] == json!(path));
+    found.unwrap_or_else(|| panic!("no {path:?} in {component}"))
+}
+
 fn health_max() -> Value {
     json!([{ "component": "Health", "path": ["max"] }])
 }
@@ -186,9 +207,7 @@ fn shows_each_field_with_its_source() {
     let (status, entity) = game.request("GET", &format!("/api/entity?id={id}"), None);
     assert_eq!(status, 200);
     assert_eq!(entity["archetype"], "enemies/goblin");
-    let health = (entity["components"].as_array().unwrap().iter())
-        .find(|c| c["name"] == "Health")
-        .unwrap();
+    let health = component(&entity, "Health");
     let file = game.dir.root().join("enemies/goblin.json");
     assert_eq!(
         health["fields"],
@@ -204,18 +223,10 @@ fn shows_each_field_with_its_source() {
 #[test]
 fn shows_overrides_of_a_spawn() {
     let mut game = Game::new(InspectorOptions::default());
-    let chief = (game.library)
-        .spawn_with(
-            &mut game.world,
-            "enemies/goblin",
-            &json!({ "Health": { "max": 40 } }),
-        )
-        .unwrap();
+    let chief = spawn_chief(&mut game);
     let id = chief.to_bits().get();
     let (_, entity) = game.request("GET", &format!("/api/entity?id={id}"), None);
-    let health = (entity["components"].as_array().unwrap().iter())
-        .find(|c| c["name"] == "Health")
-        .unwrap();
+    let health = component(&entity, "Health");
     assert_eq!(health["fields"][1]["source"], json!({ "kind": "override" }));
 }
 
@@ -260,9 +271,7 @@ fn apply_to_archetype_edits_only_the_value_and_reloads_every_instance() {
     }
     // The goblin's value is now the archetype's.
     let (_, entity) = game.request("GET", &format!("/api/entity?id={id}"), None);
-    let health = (entity["components"].as_array().unwrap().iter())
-        .find(|c| c["name"] == "Health")
-        .unwrap();
+    let health = component(&entity, "Health");
     let source = &health["fields"][1]["source"];
     assert_eq!(
         (source["kind"].clone(), source["line"].clone()),
@@ -567,12 +576,8 @@ fn the_demo_serves_the_inspector_and_applies_to_the_goblin_archetype() {
         &format!("/api/entity?id={}", goblins[0]),
         None,
     );
-    let health = (entity["components"].as_array().unwrap().iter())
-        .find(|c| c["name"] == "Health")
-        .unwrap();
-    let max = (health["fields"].as_array().unwrap().iter())
-        .find(|f| f["path"] == json!(["max"]))
-        .unwrap();
+    let health = component(&entity, "Health");
+    let max = field(health, &["max"]);
     assert_eq!(max["source"]["kind"], "archetype", "{max}");
     assert!(max["source"]["file"]
         .as_str()
@@ -598,25 +603,15 @@ fn the_demo_serves_the_inspector_and_applies_to_the_goblin_archetype() {
         &format!("/api/entity?id={}", goblins[1]),
         None,
     );
-    let health = (other["components"].as_array().unwrap().iter())
-        .find(|c| c["name"] == "Health")
-        .unwrap();
-    let max = (health["fields"].as_array().unwrap().iter())
-        .find(|f| f["path"] == json!(["max"]))
-        .unwrap();
+    let health = component(&other, "Health");
+    let max = field(health, &["max"]);
     assert_eq!(max["value"], 31.0, "{other}");
 }
 
 #[test]
 fn revert_drops_the_override_so_archetype_changes_reach_it_again() {
     let mut game = Game::new(InspectorOptions::default());
-    let chief = (game.library)
-        .spawn_with(
-            &mut game.world,
-            "enemies/goblin",
-            &json!({ "Health": { "max": 40 } }),
-        )
-        .unwrap();
+    let chief = spawn_chief(&mut game);
     let chief_id = chief.to_bits().get().to_string();
     let (status, _) = game.request(
         "POST",
