@@ -65,7 +65,9 @@ pub use archetype::DEFAULT_SPAWN_SEED;
 pub use archetype::{keys, FORMAT_VERSION};
 pub use archetype::{AnyAsset, AssetKind, AssetPath};
 pub use archetype::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
-pub use archetype::{ArchetypeId, ArchetypeInstance, InstanceOverrides, OverridesId};
+pub use archetype::{
+    ArchetypeId, ArchetypeInstance, InstanceOverrides, OverrideOrigin, OverridesId,
+};
 #[cfg(feature = "binary")]
 pub use archetype::{CookError, CookErrorKind, COOK_FORMAT_VERSION};
 pub use archetype::{FieldValue, WriteBackError};

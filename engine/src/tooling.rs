@@ -22,3 +22,4 @@ pub use crate::fs::{
 pub use crate::json::{did_you_mean, TextLines};
 #[cfg(feature = "binary")]
 pub use crate::scene::{read_binary_scene_header, BinarySceneHeader};
+pub use crate::scene::{scene_without_overrides, SceneTextEditError};

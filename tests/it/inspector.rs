@@ -227,7 +227,44 @@ fn shows_overrides_of_a_spawn() {
     let id = chief.to_bits().get();
     let (_, entity) = game.request("GET", &format!("/api/entity?id={id}"), None);
     let health = component(&entity, "Health");
-    assert_eq!(health["fields"][1]["source"], json!({ "kind": "override" }));
+    let spawned = json!({ "kind": "override", "from": "spawn" });
+    assert_eq!(health["fields"][1]["source"], spawned);
+}
+
+#[test]
+fn tells_an_override_of_the_scene_from_one_of_a_spawn() {
+    let mut game = Game::new(InspectorOptions::default());
+    let scene = r#"{ "format": 2, "entities": [
+      { "id": "00000000000000b2", "archetype": "enemies/goblin", "components": { "Health": { "max": 40 } } }
+    ] }"#;
+    let options = archetype_engine::SceneLoadOptions::default();
+    let file = std::path::Path::new("camp.scene.json");
+    let loaded = archetype_engine::load_scene(
+        scene.as_bytes(),
+        Some(file),
+        &mut game.world,
+        &game.library,
+        &options,
+    );
+    let placed = loaded.unwrap().entity("00000000000000b2".parse().unwrap());
+    let chief = spawn_chief(&mut game);
+    let fields_of = |game: &mut Game, entity: Entity| {
+        let path = format!("/api/entity?id={}", entity.to_bits().get());
+        let (_, answer) = game.request("GET", &path, None);
+        component(&answer, "Health")["fields"].clone()
+    };
+    let scene_fields = fields_of(&mut game, placed.unwrap());
+    let spawn_fields = fields_of(&mut game, chief);
+    assert_eq!(scene_fields[1]["value"], 40.0);
+    assert_eq!(
+        scene_fields[1]["source"],
+        json!({ "kind": "override", "from": "scene" })
+    );
+    assert_eq!(spawn_fields[1]["value"], 40.0);
+    assert_eq!(
+        spawn_fields[1]["source"],
+        json!({ "kind": "override", "from": "spawn" })
+    );
 }
 
 #[test]
@@ -629,6 +666,86 @@ fn revert_drops_the_override_so_archetype_changes_reach_it_again() {
         Some(json!({ "id": id, "fields": health_max() })),
     );
     assert_eq!(get::<Health>(&game.world, chief).max, 25.0);
+}
+
+#[test]
+fn apply_drops_the_entity_s_override_so_later_archetype_edits_reach_it() {
+    let mut game = Game::new(InspectorOptions::default());
+    let chief = spawn_chief(&mut game);
+    let chief_id = chief.to_bits().get().to_string();
+    let (status, answer) = game.request(
+        "POST",
+        "/api/apply",
+        Some(json!({ "id": chief_id, "fields": health_max() })),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let with_40 = GOBLIN.replace("\"max\": 12 }", "\"max\": 40 }");
+    assert_eq!(game.file("enemies/goblin.json"), with_40);
+    for goblin in &game.goblins {
+        assert_eq!(get::<Health>(&game.world, *goblin).max, 40.0);
+    }
+    let (_, entity) = game.request("GET", &format!("/api/entity?id={chief_id}"), None);
+    let source = &field(component(&entity, "Health"), &["max"])["source"];
+    assert_eq!(source["kind"], "archetype", "{entity}");
+    // A designer's next edit of the archetype reaches the chief like every other goblin.
+    let file = game.dir.root().join("enemies/goblin.json");
+    std::fs::write(&file, with_40.replace("\"max\": 40 }", "\"max\": 45 }")).unwrap();
+    let update = game.library.reload_files(&[file.as_path()]);
+    archetype_engine::apply_update(&mut game.world, &game.library, &update);
+    assert_eq!(get::<Health>(&game.world, chief).max, 45.0);
+}
+
+const TOWER: &str = "{\n  \"components\": { \"Name\": \"Tower\" },\n  \"children\": {\n    \"guard\": {\n      \"archetype\": \"enemies/goblin\",\n      \"components\": { \"Name\": \"Guard\" }\n    }\n  }\n}\n";
+
+#[test]
+fn apply_writes_a_child_entity_s_values_into_its_archetype_s_children() {
+    let mut game = Game::new(InspectorOptions::default());
+    game.dir.write("towers/tower.json", TOWER.as_bytes());
+    let tower_file = game.dir.root().join("towers/tower.json");
+    let update = game.library.reload_files(&[tower_file.as_path()]);
+    assert!(update.errors.is_empty(), "{:?}", update.errors);
+    let towers: Vec<Entity> = (0..2)
+        .map(|_| game.library.spawn(&mut game.world, "towers/tower").unwrap())
+        .collect();
+    let guards: Vec<Entity> = (towers.iter())
+        .map(|tower| get::<archetype_engine::Children>(&game.world, *tower).0[0].entity())
+        .collect();
+    let guard_id = guards[0].to_bits().get().to_string();
+    let body = json!({ "id": guard_id, "component": "Health", "path": ["max"], "value": 20 });
+    assert_eq!(game.request("POST", "/api/set", Some(body)).0, 200);
+    let (status, answer) = game.request(
+        "POST",
+        "/api/apply",
+        Some(json!({ "id": guard_id, "fields": health_max() })),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["archetype"], "towers/tower");
+    assert_eq!(
+        game.file("towers/tower.json"),
+        TOWER.replace(
+            "\"Name\": \"Guard\" }",
+            "\"Name\": \"Guard\", \"Health\": {\"max\":20.0} }"
+        )
+    );
+    // Both towers' guards have it; the goblins outside towers do not.
+    for guard in &guards {
+        assert_eq!(get::<Health>(&game.world, *guard).max, 20.0);
+    }
+    assert_eq!(get::<Health>(&game.world, game.goblins[0]).max, 12.0);
+    assert_eq!(game.file("enemies/goblin.json"), GOBLIN);
+    // A new archetype extends a root, not a child.
+    let (status, answer) = game.request(
+        "POST",
+        "/api/save-as",
+        Some(json!({ "id": guard_id, "name": "towers/guard" })),
+    );
+    assert_eq!(
+        (status, answer),
+        (
+            400,
+            json!({ "error": "the entity is a child of an archetype instance; save its instance's root as a new archetype" })
+        )
+    );
 }
 
 #[cfg(unix)]

@@ -22,6 +22,19 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InstanceOverrides(pub Arc<Map<String, Value>>);
 
+/// Where an instance's overrides were set: what the inspector shows a designer beside an
+/// overridden value, and where Revert takes it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OverrideOrigin {
+    /// Given when the entity was spawned (`spawn_with`, `spawn_with_bundle`), or kept from
+    /// such overrides when some were reverted.
+    Spawn,
+    /// Read from the entity's scene entry (its differences from its archetype): the scene
+    /// file holds them.
+    Scene,
+}
+
 /// The shape of an override patch (see [`InstanceOverrides`]): objects kept, `null` kept (a
 /// removal), every other value `true`.
 pub(crate) fn override_shape(patch: &Value) -> Value {
@@ -46,32 +59,34 @@ pub(crate) struct OverrideShapes {
 
 #[derive(Debug, Default)]
 struct ShapeTable {
-    /// Each shape, in the order met: [`OverridesId`] `n` is `shapes[n - 1]`.
-    shapes: Vec<InstanceOverrides>,
-    /// A shape's JSON text → its ID.
-    by_text: FxHashMap<String, OverridesId>,
+    /// Each shape and where it was set, in the order met: [`OverridesId`] `n` is
+    /// `shapes[n - 1]`.
+    shapes: Vec<(InstanceOverrides, OverrideOrigin)>,
+    /// A shape's JSON text and origin → its ID.
+    by_text: FxHashMap<(String, OverrideOrigin), OverridesId>,
     /// Shapes that set whole components (typed spawn parameters), by their sorted components.
     whole: FxHashMap<Vec<ComponentId>, OverridesId>,
 }
 
 impl ShapeTable {
-    /// The ID of `shape` (component name → shape), added if new; [`OverridesId::NONE`] for
-    /// a shape that overrides nothing.
-    fn intern(&mut self, shape: Map<String, Value>) -> OverridesId {
+    /// The ID of `shape` (component name → shape) set at `origin`, added if new;
+    /// [`OverridesId::NONE`] for a shape that overrides nothing.
+    fn intern(&mut self, shape: Map<String, Value>, origin: OverrideOrigin) -> OverridesId {
         if shape.is_empty() {
             return OverridesId::NONE;
         }
         // A map of JSON values always serializes.
-        let text = serde_json::to_string(&shape).unwrap_or_default();
-        if let Some(id) = self.by_text.get(&text) {
+        let key = (serde_json::to_string(&shape).unwrap_or_default(), origin);
+        if let Some(id) = self.by_text.get(&key) {
             return *id;
         }
         // IDs run out after 2³² − 1 shapes, far past what memory holds (a shape's text alone
         // is dozens of bytes); past that, every new shape would be named by the last ID and
         // read back as the first shape given it.
         let id = OverridesId(u32::try_from(self.shapes.len() + 1).unwrap_or(u32::MAX));
-        self.shapes.push(InstanceOverrides(Arc::new(shape)));
-        self.by_text.insert(text, id);
+        self.shapes
+            .push((InstanceOverrides(Arc::new(shape)), origin));
+        self.by_text.insert(key, id);
         id
     }
 }
@@ -85,9 +100,10 @@ impl OverrideShapes {
         }
     }
 
-    /// The ID of `shape` (component name → shape), the same for every equal shape.
-    pub fn intern(&self, shape: Map<String, Value>) -> OverridesId {
-        self.table().intern(shape)
+    /// The ID of `shape` (component name → shape) set at `origin`, the same for every equal
+    /// shape of the same origin.
+    pub fn intern(&self, shape: Map<String, Value>, origin: OverrideOrigin) -> OverridesId {
+        self.table().intern(shape, origin)
     }
 
     /// The ID of the shape setting each of `components` (sorted) whole, named by `name`.
@@ -104,19 +120,25 @@ impl OverrideShapes {
             .iter()
             .map(|id| (name(*id), Value::Bool(true)))
             .collect();
-        let id = table.intern(shape);
+        let id = table.intern(shape, OverrideOrigin::Spawn);
         table.whole.insert(components.to_vec(), id);
         id
     }
 
     /// The shape `id` names (`None` for [`OverridesId::NONE`] or an ID from another library).
     pub fn get(&self, id: OverridesId) -> Option<InstanceOverrides> {
+        self.get_with_origin(id).map(|(shape, _)| shape)
+    }
+
+    /// The shape `id` names and where it was set.
+    pub fn get_with_origin(&self, id: OverridesId) -> Option<(InstanceOverrides, OverrideOrigin)> {
         let index = usize::try_from(id.0).ok()?.checked_sub(1)?;
         self.table().shapes.get(index).cloned()
     }
 }
 
-/// The few override shapes one operation (a scene load) met last, with their IDs:
+/// The few override shapes one scene load met last, with their IDs (of
+/// [`OverrideOrigin::Scene`]):
 /// instances mostly have one of a few shapes, so most need neither [`OverrideShapes`]' table
 /// nor its lock.
 #[derive(Debug, Default)]
@@ -133,7 +155,7 @@ impl ShapesAtHand {
         if let Some((_, id)) = self.known.iter().find(|(known, _)| *known == shape) {
             return *id;
         }
-        let id = shapes.intern(shape.clone());
+        let id = shapes.intern(shape.clone(), OverrideOrigin::Scene);
         if self.known.len() < Self::KEPT {
             self.known.push((shape, id));
         }

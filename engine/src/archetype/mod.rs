@@ -42,8 +42,8 @@ pub(crate) use compiled::{resolve_ref_path, suggest_field, CompiledArchetype, Co
 pub use cook::{CookError, CookErrorKind, COOK_FORMAT_VERSION};
 pub use file::{keys, FORMAT_VERSION};
 pub use held_back::{HeldBack, HeldBackReason};
-pub use instance::InstanceOverrides;
 pub(crate) use instance::{override_shape, ShapesAtHand};
+pub use instance::{InstanceOverrides, OverrideOrigin};
 pub(crate) use library::{map_on_threads, worker_threads};
 pub use library::{ArchetypeChange, ArchetypeLibrary, LibraryUpdate, LoadError, LoadOptions};
 pub use library::{FieldValue, WriteBackError};

@@ -53,10 +53,12 @@ impl ArchetypeInstance {
 }
 
 /// Names the shape of an instance's overrides in its library: the same number for every
-/// instance with the same shape, for as long as the library lives.
-/// [`ArchetypeLibrary::instance_overrides`] gives the shape.
+/// instance with the same shape set the same way (by a spawn, or by a scene entry), for as
+/// long as the library lives. [`ArchetypeLibrary::instance_overrides`] gives the shape,
+/// [`ArchetypeLibrary::instance_override_origin`] where it was set.
 ///
 /// [`ArchetypeLibrary::instance_overrides`]: crate::ArchetypeLibrary::instance_overrides
+/// [`ArchetypeLibrary::instance_override_origin`]: crate::ArchetypeLibrary::instance_override_origin
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct OverridesId(pub(crate) u32);
 

@@ -5,7 +5,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `GET /api/entities?archetype=&name=&component=&offset=&limit=` | `{ total, offset, entities: [{ id, name, archetype }] }` |
-//! | `GET /api/entity?id=` | `{ id, archetype, node, stable_id, components: [{ name, value, fields: [{ path, value, source }] }] }`; a `source` is `{ kind: "archetype", archetype, file, line }`, `{ kind: "override" }`, `{ kind: "default" }` or `{ kind: "runtime" }` |
+//! | `GET /api/entity?id=` | `{ id, archetype, node, stable_id, components: [{ name, value, fields: [{ path, value, source }] }] }`; a `source` is `{ kind: "archetype", archetype, file, line }`, `{ kind: "override", from: "scene" | "spawn" }`, `{ kind: "default" }` or `{ kind: "runtime" }` |
 //! | `GET /api/archetypes` | `{ archetypes: [{ name, extends, abstract, file, instances }] }` |
 //! | `GET /api/diagnostics` | `{ diagnostics: [{ severity, code, message, file, line }] }` |
 //! | `POST /api/set` `{ id, component, path, value }` | the entity, as `GET /api/entity` |

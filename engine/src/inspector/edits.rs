@@ -6,7 +6,7 @@
 use hecs::{Entity, World};
 use serde_json::{json, Map, Value};
 
-use crate::archetype::{ArchetypeInstance, ArchetypeLibrary, FieldValue};
+use crate::archetype::{ArchetypeInstance, ArchetypeLibrary, FieldValue, OverrideOrigin};
 use crate::component::ComponentId;
 use crate::inspector::entities::{archetype_node, as_live, get_at, live_value, set_at};
 use crate::inspector::http::Response;
@@ -50,9 +50,8 @@ pub(super) fn set_field(
     Ok(())
 }
 
-/// The entity's archetype name (of a root entity: a child's values are in its archetype's
-/// `children`, which the write-back does not edit yet).
-fn root_archetype<'l>(
+/// The entity's archetype name and marker (the archetype of the instance it belongs to).
+fn instance_of<'l>(
     world: &World,
     library: &'l ArchetypeLibrary,
     entity: Entity,
@@ -61,28 +60,42 @@ fn root_archetype<'l>(
         .get::<&ArchetypeInstance>(entity)
         .map(|m| *m)
         .map_err(|_| Response::error(400, "the entity is not an archetype instance"))?;
-    if marker.node != 0 {
-        return Err(Response::error(
-            400,
-            "the entity is a child of an archetype instance; edit its archetype's children by hand",
-        ));
-    }
     let name = library
         .name_of(marker.archetype)
         .ok_or_else(|| Response::error(409, "the entity's archetype is gone"))?;
     Ok((name, marker))
 }
 
-/// Writes `places` of `entity`'s live values into its archetype's file, reloads it and
-/// patches every instance.
+/// [`instance_of`] for the root entity of an instance: a child is refused (a new archetype
+/// extends an archetype's root).
+fn root_archetype<'l>(
+    world: &World,
+    library: &'l ArchetypeLibrary,
+    entity: Entity,
+) -> Result<(&'l str, ArchetypeInstance), Response> {
+    let (name, marker) = instance_of(world, library, entity)?;
+    if !marker.is_root() {
+        return Err(Response::error(
+            400,
+            "the entity is a child of an archetype instance; save its instance's root as a new archetype",
+        ));
+    }
+    Ok((name, marker))
+}
+
+/// Writes `places` of `entity`'s live values into its archetype's file (a child's into the
+/// archetype's `children`), drops the entity's overrides of them (its values are now the
+/// archetype's, and later edits of the archetype reach it), reloads the file and patches
+/// every instance.
 pub(super) fn apply_to_archetype(
     world: &mut World,
     library: &mut ArchetypeLibrary,
     entity: Entity,
     places: &[Place],
 ) -> Result<Value, Response> {
-    let (name, _) = root_archetype(world, library, entity)?;
+    let (name, marker) = instance_of(world, library, entity)?;
     let name = name.to_string();
+    let child = library.node_path(marker).unwrap_or("").to_string();
     let mut values = Vec::with_capacity(places.len());
     for place in places {
         let whole = live_value(world, library, entity, place.component)
@@ -97,8 +110,9 @@ pub(super) fn apply_to_archetype(
         ));
     }
     let file = library
-        .write_to_archetype(&name, &values)
+        .write_to_archetype_child(&name, &child, &values)
         .map_err(|error| Response::error(409, error.to_string()))?;
+    drop_overrides(world, library, entity, marker, places);
     Ok(reload(world, library, &file, &name))
 }
 
@@ -138,6 +152,7 @@ fn drop_overrides(
     let Some(overrides) = library.instance_overrides(&marker) else {
         return;
     };
+    let origin = (library.instance_override_origin(&marker)).unwrap_or(OverrideOrigin::Spawn);
     let mut shape = (*overrides.0).clone();
     for place in places {
         let name = library.registry().name(place.component);
@@ -151,7 +166,7 @@ fn drop_overrides(
             remove_from_shape(&mut shape, name, &keys);
         }
     }
-    let id = library.override_shapes().intern(shape);
+    let id = library.override_shapes().intern(shape, origin);
     if let Ok(mut marker) = world.get::<&mut ArchetypeInstance>(entity) {
         marker.overrides = id;
     }

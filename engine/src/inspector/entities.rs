@@ -6,7 +6,7 @@ use hecs::{Entity, World};
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
 
-use crate::archetype::{ArchetypeInstance, ArchetypeLibrary, ResolvedEntity};
+use crate::archetype::{ArchetypeInstance, ArchetypeLibrary, OverrideOrigin, ResolvedEntity};
 use crate::component::{ComponentId, Name, StableId};
 use crate::json::{FieldPath, PathSegment};
 
@@ -103,6 +103,7 @@ pub(super) fn entity_detail(world: &World, library: &ArchetypeLibrary, entity: E
     let node_path = marker.and_then(|m| library.node_path(m)).unwrap_or("");
     let node = marker.and_then(|m| archetype_node(library, &m));
     let overrides = marker.and_then(|m| library.instance_overrides(&m));
+    let origin = marker.and_then(|m| library.instance_override_origin(&m));
     let registry = library.registry();
     let mut components = Vec::new();
     for id in registry.ids() {
@@ -127,6 +128,7 @@ pub(super) fn entity_detail(world: &World, library: &ArchetypeLibrary, entity: E
             component: name,
             archetype_value: from_archetype.as_ref(),
             overridden,
+            origin,
         };
         let mut fields = Vec::new();
         leaves(&live, &mut Vec::new(), &mut |path, value| {
@@ -155,16 +157,21 @@ struct Source<'a> {
     component: &'a str,
     archetype_value: Option<&'a Value>,
     overridden: Option<&'a Value>,
+    origin: Option<OverrideOrigin>,
 }
 
 impl Source<'_> {
     /// The source of the field at `path` whose live value is `live`: an override of the
-    /// instance (its scene or spawn), the archetype file that wrote it (when the live value is
+    /// instance (`from` its scene entry or its spawn), the archetype file that wrote it (when the live value is
     /// the archetype's, or the archetype rolls it at spawn), the type's default (the
     /// archetype's value, written by no file), or a change at run time.
     fn of(&self, path: &[PathSegment], live: &Value) -> Value {
         if overrides_place(self.overridden, path) {
-            return json!({ "kind": "override" });
+            let from = match self.origin {
+                Some(OverrideOrigin::Scene) => "scene",
+                _ => "spawn",
+            };
+            return json!({ "kind": "override", "from": from });
         }
         let (Some(name), Some(value)) = (self.archetype, self.archetype_value) else {
             return json!({ "kind": "runtime" });

@@ -65,6 +65,22 @@ impl FieldPath {
         self.0.last()
     }
 
+    /// The place this path names in component `component`, as messages write it:
+    /// `Health.max`, `Inventory[2]`, `Name` (the empty path).
+    ///
+    /// ```
+    /// use archetype_engine::FieldPath;
+    /// assert_eq!(FieldPath::root().key("max").in_component("Health"), "Health.max");
+    /// assert_eq!(FieldPath::root().in_component("Name"), "Name");
+    /// ```
+    pub fn in_component(&self, component: &str) -> String {
+        match self.0.first() {
+            None => component.to_string(),
+            Some(PathSegment::Index(_)) => format!("{component}{self}"),
+            Some(PathSegment::Key(_)) => format!("{component}.{self}"),
+        }
+    }
+
     /// Renders the path as a JSON Pointer (RFC 6901): `/stats/hp`, `/waypoints/2/x`.
     pub fn to_json_pointer(&self) -> String {
         let mut out = String::new();

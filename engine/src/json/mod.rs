@@ -31,4 +31,4 @@ pub use text::Position;
 pub(crate) use text::{
     decoded_string, duplicate_key, locate, parse_json, SourceText, TextError, TextErrorKind,
 };
-pub(crate) use value_edit::{set_value_in_text, ValueEditRefused};
+pub(crate) use value_edit::{remove_member_in_text, set_value_in_text, ValueEditRefused};

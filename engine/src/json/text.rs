@@ -106,7 +106,6 @@ impl SourceText {
         })
     }
 
-    #[cfg(test)]
     /// Wraps a string, removing a leading BOM.
     pub fn from_string(mut text: String) -> SourceText {
         if text.starts_with(BOM) {
@@ -137,6 +136,14 @@ impl SourceText {
             Some(index) => index.locate(&self.text, path),
             None => locate(&self.text, path),
         }
+    }
+
+    /// Whether the text is well-formed JSON that [`locate`](Self::locate) finds paths in from
+    /// an index (built now if it was not yet).
+    pub(crate) fn is_indexed(&self) -> bool {
+        self.spans
+            .get_or_init(|| SpanIndex::build(&self.text))
+            .is_some()
     }
 
     /// The text, without BOM.

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::json::field_path::PathSegment;
 use crate::json::span_index::locate;
+use crate::json::text::{skip_whitespace, string_end, value_end};
 
 /// Why a value could not be set in a text; the text was not changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +60,79 @@ pub(crate) fn set_value_in_text(
         serde_json::to_string(&nested).unwrap_or_else(|_| "null".to_string())
     );
     Ok(with_member(text, object, &member))
+}
+
+/// `text` without the member at `path` (its key, value and one separating comma, so the
+/// members around it keep their layout); an object that loses its last member goes too, up to
+/// `keep` segments of the path (the object at `path[..keep]` stays, emptied or not). `None`
+/// when the text has no member there (nothing to remove).
+pub(crate) fn remove_member_in_text(
+    text: &str,
+    path: &[PathSegment],
+    keep: usize,
+) -> Result<Option<String>, ValueEditRefused> {
+    let mut depth = path.len();
+    loop {
+        let located = locate(text, &path[..depth]).ok_or(ValueEditRefused::NotJson)?;
+        if located.matched < depth {
+            return Ok(None);
+        }
+        let Some(key) = located.key else {
+            return Err(ValueEditRefused::NotAnObject { matched: depth - 1 });
+        };
+        let parent = locate(text, &path[..depth - 1]).ok_or(ValueEditRefused::NotJson)?;
+        let only_member = members_of(text, parent.value.clone()) == 1;
+        if only_member && depth - 1 > keep {
+            depth -= 1;
+            continue;
+        }
+        return Ok(Some(without_member(
+            text,
+            parent.value,
+            key.start..located.value.end,
+        )));
+    }
+}
+
+/// How many members the object at `object` (braces included) has.
+fn members_of(text: &str, object: Range<usize>) -> usize {
+    let bytes = text.as_bytes();
+    let mut count = 0;
+    let mut at = skip_whitespace(bytes, object.start + 1);
+    while at < object.end - 1 {
+        let Some(key_end) = string_end(bytes, at) else {
+            break;
+        };
+        let colon = skip_whitespace(bytes, key_end);
+        let value = skip_whitespace(bytes, colon + 1);
+        let Some(end) = value_end(bytes, value) else {
+            break;
+        };
+        count += 1;
+        at = skip_whitespace(bytes, end);
+        if bytes.get(at) == Some(&b',') {
+            at = skip_whitespace(bytes, at + 1);
+        }
+    }
+    count
+}
+
+/// `text` without the member spanning `member` (key to value end) of the object at `object`:
+/// with the comma after it and the space up to the next member, or, for the last member, the
+/// comma and space before it; the object's only member leaves `{}`.
+fn without_member(text: &str, object: Range<usize>, member: Range<usize>) -> String {
+    let bytes = text.as_bytes();
+    let after = skip_whitespace(bytes, member.end);
+    if bytes.get(after) == Some(&b',') {
+        let next = skip_whitespace(bytes, after + 1);
+        return replaced(text, member.start..next, "");
+    }
+    let before = text[object.start + 1..member.start].trim_end();
+    if before.ends_with(',') {
+        let comma = object.start + before.len();
+        return replaced(text, comma..member.end, "");
+    }
+    replaced(text, object, "{}")
 }
 
 /// `value` as JSON text; a whole float where `old` is an integer literal is written as an
@@ -155,5 +229,40 @@ mod tests {
             set_value_in_text("", &path, &json!(1)),
             Err(ValueEditRefused::NotJson)
         );
+    }
+
+    #[test]
+    fn removes_a_member_and_one_comma() {
+        let text = "{\n  \"a\": 1,\n  \"b\": { \"x\": 2, \"y\": 3 },\n  \"c\": 4\n}\n";
+        let first = remove_member_in_text(text, &keys(&["a"]), 0).expect("json");
+        assert_eq!(
+            first.as_deref(),
+            Some("{\n  \"b\": { \"x\": 2, \"y\": 3 },\n  \"c\": 4\n}\n")
+        );
+        let last = remove_member_in_text(text, &keys(&["c"]), 0).expect("json");
+        assert_eq!(
+            last.as_deref(),
+            Some("{\n  \"a\": 1,\n  \"b\": { \"x\": 2, \"y\": 3 }\n}\n")
+        );
+        let inner = remove_member_in_text(text, &keys(&["b", "y"]), 0).expect("json");
+        assert_eq!(
+            inner.as_deref(),
+            Some("{\n  \"a\": 1,\n  \"b\": { \"x\": 2 },\n  \"c\": 4\n}\n")
+        );
+        assert_eq!(remove_member_in_text(text, &keys(&["b", "z"]), 0), Ok(None));
+        assert_eq!(remove_member_in_text(text, &keys(&["d"]), 0), Ok(None));
+    }
+
+    #[test]
+    fn removes_objects_left_empty_up_to_the_kept_one() {
+        let text = "{ \"c\": { \"H\": { \"max\": 3 } }, \"n\": 1 }";
+        let pruned = remove_member_in_text(text, &keys(&["c", "H", "max"]), 1).expect("json");
+        assert_eq!(pruned.as_deref(), Some("{ \"c\": {}, \"n\": 1 }"));
+        let kept = remove_member_in_text(text, &keys(&["c", "H", "max"]), 2).expect("json");
+        assert_eq!(kept.as_deref(), Some("{ \"c\": { \"H\": {} }, \"n\": 1 }"));
+        let all = remove_member_in_text(text, &keys(&["c", "H", "max"]), 0).expect("json");
+        assert_eq!(all.as_deref(), Some("{ \"n\": 1 }"));
+        let through_scalar = remove_member_in_text(text, &keys(&["n", "x"]), 0);
+        assert_eq!(through_scalar, Ok(None));
     }
 }

@@ -19,6 +19,7 @@
 //!   decodes references: `reservation`, `reserved`.
 //! - Live scenes, kept in step with their files' edits: `live`, with `live_edit` (what an edit
 //!   changes, and writing it into the world).
+//! - Tools' text edits of a scene file: `override_text` (an instance's overrides taken out).
 //! - The `Scenes` facade: `api`.
 
 // The scene modules' binary code stays compiled without `binary`, unreachable (see
@@ -48,6 +49,7 @@ mod live_edit;
 mod load;
 mod logging;
 mod migration;
+mod override_text;
 mod prepare_progress;
 mod prepared;
 #[cfg_attr(not(feature = "binary"), allow(dead_code))]
@@ -76,6 +78,7 @@ pub use load::{
 #[cfg(feature = "binary")]
 pub use load::{read_binary_scene_header, BinarySceneHeader};
 pub use migration::{MigrateFn, SceneMigration};
+pub use override_text::{scene_without_overrides, SceneTextEditError};
 pub use prepare_progress::PrepareProgress;
 pub use prepared::PreparedScene;
 pub use reserved::{ReservedScene, ResolvedScene};

@@ -17,7 +17,7 @@ use hecs::{ColumnBatchType, DynamicBundle, Entity, EntityBuilder, World};
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
-use crate::archetype::instance::{override_shape, OverrideShapes};
+use crate::archetype::instance::{override_shape, OverrideOrigin, OverrideShapes};
 use crate::archetype::name::check_local_name;
 use crate::archetype::reference_context::ReferenceContext;
 use crate::archetype::resolver::{ResolveWarning, ResolvedEntity};
@@ -1305,7 +1305,7 @@ impl CompiledArchetype {
         }
         Ok(CheckedOverrides {
             replace,
-            record: shapes.intern(record),
+            record: shapes.intern(record, OverrideOrigin::Spawn),
         })
     }
 

@@ -31,7 +31,7 @@ use crate::archetype::dependency_graph::{DependencyGraph, DependencyLists, Depen
 use crate::archetype::doc_summary::{Dependencies, DocSummary};
 use crate::archetype::file::{ArchetypeDoc, DocProblem};
 use crate::archetype::held_back::HeldBack;
-use crate::archetype::instance::{InstanceOverrides, OverrideShapes};
+use crate::archetype::instance::{InstanceOverrides, OverrideOrigin, OverrideShapes};
 use crate::archetype::loaded::Archetype;
 use crate::archetype::name::{check_name, name_from_relative_path, NewNameError};
 use crate::archetype::partial_check::{not_fully_checked, own_values, where_named};
@@ -448,6 +448,25 @@ impl ArchetypeLibrary {
     /// ```
     pub fn instance_overrides(&self, instance: &ArchetypeInstance) -> Option<InstanceOverrides> {
         self.override_shapes.get(instance.overrides)
+    }
+
+    /// Where an instance's overrides were set: by its spawn or by its scene entry (`None` for
+    /// an instance without overrides).
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeInstance, ArchetypeLibrary, ComponentRegistry, LoadOptions, OverrideOrigin};
+    /// # let mut library = ArchetypeLibrary::empty("archetypes", ComponentRegistry::new(), LoadOptions::default());
+    /// # library.set_source("goblin.json", Some(r#"{ "components": { "Name": "goblin" } }"#));
+    /// let mut world = hecs::World::new();
+    /// let grukk = library.spawn_with(&mut world, "goblin", &serde_json::json!({ "Name": "Grukk" }))?;
+    /// let marker = *world.get::<&ArchetypeInstance>(grukk)?;
+    /// assert_eq!(library.instance_override_origin(&marker), Some(OverrideOrigin::Spawn));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn instance_override_origin(&self, instance: &ArchetypeInstance) -> Option<OverrideOrigin> {
+        let (_, origin) = self.override_shapes.get_with_origin(instance.overrides)?;
+        Some(origin)
     }
 
     /// Restarts the random numbers that spawn-time variations (`$range`, `$pick`) are rolled

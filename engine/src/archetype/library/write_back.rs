@@ -118,6 +118,13 @@ pub enum WriteBackError {
         /// As much of the place as the file has, as a JSON pointer.
         place: String,
     },
+    /// The component is one the library sets itself (`Parent`, `Children`, the instance
+    /// marker): archetype files do not write it.
+    #[error("`{component}` is set by the library; archetype files do not write it")]
+    Managed {
+        /// The component.
+        component: String,
+    },
     /// The new archetype's name breaks a naming rule or is taken.
     #[error("{0}")]
     Name(NewNameError),
@@ -193,7 +200,46 @@ impl ArchetypeLibrary {
         name: &str,
         values: &[FieldValue],
     ) -> Result<PathBuf, WriteBackError> {
+        self.write_to_archetype_child(name, "", values)
+    }
+
+    /// Writes `values` into the child entity `child` (its path in the archetype's `children`,
+    /// names joined by `/`; `""`: the root) of archetype `name`, in `name`'s own file, as
+    /// [`write_to_archetype`](Self::write_to_archetype) writes a root's: under
+    /// `children.<child>.components`, added where the file does not have it yet (a child the
+    /// archetype inherits gets its override there, as a designer would write it).
+    ///
+    /// # Errors
+    /// A [`WriteBackError`]; the file is then unchanged.
+    ///
+    /// # Example
+    /// ```
+    /// # use archetype_engine::{ArchetypeLibrary, ComponentRegistry, FieldPath, FieldValue};
+    /// # let dir = tempfile::tempdir()?;
+    /// let text = r#"{ "components": {}, "children": { "gun": { "components": { "Name": "Gun" } } } }"#;
+    /// std::fs::write(dir.path().join("turret.json"), text)?;
+    /// let library = ArchetypeLibrary::load(dir.path(), ComponentRegistry::new())?;
+    /// let name = FieldValue::new("Name", FieldPath::root(), serde_json::json!("Cannon"));
+    /// library.write_to_archetype_child("turret", "gun", &[name])?;
+    /// assert_eq!(
+    ///     std::fs::read_to_string(dir.path().join("turret.json"))?,
+    ///     r#"{ "components": {}, "children": { "gun": { "components": { "Name": "Cannon" } } } }"#
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_to_archetype_child(
+        &self,
+        name: &str,
+        child: &str,
+        values: &[FieldValue],
+    ) -> Result<PathBuf, WriteBackError> {
         let file = self.writable_file_of(name)?;
+        self.check_writable_components(values)?;
+        let mut node = Vec::new();
+        for step in child.split('/').filter(|step| !step.is_empty()) {
+            node.push(PathSegment::Key(keys::CHILDREN.to_string()));
+            node.push(PathSegment::Key(step.to_string()));
+        }
         let io_error = |source| WriteBackError::Io {
             file: file.clone(),
             source,
@@ -203,7 +249,7 @@ impl ArchetypeLibrary {
         let mut text = String::from_utf8(bytes)
             .map_err(|error| io_error(io::Error::new(io::ErrorKind::InvalidData, error)))?;
         for value in values {
-            text = self.with_value(&text, &file, value)?;
+            text = self.with_value(&text, &file, &node, value)?;
         }
         self.check_loadable(&file, &text)?;
         write_atomically(&file, text.as_bytes()).map_err(io_error)?;
@@ -247,6 +293,10 @@ impl ArchetypeLibrary {
             return Err(WriteBackError::UnknownArchetype { name });
         }
         self.check_new_name(name).map_err(WriteBackError::Name)?;
+        let named: Vec<FieldValue> = (components.keys())
+            .map(|component| FieldValue::new(component.clone(), FieldPath::root(), Value::Null))
+            .collect();
+        self.check_writable_components(&named)?;
         let file = file_of_name(self.root(), name);
         let io_error = |source| WriteBackError::Io {
             file: file.clone(),
@@ -311,18 +361,35 @@ impl ArchetypeLibrary {
         }
     }
 
-    /// `text` (of `file`) with `value` set at its place.
+    /// [`WriteBackError::Managed`] for a value of a component the library sets itself.
+    fn check_writable_components(&self, values: &[FieldValue]) -> Result<(), WriteBackError> {
+        let registry = self.registry();
+        let managed = (values.iter()).find(|value| {
+            registry
+                .id(&value.component)
+                .is_some_and(|id| registry.is_managed(id))
+        });
+        match managed {
+            Some(value) => Err(WriteBackError::Managed {
+                component: value.component.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// `text` (of `file`) with `value` set at its place in the entity at `node` (the path of
+    /// its `children` members; empty: the root).
     fn with_value(
         &self,
         text: &str,
         file: &Path,
+        node: &[PathSegment],
         value: &FieldValue,
     ) -> Result<String, WriteBackError> {
-        let key = self.component_key_in(text, &value.component);
-        let mut path = vec![
-            PathSegment::Key(keys::COMPONENTS.to_string()),
-            PathSegment::Key(key),
-        ];
+        let mut path = node.to_vec();
+        path.push(PathSegment::Key(keys::COMPONENTS.to_string()));
+        let key = self.component_key_in(text, &path, &value.component);
+        path.push(PathSegment::Key(key));
         path.extend(value.field.segments().iter().cloned());
         set_value_in_text(text, &path, &value.value).map_err(|refused| {
             let matched = match refused {
@@ -338,9 +405,10 @@ impl ArchetypeLibrary {
         })
     }
 
-    /// The key `text` writes `component` under: its registered name or the alias the file
-    /// uses (so a value is never added beside the component under a second key).
-    fn component_key_in(&self, text: &str, component: &str) -> String {
+    /// The key `text` writes `component` under in the object at `components`: its registered
+    /// name or the alias the file uses (so a value is never added beside the component under a
+    /// second key).
+    fn component_key_in(&self, text: &str, components: &[PathSegment], component: &str) -> String {
         let registry = self.registry();
         let Some(id) = registry.id(component) else {
             return component.to_string();
@@ -348,11 +416,9 @@ impl ArchetypeLibrary {
         let canonical = registry.name(id);
         let names = std::iter::once(canonical).chain(registry.aliases(id));
         for name in names {
-            let path = [
-                PathSegment::Key(keys::COMPONENTS.to_string()),
-                PathSegment::Key(name.to_string()),
-            ];
-            let found = crate::json::locate(text, &path).is_some_and(|l| l.matched == 2);
+            let mut path = components.to_vec();
+            path.push(PathSegment::Key(name.to_string()));
+            let found = crate::json::locate(text, &path).is_some_and(|l| l.matched == path.len());
             if found {
                 return name.to_string();
             }
