@@ -1254,7 +1254,7 @@ fn lsp_refuses_a_scene_buffers_sub_scene_outside_its_directory_unopened() {
 }
 
 /// Every component the demo registers, in the order completion lists them.
-const DEMO_COMPONENTS: [&str; 22] = [
+const DEMO_COMPONENTS: [&str; 23] = [
     "Armor",
     "Boss",
     "Door",
@@ -1267,6 +1267,7 @@ const DEMO_COMPONENTS: [&str; 22] = [
     "Loot",
     "Melee",
     "Name",
+    "Portrait",
     "Projectile",
     "Ranged",
     "Sensor",
