@@ -1025,6 +1025,37 @@ fn the_portrait_falls_back_to_a_goblin_when_the_boss_is_gone() {
     assert_eq!(Sandbox::new().game().portrait(), None);
 }
 
+/// Art the panel cannot draw as it is: a control character (an escape sequence's) is drawn as
+/// a space; a file over the size limit is not read, its error logged once, and the game goes on
+/// without that portrait.
+#[test]
+fn portrait_art_is_read_within_bounds_and_drawn_without_control_characters() {
+    let sandbox = Sandbox::new();
+    let portraits = sandbox.dir.path().join("assets/portraits");
+    fs::create_dir_all(&portraits).unwrap();
+    fs::write(portraits.join("goblin_chief.txt"), "\u{1b}[31m(o o)\tX\n").unwrap();
+    fs::write(portraits.join("goblin.txt"), "g".repeat(5000)).unwrap();
+    let mut game = sandbox.game();
+    let shown = game.portrait().unwrap();
+    assert_eq!(shown.art, [" [31m(o o) X"]);
+    let boss = instances(&game, "enemies/goblin_chief")[0];
+    game.world_mut().despawn(boss).unwrap();
+    game.step(STEP);
+    assert_eq!(game.portrait(), None);
+    let errors: Vec<&str> = (game.log().entries())
+        .filter(|entry| entry.kind == LogKind::Error)
+        .map(|entry| entry.text.as_str())
+        .collect();
+    let file = portraits.join("goblin.txt");
+    assert_eq!(
+        errors,
+        [format!(
+            "cannot read portrait `{}`: file is 5000 bytes, over the limit of 4096 bytes",
+            file.display()
+        )]
+    );
+}
+
 #[test]
 fn the_ui_shows_a_broken_edit_in_the_log_and_the_panel() {
     let sandbox = Sandbox::new();

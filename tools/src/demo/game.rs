@@ -430,31 +430,37 @@ impl Game {
     /// library checks asset paths against (the file rule: a regular file whose real path is
     /// inside the root). Without an assets root there is no art.
     fn read_art(&mut self) {
-        let Some(root) = self.library.options().assets_root.clone() else {
-            return;
-        };
         let unread: Vec<AssetPath<TextArt>> = (self.world.query::<&Portrait>().iter())
             .map(|portrait| portrait.art.clone())
             .filter(|art| !self.art.contains_key(art))
             .collect();
+        let root = self.library.options().assets_root.clone();
         for art in unread {
-            let file = art.under(&root);
-            let bytes = match real_path_inside(&root, &file) {
-                Some(real) => read_regular_file(&real, MAX_ART_BYTES),
-                None => Err(std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "not a file inside the assets root",
-                )),
-            };
-            let lines = match bytes {
-                Ok(bytes) => Some(art_lines(&String::from_utf8_lossy(&bytes))),
-                Err(error) => {
-                    let text = format!("cannot read portrait `{}`: {error}", file.display());
-                    self.log_error(text);
-                    None
-                }
+            let lines = match &root {
+                Some(root) => self.read_art_file(root, &art),
+                None => None,
             };
             self.art.insert(art, lines);
+        }
+    }
+
+    /// The lines of the art file `art` names under `root`; `None`, logged, if it cannot be read.
+    fn read_art_file(&mut self, root: &Path, art: &AssetPath<TextArt>) -> Option<Vec<String>> {
+        let file = art.under(root);
+        let bytes = match real_path_inside(root, &file) {
+            Some(real) => read_regular_file(&real, MAX_ART_BYTES),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not a file inside the assets root",
+            )),
+        };
+        match bytes {
+            Ok(bytes) => Some(art_lines(&String::from_utf8_lossy(&bytes))),
+            Err(error) => {
+                let text = format!("cannot read portrait `{}`: {error}", file.display());
+                self.log_error(text);
+                None
+            }
         }
     }
 
