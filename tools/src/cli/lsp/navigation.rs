@@ -531,9 +531,10 @@ pub(super) fn document_links(
         return Ok(None);
     };
     let exists = |written: &str| current_name(state, written).is_some();
+    let mut schemas = Schemas::new(state);
     let spans = match kind {
         FileKind::Scene => scene_file_places(&root, &exists),
-        _ => archetype_file_places(&root, &mut Schemas::new(state), &exists),
+        _ => archetype_file_places(&root, &mut schemas, &exists),
     };
     let index = TextLines::new(&text);
     let mut links: Vec<(usize, DocumentLink)> = spans
@@ -554,7 +555,7 @@ pub(super) fn document_links(
         })
         .collect();
     if kind != FileKind::Scene {
-        links.extend(asset_links(state, &root, &text, &index));
+        links.extend(asset_links(state, &mut schemas, &root, &text, &index));
     }
     links.sort_by_key(|(start, _)| *start);
     Ok(Some(links.into_iter().map(|(_, link)| link).collect()))
@@ -564,6 +565,7 @@ pub(super) fn document_links(
 /// too) to their files, each with the byte offset it starts at.
 fn asset_links(
     state: &State,
+    schemas: &mut Schemas<'_>,
     root: &Node,
     text: &str,
     index: &TextLines,
@@ -573,7 +575,7 @@ fn asset_links(
     };
     let mut spans = Vec::new();
     let any = |_: &str| true;
-    component_places(root, &mut Schemas::new(state), ASSET_PATH, &any, &mut spans);
+    component_places(root, schemas, ASSET_PATH, &any, &mut spans);
     spans
         .into_iter()
         .filter_map(|span| {
