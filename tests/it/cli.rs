@@ -54,10 +54,15 @@ impl Project {
         Project { dir }
     }
 
-    /// A project with a copy of the repository's demo archetypes.
+    /// A project with a copy of the repository's demo archetypes and the assets they name
+    /// (`assets/portraits`).
     fn demo() -> Project {
         let project = Project::empty();
         copy_dir(&repo_root().join("archetypes"), &project.path("archetypes"));
+        copy_dir(
+            &repo_root().join("assets/portraits"),
+            &project.path("assets/portraits"),
+        );
         project
     }
 
@@ -551,6 +556,7 @@ fn inspect_prints_the_resolved_archetype() {
     "Health": { "current": 8, "max": 8 },
     "Loot": { "items": ["bone", "rag"] },
     "Name": "Goblin archer",
+    "Portrait": { "art": "portraits/goblin.txt" },
     "Ranged": {
       "cooldown": { "$range": [1.5, 2.0] },
       "projectile": "projectiles/arrow",
@@ -604,10 +610,11 @@ Health.current      8                       archetypes/enemies/goblin_archer.jso
 Health.max          8                       archetypes/enemies/goblin_archer.json:5:38
 Loot.items          [\"bone\", \"rag\"]         archetypes/enemies/goblin.json:6:24
 Name                \"Goblin archer\"         archetypes/enemies/goblin_archer.json:7:13
+Portrait.art        \"portraits/goblin.txt\"  archetypes/enemies/goblin.json:8:26
 Ranged.cooldown     {\"$range\": [1.5, 2.0]}  archetypes/enemies/goblin_archer.json:9:19
 Ranged.projectile   \"projectiles/arrow\"     archetypes/enemies/goblin_archer.json:10:21
 Ranged.range        8                       archetypes/enemies/goblin_archer.json:11:16
-Speed.value         2.0                     archetypes/enemies/goblin.json:8:25
+Speed.value         2.0                     archetypes/enemies/goblin.json:9:25
 Stance.Wander.pace  0.35                    archetypes/base/creature.json:9:27
 Transform           {}                      archetypes/base/creature.json:11:18
 Velocity            {}                      archetypes/base/creature.json:12:17

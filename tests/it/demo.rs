@@ -956,6 +956,106 @@ fn the_ui_frames_everything_in_a_larger_terminal() {
     );
 }
 
+/// The lines of an art file under the repository's `assets/`.
+fn art(relative: &str) -> Vec<String> {
+    let text = fs::read_to_string(repo().join("assets").join(relative)).unwrap();
+    text.lines()
+        .map(|line| line.trim_end().to_string())
+        .collect()
+}
+
+/// A panel wide enough for both shows, beside the archetype list, the portrait of the boss
+/// (its `Portrait.art` file under `assets/`, with its scene name and health); none in 80×24.
+#[test]
+fn the_ui_shows_the_boss_portrait_beside_the_list_in_a_wide_terminal() {
+    let saves = tempfile::tempdir().unwrap();
+    let game = Game::new(shipped_options(saves.path())).unwrap();
+    let screen = render(&game, 120, 40);
+    let text = screen.join("\n");
+    // The panel's box starts at column 62; the list takes 34 columns, then the portrait's line.
+    let beside: Vec<String> = screen[1..12]
+        .iter()
+        .map(|line| line.chars().skip(97).collect::<String>())
+        .collect();
+    let mut expected = vec![
+        "│Grukk the Boss       │".to_string(),
+        "│health 60/60         │".to_string(),
+        "│                     │".to_string(),
+    ];
+    for line in art("portraits/goblin_chief.txt") {
+        expected.push(format!("│{line:<21}│"));
+    }
+    while expected.len() < beside.len() {
+        expected.push(format!("│{:<21}│", ""));
+    }
+    assert_eq!(beside, expected, "{text}");
+    // The list beside it keeps its counts.
+    assert_eq!(live(&screen, "G enemies/goblin_chief "), Some(1), "{text}");
+    let small = render(&game, 80, 24).join("\n");
+    assert!(!small.contains("Grukk the Boss"), "{small}");
+}
+
+/// When the boss is gone, the portrait is the first creature's with one: a goblin's, the
+/// art its archetype names.
+#[test]
+fn the_portrait_falls_back_to_a_goblin_when_the_boss_is_gone() {
+    let saves = tempfile::tempdir().unwrap();
+    let mut game = Game::new(shipped_options(saves.path())).unwrap();
+    let shown = game.portrait().unwrap();
+    assert_eq!(
+        (shown.name.as_deref(), shown.health, shown.art),
+        (
+            Some("Grukk the Boss"),
+            Some((60.0, 60.0)),
+            &art("portraits/goblin_chief.txt")[..]
+        )
+    );
+    let boss = instances(&game, "enemies/goblin_chief")[0];
+    game.world_mut().despawn(boss).unwrap();
+    let shown = game.portrait().unwrap();
+    assert_eq!(
+        (shown.name.as_deref(), shown.health, shown.art),
+        (
+            Some("Goblin"),
+            Some((12.0, 12.0)),
+            &art("portraits/goblin.txt")[..]
+        )
+    );
+    // Without an assets directory beside the archetypes there is no art, and no portrait.
+    assert_eq!(Sandbox::new().game().portrait(), None);
+}
+
+/// Art the panel cannot draw as it is: a control character (an escape sequence's) is drawn as
+/// a space; a file over the size limit is not read, its error logged once, and the game goes on
+/// without that portrait.
+#[test]
+fn portrait_art_is_read_within_bounds_and_drawn_without_control_characters() {
+    let sandbox = Sandbox::new();
+    let portraits = sandbox.dir.path().join("assets/portraits");
+    fs::create_dir_all(&portraits).unwrap();
+    fs::write(portraits.join("goblin_chief.txt"), "\u{1b}[31m(o o)\tX\n").unwrap();
+    fs::write(portraits.join("goblin.txt"), "g".repeat(5000)).unwrap();
+    let mut game = sandbox.game();
+    let shown = game.portrait().unwrap();
+    assert_eq!(shown.art, [" [31m(o o) X"]);
+    let boss = instances(&game, "enemies/goblin_chief")[0];
+    game.world_mut().despawn(boss).unwrap();
+    game.step(STEP);
+    assert_eq!(game.portrait(), None);
+    let errors: Vec<&str> = (game.log().entries())
+        .filter(|entry| entry.kind == LogKind::Error)
+        .map(|entry| entry.text.as_str())
+        .collect();
+    let file = portraits.join("goblin.txt");
+    assert_eq!(
+        errors,
+        [format!(
+            "cannot read portrait `{}`: file is 5000 bytes, over the limit of 4096 bytes",
+            file.display()
+        )]
+    );
+}
+
 #[test]
 fn the_ui_shows_a_broken_edit_in_the_log_and_the_panel() {
     let sandbox = Sandbox::new();

@@ -856,6 +856,7 @@ mod suite {
             registry.register::<demo::Door>().unwrap();
             registry.register::<demo::Key>().unwrap();
             registry.register::<demo::Stance>().unwrap();
+            registry.register::<demo::Portrait>().unwrap();
             registry.register::<demo::Boss>().unwrap();
             let target = ComponentOptions::new().runtime_only();
             registry.register_with::<demo::Target>(target).unwrap();

@@ -948,6 +948,90 @@ fn lsp_links_archetype_names_to_their_files() {
     assert_eq!(client.shut_down(), 0);
 }
 
+/// The demo's `Portrait.art`, an `AssetPath`, in an archetype and in its child, beside
+/// archetype names: links in file order.
+const PORTRAITS: &str = "{\n  \"extends\": \"base\",\n  \"components\": {\n    \"Portrait\": { \"art\": \"portraits/goblin.txt\" }\n  },\n  \"children\": {\n    \"shadow\": {\n      \"archetype\": \"goblin\",\n      \"components\": { \"Portrait\": { \"art\": \"portraits/goblin.txt\" } }\n    }\n  }\n}\n";
+
+/// Every `AssetPath` value naming a file under the assets root (`assets/` beside the
+/// archetypes) links to that file; one written with `..`, an absolute one, one through a
+/// link that leads out of the root and one naming no file do not, though each names a file
+/// that exists.
+#[test]
+fn lsp_links_asset_paths_to_their_files_inside_the_assets_root() {
+    let project = project();
+    project.write("assets/portraits/goblin.txt", " o o\n  ^\n");
+    project.write("secret.txt", "outside the assets root\n");
+    project.write("archetypes/portraits.json", PORTRAITS);
+    let root = std::fs::canonicalize(project.dir.path()).unwrap();
+    let absolute = root.join("assets/portraits/goblin.txt");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        root.join("secret.txt"),
+        root.join("assets/portraits/link.txt"),
+    )
+    .unwrap();
+    let refused = [
+        "../secret.txt",
+        "portraits/../portraits/goblin.txt",
+        absolute.to_str().unwrap(),
+        "portraits/link.txt",
+        "portraits/missing.txt",
+    ];
+    let bad = |art: &str| {
+        let art = serde_json::Value::from(art).to_string();
+        format!("{{\n  \"extends\": \"base\",\n  \"components\": {{\n    \"Portrait\": {{ \"art\": {art} }}\n  }}\n}}\n")
+    };
+    for (i, art) in refused.iter().enumerate() {
+        project.write(&format!("archetypes/refused_{i}.json"), &bad(art));
+    }
+    let mut client = Client::initialized(&project);
+    let links = |client: &mut Client, relative: &str| {
+        let document = json!({ "textDocument": { "uri": client.uri(relative) } });
+        client.result("textDocument/documentLink", document)
+    };
+    let at = |text: &str, line: usize, word: &str| {
+        let start = text.lines().nth(line).unwrap().find(word).unwrap() as u32;
+        range(line as u32, start, line as u32, start + word.len() as u32)
+    };
+    let archetype = |client: &Client, range: Value, name: &str| {
+        json!({
+            "range": range,
+            "target": client.uri(&format!("archetypes/{name}.json")),
+            "tooltip": name
+        })
+    };
+    let asset = |client: &Client, range: Value| {
+        json!({
+            "range": range,
+            "target": client.uri("assets/portraits/goblin.txt"),
+            "tooltip": "portraits/goblin.txt"
+        })
+    };
+    let art = "\"portraits/goblin.txt\"";
+    assert_eq!(
+        links(&mut client, "archetypes/portraits.json"),
+        json!([
+            archetype(&client, at(PORTRAITS, 1, "\"base\""), "base"),
+            asset(&client, at(PORTRAITS, 3, art)),
+            archetype(&client, at(PORTRAITS, 7, "\"goblin\""), "goblin"),
+            asset(&client, at(PORTRAITS, 8, art)),
+        ])
+    );
+    let parent_only =
+        |client: &Client, text: &str| json!([archetype(client, at(text, 1, "\"base\""), "base")]);
+    for (i, art) in refused.iter().enumerate() {
+        if cfg!(not(unix)) && art.ends_with("link.txt") {
+            continue;
+        }
+        assert_eq!(
+            links(&mut client, &format!("archetypes/refused_{i}.json")),
+            parent_only(&client, &bad(art)),
+            "{art}"
+        );
+    }
+    assert_eq!(client.shut_down(), 0);
+}
+
 /// A rename moves the archetype's file: a client that does not apply file moves in workspace
 /// edits gets a refusal saying so, and nothing changes.
 #[test]
@@ -1254,7 +1338,7 @@ fn lsp_refuses_a_scene_buffers_sub_scene_outside_its_directory_unopened() {
 }
 
 /// Every component the demo registers, in the order completion lists them.
-const DEMO_COMPONENTS: [&str; 22] = [
+const DEMO_COMPONENTS: [&str; 23] = [
     "Armor",
     "Boss",
     "Door",
@@ -1267,6 +1351,7 @@ const DEMO_COMPONENTS: [&str; 22] = [
     "Loot",
     "Melee",
     "Name",
+    "Portrait",
     "Projectile",
     "Ranged",
     "Sensor",

@@ -1,7 +1,8 @@
 //! The demo arena's components: plain serde structs, registered once.
 
 use archetype_engine::{
-    ArchetypeRef, ComponentOptions, ComponentRegistry, EntityRef, RegistryError,
+    ArchetypeRef, AssetKind, AssetPath, ComponentOptions, ComponentRegistry, EntityRef,
+    RegistryError,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -198,6 +199,21 @@ pub enum Stance {
     },
 }
 
+/// ASCII art in a text file: the kind of asset a [`Portrait`] names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TextArt;
+
+impl AssetKind for TextArt {
+    const EXTENSIONS: &'static [&'static str] = &["txt"];
+}
+
+/// How a creature looks up close: the side panel shows its art in a wide terminal.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Portrait {
+    /// A text file under the assets root, e.g. `portraits/goblin.txt` (checked when read).
+    pub art: AssetPath<TextArt>,
+}
+
 /// Marks a boss: its fall is announced. A marker component, written `{}`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Boss;
@@ -233,6 +249,7 @@ pub fn register(registry: &mut ComponentRegistry) -> Result<(), RegistryError> {
     registry.register_with_schema::<Door>()?;
     registry.register_with_schema::<Key>()?;
     registry.register_with_schema::<Stance>()?;
+    registry.register_with_schema::<Portrait>()?;
     registry.register_with_schema::<Boss>()?;
     registry.register_with::<Target>(
         ComponentOptions::new()

@@ -4,15 +4,18 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use archetype_engine::tooling::{read_regular_file, real_path_inside};
 use archetype_engine::{
-    save_scene_to_path, ArchetypeInstance, ArchetypeLibrary, CommitError, DanglingReferences,
-    Diagnostic, HotReloadOptions, HotReloader, Inspector, InspectorOptions, LiveScene,
-    LiveSceneReport, LoadedScene, PrepareError, PrepareProgress, PreparedScene, ReloadReport,
-    SceneLoadOptions, SceneSaveOptions, Severity,
+    save_scene_to_path, ArchetypeInstance, ArchetypeLibrary, AssetPath, CommitError,
+    DanglingReferences, Diagnostic, HotReloadOptions, HotReloader, Inspector, InspectorOptions,
+    LiveScene, LiveSceneReport, LoadOptions, LoadedScene, Name, PrepareError, PrepareProgress,
+    PreparedScene, ReloadReport, SceneLoadOptions, SceneSaveOptions, Severity,
 };
-use hecs::World;
+use hecs::{Entity, World};
 
-use super::components::{registry, Glyph};
+use crate::cli::ASSETS_DIR;
+
+use super::components::{registry, Boss, Glyph, Health, Portrait, TextArt};
 use super::event_log::{EventLog, LogKind};
 use super::rng::Rng;
 use super::systems;
@@ -23,6 +26,10 @@ use super::{DemoError, DemoOptions, HeadlessSummary};
 pub const MAX_STEP: f32 = 0.25;
 /// How many log entries the game keeps.
 const LOG_CAPACITY: usize = 200;
+/// The largest portrait file read, in bytes; the panel shows a few short lines of it.
+const MAX_ART_BYTES: u64 = 4096;
+/// The most lines of a portrait kept.
+const MAX_ART_LINES: usize = 16;
 
 /// A key's meaning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +80,17 @@ pub struct ArchetypeCount {
     pub live: usize,
 }
 
+/// The creature whose portrait the side panel shows (see [`Game::portrait`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShownPortrait<'g> {
+    /// Its `Name`, if it has one.
+    pub name: Option<String>,
+    /// Its `Health`: hit points left and the most it has.
+    pub health: Option<(f32, f32)>,
+    /// The lines of its art file, control characters blanked.
+    pub art: &'g [String],
+}
+
 /// The demo game: a world started from a scene, the archetype library it spawns from, the
 /// watcher that hot-reloads that library, the live scene that follows the scene file's edits,
 /// and what happened so far.
@@ -100,6 +118,9 @@ pub struct Game {
     broken: bool,
     fallen_friendly: u64,
     fallen_hostile: u64,
+    /// The portraits' art, by the file each `Portrait` names, read once each (`None`: it could
+    /// not be read, which was logged).
+    art: HashMap<AssetPath<TextArt>, Option<Vec<String>>>,
 }
 
 impl std::fmt::Debug for Game {
@@ -113,14 +134,33 @@ impl std::fmt::Debug for Game {
 }
 
 /// Loads the archetypes under `dir` with the demo's components, keeping the valid part of a
-/// library with errors (the demo shows them and runs on).
+/// library with errors (the demo shows them and runs on). Asset paths (portraits) are checked
+/// against the `assets` directory beside `dir`, when there is one, as `archetool` does.
 pub(crate) fn load_library(dir: &Path) -> Result<ArchetypeLibrary, DemoError> {
     if !dir.is_dir() {
         return Err(DemoError::MissingArchetypes {
             dir: dir.to_path_buf(),
         });
     }
-    Ok(ArchetypeLibrary::load(dir, registry()).unwrap_or_else(|error| error.into_partial()))
+    let assets = dir.parent().map(|parent| parent.join(ASSETS_DIR));
+    let mut options = LoadOptions::default();
+    options.assets_root = assets.filter(|assets| assets.is_dir());
+    Ok(ArchetypeLibrary::load_with(dir, registry(), options)
+        .unwrap_or_else(|error| error.into_partial()))
+}
+
+/// The lines of a portrait's text as the panel draws them: at most [`MAX_ART_LINES`], each
+/// control character (a tab, an escape sequence's) a space, trailing spaces dropped.
+fn art_lines(text: &str) -> Vec<String> {
+    (text.lines().take(MAX_ART_LINES))
+        .map(|line| {
+            let line: String = line
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            line.trim_end().to_string()
+        })
+        .collect()
 }
 
 impl Game {
@@ -158,6 +198,7 @@ impl Game {
             broken: false,
             fallen_friendly: 0,
             fallen_hostile: 0,
+            art: HashMap::new(),
         };
         for diagnostic in game.library.diagnostics().to_vec() {
             game.log_diagnostic(&diagnostic);
@@ -174,6 +215,7 @@ impl Game {
         if let Some(url) = game.inspector_url().map(str::to_string) {
             game.log.push(LogKind::Info, 0, format!("inspector: {url}"));
         }
+        game.read_art();
         Ok(game)
     }
 
@@ -213,6 +255,7 @@ impl Game {
             self.fallen_hostile += u64::from(tick.fallen_hostile);
             self.clock += f64::from(dt);
         }
+        self.read_art();
         self.frame += 1;
     }
 
@@ -285,6 +328,7 @@ impl Game {
             path.display()
         );
         self.log.push(LogKind::Info, self.frame, text);
+        self.read_art();
         Ok(path)
     }
 
@@ -373,10 +417,72 @@ impl Game {
         }
     }
 
-    /// Re-reads every archetype file now and applies the result (the `r` key).
+    /// Re-reads every archetype file now and applies the result (the `r` key); the portraits'
+    /// art is read again too.
     pub fn reload_all(&mut self) {
         let report = self.reloader.reload_all(&mut self.world, &mut self.library);
         self.record(&report, true);
+        self.art.clear();
+        self.read_art();
+    }
+
+    /// Reads the art of every portrait in the world not read yet, from the assets root the
+    /// library checks asset paths against (the file rule: a regular file whose real path is
+    /// inside the root). Without an assets root there is no art.
+    fn read_art(&mut self) {
+        let unread: Vec<AssetPath<TextArt>> = (self.world.query::<&Portrait>().iter())
+            .map(|portrait| portrait.art.clone())
+            .filter(|art| !self.art.contains_key(art))
+            .collect();
+        let root = self.library.options().assets_root.clone();
+        for art in unread {
+            let lines = match &root {
+                Some(root) => self.read_art_file(root, &art),
+                None => None,
+            };
+            self.art.insert(art, lines);
+        }
+    }
+
+    /// The lines of the art file `art` names under `root`; `None`, logged, if it cannot be read.
+    fn read_art_file(&mut self, root: &Path, art: &AssetPath<TextArt>) -> Option<Vec<String>> {
+        let file = art.under(root);
+        let bytes = match real_path_inside(root, &file) {
+            Some(real) => read_regular_file(&real, MAX_ART_BYTES),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not a file inside the assets root",
+            )),
+        };
+        match bytes {
+            Ok(bytes) => Some(art_lines(&String::from_utf8_lossy(&bytes))),
+            Err(error) => {
+                let text = format!("cannot read portrait `{}`: {error}", file.display());
+                self.log_error(text);
+                None
+            }
+        }
+    }
+
+    /// The creature the side panel's portrait shows: the boss while one with a portrait
+    /// lives, else the first creature with one (the lowest entity ID); `None` when no
+    /// creature's portrait could be read.
+    pub fn portrait(&self) -> Option<ShownPortrait<'_>> {
+        let mut query = self.world.query::<(Entity, &Portrait, Option<&Boss>)>();
+        let (entity, art) = (query.iter())
+            .filter_map(|(entity, portrait, boss)| {
+                let art = self.art.get(&portrait.art)?.as_deref()?;
+                Some(((boss.is_none(), entity.id()), entity, art))
+            })
+            .min_by_key(|(order, _, _)| *order)
+            .map(|(_, entity, art)| (entity, art))?;
+        let name = self.world.get::<&Name>(entity).ok();
+        let health = self.world.get::<&Health>(entity).ok();
+        Some(ShownPortrait {
+            name: name.map(|name| name.as_str().to_string()),
+            health: health.map(|health| (health.current, health.max)),
+            art,
+        })
     }
 
     /// Logs a reload: what changed, how many entities were patched and how long it took; then

@@ -70,7 +70,7 @@ pub mod ui;
 
 pub use arena::{build_arena, write_arena_scene, ARENA_HEIGHT, ARENA_SCENE, ARENA_WIDTH};
 pub use event_log::{EventLog, LogEntry, LogKind};
-pub use game::{ArchetypeCount, Command, Flow, Game};
+pub use game::{ArchetypeCount, Command, Flow, Game, ShownPortrait};
 pub use rng::Rng;
 
 /// The time step of the headless mode when `fixed_step` is not given: 30 frames per second.

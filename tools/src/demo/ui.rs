@@ -1,10 +1,10 @@
 //! What the demo draws: the arena map, the side panel (archetypes with live counts, the game's
-//! status), the log and the help line. Pure drawing from a [`Game`], so tests render it to
+//! status, and a creature's portrait where the panel is wide enough), the log and the help line. Pure drawing from a [`Game`], so tests render it to
 //! ratatui's `TestBackend`.
 //!
 //! In 80×24 the map is drawn without a frame (60×20 tiles), the panel takes the 20 columns to
 //! its right and the log the three rows below; larger terminals get framed boxes and a taller
-//! log.
+//! log, and a panel wide enough for both shows [`Game::portrait`] beside the archetype list.
 
 use hecs::Entity;
 use ratatui::buffer::Buffer;
@@ -17,7 +17,7 @@ use ratatui::Frame;
 use super::arena::{ARENA_HEIGHT, ARENA_WIDTH};
 use super::components::{self, Door, Glyph, Health, Projectile};
 use super::event_log::LogKind;
-use super::game::Game;
+use super::game::{Game, ShownPortrait};
 use super::systems::position;
 
 /// The keys, as the help line shows them.
@@ -34,6 +34,10 @@ const PANEL_WIDTH: u16 = 20;
 /// Archetype names are padded to at most this width, so counts stay next to them in a wide
 /// panel.
 const MAX_NAME_WIDTH: usize = 28;
+/// The columns the archetype list takes beside a portrait: glyph, space, name, count.
+const LIST_WIDTH: u16 = 2 + MAX_NAME_WIDTH as u16 + 4;
+/// The fewest columns a portrait is drawn in (its border included).
+const PORTRAIT_WIDTH: u16 = 16;
 /// The fewest rows the log gets.
 const LOG_ROWS: u16 = 3;
 /// The help line.
@@ -74,7 +78,16 @@ pub fn draw(frame: &mut Frame<'_>, game: &Game) {
         block.render(panel, buffer);
         inner
     };
-    draw_panel(game, panel, buffer);
+    match game.portrait() {
+        Some(portrait) if panel.width >= LIST_WIDTH + PORTRAIT_WIDTH => {
+            let [list, beside] =
+                Layout::horizontal([Constraint::Length(LIST_WIDTH), Constraint::Min(0)])
+                    .areas(panel);
+            draw_panel(game, list, buffer);
+            draw_portrait(&portrait, beside, buffer);
+        }
+        _ => draw_panel(game, panel, buffer),
+    }
 
     let log = if framed && log.height >= LOG_ROWS + 2 {
         boxed(" log ", log, buffer)
@@ -226,6 +239,29 @@ fn draw_panel(game: &Game, area: Rect, buffer: &mut Buffer) {
     lines.truncate(height.saturating_sub(status.len()));
     lines.extend(status);
     Paragraph::new(lines).render(area, buffer);
+}
+
+/// A creature's portrait, behind a line on its left: its name, its health, its art (each
+/// line cut at the width).
+fn draw_portrait(portrait: &ShownPortrait<'_>, area: Rect, buffer: &mut Buffer) {
+    let block = Block::new()
+        .borders(Borders::LEFT)
+        .border_style(Style::new().fg(Color::DarkGray));
+    let inner = block.inner(area);
+    block.render(area, buffer);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    if let Some(name) = &portrait.name {
+        lines.push(Line::styled(
+            name.clone(),
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+    }
+    if let Some((current, max)) = portrait.health {
+        lines.push(Line::raw(format!("health {current:.0}/{max:.0}")));
+    }
+    lines.push(Line::raw(""));
+    lines.extend(portrait.art.iter().map(|line| Line::raw(line.as_str())));
+    Paragraph::new(lines).render(inner, buffer);
 }
 
 /// The newest log entries, wrapped to the width, newest at the bottom.

@@ -1,6 +1,7 @@
 //! What a component's JSON Schema (from the registry, as `archetool schema` reads it) says of
 //! a place in its value: the fields there, the enum variants, the doc comment, whether it
-//! holds an archetype name (`ArchetypeRef`) or an entity reference (`EntityRef`).
+//! holds an archetype name (`ArchetypeRef`), an entity reference (`EntityRef`) or a file under
+//! the assets root (`AssetPath`).
 
 use archetype_engine::schemars::generate::SchemaSettings;
 use archetype_engine::ComponentRegistry;
@@ -10,6 +11,9 @@ use serde_json::{Map, Value};
 pub(super) const ARCHETYPE_REF: &str = "ArchetypeRef";
 /// The engine's type of a field that names an entity of the instance (`#child`).
 pub(super) const ENTITY_REF: &str = "EntityRef";
+/// The engine's type of a field that names a file under the assets root, whatever kind of
+/// file it allows (every `AssetPath<K>` has this schema name).
+pub(super) const ASSET_PATH: &str = "AssetPath";
 
 /// A component's schema with its definitions, to look places up in.
 pub(super) struct ComponentSchema {
@@ -81,7 +85,7 @@ impl ComponentSchema {
     }
 
     /// Whether the place at `fields` holds a value of the engine's type `type_name`
-    /// (`ArchetypeRef`, `EntityRef`), which the registry's schemas name as a definition.
+    /// (`ArchetypeRef`, `EntityRef`, `AssetPath`), which the registry's schemas name as a definition.
     pub fn refers_to(&self, fields: &[Option<&str>], type_name: &str) -> bool {
         let target = format!("#/$defs/{type_name}");
         self.at(fields)

@@ -31,13 +31,13 @@
 //! - `cursor.rs`: where in a JSON text a position is (the keys leading to it, and the key or
 //!   value under it), read tolerantly, as a buffer being typed is often not JSON;
 //! - `component_schema.rs`: a component's fields, enum variants and doc comments, and which of
-//!   its fields name archetypes (`ArchetypeRef`) or entities (`EntityRef`), from the registry's
-//!   JSON Schemas;
+//!   its fields name archetypes (`ArchetypeRef`), entities (`EntityRef`) or files under the
+//!   assets root (`AssetPath`), from the registry's JSON Schemas;
 //! - `completion.rs`: component, field, variant, key and archetype names, `#child` paths;
 //! - `hover.rs`: a component's or field's resolved value, the file that supplied it, its Rust
 //!   type and doc comment; an archetype name's file and parents;
 //! - `navigation.rs`: go to definition (of archetypes and `#child` references), find
-//!   references and rename of archetypes;
+//!   references and rename of archetypes, document links (to archetypes and to assets);
 //! - `edits.rs`: formatting and the quick fixes of diagnostics that carry a suggestion;
 //! - `watch.rs`: changes made outside the editor, for a client that does not watch files for
 //!   the server: the engine's watcher on the root, its changes handed to the loop as a

@@ -1,6 +1,7 @@
 //! Archetype names as links: go to the file an `extends`, a child's `archetype`, an
 //! `ArchetypeRef` field or a scene's `archetype` names, and to the child a `#child` reference
-//! names; find every place that names an archetype (archetype files' `extends`, `archetype` and
+//! names, and to the file under the assets root an `AssetPath` field names; find every place
+//! that names an archetype (archetype files' `extends`, `archetype` and
 //! `ArchetypeRef` fields, scenes' `archetype` and `archetypes` keys); rename one everywhere,
 //! moving its file and keeping the old name under its `formerly`; list the archetypes whose
 //! names match a query (`workspace/symbol`).
@@ -13,8 +14,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use archetype_engine::tooling::TextLines;
-use archetype_engine::{keys, scene_keys};
+use archetype_engine::tooling::{real_path_inside, TextLines};
+use archetype_engine::{keys, scene_keys, AssetPath};
 use lsp_types::{
     CodeLens, CodeLensParams, Command, DocumentChangeOperation, DocumentChanges, DocumentLink,
     DocumentLinkParams, GotoDefinitionParams, GotoDefinitionResponse, Location, OneOf,
@@ -26,7 +27,7 @@ use lsp_types::{
 
 use super::super::raw_json::{self, Node, NodeKind};
 use super::super::scene;
-use super::component_schema::{ComponentSchema, ARCHETYPE_REF, ENTITY_REF};
+use super::component_schema::{ComponentSchema, ARCHETYPE_REF, ASSET_PATH, ENTITY_REF};
 use super::cursor::{cursor_at, place_of, Place, Target};
 use super::documents::{is_scene, uri_of, FileKind, ProtocolPlaces};
 use super::server::{failed, Answer, State};
@@ -493,7 +494,7 @@ fn archetype_file_places(
         );
     }
     child_places(root, names_it, &mut spans);
-    entity_reference_places(root, schemas, names_it, &mut spans);
+    component_places(root, schemas, ARCHETYPE_REF, names_it, &mut spans);
     spans.sort_by_key(|span| span.start);
     spans
 }
@@ -517,7 +518,8 @@ fn scene_file_places(root: &Node, names_it: &dyn Fn(&str) -> bool) -> Vec<Range<
 }
 
 /// A link from every name of an existing archetype in an archetype or scene file (where go to
-/// definition goes) to the archetype's file.
+/// definition goes) to the archetype's file, and from every `AssetPath` value in an archetype
+/// file to the file it names under the assets root (see [`asset_file`]), in file order.
 pub(super) fn document_links(
     state: &mut State,
     params: DocumentLinkParams,
@@ -529,26 +531,76 @@ pub(super) fn document_links(
         return Ok(None);
     };
     let exists = |written: &str| current_name(state, written).is_some();
+    let mut schemas = Schemas::new(state);
     let spans = match kind {
         FileKind::Scene => scene_file_places(&root, &exists),
-        _ => archetype_file_places(&root, &mut Schemas::new(state), &exists),
+        _ => archetype_file_places(&root, &mut schemas, &exists),
     };
     let index = TextLines::new(&text);
-    let links = spans
+    let mut links: Vec<(usize, DocumentLink)> = spans
         .into_iter()
         .filter_map(|span| {
             let written: String = serde_json::from_str(text.get(span.clone())?).ok()?;
             let name = current_name(state, &written)?;
             let target = state.uri(state.library.file_of(&name)?)?;
-            Some(DocumentLink {
-                range: index.lsp_range(span),
-                target: Some(target),
-                tooltip: Some(name),
-                data: None,
-            })
+            Some((
+                span.start,
+                DocumentLink {
+                    range: index.lsp_range(span),
+                    target: Some(target),
+                    tooltip: Some(name),
+                    data: None,
+                },
+            ))
         })
         .collect();
-    Ok(Some(links))
+    if kind != FileKind::Scene {
+        links.extend(asset_links(state, &mut schemas, &root, &text, &index));
+    }
+    links.sort_by_key(|(start, _)| *start);
+    Ok(Some(links.into_iter().map(|(_, link)| link).collect()))
+}
+
+/// The links from the `AssetPath` values of an archetype file's components (its children's
+/// too) to their files, each with the byte offset it starts at.
+fn asset_links(
+    state: &State,
+    schemas: &mut Schemas<'_>,
+    root: &Node,
+    text: &str,
+    index: &TextLines,
+) -> Vec<(usize, DocumentLink)> {
+    let Some(assets) = state.library.options().assets_root.as_deref() else {
+        return Vec::new();
+    };
+    let mut spans = Vec::new();
+    let any = |_: &str| true;
+    component_places(root, schemas, ASSET_PATH, &any, &mut spans);
+    spans
+        .into_iter()
+        .filter_map(|span| {
+            let written: String = serde_json::from_str(text.get(span.clone())?).ok()?;
+            let target = state.uri(&asset_file(assets, &written)?)?;
+            Some((
+                span.start,
+                DocumentLink {
+                    range: index.lsp_range(span),
+                    target: Some(target),
+                    tooltip: Some(written),
+                    data: None,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The file an asset path as written names under the assets root `assets`: `None` unless the
+/// path has the form the engine reads (relative, `/` separators, no `..`: `AssetPath`'s own
+/// check) and the file rule finds a regular file there, its real path inside the root. A path
+/// to no file has no link; the loader reports it.
+fn asset_file(assets: &Path, written: &str) -> Option<PathBuf> {
+    let path: AssetPath = serde_json::from_value(serde_json::Value::from(written)).ok()?;
+    real_path_inside(assets, &path.under(assets)).filter(|real| real.is_file())
 }
 
 /// The `archetype` places of a scene's entities that name an archetype `names_it` accepts.
@@ -644,12 +696,13 @@ impl<'s> Schemas<'s> {
     }
 }
 
-/// The `ArchetypeRef` fields naming the archetype in the components of an entity and of its
-/// children (at any depth).
-fn entity_reference_places(
+/// The strings of the engine's type `type_name` (`ArchetypeRef`, `AssetPath`) that `accepts`
+/// takes, in the components of an entity and of its children (at any depth).
+fn component_places(
     entity: &Node,
     schemas: &mut Schemas<'_>,
-    names_it: &dyn Fn(&str) -> bool,
+    type_name: &str,
+    accepts: &dyn Fn(&str) -> bool,
     spans: &mut Vec<Range<usize>>,
 ) {
     for member in entity
@@ -659,7 +712,14 @@ fn entity_reference_places(
     {
         if let Some(schema) = schemas.get(&member.key) {
             let mut fields = Vec::new();
-            value_places(&member.value, schema, &mut fields, names_it, spans);
+            value_places(
+                &member.value,
+                schema,
+                type_name,
+                &mut fields,
+                accepts,
+                spans,
+            );
         }
     }
     for member in entity
@@ -667,37 +727,37 @@ fn entity_reference_places(
         .and_then(Node::members)
         .unwrap_or_default()
     {
-        entity_reference_places(&member.value, schemas, names_it, spans);
+        component_places(&member.value, schemas, type_name, accepts, spans);
     }
 }
 
-/// The `ArchetypeRef` places naming the archetype in a component's value.
+/// The strings of the engine's type `type_name` that `accepts` takes, in a component's value
+/// (`fields`: the keys from the component's value to `node`, `None` for an array index).
 fn value_places<'n>(
     node: &'n Node,
     schema: &ComponentSchema,
+    type_name: &str,
     fields: &mut Vec<Option<&'n str>>,
-    names_it: &dyn Fn(&str) -> bool,
+    accepts: &dyn Fn(&str) -> bool,
     spans: &mut Vec<Range<usize>>,
 ) {
     match &node.kind {
         NodeKind::Scalar(_) => {
-            if string_of(node).is_some_and(|s| names_it(&s))
-                && schema.refers_to(fields, ARCHETYPE_REF)
-            {
+            if string_of(node).is_some_and(|s| accepts(&s)) && schema.refers_to(fields, type_name) {
                 spans.push(node.span.clone());
             }
         }
         NodeKind::Object(members) => {
             for member in members {
                 fields.push(Some(&member.key));
-                value_places(&member.value, schema, fields, names_it, spans);
+                value_places(&member.value, schema, type_name, fields, accepts, spans);
                 fields.pop();
             }
         }
         NodeKind::Array(items) => {
             for item in items {
                 fields.push(None);
-                value_places(item, schema, fields, names_it, spans);
+                value_places(item, schema, type_name, fields, accepts, spans);
                 fields.pop();
             }
         }
