@@ -51,20 +51,26 @@ pub(crate) enum Layout {
     Str,
     Bytes,
     Unit,
-    Option(Box<Layout>),
-    Seq(Box<Layout>),
-    Map(Box<Layout>, Box<Layout>),
-    Tuple(Vec<Layout>),
-    Struct(Vec<(String, Layout)>),
-    Newtype(Box<Layout>),
-    Enum(Vec<(String, Variant)>),
+    Option(#[serde(deserialize_with = "nested")] Box<Layout>),
+    Seq(#[serde(deserialize_with = "nested")] Box<Layout>),
+    Map(
+        #[serde(deserialize_with = "nested")] Box<Layout>,
+        #[serde(deserialize_with = "nested")] Box<Layout>,
+    ),
+    Tuple(#[serde(deserialize_with = "nested")] Vec<Layout>),
+    Struct(#[serde(deserialize_with = "nested")] Vec<(String, Layout)>),
+    Newtype(#[serde(deserialize_with = "nested")] Box<Layout>),
+    Enum(#[serde(deserialize_with = "nested")] Vec<(String, Variant)>),
     /// A `Shared<T>`: the key of its value in the scene's shared table.
     Shared,
     /// While tracing: the enum of that name (filled in at the end).
     EnumRef(String),
     /// A glam vector or quaternion in its human-readable form: a tuple, also written as an
     /// object of these axes. Binary layouts never hold it (their vectors are tuples).
-    Vector(Vec<Layout>, Vec<String>),
+    Vector(
+        #[serde(deserialize_with = "nested")] Vec<Layout>,
+        Vec<String>,
+    ),
 }
 
 /// The binary shape of one enum variant's content.
@@ -74,6 +80,36 @@ pub(crate) enum Variant {
     Newtype(Layout),
     Tuple(Vec<Layout>),
     Struct(Vec<(String, Layout)>),
+}
+
+/// Deepest nesting of a layout read back from bytes (a binary scene's table, a cook): twice
+/// what tracing makes, so every layout written is read, and a crafted one nested a million
+/// deep (one byte per level) is refused instead of overflowing the stack.
+const MAX_STORED_DEPTH: usize = 2 * MAX_DEPTH;
+
+thread_local! {
+    /// How deep the layout being read on this thread is nested, at the point being read.
+    static READ_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Reads a layout's nested part one level deeper, refused past [`MAX_STORED_DEPTH`].
+fn nested<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<T, D::Error> {
+    struct Level;
+    impl Drop for Level {
+        fn drop(&mut self) {
+            READ_DEPTH.with(|depth| depth.set(depth.get().saturating_sub(1)));
+        }
+    }
+    let deeper = READ_DEPTH.with(|depth| {
+        depth.set(depth.get() + 1);
+        depth.get()
+    });
+    let _level = Level;
+    if deeper > MAX_STORED_DEPTH {
+        let message = format!("a layout nested deeper than {MAX_STORED_DEPTH} levels");
+        return Err(de::Error::custom(message));
+    }
+    T::deserialize(deserializer)
 }
 
 /// Passes over a type at most (one per enum variant it has, nested ones included).
@@ -1379,5 +1415,28 @@ mod tests {
             changed_fields(&layout, &bytes(&base), &bytes(&base)[1..]),
             Err(NoSplice::BytesDoNotFit)
         );
+    }
+
+    #[cfg(feature = "binary")]
+    #[test]
+    fn a_stored_layout_nested_past_the_limit_is_refused_not_overflowing() {
+        use crate::component::{from_bytes, to_allocvec};
+        // `Option` is the 18th variant: one byte per level, then `Bool`.
+        let option = to_allocvec(&Layout::Option(Box::new(Layout::Bool))).expect("encodes");
+        assert_eq!(option, [17, 0]);
+        let mut crafted = vec![17u8; 1_000_000];
+        crafted.push(0);
+        assert!(from_bytes::<Layout>(&crafted).is_err());
+        // What tracing makes (at most MAX_DEPTH deep) reads back.
+        let mut deep = Layout::Bool;
+        for _ in 0..MAX_DEPTH {
+            deep = Layout::Seq(Box::new(deep));
+        }
+        let bytes = to_allocvec(&deep).expect("encodes");
+        assert_eq!(from_bytes::<Layout>(&bytes).ok(), Some(deep));
+        // The depth count starts again after a refusal.
+        let brain = trace::<Brain>().expect("traced");
+        let bytes = to_allocvec(&brain).expect("encodes");
+        assert_eq!(from_bytes::<Layout>(&bytes).ok(), Some(brain));
     }
 }
