@@ -188,3 +188,41 @@ fn a_duplicate_key_in_a_free_form_value_is_refused_not_last_wins() {
         "level.scene.json:2:66: error[duplicate-key]: duplicate key `a` (the first one is on line 2)"
     );
 }
+
+/// `tooling::scene_without_overrides`: the scene's text with one entry's overrides taken out,
+/// every other byte kept (a BOM, escapes in the ID, the other entries' layout), and each
+/// refusal named.
+#[test]
+fn overrides_are_taken_out_of_a_scene_s_text_and_nothing_else() {
+    use archetype_engine::tooling::{scene_without_overrides, SceneTextEditError};
+    use archetype_engine::{FieldPath, StableId};
+    let text = "\u{feff}{\n  \"format\": 2,\n  \"entities\": [\n    { \"id\": \"00000000000000a1\", \"archetype\": \"goblin\", \"components\": { \"Health\": { \"max\": 30 } } },\n    { \"id\": \"\\u0030\\u0030000000000000b2\", \"archetype\": \"goblin\",\n      \"components\": {\n        \"Health\": { \"current\": 3, \"max\": 30 },\n        \"Name\": \"Grukk\"\n      }\n    }\n  ]\n}\n";
+    let b2: StableId = "00000000000000b2".parse().unwrap();
+    let max = FieldPath::root().key("max");
+    let places = [
+        ("Health".to_string(), max.clone()),
+        ("Name".to_string(), FieldPath::root()),
+    ];
+    assert_eq!(
+        scene_without_overrides(text, b2, &places),
+        Ok(text.replace(
+            "{ \"current\": 3, \"max\": 30 },\n        \"Name\": \"Grukk\"",
+            "{ \"current\": 3 }"
+        ))
+    );
+    let missing: StableId = "00000000000000ff".parse().unwrap();
+    assert_eq!(
+        scene_without_overrides(text, missing, &places),
+        Err(SceneTextEditError::NoEntity { id: missing })
+    );
+    let speed = [("Speed".to_string(), FieldPath::root())];
+    let refused = scene_without_overrides(text, b2, &speed).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "entity 00000000000000b2 does not override `Speed`"
+    );
+    assert_eq!(
+        scene_without_overrides("{ \"entities\": [", b2, &speed),
+        Err(SceneTextEditError::NotJson)
+    );
+}
