@@ -4,11 +4,13 @@
 //! [`ReloadOps`] for hot reload), all implemented by [`Ops<T>`] for each registered type.
 
 use std::any::Any;
+use std::sync::OnceLock;
 
 use crate::component::entity_ops::EntityOps;
 use crate::component::registry::Component;
 use crate::component::reload_ops::ReloadOps;
 use crate::component::scene_ops::SceneOps;
+use crate::component::value_layout::Layout;
 use crate::component::value_ops::ValueOps;
 use crate::json::{probe, DeclaredAxes, Shape};
 
@@ -31,6 +33,9 @@ pub(super) struct Ops<T> {
     pub(super) marker: bool,
     /// The fields its options name the axes of ([`ComponentOptions::axes`](crate::ComponentOptions::axes)).
     pub(super) axes: Vec<DeclaredAxes>,
+    /// The layout of its binary form, traced on first use, then kept (see
+    /// [`ValueOps::layout`]).
+    pub(super) layout: OnceLock<Option<Layout>>,
     _type: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -39,6 +44,7 @@ impl<T: Component> Ops<T> {
         Ops {
             marker: matches!(probe::<T>(&[]), Some(Shape::Unit { .. })),
             axes,
+            layout: OnceLock::new(),
             _type: std::marker::PhantomData,
         }
     }

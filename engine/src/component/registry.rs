@@ -548,7 +548,7 @@ impl ComponentRegistry {
         let entry = &self.entries[id.index()];
         let encoded = entry.layout.get_or_init(|| {
             let layout = entry.ops.layout()?;
-            crate::component::binary_codec::to_allocvec(&layout).ok()
+            crate::component::binary_codec::to_allocvec(layout).ok()
         });
         encoded.as_deref()
     }

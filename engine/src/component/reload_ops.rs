@@ -44,7 +44,7 @@ impl<T: Component> ReloadOps for Ops<T> {
             BytePatch::new(
                 before.downcast_ref::<T>()?,
                 after.downcast_ref::<T>()?,
-                layout.as_ref(),
+                layout,
                 patch,
             )
         });

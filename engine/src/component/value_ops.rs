@@ -80,8 +80,9 @@ pub(crate) trait ValueOps {
     fn known_alike(&self, a: &TypedValue, b: &TypedValue) -> bool;
     /// The fields whose axes the component's options name.
     fn declared_axes(&self) -> &[DeclaredAxes];
-    /// The layout of the type's binary form (see [`Layout`]), if it can be traced.
-    fn layout(&self) -> Option<Layout>;
+    /// The layout of the type's binary form (see [`Layout`]), if it can be traced (traced
+    /// once, then kept).
+    fn layout(&self) -> Option<&Layout>;
     /// The layout of the type's JSON form, if it can be traced.
     #[cfg(feature = "schema")]
     fn json_layout(&self) -> Option<Layout>;
@@ -293,13 +294,17 @@ impl<T: Component> ValueOps for Ops<T> {
         })
     }
 
-    fn layout(&self) -> Option<Layout> {
-        // As a binary load reads it: references as numbers, shared values as keys.
-        let refs = TraceRefs(crate::component::entity_ref::RefWire::Number);
-        let (layout, _) = crate::component::entity_ref::with_mapper(refs, || {
-            crate::component::shared::with_trace(crate::component::value_layout::trace::<T>)
+    fn layout(&self) -> Option<&Layout> {
+        // Traced once: a type's layout never changes.
+        let layout = self.layout.get_or_init(|| {
+            // As a binary load reads it: references as numbers, shared values as keys.
+            let refs = TraceRefs(crate::component::entity_ref::RefWire::Number);
+            let (layout, _) = crate::component::entity_ref::with_mapper(refs, || {
+                crate::component::shared::with_trace(crate::component::value_layout::trace::<T>)
+            });
+            layout
         });
-        layout
+        layout.as_ref()
     }
 
     #[cfg(feature = "schema")]
