@@ -4,6 +4,7 @@
 //! polling fallback; feature `hot-reload`); what a reload did (`report`).
 
 mod diff;
+mod diffs;
 #[cfg(feature = "hot-reload")]
 mod file_watch;
 #[cfg(feature = "hot-reload")]

@@ -17,7 +17,8 @@ use crate::component::{with_mapper, EntityMapper, EntityRef, RefIn, RefOut, RefW
 use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
 use crate::json::remove_overridden;
-use crate::reload::diff::{diff_archetypes, ArchetypeDiff, ComponentChange, NodeDiff};
+use crate::reload::diff::{ArchetypeDiff, ComponentChange, NodeDiff};
+use crate::reload::diffs::diffs_beside;
 use crate::reload::report::{PatchAction, PatchFailure, ReloadReport};
 
 /// Applies what a library reload changed to the live entities of `world`.
@@ -57,29 +58,10 @@ fn apply_update_checked(
         errors: update.errors.clone(),
         ..ReloadReport::default()
     };
-    let changed: FxHashSet<ArchetypeId> = update.changes.iter().map(|c| c.id).collect();
-    // One pass over the world finds every live instance of every changed archetype.
-    let mut instances: FxHashMap<(ArchetypeId, u32), Vec<Entity>> = FxHashMap::default();
-    let mut overrides: FxHashMap<Entity, Arc<Map<String, Value>>> = FxHashMap::default();
-    // The shapes met, each looked up in the library once.
-    let mut shapes: FxHashMap<OverridesId, Option<InstanceOverrides>> = FxHashMap::default();
-    if !changed.is_empty() {
-        for (entity, marker) in world.query::<(Entity, &ArchetypeInstance)>().iter() {
-            if changed.contains(&marker.archetype) {
-                instances
-                    .entry((marker.archetype, marker.node))
-                    .or_default()
-                    .push(entity);
-                if marker.has_overrides() {
-                    let shape = (shapes.entry(marker.overrides))
-                        .or_insert_with(|| library.instance_overrides(marker));
-                    if let Some(InstanceOverrides(map)) = shape {
-                        overrides.insert(entity, map.clone());
-                    }
-                }
-            }
-        }
-    }
+    // Each change's diff is found on other cores while this thread finds the instances.
+    let (diffs, (instances, overrides)) = diffs_beside(library.registry(), &update.changes, || {
+        live_instances(world, library, update)
+    });
     let mut patcher = Patcher {
         registry: library.registry(),
         library,
@@ -87,7 +69,7 @@ fn apply_update_checked(
         overrides: &overrides,
         report: &mut report,
     };
-    for change in &update.changes {
+    for (change, diff) in update.changes.iter().zip(&diffs) {
         patcher.report.changed.push(change.name.to_string());
         match (&change.old, &change.new) {
             (_, None) => {
@@ -99,10 +81,8 @@ fn apply_update_checked(
                 patcher.report.entities_orphaned += orphans;
             }
             (Some(old), Some(new)) => {
-                if let Some(diff) = diff_archetypes(patcher.registry, old, new) {
-                    if !diff.is_empty() {
-                        patcher.apply(world, change.id, old, new, &diff);
-                    }
+                if let Some(diff) = diff {
+                    patcher.apply(world, change.id, old, new, diff);
                 }
             }
             (None, Some(_)) => {}
@@ -111,6 +91,54 @@ fn apply_update_checked(
     report.elapsed = started.elapsed();
     report
 }
+
+/// The live entities of each node of every archetype `update` changed, found in one pass over
+/// the world, and the overrides of those that have any.
+fn live_instances(
+    world: &World,
+    library: &ArchetypeLibrary,
+    update: &LibraryUpdate,
+) -> (Instances, Overrides) {
+    let changed: FxHashSet<ArchetypeId> = update.changes.iter().map(|c| c.id).collect();
+    let mut instances = Instances::default();
+    let mut overrides = Overrides::default();
+    // The shapes met, each looked up in the library once.
+    let mut shapes: FxHashMap<OverridesId, Option<InstanceOverrides>> = FxHashMap::default();
+    if changed.is_empty() {
+        return (instances, overrides);
+    }
+    // Found in one list first, then sorted into lists of the size each needs: grown one
+    // entity at a time, each node's list would be copied a few times over.
+    let mut found: Vec<((ArchetypeId, u32), Entity)> = Vec::new();
+    let mut counts: FxHashMap<(ArchetypeId, u32), usize> = FxHashMap::default();
+    for (entity, marker) in world.query::<(Entity, &ArchetypeInstance)>().iter() {
+        if changed.contains(&marker.archetype) {
+            let key = (marker.archetype, marker.node);
+            found.push((key, entity));
+            *counts.entry(key).or_default() += 1;
+            if marker.has_overrides() {
+                let shape = (shapes.entry(marker.overrides))
+                    .or_insert_with(|| library.instance_overrides(marker));
+                if let Some(InstanceOverrides(map)) = shape {
+                    overrides.insert(entity, map.clone());
+                }
+            }
+        }
+    }
+    instances.reserve(counts.len());
+    for (key, entity) in found {
+        (instances.entry(key))
+            .or_insert_with(|| Vec::with_capacity(counts.get(&key).copied().unwrap_or(0)))
+            .push(entity);
+    }
+    (instances, overrides)
+}
+
+/// The live entities of each node (archetype, node number) of the changed archetypes.
+type Instances = FxHashMap<(ArchetypeId, u32), Vec<Entity>>;
+
+/// The overrides of each live instance that has any.
+type Overrides = FxHashMap<Entity, Arc<Map<String, Value>>>;
 
 /// The typed value of `component` in a compiled node (none for components with `#` references).
 fn typed_value(node: &CompiledNode, component: ComponentId) -> Option<&TypedValue> {
@@ -142,8 +170,8 @@ struct Narrowed {
 struct Patcher<'a> {
     registry: &'a ComponentRegistry,
     library: &'a ArchetypeLibrary,
-    instances: &'a FxHashMap<(ArchetypeId, u32), Vec<Entity>>,
-    overrides: &'a FxHashMap<Entity, Arc<Map<String, Value>>>,
+    instances: &'a Instances,
+    overrides: &'a Overrides,
     report: &'a mut ReloadReport,
 }
 
@@ -223,9 +251,7 @@ impl<'a> Patcher<'a> {
                         patch,
                         shortcut,
                     };
-                    for position in self.patch(world, id, entities, &patch, &node.path) {
-                        touched[position] = true;
-                    }
+                    self.patch(world, id, entities, &patch, &node.path, &mut touched);
                 }
                 ComponentChange::Add(component) => {
                     for (position, &entity) in entities.iter().enumerate() {
@@ -251,7 +277,8 @@ impl<'a> Patcher<'a> {
         touched.iter().filter(|t| **t).count()
     }
 
-    /// Patches one component on `entities`; returns the positions (in `entities`) patched.
+    /// Patches one component on `entities`, marking in `touched` (by their positions in
+    /// `entities`) those patched.
     fn patch(
         &mut self,
         world: &mut World,
@@ -259,18 +286,25 @@ impl<'a> Patcher<'a> {
         entities: &[Entity],
         job: &PatchJob<'_>,
         node_path: &str,
-    ) -> Vec<usize> {
+        touched: &mut [bool],
+    ) {
         let (component, patch) = (job.component, job.patch);
         let ops = self.registry.ops(component);
         let name = self.registry.name(component);
+        let by_reference = mentions_reference(patch);
+        if self.overrides.is_empty() && !by_reference {
+            // No instance overrides anything: every entity takes the patch as it is.
+            let (flags, failures) = ops.patch_entities(world, entities, patch, job.shortcut);
+            mark(touched, (0..entities.len()).zip(flags));
+            self.report_patch_failures(id, name, failures);
+            return;
+        }
         let Narrowed {
             plain,
             plain_positions,
             mut special,
         } = self.narrow(entities, name, patch);
-        let mut patched = Vec::with_capacity(entities.len());
         let mut failures = Vec::new();
-        let by_reference = mentions_reference(patch);
         if by_reference {
             // `#child` references resolve per instance: one entity at a time.
             special.extend(
@@ -281,13 +315,7 @@ impl<'a> Patcher<'a> {
             );
         } else {
             let (flags, mut failed) = ops.patch_entities(world, &plain, patch, job.shortcut);
-            patched.extend(
-                plain_positions
-                    .iter()
-                    .zip(flags)
-                    .filter(|(_, f)| *f)
-                    .map(|(p, _)| *p),
-            );
+            mark(touched, plain_positions.iter().copied().zip(flags));
             failures.append(&mut failed);
         }
         for (position, entity, patch) in special {
@@ -298,13 +326,13 @@ impl<'a> Patcher<'a> {
             } else {
                 run(world)
             };
-            if flags.first().copied().unwrap_or(false) {
-                patched.push(position);
-            }
+            mark(
+                touched,
+                [(position, flags.first().copied().unwrap_or(false))],
+            );
             failures.append(&mut failed);
         }
         self.report_patch_failures(id, name, failures);
-        patched
     }
 
     /// Sorts `entities` for a `patch` of the component `name`: most take the patch as it is;
@@ -428,6 +456,15 @@ impl<'a> Patcher<'a> {
             added,
         );
         self.report.entities_spawned += spawned.len();
+    }
+}
+
+/// Marks `touched` at each position whose flag is set.
+fn mark(touched: &mut [bool], flags: impl IntoIterator<Item = (usize, bool)>) {
+    for (position, patched) in flags {
+        if patched {
+            touched[position] = true;
+        }
     }
 }
 
