@@ -107,15 +107,19 @@ fn live_instances(
     if changed.is_empty() {
         return (instances, overrides);
     }
-    // Found in one list first, then sorted into lists of the size each needs: grown one
-    // entity at a time, each node's list would be copied a few times over.
+    // Found in one list first, then put in each node's list a run at a time: instances
+    // spawned together lie together in the world, so most entities are neither looked up
+    // one by one nor pushed onto a list grown one entity at a time.
     let mut found: Vec<((ArchetypeId, u32), Entity)> = Vec::new();
-    let mut counts: FxHashMap<(ArchetypeId, u32), usize> = FxHashMap::default();
+    let mut last: Option<(ArchetypeId, bool)> = None;
     for (entity, marker) in world.query::<(Entity, &ArchetypeInstance)>().iter() {
-        if changed.contains(&marker.archetype) {
-            let key = (marker.archetype, marker.node);
-            found.push((key, entity));
-            *counts.entry(key).or_default() += 1;
+        let is_changed = match last {
+            Some((archetype, is_changed)) if archetype == marker.archetype => is_changed,
+            _ => changed.contains(&marker.archetype),
+        };
+        last = Some((marker.archetype, is_changed));
+        if is_changed {
+            found.push(((marker.archetype, marker.node), entity));
             if marker.has_overrides() {
                 let shape = (shapes.entry(marker.overrides))
                     .or_insert_with(|| library.instance_overrides(marker));
@@ -125,11 +129,10 @@ fn live_instances(
             }
         }
     }
-    instances.reserve(counts.len());
-    for (key, entity) in found {
-        (instances.entry(key))
-            .or_insert_with(|| Vec::with_capacity(counts.get(&key).copied().unwrap_or(0)))
-            .push(entity);
+    for run in found.chunk_by(|a, b| a.0 == b.0) {
+        if let Some((key, _)) = run.first() {
+            (instances.entry(*key).or_default()).extend(run.iter().map(|(_, entity)| *entity));
+        }
     }
     (instances, overrides)
 }
