@@ -18,7 +18,7 @@ use crate::component::{Children, Parent};
 use crate::component::{ComponentId, ComponentRegistry, TypedValue, ValueError};
 use crate::json::remove_overridden;
 use crate::reload::diff::{ArchetypeDiff, ComponentChange, NodeDiff};
-use crate::reload::diffs::diffs_beside;
+use crate::reload::diffs::with_diffs;
 use crate::reload::report::{PatchAction, PatchFailure, ReloadReport};
 
 /// Applies what a library reload changed to the live entities of `world`.
@@ -58,36 +58,38 @@ fn apply_update_checked(
         errors: update.errors.clone(),
         ..ReloadReport::default()
     };
-    // Each change's diff is found on other cores while this thread finds the instances.
-    let (diffs, (instances, overrides)) = diffs_beside(library.registry(), &update.changes, || {
-        live_instances(world, library, update)
-    });
-    let mut patcher = Patcher {
-        registry: library.registry(),
-        library,
-        instances: &instances,
-        overrides: &overrides,
-        report: &mut report,
-    };
-    for (change, diff) in update.changes.iter().zip(&diffs) {
-        patcher.report.changed.push(change.name.to_string());
-        match (&change.old, &change.new) {
-            (_, None) => {
-                let orphans: usize = instances
-                    .iter()
-                    .filter(|((id, _), _)| *id == change.id)
-                    .map(|(_, entities)| entities.len())
-                    .sum();
-                patcher.report.entities_orphaned += orphans;
-            }
-            (Some(old), Some(new)) => {
-                if let Some(diff) = diff {
-                    patcher.apply(world, change.id, old, new, diff);
+    // The changes' diffs are found on other cores while this thread finds the instances, then
+    // patches them change after change.
+    with_diffs(library.registry(), &update.changes, |diffs| {
+        let (instances, overrides) = live_instances(world, library, update);
+        let mut patcher = Patcher {
+            registry: library.registry(),
+            library,
+            instances: &instances,
+            overrides: &overrides,
+            report: &mut report,
+        };
+        for change in &update.changes {
+            let diff = diffs.next_diff();
+            patcher.report.changed.push(change.name.to_string());
+            match (&change.old, &change.new) {
+                (_, None) => {
+                    let orphans: usize = instances
+                        .iter()
+                        .filter(|((id, _), _)| *id == change.id)
+                        .map(|(_, entities)| entities.len())
+                        .sum();
+                    patcher.report.entities_orphaned += orphans;
                 }
+                (Some(old), Some(new)) => {
+                    if let Some(diff) = &diff {
+                        patcher.apply(world, change.id, old, new, diff);
+                    }
+                }
+                (None, Some(_)) => {}
             }
-            (None, Some(_)) => {}
         }
-    }
+    });
     report.elapsed = started.elapsed();
     report
 }
