@@ -1,4 +1,5 @@
-//! Hot reload: what changed between two versions of an archetype (`diff`), carrying it into live
+//! Hot reload: what changed between two versions of an archetype (`diff`; an update's changes on
+//! other cores, `diffs`), carrying it into live
 //! entities while keeping their runtime state and overrides (`patcher`), and watching the
 //! archetypes directory (`hot_reloader` over `file_watch`, the watcher scene files share, and `poll_watch`, its
 //! polling fallback; feature `hot-reload`); what a reload did (`report`).
