@@ -18,19 +18,17 @@ impl CaseIndex {
     /// The index of `names` (each once).
     pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> CaseIndex {
         let mut index = CaseIndex::default();
-        let mut changed = FxHashSet::default();
         for name in names {
-            index.add(name, &mut changed);
+            index.add(name, None);
         }
         index
     }
 
-    /// Adds `name` (not in the index), and to `changed` each folded part that gained a
-    /// spelling.
-    pub fn add(&mut self, name: &str, changed: &mut FxHashSet<Box<str>>) {
+    /// Adds `name` (not in the index), and to `changed` (when given) each folded part that
+    /// gained a spelling.
+    pub fn add(&mut self, name: &str, mut changed: Option<&mut FxHashSet<Box<str>>>) {
         for part in parts(name) {
-            let folded = folded(part);
-            let spellings = self.parts.entry(folded.clone()).or_default();
+            let spellings = self.parts.entry(folded(part)).or_default();
             match spellings
                 .iter_mut()
                 .find(|(spelling, _)| **spelling == *part)
@@ -38,7 +36,9 @@ impl CaseIndex {
                 Some((_, count)) => *count += 1,
                 None => {
                     spellings.push((Box::from(part), 1));
-                    changed.insert(folded);
+                    if let Some(changed) = changed.as_deref_mut() {
+                        changed.insert(folded(part));
+                    }
                 }
             }
         }
@@ -127,7 +127,7 @@ mod tests {
         assert!(indexed.is_empty() && passed.is_empty());
 
         let mut changed = FxHashSet::default();
-        index.add("Enemies/troll", &mut changed);
+        index.add("Enemies/troll", Some(&mut changed));
         names.push("Enemies/troll");
         assert_eq!(
             changed,
@@ -139,7 +139,7 @@ mod tests {
         let spellings: FxHashSet<&str> = index.spellings("enemies/").collect();
         assert_eq!(spellings, FxHashSet::from_iter(["enemies/", "Enemies/"]));
 
-        index.add("props/Door", &mut FxHashSet::default());
+        index.add("props/Door", None);
         names.push("props/Door");
         let (indexed, passed) = both_ways(&index, &names);
         assert_eq!(indexed.len(), 5);

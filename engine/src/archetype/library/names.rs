@@ -83,7 +83,7 @@ impl ArchetypeLibrary {
             match (self.sorted_names.binary_search(name), present) {
                 (Err(at), true) => {
                     self.sorted_names.insert(at, name.clone());
-                    self.case_index.add(name, &mut changed);
+                    self.case_index.add(name, Some(&mut changed));
                 }
                 (Ok(at), false) => {
                     self.sorted_names.remove(at);
