@@ -770,6 +770,16 @@ enum HeldDoc {
     Taken,
 }
 
+impl HeldDoc {
+    /// The file, if it is parsed and not taken.
+    fn parsed(&self) -> Option<Arc<ArchetypeDoc>> {
+        match self {
+            HeldDoc::Read(doc) => doc.clone(),
+            HeldDoc::Unread | HeldDoc::Taken => None,
+        }
+    }
+}
+
 impl RebuildDoc {
     fn new(doc: Option<Arc<ArchetypeDoc>>) -> Self {
         RebuildDoc(Mutex::new(HeldDoc::Read(doc)))
@@ -788,10 +798,7 @@ impl RebuildDoc {
 
     /// The file, if it is parsed and no leaf's job took it.
     pub(super) fn get(&self) -> Option<Arc<ArchetypeDoc>> {
-        match &*self.lock() {
-            HeldDoc::Read(doc) => doc.clone(),
-            HeldDoc::Unread | HeldDoc::Taken => None,
-        }
+        self.lock().parsed()
     }
 
     /// The file, parsed now with `read` if it was not; `None` if a leaf's job took it.
@@ -803,10 +810,7 @@ impl RebuildDoc {
         if let HeldDoc::Unread = *held {
             *held = HeldDoc::Read(read());
         }
-        match &*held {
-            HeldDoc::Read(doc) => doc.clone(),
-            HeldDoc::Unread | HeldDoc::Taken => None,
-        }
+        held.parsed()
     }
 
     /// Takes the file for a leaf's job, parsed with `read` (outside the lock) if it was not.

@@ -234,7 +234,7 @@ impl ArchetypeLibrary {
         values: &[FieldValue],
     ) -> Result<PathBuf, WriteBackError> {
         let file = self.writable_file_of(name)?;
-        self.check_writable_components(values)?;
+        self.check_writable_components(values.iter().map(|value| value.component.as_str()))?;
         let mut node = Vec::new();
         for step in child.split('/').filter(|step| !step.is_empty()) {
             node.push(PathSegment::Key(keys::CHILDREN.to_string()));
@@ -293,10 +293,7 @@ impl ArchetypeLibrary {
             return Err(WriteBackError::UnknownArchetype { name });
         }
         self.check_new_name(name).map_err(WriteBackError::Name)?;
-        let named: Vec<FieldValue> = (components.keys())
-            .map(|component| FieldValue::new(component.clone(), FieldPath::root(), Value::Null))
-            .collect();
-        self.check_writable_components(&named)?;
+        self.check_writable_components(components.keys().map(String::as_str))?;
         let file = file_of_name(self.root(), name);
         let io_error = |source| WriteBackError::Io {
             file: file.clone(),
@@ -361,17 +358,16 @@ impl ArchetypeLibrary {
         }
     }
 
-    /// [`WriteBackError::Managed`] for a value of a component the library sets itself.
-    fn check_writable_components(&self, values: &[FieldValue]) -> Result<(), WriteBackError> {
+    /// [`WriteBackError::Managed`] for the first of `components` the library sets itself.
+    fn check_writable_components<'c>(
+        &self,
+        mut components: impl Iterator<Item = &'c str>,
+    ) -> Result<(), WriteBackError> {
         let registry = self.registry();
-        let managed = (values.iter()).find(|value| {
-            registry
-                .id(&value.component)
-                .is_some_and(|id| registry.is_managed(id))
-        });
-        match managed {
-            Some(value) => Err(WriteBackError::Managed {
-                component: value.component.clone(),
+        let managed = |name: &&str| registry.id(name).is_some_and(|id| registry.is_managed(id));
+        match components.find(managed) {
+            Some(component) => Err(WriteBackError::Managed {
+                component: component.to_string(),
             }),
             None => Ok(()),
         }
