@@ -430,10 +430,13 @@ pub(super) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
 pub(super) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
     let mut i = open + 1;
     loop {
+        i += bytes
+            .get(i..)?
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')?;
         match bytes.get(i)? {
             b'"' => return Some(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+            _ => i += 2,
         }
     }
 }
@@ -465,16 +468,33 @@ fn nest(depth: usize, byte: u8) -> usize {
     }
 }
 
-/// One past the last byte of the value starting at `start`.
-pub(super) fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+/// One past the last byte of the value starting at `start` (brackets and strings matched,
+/// nothing else checked).
+pub(crate) fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
     match bytes.get(start)? {
         b'"' => string_end(bytes, start),
         b'[' | b'{' => {
-            let mut depth = 0;
-            structure(bytes, start).find_map(|(at, byte, _)| {
-                depth = nest(depth, byte);
-                (depth == 0).then_some(at + 1)
-            })
+            // A tight loop: scene readers skip whole entity lists with it.
+            let mut depth = 0usize;
+            let mut at = start;
+            loop {
+                let rest = bytes.get(at..)?;
+                at += rest.iter().position(|b| b"\"[]{}".contains(b))?;
+                match bytes.get(at)? {
+                    b'"' => at = string_end(bytes, at)?,
+                    b'[' | b'{' => {
+                        depth += 1;
+                        at += 1;
+                    }
+                    _ => {
+                        depth -= 1;
+                        at += 1;
+                        if depth == 0 {
+                            return Some(at);
+                        }
+                    }
+                }
+            }
         }
         _ => {
             let scalar = bytes.get(start..)?;

@@ -25,6 +25,7 @@ impl OverLimit {
 }
 
 /// How many more entries and component values a scene may hold.
+#[derive(Clone, Copy)]
 pub(super) struct SceneBudget {
     entities: usize,
     values: usize,

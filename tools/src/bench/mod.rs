@@ -21,9 +21,11 @@
 //! | `scene_json_load_vs_hecs_row` | `load_scene` JSON | `hecs::serialize::row` deserialize | ≤ 1.5× (4) |
 //! | `scene_binary_save_vs_hecs_column` | `save_scene` binary | `hecs::serialize::column` + postcard | — |
 //! | `scene_binary_load_vs_hecs_column` | `load_scene` binary | `hecs::serialize::column` deserialize | — |
+//! | `scene_json_reformatted_load_vs_load` | `load_scene` of the JSON with its keys sorted, pretty (as `jq -S` or a merge tool leaves it) | `load_scene` of the JSON as saved | ≤ 1.3× (40) |
 //! | `scene_binary_load_vs_json_load` | `load_scene` binary | `load_scene` JSON | ≤ 0.33× (4) |
 //! | `scene_instances_json_save_vs_hecs_row` | `save_scene` JSON of 100,000 archetype instances (20% with a changed field, 10% a reference) | hecs row + serde_json of the same world | ≤ 1.2× (16) |
 //! | `scene_instances_json_load_vs_hecs_row` | `load_scene` of that JSON | hecs row deserialize | ≤ 1.5× (16) |
+//! | `scene_instances_json_reformatted_load_vs_load` | `load_scene` of that JSON, keys sorted, pretty | `load_scene` of it as saved | ≤ 1.3× (40) |
 //! | `scene_instances_binary_save_vs_json_save` | `save_scene` binary of it | `save_scene` JSON | ≤ 0.5× (16) |
 //! | `scene_instances_binary_load_vs_json_load` | `load_scene` binary | `load_scene` JSON | ≤ 0.33× (16) |
 //! | `scene_instances_binary_load_vs_hecs_column` | `load_scene` binary | hecs column deserialize | — |

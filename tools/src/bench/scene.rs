@@ -107,6 +107,10 @@ pub struct SceneFixture {
     library: ArchetypeLibrary,
     n: usize,
     json: Vec<u8>,
+    /// The JSON scene as a tool that sorts keys and pretty-prints leaves it (`jq -S`, a
+    /// merge tool, Python's `json.dump(sort_keys=True)`): the entity list before the format,
+    /// each entry's ID after its components.
+    json_reformatted: Vec<u8>,
     binary: Vec<u8>,
     hecs_json: Vec<u8>,
     hecs_binary: Vec<u8>,
@@ -147,17 +151,20 @@ impl SceneFixture {
             library,
             n,
             json: Vec::new(),
+            json_reformatted: Vec::new(),
             binary: Vec::new(),
             hecs_json: Vec::new(),
             hecs_binary: Vec::new(),
             _dir: dir,
         };
         fixture.json = fixture.save_json();
+        fixture.json_reformatted = reformatted(&fixture.json);
         fixture.binary = fixture.save_binary();
         fixture.hecs_json = fixture.hecs_row_save();
         fixture.hecs_binary = fixture.hecs_column_save();
         for (side, loaded) in [
             ("json", fixture.load_json()),
+            ("reformatted json", fixture.load_json_reformatted()),
             ("binary", fixture.load_binary()),
             ("hecs row", fixture.hecs_row_load()),
             ("hecs column", fixture.hecs_column_load()),
@@ -239,6 +246,15 @@ impl SceneFixture {
     /// If the load fails.
     pub fn load_json(&self) -> World {
         self.load(&self.json)
+    }
+
+    /// Ours: `load_scene` of the JSON scene with its keys sorted and pretty-printed again
+    /// into a fresh world.
+    ///
+    /// # Panics
+    /// If the load fails.
+    pub fn load_json_reformatted(&self) -> World {
+        self.load(&self.json_reformatted)
     }
 
     /// Ours: `load_scene` of the binary scene into a fresh world.
@@ -560,4 +576,12 @@ impl column::DeserializeContext for ColumnContext {
         }
         Ok(())
     }
+}
+
+/// `json` with every object's keys sorted, pretty-printed.
+fn reformatted(json: &[u8]) -> Vec<u8> {
+    let value: serde_json::Value = serde_json::from_slice(json)
+        .unwrap_or_else(|error| panic!("bench setup: the saved scene is not JSON: {error}"));
+    serde_json::to_vec_pretty(&value)
+        .unwrap_or_else(|error| panic!("bench setup: serde_json failed: {error}"))
 }
