@@ -77,9 +77,6 @@ pub(super) enum GiveUp {
     Component,
     /// A value that does not decode.
     Value,
-    /// A binary scene with values of a component that changed since it was saved (read by
-    /// their saved layout).
-    ChangedComponent,
     /// A reference to an entity the scene does not hold.
     DanglingReference,
     /// A shared value with a field its type does not have.

@@ -34,12 +34,14 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use hecs::{ColumnBatchBuilder, ColumnBatchType, Entity, EntityBuilder, World};
 use rustc_hash::FxHashMap;
 
 use crate::component::ComponentId;
 use crate::component::ComponentRegistry;
+use crate::component::Layout;
 use crate::component::RefWire;
 use crate::component::StableId;
 use crate::scene::back_end::{
@@ -52,8 +54,8 @@ use crate::scene::commit::{self, Identities, Identity};
 use crate::scene::format::{scene_keys as keys, BinaryReader, KIND_TYPED, SCENE_FORMAT_VERSION};
 use crate::scene::id_index::IdIndex;
 use crate::scene::load::{
-    open_scene_binary, scene_component, shared_key, Context, Entry, LoadedScene, NotOpened,
-    OpenedBinary, Payload, SceneHead,
+    decode_evolved, open_scene_binary, scene_component, shared_key, Context, Entry, LoadedScene,
+    NotOpened, OpenedBinary, Payload, SceneHead,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 
@@ -71,7 +73,9 @@ pub(super) fn load_json_fast(
 fn json_fast(context: &Context<'_>, world: &mut World, text: &str) -> Result<LoadedScene, GiveUp> {
     let ids = load_ids(context, world);
     let loaded = build_scene(context, world, (RefWire::Text, ids, None), |load, world| {
-        read_json(load, &mut Scanner { text, pos: 0 }, world)
+        // A byte order mark is allowed before the document.
+        let pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        read_json(load, &mut Scanner { text, pos }, world)
     });
     loaded.map_err(Stopped::reason)
 }
@@ -410,11 +414,6 @@ fn read_binary<'a>(
         NotOpened::TooMany(_) => GiveUp::TooLarge,
         NotOpened::Malformed(_) | NotOpened::Version(_) => LAYOUT,
     })?;
-    // Values of a component that changed since the save are read by their saved layout: the
-    // careful path does that.
-    if evolved.iter().any(Option::is_some) {
-        return Err(GiveUp::ChangedComponent);
-    }
     load.head = SceneHead {
         meta: header.meta.take(),
         nodes: header.nodes.take(),
@@ -427,6 +426,7 @@ fn read_binary<'a>(
             .collect(),
         names: header.components,
         archetypes: header.archetypes,
+        evolved,
     };
     load.entities.reserve(count);
     load.refs.ids = IdIndex::with_capacity(count);
@@ -454,6 +454,16 @@ struct Tables<'a> {
     /// The component each name is, if a scene may hold it.
     plain: Vec<Option<ComponentId>>,
     archetypes: Vec<&'a str>,
+    /// Each component's layout when the scene was saved, where that is not its type's now:
+    /// its values are read by that layout ([`decode_evolved`]).
+    evolved: Vec<Option<Arc<Layout>>>,
+}
+
+impl Tables<'_> {
+    /// The saved layout of component `index`, if its type changed since.
+    fn evolved(&self, index: usize) -> Option<&Arc<Layout>> {
+        self.evolved.get(index).and_then(Option::as_ref)
+    }
 }
 
 /// The next entry's fixed part ([`read_entry_head`]); gives up on anything it refuses.
@@ -652,8 +662,8 @@ fn push_instance_value<'a>(
     component: ComponentHead<'a>,
     max_depth: usize,
 ) -> Result<(), GiveUp> {
-    // Changed layouts are given up on before any entry is read.
-    let payload = component.payload(None, max_depth).map_err(|_| LAYOUT)?;
+    let evolved = tables.evolved(component.index);
+    let payload = component.payload(evolved, max_depth).map_err(|_| LAYOUT)?;
     let name = *tables.names.get(component.index).ok_or(LAYOUT)?;
     if entry.components.iter().any(|(seen, ..)| seen == name) {
         return Err(GiveUp::Component);
@@ -782,9 +792,18 @@ fn write_entities<'a>(
         match columns.get_mut(*group as usize) {
             Some((ids, sinks)) => {
                 ids.push(Identity::plain(id))?;
-                for sink in sinks {
-                    let payload = read_component(&mut reader, tables)?.payload;
-                    sink.push_postcard(payload)?;
+                let of_group = found.groups.get(*group as usize);
+                let components = &of_group.ok_or(GiveUp::BatchMismatch)?.components;
+                for (sink, component) in sinks.iter_mut().zip(components) {
+                    let head = read_component(&mut reader, tables)?;
+                    match tables.evolved(head.index) {
+                        None => sink.push_postcard(head.payload)?,
+                        Some(layout) => {
+                            let context = load.context;
+                            let typed = decode_evolved(context, *component, head.payload, layout);
+                            sink.push_typed(typed.map_err(|_| GiveUp::Value)?)?;
+                        }
+                    }
                 }
                 let batch = handles.get_mut(*group as usize);
                 batch.ok_or(GiveUp::BatchMismatch)?.push(handle);
@@ -792,11 +811,17 @@ fn write_entities<'a>(
             None => {
                 let group = found.groups.get(*group as usize);
                 for component in &group.ok_or(GiveUp::BatchMismatch)?.components {
-                    let payload = read_component(&mut reader, tables)?.payload;
-                    registry
-                        .ops(*component)
-                        .read_postcard_into(payload, &mut builder)
-                        .map_err(|_| GiveUp::Value)?;
+                    let head = read_component(&mut reader, tables)?;
+                    let ops = registry.ops(*component);
+                    match tables.evolved(head.index) {
+                        None => (ops.read_postcard_into(head.payload, &mut builder))
+                            .map_err(|_| GiveUp::Value)?,
+                        Some(layout) => {
+                            let context = load.context;
+                            let typed = decode_evolved(context, *component, head.payload, layout);
+                            ops.add_owned(typed.map_err(|_| GiveUp::Value)?, &mut builder);
+                        }
+                    }
                 }
                 commit::entity(world, Some(handle), Identity::plain(id), &mut builder)?;
             }
@@ -1517,5 +1542,88 @@ mod tests {
         let mut world = World::new();
         let context = Context::new(None, &library, &options);
         assert!(json_fast(&context, &mut world, &text).is_ok());
+    }
+
+    mod saved {
+        /// A component as a game saved it.
+        #[derive(Clone, serde::Serialize, serde::Deserialize)]
+        pub struct Gauge {
+            pub level: u8,
+            pub leader: Option<crate::EntityRef>,
+        }
+    }
+
+    /// The same component after an update: a field added, one renamed.
+    #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Gauge {
+        #[serde(alias = "level")]
+        fill: u8,
+        leader: Option<EntityRef>,
+        #[serde(default)]
+        max: u8,
+    }
+
+    #[test]
+    fn reads_values_of_a_component_changed_since_the_save_by_their_saved_layout() {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<saved::Gauge>().unwrap();
+        let old = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        let mut world = World::new();
+        let first = world.spawn((StableId(1), Name("first".into())));
+        for (id, level) in [(2, 5), (3, 7)] {
+            let leader = Some(EntityRef(first));
+            world.spawn((StableId(id), saved::Gauge { level, leader }));
+        }
+        world.spawn((
+            StableId(4),
+            saved::Gauge {
+                level: 9,
+                leader: None,
+            },
+            Name("x".into()),
+        ));
+        let bytes = save_in(&world, &old, SceneEncoding::Binary);
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Gauge>().unwrap();
+        let new = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        let options = SceneLoadOptions::default();
+        // A batch at a time, and one at a time (freed IDs left in the world).
+        for holey in [false, true] {
+            let mut loaded = World::new();
+            if holey {
+                free_ids(&mut loaded);
+            }
+            let scene = fast_binary(&bytes, &mut loaded, &new, &options).expect("gave up");
+            let leader = scene.entity(StableId(1)).map(EntityRef);
+            let gauge = |id| -> Gauge {
+                let entity = scene.entity(StableId(id)).unwrap();
+                (*loaded.get::<&Gauge>(entity).unwrap()).clone()
+            };
+            let max = 0;
+            assert_eq!(
+                gauge(2),
+                Gauge {
+                    fill: 5,
+                    leader,
+                    max
+                }
+            );
+            assert_eq!(
+                gauge(3),
+                Gauge {
+                    fill: 7,
+                    leader,
+                    max
+                }
+            );
+            assert_eq!(
+                gauge(4),
+                Gauge {
+                    fill: 9,
+                    leader: None,
+                    max
+                }
+            );
+        }
     }
 }
