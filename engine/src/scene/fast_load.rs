@@ -117,9 +117,7 @@ fn read_json<'a>(
     scan: &mut Scanner<'a>,
     world: &mut World,
 ) -> Result<(), GiveUp> {
-    // Only the entity list is an array: a document ending `]}` ends with it.
-    let list_last = scan.text.trim_end().strip_suffix('}').map(str::trim_end);
-    let list_last = list_last.is_some_and(|rest| rest.ends_with(']'));
+    let list_last = entity_list_last(scan.text);
     let mut head = Head::default();
     scan.eat(b'{')?;
     let mut next = scan.first_key(b'}')?;
@@ -150,6 +148,13 @@ fn read_json<'a>(
         Some(_) => Ok(()),
         None => Err(LAYOUT),
     }
+}
+
+/// Whether the entity list is the last member of the document `text`: only it is an array,
+/// so a document ending `]}` ends with it.
+fn entity_list_last(text: &str) -> bool {
+    let rest = text.trim_end().strip_suffix('}').map(str::trim_end);
+    rest.is_some_and(|rest| rest.ends_with(']'))
 }
 
 /// What the top level of a JSON scene has said so far.
@@ -247,17 +252,70 @@ fn read_json_entities<'a>(
 /// One entry: `{"id": ..., "archetype": ..., "child": ..., "components": {...}}`, its members
 /// in any order (only the ID is required; only an archetype instance has a child).
 ///
-/// The components are read where they stand: kept as text for an archetype instance, decoded
-/// into `builder` for a plain entity. They come after the archetype's name in the library's
-/// order and in sorted order; in an entry that names its archetype after them, they are read
-/// again once it is known (a value that did not decode as a plain entity's may be an
-/// instance's patch).
+/// An entry in the library's order (the ID, the archetype and child if any, the components
+/// last) is read here, its components where they stand: decoded into `builder` for a plain
+/// entity, kept as text for an archetype instance. Any other order is read from the entry's
+/// start again by [`read_json_entity_in_any_order`].
 fn read_json_entity<'a>(
     load: &mut Load<'_, 'a>,
     scan: &mut Scanner<'a>,
     world: &mut World,
     builder: &mut EntityBuilder,
     seen: &mut Vec<Cow<'a, str>>,
+) -> Result<(), GiveUp> {
+    let (start, budget) = (scan.value_start(), load.budget);
+    scan.eat(b'{')?;
+    let mut next = scan.first_key(b'}')?;
+    if next.as_deref() != Some(keys::ID) {
+        scan.pos = start;
+        return read_json_entity_in_any_order(load, (scan, world), (builder, seen));
+    }
+    scan.eat(b':')?;
+    let offset = scan.value_start();
+    let id = parse_id(&scan.string()?)?;
+    next = scan.next_key(b'}')?;
+    let mut names = Names::default();
+    if next.as_deref() == Some(keys::ARCHETYPE) {
+        scan.eat(b':')?;
+        let (archetype, span) = scan.name()?;
+        next = scan.next_key(b'}')?;
+        // Most entries of a level: an untouched instance, its archetype's name and nothing
+        // else.
+        if let (Cow::Borrowed(archetype), None) = (&archetype, &next) {
+            return finish_untouched(load, world, (id, offset), (archetype, span));
+        }
+        names.archetype = Some((archetype, span));
+        if next.as_deref() == Some(keys::CHILD) {
+            scan.eat(b':')?;
+            names.child = Some(scan.name()?);
+            next = scan.next_key(b'}')?;
+        }
+    }
+    let mut instance = names.entry(id, offset);
+    if next.as_deref() == Some(keys::COMPONENTS) {
+        scan.eat(b':')?;
+        read_json_components(load, scan, world, builder, seen, instance.as_mut())?;
+        next = scan.next_key(b'}')?;
+    }
+    if next.is_some() {
+        // Another order: read again (what this read took is given back).
+        builder.clear();
+        load.budget = budget;
+        scan.pos = start;
+        return read_json_entity_in_any_order(load, (scan, world), (builder, seen));
+    }
+    finish_entity(load, world, id, instance, builder)
+}
+
+/// [`read_json_entity`] of an entry whose members are in another order. Its components are
+/// read where they stand once the archetype is known (after it in sorted order); before it,
+/// they are skipped over and read at the entry's end (a value that did not decode as a plain
+/// entity's may be an instance's patch).
+#[inline(never)]
+fn read_json_entity_in_any_order<'a>(
+    load: &mut Load<'_, 'a>,
+    (scan, world): (&mut Scanner<'a>, &mut World),
+    (builder, seen): (&mut EntityBuilder, &mut Vec<Cow<'a, str>>),
 ) -> Result<(), GiveUp> {
     scan.eat(b'{')?;
     let mut next = scan.first_key(b'}')?;
@@ -288,10 +346,11 @@ fn read_json_entity<'a>(
             }
             keys::COMPONENTS if components.is_none() => {
                 let (at, budget) = (scan.value_start(), load.budget);
-                let instance = names.clone().entry(StableId(0), at);
-                let read = read_json_components(load, scan, world, builder, seen, instance);
+                let mut instance = names.clone().entry(StableId(0), at);
+                let read =
+                    read_json_components(load, scan, world, builder, seen, instance.as_mut());
                 let read = match read {
-                    Ok(read) => Some(read),
+                    Ok(()) => Some(instance),
                     Err(_) if names.archetype.is_none() => {
                         scan.pos = at;
                         scan.skip_value()?;
@@ -321,14 +380,12 @@ fn read_json_entity<'a>(
             builder.clear();
             load.budget = budget;
             let end = std::mem::replace(&mut scan.pos, at);
-            let instance = names.entry(id, offset);
-            let instance = read_json_components(load, scan, world, builder, seen, instance)?;
+            let mut instance = names.entry(id, offset);
+            read_json_components(load, scan, world, builder, seen, instance.as_mut())?;
             scan.pos = end;
             instance
         }
         None => {
-            // Most entries of a level: an untouched instance, its archetype's name and
-            // nothing else.
             if let (Some((Cow::Borrowed(archetype), span)), None) = (&names.archetype, &names.child)
             {
                 return finish_untouched(load, world, (id, offset), (archetype, span.clone()));
@@ -340,6 +397,7 @@ fn read_json_entity<'a>(
 }
 
 /// An entry's stable ID, as its string reads.
+#[inline]
 fn parse_id(id: &str) -> Result<StableId, GiveUp> {
     id.parse::<StableId>().map_err(|_| LAYOUT)
 }
@@ -511,6 +569,7 @@ struct Names<'a> {
 
 impl<'a> Names<'a> {
     /// The archetype instance entry of entity `id` (at `offset`), if it names an archetype.
+    #[inline]
     fn entry(self, id: StableId, offset: usize) -> Option<Entry<'a>> {
         let (archetype, archetype_span) = self.archetype?;
         let (child, child_span) = match self.child {
@@ -529,16 +588,16 @@ impl<'a> Names<'a> {
 }
 
 /// Reads an entity's `components` object: an archetype instance's values kept as text in its
-/// entry (returned), a plain entity's decoded into `builder` (`seen`: the names read, to
-/// refuse one written twice).
+/// entry, a plain entity's decoded into `builder` (`seen`: the names read, to refuse one
+/// written twice).
 fn read_json_components<'a>(
     load: &mut Load<'_, 'a>,
     scan: &mut Scanner<'a>,
     world: &mut World,
     builder: &mut EntityBuilder,
     seen: &mut Vec<Cow<'a, str>>,
-    mut instance: Option<Entry<'a>>,
-) -> Result<Option<Entry<'a>>, GiveUp> {
+    mut instance: Option<&mut Entry<'a>>,
+) -> Result<(), GiveUp> {
     seen.clear();
     reserve_ahead(world);
     scan.eat(b'{')?;
@@ -567,7 +626,7 @@ fn read_json_components<'a>(
         seen.push(name);
         next = scan.next_key(b'}')?;
     }
-    Ok(instance)
+    Ok(())
 }
 
 /// The first pass: gives every entry its handle, captures the archetype instances and counts
@@ -856,13 +915,13 @@ impl<'a> Scanner<'a> {
         self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self) -> Result<u8, GiveUp> {
         self.skip_whitespace();
         self.text.as_bytes().get(self.pos).copied().ok_or(LAYOUT)
     }
 
-    #[inline]
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> Result<(), GiveUp> {
         (self.peek()? == byte).then(|| self.pos += 1).ok_or(LAYOUT)
     }
@@ -876,7 +935,7 @@ impl<'a> Scanner<'a> {
 
     /// After a member or element: `true` at the closing `close` (eaten), `false` after a comma
     /// (eaten), [`GiveUp::Layout`] otherwise.
-    #[inline]
+    #[inline(always)]
     fn eat_close(&mut self, close: u8) -> Result<bool, GiveUp> {
         match self.peek()? {
             b',' => {
@@ -892,7 +951,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// An object's first key (its `{` eaten), or `None` if it is empty (its close eaten).
-    #[inline]
+    #[inline(always)]
     fn first_key(&mut self, close: u8) -> Result<Option<Cow<'a, str>>, GiveUp> {
         if self.eat_empty(close)? {
             return Ok(None);
@@ -901,7 +960,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next member's key after a member, or `None` at the object's end (both eaten).
-    #[inline]
+    #[inline(always)]
     fn next_key(&mut self, close: u8) -> Result<Option<Cow<'a, str>>, GiveUp> {
         if self.eat_close(close)? {
             return Ok(None);
@@ -910,35 +969,37 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string; its contents, decoded if it has escapes.
-    #[inline]
+    #[inline(always)]
     fn string(&mut self) -> Result<Cow<'a, str>, GiveUp> {
         self.eat(b'"')?;
         let bytes = self.text.as_bytes();
         let start = self.pos;
         let mut end = start;
-        let mut escaped = false;
         loop {
             match *bytes.get(end).ok_or(LAYOUT)? {
                 b'"' => break,
-                b'\\' => {
-                    escaped = true;
-                    end += 2;
-                }
-                0..=0x1f => return Err(LAYOUT),
+                b'\\' | 0..=0x1f => return self.escaped_string(start),
                 _ => end += 1,
             }
         }
         self.pos = end + 1;
-        if escaped {
-            let quoted = self.text.get(start - 1..end + 1).ok_or(LAYOUT)?;
-            return serde_json::from_str::<String>(quoted)
-                .map(Cow::Owned)
-                .map_err(|_| LAYOUT);
-        }
         self.text.get(start..end).map(Cow::Borrowed).ok_or(LAYOUT)
     }
 
+    /// The rest of [`string`](Self::string) for a string with escapes (or a control
+    /// character, which JSON refuses) from `start`, just after its quote.
+    #[cold]
+    #[inline(never)]
+    fn escaped_string(&mut self, start: usize) -> Result<Cow<'a, str>, GiveUp> {
+        let quoted = self.text.get(start - 1..).ok_or(LAYOUT)?;
+        let mut strings = serde_json::Deserializer::from_str(quoted).into_iter::<String>();
+        let decoded = strings.next().ok_or(LAYOUT)?.map_err(|_| LAYOUT)?;
+        self.pos = start - 1 + strings.byte_offset();
+        Ok(Cow::Owned(decoded))
+    }
+
     /// A string and its span (quotes included).
+    #[inline(always)]
     fn name(&mut self) -> Result<(Cow<'a, str>, Range<usize>), GiveUp> {
         let start = self.value_start();
         let name = self.string()?;
@@ -1136,6 +1197,10 @@ mod tests {
         let text = save(&original, &library);
         let options = SceneLoadOptions::default();
 
+        assert!(
+            entity_list_last(&text),
+            "the entity list is not read where it stands"
+        );
         let mut quick = World::new();
         let loaded = fast(&text, &mut quick, &library, &options).expect("the fast path gave up");
         assert_eq!(loaded.len(), ENTITIES as usize);
