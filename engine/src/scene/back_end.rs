@@ -8,8 +8,8 @@
 //! it: the world is as it was.
 //!
 //! Two routes feed it:
-//! - The one-pass readers ([`fast_load`](crate::scene::fast_load)) read a file in the layout
-//!   the library writes and call it as they read. A reference to an entity further down the
+//! - The one-pass readers ([`fast_load`](crate::scene::fast_load)) read a file (JSON in any
+//!   layout, binary in the current format) and call it as they read. A reference to an entity further down the
 //!   file takes a handle reserved ahead, and one left without its entity at the end gives up.
 //!   At the first thing they do not expect, the load gives up with a typed reason
 //!   ([`GiveUp`]), and the careful route reads the file again.
@@ -65,8 +65,8 @@ const RESERVE_AHEAD: u32 = 256;
 /// problem, placed). The world is as it was either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum GiveUp {
-    /// Text or bytes not laid out as the library writes them: keys out of order, escapes,
-    /// another format, something cut short or after the end, bytes that fail their checksum.
+    /// Text or bytes the reader does not take: a key unknown or written twice, another format,
+    /// a syntax error, something cut short or after the end, bytes that fail their checksum.
     Layout,
     /// A limit gone over (entities, component values).
     TooLarge,

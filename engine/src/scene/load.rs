@@ -6,8 +6,8 @@
 //! the order problems are reported (duplicate IDs, IDs already in the world, names: an entry's
 //! components, archetype and child), and places every error at its file, line and column (or
 //! byte offset), entity, component and field. The entities are then built by the back-end
-//! every load goes through ([`back_end`](crate::scene::back_end)). Files in the layout the
-//! library writes are first read by the one-pass readers
+//! every load goes through ([`back_end`](crate::scene::back_end)). Every load but check mode
+//! ([`SceneLoadOptions::all_errors`]) first reads the file with the one-pass readers
 //! ([`fast_load`](crate::scene::fast_load)) into the same back-end; whatever they give up on
 //! comes here.
 
