@@ -29,7 +29,7 @@ pub(crate) use serde_message::{
 pub use suggest::did_you_mean;
 pub use text::Position;
 pub(crate) use text::{
-    decoded_string, duplicate_key, locate, parse_json, value_end, SourceText, TextError,
-    TextErrorKind,
+    decoded_string, duplicate_key, locate, parse_json, skip_whitespace, string_end, string_stop,
+    value_end, SourceText, TextError, TextErrorKind,
 };
 pub(crate) use value_edit::{remove_member_in_text, set_value_in_text, ValueEditRefused};

@@ -419,26 +419,84 @@ pub(super) fn is_json_whitespace(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-pub(super) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
-    while bytes.get(i).is_some_and(|&b| is_json_whitespace(b)) {
-        i += 1;
-    }
-    i
-}
-
-/// One past the closing quote of the string opening at `open`.
-pub(super) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
-    let mut i = open + 1;
+/// The first byte at or after `i` that is not JSON whitespace (or the text's length). A run
+/// of spaces, as indentation is, is skipped eight bytes at a time.
+#[inline]
+pub(crate) fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
     loop {
-        i += bytes
-            .get(i..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\')?;
-        match bytes.get(i)? {
-            b'"' => return Some(i + 1),
-            _ => i += 2,
+        match bytes.get(i) {
+            Some(b' ') => {
+                i += match eight(bytes, i) {
+                    Some(word) => leading_bytes(word ^ repeated(b' ')).max(1),
+                    None => 1,
+                }
+            }
+            Some(b'\t' | b'\n' | b'\r') => i += 1,
+            _ => return i,
         }
     }
+}
+
+/// One past the closing quote of the string opening at `open` (escapes skipped over, nothing
+/// else checked).
+pub(crate) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    loop {
+        i = string_stop(bytes, i)?;
+        i += match bytes.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => 2,
+            _ => 1,
+        };
+    }
+}
+
+/// The first byte at or after `from` that ends a plain run of a JSON string's contents: its
+/// closing quote, a backslash or a control character (`None`: the text ends first). Eight
+/// bytes are looked at a time.
+#[inline]
+pub(crate) fn string_stop(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while let Some(word) = eight(bytes, from) {
+        // A byte's high bit flagged where it is `"`, `\` or below 0x20; the lowest flag is
+        // exact (a borrow only spreads upwards).
+        let flags = zero_bytes(word ^ repeated(b'"'))
+            | zero_bytes(word ^ repeated(b'\\'))
+            | (word.wrapping_sub(repeated(0x20)) & !word & repeated(0x80));
+        if flags != 0 {
+            return Some(from + leading_bytes(flags));
+        }
+        from += 8;
+    }
+    let rest = bytes.get(from..)?;
+    let at = rest
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    Some(from + at)
+}
+
+/// The eight bytes from `at`, as a little-endian word (the first byte lowest).
+#[inline(always)]
+fn eight(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk = bytes.get(at..at.checked_add(8)?)?;
+    Some(u64::from_le_bytes(chunk.try_into().ok()?))
+}
+
+/// `byte` in every byte of a word.
+#[inline(always)]
+const fn repeated(byte: u8) -> u64 {
+    u64::from_ne_bytes([byte; 8])
+}
+
+/// High bits flagging the zero bytes of `word` (exact up to the lowest one).
+#[inline(always)]
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(repeated(1)) & !word & repeated(0x80)
+}
+
+/// How many of a word's bytes, lowest first, come before its first non-zero one (8 if none).
+#[inline(always)]
+fn leading_bytes(word: u64) -> usize {
+    word.trailing_zeros() as usize / 8
 }
 
 /// The brackets and strings of a JSON text from `from` on, as (offset, first
@@ -508,6 +566,44 @@ pub(crate) fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every placement of each stop byte among plain bytes, at every alignment and near the
+    /// end: the word-at-a-time scans agree with a byte-by-byte reading.
+    #[test]
+    fn word_scans_agree_with_byte_by_byte_ones() {
+        for len in 0..24 {
+            for at in 0..=len {
+                for stop in [
+                    b'"', b'\\', 0x00, 0x1f, b'\n', b'\t', b' ', b'a', 0xc3, 0x7f,
+                ] {
+                    let mut bytes = vec![b'x'; len];
+                    if let Some(byte) = bytes.get_mut(at) {
+                        *byte = stop;
+                    }
+                    for from in 0..=len {
+                        let naive =
+                            (from..len).find(|&i| matches!(bytes[i], b'"' | b'\\' | 0..=0x1f));
+                        assert_eq!(string_stop(&bytes, from), naive, "{bytes:?} from {from}");
+                    }
+                }
+                let mut spaces = vec![b' '; len];
+                if let Some(byte) = spaces.get_mut(at) {
+                    *byte = b'x';
+                }
+                spaces.extend(b"\n \t\r y");
+                let naive = spaces.iter().position(|&b| b == b'x' || b == b'y');
+                assert_eq!(Some(skip_whitespace(&spaces, 0)), naive, "{spaces:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_string_ends_after_its_escapes_and_control_characters() {
+        // `  "a\"b\\\u0022`, a control character, `é"x`.
+        let text = b"  \"a\\\"b\\\\\\u0022\x01\xc3\xa9\"x";
+        assert_eq!(string_end(text, 2), Some(text.len() - 1));
+        assert_eq!(string_end(br#""never closed\""#, 0), None);
+    }
 
     fn at(line: usize, column: usize) -> Position {
         Position { line, column }

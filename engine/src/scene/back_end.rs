@@ -9,10 +9,10 @@
 //!
 //! Two routes feed it:
 //! - The one-pass readers ([`fast_load`](crate::scene::fast_load)) read a file (JSON in any
-//!   layout, binary in the current format) and call it as they read. A reference to an entity further down the
-//!   file takes a handle reserved ahead, and one left without its entity at the end gives up.
-//!   At the first thing they do not expect, the load gives up with a typed reason
-//!   ([`GiveUp`]), and the careful route reads the file again.
+//!   layout, binary in the current format) and call it as they read. A reference to an entity
+//!   further down the file takes a handle reserved ahead, and one left without its entity at
+//!   the end gives up. At the first thing they do not expect, the load gives up with a typed
+//!   reason ([`GiveUp`]), and the careful route reads the file again.
 //! - The careful readers ([`load`](crate::scene::load)) read the whole document, check it in
 //!   the order problems are reported (duplicate IDs, IDs already in the world, names), and
 //!   hand the checked entries to [`build_checked`]. Every entry has its handle before a value

@@ -44,6 +44,7 @@ use crate::component::ComponentRegistry;
 use crate::component::Layout;
 use crate::component::RefWire;
 use crate::component::StableId;
+use crate::json;
 use crate::scene::back_end::{
     build_scene, decode, finish_entity, join_pristine, load_ids, own_id, place_instance,
     pristine_group, read_entities_with, reserve_ahead, scan_state, take_handle, take_instance,
@@ -279,8 +280,11 @@ fn read_json_entity<'a>(
         scan.eat(b':')?;
         let (archetype, span) = scan.name()?;
         next = scan.next_key(b'}')?;
-        // Most entries of a level: an untouched instance, its archetype's name and nothing
-        // else.
+        if next.as_deref() == Some(keys::COMPONENTS) && scan.empty_object_value()? {
+            next = scan.next_key(b'}')?;
+        }
+        // Most entries of a level: an untouched instance, its archetype's name and no
+        // components.
         if let (Cow::Borrowed(archetype), None) = (&archetype, &next) {
             return finish_untouched(load, world, (id, offset), (archetype, span));
         }
@@ -892,21 +896,19 @@ fn write_entities<'a>(
 /// The fast path's most common give-up: the text or bytes are not as the library writes them.
 const LAYOUT: GiveUp = GiveUp::Layout;
 
-/// Reads the structure of a scene document: whitespace, punctuation, plain strings. Anything
-/// unusual (escapes in a string, control characters) is [`GiveUp::Layout`]: the careful path's
-/// business.
+/// Reads the structure of a scene document: whitespace, punctuation, strings (decoded when
+/// they have escapes). What JSON refuses (a control character in a string, a syntax error) is
+/// [`GiveUp::Layout`]: the careful path's business. Strings and whitespace are scanned by the
+/// span index's word-at-a-time functions ([`json::string_stop`], [`json::skip_whitespace`]).
 struct Scanner<'a> {
     text: &'a str,
     pos: usize,
 }
 
 impl<'a> Scanner<'a> {
-    #[inline]
+    #[inline(always)]
     fn skip_whitespace(&mut self) {
-        let bytes = self.text.as_bytes();
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.pos) {
-            self.pos += 1;
-        }
+        self.pos = json::skip_whitespace(self.text.as_bytes(), self.pos);
     }
 
     /// Where the next value starts (after whitespace).
@@ -972,30 +974,38 @@ impl<'a> Scanner<'a> {
     #[inline(always)]
     fn string(&mut self) -> Result<Cow<'a, str>, GiveUp> {
         self.eat(b'"')?;
-        let bytes = self.text.as_bytes();
         let start = self.pos;
-        let mut end = start;
-        loop {
-            match *bytes.get(end).ok_or(LAYOUT)? {
-                b'"' => break,
-                b'\\' | 0..=0x1f => return self.escaped_string(start),
-                _ => end += 1,
-            }
+        let end = json::string_stop(self.text.as_bytes(), start).ok_or(LAYOUT)?;
+        match self.text.as_bytes().get(end) {
+            Some(b'"') => {}
+            Some(b'\\') => return self.escaped_string(start - 1),
+            // A control character, which JSON refuses.
+            _ => return Err(LAYOUT),
         }
         self.pos = end + 1;
         self.text.get(start..end).map(Cow::Borrowed).ok_or(LAYOUT)
     }
 
-    /// The rest of [`string`](Self::string) for a string with escapes (or a control
-    /// character, which JSON refuses) from `start`, just after its quote.
+    /// [`string`](Self::string) for a string with escapes, its quote at `open`.
     #[cold]
     #[inline(never)]
-    fn escaped_string(&mut self, start: usize) -> Result<Cow<'a, str>, GiveUp> {
-        let quoted = self.text.get(start - 1..).ok_or(LAYOUT)?;
-        let mut strings = serde_json::Deserializer::from_str(quoted).into_iter::<String>();
-        let decoded = strings.next().ok_or(LAYOUT)?.map_err(|_| LAYOUT)?;
-        self.pos = start - 1 + strings.byte_offset();
-        Ok(Cow::Owned(decoded))
+    fn escaped_string(&mut self, open: usize) -> Result<Cow<'a, str>, GiveUp> {
+        let end = json::string_end(self.text.as_bytes(), open).ok_or(LAYOUT)?;
+        let decoded = json::decoded_string(self.text.get(open..end).ok_or(LAYOUT)?);
+        self.pos = end;
+        decoded.ok_or(LAYOUT)
+    }
+
+    /// After a key: `true` if its value is an empty object (the `:` and the value eaten);
+    /// otherwise nothing is eaten.
+    #[inline(always)]
+    fn empty_object_value(&mut self) -> Result<bool, GiveUp> {
+        let start = self.pos;
+        if self.eat(b':').is_ok() && self.eat(b'{').is_ok() && self.eat_empty(b'}')? {
+            return Ok(true);
+        }
+        self.pos = start;
+        Ok(false)
     }
 
     /// A string and its span (quotes included).
@@ -1039,7 +1049,7 @@ impl<'a> Scanner<'a> {
     /// Skips a value that is read properly later: only its brackets and strings are matched.
     fn skip_value(&mut self) -> Result<(), GiveUp> {
         let start = self.value_start();
-        self.pos = crate::json::value_end(self.text.as_bytes(), start).ok_or(LAYOUT)?;
+        self.pos = json::value_end(self.text.as_bytes(), start).ok_or(LAYOUT)?;
         Ok(())
     }
 
