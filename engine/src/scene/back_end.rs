@@ -50,8 +50,9 @@ use crate::scene::id_index::IdIndex;
 use crate::scene::instance_diff::{archetype_value_key, Diff};
 use crate::scene::load::{
     build_instances, decode_instance_value, decode_payload_into, parse_patch, plan_entry,
-    report_unknown_shared_fields, scene_component, scene_ref_id, Build, Context, Entry, LoadRefs,
-    LoadedScene, Payload, Plan, SceneError, SceneHead, Source, ValueAt,
+    report_renames, report_unknown_shared_fields, scene_component, scene_ref_id, Build, Context,
+    Entry, LoadRefs, LoadedScene, Payload, Plan, SceneChange, SceneError, SceneHead, Source,
+    ValueAt,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 use crate::scene::scene_budget::SceneBudget;
@@ -81,8 +82,8 @@ pub(super) enum GiveUp {
     DanglingReference,
     /// A shared value with a field its type does not have.
     UnknownSharedField,
-    /// The archetype instances: an entry with a problem, one to leave out or named by a former
-    /// name, or one that could not be built.
+    /// The archetype instances: an entry with a problem, one to leave out, or one that could
+    /// not be built.
     Instances,
     /// Something to warn about (the careful path reports it, placed).
     Warning,
@@ -265,12 +266,15 @@ pub(super) fn build_scene<'c, 'a>(
         pristine: Pristine::default(),
         careful,
         refused: None,
+        changes: Vec::new(),
+        warnings: Vec::new(),
     };
     let loaded = read(&mut load, world);
     let loaded = match careful {
         Some(_) => with_all_errors(&mut load, loaded),
-        // This path does not place what it warns about: the careful path reports it, placed.
-        None => match (loaded, !context.take_warnings().is_empty()) {
+        // Only the renames' warnings are placed on this path (the ones it kept in
+        // `load.warnings`): the careful path reports any other, placed.
+        None => match (loaded, context.has_warnings()) {
             (Ok(()), true) => Err(GiveUp::Warning),
             (read, _) => read,
         },
@@ -290,8 +294,8 @@ pub(super) fn build_scene<'c, 'a>(
         entities: load.entities,
         by_id: state.ids,
         remapped: load.ids.into_remapped(),
-        warnings: Vec::new(),
-        changes: Vec::new(),
+        warnings: load.warnings,
+        changes: load.changes,
         meta: None,
         sub_scenes: Vec::new(),
     };
@@ -345,6 +349,10 @@ pub(super) struct Load<'c, 'a> {
     careful: Option<&'c Checked<'c>>,
     /// The error a careful load stopped with.
     refused: Option<SceneError>,
+    /// What the one-pass route changed from the file (archetypes and children found by a
+    /// former name), and its warnings of them, placed.
+    changes: Vec<SceneChange>,
+    warnings: Vec<SceneError>,
 }
 
 /// Untouched instances (no values of their own) of archetypes that are one entity without
@@ -623,7 +631,7 @@ fn referred_to(state: &mut RefState, id: StableId) -> Option<Entity> {
 /// An archetype instance entry with its handle: an untouched instance of a single-entity
 /// archetype joins its archetype's batch, any other waits for [`build_all_instances`].
 /// [`GiveUp::Instances`] for an entry the careful path is to report (an unknown archetype, a
-/// former name).
+/// child to leave out).
 pub(super) fn take_instance<'a>(
     load: &mut Load<'_, 'a>,
     entry: Entry<'a>,
@@ -836,13 +844,16 @@ pub(super) fn pristine_group<'a>(
     };
     let plan = plan_entry(load.context, &probe, load.head.nodes.as_ref());
     let plan = plan.map_err(|_| GiveUp::Instances)?;
-    if plan.left_out.is_some() || !plan.renamed.is_empty() {
+    if plan.left_out.is_some() {
         return Err(GiveUp::Instances);
     }
     let (marker, archetype, node) = plan.instance.ok_or(GiveUp::Instances)?;
-    let single = archetype.compiled.as_ref().is_some_and(|compiled| {
-        compiled.nodes.len() == 1 && compiled.nodes[0].with_refs.is_empty()
-    });
+    // An archetype written by a former name: its instances are planned one by one, where the
+    // rename is reported.
+    let single = plan.renamed.is_empty()
+        && archetype.compiled.as_ref().is_some_and(|compiled| {
+            compiled.nodes.len() == 1 && compiled.nodes[0].with_refs.is_empty()
+        });
     let group = (single && node == 0).then(|| {
         load.pristine.groups.push(PristineGroup {
             marker,
@@ -1141,9 +1152,9 @@ pub(super) fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entit
 }
 
 /// Archetype instances, once every entity has its handle: built by [`build_instances`], then
-/// inserted. The one-pass route plans the instances it kept here (and gives up on one the
-/// careful route is to report or warn of); a careful load's entries come planned, each error
-/// placed.
+/// inserted. The one-pass route plans the instances it kept here, reporting the former names
+/// they were written by as warnings placed by byte offset (and gives up on one the careful
+/// route is to report or warn of); a careful load's entries come planned, each error placed.
 fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), GiveUp> {
     let context = load.context;
     let planned;
@@ -1161,16 +1172,21 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
             planned = (load.instances.iter())
                 .map(|entry| {
                     let plan = plan_entry(context, entry, load.head.nodes.as_ref()).ok()?;
-                    // An entry to leave out, or an old name: the careful path says so,
-                    // placed.
-                    (plan.left_out.is_none() && plan.renamed.is_empty()).then_some(plan)
+                    // An entry to leave out: the careful path says so, placed.
+                    plan.left_out.is_none().then_some(plan)
                 })
                 .collect::<Option<Vec<_>>>()
                 .ok_or(GiveUp::Instances)?;
             let source = match load.wire {
                 RefWire::Number => Source::Binary,
-                _ => Source::Unplaced,
+                _ => Source::JsonOffsets,
             };
+            // Something warned already: the careful path reports it, placed.
+            if context.has_warnings() {
+                return Err(GiveUp::Warning);
+            }
+            load.changes = report_renames(context, &load.instances, &planned, source);
+            load.warnings = context.take_warnings();
             let place: &dyn Fn(&mut SceneError, usize) = &|_, _| {};
             let handles = &load.instance_handles;
             (

@@ -55,8 +55,8 @@ use crate::scene::commit::{self, Identities, Identity};
 use crate::scene::format::{scene_keys as keys, BinaryReader, KIND_TYPED, SCENE_FORMAT_VERSION};
 use crate::scene::id_index::IdIndex;
 use crate::scene::load::{
-    decode_evolved, open_scene_binary, scene_component, shared_key, Context, Entry, LoadedScene,
-    NotOpened, OpenedBinary, Payload, SceneHead,
+    decode_evolved, open_scene_binary, place_by_offsets, scene_component, shared_key, Context,
+    Entry, LoadedScene, NotOpened, OpenedBinary, Payload, SceneHead,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 
@@ -73,12 +73,14 @@ pub(super) fn load_json_fast(
 /// [`load_json_fast`], saying why it gave up.
 fn json_fast(context: &Context<'_>, world: &mut World, text: &str) -> Result<LoadedScene, GiveUp> {
     let ids = load_ids(context, world);
+    // A byte order mark is allowed before the document.
+    let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let loaded = build_scene(context, world, (RefWire::Text, ids, None), |load, world| {
-        // A byte order mark is allowed before the document.
-        let pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
-        read_json(load, &mut Scanner { text, pos }, world)
+        read_json(load, &mut Scanner { text, pos: start }, world)
     });
-    loaded.map_err(Stopped::reason)
+    let mut loaded = loaded.map_err(Stopped::reason)?;
+    place_by_offsets(text, start, &mut loaded.warnings);
+    Ok(loaded)
 }
 
 /// Loads a binary scene in one pass, or returns `None` (with the world as it was) for the
@@ -1700,5 +1702,88 @@ mod tests {
                 }
             );
         }
+    }
+
+    /// The library of [`library`] after a rename: `crate` is now `box`, and the turret's `gun`
+    /// child is now `cannon`.
+    fn renamed_library() -> ArchetypeLibrary {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Follow>().unwrap();
+        registry.register::<Loot>().unwrap();
+        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        library.set_source(
+            "turret.json",
+            Some(
+                r##"{
+                    "components": { "Name": "Turret", "Follow": { "leader": "#cannon" } },
+                    "children": { "cannon": { "formerly": ["gun"], "components": { "Name": "Gun", "Follow": { "leader": "#" } } } }
+                }"##,
+            ),
+        );
+        library.set_source(
+            "box.json",
+            Some(r#"{ "formerly": ["crate"], "components": { "Name": "Crate" } }"#),
+        );
+        assert!(
+            library.diagnostics().is_empty(),
+            "{:?}",
+            library.diagnostics()
+        );
+        library
+    }
+
+    #[test]
+    fn reads_archetypes_and_children_by_their_former_names_with_the_warnings_placed() {
+        let old = library();
+        let text = save(&world(&old), &old);
+        let bytes = save_in(&world(&old), &old, SceneEncoding::Binary);
+        let library = renamed_library();
+        let options = SceneLoadOptions::default();
+        for text in [text.clone(), format!("\u{feff}{text}")] {
+            let mut world = World::new();
+            let quick = fast(&text, &mut world, &library, &options).expect("gave up");
+            let context = Context::new(None, &library, &options);
+            let mut careful_world = World::new();
+            let source = SourceText::from_string(text.clone());
+            let careful = load_json_text(&context, &mut careful_world, &source).unwrap();
+            assert_eq!(quick.changes(), careful.changes());
+            assert_eq!(quick.warnings(), careful.warnings());
+            assert!(save(&world, &library) == save(&careful_world, &library));
+        }
+        let quick = fast(&text, &mut World::new(), &library, &options).unwrap();
+        let messages: Vec<_> = (quick.warnings().iter())
+            .map(|warning| {
+                let position = warning.diagnostic.position.unwrap();
+                let message = &warning.diagnostic.message;
+                format!("{}:{} {message}", position.line, position.column)
+            })
+            .collect();
+        // Each at the first entry that wrote the old name, its name's opening quote.
+        let line_column = |written: &str| {
+            let offset = text.find(written).unwrap() + written.find(": ").unwrap() + 2;
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let column = offset - before.rfind('\n').map_or(0, |newline| newline + 1) + 1;
+            format!("{line}:{column}")
+        };
+        assert_eq!(
+            messages,
+            [
+                format!(
+                    "{} archetype `crate` is now called `box`: 4 entries loaded as `box` (saving writes the new name)",
+                    line_column(r#""archetype": "crate""#)
+                ),
+                format!(
+                    "{} child `gun` of archetype `turret` is now `cannon`: 2 entries loaded as `cannon` (saving writes the new path)",
+                    line_column(r#""child": "gun""#)
+                ),
+            ]
+        );
+
+        let context = Context::new(None, &library, &options);
+        let careful = load_binary(&context, &mut World::new(), &bytes).unwrap();
+        let quick = fast_binary(&bytes, &mut World::new(), &library, &options).expect("gave up");
+        assert_eq!(quick.changes(), careful.changes());
+        assert_eq!(quick.warnings(), careful.warnings());
     }
 }

@@ -41,7 +41,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticCode, Severity};
 use crate::json::did_you_mean;
 use crate::json::merge_patch;
 use crate::json::FieldPath;
-use crate::json::{SourceText, TextError};
+use crate::json::{SourceText, TextError, TextLines};
 use crate::limits::Limits;
 use crate::scene::back_end::{build_checked, load_ids, Checked};
 use crate::scene::binary_entry::{read_component_head, read_entry_head, MIN_ENTRY_BYTES};
@@ -563,6 +563,11 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Whether anything has warned so far.
+    pub(super) fn has_warnings(&self) -> bool {
+        !self.warnings.borrow().is_empty()
+    }
+
     /// The warnings so far, in the file's order; none are left.
     pub(super) fn take_warnings(&self) -> Vec<SceneError> {
         let mut warnings = self.warnings.take();
@@ -601,9 +606,10 @@ impl<'a> Context<'a> {
 pub(super) enum Source<'t> {
     Json(&'t SourceText),
     Binary,
-    /// JSON whose errors are not reported from here: the fast path
-    /// ([`load_json_fast`](crate::scene::fast_load::load_json_fast)) gives up on any error.
-    Unplaced,
+    /// JSON read in one pass ([`load_json_fast`](crate::scene::fast_load::load_json_fast)),
+    /// without its line index: a problem keeps its span, and its line and column are worked
+    /// out when it is reported ([`place_by_offsets`]).
+    JsonOffsets,
 }
 
 /// A component value as read in phase one, not yet decoded.
@@ -1679,7 +1685,7 @@ impl Source<'_> {
     /// numbers in binary.
     pub(super) fn wire(self) -> RefWire {
         match self {
-            Source::Json(_) | Source::Unplaced => RefWire::Text,
+            Source::Json(_) | Source::JsonOffsets => RefWire::Text,
             Source::Binary => RefWire::Number,
         }
     }
@@ -1693,13 +1699,15 @@ impl Source<'_> {
                 error.diagnostic.span.get_or_insert(offset..offset);
             }
             Source::Binary => error.offset = Some(offset),
-            Source::Unplaced => {}
+            Source::JsonOffsets => {
+                error.diagnostic.span.get_or_insert(offset..offset);
+            }
         }
     }
 
     /// Places `error` at `span` of the file (the span kept only in JSON text).
     fn place_span(self, error: &mut SceneError, span: Range<usize>) {
-        if matches!(self, Source::Json(_)) {
+        if matches!(self, Source::Json(_) | Source::JsonOffsets) {
             error.diagnostic.span = Some(span.clone());
         }
         self.place(error, span.start);
@@ -1762,7 +1770,7 @@ fn check_duplicate_ids(
         if let Some(first) = seen.insert(entry.id, entry.offset) {
             let line = match source {
                 Source::Json(text) => format!(" (first on line {})", text.position(first).line),
-                Source::Binary | Source::Unplaced => String::new(),
+                Source::Binary | Source::JsonOffsets => String::new(),
             };
             let mut error = context.error(
                 DiagnosticCode::DuplicateKey,
@@ -1811,8 +1819,7 @@ fn plan_all(
 ) -> Result<(Vec<Plan>, Vec<SceneChange>), SceneError> {
     let mut plans = Vec::with_capacity(entries.len());
     let mut changes = Vec::new();
-    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
+    for entry in entries {
         let planned = plan_entry(context, entry, nodes)
             .map_err(|(error, at)| place_plan_error(entry, at, source, error));
         let plan = match planned {
@@ -1827,14 +1834,43 @@ fn plan_all(
             warn_left_out(context, entry, change, source)?;
             changes.push(change.clone());
         }
+        plans.push(plan);
+    }
+    changes.splice(0..0, report_renames(context, entries, &plans, source));
+    Ok((plans, changes))
+}
+
+/// The archetypes and children the plans of `entries` found by a former name: one change per
+/// old name, each reported as a warning placed at the first entry that wrote it.
+pub(super) fn report_renames(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    source: Source<'_>,
+) -> Vec<SceneChange> {
+    let mut renames: Vec<(SceneChange, usize)> = Vec::new();
+    for (index, plan) in plans.iter().enumerate() {
         for change in &plan.renamed {
             count_rename(&mut renames, change, index);
         }
-        plans.push(plan);
     }
-    let renamed = rename_warnings(context, entries, renames, source);
-    changes.splice(0..0, renamed);
-    Ok((plans, changes))
+    rename_warnings(context, entries, renames, source)
+}
+
+/// Works out the line and column of each of `warnings` (placed by [`Source::JsonOffsets`] in
+/// a file whose document starts at byte `start`, after a byte order mark) from its span, with
+/// the span made relative to the document as [`Source::Json`] places it; then puts them in the
+/// order [`Context::take_warnings`] does.
+pub(super) fn place_by_offsets(file: &str, start: usize, warnings: &mut [SceneError]) {
+    let lines = TextLines::new(file.get(start..).unwrap_or_default());
+    for warning in warnings.iter_mut() {
+        let diagnostic = &mut warning.diagnostic;
+        if let (None, Some(span)) = (&diagnostic.position, &mut diagnostic.span) {
+            *span = span.start.saturating_sub(start)..span.end.saturating_sub(start);
+            diagnostic.position = Some(lines.position(span.start));
+        }
+    }
+    warnings.sort_by_key(|warning| (warning.offset, warning.diagnostic.position));
 }
 
 /// Places an entry's planning error at the offending key or value where the text has one.
@@ -1846,7 +1882,7 @@ fn place_plan_error(
 ) -> SceneError {
     let span = match (at, source) {
         (At::Component(i), Source::Json(text)) => key_span(text.text(), entry.components[i].1),
-        (At::Component(i), Source::Binary | Source::Unplaced) => {
+        (At::Component(i), Source::Binary | Source::JsonOffsets) => {
             let offset = entry.components[i].1;
             offset..offset
         }
