@@ -49,10 +49,10 @@ use crate::scene::follow::{follow_archetypes, Follow, Followed};
 use crate::scene::id_index::IdIndex;
 use crate::scene::instance_diff::{archetype_value_key, Diff};
 use crate::scene::load::{
-    build_instances, decode_instance_value, decode_payload_into, parse_patch, plan_entry,
-    report_renames, report_unknown_shared_fields, scene_component, scene_ref_id, Build, Context,
-    Entry, LoadRefs, LoadedScene, Payload, Plan, SceneChange, SceneError, SceneHead, Source,
-    ValueAt,
+    build_instances, decode_instance_value, decode_payload_into, leave_out, parse_patch,
+    plan_entry, report_renames, report_unknown_shared_fields, scene_component, scene_ref_id,
+    warn_left_out, Build, Context, Entry, LoadRefs, LoadedScene, Payload, Plan, SceneChange,
+    SceneError, SceneHead, Source, ValueAt,
 };
 use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 use crate::scene::scene_budget::SceneBudget;
@@ -82,8 +82,9 @@ pub(super) enum GiveUp {
     DanglingReference,
     /// A shared value with a field its type does not have.
     UnknownSharedField,
-    /// The archetype instances: an entry with a problem, one to leave out, or one that could
-    /// not be built.
+    /// The archetype instances: an entry with a problem (a child left out where
+    /// [`RemovedChildren::Error`](crate::scene::RemovedChildren::Error) makes it one), or one
+    /// that could not be built.
     Instances,
     /// Something to warn about (the careful path reports it, placed).
     Warning,
@@ -283,6 +284,10 @@ pub(super) fn build_scene<'c, 'a>(
     // Handles reserved ahead and never taken are released either way.
     commit::roll_back(world, state.pool.drain(..));
     if let Err(why) = loaded {
+        // What the one-pass route warned of is the careful path's to report again.
+        if careful.is_none() {
+            context.take_warnings();
+        }
         let handles = (state.ids.values()).chain(state.pending.values()).copied();
         commit::roll_back(world, handles.chain(load.followed.handles()));
         return Err(match load.refused {
@@ -630,8 +635,7 @@ fn referred_to(state: &mut RefState, id: StableId) -> Option<Entity> {
 
 /// An archetype instance entry with its handle: an untouched instance of a single-entity
 /// archetype joins its archetype's batch, any other waits for [`build_all_instances`].
-/// [`GiveUp::Instances`] for an entry the careful path is to report (an unknown archetype, a
-/// child to leave out).
+/// [`GiveUp::Instances`] for an entry the careful path is to report (an unknown archetype).
 pub(super) fn take_instance<'a>(
     load: &mut Load<'_, 'a>,
     entry: Entry<'a>,
@@ -1152,9 +1156,10 @@ pub(super) fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entit
 }
 
 /// Archetype instances, once every entity has its handle: built by [`build_instances`], then
-/// inserted. The one-pass route plans the instances it kept here, reporting the former names
-/// they were written by as warnings placed by byte offset (and gives up on one the careful
-/// route is to report or warn of); a careful load's entries come planned, each error placed.
+/// inserted. The one-pass route plans the instances it kept here, warning of the former names
+/// they were written by and the entries left out, placed by byte offset (and gives up on one
+/// the careful route is to report or warn of); a careful load's entries come planned, each
+/// error placed.
 fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), GiveUp> {
     let context = load.context;
     let planned;
@@ -1170,11 +1175,7 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
         None if load.instances.is_empty() => return Ok(()),
         None => {
             planned = (load.instances.iter())
-                .map(|entry| {
-                    let plan = plan_entry(context, entry, load.head.nodes.as_ref()).ok()?;
-                    // An entry to leave out: the careful path says so, placed.
-                    plan.left_out.is_none().then_some(plan)
-                })
+                .map(|entry| plan_entry(context, entry, load.head.nodes.as_ref()).ok())
                 .collect::<Option<Vec<_>>>()
                 .ok_or(GiveUp::Instances)?;
             let source = match load.wire {
@@ -1185,7 +1186,7 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
             if context.has_warnings() {
                 return Err(GiveUp::Warning);
             }
-            load.changes = report_renames(context, &load.instances, &planned, source);
+            load.changes = report_changes(context, &load.instances, &planned, source)?;
             load.warnings = context.take_warnings();
             let place: &dyn Fn(&mut SceneError, usize) = &|_, _| {};
             let handles = &load.instance_handles;
@@ -1224,9 +1225,34 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
     );
     load.followed = follow.finish();
     load.refs.ids = Arc::try_unwrap(ids).unwrap_or_else(|ids| (*ids).clone());
+    if load.careful.is_none() && plans.iter().any(|plan| plan.left_out.is_some()) {
+        let (entities, by_id) = (&mut load.entities, &mut load.refs.ids);
+        leave_out(world, entries, plans, entities, by_id);
+    }
     match (built, inserted, load.careful.is_some()) {
         (Ok(()), true, _) => Ok(()),
         (Err(error), _, true) => refuse(load, error),
         _ => Err(GiveUp::Instances),
     }
+}
+
+/// What the one-pass route's plans change from the file, as the careful reader reports it:
+/// the archetypes and children written by a former name, then the entries left out (a child
+/// its archetype no longer has), each warned of, placed by `source`. [`GiveUp::Instances`]
+/// where [`RemovedChildren::Error`](crate::scene::RemovedChildren::Error) makes one an error
+/// (the careful path reports it).
+fn report_changes(
+    context: &Context<'_>,
+    entries: &[Entry<'_>],
+    plans: &[Plan],
+    source: Source<'_>,
+) -> Result<Vec<SceneChange>, GiveUp> {
+    let mut changes = report_renames(context, entries, plans, source);
+    for (entry, plan) in entries.iter().zip(plans) {
+        if let Some(change) = &plan.left_out {
+            warn_left_out(context, entry, change, source).map_err(|_| GiveUp::Instances)?;
+            changes.push(change.clone());
+        }
+    }
+    Ok(changes)
 }

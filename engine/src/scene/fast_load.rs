@@ -1067,7 +1067,7 @@ impl<'a> Scanner<'a> {
 #[cfg(feature = "binary")]
 mod tests {
     use super::*;
-    use crate::json::SourceText;
+    use crate::json::{Position, SourceText};
     use crate::scene::load::{load_binary, load_json_text, IdConflict, SceneLoadOptions};
     use crate::{
         save_scene, ArchetypeLibrary, ComponentRegistry, EntityRef, LoadOptions, Name,
@@ -1785,5 +1785,86 @@ mod tests {
         let quick = fast_binary(&bytes, &mut World::new(), &library, &options).expect("gave up");
         assert_eq!(quick.changes(), careful.changes());
         assert_eq!(quick.warnings(), careful.warnings());
+    }
+
+    #[test]
+    fn a_warning_the_one_pass_route_leaves_to_the_careful_reader_is_reported_once() {
+        let library = library();
+        let text = r#"{"format": 2, "entities": [
+            {"id": "0000000000000001", "archetype": "turret", "components": {"Follow": {"bogus": 1}}}
+        ]}"#;
+        let options = SceneLoadOptions {
+            unknown_fields: crate::Severity::Warning,
+            ..SceneLoadOptions::default()
+        };
+        let mut world = World::new();
+        let loaded = crate::load_scene(text.as_bytes(), None, &mut world, &library, &options);
+        let messages: Vec<_> = (loaded.unwrap().warnings().iter())
+            .map(|warning| (warning.diagnostic.position, warning.to_string()))
+            .collect();
+        let message = "warning[unknown-field]: entity 0000000000000001: unknown field `bogus` in component `Follow`";
+        // At the key `"bogus"`.
+        let at = Position {
+            line: 2,
+            column: 89,
+        };
+        assert_eq!(messages, [(Some(at), message.to_string())]);
+    }
+
+    #[test]
+    fn leaves_out_the_entries_of_a_child_the_archetype_lost_with_the_warnings_placed() {
+        let old = library();
+        let text = save(&world(&old), &old);
+        let bytes = save_in(&world(&old), &old, SceneEncoding::Binary);
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Follow>().unwrap();
+        registry.register::<Loot>().unwrap();
+        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        library.set_source(
+            "turret.json",
+            Some(r#"{ "components": { "Name": "Turret" } }"#),
+        );
+        library.set_source(
+            "crate.json",
+            Some(r#"{ "components": { "Name": "Crate" } }"#),
+        );
+        let options = SceneLoadOptions::default();
+        let context = Context::new(None, &library, &options);
+        let mut world = World::new();
+        let quick = fast(&text, &mut world, &library, &options).expect("gave up");
+        let mut careful_world = World::new();
+        let source = SourceText::from_string(text.clone());
+        let careful = load_json_text(&context, &mut careful_world, &source).unwrap();
+        assert_eq!(quick.changes(), careful.changes());
+        assert_eq!(quick.warnings(), careful.warnings());
+        assert_eq!(quick.len(), careful.len());
+        assert_eq!(world.len(), careful_world.len());
+        assert!(save(&world, &library) == save(&careful_world, &library));
+        let first_gun = text.find(r#""child": "gun""#).unwrap() + r#""child": "#.len();
+        let warning = &quick.warnings()[0];
+        assert_eq!(
+            warning.diagnostic.span,
+            Some(first_gun..first_gun + r#""gun""#.len())
+        );
+        let id_at = text[..first_gun].rfind(r#""id": ""#).unwrap() + r#""id": ""#.len();
+        let id = &text[id_at..id_at + 16];
+        assert_eq!(
+            warning.to_string(),
+            format!("warning[unknown-child]: entity {id}: left out; archetype `turret` has no child `gun` any more")
+        );
+
+        let quick = fast_binary(&bytes, &mut World::new(), &library, &options).expect("gave up");
+        let careful = load_binary(&context, &mut World::new(), &bytes).unwrap();
+        assert_eq!(quick.changes(), careful.changes());
+        assert_eq!(quick.warnings(), careful.warnings());
+
+        // As an error, the careful reader's to report.
+        let options = SceneLoadOptions {
+            removed_children: crate::scene::RemovedChildren::Error,
+            ..SceneLoadOptions::default()
+        };
+        let mut world = World::new();
+        assert!(fast(&text, &mut world, &library, &options).is_none());
+        assert_eq!(world.len(), 0);
     }
 }

@@ -1895,7 +1895,7 @@ fn place_plan_error(
 
 /// Reports an entry for a child its archetype no longer has: a warning, or, with
 /// [`RemovedChildren::Error`], the load's error.
-fn warn_left_out(
+pub(super) fn warn_left_out(
     context: &Context<'_>,
     entry: &Entry<'_>,
     change: &SceneChange,
@@ -1989,7 +1989,7 @@ fn left_out_warning(context: &Context<'_>, entry: &Entry<'_>, change: &SceneChan
 
 /// Takes the entries planned as left out out of the world (their handles were reserved) and
 /// out of the scene's lists, and the links to them out of their parents' `Children`.
-fn leave_out(
+pub(super) fn leave_out(
     world: &mut World,
     entries: &[Entry<'_>],
     plans: &[Plan],
