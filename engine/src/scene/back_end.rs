@@ -58,6 +58,10 @@ use crate::scene::prepare_progress::{report_offset, REPORT_EVERY};
 use crate::scene::scene_budget::SceneBudget;
 use crate::scene::scene_ids::SceneIds;
 
+/// A scene's shared table as read: key → the value's JSON text, and key → where the value is
+/// in the file (to place what is reported of it).
+pub(super) type SharedTable = (FxHashMap<u64, String>, FxHashMap<u64, usize>);
+
 /// Handles reserved for forward references at a time; a value that needs more is decoded again
 /// after reserving more.
 const RESERVE_AHEAD: u32 = 256;
@@ -80,14 +84,14 @@ pub(super) enum GiveUp {
     Value,
     /// A reference to an entity the scene does not hold.
     DanglingReference,
-    /// A shared value with a field its type does not have.
+    /// A shared value with a field its type does not have, an error by
+    /// [`SceneLoadOptions::unknown_fields`](crate::scene::SceneLoadOptions::unknown_fields)
+    /// (as a warning, it is placed and the load goes on).
     UnknownSharedField,
     /// The archetype instances: an entry with a problem (a child left out where
     /// [`RemovedChildren::Error`](crate::scene::RemovedChildren::Error) makes it one), or one
     /// that could not be built.
     Instances,
-    /// Something to warn about (the careful path reports it, placed).
-    Warning,
     /// The preparation this load is part of was cancelled.
     Cancelled,
     /// A column batch whose columns or handles do not fit the entries read into it (not
@@ -176,6 +180,7 @@ pub(super) fn build_checked<'c>(
         load.refs.pending = entries.map(|entry| entry.id).zip(handles).collect();
         // Every entry is indexed as it is placed: sized once, as the binary reader sizes it.
         load.refs.ids = IdIndex::with_capacity(checked.entries.len());
+        let shared = (shared, checked.shared_at.clone());
         read_entities_with(load, world, shared, |load, world| {
             read_checked(load, checked, world)
         })
@@ -268,17 +273,11 @@ pub(super) fn build_scene<'c, 'a>(
         careful,
         refused: None,
         changes: Vec::new(),
-        warnings: Vec::new(),
     };
     let loaded = read(&mut load, world);
     let loaded = match careful {
         Some(_) => with_all_errors(&mut load, loaded),
-        // Only the renames' warnings are placed on this path (the ones it kept in
-        // `load.warnings`): the careful path reports any other, placed.
-        None => match (loaded, context.has_warnings()) {
-            (Ok(()), true) => Err(GiveUp::Warning),
-            (read, _) => read,
-        },
+        None => loaded,
     };
     let mut state = std::mem::take(&mut load.refs);
     // Handles reserved ahead and never taken are released either way.
@@ -299,7 +298,11 @@ pub(super) fn build_scene<'c, 'a>(
         entities: load.entities,
         by_id: state.ids,
         remapped: load.ids.into_remapped(),
-        warnings: load.warnings,
+        // The one-pass route's warnings, placed by byte offset (a careful load takes its own).
+        warnings: match careful {
+            Some(_) => Vec::new(),
+            None => context.take_warnings(),
+        },
         changes: load.changes,
         meta: None,
         sub_scenes: Vec::new(),
@@ -355,9 +358,8 @@ pub(super) struct Load<'c, 'a> {
     /// The error a careful load stopped with.
     refused: Option<SceneError>,
     /// What the one-pass route changed from the file (archetypes and children found by a
-    /// former name), and its warnings of them, placed.
+    /// former name, entries left out).
     changes: Vec<SceneChange>,
-    warnings: Vec<SceneError>,
 }
 
 /// Untouched instances (no values of their own) of archetypes that are one entity without
@@ -491,7 +493,7 @@ impl EntityMapper for ScanRefs {
 pub(super) fn read_entities_with<'a>(
     load: &mut Load<'_, 'a>,
     world: &mut World,
-    shared: FxHashMap<u64, String>,
+    (shared, shared_at): SharedTable,
     read: impl FnOnce(&mut Load<'_, 'a>, &mut World) -> Result<(), GiveUp>,
 ) -> Result<(), GiveUp> {
     let (built, table) = with_load_table(LoadTable::new(shared), || {
@@ -510,14 +512,20 @@ pub(super) fn read_entities_with<'a>(
         spawn_pristine(load, world)?;
         build_all_instances(load, world)
     });
-    // A shared value with a field its type does not have: the careful path reports it.
+    // A shared value with a field its type does not have: warned of, placed, or (as an error)
+    // reported by the careful path.
     built.and_then(
         |()| match (table.unknown_fields().is_empty(), load.careful) {
             (true, _) => Ok(()),
-            (false, None) => Err(GiveUp::UnknownSharedField),
+            (false, None) => {
+                let source = one_pass_source(load.wire);
+                let place = |error: &mut SceneError, at: usize| source.place(error, at);
+                report_unknown_shared_fields(load.context, &table, &shared_at, &place)
+                    .map_err(|_| GiveUp::UnknownSharedField)
+            }
             (false, Some(checked)) => {
-                let (context, shared_at) = (load.context, checked.shared_at);
-                match report_unknown_shared_fields(context, &table, shared_at, checked.place) {
+                let context = load.context;
+                match report_unknown_shared_fields(context, &table, &shared_at, checked.place) {
                     Ok(()) => Ok(()),
                     Err(error) => refuse(load, error),
                 }
@@ -1155,6 +1163,15 @@ pub(super) fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entit
     Some(handle)
 }
 
+/// Where the one-pass route places what it reports: by byte offset (the line and column of
+/// JSON worked out when reported).
+fn one_pass_source(wire: RefWire) -> Source<'static> {
+    match wire {
+        RefWire::Number => Source::Binary,
+        _ => Source::JsonOffsets,
+    }
+}
+
 /// Archetype instances, once every entity has its handle: built by [`build_instances`], then
 /// inserted. The one-pass route plans the instances it kept here, warning of the former names
 /// they were written by and the entries left out, placed by byte offset (and gives up on one
@@ -1163,6 +1180,8 @@ pub(super) fn take_handle(load: &mut Load<'_, '_>, id: StableId) -> Option<Entit
 fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(), GiveUp> {
     let context = load.context;
     let planned;
+    let one_pass = one_pass_source(load.wire);
+    let place_one_pass = move |error: &mut SceneError, at: usize| one_pass.place(error, at);
     let (entries, plans, handles, source, place): (_, &[Plan], &[Entity], _, _) = match load.careful
     {
         Some(checked) => (
@@ -1178,23 +1197,14 @@ fn build_all_instances(load: &mut Load<'_, '_>, world: &mut World) -> Result<(),
                 .map(|entry| plan_entry(context, entry, load.head.nodes.as_ref()).ok())
                 .collect::<Option<Vec<_>>>()
                 .ok_or(GiveUp::Instances)?;
-            let source = match load.wire {
-                RefWire::Number => Source::Binary,
-                _ => Source::JsonOffsets,
-            };
-            // Something warned already: the careful path reports it, placed.
-            if context.has_warnings() {
-                return Err(GiveUp::Warning);
-            }
-            load.changes = report_changes(context, &load.instances, &planned, source)?;
-            load.warnings = context.take_warnings();
-            let place: &dyn Fn(&mut SceneError, usize) = &|_, _| {};
+            load.changes = report_changes(context, &load.instances, &planned, one_pass)?;
+            let place: &dyn Fn(&mut SceneError, usize) = &place_one_pass;
             let handles = &load.instance_handles;
             (
                 &load.instances[..],
                 &planned[..],
                 &handles[..],
-                source,
+                one_pass,
                 place,
             )
         }

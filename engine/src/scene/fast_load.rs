@@ -48,7 +48,7 @@ use crate::json;
 use crate::scene::back_end::{
     build_scene, decode, finish_entity, join_pristine, load_ids, own_id, place_instance,
     pristine_group, read_entities_with, reserve_ahead, scan_state, take_handle, take_instance,
-    take_value, GiveUp, Load, Stopped,
+    take_value, GiveUp, Load, SharedTable, Stopped,
 };
 use crate::scene::binary_entry::{read_component_head, read_entry_head, ComponentHead, EntryHead};
 use crate::scene::commit::{self, Identities, Identity};
@@ -164,7 +164,8 @@ fn entity_list_last(text: &str) -> bool {
 #[derive(Default)]
 struct Head {
     format: bool,
-    shared: Option<FxHashMap<u64, String>>,
+    /// The shared table: key → the value's JSON text, and where it is.
+    shared: Option<SharedTable>,
     /// Where the entity list starts.
     entities: Option<usize>,
 }
@@ -195,21 +196,23 @@ fn read_json_head<'a>(
     Ok(())
 }
 
-/// The shared table: key → the value's JSON text.
-fn read_json_shared(scan: &mut Scanner<'_>) -> Result<FxHashMap<u64, String>, GiveUp> {
-    let mut shared = FxHashMap::default();
+/// The shared table: key → the value's JSON text, and key → where the value starts.
+fn read_json_shared(scan: &mut Scanner<'_>) -> Result<SharedTable, GiveUp> {
+    let (mut shared, mut shared_at) = (FxHashMap::default(), FxHashMap::default());
     scan.eat(b'{')?;
     let mut next = scan.first_key(b'}')?;
     while let Some(name) = next {
         scan.eat(b':')?;
+        let at = scan.value_start();
         let value = scan.raw_value()?;
         let key = shared_key(&name).ok_or(LAYOUT)?;
         if shared.insert(key, value.to_string()).is_some() {
             return Err(LAYOUT);
         }
+        shared_at.insert(key, at);
         next = scan.next_key(b'}')?;
     }
-    Ok(shared)
+    Ok((shared, shared_at))
 }
 
 /// The entity list, with the shared table read before it (the whole top level but the list,
@@ -507,7 +510,8 @@ fn read_binary<'a>(
     if !reader.is_at_end() {
         return Err(LAYOUT);
     }
-    read_entities_with(load, world, header.shared, |load, world| {
+    let shared = (header.shared, header.shared_at);
+    read_entities_with(load, world, shared, |load, world| {
         spawn_binary(load, world, entries, &tables, &groups)
     })
 }
@@ -1766,9 +1770,8 @@ mod tests {
             let column = offset - before.rfind('\n').map_or(0, |newline| newline + 1) + 1;
             format!("{line}:{column}")
         };
-        assert_eq!(
-            messages,
-            [
+        // In the file's order.
+        let mut expected = [
                 format!(
                     "{} archetype `crate` is now called `box`: 4 entries loaded as `box` (saving writes the new name)",
                     line_column(r#""archetype": "crate""#)
@@ -1777,8 +1780,15 @@ mod tests {
                     "{} child `gun` of archetype `turret` is now `cannon`: 2 entries loaded as `cannon` (saving writes the new path)",
                     line_column(r#""child": "gun""#)
                 ),
-            ]
-        );
+            ];
+        expected.sort_by_key(|message| {
+            let (line, column) = message.split_once(' ').unwrap().0.split_once(':').unwrap();
+            (
+                line.parse::<usize>().unwrap(),
+                column.parse::<usize>().unwrap(),
+            )
+        });
+        assert_eq!(messages, expected);
 
         let context = Context::new(None, &library, &options);
         let careful = load_binary(&context, &mut World::new(), &bytes).unwrap();
@@ -1788,7 +1798,7 @@ mod tests {
     }
 
     #[test]
-    fn a_warning_the_one_pass_route_leaves_to_the_careful_reader_is_reported_once() {
+    fn warns_of_an_unknown_field_in_an_instance_as_the_careful_reader_does() {
         let library = library();
         let text = r#"{"format": 2, "entities": [
             {"id": "0000000000000001", "archetype": "turret", "components": {"Follow": {"bogus": 1}}}
@@ -1797,9 +1807,12 @@ mod tests {
             unknown_fields: crate::Severity::Warning,
             ..SceneLoadOptions::default()
         };
-        let mut world = World::new();
-        let loaded = crate::load_scene(text.as_bytes(), None, &mut world, &library, &options);
-        let messages: Vec<_> = (loaded.unwrap().warnings().iter())
+        let context = Context::new(None, &library, &options);
+        let loaded = fast(text, &mut World::new(), &library, &options).expect("gave up");
+        let source = SourceText::from_string(text.to_string());
+        let careful = load_json_text(&context, &mut World::new(), &source).unwrap();
+        assert_eq!(loaded.warnings(), careful.warnings());
+        let messages: Vec<_> = (loaded.warnings().iter())
             .map(|warning| (warning.diagnostic.position, warning.to_string()))
             .collect();
         let message = "warning[unknown-field]: entity 0000000000000001: unknown field `bogus` in component `Follow`";
@@ -1866,5 +1879,53 @@ mod tests {
         let mut world = World::new();
         assert!(fast(&text, &mut world, &library, &options).is_none());
         assert_eq!(world.len(), 0);
+    }
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Purse {
+        gold: u32,
+    }
+
+    #[derive(Clone, serde::Serialize, serde::Deserialize)]
+    struct Stash(Shared<Purse>);
+
+    #[test]
+    fn warns_of_an_unknown_field_in_a_shared_value_beside_a_rename_as_the_careful_reader_does() {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Stash>().unwrap();
+        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        let chest = r#"{ "formerly": ["crate"], "components": { "Name": "Chest" } }"#;
+        library.set_source("chest.json", Some(chest));
+        let text = r#"{
+  "format": 2,
+  "shared": {
+    "00000000000000aa": { "gold": 3, "gokd": 4 }
+  },
+  "entities": [
+    { "id": "0000000000000001", "archetype": "crate" },
+    { "id": "0000000000000002", "components": { "Stash": { "$shared": "00000000000000aa" } } }
+  ]
+}"#;
+        let options = SceneLoadOptions {
+            unknown_fields: crate::Severity::Warning,
+            ..SceneLoadOptions::default()
+        };
+        let context = Context::new(None, &library, &options);
+        let quick = fast(text, &mut World::new(), &library, &options).expect("gave up");
+        let source = SourceText::from_string(text.to_string());
+        let careful = load_json_text(&context, &mut World::new(), &source).unwrap();
+        assert_eq!(quick.warnings(), careful.warnings());
+        assert_eq!(quick.changes(), careful.changes());
+        let messages: Vec<_> = (quick.warnings().iter())
+            .map(|warning| (warning.diagnostic.position.unwrap(), warning.to_string()))
+            .collect();
+        let at = |line, column| Position { line, column };
+        assert_eq!(
+            messages,
+            [
+                (at(4, 38), "warning[unknown-field]: shared value 00000000000000aa: unknown field `gokd` in `Purse`; did you mean `gold`?".to_string()),
+                (at(7, 46), "warning[old-name]: archetype `crate` is now called `chest`: 1 entry loaded as `chest` (saving writes the new name)".to_string()),
+            ]
+        );
     }
 }

@@ -563,11 +563,6 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Whether anything has warned so far.
-    pub(super) fn has_warnings(&self) -> bool {
-        !self.warnings.borrow().is_empty()
-    }
-
     /// The warnings so far, in the file's order; none are left.
     pub(super) fn take_warnings(&self) -> Vec<SceneError> {
         let mut warnings = self.warnings.take();
@@ -607,8 +602,9 @@ pub(super) enum Source<'t> {
     Json(&'t SourceText),
     Binary,
     /// JSON read in one pass ([`load_json_fast`](crate::scene::fast_load::load_json_fast)),
-    /// without its line index: a problem keeps its span, and its line and column are worked
-    /// out when it is reported ([`place_by_offsets`]).
+    /// without its line index: a problem keeps its span (an empty one where it is placed, if it
+    /// has none), and its line and column, those of the span's start, are worked out when it
+    /// is reported ([`place_by_offsets`]).
     JsonOffsets,
 }
 
@@ -1692,7 +1688,7 @@ impl Source<'_> {
 
     /// Places `error` at byte `offset` of the file: its line and column in JSON text (and an
     /// empty span there, unless it has one), its byte offset in a binary scene.
-    fn place(self, error: &mut SceneError, offset: usize) {
+    pub(super) fn place(self, error: &mut SceneError, offset: usize) {
         match self {
             Source::Json(text) => {
                 error.diagnostic.position = Some(text.position(offset));
@@ -2564,7 +2560,9 @@ impl Instances<'_, '_> {
                     }
                 }
             };
-            if let (Payload::Json(text), Source::Json(_)) = (payload, self.build.source) {
+            if let (Payload::Json(text), Source::Json(_) | Source::JsonOffsets) =
+                (payload, self.build.source)
+            {
                 patches.texts.insert(*component, *text);
             }
             patches.values.insert(*component, (*offset, patch));
