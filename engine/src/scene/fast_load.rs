@@ -1089,23 +1089,27 @@ mod tests {
     struct Loot(Shared<Vec<String>>);
 
     fn library() -> ArchetypeLibrary {
-        let mut registry = ComponentRegistry::new();
-        registry.register::<Follow>().unwrap();
-        registry.register::<Loot>().unwrap();
-        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
-        library.set_source(
-            "turret.json",
-            Some(
+        library_of(&[
+            (
+                "turret.json",
                 r##"{
                     "components": { "Name": "Turret", "Follow": { "leader": "#gun" } },
                     "children": { "gun": { "components": { "Name": "Gun", "Follow": { "leader": "#" } } } }
                 }"##,
             ),
-        );
-        library.set_source(
-            "crate.json",
-            Some(r#"{ "components": { "Name": "Crate" } }"#),
-        );
+            ("crate.json", r#"{ "components": { "Name": "Crate" } }"#),
+        ])
+    }
+
+    /// A library of `files` (name, text) with [`Follow`] and [`Loot`] registered.
+    fn library_of(files: &[(&str, &str)]) -> ArchetypeLibrary {
+        let mut registry = ComponentRegistry::new();
+        registry.register::<Follow>().unwrap();
+        registry.register::<Loot>().unwrap();
+        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
+        for (name, text) in files {
+            library.set_source(name, Some(text));
+        }
         assert!(
             library.diagnostics().is_empty(),
             "{:?}",
@@ -1711,29 +1715,19 @@ mod tests {
     /// The library of [`library`] after a rename: `crate` is now `box`, and the turret's `gun`
     /// child is now `cannon`.
     fn renamed_library() -> ArchetypeLibrary {
-        let mut registry = ComponentRegistry::new();
-        registry.register::<Follow>().unwrap();
-        registry.register::<Loot>().unwrap();
-        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
-        library.set_source(
-            "turret.json",
-            Some(
+        library_of(&[
+            (
+                "turret.json",
                 r##"{
                     "components": { "Name": "Turret", "Follow": { "leader": "#cannon" } },
                     "children": { "cannon": { "formerly": ["gun"], "components": { "Name": "Gun", "Follow": { "leader": "#" } } } }
                 }"##,
             ),
-        );
-        library.set_source(
-            "box.json",
-            Some(r#"{ "formerly": ["crate"], "components": { "Name": "Crate" } }"#),
-        );
-        assert!(
-            library.diagnostics().is_empty(),
-            "{:?}",
-            library.diagnostics()
-        );
-        library
+            (
+                "box.json",
+                r#"{ "formerly": ["crate"], "components": { "Name": "Crate" } }"#,
+            ),
+        ])
     }
 
     #[test]
@@ -1797,21 +1791,31 @@ mod tests {
         assert_eq!(quick.warnings(), careful.warnings());
     }
 
+    /// `text` loaded in one pass with unknown fields at warning severity, after checking it
+    /// warns of what the careful reader does; and as the careful reader loads it.
+    fn warned_of_unknown_fields_in_one_pass(
+        text: &str,
+        library: &ArchetypeLibrary,
+    ) -> (LoadedScene, LoadedScene) {
+        let options = SceneLoadOptions {
+            unknown_fields: crate::Severity::Warning,
+            ..SceneLoadOptions::default()
+        };
+        let context = Context::new(None, library, &options);
+        let quick = fast(text, &mut World::new(), library, &options).expect("gave up");
+        let source = SourceText::from_string(text.to_string());
+        let careful = load_json_text(&context, &mut World::new(), &source).unwrap();
+        assert_eq!(quick.warnings(), careful.warnings());
+        (quick, careful)
+    }
+
     #[test]
     fn warns_of_an_unknown_field_in_an_instance_as_the_careful_reader_does() {
         let library = library();
         let text = r#"{"format": 2, "entities": [
             {"id": "0000000000000001", "archetype": "turret", "components": {"Follow": {"bogus": 1}}}
         ]}"#;
-        let options = SceneLoadOptions {
-            unknown_fields: crate::Severity::Warning,
-            ..SceneLoadOptions::default()
-        };
-        let context = Context::new(None, &library, &options);
-        let loaded = fast(text, &mut World::new(), &library, &options).expect("gave up");
-        let source = SourceText::from_string(text.to_string());
-        let careful = load_json_text(&context, &mut World::new(), &source).unwrap();
-        assert_eq!(loaded.warnings(), careful.warnings());
+        let (loaded, _) = warned_of_unknown_fields_in_one_pass(text, &library);
         let messages: Vec<_> = (loaded.warnings().iter())
             .map(|warning| (warning.diagnostic.position, warning.to_string()))
             .collect();
@@ -1829,18 +1833,10 @@ mod tests {
         let old = library();
         let text = save(&world(&old), &old);
         let bytes = save_in(&world(&old), &old, SceneEncoding::Binary);
-        let mut registry = ComponentRegistry::new();
-        registry.register::<Follow>().unwrap();
-        registry.register::<Loot>().unwrap();
-        let mut library = ArchetypeLibrary::empty("archetypes", registry, LoadOptions::default());
-        library.set_source(
-            "turret.json",
-            Some(r#"{ "components": { "Name": "Turret" } }"#),
-        );
-        library.set_source(
-            "crate.json",
-            Some(r#"{ "components": { "Name": "Crate" } }"#),
-        );
+        let library = library_of(&[
+            ("turret.json", r#"{ "components": { "Name": "Turret" } }"#),
+            ("crate.json", r#"{ "components": { "Name": "Crate" } }"#),
+        ]);
         let options = SceneLoadOptions::default();
         let context = Context::new(None, &library, &options);
         let mut world = World::new();
@@ -1906,15 +1902,7 @@ mod tests {
     { "id": "0000000000000002", "components": { "Stash": { "$shared": "00000000000000aa" } } }
   ]
 }"#;
-        let options = SceneLoadOptions {
-            unknown_fields: crate::Severity::Warning,
-            ..SceneLoadOptions::default()
-        };
-        let context = Context::new(None, &library, &options);
-        let quick = fast(text, &mut World::new(), &library, &options).expect("gave up");
-        let source = SourceText::from_string(text.to_string());
-        let careful = load_json_text(&context, &mut World::new(), &source).unwrap();
-        assert_eq!(quick.warnings(), careful.warnings());
+        let (quick, careful) = warned_of_unknown_fields_in_one_pass(text, &library);
         assert_eq!(quick.changes(), careful.changes());
         let messages: Vec<_> = (quick.warnings().iter())
             .map(|warning| (warning.diagnostic.position.unwrap(), warning.to_string()))
