@@ -285,7 +285,9 @@ fn read_json_entity<'a>(
         scan.eat(b':')?;
         let (archetype, span) = scan.name()?;
         next = scan.next_key(b'}')?;
-        if next.as_deref() == Some(keys::COMPONENTS) && scan.empty_object_value()? {
+        // `"components": {}`, as the library writes an untouched instance.
+        let empty = next.as_deref() == Some(keys::COMPONENTS) && scan.empty_object_value()?;
+        if empty {
             next = scan.next_key(b'}')?;
         }
         // Most entries of a level: an untouched instance, its archetype's name and no
@@ -294,6 +296,11 @@ fn read_json_entity<'a>(
             return finish_untouched(load, world, (id, offset), (archetype, span));
         }
         names.archetype = Some((archetype, span));
+        if empty && next.is_some() {
+            // Another order, or the components twice: read again.
+            scan.pos = start;
+            return read_json_entity_in_any_order(load, (scan, world), (builder, seen));
+        }
         if next.as_deref() == Some(keys::CHILD) {
             scan.eat(b':')?;
             names.child = Some(scan.name()?);
@@ -1454,6 +1461,14 @@ mod tests {
                 text.replacen(
                     FIRST_ID,
                     "\"id\": \"0000000000000001\", \"id\": \"0000000000000001\"",
+                    1,
+                ),
+            ),
+            (
+                "an untouched instance's components twice",
+                text.replacen(
+                    "\"components\": {}",
+                    "\"components\": {}, \"components\": {}",
                     1,
                 ),
             ),
